@@ -1,0 +1,109 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// Version identifies one state of a record: what a compare-and-swap write
+// compares against. The zero Version means "absent": a write with it is
+// create-only.
+type Version struct {
+	Token  string // backend token: S3/Azure ETag, GCS generation, content hash for file and mem
+	Exists bool
+}
+
+// ErrNoChange, returned by an update function, ends UpdateRecord without writing.
+var ErrNoChange = errors.New("no change")
+
+// ReadRecord reads a record (journal, retired record) with its version.
+// A missing record reads as empty with the zero Version.
+func (s *Store) ReadRecord(ctx context.Context, key string) ([]byte, Version, error) {
+	data, tok, err := s.readWithToken(ctx, key, nil)
+	if errors.Is(err, ErrNotFound) {
+		return nil, Version{}, nil
+	}
+	if err != nil {
+		return nil, Version{}, fmt.Errorf("read record %q: %w", key, err)
+	}
+	return data, Version{Token: tok, Exists: true}, nil
+}
+
+// WriteRecord writes a record only if it still is at version v (create-only
+// when v is the zero Version). A lost race returns ErrConflict.
+func (s *Store) WriteRecord(ctx context.Context, key string, data []byte, v Version) error {
+	if s.readOnly {
+		return fmt.Errorf("write record %q: %w", key, ErrReadOnly)
+	}
+	var err error
+	if !v.Exists {
+		err = s.cas.create(ctx, key, data)
+	} else {
+		err = s.cas.replace(ctx, key, data, v.Token)
+	}
+	if err != nil {
+		return fmt.Errorf("write record %q: %w", key, err)
+	}
+	return nil
+}
+
+// UpdateResult says how an UpdateRecord went.
+type UpdateResult struct {
+	Tries int  // compare-and-swap attempts, 1 when the first one won
+	Wrote bool // false when fn returned ErrNoChange
+}
+
+// UpdateRecord reads a record, applies fn to its contents and writes the
+// result by compare-and-swap. On a lost race it reads again and retries, up to
+// MaxCASTries times with jittered backoff, so concurrent updaters never lose
+// each other's changes. fn may run several times and must depend only on its
+// input; returning ErrNoChange ends the update without a write.
+func (s *Store) UpdateRecord(ctx context.Context, key string, fn func(old []byte, exists bool) ([]byte, error)) (UpdateResult, error) {
+	var res UpdateResult
+	if s.readOnly {
+		return res, fmt.Errorf("update record %q: %w", key, ErrReadOnly)
+	}
+	for res.Tries < MaxCASTries {
+		res.Tries++
+		old, v, err := s.ReadRecord(ctx, key)
+		if err != nil {
+			return res, fmt.Errorf("update record %q: %w", key, err)
+		}
+		data, err := fn(old, v.Exists)
+		if errors.Is(err, ErrNoChange) {
+			return res, nil
+		}
+		if err != nil {
+			return res, fmt.Errorf("update record %q: %w", key, err)
+		}
+		err = s.WriteRecord(ctx, key, data, v)
+		if err == nil {
+			res.Wrote = true
+			return res, nil
+		}
+		if !errors.Is(err, ErrConflict) {
+			return res, fmt.Errorf("update record %q: %w", key, err)
+		}
+		if err := backoff(ctx, res.Tries); err != nil {
+			return res, fmt.Errorf("update record %q: %w", key, err)
+		}
+	}
+	return res, fmt.Errorf("update record %q: %w after %d tries", key, ErrTooManyTries, res.Tries)
+}
+
+// backoff sleeps a jittered, growing delay before try n+1.
+func backoff(ctx context.Context, n int) error {
+	max := time.Millisecond << min(n, 8) // 2 ms .. 256 ms
+	d := time.Duration(rand.Int64N(int64(max))) + time.Millisecond
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,38 @@
+package store
+
+import (
+	"fmt"
+	"sync/atomic"
+)
+
+// Counts is a snapshot of the requests a store handle sent, by kind.
+// One LIST is one ListPage call, which is one request on every backend.
+type Counts struct {
+	List   int64 `json:"list"`
+	Get    int64 `json:"get"`
+	Head   int64 `json:"head"`
+	Put    int64 `json:"put"`
+	Delete int64 `json:"delete"`
+}
+
+// String formats the counts exactly as `--stats` prints them:
+// "requests: list=1 get=4 head=0 put=0 delete=0".
+func (c Counts) String() string {
+	return fmt.Sprintf("requests: list=%d get=%d head=%d put=%d delete=%d", c.List, c.Get, c.Head, c.Put, c.Delete)
+}
+
+// Sub returns c minus o: the requests sent between two snapshots.
+func (c Counts) Sub(o Counts) Counts {
+	return Counts{List: c.List - o.List, Get: c.Get - o.Get, Head: c.Head - o.Head, Put: c.Put - o.Put, Delete: c.Delete - o.Delete}
+}
+
+// Total is the number of requests of every kind.
+func (c Counts) Total() int64 { return c.List + c.Get + c.Head + c.Put + c.Delete }
+
+type counters struct {
+	list, get, head, put, del atomic.Int64
+}
+
+func (c *counters) snapshot() Counts {
+	return Counts{List: c.list.Load(), Get: c.get.Load(), Head: c.head.Load(), Put: c.put.Load(), Delete: c.del.Load()}
+}

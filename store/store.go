@@ -1,0 +1,379 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+
+	"gocloud.dev/blob"
+	_ "gocloud.dev/blob/azureblob" // azblob:// URLs
+	_ "gocloud.dev/blob/fileblob"  // file:// URLs
+	_ "gocloud.dev/blob/gcsblob"   // gs:// URLs
+	_ "gocloud.dev/blob/memblob"   // mem:// URLs
+	_ "gocloud.dev/blob/s3blob"    // s3:// URLs
+)
+
+// Layout says how entries are found (spec §13.7, DESIGN §2).
+type Layout int
+
+const (
+	// LayoutAuto picks directory for file:// and bucket for every other scheme.
+	LayoutAuto Layout = iota
+	// LayoutBucket keeps a journal and entry lists beside the per-object keys.
+	LayoutBucket
+	// LayoutDirectory is a repository's own .oxy/objects: per-object keys only.
+	LayoutDirectory
+)
+
+func (l Layout) String() string {
+	switch l {
+	case LayoutBucket:
+		return "bucket"
+	case LayoutDirectory:
+		return "directory"
+	}
+	return "auto"
+}
+
+// ParseLayout parses "auto", "bucket" or "directory".
+func ParseLayout(s string) (Layout, error) {
+	switch s {
+	case "", "auto":
+		return LayoutAuto, nil
+	case "bucket":
+		return LayoutBucket, nil
+	case "directory":
+		return LayoutDirectory, nil
+	}
+	return 0, fmt.Errorf("unknown layout %q (want bucket, directory or auto)", s)
+}
+
+// Options configure Open.
+type Options struct {
+	Layout   Layout
+	Clock    Clock // nil: SystemClock
+	PageSize int   // LIST page size; 0: 1000
+	ReadOnly bool  // refuse every write with ErrReadOnly
+	Create   bool  // file://: create the directory if missing
+}
+
+// Store is an open handle on a store: a bucket plus its layout, clock,
+// request counters and compare-and-swap. It is safe for concurrent use.
+type Store struct {
+	bucket   *blob.Bucket
+	url      string // redacted
+	backend  string // s3, gcs, azure, file, mem
+	layout   Layout
+	clock    Clock
+	pageSize int
+	readOnly bool
+	cas      casDriver
+	n        counters
+}
+
+// Open opens the store at a gocloud.dev/blob URL.
+func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("open store %q: %w", Redact(rawURL), err)
+	}
+	backend, err := backendOf(u.Scheme)
+	if err != nil {
+		return nil, fmt.Errorf("open store %q: %w", Redact(rawURL), err)
+	}
+	openURL := u
+	var root string
+	if backend == "file" {
+		// Write exactly the key's own file: no .attrs sidecars, so a
+		// repository's .oxy/objects stays valid for other implementations.
+		q := u.Query()
+		q.Set("metadata", "skip")
+		if opts.Create {
+			q.Set("create_dir", "true")
+		}
+		root = u.Path
+		if u.Host != "" && u.Host != "localhost" {
+			return nil, fmt.Errorf("open store %q: file URL must not name a host (use file:///abs/path)", Redact(rawURL))
+		}
+		if q.Get("prefix") != "" {
+			root = strings.TrimSuffix(root, "/") + "/" + q.Get("prefix")
+		}
+		c := *u
+		c.RawQuery = q.Encode()
+		openURL = &c
+		if opts.Create {
+			if err := os.MkdirAll(root, 0o755); err != nil {
+				return nil, fmt.Errorf("open store %q: %w", Redact(rawURL), err)
+			}
+		}
+		if fi, err := os.Stat(u.Path); err != nil {
+			return nil, fmt.Errorf("open store %q: %w", Redact(rawURL), err)
+		} else if !fi.IsDir() {
+			return nil, fmt.Errorf("open store %q: %s is not a directory", Redact(rawURL), u.Path)
+		}
+	}
+	b, err := blob.OpenBucket(ctx, openURL.String())
+	if err != nil {
+		return nil, fmt.Errorf("open store %q: %w", Redact(rawURL), err)
+	}
+	s := newStore(b, backend, Redact(rawURL), opts)
+	if backend == "file" {
+		s.cas = &lockCAS{s: s, lock: fileLock(root)}
+	}
+	return s, nil
+}
+
+// New wraps an already open bucket. backend is one of "s3", "gcs", "azure",
+// "file" (then root is its directory, for the OS lock) or "mem".
+func New(b *blob.Bucket, backend, root string, opts Options) *Store {
+	s := newStore(b, backend, backend+"://", opts)
+	if backend == "file" {
+		s.cas = &lockCAS{s: s, lock: fileLock(root)}
+	}
+	return s
+}
+
+func newStore(b *blob.Bucket, backend, redacted string, opts Options) *Store {
+	s := &Store{bucket: b, url: redacted, backend: backend, layout: opts.Layout, clock: opts.Clock, pageSize: opts.PageSize, readOnly: opts.ReadOnly}
+	if s.clock == nil {
+		s.clock = SystemClock{}
+	}
+	if s.pageSize <= 0 {
+		s.pageSize = 1000
+	}
+	if s.layout == LayoutAuto {
+		s.layout = LayoutBucket
+		if backend == "file" {
+			s.layout = LayoutDirectory
+		}
+	}
+	s.cas = casFor(s, b)
+	return s
+}
+
+func backendOf(scheme string) (string, error) {
+	switch scheme {
+	case "s3":
+		return "s3", nil
+	case "gs":
+		return "gcs", nil
+	case "azblob":
+		return "azure", nil
+	case "file":
+		return "file", nil
+	case "mem":
+		return "mem", nil
+	}
+	return "", fmt.Errorf("unsupported scheme %q (want s3, gs, azblob, file or mem)", scheme)
+}
+
+// Redact hides secrets a URL may carry (user info, keys, tokens, signatures).
+func Redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "<unparseable URL>"
+	}
+	if u.User != nil {
+		u.User = url.User("REDACTED")
+	}
+	q := u.Query()
+	changed := false
+	for k := range q {
+		lk := strings.ToLower(k)
+		for _, s := range []string{"key", "secret", "token", "sig", "password", "credential"} {
+			if strings.Contains(lk, s) {
+				q.Set(k, "REDACTED")
+				changed = true
+			}
+		}
+	}
+	if changed {
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// URL is the store's URL with secrets redacted.
+func (s *Store) URL() string { return s.url }
+
+// Backend names the backend: s3, gcs, azure, file or mem.
+func (s *Store) Backend() string { return s.backend }
+
+// Layout is the store's layout (never LayoutAuto).
+func (s *Store) Layout() Layout { return s.layout }
+
+// Clock is the store's clock.
+func (s *Store) Clock() Clock { return s.clock }
+
+// ReadOnly reports whether writes are refused.
+func (s *Store) ReadOnly() bool { return s.readOnly }
+
+// Counts returns a snapshot of the requests sent so far.
+func (s *Store) Counts() Counts { return s.n.snapshot() }
+
+// Bucket exposes the underlying bucket for tests and the conformance kit.
+// Requests sent through it are not counted.
+func (s *Store) Bucket() *blob.Bucket { return s.bucket }
+
+// Close closes the bucket.
+func (s *Store) Close() error { return s.bucket.Close() }
+
+// Get reads a key (one GET).
+func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
+	s.n.get.Add(1)
+	data, err := s.bucket.ReadAll(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("get %q: %w", key, mapErr(err))
+	}
+	return data, nil
+}
+
+// Exists reports whether a key exists (one HEAD).
+func (s *Store) Exists(ctx context.Context, key string) (bool, error) {
+	s.n.head.Add(1)
+	_, err := s.bucket.Attributes(ctx, key)
+	if err == nil {
+		return true, nil
+	}
+	err = mapErr(err)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return false, fmt.Errorf("head %q: %w", key, err)
+}
+
+// Size returns a key's size in bytes (one HEAD).
+func (s *Store) Size(ctx context.Context, key string) (int64, error) {
+	s.n.head.Add(1)
+	a, err := s.bucket.Attributes(ctx, key)
+	if err != nil {
+		return 0, fmt.Errorf("head %q: %w", key, mapErr(err))
+	}
+	return a.Size, nil
+}
+
+// Put writes a key unconditionally (one PUT).
+func (s *Store) Put(ctx context.Context, key string, data []byte) error {
+	if s.readOnly {
+		return fmt.Errorf("put %q: %w", key, ErrReadOnly)
+	}
+	s.n.put.Add(1)
+	if err := s.upload(ctx, key, data, nil); err != nil {
+		return fmt.Errorf("put %q: %w", key, mapErr(err))
+	}
+	return nil
+}
+
+// PutIfAbsent writes a key only if it does not exist yet: exactly one of
+// several racing writers wins; the others get ErrConflict.
+func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error {
+	if s.readOnly {
+		return fmt.Errorf("create %q: %w", key, ErrReadOnly)
+	}
+	if err := s.cas.create(ctx, key, data); err != nil {
+		return fmt.Errorf("create %q: %w", key, err)
+	}
+	return nil
+}
+
+// Delete removes a key (one DELETE). Deleting a missing key is ErrNotFound.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	if s.readOnly {
+		return fmt.Errorf("delete %q: %w", key, ErrReadOnly)
+	}
+	s.n.del.Add(1)
+	if err := s.bucket.Delete(ctx, key); err != nil {
+		return fmt.Errorf("delete %q: %w", key, mapErr(err))
+	}
+	return nil
+}
+
+// upload sends one PUT. It uses Bucket.Upload with a content type, which
+// every driver supports (azureblob panics on failed conditional WriteAll).
+func (s *Store) upload(ctx context.Context, key string, data []byte, wo *blob.WriterOptions) error {
+	if wo == nil {
+		wo = &blob.WriterOptions{}
+	}
+	wo.ContentType = "application/octet-stream"
+	// One request: a buffer at least as large as the body keeps S3's
+	// transfer manager from splitting it into a multipart upload.
+	if n := len(data) + 1; n > 5<<20 {
+		wo.BufferSize = n
+	}
+	return s.bucket.Upload(ctx, key, bytes.NewReader(data), wo)
+}
+
+// ListItem is one key or common prefix of a listing.
+type ListItem struct {
+	Key   string
+	Size  int64
+	IsDir bool // a common prefix (only with a delimiter)
+}
+
+// ListPage lists one page (one LIST request). token nil starts; a nil next
+// token means the listing is done.
+func (s *Store) ListPage(ctx context.Context, prefix, delimiter string, token []byte, pageSize int) ([]ListItem, []byte, error) {
+	if pageSize <= 0 {
+		pageSize = s.pageSize
+	}
+	if token == nil {
+		token = blob.FirstPageToken
+	}
+	s.n.list.Add(1)
+	objs, next, err := s.bucket.ListPage(ctx, token, pageSize, &blob.ListOptions{Prefix: prefix, Delimiter: delimiter})
+	if err != nil {
+		return nil, nil, fmt.Errorf("list %q: %w", prefix, mapErr(err))
+	}
+	items := make([]ListItem, len(objs))
+	for i, o := range objs {
+		items[i] = ListItem{Key: o.Key, Size: o.Size, IsDir: o.IsDir}
+	}
+	if len(next) == 0 {
+		next = nil
+	}
+	return items, next, nil
+}
+
+// List walks every page of a listing, one LIST request per page.
+func (s *Store) List(ctx context.Context, prefix, delimiter string, fn func(ListItem) error) error {
+	var token []byte
+	for {
+		items, next, err := s.ListPage(ctx, prefix, delimiter, token, 0)
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			if err := fn(it); err != nil {
+				return err
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		token = next
+	}
+}
+
+// readWithToken reads a key and returns the backend's version token for it.
+func (s *Store) readWithToken(ctx context.Context, key string, opts *blob.ReaderOptions) ([]byte, string, error) {
+	s.n.get.Add(1)
+	r, err := s.bucket.NewReader(ctx, key, opts)
+	if err != nil {
+		return nil, "", mapErr(err)
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, "", mapErr(err)
+	}
+	tok, err := s.cas.token(r, data)
+	if err != nil {
+		return nil, "", err
+	}
+	return data, tok, nil
+}
