@@ -68,6 +68,7 @@ func (s *Store) UpdateRecord(ctx context.Context, key string, fn func(old []byte
 	}
 	for res.Tries < MaxCASTries {
 		res.Tries++
+		began := time.Now()
 		old, v, err := s.ReadRecord(ctx, key)
 		if err != nil {
 			return res, fmt.Errorf("update record %q: %w", key, err)
@@ -87,17 +88,22 @@ func (s *Store) UpdateRecord(ctx context.Context, key string, fn func(old []byte
 		if !errors.Is(err, ErrConflict) {
 			return res, fmt.Errorf("update record %q: %w", key, err)
 		}
-		if err := backoff(ctx, res.Tries); err != nil {
+		if err := backoff(ctx, res.Tries, time.Since(began)); err != nil {
 			return res, fmt.Errorf("update record %q: %w", key, err)
 		}
 	}
 	return res, fmt.Errorf("update record %q: %w after %d tries", key, ErrTooManyTries, res.Tries)
 }
 
-// backoff sleeps a jittered, growing delay before try n+1.
-func backoff(ctx context.Context, n int) error {
-	max := time.Millisecond << min(n, 8) // 2 ms .. 256 ms
-	d := time.Duration(rand.Int64N(int64(max))) + time.Millisecond
+// backoff sleeps before try n+1: exponential in n with full jitter, scaled
+// by the round trip of the try that lost (rtt), capped at maxBackoff. Scaling
+// by the round trip makes losers spread over as many "slots" as there are
+// contenders, so the chance of losing 32 times in a row vanishes instead of
+// being (1-1/contenders)^32.
+func backoff(ctx context.Context, n int, rtt time.Duration) error {
+	base := max(rtt, time.Millisecond)
+	ceil := min(base<<min(n, 16), maxBackoff)
+	d := time.Duration(rand.Int64N(int64(ceil))) + time.Millisecond
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -107,3 +113,6 @@ func backoff(ctx context.Context, n int) error {
 		return nil
 	}
 }
+
+// maxBackoff caps one wait between compare-and-swap tries.
+const maxBackoff = 2 * time.Second

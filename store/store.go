@@ -74,6 +74,7 @@ type Store struct {
 	readOnly bool
 	cas      casDriver
 	n        counters
+	wire     *wireCounter // s3 only: requests counted on the wire
 }
 
 // Open opens the store at a gocloud.dev/blob URL.
@@ -117,11 +118,18 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("open store %q: %s is not a directory", Redact(rawURL), u.Path)
 		}
 	}
-	b, err := blob.OpenBucket(ctx, openURL.String())
+	var b *blob.Bucket
+	var wire *wireCounter
+	if backend == "s3" {
+		b, wire, err = openS3(ctx, u)
+	} else {
+		b, err = blob.OpenBucket(ctx, openURL.String())
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open store %q: %w", Redact(rawURL), err)
 	}
 	s := newStore(b, backend, Redact(rawURL), opts)
+	s.wire = wire
 	if backend == "file" {
 		s.cas = &lockCAS{s: s, lock: fileLock(root)}
 	}
@@ -286,9 +294,19 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	if s.readOnly {
 		return fmt.Errorf("delete %q: %w", key, ErrReadOnly)
 	}
-	s.n.del.Add(1)
-	if err := s.bucket.Delete(ctx, key); err != nil {
-		return fmt.Errorf("delete %q: %w", key, mapErr(err))
+	err := mapErr(s.bucket.Delete(ctx, key))
+	if s.backend == "s3" {
+		// s3blob sends a HEAD first (S3 deletes missing keys silently) and
+		// no DELETE when the key is missing.
+		s.n.head.Add(1)
+		if !errors.Is(err, ErrNotFound) {
+			s.n.del.Add(1)
+		}
+	} else {
+		s.n.del.Add(1)
+	}
+	if err != nil {
+		return fmt.Errorf("delete %q: %w", key, err)
 	}
 	return nil
 }

@@ -1,0 +1,125 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// ListInfo describes one entry list found by the pack listing.
+type ListInfo struct {
+	Name     string `json:"name"`
+	ID       string `json:"id"`
+	Complete bool   `json:"complete"`
+	Size     int64  `json:"size"`
+	Retired  bool   `json:"retired"`
+}
+
+// Snapshot is what an open learns from one LIST of the pack prefix and one
+// GET each of the retired record and the journal: the store's layout at one
+// moment. It is read once per open and per refresh.
+type Snapshot struct {
+	Lists          []ListInfo // every entry list the pack listing found, sorted by name
+	Packs          int        // other pack- keys (packs, indexes, dictionaries)
+	Marker         bool       // pack-legacy-folded is present
+	Journal        []JournalLine
+	JournalVersion Version
+	JournalBad     []*LineError
+	Retired        []RetiredLine
+	RetiredVersion Version
+	RetiredBad     []*LineError
+}
+
+// LiveLists returns the lists that are listed and not retired (spec §13.7).
+func (sn *Snapshot) LiveLists() []ListInfo {
+	var live []ListInfo
+	for _, l := range sn.Lists {
+		if !l.Retired {
+			live = append(live, l)
+		}
+	}
+	return live
+}
+
+// Folded reports whether the live lists include a complete one: only then
+// may a reader answer lookups from the lists and the journal alone.
+func (sn *Snapshot) Folded() bool {
+	for _, l := range sn.Lists {
+		if !l.Retired && l.Complete {
+			return true
+		}
+	}
+	return false
+}
+
+// RetiredSet returns the keys the retired record names.
+func (sn *Snapshot) RetiredSet() map[string]int64 {
+	m := make(map[string]int64, len(sn.Retired))
+	for _, r := range sn.Retired {
+		if _, ok := m[r.Key]; !ok {
+			m[r.Key] = r.RetiredAt
+		}
+	}
+	return m
+}
+
+// UnfoldedLines counts journal lines not yet folded.
+func (sn *Snapshot) UnfoldedLines() int {
+	n := 0
+	for _, l := range sn.Journal {
+		if !l.Folded() {
+			n++
+		}
+	}
+	return n
+}
+
+// ReadSnapshot lists the pack prefix (one LIST per page) and reads the
+// retired record and the journal (one GET each, in parallel with the listing).
+func (s *Store) ReadSnapshot(ctx context.Context) (*Snapshot, error) {
+	sn := &Snapshot{}
+	var wg sync.WaitGroup
+	var jerr, rerr error
+	var jdata, rdata []byte
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		jdata, sn.JournalVersion, jerr = s.ReadRecord(ctx, JournalKey)
+	}()
+	go func() {
+		defer wg.Done()
+		rdata, sn.RetiredVersion, rerr = s.ReadRecord(ctx, RetiredKey)
+	}()
+	lerr := s.List(ctx, PackPrefix, "", func(it ListItem) error {
+		if it.IsDir {
+			return nil
+		}
+		switch {
+		case it.Key == JournalKey || it.Key == RetiredKey:
+		case it.Key == LegacyFoldedMarker:
+			sn.Marker = true
+		default:
+			if id, complete, ok := ParseEntryListName(it.Key); ok {
+				sn.Lists = append(sn.Lists, ListInfo{Name: it.Key, ID: id, Complete: complete, Size: it.Size})
+			} else if strings.HasPrefix(it.Key, PackPrefix) && !strings.Contains(it.Key, "/") {
+				sn.Packs++
+			}
+		}
+		return nil
+	})
+	wg.Wait()
+	if err := errors.Join(lerr, jerr, rerr); err != nil {
+		return nil, fmt.Errorf("read store layout: %w", err)
+	}
+	sn.Journal, sn.JournalBad = ParseJournal(jdata)
+	sn.Retired, sn.RetiredBad = ParseRetired(rdata)
+	retired := sn.RetiredSet()
+	for i := range sn.Lists {
+		_, sn.Lists[i].Retired = retired[sn.Lists[i].Name]
+	}
+	sort.Slice(sn.Lists, func(i, j int) bool { return sn.Lists[i].Name < sn.Lists[j].Name })
+	return sn, nil
+}

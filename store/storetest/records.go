@@ -1,0 +1,176 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+const recordKey = "pack-conformance-counter"
+
+func testRecordCreate(t *testing.T, h Harness) {
+	ctx := context.Background()
+	s := h.NewStore(t)(t)
+	must(t, s.WriteRecord(ctx, recordKey, []byte("1"), store.Version{}))
+	if err := s.WriteRecord(ctx, recordKey, []byte("2"), store.Version{}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("create-only write of an existing record: %v, want ErrConflict", err)
+	}
+	data, v, err := s.ReadRecord(ctx, recordKey)
+	must(t, err)
+	if string(data) != "1" || !v.Exists || v.Token == "" {
+		t.Fatalf("ReadRecord = %q, %+v; want \"1\" with a token", data, v)
+	}
+	must(t, s.WriteRecord(ctx, recordKey, []byte("3"), v))
+	data, v2, err := s.ReadRecord(ctx, recordKey)
+	must(t, err)
+	if string(data) != "3" || v2.Token == v.Token {
+		t.Fatalf("after replace: %q token %q (old %q); want \"3\" and a new token", data, v2.Token, v.Token)
+	}
+	if err := s.PutIfAbsent(ctx, "pack-x.entries", []byte("a")); err != nil {
+		t.Fatalf("PutIfAbsent of a new key: %v", err)
+	}
+	if err := s.PutIfAbsent(ctx, "pack-x.entries", []byte("b")); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("PutIfAbsent of an existing key: %v, want ErrConflict", err)
+	}
+	got, err := s.Get(ctx, "pack-x.entries")
+	if err != nil || string(got) != "a" {
+		t.Fatalf("create-only key = %q, %v; want the first write \"a\"", got, err)
+	}
+	checkWire(t, s)
+}
+
+func testLostRace(t *testing.T, h Harness) {
+	ctx := context.Background()
+	open := h.NewStore(t)
+	a, b := open(t), open(t)
+	must(t, a.WriteRecord(ctx, recordKey, []byte("base"), store.Version{}))
+	_, va, err := a.ReadRecord(ctx, recordKey)
+	must(t, err)
+	_, vb, err := b.ReadRecord(ctx, recordKey)
+	must(t, err)
+	must(t, b.WriteRecord(ctx, recordKey, []byte("b wins"), vb))
+	if err := a.WriteRecord(ctx, recordKey, []byte("a loses"), va); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("write at a stale version: %v, want ErrConflict", err)
+	}
+	got, _, err := a.ReadRecord(ctx, recordKey)
+	must(t, err)
+	if string(got) != "b wins" {
+		t.Fatalf("record = %q, want the winner's \"b wins\"", got)
+	}
+	// A record deleted since it was read: the write must not recreate it blindly.
+	must(t, b.Delete(ctx, recordKey))
+	if err := a.WriteRecord(ctx, recordKey, []byte("stale"), vb); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("write at the version of a deleted record: %v, want ErrConflict", err)
+	}
+	checkWire(t, a)
+	checkWire(t, b)
+}
+
+func testCreateRace(t *testing.T, h Harness) {
+	ctx := context.Background()
+	open := h.NewStore(t)
+	const racers = 16
+	var wins, conflicts atomic.Int32
+	var wg sync.WaitGroup
+	handles := make([]*store.Store, racers)
+	for i := range handles {
+		handles[i] = open(t)
+	}
+	start := make(chan struct{})
+	for i := 0; i < racers; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			<-start
+			err := handles[i].PutIfAbsent(ctx, "pack-race.entries", []byte(strconv.Itoa(i)))
+			switch {
+			case err == nil:
+				wins.Add(1)
+			case errors.Is(err, store.ErrConflict):
+				conflicts.Add(1)
+			default:
+				t.Errorf("racer %d: %v", i, err)
+			}
+		}(i)
+	}
+	close(start)
+	wg.Wait()
+	if wins.Load() != 1 || conflicts.Load() != racers-1 {
+		t.Fatalf("create-only race: %d winners, %d conflicts; want 1 and %d", wins.Load(), conflicts.Load(), racers-1)
+	}
+}
+
+// Increment adds one to the counter record at key by UpdateRecord and
+// returns the tries it took. Child processes of a backend test use it too.
+func Increment(ctx context.Context, s *store.Store, key string) (int, error) {
+	res, err := s.UpdateRecord(ctx, key, func(old []byte, exists bool) ([]byte, error) {
+		n := 0
+		if exists {
+			var err error
+			if n, err = strconv.Atoi(string(old)); err != nil {
+				return nil, err
+			}
+		}
+		return []byte(strconv.Itoa(n + 1)), nil
+	})
+	return res.Tries, err
+}
+
+func testContention(t *testing.T, h Harness) {
+	ctx := context.Background()
+	open := h.NewStore(t)
+	const workers, each = 16, 50
+	var wg sync.WaitGroup
+	var maxTries atomic.Int32
+	handles := make([]*store.Store, workers)
+	for i := range handles {
+		handles[i] = open(t)
+	}
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(s *store.Store) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				tries, err := Increment(ctx, s, recordKey)
+				if err != nil {
+					t.Errorf("increment: %v", err)
+					return
+				}
+				for {
+					m := maxTries.Load()
+					if int32(tries) <= m || maxTries.CompareAndSwap(m, int32(tries)) {
+						break
+					}
+				}
+			}
+		}(handles[w])
+	}
+	wg.Wait()
+	got, _, err := handles[0].ReadRecord(ctx, recordKey)
+	must(t, err)
+	if string(got) != strconv.Itoa(workers*each) {
+		t.Fatalf("counter = %s after %d×%d increments, want %d", got, workers, each, workers*each)
+	}
+	t.Logf("%d×%d increments: at most %d tries for one update", workers, each, maxTries.Load())
+	for _, s := range handles {
+		checkWire(t, s)
+	}
+}
+
+func testNoChange(t *testing.T, h Harness) {
+	ctx := context.Background()
+	s := h.NewStore(t)(t)
+	res, err := s.UpdateRecord(ctx, recordKey, func([]byte, bool) ([]byte, error) { return nil, store.ErrNoChange })
+	must(t, err)
+	if res.Wrote || res.Tries != 1 {
+		t.Fatalf("UpdateRecord with no change = %+v, want 1 try and no write", res)
+	}
+	if c := s.Counts(); c.Put != 0 {
+		t.Fatalf("no-change update sent %d PUTs", c.Put)
+	}
+}
