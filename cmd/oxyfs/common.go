@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	flag "github.com/spf13/pflag"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// commonFlags are taken by every command.
+type commonFlags struct {
+	layout string
+	stats  bool
+	json   bool
+
+	mu     sync.Mutex
+	stores []*store.Store // opened stores, for --stats
+}
+
+func (c *commonFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.layout, "layout", "auto", "store layout: bucket (journal and entry lists), directory (a repository's .oxy/objects) or auto (directory for file://, else bucket)")
+	fs.BoolVar(&c.stats, "stats", false, "print request counts by kind on stderr at exit")
+}
+
+func (c *commonFlags) registerJSON(fs *flag.FlagSet) {
+	fs.BoolVar(&c.json, "json", false, "print JSON")
+}
+
+// printStats prints one line per opened store, exactly
+// "requests: list=1 get=4 head=0 put=0 delete=0", summed over the stores.
+func (c *commonFlags) printStats(w io.Writer) {
+	if !c.stats {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var sum store.Counts
+	for _, s := range c.stores {
+		n := s.Counts()
+		sum.List += n.List
+		sum.Get += n.Get
+		sum.Head += n.Head
+		sum.Put += n.Put
+		sum.Delete += n.Delete
+	}
+	fmt.Fprintln(w, sum.String())
+}
+
+// parse parses flags and checks the number of positional arguments.
+func (e *env) parse(args []string, min, max int) ([]string, error) {
+	if err := e.flags.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return nil, err
+		}
+		return nil, usagef("%v", err)
+	}
+	pos := e.flags.Args()
+	if len(pos) < min || (max >= 0 && len(pos) > max) {
+		if min == max {
+			return nil, usagef("want %d argument(s), got %d", min, len(pos))
+		}
+		return nil, usagef("want %d to %d arguments, got %d", min, max, len(pos))
+	}
+	return pos, nil
+}
+
+// openStore opens STORE with the common flags.
+func (e *env) openStore(ctx context.Context, url string, opts store.Options) (*store.Store, error) {
+	layout, err := store.ParseLayout(e.common.layout)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	opts.Layout = layout
+	s, err := store.Open(ctx, url, opts)
+	if err != nil {
+		return nil, err
+	}
+	e.common.mu.Lock()
+	e.common.stores = append(e.common.stores, s)
+	e.common.mu.Unlock()
+	return s, nil
+}
+
+func (e *env) printJSON(v any) error {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// progress draws a one-line progress bar on a terminal and stays quiet in a pipe.
+type progress struct {
+	w     io.Writer
+	on    bool
+	label string
+	last  time.Time
+	began time.Time
+}
+
+func (e *env) newProgress(label string) *progress {
+	p := &progress{w: e.stderr, label: label, began: time.Now()}
+	if f, ok := e.stderr.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			p.on = true
+		}
+	}
+	return p
+}
+
+// update shows done of total (total <= 0: unknown) at most 10 times a second.
+func (p *progress) update(done, total int64, phase string) {
+	if !p.on || time.Since(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	if total > 0 {
+		const width = 30
+		n := int(done * width / max(total, 1))
+		bar := make([]byte, width)
+		for i := range bar {
+			bar[i] = ' '
+			if i < n {
+				bar[i] = '#'
+			}
+		}
+		fmt.Fprintf(p.w, "\r%s %s [%s] %d/%d %.0fs ", p.label, phase, bar, done, total, time.Since(p.began).Seconds())
+	} else {
+		fmt.Fprintf(p.w, "\r%s %s %d %.0fs ", p.label, phase, done, time.Since(p.began).Seconds())
+	}
+}
+
+func (p *progress) done() {
+	if p.on && !p.last.IsZero() {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}

@@ -1,0 +1,112 @@
+// Command oxyfs mounts the signatures and index entries of an oxy store as a
+// directory tree, and inspects, writes, folds and checks such stores.
+//
+// Exit codes: 0 success, 1 the operation failed, 2 usage error.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+
+	flag "github.com/spf13/pflag"
+)
+
+// command is one subcommand.
+type command struct {
+	name    string
+	args    string // argument synopsis
+	summary string
+	run     func(ctx context.Context, env *env, args []string) error
+}
+
+var commands = map[string]*command{}
+
+func register(c *command) { commands[c.name] = c }
+
+// env is what a command runs with: its streams and common flags.
+type env struct {
+	stdout, stderr io.Writer
+	stdin          io.Reader
+	flags          *flag.FlagSet
+	common         commonFlags
+}
+
+// usageError makes the command exit 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		printUsage(stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	if args[0] == "--version" || args[0] == "version" {
+		fmt.Fprintln(stdout, "oxyfs", version)
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "oxyfs: unknown command %q\n\n", args[0])
+		printUsage(stderr)
+		return 2
+	}
+	e := &env{stdout: stdout, stderr: stderr, stdin: stdin}
+	e.flags = flag.NewFlagSet("oxyfs "+c.name, flag.ContinueOnError)
+	e.flags.SetOutput(stderr)
+	e.flags.Usage = func() {
+		fmt.Fprintf(stderr, "usage: oxyfs %s %s\n\n%s\n\nflags:\n", c.name, c.args, c.summary)
+		e.flags.PrintDefaults()
+	}
+	e.common.register(e.flags)
+	err := c.run(ctx, e, args[1:])
+	e.common.printStats(stderr)
+	var ue *usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "oxyfs %s: %v\n", c.name, err)
+		fmt.Fprintf(stderr, "usage: oxyfs %s %s (see oxyfs %s --help)\n", c.name, c.args, c.name)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "oxyfs %s: %v\n", c.name, err)
+		return 1
+	}
+}
+
+const version = "0.1.0"
+
+func printUsage(w io.Writer) {
+	fmt.Fprintf(w, "oxyfs %s — the signatures and index entries of an oxy store as a filesystem\n\nusage: oxyfs COMMAND [flags] ARGS\n\ncommands:\n", version)
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		c := commands[n]
+		fmt.Fprintf(w, "  %-8s %s\n           %s\n", n, c.args, c.summary)
+	}
+	fmt.Fprintf(w, "\nSTORE is a gocloud.dev/blob URL: file:///path, s3://bucket?endpoint=…&region=…, gs://bucket, azblob://container, mem://\nEvery command takes --layout bucket|directory|auto and --stats (request counts on stderr at exit).\nExit codes: 0 ok, 1 failed, 2 usage.\n")
+}

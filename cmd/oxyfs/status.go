@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+func init() {
+	register(&command{
+		name:    "status",
+		args:    "STORE",
+		summary: "show the raw layout of a store: journal lines (folded/unfolded), live and retired entry lists, folded or not, the legacy marker, packs",
+		run:     runStatus,
+	})
+}
+
+// storeStatus is the JSON form of `oxyfs status`.
+type storeStatus struct {
+	Store           string           `json:"store"`
+	Layout          string           `json:"layout"`
+	Folded          bool             `json:"folded"`
+	JournalLines    int              `json:"journal_lines"`
+	JournalFolded   int              `json:"journal_folded"`
+	JournalUnfolded int              `json:"journal_unfolded"`
+	JournalBad      []string         `json:"journal_bad_lines,omitempty"`
+	LiveComplete    int              `json:"live_complete_lists"`
+	LivePartial     int              `json:"live_partial_lists"`
+	RetiredLists    int              `json:"retired_lists"`
+	Lists           []store.ListInfo `json:"lists"`
+	RetiredKeys     int              `json:"retired_keys"`
+	RetiredBad      []string         `json:"retired_bad_lines,omitempty"`
+	LegacyMarker    bool             `json:"legacy_marker"`
+	Packs           int              `json:"packs"`
+}
+
+func runStatus(ctx context.Context, e *env, args []string) error {
+	e.common.registerJSON(e.flags)
+	pos, err := e.parse(args, 1, 1)
+	if err != nil {
+		return err
+	}
+	st, err := e.openStore(ctx, pos[0], store.Options{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	sn, err := st.ReadSnapshot(ctx)
+	if err != nil {
+		return err
+	}
+	s := storeStatus{
+		Store:        st.URL(),
+		Layout:       st.Layout().String(),
+		Folded:       sn.Folded(),
+		JournalLines: len(sn.Journal),
+		RetiredKeys:  len(sn.Retired),
+		LegacyMarker: sn.Marker,
+		Packs:        sn.Packs,
+		Lists:        sn.Lists,
+	}
+	if s.Lists == nil {
+		s.Lists = []store.ListInfo{}
+	}
+	s.JournalUnfolded = sn.UnfoldedLines()
+	s.JournalFolded = s.JournalLines - s.JournalUnfolded
+	for _, l := range sn.Lists {
+		switch {
+		case l.Retired:
+			s.RetiredLists++
+		case l.Complete:
+			s.LiveComplete++
+		default:
+			s.LivePartial++
+		}
+	}
+	for _, b := range sn.JournalBad {
+		s.JournalBad = append(s.JournalBad, b.Error())
+	}
+	for _, b := range sn.RetiredBad {
+		s.RetiredBad = append(s.RetiredBad, b.Error())
+	}
+	if e.common.json {
+		return e.printJSON(s)
+	}
+	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "store\t%s\n", s.Store)
+	fmt.Fprintf(w, "layout\t%s\n", s.Layout)
+	if st.Layout() == store.LayoutDirectory {
+		fmt.Fprintf(w, "\ta repository's own directory keeps no journal or lists: lookups list per-object prefixes\n")
+	}
+	folded := "no: lookups list per-object prefixes (no live complete list)"
+	if s.Folded {
+		folded = "yes: lookups are answered from the live lists and the journal"
+	}
+	fmt.Fprintf(w, "folded\t%s\n", folded)
+	fmt.Fprintf(w, "journal\t%d lines: %d folded, %d unfolded\n", s.JournalLines, s.JournalFolded, s.JournalUnfolded)
+	for _, b := range s.JournalBad {
+		fmt.Fprintf(w, "\twarning: journal %s\n", b)
+	}
+	fmt.Fprintf(w, "lists\t%d live (%d complete, %d partial), %d retired\n", s.LiveComplete+s.LivePartial, s.LiveComplete, s.LivePartial, s.RetiredLists)
+	for _, l := range s.Lists {
+		kind, state := "partial", "live"
+		if l.Complete {
+			kind = "complete"
+		}
+		if l.Retired {
+			state = "retired"
+		}
+		fmt.Fprintf(w, "\t%s\t%s\t%s\t%d bytes\n", l.Name, kind, state, l.Size)
+	}
+	fmt.Fprintf(w, "retired\t%d keys in the retired record\n", s.RetiredKeys)
+	for _, b := range s.RetiredBad {
+		fmt.Fprintf(w, "\twarning: retired record %s\n", b)
+	}
+	marker := "absent: readers of an unfolded store still read the older one-list keys"
+	if s.LegacyMarker {
+		marker = "present: the older one-list keys have been folded"
+	}
+	fmt.Fprintf(w, "legacy\t%s\n", marker)
+	fmt.Fprintf(w, "packs\t%d\n", s.Packs)
+	return w.Flush()
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// handStore writes a store by hand, per spec §13.7, without the store
+// package's codecs: a journal with folded and unfolded lines, a complete
+// list, a partial list, a retired list, per-object keys and a pack.
+type handStore struct {
+	dir               string
+	complete, partial string
+	retired           string
+	journalLines      int
+	folded, unfolded  int
+	perObject         []string
+}
+
+func writeList(t *testing.T, dir string, keys []string, suffix string) string {
+	t.Helper()
+	text := "oxy-entries 1\n" + strings.Join(keys, "\n") + "\n"
+	sum := sha256.Sum256([]byte(text))
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "pack-" + hex.EncodeToString(sum[:]) + suffix
+	writeFile(t, dir, name, enc.EncodeAll([]byte(text), nil))
+	return name
+}
+
+func writeFile(t *testing.T, dir, key string, data []byte) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(key))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newHandStore(t *testing.T) *handStore {
+	dir := t.TempDir()
+	h := &handStore{dir: dir}
+	h.perObject = []string{
+		"sig/ab/cdef01/alice", "sig/ab/cdef01/bob", "seal/12/3456/change-1",
+		"receipt/ab/cdef01/ci", "sig/ff/0011/carol", "approval/ab/cdef01/dave",
+	}
+	for _, k := range h.perObject {
+		var body []byte
+		if strings.HasPrefix(k, "sig/") {
+			body = []byte("signature of " + k)
+		}
+		writeFile(t, dir, k, body)
+	}
+	// An older complete list, retired by a fold that wrote the live one.
+	h.retired = writeList(t, dir, []string{"sig/ab/cdef01/alice"}, ".entries")
+	h.complete = writeList(t, dir, []string{"seal/12/3456/change-1", "sig/ab/cdef01/alice", "sig/ab/cdef01/bob"}, ".entries")
+	h.partial = writeList(t, dir, []string{"receipt/ab/cdef01/ci"}, ".entries-part")
+	journal := "1764460800000 sig/ab/cdef01/bob\n" +
+		"1764460800000 receipt/ab/cdef01/ci\n" +
+		"0 sig/ff/0011/carol\n" +
+		"0 approval/ab/cdef01/dave\n" +
+		"0 sig/ab/cdef01/alice\n"
+	h.journalLines, h.folded, h.unfolded = 5, 2, 3
+	writeFile(t, dir, "pack-entries", []byte(journal))
+	writeFile(t, dir, "pack-retired", []byte("1764460800000 "+h.retired+"\n1764460800000 pack-0123.pack\n"))
+	// Three pack files (one of them retired): status counts the listed packs.
+	writeFile(t, dir, "pack-0123.pack", []byte("pack"))
+	writeFile(t, dir, "pack-0456.pack", []byte("pack"))
+	writeFile(t, dir, "pack-0456.idx", []byte("idx"))
+	return h
+}
+
+func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(""), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func TestStatusSummarizesHandWrittenStore(t *testing.T) {
+	h := newHandStore(t)
+	out, errOut, code := runCLI(t, "status", "--layout", "bucket", "--stats", "file://"+h.dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"layout   bucket",
+		"folded   yes",
+		"journal  5 lines: 2 folded, 3 unfolded",
+		"lists    2 live (1 complete, 1 partial), 1 retired",
+		h.complete, h.partial, h.retired,
+		"retired  2 keys in the retired record",
+		"legacy   absent",
+		"packs    3",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status output lacks %q:\n%s", want, out)
+		}
+	}
+	// The open of a status: one LIST of pack-, one GET each of the journal and the retired record.
+	if got := strings.TrimSpace(errOut); got != "requests: list=1 get=2 head=0 put=0 delete=0" {
+		t.Errorf("--stats printed %q", got)
+	}
+
+	out, _, code = runCLI(t, "status", "--layout", "bucket", "--json", "file://"+h.dir)
+	if code != 0 {
+		t.Fatalf("--json exit %d", code)
+	}
+	var s storeStatus
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("--json output does not parse: %v\n%s", err, out)
+	}
+	if s.JournalLines != h.journalLines || s.JournalFolded != h.folded || s.JournalUnfolded != h.unfolded ||
+		s.LiveComplete != 1 || s.LivePartial != 1 || s.RetiredLists != 1 || !s.Folded || s.LegacyMarker || s.Packs != 3 || s.RetiredKeys != 2 {
+		t.Errorf("--json numbers differ from the store: %+v", s)
+	}
+}
+
+func TestStatusUnreadableStoreExits1(t *testing.T) {
+	_, errOut, code := runCLI(t, "status", "--layout", "bucket", "file://"+filepath.Join(t.TempDir(), "missing"))
+	if code != 1 || !strings.Contains(errOut, "missing") {
+		t.Fatalf("exit %d, stderr %q; want 1 and a message naming the store", code, errOut)
+	}
+}
+
+func TestUsageErrorsExit2(t *testing.T) {
+	for _, args := range [][]string{{"status"}, {"nosuch"}, {"status", "--layout", "weird", "mem://"}, {"status", "--bogus", "mem://"}} {
+		if _, _, code := runCLI(t, args...); code != 2 {
+			t.Errorf("oxyfs %v: exit %d, want 2", args, code)
+		}
+	}
+}

@@ -1,0 +1,149 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"testing"
+
+	"gocloud.dev/blob/memblob"
+
+	"github.com/oxyfs/oxyfs/internal/testservers"
+	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/storetest"
+)
+
+func TestMain(m *testing.M) {
+	if url := os.Getenv("OXYFS_CAS_CHILD"); url != "" {
+		os.Exit(casChild(url))
+	}
+	code := m.Run()
+	testservers.Shutdown()
+	os.Exit(code)
+}
+
+func TestMemConformance(t *testing.T) {
+	storetest.RunConformanceTests(t, storetest.HarnessFunc(func(t *testing.T) func(t *testing.T) *store.Store {
+		b := memblob.OpenBucket(nil)
+		t.Cleanup(func() { b.Close() })
+		return func(t *testing.T) *store.Store {
+			return store.New(b, "mem", "", store.Options{Layout: store.LayoutBucket})
+		}
+	}))
+}
+
+func TestFileConformance(t *testing.T) {
+	storetest.RunConformanceTests(t, urlHarness(func(t testing.TB) string {
+		return "file://" + t.TempDir()
+	}))
+}
+
+func TestS3Conformance(t *testing.T) {
+	srv := testservers.Start(t, "s3")
+	storetest.RunConformanceTests(t, urlHarness(srv.NewBucket))
+}
+
+func TestAzureConformance(t *testing.T) {
+	srv := testservers.Start(t, "azure")
+	storetest.RunConformanceTests(t, urlHarness(srv.NewBucket))
+}
+
+func TestGCSConformance(t *testing.T) {
+	srv := testservers.Start(t, "gcs")
+	storetest.RunConformanceTests(t, urlHarness(srv.NewBucket))
+}
+
+// urlHarness opens every handle from the URL of one fresh store.
+func urlHarness(newURL func(t testing.TB) string) storetest.Harness {
+	return storetest.HarnessFunc(func(t *testing.T) func(t *testing.T) *store.Store {
+		u := newURL(t)
+		return func(t *testing.T) *store.Store {
+			s, err := store.Open(context.Background(), u, store.Options{Layout: store.LayoutBucket})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+	})
+}
+
+// TestFileCASAcrossProcesses: the OS file lock serializes compare-and-swap
+// between processes, not only goroutines. 4 processes × 4 goroutines × 25
+// increments must end at exactly 400.
+func TestFileCASAcrossProcesses(t *testing.T) {
+	dir := t.TempDir()
+	u := "file://" + dir
+	const procs = 4
+	var wg sync.WaitGroup
+	errs := make([]error, procs)
+	outs := make([][]byte, procs)
+	for i := 0; i < procs; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), "OXYFS_CAS_CHILD="+u)
+			outs[i], errs[i] = cmd.CombinedOutput()
+		}(i)
+	}
+	wg.Wait()
+	for i := range errs {
+		if errs[i] != nil {
+			t.Fatalf("child %d: %v\n%s", i, errs[i], outs[i])
+		}
+	}
+	s, err := store.Open(context.Background(), u, store.Options{Layout: store.LayoutBucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := s.ReadRecord(context.Background(), "pack-counter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strconv.Itoa(procs * childWorkers * childIncrements); string(got) != want {
+		t.Fatalf("counter = %s after %d processes, want %s", got, procs, want)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 {
+		t.Fatalf("store dir holds %d files, want exactly the record (no lock or sidecar files)", len(entries))
+	}
+}
+
+const childWorkers, childIncrements = 4, 25
+
+func casChild(u string) int {
+	ctx := context.Background()
+	s, err := store.Open(ctx, u, store.Options{Layout: store.LayoutBucket})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	var wg sync.WaitGroup
+	failed := make(chan error, childWorkers)
+	for w := 0; w < childWorkers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < childIncrements; i++ {
+				if _, err := storetest.Increment(ctx, s, "pack-counter"); err != nil {
+					failed <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(failed)
+	for err := range failed {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
