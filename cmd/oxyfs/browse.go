@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"path"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/store"
+)
+
+func init() {
+	register(&command{
+		name:    "ls",
+		args:    "STORE [PATH] [-R] [-l] [--json]",
+		summary: "list a directory of the tree (sig/, seal/, …, by-signer/); -R prints every entry below PATH, one path per line as find prints them",
+		run:     runLs,
+	})
+	register(&command{
+		name:    "cat",
+		args:    "STORE PATH",
+		summary: "print an entry's bytes (a signature; other kinds are empty)",
+		run:     runCat,
+	})
+}
+
+// openIndex opens STORE and an index over it, with warnings on stderr.
+func (e *env) openIndex(ctx context.Context, url string, opts store.Options) (*index.Index, error) {
+	st, err := e.openStore(ctx, url, opts)
+	if err != nil {
+		return nil, err
+	}
+	logger := log.New(e.stderr, "oxyfs: ", 0)
+	ix, err := index.Open(ctx, st, index.Options{Warn: func(msg string) { logger.Print("warning: ", msg) }})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return ix, nil
+}
+
+// cleanPath turns a user's path into a tree path ("" = root).
+func cleanPath(p string) string {
+	p = path.Clean("/" + p)
+	return strings.TrimPrefix(p, "/")
+}
+
+// lsRow is one line of `oxyfs ls`, and its JSON form.
+type lsRow struct {
+	Path   string `json:"path"`
+	Type   string `json:"type"`
+	Size   int64  `json:"size"`
+	Key    string `json:"key,omitempty"`
+	Target string `json:"target,omitempty"`
+	Source string `json:"source,omitempty"`
+}
+
+func runLs(ctx context.Context, e *env, args []string) error {
+	e.common.registerJSON(e.flags)
+	recursive := e.flags.BoolP("recursive", "R", false, "print every entry below PATH, one path per line, relative to the mount root")
+	long := e.flags.BoolP("long", "l", false, "long format: type, size, source and store key (a signature's size costs one GET)")
+	pos, err := e.parse(args, 1, 2)
+	if err != nil {
+		return err
+	}
+	dir := ""
+	if len(pos) == 2 {
+		dir = cleanPath(pos[1])
+	}
+	ix, err := e.openIndex(ctx, pos[0], store.Options{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	defer ix.Store().Close()
+
+	var rows []lsRow
+	emit := func(p string, n index.Node) error {
+		r := lsRow{Path: p, Type: n.Type.String(), Size: n.Size, Target: n.Target, Source: n.Source}
+		if n.Type == index.NodeFile {
+			r.Key = n.Entry.Key()
+			if r.Size < 0 && (*long || e.common.json) {
+				if r.Size, err = ix.SigSize(ctx, n.Entry); err != nil {
+					return err
+				}
+			}
+		}
+		if n.Type == index.NodeDir {
+			r.Size = 0
+		}
+		if e.common.json || *long {
+			rows = append(rows, r)
+			return nil
+		}
+		if *recursive {
+			fmt.Fprintln(e.stdout, p)
+		} else {
+			fmt.Fprintln(e.stdout, n.Name)
+		}
+		return nil
+	}
+
+	top, err := ix.Stat(ctx, dir)
+	if err != nil {
+		return err
+	}
+	switch {
+	case top.Type != index.NodeDir:
+		if err := emit(dir, top); err != nil {
+			return err
+		}
+	case *recursive:
+		err = walk(ctx, ix, dir, func(p string, n index.Node) error {
+			if n.Type == index.NodeDir {
+				return nil
+			}
+			return emit(p, n)
+		})
+	default:
+		nodes, err := ix.ReadDir(ctx, dir)
+		if err != nil {
+			return err
+		}
+		for _, n := range nodes {
+			if err := emit(path.Join(dir, n.Name), n); err != nil {
+				return err
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if e.common.json {
+		if rows == nil {
+			rows = []lsRow{}
+		}
+		return e.printJSON(rows)
+	}
+	if *long {
+		w := tabwriter.NewWriter(e.stdout, 0, 4, 1, ' ', 0)
+		for _, r := range rows {
+			name := r.Path
+			if !*recursive {
+				name = path.Base(r.Path)
+			}
+			if r.Target != "" {
+				name += " -> " + r.Target
+			}
+			fmt.Fprintf(w, "%s\t%d\t%s\t%s\n", r.Type, r.Size, r.Source, name)
+		}
+		return w.Flush()
+	}
+	return nil
+}
+
+// walk visits every node below dir in name order. With dir at the root it
+// skips by-signer/, whose symlinks repeat the sig/ entries.
+func walk(ctx context.Context, ix *index.Index, dir string, fn func(p string, n index.Node) error) error {
+	nodes, err := ix.ReadDir(ctx, dir)
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		p := path.Join(dir, n.Name)
+		if dir == "" && n.Name == "by-signer" {
+			continue
+		}
+		if err := fn(p, n); err != nil {
+			return err
+		}
+		if n.Type == index.NodeDir {
+			if err := walk(ctx, ix, p, fn); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func runCat(ctx context.Context, e *env, args []string) error {
+	pos, err := e.parse(args, 2, 2)
+	if err != nil {
+		return err
+	}
+	ix, err := e.openIndex(ctx, pos[0], store.Options{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	defer ix.Store().Close()
+	p := cleanPath(pos[1])
+	n, err := ix.Stat(ctx, p)
+	if err != nil {
+		return err
+	}
+	if n.Type == index.NodeSymlink {
+		p = cleanPath(path.Join(path.Dir(p), n.Target))
+		if n, err = ix.Stat(ctx, p); err != nil {
+			return err
+		}
+	}
+	if n.Type != index.NodeFile {
+		return fmt.Errorf("cat %s: %w", p, errIsDir)
+	}
+	if n.Entry.Kind != store.KindSig {
+		return nil // index entries are empty: the value is in the key
+	}
+	data, err := ix.ReadSig(ctx, n.Entry)
+	if err != nil {
+		return err
+	}
+	_, err = e.stdout.Write(data)
+	return err
+}
+
+var errIsDir = errors.New("is a directory")
+
+// entryOf parses a tree path of an entry: <kind>/<hh>/<rest>/<value>.
+func entryOf(p string) (store.Entry, error) {
+	p = strings.TrimPrefix(p, "/")
+	e, err := store.ParseKey(p)
+	if err != nil {
+		return store.Entry{}, usagef("%s is not an entry path <kind>/<hh>/<rest>/<value>: %v", p, err)
+	}
+	return e, nil
+}
