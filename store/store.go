@@ -186,11 +186,12 @@ func Redact(raw string) string {
 	if err != nil {
 		return "<unparseable URL>"
 	}
+	changed := false
 	if u.User != nil {
 		u.User = url.User("REDACTED")
+		changed = true
 	}
 	q := u.Query()
-	changed := false
 	for k := range q {
 		lk := strings.ToLower(k)
 		for _, s := range []string{"key", "secret", "token", "sig", "password", "credential"} {
@@ -200,9 +201,10 @@ func Redact(raw string) string {
 			}
 		}
 	}
-	if changed {
-		u.RawQuery = q.Encode()
+	if !changed {
+		return raw
 	}
+	u.RawQuery = q.Encode()
 	return u.String()
 }
 

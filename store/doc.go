@@ -1,0 +1,62 @@
+// Package store is oxyfs's only door to a bucket: it opens a gocloud.dev/blob
+// URL, names the keys of the oxy store layout (spec §13.7), counts every
+// request it sends, compare-and-swaps one record, owns the clock the formats
+// record, and encodes and decodes every on-store format.
+//
+// # Model
+//
+// A Store is a bucket plus a Layout (bucket: journal and entry lists beside
+// the per-object keys; directory: a repository's own .oxy/objects, per-object
+// keys only), a Clock (wall ms) and request counters. Keys:
+//
+//	sig/<hh>/<rest>/<signer>                 one signer's signature (Entry)
+//	seal/ receipt/ approval/ cert/ accepted/ <hh>/<rest>/<value>, empty (Entry)
+//	pack-entries                             the journal (JournalLine)
+//	pack-retired                             the retired record (RetiredLine)
+//	pack-<id>.entries, pack-<id>.entries-part complete and partial entry lists
+//	pack-legacy-folded                       marker: the older lists are folded
+//	sigs/ seals/ receipts/ approvals/ certs/ accepted-lists/  older one-list keys
+//
+// ReadSnapshot is the pack listing an open makes: one LIST of "pack-" and
+// one GET each of the journal and the retired record, from which the live
+// lists (listed, not retired) and whether the store is folded follow.
+//
+// # Requests
+//
+// Every method sends a known number of requests and counts them by kind
+// (Counts): Get and ReadRecord one GET, Exists and Size one HEAD, Put one PUT,
+// ListPage one LIST (List one per page), Delete one DELETE (on S3 also the
+// HEAD s3blob sends first). A compare-and-swap write is one PUT on S3, GCS and
+// Azure, and one GET plus one PUT under the lock on file and mem. On S3 the
+// HTTP client also counts requests on the wire (WireCounts), and the
+// conformance kit checks both agree. Bucket() bypasses the counters.
+//
+// # Compare-and-swap
+//
+// Records (the journal, the retired record) change only through
+// ReadRecord/WriteRecord/UpdateRecord: a write succeeds only if the record is
+// still at the Version read — S3 If-Match/If-None-Match on the ETag, GCS
+// generation preconditions, Azure ETag access conditions, and for file:// an
+// exclusive flock(2) on the store's directory around read-compare-write
+// (correct across processes; it leaves no file behind), for mem:// a mutex.
+// A lost race is ErrConflict; UpdateRecord retries up to MaxCASTries with
+// exponential, jittered backoff scaled by the round trip. A backend without
+// compare-and-swap refuses to write records (ErrNoCAS); nothing is written
+// blindly. S3's ETag is the content's MD5, so rewriting identical bytes keeps
+// the version (ABA): harmless here, since a record's only state is its bytes.
+//
+// # Memory and concurrency
+//
+// A Store holds no data, only the bucket, counters (atomics) and the CAS
+// driver; it is safe for concurrent use. Entry-list decoding streams through a
+// pooled zstd decoder with no allocation per key.
+//
+// # Errors
+//
+// Backend errors map to ErrNotFound and ErrConflict in errors.go (by gcerrors
+// code), are wrapped with the operation and key, and keep the backend's text.
+// Parsers never fail a whole record for one bad line: they return the lines
+// that parse and a LineError (ErrCorrupt) per line that does not, so a caller
+// can warn and keep the line when it rewrites the record. Key validation
+// errors (ErrBadKey) say which rule of DESIGN §3 failed.
+package store

@@ -1,0 +1,65 @@
+package store
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// RetiredLine is one line of the retired record RetiredKey (spec §13.4,
+// §13.7): a store key a repack or fold replaced (a pack file, a loose object,
+// an entry list such as "pack-<id>.entries") and the wall time in
+// milliseconds at which it was retired.
+type RetiredLine struct {
+	RetiredAt int64 // wall ms
+	Key       string
+}
+
+// ParseRetired parses the retired record: lines "<retired-at> <key>\n"
+// (DESIGN §3). An absent or empty record has no lines; a final line without
+// "\n" is accepted. retired-at follows the rules of the journal's folded-at.
+// The key is a store key, not an entry key: it must be non-empty valid UTF-8
+// without a space, "\r" or NUL. A line that breaks a rule is skipped and
+// returned in bad. The keys of lines share one copy of data.
+func ParseRetired(data []byte) (lines []RetiredLine, bad []*LineError) {
+	eachLine(string(data), func(num int, line string) {
+		ms, key, err := parseTimedLine(line, "retired-at")
+		if err == nil {
+			err = validateRetiredKey(key)
+		}
+		if err != nil {
+			bad = append(bad, lineError(num, line, err))
+			return
+		}
+		lines = append(lines, RetiredLine{RetiredAt: ms, Key: key})
+	})
+	return lines, bad
+}
+
+func validateRetiredKey(key string) error {
+	if !utf8.ValidString(key) {
+		return fmt.Errorf("retired key %q is not valid UTF-8", clip(key))
+	}
+	if i := strings.IndexAny(key, " \r\x00"); i >= 0 {
+		return fmt.Errorf("retired key %q contains %q at %d", clip(key), key[i], i)
+	}
+	return nil
+}
+
+// FormatRetired formats lines as the retired record. It never fails: the
+// caller guarantees valid keys and non-negative times.
+func FormatRetired(lines []RetiredLine) []byte {
+	n := 0
+	for _, l := range lines {
+		n += len(l.Key) + 16
+	}
+	dst := make([]byte, 0, n)
+	for _, l := range lines {
+		dst = strconv.AppendInt(dst, l.RetiredAt, 10)
+		dst = append(dst, ' ')
+		dst = append(dst, l.Key...)
+		dst = append(dst, '\n')
+	}
+	return dst
+}
