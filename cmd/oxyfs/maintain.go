@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/oxyfs/oxyfs/fold"
+	"github.com/oxyfs/oxyfs/store"
+)
+
+func init() {
+	register(&command{
+		name:    "fold",
+		args:    "STORE [--dry-run]",
+		summary: "fold the store completely: one complete entry list of the journal and every entry prefix; retire the lists it read; mark the journal lines it read",
+		run:     runFold,
+	})
+	register(&command{
+		name:    "gc",
+		args:    "STORE [--dry-run] [--forget-objects FILE [--apply]]",
+		summary: "collect: delete keys retired over an hour ago, drop folded journal lines past their hour, then fold; --forget-objects removes the entries of objects a repository collection deleted",
+		run:     runGC,
+	})
+	register(&command{
+		name:    "check",
+		args:    "STORE",
+		summary: "check the store (fsck): every per-object key named by a live list or the journal, every listed key present, lists decode and are sorted, records parse; exit 1 on problems",
+		run:     runCheck,
+	})
+}
+
+func (e *env) warnFunc() func(string) {
+	return func(msg string) { fmt.Fprintf(e.stderr, "oxyfs: warning: %s\n", msg) }
+}
+
+func runFold(ctx context.Context, e *env, args []string) error {
+	e.common.registerJSON(e.flags)
+	dry := e.flags.Bool("dry-run", false, "report what the fold would write, retire and mark; change nothing")
+	pos, err := e.parse(args, 1, 1)
+	if err != nil {
+		return err
+	}
+	st, err := e.openBucketStore(ctx, pos[0], *dry)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	bar := e.newProgress("fold")
+	rep, err := fold.Complete(ctx, st, fold.Options{DryRun: *dry, Progress: bar.update, Warn: e.warnFunc()})
+	bar.done()
+	if err != nil {
+		return err
+	}
+	if e.common.json {
+		return e.printJSON(rep)
+	}
+	fmt.Fprint(e.stdout, rep.String())
+	return nil
+}
+
+func runGC(ctx context.Context, e *env, args []string) error {
+	e.common.registerJSON(e.flags)
+	dry := e.flags.Bool("dry-run", false, "report exactly what would be deleted and dropped; change nothing")
+	forget := e.flags.String("forget-objects", "", "file (- for stdin) of objects a repository collection deleted, one per line: OBJECT or KIND[,KIND]:OBJECT")
+	apply := e.flags.Bool("apply", false, "with --forget-objects: really delete their entries (without it they are only reported)")
+	pos, err := e.parse(args, 1, 1)
+	if err != nil {
+		return err
+	}
+	if *apply && *forget == "" {
+		return usagef("--apply goes with --forget-objects")
+	}
+	opts := fold.CollectOptions{DryRun: *dry, Apply: *apply, Warn: e.warnFunc()}
+	if *forget != "" {
+		if opts.ForgetObjects, err = readForget(e, *forget); err != nil {
+			return err
+		}
+	}
+	st, err := e.openBucketStore(ctx, pos[0], *dry)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	bar := e.newProgress("gc")
+	opts.Progress = bar.update
+	rep, err := fold.Collect(ctx, st, opts)
+	bar.done()
+	if err != nil {
+		return err
+	}
+	if e.common.json {
+		return e.printJSON(rep)
+	}
+	fmt.Fprint(e.stdout, rep.String())
+	return nil
+}
+
+func readForget(e *env, name string) ([]fold.ForgetObject, error) {
+	f := e.stdin
+	if name != "-" {
+		file, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer file.Close()
+		f = file
+	}
+	var out []fold.ForgetObject
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		o, err := fold.ParseForgetObject(line)
+		if err != nil {
+			return nil, usagef("%s line %d: %v", name, n, err)
+		}
+		out = append(out, o)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return out, nil
+}
+
+func runCheck(ctx context.Context, e *env, args []string) error {
+	e.common.registerJSON(e.flags)
+	pos, err := e.parse(args, 1, 1)
+	if err != nil {
+		return err
+	}
+	st, err := e.openBucketStore(ctx, pos[0], true)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	bar := e.newProgress("check")
+	rep, err := fold.Check(ctx, st, fold.CheckOptions{Progress: bar.update, Warn: e.warnFunc()})
+	bar.done()
+	if err != nil {
+		return err
+	}
+	if e.common.json {
+		err = e.printJSON(rep)
+	} else {
+		fmt.Fprint(e.stdout, rep.String())
+	}
+	if err == nil && !rep.OK() {
+		return fmt.Errorf("%d problem(s) found", len(rep.Problems))
+	}
+	return err
+}
+
+// openBucketStore opens a store for fold, gc and check, which only apply to
+// the bucket layout: a repository's own directory keeps no journal or lists.
+func (e *env) openBucketStore(ctx context.Context, url string, readOnly bool) (*store.Store, error) {
+	st, err := e.openStore(ctx, url, store.Options{ReadOnly: readOnly})
+	if err != nil {
+		return nil, err
+	}
+	if st.Layout() != store.LayoutBucket {
+		st.Close()
+		return nil, usagef("%s has the %s layout, which keeps no journal or lists; pass --layout bucket for a store kept in the bucket layout", st.URL(), st.Layout())
+	}
+	return st, nil
+}

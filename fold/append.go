@@ -1,0 +1,153 @@
+package fold
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// AppendResult says what one journal append did.
+type AppendResult struct {
+	Tries        int    // compare-and-swap attempts of the append itself
+	Dropped      int    // folded lines older than store.GracePeriod that the update dropped
+	PartialList  string // name of the partial list written, "" if none
+	PartialLines int    // lines the partial fold marked
+}
+
+// Append adds one journal line per key in ONE compare-and-swap update of
+// pack-entries (spec §13.7 "The journal"), retried up to store.MaxCASTries.
+// The same update drops folded lines older than store.GracePeriod. If the
+// update leaves more than store.PartialFoldThreshold unfolded lines, Append
+// then folds them into a partial list and marks them (Partial).
+//
+// A writer calls Append after the keys' own objects were written; the index
+// calls it once with every key waiting to be journaled (a write batch, §13.4).
+// Every key must be a valid entry key (store.ParseKey); otherwise Append
+// writes nothing and says which key is wrong. A key given twice in one call
+// gets one line. No keys: nothing is sent.
+//
+// When the journal update landed but the partial fold after it failed, Append
+// returns the result and an error wrapping ErrPartialFold: the lines are in
+// the journal, and the next update retries the fold.
+func Append(ctx context.Context, st *store.Store, keys []string) (AppendResult, error) {
+	return appendKeys(ctx, st, keys, store.PartialFoldThreshold)
+}
+
+// appendKeys is Append with the partial-fold threshold as a parameter, so
+// tests can reach it with a handful of lines.
+func appendKeys(ctx context.Context, st *store.Store, keys []string, threshold int) (AppendResult, error) {
+	var res AppendResult
+	if err := checkLayout(st); err != nil {
+		return res, fmt.Errorf("append to journal: %w", err)
+	}
+	add := make([]string, 0, len(keys))
+	seen := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		if _, err := store.ParseKey(k); err != nil {
+			return res, fmt.Errorf("append %q to journal: %w", k, err)
+		}
+		if !seen[k] {
+			seen[k] = true
+			add = append(add, k)
+		}
+	}
+	if len(add) == 0 {
+		return res, nil
+	}
+	var written []line
+	up, err := st.UpdateRecord(ctx, store.JournalKey, func(old []byte, _ bool) ([]byte, error) {
+		now := st.Clock().NowMs()
+		lines, _ := parseJournalRecord(old)
+		lines, res.Dropped = dropExpired(lines, now)
+		for _, k := range add {
+			lines = append(lines, line{key: k})
+		}
+		written = lines
+		return formatRecord(lines), nil
+	})
+	res.Tries = up.Tries
+	if err != nil {
+		res.Dropped = 0
+		return res, fmt.Errorf("append %d keys to journal: %w", len(add), err)
+	}
+	if unfolded(written) <= threshold {
+		return res, nil
+	}
+	p, err := partialFrom(ctx, st, written)
+	res.PartialList, res.PartialLines = p.List, p.Marked
+	if err != nil {
+		return res, fmt.Errorf("append %d keys to journal: %w: %w", len(add), ErrPartialFold, err)
+	}
+	return res, nil
+}
+
+// PartialResult says what a partial fold did.
+type PartialResult struct {
+	List     string `json:"list"`     // the partial list, "" when no line was unfolded
+	Entries  int    `json:"entries"`  // keys in it
+	Bytes    int    `json:"bytes"`    // its compressed size
+	Existed  bool   `json:"existed"`  // a list with the same content was there already
+	Marked   int    `json:"marked"`   // journal lines marked folded
+	Dropped  int    `json:"dropped"`  // folded lines past their hour the marking update dropped
+	Tries    int    `json:"tries"`    // compare-and-swap attempts of the marking update
+	Deferred string `json:"deferred"` // why nothing was marked, when the list is retired
+}
+
+// Partial folds the journal's unfolded lines into a partial list,
+// pack-<id>.entries-part, and marks exactly those lines folded at the store's
+// now (spec §13.7 "Folding": "A writer whose update leaves more than 1000
+// unfolded lines folds them into a partial list and marks them"). Lines added
+// while it runs stay unmarked. It reads the journal once; Append passes the
+// journal it just wrote instead.
+//
+// The list is written create-only; one already there with the same name has
+// the same keys. Should the retired record name it (the same keys were
+// folded before and a complete fold has retired that list since), Partial
+// marks nothing and says why in Deferred: a collection may delete that list
+// within the hour, so the lines must stay unfolded.
+func Partial(ctx context.Context, st *store.Store) (PartialResult, error) {
+	if err := checkLayout(st); err != nil {
+		return PartialResult{}, fmt.Errorf("partial fold: %w", err)
+	}
+	data, _, err := st.ReadRecord(ctx, store.JournalKey)
+	if err != nil {
+		return PartialResult{}, fmt.Errorf("partial fold: %w", err)
+	}
+	lines, _ := parseJournalRecord(data)
+	return partialFrom(ctx, st, lines)
+}
+
+// partialFrom folds the unfolded lines of the journal read as lines.
+func partialFrom(ctx context.Context, st *store.Store, read []line) (PartialResult, error) {
+	var res PartialResult
+	keys := unfoldedKeys(read)
+	if len(keys) == 0 {
+		return res, nil
+	}
+	id, data, err := store.EncodeEntryListSorted(keys)
+	if err != nil {
+		return res, fmt.Errorf("partial fold: %w", err)
+	}
+	res.List, res.Entries, res.Bytes = store.EntryListName(id, false), len(keys), len(data)
+	res.Existed, err = ensureList(ctx, st, res.List, data)
+	if errors.Is(err, errListRetired) {
+		res.Deferred = fmt.Sprintf("%s is retired; its lines stay unfolded until a collection has deleted it", res.List)
+		return res, nil
+	}
+	if err != nil {
+		return res, fmt.Errorf("partial fold: %w", err)
+	}
+	parsed := read[:0:0]
+	for _, l := range read {
+		if !l.bad() {
+			parsed = append(parsed, l)
+		}
+	}
+	res.Marked, res.Dropped, res.Tries, err = markJournal(ctx, st, parsed)
+	if err != nil {
+		return res, fmt.Errorf("partial fold into %s: %w", res.List, err)
+	}
+	return res, nil
+}

@@ -1,0 +1,275 @@
+package fold
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// CheckOptions configure Check.
+type CheckOptions struct {
+	// Progress and Warn are as in Options (phases "list", "lists", "retired").
+	Progress func(done, total int64, phase string)
+	Warn     func(string)
+	// MaxItems caps how many keys one finding names before it sums up the
+	// rest; 0 means 50.
+	MaxItems int
+}
+
+// CheckReport is what `oxyfs check` found. Problems are what a fold or a
+// reader cannot put right by itself (exit status 1); Notes are states the
+// spec allows but an operator may want to know of.
+type CheckReport struct {
+	Store           string       `json:"store"`
+	Layout          string       `json:"layout"`
+	Folded          bool         `json:"folded"`
+	LiveLists       []string     `json:"live_lists"`
+	ListEntries     int          `json:"list_entries"` // distinct keys across the live lists
+	Entries         int          `json:"entries"`      // per-object keys listed
+	JournalLines    int          `json:"journal_lines"`
+	JournalUnfolded int          `json:"journal_unfolded"`
+	RetiredLines    int          `json:"retired_lines"`
+	Problems        []string     `json:"problems"`
+	Notes           []string     `json:"notes"`
+	Requests        store.Counts `json:"requests"`
+}
+
+// OK reports whether the check found no problem.
+func (r CheckReport) OK() bool { return len(r.Problems) == 0 }
+
+// Check checks a store against spec §13.7, reading only:
+//
+//   - the journal and the retired record parse (each bad line is a problem);
+//   - every live list decodes, is sorted, its id matches its content
+//     (store.VerifyEntryList), and holds only entry keys;
+//   - every key a live list or the journal names exists;
+//   - every per-object key is an entry key, and is named by a live list or
+//     the journal; one that is not is noted as waiting for a fold (an older
+//     writer's key, or one written since the journal was read);
+//   - retired keys that are gone already, and older one-list keys still to
+//     fold, are noted.
+//
+// Check returns an error only when it could not read what it checks.
+func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckReport, err error) {
+	start := st.Counts()
+	defer func() { rep.Requests = st.Counts().Sub(start) }()
+	prog := &progress{fn: opts.Progress}
+	w := &warner{fn: opts.Warn}
+	max := opts.MaxItems
+	if max <= 0 {
+		max = 50
+	}
+	rep.Store, rep.Layout = st.URL(), st.Layout().String()
+	problem := func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		rep.Problems = append(rep.Problems, msg)
+		w.warn("%s", msg)
+	}
+	note := func(format string, args ...any) { rep.Notes = append(rep.Notes, fmt.Sprintf(format, args...)) }
+
+	sn, err := readSnapshot(ctx, st)
+	if err != nil {
+		return rep, fmt.Errorf("check: %w", err)
+	}
+	rep.Folded = sn.Folded()
+	rep.JournalLines, rep.JournalUnfolded, rep.RetiredLines = len(sn.Journal), sn.UnfoldedLines(), len(sn.Retired)
+	for _, b := range sn.JournalBad {
+		problem("journal %s %v", store.JournalKey, b)
+	}
+	for _, b := range sn.RetiredBad {
+		problem("retired record %s %v", store.RetiredKey, b)
+	}
+	if st.Layout() == store.LayoutDirectory && (len(sn.Lists) > 0 || len(sn.Journal) > 0) {
+		note("directory layout, yet the store holds a journal or entry lists: readers of this layout ignore them")
+	}
+
+	sc, err := listEntries(ctx, st, prog)
+	if err != nil {
+		return rep, fmt.Errorf("check: %w", err)
+	}
+	rep.Entries = len(sc.keys)
+	capped(&rep.Problems, max, sc.malformed, func(k string) string {
+		return fmt.Sprintf("malformed entry key %q under an entry prefix (readers and folds skip it)", k)
+	})
+
+	// The live lists.
+	live := sn.LiveLists()
+	listKeys := make([][]string, len(live))
+	for _, l := range live {
+		rep.LiveLists = append(rep.LiveLists, l.Name) // sorted, as sn.Lists is
+	}
+	var mu sync.Mutex
+	var listProblems []string
+	err = forEach(ctx, len(live), func(ctx context.Context, i int) error {
+		l := live[i]
+		data, err := st.Get(ctx, l.Name)
+		if errors.Is(err, store.ErrNotFound) {
+			mu.Lock()
+			listProblems = append(listProblems, fmt.Sprintf("live list %s vanished while checking", l.Name))
+			mu.Unlock()
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var found []string
+		if verr := store.VerifyEntryList(l.Name, data); verr != nil {
+			found = append(found, verr.Error())
+		}
+		keys, derr := store.DecodeEntryListAll(data)
+		if derr == nil {
+			valid := keys[:0]
+			for _, k := range keys {
+				if _, err := store.ParseKey(k); err != nil {
+					found = append(found, fmt.Sprintf("list %s holds a malformed key: %v", l.Name, err))
+				} else {
+					valid = append(valid, k)
+				}
+			}
+			listKeys[i] = valid
+		}
+		mu.Lock()
+		listProblems = append(listProblems, found...)
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return rep, fmt.Errorf("check: read lists: %w", err)
+	}
+	slices.Sort(listProblems)
+	capped(&rep.Problems, max, listProblems, func(s string) string { return s })
+
+	// Keys the lists and the journal name but the listing did not show.
+	var named []string
+	for i, keys := range listKeys {
+		_, missing := mergeKeys(sc.keys, keys)
+		named = append(named, keys...)
+		capped(&rep.Problems, max, missing, func(k string) string {
+			return fmt.Sprintf("list %s names %s, which does not exist", live[i].Name, k)
+		})
+	}
+	named = sortedUnique(named)
+	rep.ListEntries = len(named)
+	jkeys := make([]string, len(sn.Journal))
+	for i, l := range sn.Journal {
+		jkeys[i] = l.Key
+	}
+	jkeys = sortedUnique(jkeys)
+	_, missing := mergeKeys(sc.keys, jkeys)
+	capped(&rep.Problems, max, missing, func(k string) string {
+		return fmt.Sprintf("journal names %s, which does not exist", k)
+	})
+
+	// Per-object keys that neither names.
+	named, _ = mergeKeys(named, jkeys)
+	_, waiting := mergeKeys(named, sc.keys)
+	switch {
+	case st.Layout() == store.LayoutDirectory:
+		note("directory layout: lookups list the per-object prefixes; %d entries", len(sc.keys))
+	case !rep.Folded:
+		note("store is not folded (no live complete list): readers list the per-object prefixes; run `oxyfs gc` to fold it")
+		if len(waiting) > 0 {
+			note("%d per-object keys are in no list or journal line yet; the first complete fold picks them up", len(waiting))
+		}
+	default:
+		capped(&rep.Notes, max, waiting, func(k string) string {
+			return fmt.Sprintf("%s is waiting for a fold: no live list or journal line names it (an older writer's key?); readers of the folded store miss it until the next complete fold", k)
+		})
+	}
+
+	checkLayoutNotes(ctx, st, sn, note)
+	if err := checkRetired(ctx, st, sn, max, prog, &rep.Notes); err != nil {
+		return rep, fmt.Errorf("check: %w", err)
+	}
+	return rep, nil
+}
+
+// checkLayoutNotes notes the states of the lists, the journal and the older
+// lists that the spec allows but that a fold would change.
+func checkLayoutNotes(ctx context.Context, st *store.Store, sn *store.Snapshot, note func(string, ...any)) {
+	complete, partial := 0, 0
+	for _, l := range sn.LiveLists() {
+		if l.Complete {
+			complete++
+		} else {
+			partial++
+		}
+	}
+	if complete > 1 {
+		note("%d live complete lists (folds ran side by side); the next complete fold retires all but one", complete)
+	}
+	if partial > 0 {
+		note("%d live partial lists; the next complete fold retires them", partial)
+	}
+	if n := sn.UnfoldedLines(); n > store.PartialFoldThreshold {
+		note("%d unfolded journal lines, more than %d: the next writer folds them into a partial list", n, store.PartialFoldThreshold)
+	}
+	if sn.Marker || st.Layout() == store.LayoutDirectory {
+		return
+	}
+	older := 0
+	for _, ll := range store.LegacyLists {
+		page, _, err := st.ListPage(ctx, ll.Prefix, "", nil, 0)
+		if err != nil {
+			note("could not list older lists under %s: %v", ll.Prefix, err)
+			continue
+		}
+		older += len(page)
+	}
+	if older > 0 {
+		note("no %s marker and older one-list keys present (at least %d): the first complete fold copies them into per-object entries", store.LegacyFoldedMarker, older)
+	}
+}
+
+// checkRetired notes retired keys that are gone already, and how many are
+// due for deletion.
+func checkRetired(ctx context.Context, st *store.Store, sn *store.Snapshot, max int, prog *progress, notes *[]string) error {
+	listed := make(map[string]bool, len(sn.Lists))
+	for _, l := range sn.Lists {
+		listed[l.Name] = true
+	}
+	now := st.Clock().NowMs()
+	latest := sn.RetiredSet()
+	keys := make([]string, 0, len(latest))
+	due := 0
+	for k := range latest {
+		keys = append(keys, k)
+	}
+	for _, r := range sn.Retired {
+		if now-r.RetiredAt > graceMs {
+			due++
+		}
+	}
+	slices.Sort(keys)
+	gone := make([]bool, len(keys))
+	err := forEach(ctx, len(keys), func(ctx context.Context, i int) error {
+		if _, _, isList := store.ParseEntryListName(keys[i]); isList {
+			gone[i] = !listed[keys[i]]
+			return nil
+		}
+		ok, err := st.Exists(ctx, keys[i])
+		gone[i] = !ok
+		prog.report(int64(i+1), int64(len(keys)), "retired")
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("retired keys: %w", err)
+	}
+	var missing []string
+	for i, k := range keys {
+		if gone[i] {
+			missing = append(missing, k)
+		}
+	}
+	capped(notes, max, missing, func(k string) string {
+		return fmt.Sprintf("retired key %s is gone already; the next collection drops its line", k)
+	})
+	if due > 0 {
+		*notes = append(*notes, fmt.Sprintf("%d retired lines are over %v old: the next collection deletes their keys", due, store.GracePeriod))
+	}
+	return nil
+}

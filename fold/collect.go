@@ -1,0 +1,424 @@
+package fold
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// ForgetObject names an object a repository collection deleted: a
+// collection then deletes its entry keys and their journal lines too, so the
+// next complete list leaves them out (spec §13.7 "Folding").
+type ForgetObject struct {
+	Object string       `json:"object"` // object id: lowercase hex, as in the keys
+	Kinds  []store.Kind `json:"kinds"`  // the kinds of entry to forget; nil: every kind
+}
+
+// ParseForgetObject parses "OBJECT" (every kind) or "KIND[,KIND...]:OBJECT",
+// such as "sig:abcd01" or "seal,receipt:abcd01".
+func ParseForgetObject(s string) (ForgetObject, error) {
+	var f ForgetObject
+	kinds, obj, ok := strings.Cut(s, ":")
+	if !ok {
+		kinds, obj = "", s
+	}
+	if ok {
+		for _, k := range strings.Split(kinds, ",") {
+			kind, found := store.ParseKind(k)
+			if !found {
+				return f, fmt.Errorf("forget %q: unknown kind %q", s, k)
+			}
+			f.Kinds = append(f.Kinds, kind)
+		}
+	}
+	f.Object = obj
+	if err := f.validate(); err != nil {
+		return ForgetObject{}, err
+	}
+	return f, nil
+}
+
+func (f ForgetObject) validate() error {
+	if err := store.ValidateObject(f.Object); err != nil {
+		return fmt.Errorf("forget %s: %w", f, err)
+	}
+	for _, k := range f.Kinds {
+		if int(k) >= store.NumKinds {
+			return fmt.Errorf("forget %s: unknown kind %d", f, k)
+		}
+	}
+	return nil
+}
+
+// kinds returns the kinds to forget.
+func (f ForgetObject) kinds() []store.Kind {
+	if len(f.Kinds) == 0 {
+		return store.Kinds[:]
+	}
+	return f.Kinds
+}
+
+// String formats f as ParseForgetObject reads it.
+func (f ForgetObject) String() string {
+	if len(f.Kinds) == 0 {
+		return f.Object
+	}
+	names := make([]string, len(f.Kinds))
+	for i, k := range f.Kinds {
+		names[i] = k.String()
+	}
+	return strings.Join(names, ",") + ":" + f.Object
+}
+
+// CollectOptions configure Collect.
+type CollectOptions struct {
+	// DryRun plans the collection, reports every key it would delete and
+	// every line it would drop, and changes nothing.
+	DryRun bool
+	// ForgetObjects are objects a repository collection deleted.
+	ForgetObjects []ForgetObject
+	// Apply really deletes the ForgetObjects' entries and journal lines;
+	// without it they are only reported.
+	Apply bool
+	// Progress and Warn are as in Options; the fold passes them on.
+	Progress func(done, total int64, phase string)
+	Warn     func(string)
+}
+
+// ForgetReport says what forgetting objects did (or would do).
+type ForgetReport struct {
+	Applied bool     `json:"applied"` // deleted; otherwise only reported
+	Keys    []string `json:"keys"`    // their entry keys and older one-list keys
+	Lines   int      `json:"lines"`   // journal lines naming their entries (dropped if applied)
+	Deleted int      `json:"deleted"` // of Keys, how many are gone now
+}
+
+// CollectReport says what a collection did (or, in a dry run, would do).
+type CollectReport struct {
+	DryRun              bool         `json:"dry_run"`
+	Now                 int64        `json:"now"`      // the store clock the plan used, wall ms
+	Deleted             []string     `json:"deleted"`  // retired over an hour ago and deleted (or that would be)
+	Missing             []string     `json:"missing"`  // retired over an hour ago and gone already
+	Waiting             int          `json:"waiting"`  // retired within the hour: kept
+	NextDue             int64        `json:"next_due"` // wall ms after which the next waiting key may go; 0: none
+	Refused             []string     `json:"refused"`  // named in the retired record but never deleted (records, marker, live lists)
+	RetiredLinesDropped int          `json:"retired_lines_dropped"`
+	JournalLinesDropped int          `json:"journal_lines_dropped"` // folded lines past their hour
+	Forget              ForgetReport `json:"forget"`
+	Fold                *Report      `json:"fold"`
+	Requests            store.Counts `json:"requests"`
+	CASTries            int          `json:"cas_tries"`
+}
+
+// Collect is `oxyfs gc`: it collects what folds replaced, then folds.
+//
+// It plans first, reading only: the snapshot (journal, retired record, pack
+// listing), the keys retired more than store.GracePeriod ago, and the keys of
+// every object to forget (one LIST of the object's prefix per kind, one HEAD
+// of its older one-list key per kind). Any failed listing or read ends it
+// there, before anything is changed. A dry run ends there too, and reports
+// exactly what would be deleted. Then, in this order:
+//
+//  1. One compare-and-swap update of the journal drops the folded lines past
+//     their hour and, with Apply, every line naming a forgotten object.
+//     A failure ends the run before anything is deleted.
+//  2. With Apply, the forgotten objects' keys are deleted.
+//  3. Every key retired more than store.GracePeriod ago is deleted. Never
+//     one retired later, never the journal, the retired record, the marker
+//     or a live list (such names are reported in Refused).
+//  4. One compare-and-swap update of the retired record drops the lines of
+//     the keys it deleted or found gone, and no other.
+//  5. A complete fold (Complete), which leaves the forgotten entries out.
+//
+// Run one collection at a time per store, as oxy gc runs. Folds and writers
+// may run beside it.
+func Collect(ctx context.Context, st *store.Store, opts CollectOptions) (rep CollectReport, err error) {
+	start := st.Counts()
+	rep.DryRun = opts.DryRun
+	defer func() { rep.Requests = st.Counts().Sub(start) }()
+	w := &warner{fn: opts.Warn}
+	prog := &progress{fn: opts.Progress}
+	if err := checkLayout(st); err != nil {
+		return rep, fmt.Errorf("collect: %w", err)
+	}
+	if st.ReadOnly() && !opts.DryRun {
+		return rep, fmt.Errorf("collect: %w", store.ErrReadOnly)
+	}
+	for _, f := range opts.ForgetObjects {
+		if err := f.validate(); err != nil {
+			return rep, fmt.Errorf("collect: %w", err)
+		}
+	}
+
+	// Plan.
+	sn, err := readSnapshot(ctx, st)
+	if err != nil {
+		return rep, fmt.Errorf("collect: %w", err)
+	}
+	rep.Now = st.Clock().NowMs()
+	due := planRetired(sn, rep.Now, &rep, w)
+	forget, err := planForget(ctx, st, opts.ForgetObjects)
+	if err != nil {
+		return rep, fmt.Errorf("collect: %w", err)
+	}
+	rep.Forget.Applied = opts.Apply && !opts.DryRun
+	rep.Forget.Keys = forget.keys
+	for _, l := range sn.Journal {
+		switch {
+		case expired(line{ms: l.FoldedAt, key: l.Key}, rep.Now):
+			rep.JournalLinesDropped++
+		case forget.names(l.Key):
+			rep.Forget.Lines++
+		}
+	}
+	if opts.DryRun {
+		rep.Deleted = due
+		fr, err := Complete(ctx, st, Options{DryRun: true, Progress: opts.Progress, Warn: opts.Warn})
+		rep.Fold = &fr
+		if err != nil {
+			return rep, fmt.Errorf("collect: %w", err)
+		}
+		return rep, nil
+	}
+
+	// 1. The journal.
+	apply := opts.Apply && len(forget.objects) > 0
+	tries, expiredN, forgotN, err := dropJournalLines(ctx, st, forget, apply)
+	rep.CASTries += tries
+	rep.JournalLinesDropped = expiredN
+	if apply {
+		rep.Forget.Lines = forgotN
+	}
+	if err != nil {
+		return rep, fmt.Errorf("collect: %w", err)
+	}
+
+	// 2. The forgotten objects' keys.
+	if apply {
+		deleted, missing, err := deleteKeys(ctx, st, forget.keys, prog, "forget")
+		rep.Forget.Deleted = len(deleted) + len(missing)
+		if err != nil {
+			return rep, fmt.Errorf("collect: forget: %w", err)
+		}
+	}
+
+	// 3. What was retired over an hour ago.
+	deleted, missing, delErr := deleteKeys(ctx, st, due, prog, "delete")
+	rep.Deleted, rep.Missing = deleted, missing
+	gone := make(map[string]bool, len(deleted)+len(missing))
+	for _, k := range deleted {
+		gone[k] = true
+	}
+	for _, k := range missing {
+		gone[k] = true
+	}
+
+	// 4. Their retired lines.
+	if len(gone) > 0 {
+		cutoff := rep.Now - graceMs
+		res, err := st.UpdateRecord(ctx, store.RetiredKey, func(old []byte, _ bool) ([]byte, error) {
+			lines, _ := parseRetiredRecord(old)
+			kept := lines[:0]
+			for _, l := range lines {
+				if l.bad() || !gone[l.key] || l.ms >= cutoff {
+					kept = append(kept, l)
+				}
+			}
+			rep.RetiredLinesDropped = len(lines) - len(kept)
+			if len(kept) == len(lines) {
+				return nil, store.ErrNoChange
+			}
+			return formatRecord(kept), nil
+		})
+		rep.CASTries += res.Tries
+		if !res.Wrote {
+			rep.RetiredLinesDropped = 0
+		}
+		if err != nil {
+			return rep, fmt.Errorf("collect: drop retired lines: %w", err)
+		}
+	}
+	if delErr != nil {
+		return rep, fmt.Errorf("collect: %w", delErr)
+	}
+
+	// 5. The fold.
+	fr, err := Complete(ctx, st, Options{Progress: opts.Progress, Warn: opts.Warn})
+	rep.Fold = &fr
+	if err != nil {
+		return rep, fmt.Errorf("collect: %w", err)
+	}
+	return rep, nil
+}
+
+// planRetired returns the keys retired more than store.GracePeriod before
+// now, sorted. A key retired twice counts from its latest retirement.
+func planRetired(sn *store.Snapshot, now int64, rep *CollectReport, w *warner) []string {
+	latest := make(map[string]int64, len(sn.Retired))
+	for _, r := range sn.Retired {
+		if at, ok := latest[r.Key]; !ok || r.RetiredAt > at {
+			latest[r.Key] = r.RetiredAt
+		}
+	}
+	live := make(map[string]bool)
+	for _, l := range sn.LiveLists() {
+		live[l.Name] = true
+	}
+	var due []string
+	for key, at := range latest {
+		switch {
+		case key == store.JournalKey || key == store.RetiredKey || key == store.LegacyFoldedMarker || live[key]:
+			rep.Refused = append(rep.Refused, key)
+			w.warn("retired record names %s, which a collection never deletes", key)
+		case now-at > graceMs:
+			due = append(due, key)
+		default:
+			rep.Waiting++
+			if next := at + graceMs + 1; rep.NextDue == 0 || next < rep.NextDue {
+				rep.NextDue = next
+			}
+		}
+	}
+	slices.Sort(rep.Refused)
+	slices.Sort(due)
+	return due
+}
+
+// forgetPlan is what forgetting objects deletes.
+type forgetPlan struct {
+	objects map[string][store.NumKinds]bool // object -> kinds forgotten
+	keys    []string                        // keys to delete, sorted
+}
+
+// names reports whether an entry key belongs to a forgotten object.
+func (p *forgetPlan) names(key string) bool {
+	if len(p.objects) == 0 {
+		return false
+	}
+	e, err := store.ParseKey(key)
+	if err != nil {
+		return false
+	}
+	kinds, ok := p.objects[e.Object]
+	return ok && kinds[e.Kind]
+}
+
+// planForget lists the keys of every object to forget: everything under
+// <kind>/<hh>/<rest>/ for each kind, and its older one-list key if there.
+func planForget(ctx context.Context, st *store.Store, objs []ForgetObject) (*forgetPlan, error) {
+	p := &forgetPlan{objects: map[string][store.NumKinds]bool{}}
+	for _, f := range objs {
+		kinds := p.objects[f.Object]
+		for _, k := range f.kinds() {
+			kinds[k] = true
+		}
+		p.objects[f.Object] = kinds
+	}
+	type job struct {
+		object string
+		kind   store.Kind
+	}
+	var jobs []job
+	for obj, kinds := range p.objects {
+		for _, k := range store.Kinds {
+			if kinds[k] {
+				jobs = append(jobs, job{obj, k})
+			}
+		}
+	}
+	var mu sync.Mutex
+	err := forEach(ctx, len(jobs), func(ctx context.Context, i int) error {
+		j := jobs[i]
+		prefix := store.Entry{Kind: j.kind, Object: j.object}.Key() // "<kind>/<hh>/<rest>/"
+		var keys []string
+		if err := list(ctx, st, prefix, func() { keys = keys[:0] }, func(it store.ListItem) error {
+			if !it.IsDir {
+				keys = append(keys, it.Key)
+			}
+			return nil
+		}); err != nil {
+			return fmt.Errorf("forget %s: %w", prefix, err)
+		}
+		legacy := store.LegacyKey(j.kind, j.object)
+		ok, err := st.Exists(ctx, legacy)
+		if err != nil {
+			return fmt.Errorf("forget %s: %w", legacy, err)
+		}
+		if ok {
+			keys = append(keys, legacy)
+		}
+		mu.Lock()
+		p.keys = append(p.keys, keys...)
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.keys = sortedUnique(p.keys)
+	return p, nil
+}
+
+// dropJournalLines drops, in one compare-and-swap update of the journal, the
+// folded lines past their hour and, with forget, the lines naming forgotten
+// objects.
+func dropJournalLines(ctx context.Context, st *store.Store, p *forgetPlan, forget bool) (tries, expiredN, forgotN int, err error) {
+	res, err := st.UpdateRecord(ctx, store.JournalKey, func(old []byte, _ bool) ([]byte, error) {
+		now := st.Clock().NowMs()
+		lines, _ := parseJournalRecord(old)
+		kept := lines[:0]
+		expiredN, forgotN = 0, 0
+		for _, l := range lines {
+			switch {
+			case expired(l, now):
+				expiredN++
+			case forget && !l.bad() && p.names(l.key):
+				forgotN++
+			default:
+				kept = append(kept, l)
+			}
+		}
+		if expiredN+forgotN == 0 {
+			return nil, store.ErrNoChange
+		}
+		return formatRecord(kept), nil
+	})
+	if err != nil || !res.Wrote {
+		expiredN, forgotN = 0, 0
+	}
+	if err != nil {
+		return res.Tries, 0, 0, fmt.Errorf("drop journal lines: %w", err)
+	}
+	return res.Tries, expiredN, forgotN, nil
+}
+
+// deleteKeys deletes keys, up to workers at a time, and returns those it
+// deleted and those that were missing already, each sorted. After a failure
+// it starts no further deletion.
+func deleteKeys(ctx context.Context, st *store.Store, keys []string, prog *progress, phase string) (deleted, missing []string, err error) {
+	var mu sync.Mutex
+	err = forEach(ctx, len(keys), func(ctx context.Context, i int) error {
+		err := st.Delete(ctx, keys[i])
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		mu.Lock()
+		if err == nil {
+			deleted = append(deleted, keys[i])
+		} else {
+			missing = append(missing, keys[i])
+		}
+		n := len(deleted) + len(missing)
+		mu.Unlock()
+		prog.report(int64(n), int64(len(keys)), phase)
+		return nil
+	})
+	slices.Sort(deleted)
+	slices.Sort(missing)
+	return deleted, missing, err
+}

@@ -1,0 +1,174 @@
+package fold
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// capped appends one line per item to dst, up to max, then one line that
+// sums up the rest, so a report on a store of a million keys stays readable.
+func capped(dst *[]string, max int, items []string, line func(string) string) {
+	for i, it := range items {
+		if i == max {
+			*dst = append(*dst, fmt.Sprintf("… and %d more like the above", len(items)-max))
+			return
+		}
+		*dst = append(*dst, line(it))
+	}
+}
+
+// String prints the report of a fold for a terminal.
+func (r Report) String() string {
+	var b strings.Builder
+	would := func(did, will string) string {
+		if r.DryRun {
+			return will
+		}
+		return did
+	}
+	if r.DryRun {
+		b.WriteString("dry run: nothing was written\n")
+	}
+	fmt.Fprintf(&b, "journal: %d lines read, %d unfolded\n", r.JournalLines, r.JournalUnfolded)
+	writeKinds(&b, "listed", r.Listed)
+	switch {
+	case r.Legacy.Skipped:
+		b.WriteString("older lists: folded before (marker present)\n")
+	default:
+		fmt.Fprintf(&b, "older lists: %d read, %d entries %s, %d kept (already there)", r.Legacy.Lists, r.Legacy.Copied, would("copied", "to copy"), r.Legacy.Kept)
+		if r.Legacy.Marker {
+			fmt.Fprintf(&b, ", marker %s written", store.LegacyFoldedMarker)
+		}
+		b.WriteString("\n")
+	}
+	switch {
+	case r.List.Name == "":
+	case r.Deferred != "":
+		fmt.Fprintf(&b, "list: %s (%d entries) — deferred: %s\n", r.List.Name, r.List.Entries, r.Deferred)
+	case r.List.Unchanged:
+		fmt.Fprintf(&b, "list: unchanged, %s (%d entries)", r.List.Name, r.List.Entries)
+		if r.List.Repaired {
+			b.WriteString(", corrupt copy rewritten")
+		}
+		b.WriteString("\n")
+	default:
+		fmt.Fprintf(&b, "list: %s %s (%d entries, %d bytes)\n", would("wrote", "would write"), r.List.Name, r.List.Entries, r.List.Bytes)
+	}
+	fmt.Fprintf(&b, "retired: %d lists%s\n", len(r.Retired), listSuffix(r.Retired))
+	fmt.Fprintf(&b, "journal lines %s folded: %d", would("marked", "to mark"), r.Marked)
+	if r.Dropped > 0 {
+		fmt.Fprintf(&b, " (and %d folded lines past their hour dropped)", r.Dropped)
+	}
+	b.WriteString("\n")
+	writeItems(&b, "malformed keys (left out)", r.Malformed)
+	writeItems(&b, "journal keys the listing did not show (kept)", r.JournalOnly)
+	writeItems(&b, "journal lines that do not parse (kept as is)", r.JournalBad)
+	writeItems(&b, "retired record lines that do not parse (kept as is)", r.RetiredBad)
+	writeItems(&b, "older keys that do not parse (left alone)", r.Legacy.Malformed)
+	writeItems(&b, "older list lines that do not parse (not copied)", r.Legacy.BadLines)
+	fmt.Fprintf(&b, "%s, compare-and-swap tries=%d\n", r.Requests, r.CASTries)
+	return b.String()
+}
+
+// String prints the report of a collection for a terminal.
+func (r CollectReport) String() string {
+	var b strings.Builder
+	verb := "deleted"
+	if r.DryRun {
+		b.WriteString("dry run: nothing was deleted or written\n")
+		verb = "would delete"
+	}
+	fmt.Fprintf(&b, "retired over %v ago: %d %s\n", store.GracePeriod, len(r.Deleted), verb)
+	for _, k := range r.Deleted {
+		fmt.Fprintf(&b, "  %s %s\n", verb, k)
+	}
+	for _, k := range r.Missing {
+		fmt.Fprintf(&b, "  gone already %s\n", k)
+	}
+	if r.Waiting > 0 {
+		fmt.Fprintf(&b, "retired within the hour: %d kept (next due after %s)\n", r.Waiting, time.UnixMilli(r.NextDue).UTC().Format(time.RFC3339))
+	}
+	writeItems(&b, "never deleted although retired", r.Refused)
+	fmt.Fprintf(&b, "retired lines dropped: %d\n", r.RetiredLinesDropped)
+	fmt.Fprintf(&b, "folded journal lines past their hour %s: %d\n", dropVerb(r.DryRun), r.JournalLinesDropped)
+	if len(r.Forget.Keys) > 0 || r.Forget.Lines > 0 {
+		fv := "to delete with --apply"
+		switch {
+		case r.Forget.Applied:
+			fv = "deleted"
+		case r.DryRun:
+			fv = "would delete (with --apply)"
+		}
+		fmt.Fprintf(&b, "forgotten objects: %d keys and %d journal lines %s\n", len(r.Forget.Keys), r.Forget.Lines, fv)
+		for _, k := range r.Forget.Keys {
+			fmt.Fprintf(&b, "  %s\n", k)
+		}
+	}
+	if r.Fold != nil {
+		b.WriteString("fold:\n")
+		for l := range strings.Lines(r.Fold.String()) {
+			b.WriteString("  " + l)
+		}
+	}
+	fmt.Fprintf(&b, "%s, compare-and-swap tries=%d\n", r.Requests, r.CASTries)
+	return b.String()
+}
+
+func dropVerb(dry bool) string {
+	if dry {
+		return "to drop"
+	}
+	return "dropped"
+}
+
+// String prints the report of a check for a terminal.
+func (r CheckReport) String() string {
+	var b strings.Builder
+	folded := "no"
+	if r.Folded {
+		folded = "yes"
+	}
+	fmt.Fprintf(&b, "store: %s (%s layout), folded: %s\n", r.Store, r.Layout, folded)
+	fmt.Fprintf(&b, "live lists: %d, %d entries%s\n", len(r.LiveLists), r.ListEntries, listSuffix(r.LiveLists))
+	fmt.Fprintf(&b, "journal: %d lines, %d unfolded; retired record: %d lines\n", r.JournalLines, r.JournalUnfolded, r.RetiredLines)
+	fmt.Fprintf(&b, "per-object entries: %d\n", r.Entries)
+	writeItems(&b, "problems", r.Problems)
+	writeItems(&b, "notes", r.Notes)
+	if r.OK() {
+		b.WriteString("OK: no problems\n")
+	} else {
+		fmt.Fprintf(&b, "FAILED: %d problems\n", len(r.Problems))
+	}
+	b.WriteString(r.Requests.String() + "\n")
+	return b.String()
+}
+
+func writeKinds(b *strings.Builder, what string, m map[string]int) {
+	fmt.Fprintf(b, "%s:", what)
+	total := 0
+	for _, k := range store.Kinds {
+		fmt.Fprintf(b, " %s=%d", k, m[k.String()])
+		total += m[k.String()]
+	}
+	fmt.Fprintf(b, " (total %d)\n", total)
+}
+
+func writeItems(b *strings.Builder, title string, items []string) {
+	if len(items) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%s (%d):\n", title, len(items))
+	for _, it := range items {
+		fmt.Fprintf(b, "  - %s\n", it)
+	}
+}
+
+func listSuffix(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(names, ", ")
+}

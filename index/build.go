@@ -1,0 +1,350 @@
+package index
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// Source ids of an entrySet: srcJournal, then one per list read, in the
+// order read; lists past the 254th share srcManyLists.
+const (
+	srcJournal   uint8 = 0
+	srcManyLists uint8 = 255
+)
+
+const (
+	sourceJournal    = "journal"
+	sourceTheJournal = "the journal" // in warnings
+)
+
+// run is the entries of one source (a list, the journal) or of a merge of
+// runs, in key order. Its value ids belong to the builder that made it.
+type run struct {
+	kinds [store.NumKinds]kindSet
+}
+
+func (r *run) entries() int {
+	n := 0
+	for i := range r.kinds {
+		n += r.kinds[i].nEntries()
+	}
+	return n
+}
+
+// builder turns lists and journal lines into one entrySet. It owns the value
+// table every run of one load shares, so equal values get one id.
+type builder struct {
+	vt       vtab
+	m        map[string]uint32
+	srcNames []string
+	mal      []malformed
+}
+
+// malformed counts the malformed keys one source held.
+type malformed struct {
+	where string // "pack-<id>.entries", "the journal", "prefix listing of sig/ab/"
+	n     int
+	first string // the first one, with the rule it broke
+}
+
+func (m malformed) String() string {
+	s := "s"
+	if m.n == 1 {
+		s = ""
+	}
+	return fmt.Sprintf("skipped %d malformed entry key%s in %s (first: %s)", m.n, s, m.where, m.first)
+}
+
+func newBuilder() *builder {
+	return &builder{vt: newVtab(), m: make(map[string]uint32), srcNames: []string{sourceJournal}}
+}
+
+// newBuilderFrom starts from an existing set's value table and sources, for
+// a refresh that only adds journal lines to it.
+func newBuilderFrom(s *entrySet) *builder {
+	return &builder{vt: s.vt.clone(), m: make(map[string]uint32), srcNames: slices.Clone(s.srcNames)}
+}
+
+// intern returns the id of a validated value, adding it on first sight.
+func (b *builder) intern(v []byte) uint32 {
+	if id, ok := b.m[string(v)]; ok { // no allocation for the lookup
+		return id
+	}
+	id := b.vt.add(v)
+	b.m[string(v)] = id
+	return id
+}
+
+// addSource names a new source and returns its id.
+func (b *builder) addSource(name string) uint8 {
+	if len(b.srcNames) >= int(srcManyLists) {
+		if len(b.srcNames) == int(srcManyLists) {
+			b.srcNames = append(b.srcNames, "list (one of several partial lists)")
+		}
+		return srcManyLists
+	}
+	b.srcNames = append(b.srcNames, name)
+	return uint8(len(b.srcNames) - 1)
+}
+
+var errUnsorted = errors.New("keys of a kind are not in key order")
+
+// decodeList decodes one entry list into a run. A malformed key is skipped
+// and counted; a list that does not decode is an error wrapping
+// store.ErrCorrupt, and the run is then dropped by the caller.
+//
+// Decompression and building run in two goroutines: the decoder copies keys
+// into chunks of about chunkBytes and hands them over, so on two cores the
+// zstd work is hidden behind the build.
+func (b *builder) decodeList(name string, data []byte) (*run, error) {
+	src := b.addSource("list " + name)
+	r := &run{}
+	mal := malformed{where: name}
+	chunks, free := make(chan *keyChunk, 4), make(chan *keyChunk, 6)
+	stop := make(chan struct{})
+	decErr := make(chan error, 1)
+	go func() {
+		cur := &keyChunk{}
+		_, err := store.DecodeEntryList(data, func(key []byte) error {
+			cur.buf = append(cur.buf, key...)
+			cur.ends = append(cur.ends, uint32(len(cur.buf)))
+			if len(cur.buf) < chunkBytes {
+				return nil
+			}
+			select {
+			case chunks <- cur:
+			case <-stop:
+				return errStopped
+			}
+			select {
+			case cur = <-free:
+				cur.buf, cur.ends = cur.buf[:0], cur.ends[:0]
+			default:
+				cur = &keyChunk{}
+			}
+			return nil
+		})
+		if err == nil && len(cur.ends) > 0 {
+			chunks <- cur
+		}
+		close(chunks)
+		decErr <- err
+	}()
+	objBuf := make([]byte, 0, store.MaxObjectHex/2)
+	var buildErr error
+	for c := range chunks {
+		start := uint32(0)
+		for _, end := range c.ends {
+			key := c.buf[start:end]
+			start = end
+			if buildErr != nil {
+				break
+			}
+			kind, ob, val, ok := splitKeyPacked(key, objBuf)
+			if !ok {
+				mal.add(key)
+				continue
+			}
+			if !r.kinds[kind].add(ob, b.intern(val), src) {
+				buildErr = fmt.Errorf("%w: %w at %q", store.ErrCorrupt, errUnsorted, key)
+				close(stop)
+			}
+		}
+		select {
+		case free <- c:
+		default:
+		}
+	}
+	err := <-decErr
+	if buildErr != nil {
+		err = buildErr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read entry list %q: %w", name, err)
+	}
+	if mal.n > 0 {
+		b.mal = append(b.mal, mal)
+	}
+	return r, nil
+}
+
+// chunkBytes is the size of the chunks of keys decodeList hands over.
+const chunkBytes = 256 << 10
+
+// keyChunk is a run of keys, back to back; ends[i] ends key i.
+type keyChunk struct {
+	buf  []byte
+	ends []uint32
+}
+
+var errStopped = errors.New("stopped")
+
+func (m *malformed) add(key []byte) {
+	m.n++
+	if m.n == 1 {
+		_, err := store.ParseKey(string(key))
+		if err == nil {
+			err = errors.New("malformed")
+		}
+		m.first = err.Error()
+	}
+}
+
+// jrec is one journal entry while the journal run is sorted.
+type jrec struct {
+	kind store.Kind
+	obj  []byte // packed
+	val  uint32
+}
+
+// journalRun builds the run of the journal's lines, folded lines included
+// (spec §13.7 "Reading"). skip, if not nil, drops entries already known.
+func (b *builder) journalRun(lines []store.JournalLine, skip func(kind store.Kind, obj []byte, val []byte) bool) *run {
+	recs := make([]jrec, 0, len(lines))
+	arena := make([]byte, 0, len(lines)*32)
+	mal := malformed{where: sourceTheJournal}
+	var hexBuf [store.MaxObjectHex]byte
+	for _, l := range lines {
+		kind, hexObj, val, ok := splitKey([]byte(l.Key), &hexBuf)
+		if !ok {
+			mal.add([]byte(l.Key))
+			continue
+		}
+		start := len(arena)
+		arena = packHex(arena, hexObj)
+		if skip != nil && skip(kind, arena[start:], val) {
+			arena = arena[:start]
+			continue
+		}
+		recs = append(recs, jrec{kind: kind, obj: arena[start:len(arena):len(arena)], val: b.intern(val)})
+	}
+	if mal.n > 0 {
+		b.mal = append(b.mal, mal)
+	}
+	slices.SortFunc(recs, func(x, y jrec) int {
+		if x.kind != y.kind {
+			return int(x.kind) - int(y.kind)
+		}
+		if c := bytes.Compare(x.obj, y.obj); c != 0 {
+			return c
+		}
+		return b.vt.cmpIDs(x.val, y.val)
+	})
+	r := &run{}
+	for i, x := range recs {
+		if i > 0 && x.kind == recs[i-1].kind && x.val == recs[i-1].val && bytes.Equal(x.obj, recs[i-1].obj) {
+			continue
+		}
+		r.kinds[x.kind].add(x.obj, x.val, srcJournal)
+	}
+	return r
+}
+
+// mergeRuns merges runs into one, smallest first so a big complete list is
+// copied once. An entry in several runs is kept once, with the source of
+// the first list that holds it (a list rather than the journal).
+func (b *builder) mergeRuns(runs []*run) *run {
+	if len(runs) == 0 {
+		return &run{}
+	}
+	slices.SortStableFunc(runs, func(x, y *run) int { return x.entries() - y.entries() })
+	acc := runs[0]
+	for _, r := range runs[1:] {
+		acc = b.merge(acc, r)
+	}
+	return acc
+}
+
+// merge merges two runs whose value ids are both in b.vt.
+func (b *builder) merge(x, y *run) *run {
+	out := &run{}
+	for k := range out.kinds {
+		mergeKind(&out.kinds[k], &x.kinds[k], &y.kinds[k], &b.vt)
+	}
+	return out
+}
+
+func mergeKind(out, x, y *kindSet, vt *vtab) {
+	nx, ny := x.nObj(), y.nObj()
+	out.objs = make([]byte, 0, len(x.objs)+len(y.objs))
+	out.first = make([]uint32, 0, nx+ny+1)
+	out.vals = make([]uint32, 0, len(x.vals)+len(y.vals))
+	out.srcs = make([]uint8, 0, len(x.vals)+len(y.vals))
+	copyObj := func(s *kindSet, i int) {
+		out.addObj(s.obj(i))
+		for j := s.first[i]; j < s.first[i+1]; j++ {
+			out.vals = append(out.vals, s.vals[j])
+			out.srcs = append(out.srcs, s.srcs[j])
+		}
+		out.first[out.nObj()] = uint32(len(out.vals))
+	}
+	i, j := 0, 0
+	for i < nx || j < ny {
+		c := 0
+		switch {
+		case i == nx:
+			c = 1
+		case j == ny:
+			c = -1
+		default:
+			c = bytes.Compare(x.obj(i), y.obj(j))
+		}
+		if c < 0 {
+			copyObj(x, i)
+			i++
+			continue
+		}
+		if c > 0 {
+			copyObj(y, j)
+			j++
+			continue
+		}
+		out.addObj(x.obj(i))
+		p, pe := x.first[i], x.first[i+1]
+		q, qe := y.first[j], y.first[j+1]
+		for p < pe || q < qe {
+			d := 0
+			switch {
+			case p == pe:
+				d = 1
+			case q == qe:
+				d = -1
+			default:
+				d = vt.cmpIDs(x.vals[p], y.vals[q])
+			}
+			switch {
+			case d < 0:
+				out.vals, out.srcs = append(out.vals, x.vals[p]), append(out.srcs, x.srcs[p])
+				p++
+			case d > 0:
+				out.vals, out.srcs = append(out.vals, y.vals[q]), append(out.srcs, y.srcs[q])
+				q++
+			default:
+				src := x.srcs[p]
+				if src == srcJournal {
+					src = y.srcs[q]
+				}
+				out.vals, out.srcs = append(out.vals, x.vals[p]), append(out.srcs, src)
+				p++
+				q++
+			}
+		}
+		out.first[out.nObj()] = uint32(len(out.vals))
+		i++
+		j++
+	}
+}
+
+// set finishes a run into the immutable entrySet.
+func (b *builder) set(r *run) *entrySet {
+	s := &entrySet{kinds: r.kinds, vt: b.vt, srcNames: b.srcNames}
+	s.finish()
+	return s
+}
+
+// runOf views a finished set's entries as a run (sharing its arrays).
+func runOf(s *entrySet) *run { return &run{kinds: s.kinds} }

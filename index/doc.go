@@ -1,0 +1,131 @@
+// Package index is an open handle on the signatures and index entries of an
+// oxy store: the reading rules of spec §13.7, the tree of DESIGN §4, own
+// writes with a group-committed journal, a signature byte cache, and a
+// read-only io/fs view of the same tree.
+//
+// # Model
+//
+// An Index reads nothing until its first lookup (or Load). What it reads
+// then depends on the store (spec §13.7 "Reading"):
+//
+//   - A bucket whose live lists (listed by the pack- listing and not
+//     retired) include a complete one is folded. The open is one snapshot
+//     (store.ReadSnapshot: 1 LIST page of pack-, 1 GET of the journal, 1 GET
+//     of the retired record, in parallel) and one GET per live list, in
+//     parallel. The set is every live list ∪ every journal line, folded lines
+//     included. Every ReadDir, Stat and by-signer lookup is then answered
+//     from memory: no LIST, ever. Neither the per-object prefixes nor the
+//     older one-list keys (sigs/ ...) are read, and retired lists are not
+//     read even while still listed. Mode "folded".
+//   - A bucket that is not folded: the open is the snapshot alone; lookups
+//     list the per-object prefix (ReadDir "sig" = LIST "sig/" with delimiter
+//     "/", an object directory or a Stat of an entry = LIST of the object's
+//     prefix), merged with the journal's lines and, until the marker
+//     pack-legacy-folded is listed, with the older one-list keys (one GET of
+//     sigs/ab/<rest> per object read, listings of sigs/ for directories). A
+//     per-object key wins over a legacy line; legacy signatures' bytes come
+//     from the legacy list. Each listing is done once per open (concurrent
+//     callers share it) and dropped by Refresh. by-signer needs every
+//     signature: one listing of all of "sig/" (and of "sigs/" with one GET
+//     per legacy list), once per open. Mode "prefix-listing".
+//   - A directory (a repository's own .oxy/objects): no journal, no lists;
+//     the open is one HEAD of the marker; lookups list prefixes as above, at
+//     the cost of a directory read. Mode "directory".
+//
+// A live list that cannot be read or decoded (corrupt zstd, bad header, keys
+// out of order, a failed GET) is reported once and the open falls back to
+// prefix listing: never a wrong answer, never a lost entry. A live list
+// whose GET finds nothing (deleted by a collection after the LIST) makes the
+// open read the snapshot once more before it falls back. A malformed key in
+// a list, the journal or a listing is skipped, counted (Status.Malformed)
+// and reported in one warning per source with the count and the first
+// example.
+//
+// Refresh re-reads the snapshot, for no more requests than an open: lists
+// are written once and named by their content, so when the live list names
+// are unchanged only the journal's new lines are merged into the set (1 LIST
+// + 2 GETs), and when the journal is unchanged too the set is kept as it is.
+// Generation bumps when a refresh changed what the tree shows (always in the
+// prefix modes, whose listings it drops) and on every own write.
+//
+// # Writes
+//
+// Put and PutBatch validate every entry first (store.Entry.Validate; a
+// signature needs bytes, any other kind must have none) and send nothing if
+// one is invalid. They write each per-object key first (store.Put), then, on
+// a bucket, hand the keys to the group commit: one goroutine takes every key
+// waiting and appends them in ONE journal update (fold.Append, which also
+// folds a partial list past store.PartialFoldThreshold lines), then wakes
+// every waiter of that update with its result. A Put returns only once its
+// key and its journal line both landed; the entry is then visible to this
+// handle at once (an overlay merged into every lookup, "own write"). A
+// refresh drops from the overlay what the new set holds. Putting a signer's
+// signature again replaces it (same key) and replaces the cached bytes.
+//
+// # Memory
+//
+// The set is flat, pointer-free arrays (the GC never scans them), per kind,
+// sorted by key:
+//
+//	objs    W bytes per distinct object: the id packed from hex (hex/2; W=32 for 64-hex ids)
+//	objOff  0 while every id of the kind has one width, else 4 B per object
+//	first   4 B per object: where its entries start in vals
+//	vals    4 B per entry: a value id (uint32) into the value table
+//	srcs    1 B per entry: which list, or the journal, the entry came from
+//	hh      257 × 4 B per kind: the object index where each <hh> starts
+//
+// and one value table for all kinds: each distinct value once, its bytes
+// (lowercase hex values packed to half) plus a 4 B offset and a 1-bit flag.
+// No per-key string header, no map, no pointer.
+//
+// For a signature key sig/<hh>/<62 hex>/<signer> (79 bytes of key text with
+// a 9-byte signer) on an object with one entry, that is 32 (id) + 4 (first)
+// + 4 (value id) + 1 (source) = 41 B, 0.52 × the key text; a second signer
+// on the same object costs 5 B more. 16 signers add 16 × ~13 B in total.
+// BenchmarkOpen measures it with the mix Generate writes (70% signatures,
+// 1–2 entries per object, unique 64-hex seal and accepted values): 38.6 B per
+// entry of resident heap for 87 B of key text (0.44), 1e5 and 1e6 entries
+// alike. Status.MemoryBytes is the sum of the arrays' capacities.
+//
+// Not in that figure: own writes since the last refresh (a Go map and
+// strings, ~150 B each), the signature cache (bounded by
+// Options.SigCacheBytes), the sizes of signatures read (~100 B each, at most
+// 1<<20 remembered), and in the prefix modes the listings of the open. While
+// an open builds the set it also holds the compressed lists, the growing
+// arrays and a map of distinct values; a refresh builds the new set beside
+// the old one.
+//
+// Lookups are binary searches within one <hh> bucket: O(log n). ReadDir of a
+// kind walks the 256 bucket bounds; ReadDir of <kind>/<hh> is O(log n + k)
+// for k objects. by-signer/<signer> scans the signatures' value ids once
+// (uint32 compares, no allocation but for the names returned).
+//
+// Loading decodes each list once, in key order, straight into the arrays
+// (keys of a list come sorted, so no sort is needed); zstd decompression
+// runs in a second goroutine that hands over chunks of keys. Several lists
+// and the journal are merged pairwise, smallest first.
+//
+// # Concurrency
+//
+// An Index is safe for concurrent use. What an open learned is an immutable
+// view published through an atomic pointer: lookups take no lock on the set.
+// Load and Refresh are serialized; a refresh builds its view beside the old
+// one and swaps it in. The overlay, the signature cache and the listings of
+// the prefix modes each have their own lock; a listing, and a signature's
+// GET, run once however many callers ask at the same time. The group commit
+// is one goroutine, started by the first write; Close waits for it to finish
+// every pending update.
+//
+// # Errors
+//
+// A path that does not exist is an *fs.PathError wrapping fs.ErrNotExist;
+// ReadDir of a file or symlink wraps ErrNotDir. An entry that breaks the key
+// rules is refused with an error wrapping store.ErrBadKey. Request failures
+// are returned wrapped with the operation and the key ("read entry list
+// %q: ..."). A failed open (the snapshot cannot be read) fails the lookup
+// that triggered it; the next lookup tries again. A failed journal update
+// fails every Put of that update with an error saying their per-object keys
+// exist but are not journaled (a folded reader sees them only after the next
+// complete fold; putting them again fixes it); they are not added to the
+// overlay. Nothing panics on bad input.
+package index

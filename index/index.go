@@ -1,0 +1,267 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"log"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/oxyfs/oxyfs/fold"
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// Options configure an Index.
+type Options struct {
+	SigCacheBytes int64            // signature byte cache bound; 0 = 64 MiB
+	Warn          func(msg string) // warnings (malformed keys, unreadable lists); nil = log.Printf
+}
+
+// DefaultSigCacheBytes bounds the signature byte cache when Options leave it 0.
+const DefaultSigCacheBytes = 64 << 20
+
+// Modes of an open (Status.Mode).
+const (
+	ModeFolded        = "folded"         // lookups answered from the lists and the journal
+	ModePrefixListing = "prefix-listing" // a bucket that is not folded: lookups list per-object prefixes
+	ModeDirectory     = "directory"      // a repository's own directory: lookups list per-object prefixes
+)
+
+// maxWarnings is how many warnings Status keeps (the most recent).
+const maxWarnings = 100
+
+// ErrClosed is returned by writes after Close.
+var ErrClosed = errors.New("index is closed")
+
+// ErrNotDir is returned by ReadDir of a file or symlink.
+var ErrNotDir = errors.New("not a directory")
+
+// Index is an open handle on a store's signatures and index entries: the
+// reading rules of spec §13.7 and the tree of DESIGN §4. It is safe for
+// concurrent use.
+type Index struct {
+	st       *store.Store
+	warnFn   func(string)
+	appendFn func(ctx context.Context, st *store.Store, keys []string) (fold.AppendResult, error)
+
+	loadMu sync.Mutex           // serializes Load and Refresh
+	v      atomic.Pointer[view] // nil until the first load
+	gen    atomic.Uint64
+
+	own    overlay
+	sigs   *sigCache
+	commit committer
+
+	warnMu   sync.Mutex
+	warnings []string
+	warned   map[string]bool // warnings said once per handle (unreadable lists)
+}
+
+// view is what one open or refresh learned. It is immutable once published,
+// except for the caches of prefixCache, which lock themselves.
+type view struct {
+	mode           string
+	folded         bool // the snapshot had a live complete list
+	legacy         bool // the older one-list keys are read (no marker)
+	base           *entrySet
+	pc             *prefixCache // nil when folded
+	live, retired  []store.ListInfo
+	journalLines   int
+	journalFolded  int
+	journalVersion store.Version
+	journalCounts  map[string]lineCount // sig key -> journal lines naming it (cache invalidation)
+	malformed      int
+	mals           []malformed
+	openReq        store.Counts
+	listNames      []string
+}
+
+// lineCount counts the journal lines that name one signature key. A new
+// line for a key (another writer replaced the signature) raises one of the
+// two counts even when a fold marked or dropped an older line meanwhile.
+type lineCount struct{ lines, unfolded int32 }
+
+// Open returns a handle on st. It is lazy: nothing is read until the first
+// lookup or Load.
+func Open(ctx context.Context, st *store.Store, opts Options) (*Index, error) {
+	if st == nil {
+		return nil, errors.New("index: nil store")
+	}
+	ix := &Index{st: st, warnFn: opts.Warn, appendFn: fold.Append, warned: map[string]bool{}}
+	if ix.warnFn == nil {
+		ix.warnFn = func(msg string) { log.Printf("oxyfs: %s", msg) }
+	}
+	max := opts.SigCacheBytes
+	if max <= 0 {
+		max = DefaultSigCacheBytes
+	}
+	ix.sigs = newSigCache(max)
+	ix.own.init()
+	ix.commit.init(ix)
+	return ix, nil
+}
+
+// Store returns the store the index reads.
+func (ix *Index) Store() *store.Store { return ix.st }
+
+// Generation bumps whenever the visible tree changes: a refresh that changed
+// something, an own write. Caches of the tree (FUSE) invalidate on it.
+func (ix *Index) Generation() uint64 { return ix.gen.Load() }
+
+// Load opens the index: reads what the store's layout asks for (spec §13.7
+// "Reading"). It is idempotent; a failed Load is retried by the next lookup.
+func (ix *Index) Load(ctx context.Context) error {
+	if ix.v.Load() != nil {
+		return nil
+	}
+	ix.loadMu.Lock()
+	defer ix.loadMu.Unlock()
+	if ix.v.Load() != nil {
+		return nil
+	}
+	v, err := ix.open(ctx, nil)
+	if err != nil {
+		return err
+	}
+	ix.v.Store(v)
+	ix.gen.Add(1)
+	return nil
+}
+
+// Refresh reads the lists and the journal again, as an open does and for no
+// more requests than one. Own writes stay visible.
+func (ix *Index) Refresh(ctx context.Context) error {
+	ix.loadMu.Lock()
+	defer ix.loadMu.Unlock()
+	prev := ix.v.Load()
+	v, err := ix.open(ctx, prev)
+	if err != nil {
+		return err
+	}
+	changed := prev == nil || v.mode != ModeFolded || prev.mode != v.mode ||
+		!slices.Equal(prev.listNames, v.listNames) || prev.journalVersion != v.journalVersion || prev.legacy != v.legacy
+	ix.sigs.invalidateRefresh(prev, v)
+	ix.v.Store(v)
+	if v.mode == ModeFolded {
+		ix.own.prune(v.base)
+	} else {
+		// Prefix listings see the per-object keys every own write wrote
+		// first; the listings are read afresh after a refresh.
+		ix.own.prune(nil)
+	}
+	if changed {
+		ix.gen.Add(1)
+	}
+	return nil
+}
+
+// current returns the published view, loading it on first use.
+func (ix *Index) current(ctx context.Context) (*view, error) {
+	if v := ix.v.Load(); v != nil {
+		return v, nil
+	}
+	if err := ix.Load(ctx); err != nil {
+		return nil, err
+	}
+	return ix.v.Load(), nil
+}
+
+// warn reports a warning and keeps it for Status.
+func (ix *Index) warn(msg string) {
+	ix.warnMu.Lock()
+	ix.warnings = append(ix.warnings, msg)
+	if len(ix.warnings) > maxWarnings {
+		ix.warnings = slices.Delete(ix.warnings, 0, len(ix.warnings)-maxWarnings)
+	}
+	ix.warnMu.Unlock()
+	ix.warnFn(msg)
+}
+
+// warnOnce reports a warning the first time its id is seen by this handle.
+func (ix *Index) warnOnce(id, msg string) {
+	ix.warnMu.Lock()
+	seen := ix.warned[id]
+	ix.warned[id] = true
+	ix.warnMu.Unlock()
+	if !seen {
+		ix.warn(msg)
+	}
+}
+
+// Status is what an open learned and what it cost, for .oxy/status.
+type Status struct {
+	URL             string           `json:"url"`
+	Layout          string           `json:"layout"`
+	Loaded          bool             `json:"loaded"`
+	Folded          bool             `json:"folded"`
+	Mode            string           `json:"mode"`
+	LiveLists       []store.ListInfo `json:"live_lists"`
+	RetiredLists    []store.ListInfo `json:"retired_lists"`
+	JournalLines    int              `json:"journal_lines"`
+	JournalFolded   int              `json:"journal_folded"`
+	JournalUnfolded int              `json:"journal_unfolded"`
+	EntriesPerKind  map[string]int   `json:"entries_per_kind"`
+	Entries         int              `json:"entries"`
+	OwnWrites       int              `json:"own_writes"`
+	Malformed       int              `json:"malformed"`
+	Warnings        []string         `json:"warnings"`
+	Requests        store.Counts     `json:"requests"`
+	OpenRequests    store.Counts     `json:"open_requests"`
+	LegacyRead      bool             `json:"legacy_read"`
+	MemoryBytes     int64            `json:"memory_bytes"`
+	Generation      uint64           `json:"generation"`
+	JournalAppends  int64            `json:"journal_appends"`
+	JournalKeys     int64            `json:"journal_keys"`
+	SigCacheBytes   int64            `json:"sig_cache_bytes"`
+}
+
+// Status reports the handle's state. It sends no request. In the prefix
+// modes the entry counts are what memory holds (journal lines and own
+// writes), not the store's total.
+func (ix *Index) Status() Status {
+	s := Status{
+		URL:            ix.st.URL(),
+		Layout:         ix.st.Layout().String(),
+		EntriesPerKind: map[string]int{},
+		Requests:       ix.st.Counts(),
+		Generation:     ix.gen.Load(),
+		JournalAppends: ix.commit.appends.Load(),
+		JournalKeys:    ix.commit.keys.Load(),
+		SigCacheBytes:  ix.sigs.used(),
+		OwnWrites:      ix.own.len(),
+	}
+	for _, k := range store.Kinds {
+		s.EntriesPerKind[k.String()] = 0
+	}
+	ix.warnMu.Lock()
+	s.Warnings = slices.Clone(ix.warnings)
+	ix.warnMu.Unlock()
+	v := ix.v.Load()
+	if v == nil {
+		s.Mode = "not loaded"
+		return s
+	}
+	s.Loaded, s.Folded, s.Mode = true, v.folded, v.mode
+	s.LiveLists, s.RetiredLists = slices.Clone(v.live), slices.Clone(v.retired)
+	s.JournalLines, s.JournalFolded, s.JournalUnfolded = v.journalLines, v.journalFolded, v.journalLines-v.journalFolded
+	s.Malformed = v.malformed
+	if v.pc != nil {
+		s.Malformed += int(v.pc.malformed.Load())
+	}
+	s.OpenRequests, s.LegacyRead = v.openReq, v.legacy
+	s.MemoryBytes = v.base.memoryBytes()
+	for _, k := range store.Kinds {
+		n := v.base.kinds[k].nEntries() + ix.own.countNew(k, v.base)
+		s.EntriesPerKind[k.String()] = n
+		s.Entries += n
+	}
+	return s
+}
+
+// Close waits for pending journal appends and stops the committer. Reads
+// keep working; writes fail with ErrClosed.
+func (ix *Index) Close() error {
+	ix.commit.close()
+	return nil
+}

@@ -1,0 +1,212 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// listFetchParallel bounds the live lists fetched at once.
+const listFetchParallel = 8
+
+// open reads what an open reads (spec §13.7 "Reading"): for a bucket one
+// snapshot (1 LIST page of pack-, 1 GET journal, 1 GET retired) and, when the
+// store is folded, one GET per live list; for a directory only the marker.
+// prev, on a refresh, lets unchanged lists be kept rather than read again.
+func (ix *Index) open(ctx context.Context, prev *view) (*view, error) {
+	before := ix.st.Counts()
+	v, err := ix.openLayout(ctx, prev)
+	if err != nil {
+		return nil, err
+	}
+	v.openReq = ix.st.Counts().Sub(before)
+	return v, nil
+}
+
+func (ix *Index) openLayout(ctx context.Context, prev *view) (*view, error) {
+	if ix.st.Layout() == store.LayoutDirectory {
+		marker, err := ix.st.Exists(ctx, store.LegacyFoldedMarker)
+		if err != nil {
+			return nil, fmt.Errorf("open index: %w", err)
+		}
+		v := &view{mode: ModeDirectory, legacy: !marker, base: emptySet}
+		v.pc = newPrefixCache(ix, v.legacy)
+		return v, nil
+	}
+	sn, err := ix.st.ReadSnapshot(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open index: %w", err)
+	}
+	reread := false
+	for {
+		v := snapshotView(sn)
+		if !sn.Folded() {
+			return ix.prefixView(v, sn), nil
+		}
+		base, mals, err := ix.foldedBase(ctx, sn, prev)
+		var nf *listGoneError
+		switch {
+		case err == nil:
+			v.mode, v.base = ModeFolded, base
+			ix.reportMalformed(v, sn, mals)
+			return v, nil
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("open index: %w", ctx.Err())
+		case errors.As(err, &nf) && !reread:
+			// A collection deleted a list between our LIST and GET: the
+			// store has moved on, so read its layout once more.
+			reread = true
+			if sn, err = ix.st.ReadSnapshot(ctx); err != nil {
+				return nil, fmt.Errorf("open index: %w", err)
+			}
+			continue
+		default:
+			ix.warnOnce("list:"+err.Error(), fmt.Sprintf("%v; falling back to prefix listing for this open (lookups will send LIST requests)", err))
+			return ix.prefixView(v, sn), nil
+		}
+	}
+}
+
+// snapshotView fills what every bucket view reports from a snapshot.
+func snapshotView(sn *store.Snapshot) *view {
+	v := &view{folded: sn.Folded(), journalVersion: sn.JournalVersion, journalLines: len(sn.Journal)}
+	for _, l := range sn.Lists {
+		if l.Retired {
+			v.retired = append(v.retired, l)
+		} else {
+			v.live = append(v.live, l)
+			v.listNames = append(v.listNames, l.Name)
+		}
+	}
+	v.journalCounts = make(map[string]lineCount)
+	for _, l := range sn.Journal {
+		if l.Folded() {
+			v.journalFolded++
+		}
+		if len(l.Key) > 4 && l.Key[:4] == "sig/" {
+			c := v.journalCounts[l.Key]
+			c.lines++
+			if !l.Folded() {
+				c.unfolded++
+			}
+			v.journalCounts[l.Key] = c
+		}
+	}
+	return v
+}
+
+// prefixView is the view of a bucket that is not folded (or whose lists
+// could not be read): lookups list per-object prefixes, the journal's lines
+// are merged, the older lists are read until the marker.
+func (ix *Index) prefixView(v *view, sn *store.Snapshot) *view {
+	b := newBuilder()
+	v.mode, v.legacy = ModePrefixListing, !sn.Marker
+	v.base = b.set(b.journalRun(sn.Journal, nil))
+	ix.reportMalformed(v, sn, b.mal)
+	v.pc = newPrefixCache(ix, v.legacy)
+	return v
+}
+
+// listGoneError is a live list whose GET found nothing.
+type listGoneError struct{ name string }
+
+func (e *listGoneError) Error() string {
+	return fmt.Sprintf("read entry list %q: gone (deleted after the pack listing)", e.name)
+}
+
+// foldedBase builds the set of a folded store: every live list ∪ every
+// journal line, folded lines included. Nothing else is read.
+func (ix *Index) foldedBase(ctx context.Context, sn *store.Snapshot, prev *view) (*entrySet, []malformed, error) {
+	live := sn.LiveLists()
+	names := make([]string, len(live))
+	for i, l := range live {
+		names[i] = l.Name
+	}
+	if prev != nil && prev.mode == ModeFolded && slices.Equal(prev.listNames, names) {
+		// Lists are written once and named by their content: the same
+		// names are the same entries. Only the journal can have changed.
+		var carried []malformed
+		for _, m := range prev.mals {
+			if m.where != sourceTheJournal {
+				carried = append(carried, m)
+			}
+		}
+		if prev.journalVersion == sn.JournalVersion {
+			return prev.base, carried, nil
+		}
+		s, mal := addJournal(prev.base, sn)
+		return s, append(carried, mal...), nil
+	}
+	datas := make([][]byte, len(live))
+	errs := make([]error, len(live))
+	sem := make(chan struct{}, listFetchParallel)
+	var wg sync.WaitGroup
+	for i, l := range live {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			data, err := ix.st.Get(ctx, l.Name)
+			if errors.Is(err, store.ErrNotFound) {
+				err = &listGoneError{name: l.Name}
+			} else if err != nil {
+				err = fmt.Errorf("read entry list %q: %w", l.Name, err)
+			}
+			datas[i], errs[i] = data, err
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	b := newBuilder()
+	runs := make([]*run, 0, len(live)+1)
+	for i, l := range live {
+		r, err := b.decodeList(l.Name, datas[i])
+		if err != nil {
+			return nil, nil, err
+		}
+		datas[i] = nil
+		runs = append(runs, r)
+	}
+	runs = append(runs, b.journalRun(sn.Journal, nil))
+	return b.set(b.mergeRuns(runs)), b.mal, nil
+}
+
+// addJournal adds to a set the journal lines it does not hold yet.
+func addJournal(base *entrySet, sn *store.Snapshot) (*entrySet, []malformed) {
+	b := newBuilderFrom(base)
+	r := b.journalRun(sn.Journal, func(kind store.Kind, obj []byte, val []byte) bool {
+		k := &base.kinds[kind]
+		i, ok := k.findObj(obj)
+		if !ok {
+			return false
+		}
+		_, ok = k.findVal(&base.vt, i, string(val))
+		return ok
+	})
+	if r.entries() == 0 {
+		return base, b.mal
+	}
+	return b.set(b.merge(runOf(base), r)), b.mal
+}
+
+// reportMalformed counts the malformed keys an open skipped, and the journal
+// lines ParseJournal refused, and warns once per source with a count and the
+// first example (a refresh that meets the same ones says nothing new).
+func (ix *Index) reportMalformed(v *view, sn *store.Snapshot, mals []malformed) {
+	if len(sn.JournalBad) > 0 {
+		mals = append(mals, malformed{where: sourceTheJournal, n: len(sn.JournalBad), first: sn.JournalBad[0].Error()})
+	}
+	v.mals = mals
+	for _, m := range mals {
+		v.malformed += m.n
+		ix.warnOnce("malformed:"+m.String(), m.String())
+	}
+}

@@ -1,0 +1,120 @@
+package index
+
+import (
+	"cmp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// overlay holds this handle's own writes (spec §13.7: a handle "adds what it
+// writes itself"), merged into every lookup. A refresh drops the entries the
+// new base holds, so the overlay stays small: its size is the writes since
+// the last refresh. Lookups by key are O(1); directory reads sort it lazily.
+type overlay struct {
+	mu     sync.Mutex
+	m      map[string]store.Entry
+	sorted [store.NumKinds][]store.Entry // by (Object, Value), valid unless dirty
+	dirty  bool
+}
+
+func (o *overlay) init() { o.m = make(map[string]store.Entry) }
+
+func (o *overlay) add(es []store.Entry) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, e := range es {
+		o.m[e.Key()] = e
+	}
+	o.dirty = true
+}
+
+func (o *overlay) len() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.m)
+}
+
+func (o *overlay) has(e store.Entry) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.m) == 0 {
+		return false
+	}
+	_, ok := o.m[e.Key()]
+	return ok
+}
+
+// prune drops the entries base holds; a nil base drops every entry.
+func (o *overlay) prune(base *entrySet) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for k, e := range o.m {
+		if base == nil {
+			delete(o.m, k)
+		} else if _, ok := base.lookup(e.Kind, e.Object, e.Value); ok {
+			delete(o.m, k)
+		}
+	}
+	o.dirty = true
+}
+
+// countNew counts the overlay's entries of a kind that base does not hold.
+func (o *overlay) countNew(kind store.Kind, base *entrySet) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := 0
+	for _, e := range o.m {
+		if e.Kind == kind {
+			if _, ok := base.lookup(e.Kind, e.Object, e.Value); !ok {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func (o *overlay) sortLocked() {
+	if !o.dirty {
+		return
+	}
+	for k := range o.sorted {
+		o.sorted[k] = o.sorted[k][:0]
+	}
+	for _, e := range o.m {
+		o.sorted[e.Kind] = append(o.sorted[e.Kind], e)
+	}
+	for k := range o.sorted {
+		slices.SortFunc(o.sorted[k], func(a, b store.Entry) int {
+			return cmp.Or(strings.Compare(a.Object, b.Object), strings.Compare(a.Value, b.Value))
+		})
+	}
+	o.dirty = false
+}
+
+// withPrefix returns the kind's entries whose object starts with prefix
+// ("" for all), sorted by (object, value).
+func (o *overlay) withPrefix(kind store.Kind, prefix string) []store.Entry {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.m) == 0 {
+		return nil
+	}
+	o.sortLocked()
+	s := o.sorted[kind]
+	i := sort.Search(len(s), func(i int) bool { return s[i].Object >= prefix })
+	j := i
+	for j < len(s) && strings.HasPrefix(s[j].Object, prefix) {
+		j++
+	}
+	return slices.Clone(s[i:j])
+}
+
+// object returns an object's entries of the kind, sorted by value.
+func (o *overlay) object(kind store.Kind, obj string) []store.Entry {
+	es := o.withPrefix(kind, obj)
+	return slices.DeleteFunc(es, func(e store.Entry) bool { return e.Object != obj })
+}

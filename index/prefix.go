@@ -1,0 +1,325 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// legacyFetchParallel bounds the legacy lists a by-signer scan reads at once.
+const legacyFetchParallel = 16
+
+const sourcePrefixListing = "prefix listing"
+
+// prefixCache answers lookups on a store that is not folded (or a
+// directory) by listing per-object prefixes (spec §13.7 "Reading"), and,
+// until the marker, by reading the older one-list keys. Every listing is
+// done once per open: results are kept until the next refresh, and
+// concurrent callers of the same listing share one.
+type prefixCache struct {
+	ix        *Index
+	legacy    bool
+	malformed atomic.Int64
+
+	mu    sync.Mutex
+	calls map[string]*call
+}
+
+type call struct {
+	done chan struct{}
+	val  any
+	err  error
+}
+
+func newPrefixCache(ix *Index, legacy bool) *prefixCache {
+	return &prefixCache{ix: ix, legacy: legacy, calls: make(map[string]*call)}
+}
+
+// do runs fn once per key for the life of the cache; an error is not kept,
+// so the next caller tries again.
+func (p *prefixCache) do(ctx context.Context, key string, fn func() (any, error)) (any, error) {
+	p.mu.Lock()
+	if c, ok := p.calls[key]; ok {
+		p.mu.Unlock()
+		select {
+		case <-c.done:
+			return c.val, c.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	c := &call{done: make(chan struct{})}
+	p.calls[key] = c
+	p.mu.Unlock()
+	c.val, c.err = fn()
+	if c.err != nil {
+		p.mu.Lock()
+		delete(p.calls, key)
+		p.mu.Unlock()
+	}
+	close(c.done)
+	return c.val, c.err
+}
+
+// report counts and warns about the malformed keys one listing met.
+func (p *prefixCache) report(m malformed) {
+	if m.n == 0 {
+		return
+	}
+	p.malformed.Add(int64(m.n))
+	p.ix.warnOnce("malformed:"+m.String(), m.String())
+}
+
+// names lists prefix with delimiter "/" and returns the sorted, valid child
+// names: directories (common prefixes) when dirs, else keys.
+func (p *prefixCache) names(ctx context.Context, prefix string, dirs bool, valid func(string) bool) ([]string, error) {
+	var out []string
+	mal := malformed{where: "the listing of " + prefix}
+	err := p.ix.st.List(ctx, prefix, "/", func(it store.ListItem) error {
+		name := strings.TrimSuffix(strings.TrimPrefix(it.Key, prefix), "/")
+		if it.IsDir != dirs || !valid(name) {
+			mal.addText(it.Key)
+			return nil
+		}
+		out = append(out, name)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.report(mal)
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+func (m *malformed) addText(key string) {
+	m.n++
+	if m.n == 1 {
+		m.first = fmt.Sprintf("%q: not a valid entry path", key)
+	}
+}
+
+// hhNames lists the <hh> directories of a kind: one listing of "<kind>/"
+// with delimiter "/", and of the legacy prefix until the marker.
+func (p *prefixCache) hhNames(ctx context.Context, kind store.Kind) ([]string, error) {
+	v, err := p.do(ctx, "hh|"+kind.String(), func() (any, error) {
+		isHH := func(s string) bool { return len(s) == 2 && isLowerHex(s) }
+		out, err := p.names(ctx, kind.Prefix(), true, isHH)
+		if err != nil || !p.legacy {
+			return out, err
+		}
+		old, err := p.names(ctx, store.LegacyLists[kind].Prefix, true, isHH)
+		return unionSorted(out, old), err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]string), nil
+}
+
+// restNames lists the object directories under <kind>/<hh>/.
+func (p *prefixCache) restNames(ctx context.Context, kind store.Kind, hh string) ([]string, error) {
+	v, err := p.do(ctx, "rest|"+kind.String()+"/"+hh, func() (any, error) {
+		isRest := func(s string) bool { return validObjectHex(hh + s) }
+		out, err := p.names(ctx, kind.Prefix()+hh+"/", true, isRest)
+		if err != nil || !p.legacy {
+			return out, err
+		}
+		// Legacy lists are keys "<prefix><hh>/<rest>", not directories.
+		old, err := p.names(ctx, store.LegacyLists[kind].Prefix+hh+"/", false, isRest)
+		return unionSorted(out, old), err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]string), nil
+}
+
+// objEntries lists an object's entries: one listing of its prefix and,
+// until the marker, one GET of its legacy list. A per-object key wins over
+// a legacy entry.
+func (p *prefixCache) objEntries(ctx context.Context, kind store.Kind, obj string) ([]entrySource, error) {
+	v, err := p.do(ctx, "obj|"+kind.String()+"/"+obj, func() (any, error) {
+		prefix := objectPath(kind, obj) + "/"
+		vals, err := p.names(ctx, prefix, false, func(s string) bool { return store.ValidateValue(s) == nil })
+		if err != nil {
+			return nil, err
+		}
+		out := make([]entrySource, len(vals))
+		for i, val := range vals {
+			out[i] = entrySource{val: val, source: sourcePrefixListing}
+		}
+		if !p.legacy {
+			return out, nil
+		}
+		old, err := p.legacyEntries(ctx, kind, obj)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range old {
+			i, found := slices.BinarySearchFunc(out, e.val, func(x entrySource, v string) int { return strings.Compare(x.val, v) })
+			if !found {
+				out = slices.Insert(out, i, e)
+			}
+		}
+		return out, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]entrySource), nil
+}
+
+// legacyEntries reads one legacy list (one GET; absent means none).
+func (p *prefixCache) legacyEntries(ctx context.Context, kind store.Kind, obj string) ([]entrySource, error) {
+	key := store.LegacyKey(kind, obj)
+	data, err := p.ix.st.Get(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read legacy list: %w", err)
+	}
+	src := "legacy " + key
+	var out []entrySource
+	var bad []*store.LineError
+	if kind == store.KindSig {
+		var sigs []store.LegacySig
+		sigs, bad = store.ParseLegacySigs(data)
+		for _, s := range sigs {
+			out = append(out, entrySource{val: s.Signer, source: src, sig: s.Sig})
+		}
+	} else {
+		var vals []string
+		vals, bad = store.ParseLegacyValues(data)
+		for _, v := range vals {
+			out = append(out, entrySource{val: strings.Clone(v), source: src})
+		}
+	}
+	if len(bad) > 0 {
+		p.report(malformed{where: key, n: len(bad), first: bad[0].Error()})
+	}
+	// A signer listed twice: the last line wins, as a rewrite would have.
+	slices.SortStableFunc(out, func(a, b entrySource) int { return strings.Compare(a.val, b.val) })
+	for i := len(out) - 1; i > 0; i-- {
+		if out[i].val == out[i-1].val {
+			out = slices.Delete(out, i-1, i)
+		}
+	}
+	return out, nil
+}
+
+// sigScan finds every signature, for by-signer: one listing of every page of
+// "sig/" and, until the marker, of "sigs/" with one GET per legacy list. It
+// is what by-signer costs on a store that is not folded; it is done once
+// per open. The result maps each signer to the objects it signed, sorted.
+func (p *prefixCache) sigScan(ctx context.Context) (map[string][]string, error) {
+	v, err := p.do(ctx, "sigscan", func() (any, error) {
+		by := map[string][]string{}
+		mal := malformed{where: "the listing of sig/"}
+		var hexBuf [store.MaxObjectHex]byte
+		err := p.ix.st.List(ctx, store.KindSig.Prefix(), "", func(it store.ListItem) error {
+			kind, hexObj, val, ok := splitKey([]byte(it.Key), &hexBuf)
+			if !ok || kind != store.KindSig {
+				mal.addText(it.Key)
+				return nil
+			}
+			by[string(val)] = append(by[string(val)], string(hexObj))
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		p.report(mal)
+		if p.legacy {
+			if err := p.legacySigScan(ctx, by); err != nil {
+				return nil, err
+			}
+		}
+		for s, objs := range by {
+			slices.Sort(objs)
+			by[s] = slices.Compact(objs)
+		}
+		return by, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(map[string][]string), nil
+}
+
+func (p *prefixCache) legacySigScan(ctx context.Context, by map[string][]string) error {
+	var objs []string
+	err := p.ix.st.List(ctx, store.LegacyLists[store.KindSig].Prefix, "", func(it store.ListItem) error {
+		if kind, obj, ok := store.ParseLegacyKey(it.Key); ok && kind == store.KindSig {
+			objs = append(objs, obj)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	var firstErr error
+	sem := make(chan struct{}, legacyFetchParallel)
+	var wg sync.WaitGroup
+	for _, obj := range objs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			es, err := p.legacyEntries(ctx, store.KindSig, obj)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				firstErr = cmpErr(firstErr, err)
+				return
+			}
+			for _, e := range es {
+				by[e.val] = append(by[e.val], obj)
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
+}
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// unionSorted merges two sorted, duplicate-free lists.
+func unionSorted(a, b []string) []string {
+	if len(b) == 0 {
+		return a
+	}
+	if len(a) == 0 {
+		return b
+	}
+	out := make([]string, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || i < len(a) && a[i] < b[j]:
+			out = append(out, a[i])
+			i++
+		case i == len(a) || b[j] < a[i]:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i++
+			j++
+		}
+	}
+	return out
+}

@@ -1,0 +1,217 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"slices"
+	"testing"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+func mustReadDir(t *testing.T, ix *Index, dir string) []string {
+	t.Helper()
+	nodes, err := ix.ReadDir(context.Background(), dir)
+	if err != nil {
+		t.Fatalf("ReadDir %q: %v", dir, err)
+	}
+	return names(nodes)
+}
+
+func TestUnfoldedStoreListsPerObjectPrefix(t *testing.T) {
+	ctx := context.Background()
+	st := newMem(t)
+	a1, a2 := ent(store.KindSig, objA, "alice"), ent(store.KindSig, objA, "bob")
+	b1 := ent(store.KindSig, objB, "carol")
+	c1 := ent(store.KindSeal, objC, "s1")
+	older := ent(store.KindSig, objC, "older-writer") // per-object key only
+	journalOnly := ent(store.KindSig, objD, "journal-only")
+	putKeys(t, st, a1, a2, b1, c1, older)
+	writeJournal(t, st, 0, a1, a2, b1, c1, journalOnly)
+	if err := st.Put(ctx, store.LegacyFoldedMarker, nil); err != nil {
+		t.Fatal(err)
+	}
+	ix, _ := openIndex(t, st)
+	if d := delta(st, func() { ix.Load(ctx) }); d != (store.Counts{List: 1, Get: 2}) {
+		t.Fatalf("open sent %v, want 1 LIST + 2 GET", d)
+	}
+	if s := ix.Status(); s.Mode != ModePrefixListing || s.Folded || s.LegacyRead {
+		t.Fatalf("status %+v", s)
+	}
+	check := func(what string, want store.Counts, fn func()) {
+		t.Helper()
+		if d := delta(st, fn); d != want {
+			t.Fatalf("%s sent %v, want %v", what, d, want)
+		}
+	}
+	check("ReadDir sig", store.Counts{List: 1}, func() {
+		if got := mustReadDir(t, ix, "sig"); !slices.Equal(got, []string{"ab", "cd", "ef"}) {
+			t.Fatalf("sig: %v", got)
+		}
+	})
+	check("ReadDir sig again", store.Counts{}, func() { mustReadDir(t, ix, "sig") })
+	check("ReadDir sig/ab", store.Counts{List: 1}, func() {
+		if got := mustReadDir(t, ix, "sig/ab"); !slices.Equal(got, []string{objA[2:], objB[2:]}) {
+			t.Fatalf("sig/ab: %v", got)
+		}
+	})
+	check("ReadDir of an object", store.Counts{List: 1}, func() {
+		if got := mustReadDir(t, ix, objectPath(store.KindSig, objA)); !slices.Equal(got, []string{"alice", "bob"}) {
+			t.Fatalf("object: %v", got)
+		}
+	})
+	check("Stat in a listed object", store.Counts{}, func() {
+		if n, err := ix.Stat(ctx, a2.Key()); err != nil || n.Source != sourcePrefixListing {
+			t.Fatalf("Stat: %+v %v", n, err)
+		}
+	})
+	check("Stat of an older writer's entry", store.Counts{List: 1}, func() {
+		if _, err := ix.Stat(ctx, older.Key()); err != nil {
+			t.Fatal(err)
+		}
+	})
+	check("Stat of a journal-only entry", store.Counts{List: 1}, func() {
+		if n, err := ix.Stat(ctx, journalOnly.Key()); err != nil || n.Source != sourceJournal {
+			t.Fatalf("Stat: %+v %v", n, err)
+		}
+	})
+	check("Stat of an absent entry", store.Counts{List: 1}, func() {
+		if _, err := ix.Stat(ctx, "seal/ab/"+objA[2:]+"/x"); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("Stat: %v", err)
+		}
+	})
+	// A refresh drops the listings: they are kept for one open.
+	check("Refresh", store.Counts{List: 1, Get: 2}, func() {
+		if err := ix.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+	check("ReadDir sig after refresh", store.Counts{List: 1}, func() { mustReadDir(t, ix, "sig") })
+}
+
+func TestLegacyListsReadUntilMarker(t *testing.T) {
+	ctx := context.Background()
+	st := newMem(t)
+	both := ent(store.KindSig, objA, "alice") // per-object key and legacy line
+	putKeys(t, st, both)
+	legacySigs := store.FormatLegacySigs([]store.LegacySig{{Signer: "alice", Sig: []byte("old alice")}, {Signer: "zed", Sig: []byte("zed's sig")}})
+	for key, data := range map[string][]byte{
+		store.LegacyKey(store.KindSig, objA):  legacySigs,
+		store.LegacyKey(store.KindSeal, objC): store.FormatLegacyValues([]string{"s1", "s2"}),
+	} {
+		if err := st.Put(ctx, key, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix, _ := openIndex(t, st)
+	if err := ix.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s := ix.Status(); !s.LegacyRead || s.Mode != ModePrefixListing {
+		t.Fatalf("status %+v", s)
+	}
+	var nodes []Node
+	d := delta(st, func() {
+		var err error
+		if nodes, err = ix.ReadDir(ctx, objectPath(store.KindSig, objA)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if d != (store.Counts{List: 1, Get: 1}) {
+		t.Fatalf("object read sent %v, want its listing and its legacy list", d)
+	}
+	if len(nodes) != 2 || nodes[0].Name != "alice" || nodes[0].Source != sourcePrefixListing ||
+		nodes[1].Name != "zed" || nodes[1].Source != "legacy sigs/ab/"+objA[2:] || nodes[1].Size != int64(len("zed's sig")) {
+		t.Fatalf("nodes %+v", nodes)
+	}
+	// Legacy bytes come from the legacy list; a per-object key wins.
+	d = delta(st, func() {
+		if b, err := ix.ReadSig(ctx, nodes[1].Entry); err != nil || string(b) != "zed's sig" {
+			t.Fatalf("legacy sig %q %v", b, err)
+		}
+	})
+	if d.Total() != 0 {
+		t.Fatalf("reading a legacy signature sent %v", d)
+	}
+	if b, err := ix.ReadSig(ctx, both); err != nil || string(b) != "sig of "+both.Key() {
+		t.Fatalf("per-object sig %q %v", b, err)
+	}
+	if got := walkEntries(t, ix); !slices.Equal(got, []string{
+		"seal/cd/" + objC[2:] + "/s1", "seal/cd/" + objC[2:] + "/s2", both.Key(), "sig/ab/" + objA[2:] + "/zed"}) {
+		t.Fatalf("tree %v", got)
+	}
+	if got := mustReadDir(t, ix, "by-signer/zed"); !slices.Equal(got, []string{objA}) {
+		t.Fatalf("by-signer/zed: %v", got)
+	}
+
+	// Once the marker is there, the older lists are not read.
+	if err := st.Put(ctx, store.LegacyFoldedMarker, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ix.Status().LegacyRead {
+		t.Fatal("legacy still read after the marker")
+	}
+	d = delta(st, func() {
+		if got := mustReadDir(t, ix, objectPath(store.KindSig, objA)); !slices.Equal(got, []string{"alice"}) {
+			t.Fatalf("object after marker: %v", got)
+		}
+	})
+	if d != (store.Counts{List: 1}) {
+		t.Fatalf("object read after the marker sent %v", d)
+	}
+}
+
+func TestFoldedReaderIgnoresLegacyLists(t *testing.T) {
+	ctx := context.Background()
+	st := newMem(t)
+	a := ent(store.KindSig, objA, "alice")
+	putKeys(t, st, a)
+	writeList(t, st, true, a)
+	if err := st.Put(ctx, store.LegacyKey(store.KindSig, objB), store.FormatLegacySigs([]store.LegacySig{{Signer: "x", Sig: []byte{1}}})); err != nil {
+		t.Fatal(err)
+	}
+	ix, _ := openIndex(t, st)
+	var got []string
+	d := delta(st, func() { got = walkEntries(t, ix) })
+	if d != (store.Counts{List: 1, Get: 3}) || !slices.Equal(got, []string{a.Key()}) {
+		t.Fatalf("sent %v, tree %v", d, got)
+	}
+}
+
+func TestDirectoryLayoutListsPrefixes(t *testing.T) {
+	ctx := context.Background()
+	st := newFile(t, store.LayoutDirectory)
+	a, b := ent(store.KindSig, objA, "alice"), ent(store.KindAccepted, objD, "att")
+	putKeys(t, st, a, b)
+	ix, _ := openIndex(t, st)
+	if d := delta(st, func() { ix.Load(ctx) }); d != (store.Counts{Head: 1}) {
+		t.Fatalf("open of a directory sent %v, want one HEAD of the marker", d)
+	}
+	if s := ix.Status(); s.Mode != ModeDirectory || !s.LegacyRead {
+		t.Fatalf("status %+v", s)
+	}
+	if got := walkEntries(t, ix); !slices.Equal(got, keysOf([]store.Entry{a, b})) {
+		t.Fatalf("tree %v", got)
+	}
+	// A write in a directory has no journal: just the key.
+	c := ent(store.KindSig, objC, "carol")
+	d := delta(st, func() {
+		if err := ix.Put(ctx, c, []byte("sig")); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if d != (store.Counts{Put: 1}) {
+		t.Fatalf("directory put sent %v", d)
+	}
+	if b, err := ix.ReadSig(ctx, c); err != nil || !bytes.Equal(b, []byte("sig")) {
+		t.Fatalf("ReadSig %q %v", b, err)
+	}
+	if got := mustReadDir(t, ix, "by-signer"); !slices.Equal(got, []string{"alice", "carol"}) {
+		t.Fatalf("by-signer %v", got)
+	}
+}

@@ -1,0 +1,254 @@
+package index
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"sync"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// maxKnownSizes bounds the sizes remembered after their bytes left the
+// cache (about 100 bytes each); past it the table starts over.
+const maxKnownSizes = 1 << 20
+
+// sigItemOverhead is what the cache counts per item beyond its key and bytes.
+const sigItemOverhead = 96
+
+// sigCache keeps signature bytes read from their own keys: an LRU bounded by
+// bytes, the sizes of signatures read, and one GET in flight per key.
+type sigCache struct {
+	mu     sync.Mutex
+	max    int64
+	bytes  int64
+	ll     *list.List // of *sigItem, most recent first
+	m      map[string]*list.Element
+	sizes  map[string]int64
+	flight map[string]*sigFlight
+}
+
+type sigItem struct {
+	key  string
+	data []byte
+}
+
+type sigFlight struct {
+	done  chan struct{}
+	data  []byte
+	err   error
+	stale bool // the key was written while the GET ran: do not keep its result
+}
+
+func newSigCache(max int64) *sigCache {
+	return &sigCache{max: max, ll: list.New(), m: map[string]*list.Element{}, sizes: map[string]int64{}, flight: map[string]*sigFlight{}}
+}
+
+func (c *sigCache) used() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
+}
+
+// size returns a signature's size if it was read, else -1.
+func (c *sigCache) size(key string) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n, ok := c.sizes[key]; ok {
+		return n
+	}
+	return -1
+}
+
+// entrySize is size for an entry, formatting its key only when some size
+// is known.
+func (c *sigCache) entrySize(e store.Entry) int64 {
+	c.mu.Lock()
+	empty := len(c.sizes) == 0
+	c.mu.Unlock()
+	if empty {
+		return -1
+	}
+	return c.size(e.Key())
+}
+
+func (c *sigCache) get(key string) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.m[key]; ok {
+		c.ll.MoveToFront(el)
+		return el.Value.(*sigItem).data, true
+	}
+	return nil, false
+}
+
+// insertLocked keeps data for key, evicting the least recently used.
+func (c *sigCache) insertLocked(key string, data []byte) {
+	c.removeLocked(key)
+	if len(c.sizes) >= maxKnownSizes {
+		clear(c.sizes)
+	}
+	c.sizes[key] = int64(len(data))
+	cost := int64(len(key)+len(data)) + sigItemOverhead
+	if cost > c.max {
+		return
+	}
+	c.m[key] = c.ll.PushFront(&sigItem{key: key, data: data})
+	c.bytes += cost
+	for c.bytes > c.max {
+		el := c.ll.Back()
+		c.removeLocked(el.Value.(*sigItem).key)
+	}
+}
+
+func (c *sigCache) removeLocked(key string) {
+	if el, ok := c.m[key]; ok {
+		it := el.Value.(*sigItem)
+		c.bytes -= int64(len(it.key)+len(it.data)) + sigItemOverhead
+		c.ll.Remove(el)
+		delete(c.m, key)
+	}
+}
+
+// put replaces a key's bytes: this handle has just written them.
+func (c *sigCache) put(key string, data []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f, ok := c.flight[key]; ok {
+		f.stale = true
+	}
+	c.insertLocked(key, slices.Clone(data))
+}
+
+// invalidate forgets a key's bytes and size.
+func (c *sigCache) invalidate(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f, ok := c.flight[key]; ok {
+		f.stale = true
+	}
+	c.removeLocked(key)
+	delete(c.sizes, key)
+}
+
+func (c *sigCache) clearAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, f := range c.flight {
+		f.stale = true
+	}
+	c.ll.Init()
+	clear(c.m)
+	clear(c.sizes)
+	c.bytes = 0
+}
+
+// fetch reads a key once however many callers ask at the same time, and
+// keeps the result.
+func (c *sigCache) fetch(ctx context.Context, key string, read func() ([]byte, error)) ([]byte, error) {
+	c.mu.Lock()
+	if el, ok := c.m[key]; ok {
+		c.ll.MoveToFront(el)
+		c.mu.Unlock()
+		return el.Value.(*sigItem).data, nil
+	}
+	if f, ok := c.flight[key]; ok {
+		c.mu.Unlock()
+		select {
+		case <-f.done:
+			return f.data, f.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	f := &sigFlight{done: make(chan struct{})}
+	c.flight[key] = f
+	c.mu.Unlock()
+	f.data, f.err = read()
+	c.mu.Lock()
+	delete(c.flight, key)
+	if f.err == nil && !f.stale {
+		c.insertLocked(key, f.data)
+	}
+	c.mu.Unlock()
+	close(f.done)
+	return f.data, f.err
+}
+
+// invalidateRefresh drops what a refresh shows may have changed: a
+// signature another writer replaced has a new journal line. A directory
+// keeps no journal, so its cache starts over.
+func (c *sigCache) invalidateRefresh(prev, v *view) {
+	if prev == nil {
+		return
+	}
+	if v.mode == ModeDirectory {
+		c.clearAll()
+		return
+	}
+	for k, n := range v.journalCounts {
+		if p := prev.journalCounts[k]; n.lines > p.lines || n.unfolded > p.unfolded {
+			c.invalidate(k)
+		}
+	}
+}
+
+// ReadSig returns a signature's bytes, read from the entry's own key (or,
+// on a store whose older lists are still read, from its legacy list) and
+// kept in a cache bounded by bytes. Entries of other kinds are empty. The
+// caller may modify the returned slice.
+func (ix *Index) ReadSig(ctx context.Context, e store.Entry) ([]byte, error) {
+	if err := e.Validate(); err != nil {
+		return nil, fmt.Errorf("read signature: %w", err)
+	}
+	if e.Kind != store.KindSig {
+		return []byte{}, nil
+	}
+	key := e.Key()
+	if data, ok := ix.sigs.get(key); ok {
+		return slices.Clone(data), nil
+	}
+	v, err := ix.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if v.legacy && !ix.own.has(e) {
+		se, ok, err := ix.entry(ctx, v, e)
+		if err != nil {
+			return nil, fmt.Errorf("read signature %q: %w", key, err)
+		}
+		if ok && se.sig != nil {
+			return slices.Clone(se.sig), nil
+		}
+	}
+	data, err := ix.sigs.fetch(ctx, key, func() ([]byte, error) { return ix.st.Get(ctx, key) })
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("read signature %q: %w: %w", key, fs.ErrNotExist, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read signature %q: %w", key, err)
+	}
+	return slices.Clone(data), nil
+}
+
+// SigSize returns a signature's size: from the cache, else by reading it
+// (one GET, which fills the cache). Entries of other kinds are 0.
+func (ix *Index) SigSize(ctx context.Context, e store.Entry) (int64, error) {
+	if err := e.Validate(); err != nil {
+		return 0, fmt.Errorf("signature size: %w", err)
+	}
+	if e.Kind != store.KindSig {
+		return 0, nil
+	}
+	if n := ix.sigs.size(e.Key()); n >= 0 {
+		return n, nil
+	}
+	data, err := ix.ReadSig(ctx, e)
+	if err != nil {
+		return 0, err
+	}
+	return int64(len(data)), nil
+}

@@ -1,0 +1,367 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// NodeType is the type of a tree node.
+type NodeType uint8
+
+// The node types of the tree.
+const (
+	NodeDir NodeType = iota
+	NodeFile
+	NodeSymlink
+)
+
+func (t NodeType) String() string {
+	switch t {
+	case NodeDir:
+		return "dir"
+	case NodeFile:
+		return "file"
+	case NodeSymlink:
+		return "symlink"
+	}
+	return fmt.Sprintf("NodeType(%d)", uint8(t))
+}
+
+// Node is one name of the tree (DESIGN §4).
+type Node struct {
+	Name   string
+	Type   NodeType
+	Entry  store.Entry // files only
+	Target string      // symlinks only
+	Size   int64       // files: signature size if known (cached), -1 if not read yet; 0 for non-sig entries
+	Ino    uint64      // stable inode number: FNV-64a of the path, never 0 or 1
+	Source string      // files: "list pack-<id>.entries", "journal", "prefix listing", "own write", "legacy sigs/ab/cd"
+}
+
+const sourceOwnWrite = "own write"
+
+func notExist(op, p string) error {
+	return &fs.PathError{Op: op, Path: p, Err: fs.ErrNotExist}
+}
+
+func cleanDir(p string) string {
+	if p == "." {
+		return ""
+	}
+	return p
+}
+
+// ReadDir lists a directory of the tree, sorted by name. A directory that
+// does not exist is an error wrapping fs.ErrNotExist; a file is ErrNotDir.
+// On a folded store it sends no request.
+func (ix *Index) ReadDir(ctx context.Context, dir string) ([]Node, error) {
+	t, ok := parsePath(dir)
+	if !ok {
+		return nil, notExist("readdir", dir)
+	}
+	v, err := ix.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dir = cleanDir(dir)
+	dirNodes := func(names []string) []Node {
+		nodes := make([]Node, len(names))
+		for i, n := range names {
+			nodes[i] = Node{Name: n, Type: NodeDir, Ino: childIno(dir, n)}
+		}
+		return nodes
+	}
+	switch t.level {
+	case levelRoot:
+		return dirNodes(rootNames), nil
+	case levelKind:
+		names, err := ix.hhNames(ctx, v, t.kind)
+		return dirNodes(names), err
+	case levelHH:
+		names, err := ix.restNames(ctx, v, t.kind, t.hh)
+		if err == nil && len(names) == 0 {
+			err = notExist("readdir", dir)
+		}
+		return dirNodes(names), err
+	case levelObject:
+		es, err := ix.objEntries(ctx, v, t.kind, t.obj)
+		if err != nil {
+			return nil, err
+		}
+		if len(es) == 0 {
+			return nil, notExist("readdir", dir)
+		}
+		nodes := make([]Node, len(es))
+		for i, e := range es {
+			nodes[i] = ix.fileNode(dir, store.Entry{Kind: t.kind, Object: t.obj, Value: e.val}, e)
+		}
+		return nodes, nil
+	case levelSigners:
+		names, err := ix.signers(ctx, v)
+		return dirNodes(names), err
+	case levelSigner:
+		objs, err := ix.signedBy(ctx, v, t.val)
+		if err != nil {
+			return nil, err
+		}
+		if len(objs) == 0 {
+			return nil, notExist("readdir", dir)
+		}
+		nodes := make([]Node, len(objs))
+		for i, obj := range objs {
+			nodes[i] = Node{Name: obj, Type: NodeSymlink, Target: linkTarget(obj, t.val), Ino: childIno(dir, obj)}
+		}
+		return nodes, nil
+	}
+	if _, err := ix.Stat(ctx, dir); err != nil {
+		return nil, err
+	}
+	return nil, &fs.PathError{Op: "readdir", Path: dir, Err: ErrNotDir}
+}
+
+// Stat describes one path of the tree. It never reads signature bytes; on a
+// folded store it sends no request.
+func (ix *Index) Stat(ctx context.Context, p string) (Node, error) {
+	t, ok := parsePath(p)
+	if !ok {
+		return Node{}, notExist("stat", p)
+	}
+	v, err := ix.current(ctx)
+	if err != nil {
+		return Node{}, err
+	}
+	p = cleanDir(p)
+	dir := Node{Name: p[strings.LastIndexByte(p, '/')+1:], Type: NodeDir, Ino: pathIno(p)}
+	found := false
+	switch t.level {
+	case levelRoot, levelKind, levelSigners:
+		return dir, nil
+	case levelHH:
+		if v.pc == nil {
+			b, _ := hexByteOf(t.hh)
+			lo, hi := v.base.kinds[t.kind].hhBucket(b)
+			found = lo < hi || len(ix.own.withPrefix(t.kind, t.hh)) > 0
+		} else {
+			names, err := ix.hhNames(ctx, v, t.kind)
+			if err != nil {
+				return Node{}, err
+			}
+			_, found = slices.BinarySearch(names, t.hh)
+		}
+	case levelObject:
+		if v.pc == nil {
+			found = v.base.hasObject(t.kind, t.obj) || len(ix.own.object(t.kind, t.obj)) > 0
+		} else {
+			es, err := ix.objEntries(ctx, v, t.kind, t.obj)
+			if err != nil {
+				return Node{}, err
+			}
+			found = len(es) > 0
+		}
+	case levelEntry, levelLink:
+		e := store.Entry{Kind: t.kind, Object: t.obj, Value: t.val}
+		se, ok, err := ix.entry(ctx, v, e)
+		if err != nil || !ok {
+			return Node{}, cmpErr(err, notExist("stat", p))
+		}
+		if t.level == levelLink {
+			return Node{Name: t.obj, Type: NodeSymlink, Target: linkTarget(t.obj, t.val), Ino: pathIno(p)}, nil
+		}
+		parent := p[:strings.LastIndexByte(p, '/')]
+		return ix.fileNode(parent, e, se), nil
+	case levelSigner:
+		if v.pc == nil {
+			found = v.base.hasSigner(t.val) || slices.ContainsFunc(ix.own.withPrefix(store.KindSig, ""), func(e store.Entry) bool { return e.Value == t.val })
+		} else {
+			objs, err := ix.signedBy(ctx, v, t.val)
+			if err != nil {
+				return Node{}, err
+			}
+			found = len(objs) > 0
+		}
+	}
+	if !found {
+		return Node{}, notExist("stat", p)
+	}
+	return dir, nil
+}
+
+// entrySource is an entry's value, source, and legacy signature bytes.
+type entrySource struct {
+	val    string
+	source string
+	sig    []byte // legacy signatures only
+}
+
+func (ix *Index) fileNode(dir string, e store.Entry, s entrySource) Node {
+	n := Node{Name: e.Value, Type: NodeFile, Entry: e, Ino: childIno(dir, e.Value), Source: s.source}
+	switch {
+	case e.Kind != store.KindSig:
+	case s.sig != nil:
+		n.Size = int64(len(s.sig))
+	default:
+		n.Size = ix.sigs.entrySize(e)
+	}
+	return n
+}
+
+// entry finds one entry: O(log n) in memory on a folded store.
+func (ix *Index) entry(ctx context.Context, v *view, e store.Entry) (entrySource, bool, error) {
+	if ix.own.has(e) {
+		return entrySource{val: e.Value, source: sourceOwnWrite}, true, nil
+	}
+	if v.pc == nil {
+		src, ok := v.base.lookup(e.Kind, e.Object, e.Value)
+		return entrySource{val: e.Value, source: src}, ok, nil
+	}
+	es, err := ix.objEntries(ctx, v, e.Kind, e.Object)
+	if err != nil {
+		return entrySource{}, false, err
+	}
+	i, ok := slices.BinarySearchFunc(es, e.Value, func(x entrySource, v string) int { return strings.Compare(x.val, v) })
+	if !ok {
+		return entrySource{}, false, nil
+	}
+	return es[i], true, nil
+}
+
+func (ix *Index) hhNames(ctx context.Context, v *view, kind store.Kind) ([]string, error) {
+	names := v.base.hhNames(kind)
+	var own []string
+	for _, e := range ix.own.withPrefix(kind, "") {
+		if len(own) == 0 || own[len(own)-1] != e.Object[:2] {
+			own = append(own, e.Object[:2])
+		}
+	}
+	names = unionSorted(names, own)
+	if v.pc == nil {
+		return names, nil
+	}
+	listed, err := v.pc.hhNames(ctx, kind)
+	return unionSorted(listed, names), err
+}
+
+func (ix *Index) restNames(ctx context.Context, v *view, kind store.Kind, hh string) ([]string, error) {
+	names := v.base.restNames(kind, hh)
+	var own []string
+	for _, e := range ix.own.withPrefix(kind, hh) {
+		if r := e.Object[2:]; len(own) == 0 || own[len(own)-1] != r {
+			own = append(own, r)
+		}
+	}
+	names = unionSorted(names, own)
+	if v.pc == nil {
+		return names, nil
+	}
+	listed, err := v.pc.restNames(ctx, kind, hh)
+	return unionSorted(listed, names), err
+}
+
+// objEntries lists an object's entries from every source, sorted by value.
+// When several sources hold one, the first of own write, prefix listing,
+// lists or journal, legacy list names it (and a per-object key's bytes win
+// over a legacy list's).
+func (ix *Index) objEntries(ctx context.Context, v *view, kind store.Kind, obj string) ([]entrySource, error) {
+	var sources [][]entrySource
+	var own []entrySource
+	for _, e := range ix.own.object(kind, obj) {
+		own = append(own, entrySource{val: e.Value, source: sourceOwnWrite})
+	}
+	sources = append(sources, own)
+	var legacy []entrySource
+	if v.pc != nil {
+		pes, err := v.pc.objEntries(ctx, kind, obj)
+		if err != nil {
+			return nil, err
+		}
+		var listed []entrySource
+		for _, pe := range pes {
+			if pe.source == sourcePrefixListing {
+				listed = append(listed, pe)
+			} else {
+				legacy = append(legacy, pe)
+			}
+		}
+		sources = append(sources, listed)
+	}
+	sources = append(sources, v.base.values(kind, obj), legacy)
+	var out []entrySource
+	for _, src := range sources {
+		out = unionEntries(out, src)
+	}
+	return out, nil
+}
+
+// unionEntries merges b into a (both sorted by value); a wins on a tie.
+func unionEntries(a, b []entrySource) []entrySource {
+	if len(b) == 0 {
+		return a
+	}
+	if len(a) == 0 {
+		return b
+	}
+	out := make([]entrySource, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || i < len(a) && a[i].val < b[j].val:
+			out = append(out, a[i])
+			i++
+		case i == len(a) || b[j].val < a[i].val:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+func (ix *Index) signers(ctx context.Context, v *view) ([]string, error) {
+	names := v.base.signerNames()
+	var own []string
+	for _, e := range ix.own.withPrefix(store.KindSig, "") {
+		own = append(own, e.Value)
+	}
+	slices.Sort(own)
+	names = unionSorted(names, slices.Compact(own))
+	if v.pc == nil {
+		return names, nil
+	}
+	by, err := v.pc.sigScan(ctx)
+	if err != nil {
+		return nil, err
+	}
+	listed := make([]string, 0, len(by))
+	for s := range by {
+		listed = append(listed, s)
+	}
+	slices.Sort(listed)
+	return unionSorted(listed, names), nil
+}
+
+func (ix *Index) signedBy(ctx context.Context, v *view, signer string) ([]string, error) {
+	objs := v.base.signedBy(signer)
+	var own []string
+	for _, e := range ix.own.withPrefix(store.KindSig, "") {
+		if e.Value == signer {
+			own = append(own, e.Object)
+		}
+	}
+	objs = unionSorted(objs, own)
+	if v.pc == nil {
+		return objs, nil
+	}
+	by, err := v.pc.sigScan(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return unionSorted(by[signer], objs), nil
+}
