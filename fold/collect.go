@@ -85,7 +85,8 @@ type CollectOptions struct {
 	// Apply really deletes the ForgetObjects' entries and journal lines;
 	// without it they are only reported.
 	Apply bool
-	// Progress and Warn are as in Options; the fold passes them on.
+	// Progress and Warn are as in Options, with the phases "forget" and
+	// "delete" added; the fold at the end is passed both.
 	Progress func(done, total int64, phase string)
 	Warn     func(string)
 }
@@ -106,7 +107,7 @@ type CollectReport struct {
 	Missing             []string     `json:"missing"`  // retired over an hour ago and gone already
 	Waiting             int          `json:"waiting"`  // retired within the hour: kept
 	NextDue             int64        `json:"next_due"` // wall ms after which the next waiting key may go; 0: none
-	Refused             []string     `json:"refused"`  // named in the retired record but never deleted (records, marker, live lists)
+	Refused             []string     `json:"refused"`  // named in the retired record but never deleted (the records, the marker)
 	RetiredLinesDropped int          `json:"retired_lines_dropped"`
 	JournalLinesDropped int          `json:"journal_lines_dropped"` // folded lines past their hour
 	Forget              ForgetReport `json:"forget"`
@@ -129,8 +130,9 @@ type CollectReport struct {
 //     A failure ends the run before anything is deleted.
 //  2. With Apply, the forgotten objects' keys are deleted.
 //  3. Every key retired more than store.GracePeriod ago is deleted. Never
-//     one retired later, never the journal, the retired record, the marker
-//     or a live list (such names are reported in Refused).
+//     one retired later, never the journal, the retired record or the
+//     marker (such names are reported in Refused), never a live list (a
+//     list the retired record names is not live).
 //  4. One compare-and-swap update of the retired record drops the lines of
 //     the keys it deleted or found gone, and no other.
 //  5. A complete fold (Complete), which leaves the forgotten entries out.
@@ -178,6 +180,15 @@ func Collect(ctx context.Context, st *store.Store, opts CollectOptions) (rep Col
 	}
 	if opts.DryRun {
 		rep.Deleted = due
+		isDue := make(map[string]bool, len(due))
+		for _, k := range due {
+			isDue[k] = true
+		}
+		for _, r := range sn.Retired {
+			if isDue[r.Key] && rep.Now-r.RetiredAt > graceMs {
+				rep.RetiredLinesDropped++
+			}
+		}
 		fr, err := Complete(ctx, st, Options{DryRun: true, Progress: opts.Progress, Warn: opts.Warn})
 		rep.Fold = &fr
 		if err != nil {
@@ -257,7 +268,11 @@ func Collect(ctx context.Context, st *store.Store, opts CollectOptions) (rep Col
 }
 
 // planRetired returns the keys retired more than store.GracePeriod before
-// now, sorted. A key retired twice counts from its latest retirement.
+// now, sorted. A key retired twice counts from its latest retirement. A list
+// the retired record names is never live (live means listed and not
+// retired), and Complete never writes a list under a retired name, so no
+// live list is ever planned for deletion. The records and the marker are
+// refused outright, should a retired line name them.
 func planRetired(sn *store.Snapshot, now int64, rep *CollectReport, w *warner) []string {
 	latest := make(map[string]int64, len(sn.Retired))
 	for _, r := range sn.Retired {
@@ -265,14 +280,10 @@ func planRetired(sn *store.Snapshot, now int64, rep *CollectReport, w *warner) [
 			latest[r.Key] = r.RetiredAt
 		}
 	}
-	live := make(map[string]bool)
-	for _, l := range sn.LiveLists() {
-		live[l.Name] = true
-	}
 	var due []string
 	for key, at := range latest {
 		switch {
-		case key == store.JournalKey || key == store.RetiredKey || key == store.LegacyFoldedMarker || live[key]:
+		case key == store.JournalKey || key == store.RetiredKey || key == store.LegacyFoldedMarker:
 			rep.Refused = append(rep.Refused, key)
 			w.warn("retired record names %s, which a collection never deletes", key)
 		case now-at > graceMs:

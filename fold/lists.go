@@ -235,43 +235,18 @@ func forEach(ctx context.Context, n int, fn func(ctx context.Context, i int) err
 // under it is started again.
 const listAttempts = 4
 
-// readSnapshot is st.ReadSnapshot with the retired record read before the
-// pack listing. ReadSnapshot lists and reads the retired record side by
-// side, so its listing may still show a list a collection has since deleted
-// while its read of the retired record already misses the line the
-// collection dropped after deleting it: the list then looks live although it
-// is gone. Read first, the retired record names every retired list the
-// listing can still show; a list either read names counts as retired.
-//
-// A snapshot whose listing failed because a key vanished while it ran (the
-// file backend walks directories and then looks at each file) is read again.
+// readSnapshot is st.ReadSnapshot (which reads the retired record before the
+// pack listing, so a list a collection deleted never looks live), read again
+// if its listing failed because a key vanished while it ran.
 func readSnapshot(ctx context.Context, st *store.Store) (*store.Snapshot, error) {
 	var err error
 	for range listAttempts {
-		var data []byte
-		data, _, err = st.ReadRecord(ctx, store.RetiredKey)
-		if err != nil {
-			return nil, err
-		}
-		before, _ := store.ParseRetired(data)
 		var sn *store.Snapshot
 		sn, err = st.ReadSnapshot(ctx)
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}
-		if err != nil {
-			return nil, err
-		}
-		retired := make(map[string]bool, len(before))
-		for _, r := range before {
-			retired[r.Key] = true
-		}
-		for i := range sn.Lists {
-			if retired[sn.Lists[i].Name] {
-				sn.Lists[i].Retired = true
-			}
-		}
-		return sn, nil
+		return sn, err
 	}
 	return nil, err
 }

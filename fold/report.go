@@ -92,7 +92,7 @@ func (r CollectReport) String() string {
 		fmt.Fprintf(&b, "retired within the hour: %d kept (next due after %s)\n", r.Waiting, time.UnixMilli(r.NextDue).UTC().Format(time.RFC3339))
 	}
 	writeItems(&b, "never deleted although retired", r.Refused)
-	fmt.Fprintf(&b, "retired lines dropped: %d\n", r.RetiredLinesDropped)
+	fmt.Fprintf(&b, "retired lines %s: %d\n", dropVerb(r.DryRun), r.RetiredLinesDropped)
 	fmt.Fprintf(&b, "folded journal lines past their hour %s: %d\n", dropVerb(r.DryRun), r.JournalLinesDropped)
 	if len(r.Forget.Keys) > 0 || r.Forget.Lines > 0 {
 		fv := "to delete with --apply"

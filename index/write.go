@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -199,6 +200,12 @@ func (c *committer) run() {
 			}
 		}
 		res, err := c.ix.appendFn(context.Background(), c.ix.st, keys)
+		if errors.Is(err, fold.ErrPartialFold) {
+			// The lines landed; only the partial fold after them failed,
+			// and the next update past the threshold tries it again.
+			c.ix.warn(fmt.Sprintf("journal lines landed, but the partial fold after them failed: %v", err))
+			err = nil
+		}
 		if err != nil {
 			err = fmt.Errorf("journal append of %d keys: %w", len(keys), err)
 		} else {

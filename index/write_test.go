@@ -178,6 +178,27 @@ func TestJournalFailureReportsUnjournaledKeys(t *testing.T) {
 	}
 }
 
+func TestFailedPartialFoldAfterLandedLinesStillAcknowledges(t *testing.T) {
+	ctx := context.Background()
+	st, _ := foldedStore(t)
+	ix, _ := openIndex(t, st)
+	real := ix.appendFn
+	ix.appendFn = func(ctx context.Context, s *store.Store, keys []string) (fold.AppendResult, error) {
+		res, err := real(ctx, s, keys)
+		if err != nil {
+			return res, err
+		}
+		return res, fmt.Errorf("append: %w: injected", fold.ErrPartialFold)
+	}
+	b := ent(store.KindSig, objB, "bob")
+	if err := ix.Put(ctx, b, []byte("b")); err != nil {
+		t.Fatalf("Put whose journal line landed: %v", err)
+	}
+	if _, err := ix.Stat(ctx, b.Key()); err != nil {
+		t.Fatalf("acknowledged write not visible: %v", err)
+	}
+}
+
 func TestGroupCommitBatchesJournalUpdates(t *testing.T) {
 	ctx := context.Background()
 	st, _ := foldedStore(t)

@@ -77,41 +77,47 @@ func (sn *Snapshot) UnfoldedLines() int {
 	return n
 }
 
-// ReadSnapshot lists the pack prefix (one LIST per page) and reads the
-// retired record and the journal (one GET each, in parallel with the listing).
+// ReadSnapshot reads the retired record and the journal (one GET each, in
+// parallel), then lists the pack prefix (one LIST per page).
+//
+// The retired record is read BEFORE the listing: a collection deletes a
+// retired list and only then drops its retired line, so a listing made after
+// the record was read cannot show a list as live that the collection already
+// deleted. (Listing first, a list deleted between the two reads would look
+// live and be gone.)
 func (s *Store) ReadSnapshot(ctx context.Context) (*Snapshot, error) {
 	sn := &Snapshot{}
 	var wg sync.WaitGroup
 	var jerr, rerr error
 	var jdata, rdata []byte
-	wg.Add(2)
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		jdata, sn.JournalVersion, jerr = s.ReadRecord(ctx, JournalKey)
 	}()
-	go func() {
-		defer wg.Done()
-		rdata, sn.RetiredVersion, rerr = s.ReadRecord(ctx, RetiredKey)
-	}()
-	lerr := s.List(ctx, PackPrefix, "", func(it ListItem) error {
-		if it.IsDir {
-			return nil
-		}
-		switch {
-		case it.Key == JournalKey || it.Key == RetiredKey:
-		case it.Key == LegacyFoldedMarker:
-			sn.Marker = true
-		default:
-			if id, complete, ok := ParseEntryListName(it.Key); ok {
-				sn.Lists = append(sn.Lists, ListInfo{Name: it.Key, ID: id, Complete: complete, Size: it.Size})
-			} else if strings.HasPrefix(it.Key, PackPrefix) && !strings.Contains(it.Key, "/") {
-				sn.Packs++
+	rdata, sn.RetiredVersion, rerr = s.ReadRecord(ctx, RetiredKey)
+	var lerr error
+	if rerr == nil {
+		lerr = s.List(ctx, PackPrefix, "", func(it ListItem) error {
+			if it.IsDir {
+				return nil
 			}
-		}
-		return nil
-	})
+			switch {
+			case it.Key == JournalKey || it.Key == RetiredKey:
+			case it.Key == LegacyFoldedMarker:
+				sn.Marker = true
+			default:
+				if id, complete, ok := ParseEntryListName(it.Key); ok {
+					sn.Lists = append(sn.Lists, ListInfo{Name: it.Key, ID: id, Complete: complete, Size: it.Size})
+				} else if strings.HasPrefix(it.Key, PackPrefix) && !strings.Contains(it.Key, "/") {
+					sn.Packs++
+				}
+			}
+			return nil
+		})
+	}
 	wg.Wait()
-	if err := errors.Join(lerr, jerr, rerr); err != nil {
+	if err := errors.Join(rerr, jerr, lerr); err != nil {
 		return nil, fmt.Errorf("read store layout: %w", err)
 	}
 	sn.Journal, sn.JournalBad = ParseJournal(jdata)

@@ -346,6 +346,14 @@ func (s *Store) ListPage(ctx context.Context, prefix, delimiter string, token []
 	}
 	s.n.list.Add(1)
 	objs, next, err := s.bucket.ListPage(ctx, token, pageSize, &blob.ListOptions{Prefix: prefix, Delimiter: delimiter})
+	// fileblob stats each file after reading the directory, so a key
+	// deleted during the listing fails the page with NotFound: list the
+	// page again (a few times) rather than fail a listing for a key that is
+	// gone anyway.
+	for try := 0; err != nil && s.backend == "file" && errors.Is(mapErr(err), ErrNotFound) && try < fileListRetries; try++ {
+		s.n.list.Add(1)
+		objs, next, err = s.bucket.ListPage(ctx, token, pageSize, &blob.ListOptions{Prefix: prefix, Delimiter: delimiter})
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("list %q: %w", prefix, mapErr(err))
 	}
@@ -358,6 +366,9 @@ func (s *Store) ListPage(ctx context.Context, prefix, delimiter string, token []
 	}
 	return items, next, nil
 }
+
+// fileListRetries bounds the re-listings of a page on file:// (see ListPage).
+const fileListRetries = 4
 
 // List walks every page of a listing, one LIST request per page.
 func (s *Store) List(ctx context.Context, prefix, delimiter string, fn func(ListItem) error) error {

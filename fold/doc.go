@@ -1,0 +1,124 @@
+// Package fold keeps the journal and the entry lists of a store in the bucket
+// layout (spec §13.7): it appends journal lines for writers, folds lines into
+// partial and complete lists, collects what folds replaced (`oxyfs gc`), and
+// checks a store (`oxyfs check`).
+//
+// # Model
+//
+// The per-object keys (sig/<hh>/<rest>/<signer>, seal/…, receipt/…,
+// approval/…, cert/…, accepted/…) are the truth: every writer writes them
+// first. The journal pack-entries and the lists pack-<id>.entries(-part) are
+// indexes derived from them, so that a reader of a bucket reads a few
+// objects per open instead of sending a LIST per lookup. Nothing here keeps a
+// tally of its own: every fold derives its list again from the journal and a
+// listing of the entry prefixes (DESIGN §6).
+//
+//   - Append (writers; the index's group commit) adds "0 <key>" lines in one
+//     compare-and-swap update, which also drops folded lines past their hour.
+//   - Partial (Append, past store.PartialFoldThreshold unfolded lines) writes
+//     the unfolded keys as a partial list and marks those lines.
+//   - Complete (oxyfs fold, and the end of every collection) copies the
+//     older one-list keys into per-object entries once, lists every entry
+//     prefix, writes the complete list of journal and listing, retires every
+//     other live list and marks the lines it read.
+//   - Collect (oxyfs gc) deletes what was retired over an hour ago, drops
+//     folded lines past their hour, forgets deleted objects' entries, folds.
+//   - Check (oxyfs check) reports what does not match the spec.
+//
+// One word, one place: "what happens to a journal line" is in record.go
+// (expired, dropExpired, markRead), "what a retirement is" in lists.go
+// (retire, ensureList).
+//
+// # Which lines a fold marks
+//
+// Journal lines carry no identity, and a key can be in the journal many
+// times (a signer who signs again writes the same key and adds a line).
+// A fold marks exactly the lines it read that were unfolded and still are,
+// found by order (markRead): every update appends at the end, removes lines,
+// or sets a folded-at from 0; none inserts or unfolds a line. So the lines
+// read appear in the journal in the same order, before every line added since;
+// lines added while the fold ran, duplicates of keys it read included, stay
+// unfolded. Only if a line the fold read was removed while it ran (a
+// collection forgot its object, or another fold marked it and its hour
+// passed, both rare) may a later line of the same key be taken for it, and
+// that is safe: a fold marks a line only if it read its key unfolded, so the
+// key is in the list the fold wrote.
+//
+// # Journal keys with no object
+//
+// A journal line whose key the listing does not show should not happen (a
+// writer writes the object first). A complete fold keeps such a key in its
+// list, since the journal is what a writer claimed and a listing may lag,
+// and reports it (Report.JournalOnly, Warn). It leaves the next complete list
+// by itself once its line is folded and past its hour. Check reports it as a
+// problem. Malformed keys under an entry prefix, and journal or record lines
+// that do not parse, are never dropped silently: folds leave them where they
+// are (a journal line that does not parse is kept verbatim when the journal
+// is rewritten) and report them.
+//
+// # Concurrency
+//
+// Every record (journal, retired record) changes only by compare-and-swap
+// (store.UpdateRecord), recomputing its change from the record as it is at
+// each try, so concurrent writers, partial folds and complete folds never
+// lose each other's lines. Lists are written create-only and named by their
+// content, so two folds that computed the same list agree. Any number of
+// writers and folds may run at once on any number of hosts.
+//
+// Run one collection at a time per store, as oxy gc runs. Beside writers and
+// folds a collection is safe: it deletes only keys retired over an hour ago,
+// and drops a retired line only after deleting its key; a fold that finds its list name in the retired record (the same set of keys
+// was folded before, and retired since) retires and marks nothing
+// (Report.Deferred) until a collection has deleted the old list. Two
+// collections at once could both plan to delete such a list, one before and
+// one after a fold wrote it afresh; the store would then read as not folded
+// (readers list the per-object prefixes, correct but slower) until the next
+// fold.
+//
+// Snapshots read the retired record before the pack listing (readSnapshot):
+// read side by side, the listing may still show a list a collection has
+// deleted while the retired record no longer names it, and the deleted list
+// would look live. A listing that fails because a key vanished under it (the
+// file backend lists a directory, then looks at each file) starts again.
+//
+// # Crash safety
+//
+// Each step leaves every entry findable by a fresh reader, whatever happens
+// after it:
+//
+//   - Append: the objects are written before their lines; a crash before
+//     the journal update leaves objects no line names, which the next
+//     complete fold picks up (as an older writer's).
+//   - Partial and Complete: the list is written before any list is retired,
+//     and retired before any line is marked; a line is marked only when a
+//     live list holds its key, and dropped only an hour after it was marked.
+//     A crash before the marking leaves lines unfolded (folded again later);
+//     before the retirement, two live lists (readers read both).
+//   - The older lists: entries are copied create-only (an entry already there
+//     keeps its bytes), and the marker is written only after every copy
+//     landed; a crash before it means the next fold copies again.
+//   - Collect fails closed: it plans with reads only, and a failed listing,
+//     read or the first compare-and-swap ends it before anything is deleted.
+//     It then drops journal lines (folded past their hour, or of forgotten
+//     objects), deletes forgotten objects' keys, deletes keys retired over
+//     an hour ago, and only then drops the retired lines of keys gone. A
+//     crash in between leaves retired lines naming missing keys (dropped by
+//     the next collection) or forgotten keys still there (forgotten again).
+//
+// # Memory
+//
+// A complete fold holds the set of keys it writes: each listed key once as a
+// string (its bytes plus a 16-byte header), the union slice (16 bytes per
+// key, sharing the bytes), the journal, and the compressed list. For a
+// million keys of about 70 bytes that is about 110 MB at its peak, bounded by
+// the set as DESIGN §7 asks. A partial fold holds only the unfolded lines.
+// Check also holds the keys of every live list.
+//
+// # Errors
+//
+// Errors name the operation and the key ("retire [pack-….entries]: …",
+// "copy older entry sig/ab/cd/alice: …") and wrap the store's sentinels
+// (store.ErrConflict, store.ErrNotFound, store.ErrTooManyTries). Append
+// returns ErrPartialFold when its lines landed but the partial fold after
+// them failed. Nothing here panics on bad input.
+package fold
