@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/oxyfs/oxyfs/fs"
+	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/store"
+)
+
+func init() {
+	register(&command{
+		name:    "mount",
+		args:    "[STORE MOUNTPOINT]",
+		summary: "mount the store's entries (sig/, seal/, …, by-signer/, .oxy/) at MOUNTPOINT, in the foreground; without arguments, a demo store generated on first run",
+		run:     runMount,
+	})
+}
+
+type mountFlags struct {
+	readOnly    bool
+	refresh     time.Duration
+	allowOther  bool
+	uid, gid    int
+	fileMode    string
+	dirMode     string
+	debug       bool
+	sigCache    int64
+	metricsAddr string
+	options     string
+}
+
+func runMount(ctx context.Context, e *env, args []string) error {
+	var mf mountFlags
+	f := e.flags
+	f.BoolVar(&mf.readOnly, "read-only", false, "refuse every write (EROFS)")
+	f.DurationVar(&mf.refresh, "refresh-interval", 0, "re-read the journal and lists this often (0: only on SIGHUP)")
+	f.BoolVar(&mf.allowOther, "allow-other", false, "let other users see the mount (needs user_allow_other in /etc/fuse.conf for non-root)")
+	f.IntVar(&mf.uid, "uid", os.Getuid(), "owner of every file")
+	f.IntVar(&mf.gid, "gid", os.Getgid(), "group of every file")
+	f.StringVar(&mf.fileMode, "file-mode", "", "permission bits of files, octal (default 0644, 0444 read-only)")
+	f.StringVar(&mf.dirMode, "dir-mode", "", "permission bits of directories, octal (default 0755, 0555 read-only)")
+	f.BoolVar(&mf.debug, "debug", false, "log every FUSE operation")
+	f.Int64Var(&mf.sigCache, "sig-cache-size", 64<<20, "bytes of signatures kept in memory")
+	f.StringVar(&mf.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at this address (e.g. 127.0.0.1:9310)")
+	f.StringVarP(&mf.options, "options", "o", "", "mount options as in fstab: ro, rw, allow_other, uid=N, gid=N, refresh=DURATION, layout=L (others are ignored)")
+	pos, err := e.parse(args, 0, 2)
+	if err != nil {
+		return err
+	}
+	if err := applyMountOptions(&mf, &e.common, mf.options); err != nil {
+		return err
+	}
+	var storeURL, dir string
+	switch len(pos) {
+	case 0:
+		if storeURL, dir, err = demoStore(ctx, e); err != nil {
+			return err
+		}
+	case 2:
+		storeURL, dir = pos[0], pos[1]
+	default:
+		return usagef("want STORE MOUNTPOINT, or no arguments for the demo store")
+	}
+	opts := fs.Options{ReadOnly: mf.readOnly, AllowOther: mf.allowOther, UID: uint32(mf.uid), GID: uint32(mf.gid), Debug: mf.debug}
+	if opts.FileMode, err = parseMode(mf.fileMode); err != nil {
+		return err
+	}
+	if opts.DirMode, err = parseMode(mf.dirMode); err != nil {
+		return err
+	}
+	logger := log.New(e.stderr, "oxyfs: ", log.LstdFlags)
+	opts.Logf = logger.Printf
+
+	// The index works on its own context: SIGINT must flush pending
+	// writes, not cancel them.
+	bg := context.Background()
+	st, err := e.openStore(bg, storeURL, store.Options{ReadOnly: mf.readOnly})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	opts.FSName = "oxyfs:" + st.URL()
+	ix, err := index.Open(bg, st, index.Options{SigCacheBytes: mf.sigCache, Warn: func(msg string) { logger.Print("warning: ", msg) }})
+	if err != nil {
+		return err
+	}
+	began := time.Now()
+	if err := ix.Load(bg); err != nil {
+		return fmt.Errorf("open %s: %w", st.URL(), err)
+	}
+	openTime := time.Since(began)
+	m, err := fs.Mount(dir, ix, opts)
+	if err != nil {
+		ix.Close()
+		return err
+	}
+	s := ix.Status()
+	fmt.Fprintf(e.stderr, "oxyfs: mounted %s at %s (%s, %s layout, %d entries; open took %s and %s)\n",
+		st.URL(), dir, s.Mode, s.Layout, s.Entries, openTime.Round(time.Millisecond), strings.TrimPrefix(s.OpenRequests.String(), "requests: "))
+	if mf.metricsAddr != "" {
+		stop, err := serveMetrics(mf.metricsAddr, ix, m, logger)
+		if err != nil {
+			m.Unmount()
+			ix.Close()
+			return err
+		}
+		defer stop()
+	}
+	return serveMount(ctx, ix, m, mf.refresh, logger)
+}
+
+// serveMount runs until the kernel unmounts or SIGINT/SIGTERM arrives;
+// SIGHUP and the refresh interval re-read the store.
+func serveMount(ctx context.Context, ix *index.Index, m *fs.Server, every time.Duration, logger *log.Logger) error {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	var tick <-chan time.Time
+	if every > 0 {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		tick = t.C
+	}
+	done := make(chan struct{})
+	go func() { m.Wait(); close(done) }()
+	refresh := func(why string) {
+		before := ix.Store().Counts()
+		if err := ix.Refresh(context.Background()); err != nil {
+			logger.Printf("refresh (%s): %v; still serving what was read before", why, err)
+			return
+		}
+		m.Invalidate()
+		logger.Printf("refreshed (%s): %s", why, strings.TrimPrefix(ix.Store().Counts().Sub(before).String(), "requests: "))
+	}
+	for {
+		select {
+		case <-hup:
+			refresh("SIGHUP")
+		case <-tick:
+			refresh("interval")
+		case <-done:
+			return ix.Close()
+		case <-ctx.Done():
+			logger.Printf("unmounting: flushing pending writes")
+			cerr := ix.Close()
+			uerr := m.Unmount()
+			<-done
+			return errors.Join(cerr, uerr)
+		}
+	}
+}
+
+func parseMode(s string) (os.FileMode, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(s, 8, 32)
+	if err != nil || n > 0o7777 {
+		return 0, usagef("bad mode %q: want octal permission bits such as 0644", s)
+	}
+	return os.FileMode(n), nil
+}
+
+// applyMountOptions reads fstab-style options (-o ro,allow_other,uid=1000).
+func applyMountOptions(mf *mountFlags, c *commonFlags, opts string) error {
+	if opts == "" {
+		return nil
+	}
+	for _, o := range strings.Split(opts, ",") {
+		k, v, _ := strings.Cut(strings.TrimSpace(o), "=")
+		var err error
+		switch k {
+		case "ro":
+			mf.readOnly = true
+		case "rw":
+			mf.readOnly = false
+		case "allow_other":
+			mf.allowOther = true
+		case "uid":
+			mf.uid, err = strconv.Atoi(v)
+		case "gid":
+			mf.gid, err = strconv.Atoi(v)
+		case "refresh":
+			mf.refresh, err = time.ParseDuration(v)
+		case "layout":
+			c.layout = v
+		case "debug":
+			mf.debug = true
+		default:
+			// mount(8) passes generic options (defaults, noauto, _netdev, …) too.
+		}
+		if err != nil {
+			return usagef("mount option %q: %v", o, err)
+		}
+	}
+	return nil
+}
+
+// demoStore returns the embedded default: a local store generated on the
+// first run under the user's cache directory, and a mountpoint beside the
+// working directory.
+func demoStore(ctx context.Context, e *env) (string, string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "oxyfs", "demo-store")
+	url := "file://" + dir
+	if e.common.layout == "auto" {
+		e.common.layout = "bucket"
+	}
+	if _, err := os.Stat(filepath.Join(dir, store.JournalKey)); err != nil {
+		fmt.Fprintf(e.stderr, "oxyfs: generating the demo store in %s (first run)\n", dir)
+		st, err := e.openStore(ctx, url, store.Options{Create: true})
+		if err != nil {
+			return "", "", err
+		}
+		_, err = index.Generate(ctx, st, index.GenOptions{Entries: 2000, Seed: 1, Signers: 8, Fold: true})
+		if err == nil {
+			// A few writes after the fold, so the demo has a journal too.
+			_, err = index.Generate(ctx, st, index.GenOptions{Entries: 20, Seed: 2, Signers: 8})
+		}
+		if err != nil {
+			return "", "", fmt.Errorf("generate the demo store: %w", err)
+		}
+	}
+	mnt := "oxyfs-demo"
+	if err := os.MkdirAll(mnt, 0o755); err != nil {
+		return "", "", err
+	}
+	abs, _ := filepath.Abs(mnt)
+	fmt.Fprintf(e.stderr, "oxyfs: demo: try `ls %s/sig`, `find %s -type f | head`, `cat %s/.oxy/status`; Ctrl-C unmounts\n", abs, abs, abs)
+	return url, mnt, nil
+}

@@ -1,0 +1,156 @@
+// Package fs mounts an index (package index) as a directory tree with FUSE
+// (go-fuse/v2), so that ls, find, cat, stat and cp work on a store's
+// signatures and index entries (DESIGN §4):
+//
+//	MOUNT/
+//	  sig/<hh>/<rest>/<signer>          the signature bytes
+//	  seal/ receipt/ approval/ cert/ accepted/
+//	       <hh>/<rest>/<value>          empty files
+//	  by-signer/<signer>/<hh><rest>     symlink to ../../sig/<hh>/<rest>/<signer>
+//	  .oxy/status                       JSON of index.Status, with the FUSE op counts
+//	  .oxy/journal  .oxy/retired        the records, as text
+//	  .oxy/lists/<name>                 each live entry list, decompressed
+//
+// Mount returns a *Server; Invalidate after every ix.Refresh; Unmount waits
+// for the writes in flight, then unmounts (closing the index is the caller's).
+//
+// # Model
+//
+// The FUSE layer holds no store logic and no copy of the tree. A directory
+// node knows its path; Lookup and readdir ask the index (ix.Stat,
+// ix.ReadDir) each time the kernel asks. Nodes are made by Lookup with
+// NewInode (never persistent), numbered with the index's stable inode
+// numbers (index.Node.Ino: FNV-64a of the path), and go-fuse drops them when
+// the kernel forgets them. A node holds no attributes: go-fuse may hand back
+// an older node of the same number, so sizes are asked of the index afresh.
+// The only state of the mount's own is what the index cannot know yet: the
+// directories mkdir made (virtual, in memory until unmount: an object's
+// directory exists in the index only once it holds an entry) and the files
+// open for writing.
+//
+// # Memory
+//
+// There is no per-entry state. go-fuse keeps one Inode (about 240 bytes with
+// the node) for each name the kernel holds, and the kernel holds a name from
+// a lookup or a READDIRPLUS until it forgets it (memory pressure, an
+// invalidation, drop_caches); after a find over the whole tree that is every
+// name, as it would be on any file system. Each open file holds its bytes
+// (a signature: its size; a write: up to MaxWriteBytes).
+//
+// # Kernel caching
+//
+// The tree changes only on a refresh or an own write, and the kernel is told
+// when it does, so caching is long (Options.EntryTimeout and AttrTimeout,
+// DefaultTimeout = 1h) for names, directory attributes, index entries (size
+// 0) and signatures whose size is known. In detail:
+//
+//   - Names: positive lookups are cached for EntryTimeout. Failed lookups are
+//     not cached (no negative timeout), so a name added by a refresh or by
+//     another writer needs no notice.
+//   - Listings: directories are opened with FOPEN_CACHE_DIR|FOPEN_KEEP_CACHE,
+//     so a warm ls or find of a directory costs an OPENDIR and a RELEASEDIR
+//     and no READDIR or lookup. The kernel resets a listing itself after a
+//     CREATE or MKDIR in it; a signature write also invalidates by-signer/
+//     and by-signer/<signer>/ (NotifyContent) before close returns; a
+//     create that fails drops its name and its directory's listing; and
+//     Invalidate drops every listing the kernel holds whose content changed
+//     (each node remembers a hash of the listing it served).
+//   - Signature sizes are not known until the bytes are read, and a lookup
+//     never reads them: a signature whose size the index does not know yet
+//     is reported with size 0 and attribute timeout 0, so stat calls Getattr,
+//     which reads it (ix.SigSize: one GET, kept by the index's cache) and
+//     returns the real size for AttrTimeout. When another writer replaces a
+//     signature, the index forgets its size at the refresh and Invalidate
+//     drops the kernel's attributes of it.
+//   - Content: a signature is read once, at open (ix.ReadSig), into the open
+//     file, and read with FOPEN_DIRECT_IO. Direct I/O does not trust the
+//     kernel's idea of the size (which may still be the 0 of a lookup), so
+//     cat always returns every byte; there is no page cache to invalidate
+//     when a signature is replaced (a reader that has it open keeps the
+//     version it opened, the next open sees the new one); signatures are a
+//     few hundred bytes, so the page cache would save nothing the index's
+//     byte cache does not already. The cost: mmap with MAP_SHARED fails
+//     (ENODEV); MAP_PRIVATE works. Index entries are empty and opened
+//     without direct I/O: the kernel answers their reads itself. Writes use
+//     direct I/O too (the bytes go to the open file's buffer). .oxy files are
+//     made at open, report size 0 (as /proc does) and use direct I/O.
+//   - Symlinks: a link's target is a function of its path, so the kernel
+//     caches it (EnableSymlinkCaching).
+//
+// Invalidate runs in memory on a folded store: it walks only what the kernel
+// holds, checks each name with ix.Stat and each listing the kernel read
+// against ix.ReadDir. On a store that is not folded a check would list a
+// prefix, so it drops every cached name under the kind and by-signer
+// directories and every cached listing instead.
+//
+// # Writes
+//
+// Creating sig/<hh>/<rest>/<signer> (cp, a shell redirect) buffers the bytes
+// in memory (MaxWriteBytes, else EFBIG); the first close (FLUSH) after a
+// change writes them with ix.Put (the per-object key, then the journal line,
+// grouped with concurrent writers), and close returns 0 only when both
+// landed. A later close of a dup'ed descriptor with nothing new writes
+// nothing and returns the same result. O_TRUNC (cp over a file, >) replaces
+// the signature without reading it; a write without O_TRUNC (>>, dd
+// conv=notrunc) reads it first (one GET unless cached). An empty file created
+// under seal/ receipt/ approval/ cert/ accepted/ writes that entry; closing
+// an existing one writes nothing. mkdir makes <hh> and <rest> directories.
+// chmod, chown and utimes are accepted and change nothing (modes, owners and
+// times are the mount's; the store keeps none), so cp -p, cp -a and rsync -t
+// work; timestamps read back are the mount's start. Writing through a
+// by-signer link writes the signature it points to. Tools that write a
+// temporary name and rename it (rsync without --inplace, most editors) write
+// an entry under the temporary name and then fail at the rename: use cp, a
+// redirect, or rsync --inplace.
+//
+// # Error handling
+//
+// Nothing panics (go-fuse's panic handler logs and answers EIO). Index and
+// store errors map to errnos in one place (Server.errno): fs.ErrNotExist and
+// store.ErrNotFound are ENOENT, store.ErrBadKey EINVAL, store.ErrReadOnly
+// EROFS, index.ErrNotDir ENOTDIR, anything else EIO, whose cause is logged
+// once through Options.Logf (close does not retry, so each failure is logged
+// once). Store requests run to completion: the FUSE request's context is
+// cancelled by any signal to the caller (Go programs get SIGURG all the
+// time), so it is not passed on. Refused operations send nothing:
+//
+//	operation                                           errno (read-only mount: EROFS for all)
+//	rm, rmdir, rename, link, symlink, mknod             EPERM
+//	create or mkdir where the tree has no such level    EPERM (root, sig/, sig/<hh>/ for files,
+//	                                                    objects for directories, by-signer/)
+//	a name that breaks DESIGN §3 (uppercase or odd hex,  EINVAL
+//	  NUL, CR, LF, > 255 bytes, not UTF-8)
+//	bytes written into an index entry                   EINVAL (and close writes nothing)
+//	close of an empty signature                         EINVAL (nothing written)
+//	truncate of an index entry to a size > 0            EINVAL
+//	truncate of a signature by name (not open)          EPERM
+//	a write past MaxWriteBytes                          EFBIG
+//	anything that writes under .oxy/                    EROFS
+//	setxattr / removexattr of user.oxy.*                EPERM
+//	setxattr of any other name                          ENOTSUP (cp -a, rsync -X carry on)
+//	getxattr of any other name                          ENODATA
+//	close when the key or the journal line failed       EIO (cause logged once)
+//
+// # Requests
+//
+// What each operation costs in store requests, on a folded bucket store
+// (one not folded answers lookups and listings by listing prefixes, and a
+// directory store lists its directories):
+//
+//	mount (ix.Load)                       1 LIST + 2 GET + 1 GET per live list
+//	ls, readdir, lookup, find, ls -R      0
+//	stat of an index entry, a link, a dir 0
+//	stat of a signature                   at most 1 GET per signature per index open
+//	                                      (the size is kept after the bytes leave the cache)
+//	cat of a signature                    the same GET: 0 once stated or read, unless the
+//	                                      bytes were evicted from the index's byte cache
+//	readlink, getxattr, listxattr         0
+//	write of an entry                     1 PUT of its key + its share of one journal
+//	                                      update (a GET and a PUT, more on contention)
+//	read of .oxy/status                   0
+//	read of .oxy/journal, .oxy/retired    1 GET each open
+//	read of .oxy/lists/<name>             1 GET each open
+//
+// Ops reports the FUSE operations answered, by name ("readdir" counts the
+// listings made, not READDIR requests).
+package fs

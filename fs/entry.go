@@ -1,0 +1,229 @@
+package fs
+
+import (
+	"context"
+	"syscall"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// The extended attributes of an entry file.
+const (
+	xattrPrefix = "user.oxy."
+	xattrKey    = "user.oxy.key"    // the store key
+	xattrSource = "user.oxy.source" // where the index found it
+)
+
+const xattrList = xattrKey + "\x00" + xattrSource + "\x00"
+
+// entryNode is one entry: sig/<hh>/<rest>/<signer> (the signature bytes) or
+// <kind>/<hh>/<rest>/<value> (empty). It holds no attributes: go-fuse may
+// hand an older node of the same inode number back, so every answer is
+// asked of the index (or of a write in progress) afresh.
+type entryNode struct {
+	base
+	path string
+	e    store.Entry
+}
+
+var (
+	_ = (gofs.NodeGetattrer)((*entryNode)(nil))
+	_ = (gofs.NodeSetattrer)((*entryNode)(nil))
+	_ = (gofs.NodeOpener)((*entryNode)(nil))
+	_ = (gofs.NodeGetxattrer)((*entryNode)(nil))
+	_ = (gofs.NodeListxattrer)((*entryNode)(nil))
+)
+
+// size is the entry's size: a write in progress, else the index's, reading a
+// signature (one GET, cached) if its size is not known. known is false while
+// a write is in progress (the kernel must not cache it).
+func (n *entryNode) size(ctx context.Context) (size int64, known bool, errno syscall.Errno) {
+	m := n.m
+	if h := m.pending.get(n.path); h != nil {
+		return h.size.Load(), false, 0
+	}
+	node, err := m.ix.Stat(bg(ctx), n.path)
+	if err != nil {
+		return 0, false, m.errno("stat", n.path, err)
+	}
+	if node.Size >= 0 {
+		return node.Size, true, 0
+	}
+	sz, err := m.ix.SigSize(bg(ctx), n.e)
+	if err != nil {
+		return 0, false, m.errno("stat", n.path, err)
+	}
+	return sz, true, 0
+}
+
+func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	n.m.ops.inc(opGetattr)
+	return n.getattr(ctx, out)
+}
+
+func (n *entryNode) getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
+	size, known, errno := n.size(ctx)
+	if errno != 0 {
+		return errno
+	}
+	n.m.fileAttr(&out.Attr, size)
+	if known {
+		out.SetTimeout(n.m.attrTTL)
+	} else {
+		out.SetTimeout(0)
+	}
+	return 0
+}
+
+// Setattr: chmod, chown and utimes are accepted and change nothing (modes,
+// owners and times are the mount's), so cp -p and rsync -t succeed. A size
+// is only set through a file open for writing: truncating a signature being
+// rewritten, or an index entry to 0 (it is empty); any other size of an
+// index entry is EINVAL, truncating a signature by name EPERM. (Where the
+// kernel does not pass O_TRUNC to OPEN it truncates with a SETATTR naming no
+// file: that truncates the file just opened for writing.)
+func (n *entryNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	m := n.m
+	m.ops.inc(opSetattr)
+	if m.ro {
+		return syscall.EROFS
+	}
+	if sz, ok := in.GetSize(); ok {
+		h, _ := f.(*writeHandle)
+		if h == nil && sz == 0 {
+			h = m.pending.fresh(n.path)
+		}
+		switch {
+		case n.e.Kind != store.KindSig:
+			if sz != 0 {
+				return syscall.EINVAL
+			}
+		case h == nil:
+			return syscall.EPERM
+		default:
+			if errno := h.truncate(ctx, sz); errno != 0 {
+				return errno
+			}
+		}
+	}
+	return n.getattr(ctx, out)
+}
+
+// Open: reading a signature reads its bytes once, at open (one GET unless
+// cached), into the handle, and reads them with direct I/O (see the package
+// doc, "Kernel caching"). Writing opens a writeHandle.
+func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	m := n.m
+	m.ops.inc(opOpen)
+	if flags&syscall.O_ACCMODE != syscall.O_RDONLY {
+		if m.ro {
+			return nil, 0, syscall.EROFS
+		}
+		return m.newWriteHandle(n.path, n.e, flags, false), fuse.FOPEN_DIRECT_IO, 0
+	}
+	if n.e.Kind != store.KindSig {
+		return &readHandle{m: m}, 0, 0 // empty, and known to be: the page cache answers
+	}
+	data, err := m.ix.ReadSig(bg(ctx), n.e)
+	if err != nil {
+		return nil, 0, m.errno("read", n.path, err)
+	}
+	return &readHandle{m: m, data: data}, fuse.FOPEN_DIRECT_IO, 0
+}
+
+func (n *entryNode) source(ctx context.Context) (string, syscall.Errno) {
+	node, err := n.m.ix.Stat(bg(ctx), n.path)
+	if err != nil {
+		if isNotExist(err) && n.m.pending.get(n.path) != nil {
+			return "own write (not closed yet)", 0
+		}
+		return "", n.m.errno("getxattr", n.path, err)
+	}
+	return node.Source, 0
+}
+
+func (n *entryNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	n.m.ops.inc(opGetxattr)
+	var v string
+	switch attr {
+	case xattrKey:
+		v = n.e.Key()
+	case xattrSource:
+		var errno syscall.Errno
+		if v, errno = n.source(ctx); errno != 0 {
+			return 0, errno
+		}
+	default:
+		return 0, syscall.ENODATA
+	}
+	return copyXattr(dest, v)
+}
+
+func (n *entryNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+	n.m.ops.inc(opListxattr)
+	return copyXattr(dest, xattrList)
+}
+
+// copyXattr answers a size query (empty dest) or copies v, ERANGE if it does
+// not fit.
+func copyXattr(dest []byte, v string) (uint32, syscall.Errno) {
+	if len(dest) == 0 {
+		return uint32(len(v)), 0
+	}
+	if len(dest) < len(v) {
+		return uint32(len(v)), syscall.ERANGE
+	}
+	return uint32(copy(dest, v)), 0
+}
+
+// readHandle is an open file's bytes, read at open: a reader sees one
+// version of the entry however long it keeps the file open.
+type readHandle struct {
+	m    *Server
+	data []byte
+}
+
+var _ = (gofs.FileReader)((*readHandle)(nil))
+
+func (h *readHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	h.m.ops.inc(opRead)
+	return fuse.ReadResultData(slice(h.data, dest, off)), 0
+}
+
+// slice returns the part of data a read of len(dest) bytes at off sees.
+func slice(data, dest []byte, off int64) []byte {
+	if off < 0 || off >= int64(len(data)) {
+		return nil
+	}
+	end := off + int64(len(dest))
+	if end > int64(len(data)) {
+		end = int64(len(data))
+	}
+	return data[off:end]
+}
+
+// linkNode is by-signer/<signer>/<hh><rest>, a symlink to the signature.
+type linkNode struct {
+	base
+	target string
+}
+
+var (
+	_ = (gofs.NodeReadlinker)((*linkNode)(nil))
+	_ = (gofs.NodeGetattrer)((*linkNode)(nil))
+)
+
+func (l *linkNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
+	l.m.ops.inc(opReadlink)
+	return []byte(l.target), 0
+}
+
+func (l *linkNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	l.m.ops.inc(opGetattr)
+	l.m.linkAttr(&out.Attr, l.target)
+	out.SetTimeout(l.m.attrTTL)
+	return 0
+}

@@ -1,0 +1,217 @@
+package fs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// fuseRequired: a test that cannot mount fails instead of skipping.
+func fuseRequired() bool {
+	return strings.Contains(os.Getenv("OXYFS_REQUIRE"), "fuse") || os.Getenv("CI") == "true"
+}
+
+// logs collects what a mount logs.
+type logs struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (l *logs) logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.msgs = append(l.msgs, strings.TrimSpace(fmt.Sprintf(format, args...)))
+}
+
+func (l *logs) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.msgs)
+}
+
+func (l *logs) count(sub string) int {
+	n := 0
+	for _, m := range l.all() {
+		if strings.Contains(m, sub) {
+			n++
+		}
+	}
+	return n
+}
+
+// testMount mounts ix in a temporary directory, unmounted at cleanup. Where
+// FUSE cannot be used the test is skipped (failed if fuseRequired).
+func testMount(t *testing.T, ix *index.Index, opts Options) (*Server, *logs) {
+	t.Helper()
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		skipNoFUSE(t, err)
+	}
+	l := &logs{}
+	if opts.Logf == nil {
+		opts.Logf = l.logf
+	}
+	srv, err := Mount(t.TempDir(), ix, opts)
+	if err != nil {
+		if errors.Is(err, ErrNoFUSE) || errors.Is(err, iofs.ErrPermission) {
+			skipNoFUSE(t, err)
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Unmount(); err != nil {
+			t.Errorf("unmount: %v", err)
+		}
+		if t.Failed() {
+			for _, m := range l.all() {
+				t.Logf("mount log: %s", m)
+			}
+		}
+	})
+	return srv, l
+}
+
+func skipNoFUSE(t *testing.T, err error) {
+	t.Helper()
+	if fuseRequired() {
+		t.Fatalf("FUSE is required (OXYFS_REQUIRE=fuse or CI=true) but cannot be used: %v", err)
+	}
+	t.Skipf("FUSE cannot be used here: %v", err)
+}
+
+func newMem(t testing.TB) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), "mem://", store.Options{Layout: store.LayoutBucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func openIndex(t testing.TB, st *store.Store) *index.Index {
+	t.Helper()
+	ix, err := index.Open(context.Background(), st, index.Options{Warn: func(string) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return ix
+}
+
+// fixture is a small store built by hand: a complete list, a journal, the
+// per-object keys of both.
+type fixture struct {
+	st     *store.Store
+	listed []store.Entry
+	jrnl   []store.Entry
+	sigs   map[string][]byte // key -> bytes
+	list   string            // the complete list's name
+}
+
+func (f *fixture) all() []store.Entry { return append(slices.Clone(f.listed), f.jrnl...) }
+
+func entry(kind store.Kind, obj, val string) store.Entry {
+	return store.Entry{Kind: kind, Object: obj, Value: val}
+}
+
+// buildFixture writes the fixture store.
+func buildFixture(t testing.TB) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	f := &fixture{st: newMem(t), sigs: map[string][]byte{}}
+	f.listed = []store.Entry{
+		entry(store.KindSig, "ab12cd34", "alice"),
+		entry(store.KindSig, "ab12cd34", "bob"),
+		entry(store.KindSig, "ff0011223344", "carol smith"),
+		entry(store.KindSeal, "ab12cd34", "change-1"),
+		entry(store.KindReceipt, "0102", "state-7"),
+		entry(store.KindApproval, "0102", "ops@example.com"),
+		entry(store.KindCert, "c0ffee", "key-2026"),
+		entry(store.KindAccepted, "beef", "main"),
+	}
+	f.jrnl = []store.Entry{
+		entry(store.KindSig, "ab99", "alice"),
+		entry(store.KindSeal, "cdef01", "change-2"),
+	}
+	sizes := []int{137, 64, 5000, 1}
+	i := 0
+	var keys []string
+	for _, e := range f.all() {
+		var data []byte
+		if e.Kind == store.KindSig {
+			data = bytes.Repeat([]byte{byte('a' + i)}, sizes[i%len(sizes)])
+			data[0] = '#'
+			f.sigs[e.Key()] = data
+			i++
+		}
+		if err := f.st.Put(ctx, e.Key(), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, e := range f.listed {
+		keys = append(keys, e.Key())
+	}
+	id, data, err := store.EncodeEntryList(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.list = store.EntryListName(id, true)
+	if err := f.st.Put(ctx, f.list, data); err != nil {
+		t.Fatal(err)
+	}
+	var lines []store.JournalLine
+	for _, e := range f.jrnl {
+		lines = append(lines, store.JournalLine{Key: e.Key()})
+	}
+	if err := f.st.Put(ctx, store.JournalKey, store.FormatJournal(lines)); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// mountFixture builds the fixture and mounts it.
+func mountFixture(t *testing.T, opts Options) (*fixture, *index.Index, *Server, *logs) {
+	t.Helper()
+	f := buildFixture(t)
+	ix := openIndex(t, f.st)
+	srv, l := testMount(t, ix, opts)
+	return f, ix, srv, l
+}
+
+// path is the mount path of an entry.
+func (s *Server) path(e store.Entry) string { return s.Dir() + "/" + e.Key() }
+
+// journalKeys reads the journal's keys from the store.
+func journalKeys(t testing.TB, st *store.Store) []string {
+	t.Helper()
+	data, err := st.Get(context.Background(), store.JournalKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, bad := store.ParseJournal(data)
+	if len(bad) > 0 {
+		t.Fatalf("journal has bad lines: %v", bad)
+	}
+	var keys []string
+	for _, l := range lines {
+		keys = append(keys, l.Key)
+	}
+	return keys
+}
+
+// delta runs fn and returns the requests it sent.
+func delta(st *store.Store, fn func()) store.Counts {
+	before := st.Counts()
+	fn()
+	return st.Counts().Sub(before)
+}

@@ -1,0 +1,160 @@
+package fs
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// pathIno is the stable inode number of a tree path, as the index numbers
+// its nodes (index.Node.Ino): FNV-64a of the path, never 0 or 1. The mount
+// numbers what the index does not know (virtual directories, files being
+// created, .oxy/) the same way; TestInoAgreesWithIndex holds the two together.
+func pathIno(p string) uint64 {
+	const (
+		offset = 14695981039346656037
+		prime  = 1099511628211
+	)
+	h := uint64(offset)
+	for i := 0; i < len(p); i++ {
+		h ^= uint64(p[i])
+		h *= prime
+	}
+	if h <= 1 {
+		return h + 2
+	}
+	return h
+}
+
+// virtualDirs are the directories mkdir made that hold no entry yet, by
+// parent path. They live in memory until unmount.
+type virtualDirs struct {
+	mu sync.Mutex
+	m  map[string][]string // parent -> sorted names
+}
+
+func (v *virtualDirs) init() { v.m = make(map[string][]string) }
+
+func split(p string) (dir, name string) {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return "", p
+	}
+	return p[:i], p[i+1:]
+}
+
+func (v *virtualDirs) add(p string) {
+	dir, name := split(p)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	names := v.m[dir]
+	if i, ok := slices.BinarySearch(names, name); !ok {
+		v.m[dir] = slices.Insert(names, i, name)
+	}
+}
+
+func (v *virtualDirs) has(p string) bool {
+	dir, name := split(p)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	_, ok := slices.BinarySearch(v.m[dir], name)
+	return ok
+}
+
+func (v *virtualDirs) children(dir string) []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return slices.Clone(v.m[dir])
+}
+
+// Invalidate tells the kernel what a refresh changed; call it after
+// ix.Refresh. It does nothing if the index's generation did not move.
+//
+// The mount caches no failed lookup, so a new name needs no notice but in
+// the listings the kernel keeps (FOPEN_CACHE_DIR). What the kernel holds is
+// walked (the nodes go-fuse keeps are exactly those the kernel holds), all
+// in memory on a folded store:
+//
+//   - a directory whose listing differs from the one the kernel read has
+//     its listing dropped (NotifyContent);
+//   - a name the index no longer has is dropped (NotifyEntry, which drops
+//     the subtree of a directory);
+//   - a signature whose size the index no longer knows (another writer
+//     replaced it) has its attributes dropped (NotifyContent), so the next
+//     stat reads it.
+//
+// On a store that is not folded, checking a name would list its prefix, so
+// every cached name under the kind and by-signer directories is dropped
+// instead and looked up again when used, and every listing is dropped.
+func (m *Server) Invalidate() {
+	gen := m.ix.Generation()
+	if gen == m.seenGen.Load() {
+		return
+	}
+	m.invalMu.Lock()
+	defer m.invalMu.Unlock()
+	m.seenGen.Store(gen)
+	w := invalidation{m: m, ctx: context.Background(), folded: m.ix.Status().Folded}
+	w.dir(m.root.EmbeddedInode(), m.root)
+	if m.Debug() {
+		m.logf("oxyfs: invalidate (generation %d): %d listings, %d names, %d sizes", gen, w.listings, w.names, w.sizes)
+	}
+}
+
+type invalidation struct {
+	m                      *Server
+	ctx                    context.Context
+	folded                 bool
+	listings, names, sizes int
+}
+
+// dir checks one directory the kernel holds, and what it holds under it.
+func (w *invalidation) dir(in *gofs.Inode, d *dirNode) {
+	m := w.m
+	if h := d.listed.Load(); h != 0 {
+		list, errno := d.list(w.ctx)
+		if errno != 0 || !w.folded || listHash(list) != h {
+			d.listed.Store(0)
+			in.NotifyContent(0, 0)
+			w.listings++
+		}
+	}
+	for name, kid := range in.Children() {
+		if _, ok := kid.Operations().(*oxyDir); ok {
+			continue // not the index's: nothing to check
+		}
+		p := joinPath(d.path, name)
+		kd, isDir := kid.Operations().(*dirNode)
+		if !w.folded {
+			if d.level == lvKind || d.level == lvSigners {
+				in.NotifyEntry(name)
+				w.names++
+			} else if isDir {
+				w.dir(kid, kd)
+			}
+			continue
+		}
+		n, err := m.ix.Stat(w.ctx, p)
+		if err != nil {
+			if isNotExist(err) && !m.virt.has(p) && m.pending.get(p) == nil {
+				in.NotifyEntry(name)
+				w.names++
+			}
+			continue
+		}
+		switch op := kid.Operations().(type) {
+		case *dirNode:
+			w.dir(kid, op)
+		case *entryNode:
+			if op.e.Kind == store.KindSig && n.Size < 0 && m.pending.get(p) == nil {
+				kid.NotifyContent(0, 0)
+				w.sizes++
+			}
+		}
+	}
+}

@@ -1,0 +1,395 @@
+package fs
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// Options configure a mount.
+type Options struct {
+	ReadOnly   bool // every write is refused with EROFS (the kernel mount is "ro" too)
+	AllowOther bool // let other users see the mount (needs user_allow_other in /etc/fuse.conf unless root)
+	// UID and GID own every node; 0 means the caller's.
+	UID, GID uint32
+	// FileMode and DirMode are the permission bits of files and
+	// directories; 0 means 0644/0755, or 0444/0555 when ReadOnly.
+	FileMode, DirMode os.FileMode
+	// EntryTimeout and AttrTimeout are how long the kernel keeps names and
+	// attributes: 0 means DefaultTimeout, a negative value turns caching off.
+	EntryTimeout, AttrTimeout time.Duration
+	Debug                     bool   // log every FUSE request and reply
+	FSName                    string // the "Filesystem" column of df; "" means "oxyfs:" + the store's redacted URL
+	// Logf receives what the mount has to say (the cause of every EIO, once);
+	// nil means log.Printf.
+	Logf func(format string, args ...any)
+
+	noAtomicTrunc bool // tests: O_TRUNC as older kernels send it (SETATTR naming no file)
+}
+
+// DefaultTimeout is how long the kernel caches names and attributes. The
+// tree changes only on a refresh or an own write, and the kernel is told
+// then (see Invalidate), so the timeout can be long.
+const DefaultTimeout = time.Hour
+
+// MaxWriteBytes caps what one open file may buffer: a write past it is EFBIG.
+const MaxWriteBytes = 64 << 20
+
+// Errors of Mount, for callers that want to tell them apart.
+var (
+	// ErrNoFUSE: /dev/fuse or fusermount3 is missing or cannot be used.
+	ErrNoFUSE = errors.New("FUSE is not available")
+	// ErrMountBusy: the mountpoint is already mounted (or a stale mount).
+	ErrMountBusy = errors.New("mountpoint is busy")
+)
+
+// Server is a mounted index (what Mount returns). It is safe for concurrent use.
+type Server struct {
+	dir    string
+	ix     *index.Index
+	server *fuse.Server
+	root   *dirNode
+
+	ro                bool
+	debug             bool
+	entryTTL, attrTTL time.Duration
+	fileMode, dirMode uint32
+	uid, gid          uint32
+	mtime             time.Time
+	logf              func(format string, args ...any)
+
+	ops     opCounters
+	virt    virtualDirs
+	pending pendingWrites
+	writes  sync.WaitGroup // Puts in flight
+
+	invalMu sync.Mutex
+	seenGen atomic.Uint64
+}
+
+// Mount mounts ix at dir and returns once the kernel serves it. It loads the
+// index first (Load), so the first ls answers at once and a store that
+// cannot be read fails here.
+func Mount(dir string, ix *index.Index, opts Options) (*Server, error) {
+	if ix == nil {
+		return nil, errors.New("mount: nil index")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("mount %s: %w", dir, err)
+	}
+	if err := preflight(abs); err != nil {
+		return nil, fmt.Errorf("mount %s: %w", abs, err)
+	}
+	if err := ix.Load(context.Background()); err != nil {
+		return nil, fmt.Errorf("mount %s: %w", abs, err)
+	}
+	m := newMount(abs, ix, opts)
+	m.seenGen.Store(ix.Generation())
+	root := &dirNode{base: base{m: m}, level: lvRoot}
+	m.root = root
+	mo := fuse.MountOptions{
+		AllowOther:           opts.AllowOther,
+		FsName:               fsName(opts.FSName, ix),
+		Name:                 "oxyfs",
+		Debug:                opts.Debug,
+		EnableSymlinkCaching: true, // a link's target is a function of its path
+		// O_TRUNC comes with OPEN: else the kernel truncates with a SETATTR
+		// that names no open file (fuse_setattr drops it for ATTR_OPEN).
+		ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC,
+		Options:           []string{"default_permissions"},
+		PanicHandler: func(v any) fuse.Status {
+			m.logf("oxyfs: panic in a FUSE handler (EIO): %v\n%s", v, debug.Stack())
+			return fuse.EIO
+		},
+	}
+	if m.ro {
+		mo.Options = append(mo.Options, "ro")
+	}
+	if opts.noAtomicTrunc {
+		mo.ExtraCapabilities = 0
+	}
+	if opts.Logf != nil {
+		mo.Logger = log.New(logWriter(m.logf), "", 0)
+	}
+	// Timeouts are left nil: go-fuse would replace every 0 we send (a
+	// signature whose size is not known yet) with the default. Every reply
+	// sets its own.
+	server, err := gofs.Mount(abs, root, &gofs.Options{MountOptions: mo, UID: m.uid, GID: m.gid, Logger: mo.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("mount %s: %w", abs, mountErr(err))
+	}
+	m.server = server
+	return m, nil
+}
+
+func newMount(dir string, ix *index.Index, opts Options) *Server {
+	m := &Server{dir: dir, ix: ix, ro: opts.ReadOnly, debug: opts.Debug, mtime: time.Now(), logf: opts.Logf}
+	if m.logf == nil {
+		m.logf = log.Printf
+	}
+	m.entryTTL, m.attrTTL = ttl(opts.EntryTimeout), ttl(opts.AttrTimeout)
+	m.fileMode, m.dirMode = 0o644, 0o755
+	if m.ro {
+		m.fileMode, m.dirMode = 0o444, 0o555
+	}
+	if opts.FileMode != 0 {
+		m.fileMode = uint32(opts.FileMode.Perm())
+	}
+	if opts.DirMode != 0 {
+		m.dirMode = uint32(opts.DirMode.Perm())
+	}
+	m.uid, m.gid = opts.UID, opts.GID
+	if m.uid == 0 {
+		m.uid = uint32(os.Getuid())
+	}
+	if m.gid == 0 {
+		m.gid = uint32(os.Getgid())
+	}
+	m.virt.init()
+	m.pending.init()
+	return m
+}
+
+func ttl(d time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return DefaultTimeout
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
+// fsName keeps the name safe for the -o list of fusermount (no commas).
+func fsName(name string, ix *index.Index) string {
+	if name == "" {
+		name = "oxyfs:" + ix.Store().URL()
+	}
+	return strings.NewReplacer(",", "%2C", " ", "%20").Replace(name)
+}
+
+type logWriter func(format string, args ...any)
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w("%s", strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// Dir is the mountpoint.
+func (m *Server) Dir() string { return m.dir }
+
+// Debug reports whether the mount logs every request.
+func (m *Server) Debug() bool { return m.debug }
+
+// Unmount waits for the writes in flight (a close waiting for its journal
+// line), then unmounts. Closing the index is the caller's part.
+func (m *Server) Unmount() error {
+	m.writes.Wait()
+	if err := m.server.Unmount(); err != nil {
+		msg := strings.Join(strings.Fields(err.Error()), " ") // fusermount's output spans lines
+		if errors.Is(err, syscall.EBUSY) || strings.Contains(msg, "busy") {
+			return fmt.Errorf("unmount %s: %w: files or directories under it are still in use (close them, or detach lazily with fusermount3 -uz %s): %s", m.dir, ErrMountBusy, m.dir, msg)
+		}
+		return fmt.Errorf("unmount %s: %s", m.dir, msg)
+	}
+	return nil
+}
+
+// Wait blocks until the file system is unmounted.
+func (m *Server) Wait() { m.server.Wait() }
+
+// preflight turns the usual reasons a mount fails into clear errors.
+func preflight(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, syscall.ENOTCONN):
+		return fmt.Errorf("%w: %s is a FUSE mount whose server is gone (transport endpoint is not connected); unmount it first: fusermount3 -u %s", ErrMountBusy, dir, dir)
+	case err != nil:
+		return fmt.Errorf("mountpoint: %w", err)
+	case !fi.IsDir():
+		return fmt.Errorf("mountpoint %s is not a directory", dir)
+	}
+	if mounted, _ := isMountPoint(dir); mounted {
+		return fmt.Errorf("%w: %s is already a mount point; unmount it first (fusermount3 -u %s)", ErrMountBusy, dir, dir)
+	}
+	f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
+	switch {
+	case errors.Is(err, iofs.ErrNotExist):
+		return fmt.Errorf("%w: no /dev/fuse: load the fuse module (modprobe fuse), or give the container the device (--device /dev/fuse --cap-add SYS_ADMIN)", ErrNoFUSE)
+	case errors.Is(err, iofs.ErrPermission):
+		return fmt.Errorf("%w: %w: cannot open /dev/fuse (%v): run as root or give your user access to the device", ErrNoFUSE, iofs.ErrPermission, err)
+	case err != nil:
+		return fmt.Errorf("%w: open /dev/fuse: %v", ErrNoFUSE, err)
+	}
+	f.Close()
+	if os.Geteuid() != 0 {
+		if _, err := exec.LookPath("fusermount3"); err != nil {
+			if _, err := exec.LookPath("fusermount"); err != nil {
+				return fmt.Errorf("%w: neither fusermount3 nor fusermount is in PATH (install fuse3)", ErrNoFUSE)
+			}
+		}
+	}
+	return nil
+}
+
+// isMountPoint reports whether dir is the mount point of some mount, from
+// /proc/self/mountinfo (field 5, octal escapes for space, tab, newline, \).
+func isMountPoint(dir string) (bool, error) {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return false, err
+	}
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) > 4 && unescapeMountinfo(fields[4]) == real {
+			return true, nil
+		}
+	}
+	return false, sc.Err()
+}
+
+func unescapeMountinfo(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			v := 0
+			ok := true
+			for _, c := range s[i+1 : i+4] {
+				if c < '0' || c > '7' {
+					ok = false
+					break
+				}
+				v = v*8 + int(c-'0')
+			}
+			if ok {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// mountErr names what a failed mount most likely lacked.
+func mountErr(err error) error {
+	s := err.Error()
+	switch {
+	case strings.Contains(s, "Permission denied") || errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES):
+		return fmt.Errorf("%w: %w (mounting needs root, or fusermount3 with access to /dev/fuse; --allow-other needs user_allow_other in /etc/fuse.conf)", iofs.ErrPermission, err)
+	case strings.Contains(s, "busy") || errors.Is(err, syscall.EBUSY):
+		return fmt.Errorf("%w: %w", ErrMountBusy, err)
+	case strings.Contains(s, "fusermount") && strings.Contains(s, "not found"):
+		return fmt.Errorf("%w: %w", ErrNoFUSE, err)
+	}
+	return err
+}
+
+// errno maps an index or store error to the errno a caller sees, logging the
+// cause of every EIO (the caller logs each failure once: it is not retried).
+func (m *Server) errno(op, p string, err error) syscall.Errno {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, iofs.ErrNotExist), errors.Is(err, store.ErrNotFound):
+		return syscall.ENOENT
+	case errors.Is(err, store.ErrBadKey):
+		return syscall.EINVAL
+	case errors.Is(err, store.ErrReadOnly):
+		return syscall.EROFS
+	case errors.Is(err, index.ErrNotDir):
+		return syscall.ENOTDIR
+	}
+	m.logf("oxyfs: %s /%s: %v (EIO)", op, p, err)
+	return syscall.EIO
+}
+
+// refused is the errno of a write the mount never does: EROFS on a read-only
+// mount, else EPERM.
+func (m *Server) refused() syscall.Errno {
+	if m.ro {
+		return syscall.EROFS
+	}
+	return syscall.EPERM
+}
+
+// bg is the context of store requests: a FUSE request's context is
+// cancelled by any signal the caller receives (Go programs get SIGURG all the
+// time), and a store request is never left half done, so requests run to
+// completion.
+func bg(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
+
+// The FUSE operations Ops counts.
+const (
+	opLookup = iota
+	opGetattr
+	opSetattr
+	opReaddir
+	opOpen
+	opRead
+	opWrite
+	opFlush
+	opRelease
+	opCreate
+	opMkdir
+	opReadlink
+	opGetxattr
+	opListxattr
+	opSetxattr
+	opRemovexattr
+	opUnlink
+	opRmdir
+	opRename
+	opLink
+	opSymlink
+	opMknod
+	opStatfs
+	numOps
+)
+
+var opNames = [numOps]string{"lookup", "getattr", "setattr", "readdir", "open", "read", "write", "flush", "release",
+	"create", "mkdir", "readlink", "getxattr", "listxattr", "setxattr", "removexattr", "unlink", "rmdir", "rename",
+	"link", "symlink", "mknod", "statfs"}
+
+type opCounters struct{ n [numOps]atomic.Int64 }
+
+func (c *opCounters) inc(op int) { c.n[op].Add(1) }
+
+// Ops returns how many FUSE operations of each kind the mount answered.
+func (m *Server) Ops() map[string]int64 {
+	out := make(map[string]int64, numOps)
+	for i, name := range opNames {
+		out[name] = m.ops.n[i].Load()
+	}
+	return out
+}

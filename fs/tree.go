@@ -1,0 +1,393 @@
+package fs
+
+import (
+	"context"
+	"errors"
+	iofs "io/fs"
+	"slices"
+	"strings"
+	"syscall"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// base is what every node shares: the mount, statfs, and refusing to set
+// extended attributes.
+type base struct {
+	gofs.Inode
+	m *Server
+}
+
+var (
+	_ = (gofs.NodeStatfser)((*base)(nil))
+	_ = (gofs.NodeSetxattrer)((*base)(nil))
+	_ = (gofs.NodeRemovexattrer)((*base)(nil))
+)
+
+func (b *base) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
+	b.m.ops.inc(opStatfs)
+	out.Bsize, out.Frsize, out.NameLen = 4096, 4096, store.MaxValueLen
+	return 0
+}
+
+// Setxattr: user.oxy.* are derived, so EPERM; anything else ENOTSUP, which
+// cp -a and rsync -X take as "this file system keeps no xattrs".
+func (b *base) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+	b.m.ops.inc(opSetxattr)
+	switch {
+	case b.m.ro:
+		return syscall.EROFS
+	case strings.HasPrefix(attr, xattrPrefix):
+		return syscall.EPERM
+	}
+	return syscall.ENOTSUP
+}
+
+func (b *base) Removexattr(ctx context.Context, attr string) syscall.Errno {
+	b.m.ops.inc(opRemovexattr)
+	switch {
+	case b.m.ro:
+		return syscall.EROFS
+	case strings.HasPrefix(attr, xattrPrefix):
+		return syscall.EPERM
+	}
+	return syscall.ENODATA
+}
+
+// Attributes. Times are the mount's start: the store keeps none.
+
+func (m *Server) attr(a *fuse.Attr, mode uint32, nlink uint32, size int64) {
+	a.Mode = mode
+	a.Nlink = nlink
+	a.Size = uint64(size)
+	a.Uid, a.Gid = m.uid, m.gid
+	a.SetTimes(&m.mtime, &m.mtime, &m.mtime)
+}
+
+func (m *Server) dirAttr(a *fuse.Attr)              { m.attr(a, syscall.S_IFDIR|m.dirMode, 2, 0) }
+func (m *Server) fileAttr(a *fuse.Attr, size int64) { m.attr(a, syscall.S_IFREG|m.fileMode, 1, size) }
+func (m *Server) linkAttr(a *fuse.Attr, target string) {
+	m.attr(a, syscall.S_IFLNK|0o777, 1, int64(len(target)))
+}
+
+// entryOut fills the timeouts of a positive lookup.
+func (m *Server) entryOut(out *fuse.EntryOut, attrTTL bool) {
+	out.SetEntryTimeout(m.entryTTL)
+	if attrTTL {
+		out.SetAttrTimeout(m.attrTTL)
+	} else {
+		out.SetAttrTimeout(0)
+	}
+}
+
+// dirLevel is where a directory sits in the tree (DESIGN §4).
+type dirLevel uint8
+
+const (
+	lvRoot    dirLevel = iota // MOUNT
+	lvKind                    // sig/
+	lvHH                      // sig/ab/
+	lvObject                  // sig/ab/<rest>/
+	lvSigners                 // by-signer/
+	lvSigner                  // by-signer/<signer>/
+)
+
+// dirNode is a directory of the index tree. Only the nodes the kernel holds
+// exist; each answers Lookup and readdir (dirhandle.go) from the index.
+type dirNode struct {
+	base
+	path  string // relative to the mount root; "" is the root
+	level dirLevel
+	kind  store.Kind
+	obj   string // lvObject: the object id (hh + rest)
+
+	listed listedHash // the listing last read (see Invalidate)
+}
+
+var (
+	_ = (gofs.NodeLookuper)((*dirNode)(nil))
+	_ = (gofs.NodeGetattrer)((*dirNode)(nil))
+	_ = (gofs.NodeSetattrer)((*dirNode)(nil))
+	_ = (gofs.NodeMkdirer)((*dirNode)(nil))
+	_ = (gofs.NodeCreater)((*dirNode)(nil))
+	_ = (gofs.NodeUnlinker)((*dirNode)(nil))
+	_ = (gofs.NodeRmdirer)((*dirNode)(nil))
+	_ = (gofs.NodeRenamer)((*dirNode)(nil))
+	_ = (gofs.NodeLinker)((*dirNode)(nil))
+	_ = (gofs.NodeSymlinker)((*dirNode)(nil))
+	_ = (gofs.NodeMknoder)((*dirNode)(nil))
+)
+
+func joinPath(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+func isNotExist(err error) bool {
+	return errors.Is(err, iofs.ErrNotExist) || errors.Is(err, store.ErrNotFound)
+}
+
+// childDir describes the directory name under d.
+func (d *dirNode) childDir(name string) *dirNode {
+	c := &dirNode{base: base{m: d.m}, path: joinPath(d.path, name), kind: d.kind}
+	switch d.level {
+	case lvRoot:
+		if name == index.BySigner {
+			c.level, c.kind = lvSigners, store.KindSig
+		} else {
+			c.level = lvKind
+			c.kind, _ = store.ParseKind(name)
+		}
+	case lvKind:
+		c.level = lvHH
+	case lvHH:
+		c.level, c.obj = lvObject, d.path[strings.LastIndexByte(d.path, '/')+1:]+name
+	case lvSigners:
+		c.level = lvSigner
+	}
+	return c
+}
+
+func (d *dirNode) newDir(ctx context.Context, name string, ino uint64, out *fuse.EntryOut) *gofs.Inode {
+	d.m.dirAttr(&out.Attr)
+	d.m.entryOut(out, true)
+	return d.NewInode(ctx, d.childDir(name), gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino})
+}
+
+// newFile makes the node of an entry file. A signature whose size is not
+// known yet (size < 0) reports 0 with no attribute caching, so stat asks
+// Getattr, which reads it (one GET); a lookup never does. Nor is the size of
+// a file being written (writing) cached.
+func (d *dirNode) newFile(ctx context.Context, p string, e store.Entry, size int64, writing bool, out *fuse.EntryOut) *gofs.Inode {
+	known := size >= 0 && !writing
+	if size < 0 {
+		size = 0
+	}
+	d.m.fileAttr(&out.Attr, size)
+	d.m.entryOut(out, known)
+	n := &entryNode{base: base{m: d.m}, path: p, e: e}
+	return d.NewInode(ctx, n, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: pathIno(p)})
+}
+
+func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	m := d.m
+	m.ops.inc(opLookup)
+	if d.level == lvRoot && name == oxyName {
+		m.dirAttr(&out.Attr)
+		m.entryOut(out, true)
+		return d.NewInode(ctx, &oxyDir{base: base{m: m}}, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: pathIno(oxyName)}), 0
+	}
+	p := joinPath(d.path, name)
+	n, err := m.ix.Stat(bg(ctx), p)
+	if err != nil {
+		if !isNotExist(err) {
+			return nil, m.errno("lookup", p, err)
+		}
+		if m.virt.has(p) {
+			return d.newDir(ctx, name, pathIno(p), out), 0
+		}
+		if h := m.pending.get(p); h != nil {
+			return d.newFile(ctx, p, h.e, h.size.Load(), true, out), 0
+		}
+		return nil, syscall.ENOENT
+	}
+	switch n.Type {
+	case index.NodeDir:
+		return d.newDir(ctx, name, n.Ino, out), 0
+	case index.NodeSymlink:
+		m.linkAttr(&out.Attr, n.Target)
+		m.entryOut(out, true)
+		l := &linkNode{base: base{m: m}, target: n.Target}
+		return d.NewInode(ctx, l, gofs.StableAttr{Mode: syscall.S_IFLNK, Ino: n.Ino}), 0
+	}
+	if h := m.pending.get(p); h != nil {
+		return d.newFile(ctx, p, n.Entry, h.size.Load(), true, out), 0
+	}
+	return d.newFile(ctx, p, n.Entry, n.Size, false, out), 0
+}
+
+func typeMode(t index.NodeType) uint32 {
+	switch t {
+	case index.NodeDir:
+		return syscall.S_IFDIR
+	case index.NodeSymlink:
+		return syscall.S_IFLNK
+	}
+	return syscall.S_IFREG
+}
+
+// list is the directory's listing: the index's, with the virtual
+// directories and files being created, and .oxy at the root.
+func (d *dirNode) list(ctx context.Context) ([]fuse.DirEntry, syscall.Errno) {
+	m := d.m
+	nodes, err := m.ix.ReadDir(bg(ctx), d.path)
+	if err != nil && !(isNotExist(err) && m.virt.has(d.path)) {
+		return nil, m.errno("readdir", d.path, err)
+	}
+	list := make([]fuse.DirEntry, 0, len(nodes)+1)
+	for _, n := range nodes {
+		list = append(list, fuse.DirEntry{Name: n.Name, Ino: n.Ino, Mode: typeMode(n.Type)})
+	}
+	extra := false
+	has := func(name string) bool {
+		_, found := slices.BinarySearchFunc(nodes, name, func(n index.Node, s string) int { return strings.Compare(n.Name, s) })
+		return found
+	}
+	for _, name := range m.virt.children(d.path) {
+		if !has(name) {
+			list = append(list, fuse.DirEntry{Name: name, Ino: pathIno(joinPath(d.path, name)), Mode: syscall.S_IFDIR})
+			extra = true
+		}
+	}
+	if d.level == lvObject {
+		for _, name := range m.pending.children(d.path) {
+			if !has(name) {
+				list = append(list, fuse.DirEntry{Name: name, Ino: pathIno(joinPath(d.path, name)), Mode: syscall.S_IFREG})
+				extra = true
+			}
+		}
+	}
+	if d.level == lvRoot {
+		list = append(list, fuse.DirEntry{Name: oxyName, Ino: pathIno(oxyName), Mode: syscall.S_IFDIR})
+		extra = true
+	}
+	if extra {
+		slices.SortFunc(list, func(a, b fuse.DirEntry) int { return strings.Compare(a.Name, b.Name) })
+	}
+	return list, 0
+}
+
+func (d *dirNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	d.m.ops.inc(opGetattr)
+	d.m.dirAttr(&out.Attr)
+	out.SetTimeout(d.m.attrTTL)
+	return 0
+}
+
+// Setattr on a directory accepts chmod, chown and utimes and changes nothing
+// (cp -rp sets them on the directories it made).
+func (d *dirNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	d.m.ops.inc(opSetattr)
+	if d.m.ro {
+		return syscall.EROFS
+	}
+	if _, ok := in.GetSize(); ok {
+		return syscall.EISDIR
+	}
+	d.m.dirAttr(&out.Attr)
+	out.SetTimeout(d.m.attrTTL)
+	return 0
+}
+
+// exists reports whether p is in the index or is a virtual directory.
+func (m *Server) exists(ctx context.Context, p string) (bool, syscall.Errno) {
+	if m.virt.has(p) {
+		return true, 0
+	}
+	_, err := m.ix.Stat(bg(ctx), p)
+	switch {
+	case err == nil:
+		return true, 0
+	case isNotExist(err):
+		return false, 0
+	}
+	return false, m.errno("stat", p, err)
+}
+
+// Mkdir makes a virtual directory, kept in memory until unmount, so that
+// mkdir -p sig/ab/cdef… then cp works. Only <hh> and <rest> directories can
+// be made: a wrong place is EPERM, a wrong name EINVAL.
+func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	m := d.m
+	m.ops.inc(opMkdir)
+	if m.ro {
+		return nil, syscall.EROFS
+	}
+	switch d.level {
+	case lvKind:
+		if len(name) != 2 || store.ValidateObject(name+"00") != nil {
+			return nil, syscall.EINVAL
+		}
+	case lvHH:
+		if store.ValidateObject(d.path[strings.LastIndexByte(d.path, '/')+1:]+name) != nil {
+			return nil, syscall.EINVAL
+		}
+	default:
+		return nil, syscall.EPERM
+	}
+	p := joinPath(d.path, name)
+	if ok, errno := m.exists(ctx, p); errno != 0 {
+		return nil, errno
+	} else if ok {
+		return nil, syscall.EEXIST
+	}
+	m.virt.add(p)
+	return d.newDir(ctx, name, pathIno(p), out), 0
+}
+
+// Create starts writing the entry name of an object directory. Nothing is
+// sent until the file is closed (see writeHandle).
+func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
+	m := d.m
+	m.ops.inc(opCreate)
+	switch {
+	case m.ro:
+		return nil, nil, 0, syscall.EROFS
+	case d.level != lvObject:
+		return nil, nil, 0, syscall.EPERM
+	case store.ValidateValue(name) != nil:
+		return nil, nil, 0, syscall.EINVAL
+	}
+	p := joinPath(d.path, name)
+	if flags&syscall.O_EXCL != 0 {
+		if ok, errno := m.exists(ctx, p); errno != 0 {
+			return nil, nil, 0, errno
+		} else if ok {
+			return nil, nil, 0, syscall.EEXIST
+		}
+	}
+	e := store.Entry{Kind: d.kind, Object: d.obj, Value: name}
+	h := m.newWriteHandle(p, e, flags, true)
+	h.parent, h.name = d.EmbeddedInode(), name
+	m.pending.add(p, h)
+	return d.newFile(ctx, p, e, 0, true, out), h, fuse.FOPEN_DIRECT_IO, 0
+}
+
+// The namespace never changes but by adding entries: every other change is
+// refused, and nothing is sent.
+
+func (d *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
+	d.m.ops.inc(opUnlink)
+	return d.m.refused()
+}
+
+func (d *dirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
+	d.m.ops.inc(opRmdir)
+	return d.m.refused()
+}
+
+func (d *dirNode) Rename(ctx context.Context, name string, newParent gofs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+	d.m.ops.inc(opRename)
+	return d.m.refused()
+}
+
+func (d *dirNode) Link(ctx context.Context, target gofs.InodeEmbedder, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	d.m.ops.inc(opLink)
+	return nil, d.m.refused()
+}
+
+func (d *dirNode) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	d.m.ops.inc(opSymlink)
+	return nil, d.m.refused()
+}
+
+func (d *dirNode) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	d.m.ops.inc(opMknod)
+	return nil, d.m.refused()
+}

@@ -1,0 +1,289 @@
+package fs
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// writeHandle is a file open for writing. Bytes are kept in memory (up to
+// MaxWriteBytes) and written by the first flush (close) after they changed,
+// with ix.Put: the per-object key, then the journal line. close returns 0
+// only once both landed.
+type writeHandle struct {
+	m       *Server
+	path    string
+	e       store.Entry
+	created bool // made by Create: the entry is written even if nothing is
+	append  bool
+
+	parent *gofs.Inode // Create only: told to forget the name if it never lands
+	name   string
+
+	size atomic.Int64 // len(buf), read by stat without the lock
+
+	mu     sync.Mutex
+	loaded bool          // buf holds the file's content (an existing signature is read lazily)
+	buf    []byte        // the content
+	dirty  bool          // changed since the last commit
+	landed bool          // a commit landed
+	errno  syscall.Errno // the last commit's result
+	// refused: a write was refused; close reports it and writes nothing.
+	refused syscall.Errno
+}
+
+var (
+	_ = (gofs.FileReader)((*writeHandle)(nil))
+	_ = (gofs.FileWriter)((*writeHandle)(nil))
+	_ = (gofs.FileFlusher)((*writeHandle)(nil))
+	_ = (gofs.FileFsyncer)((*writeHandle)(nil))
+	_ = (gofs.FileReleaser)((*writeHandle)(nil))
+)
+
+func (m *Server) newWriteHandle(p string, e store.Entry, flags uint32, created bool) *writeHandle {
+	h := &writeHandle{m: m, path: p, e: e, created: created, append: flags&syscall.O_APPEND != 0}
+	// An index entry is empty, and a created file starts empty: nothing to
+	// read. An existing signature is read only if a write needs its bytes
+	// (O_TRUNC truncates it first, so cp over it reads nothing).
+	trunc := flags&syscall.O_TRUNC != 0 && e.Kind == store.KindSig
+	h.loaded = created || trunc || e.Kind != store.KindSig
+	h.dirty = created || trunc
+	if created || trunc {
+		h.size.Store(0)
+	} else {
+		h.size.Store(-1)
+	}
+	if !created {
+		m.pending.add(p, h)
+	}
+	return h
+}
+
+// load reads an existing signature's bytes before a partial write.
+func (h *writeHandle) loadLocked(ctx context.Context) syscall.Errno {
+	if h.loaded {
+		return 0
+	}
+	data, err := h.m.ix.ReadSig(bg(ctx), h.e)
+	if err != nil && !isNotExist(err) {
+		return h.m.errno("read", h.path, err)
+	}
+	h.buf, h.loaded = data, true
+	h.size.Store(int64(len(h.buf)))
+	return 0
+}
+
+func (h *writeHandle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
+	h.m.ops.inc(opWrite)
+	if len(data) == 0 {
+		return 0, 0
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.e.Kind != store.KindSig {
+		// An index entry's value is its name; it holds no bytes.
+		h.refused = syscall.EINVAL
+		return 0, h.refused
+	}
+	if errno := h.loadLocked(ctx); errno != 0 {
+		return 0, errno
+	}
+	if h.append {
+		off = int64(len(h.buf))
+	}
+	end := off + int64(len(data))
+	if off < 0 || end > MaxWriteBytes {
+		h.refused = syscall.EFBIG
+		return 0, h.refused
+	}
+	if end > int64(len(h.buf)) {
+		h.buf = slices.Grow(h.buf, int(end)-len(h.buf))[:end]
+	}
+	copy(h.buf[off:], data)
+	h.dirty = true
+	h.size.Store(int64(len(h.buf)))
+	return uint32(len(data)), 0
+}
+
+// truncate sets the size of a signature being written.
+func (h *writeHandle) truncate(ctx context.Context, size uint64) syscall.Errno {
+	if size > MaxWriteBytes {
+		return syscall.EFBIG
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if size == 0 {
+		h.buf, h.loaded = h.buf[:0], true
+	} else if errno := h.loadLocked(ctx); errno != 0 {
+		return errno
+	}
+	if int(size) <= len(h.buf) {
+		h.buf = h.buf[:size]
+	} else {
+		h.buf = append(h.buf, make([]byte, int(size)-len(h.buf))...)
+	}
+	h.dirty = true
+	h.size.Store(int64(len(h.buf)))
+	return 0
+}
+
+func (h *writeHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	h.m.ops.inc(opRead)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if errno := h.loadLocked(ctx); errno != 0 {
+		return nil, errno
+	}
+	return fuse.ReadResultData(slices.Clone(slice(h.buf, dest, off))), 0
+}
+
+// Flush is close(2). The first flush after a change writes the entry; a
+// later flush of the same open file (a dup'ed descriptor) with nothing new
+// writes nothing and returns the same result.
+func (h *writeHandle) Flush(ctx context.Context) syscall.Errno {
+	h.m.ops.inc(opFlush)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.commitLocked()
+}
+
+// Fsync writes what changed, as a flush does.
+func (h *writeHandle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.commitLocked()
+}
+
+func (h *writeHandle) commitLocked() syscall.Errno {
+	if h.refused != 0 {
+		h.dirty = false
+		return h.refused
+	}
+	if !h.dirty {
+		return h.errno
+	}
+	h.dirty = false
+	h.errno = h.m.put(h.path, h.e, h.buf)
+	if h.errno == 0 {
+		h.landed = true
+	}
+	return h.errno
+}
+
+// Release: the last descriptor is closed. What a flush did not write (there
+// was none) is written now; its error can only be logged.
+func (h *writeHandle) Release(ctx context.Context) syscall.Errno {
+	h.m.ops.inc(opRelease)
+	h.mu.Lock()
+	errno := h.commitLocked()
+	landed := h.landed
+	h.mu.Unlock()
+	h.m.pending.remove(h.path, h)
+	if h.created && !landed && h.parent != nil {
+		// The kernel holds the name Create gave it, and may have listed
+		// it: make it ask again (and find nothing). Not from inside the
+		// request: an entry notification waits for the directory's lock,
+		// which the kernel may hold while it waits for us.
+		go func() {
+			h.parent.NotifyEntry(h.name)
+			h.parent.NotifyContent(0, 0)
+		}()
+	}
+	return errno
+}
+
+// put writes one entry, returning the errno close reports. Its cause is
+// logged once: close does not retry.
+func (m *Server) put(p string, e store.Entry, data []byte) syscall.Errno {
+	if e.Kind == store.KindSig && len(data) == 0 {
+		m.logf("oxyfs: write /%s: a signature needs bytes; nothing written (EINVAL)", p)
+		return syscall.EINVAL
+	}
+	m.writes.Add(1)
+	defer m.writes.Done()
+	err := m.ix.Put(context.Background(), e, data)
+	if err == nil {
+		m.notifyListings(e)
+		return 0
+	}
+	errno := m.errno("write", p, err)
+	if errno != syscall.EIO {
+		m.logf("oxyfs: write /%s: %v (%v)", p, err, errno)
+	}
+	return errno
+}
+
+// pendingWrites are the files open for writing, by path: stat and lookup
+// see a created file before it lands, and its size while it is written.
+type pendingWrites struct {
+	mu sync.Mutex
+	m  map[string][]*writeHandle
+}
+
+func (p *pendingWrites) init() { p.m = make(map[string][]*writeHandle) }
+
+func (p *pendingWrites) add(path string, h *writeHandle) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.m[path] = append(p.m[path], h)
+}
+
+func (p *pendingWrites) remove(path string, h *writeHandle) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	hs := slices.DeleteFunc(p.m[path], func(x *writeHandle) bool { return x == h })
+	if len(hs) == 0 {
+		delete(p.m, path)
+	} else {
+		p.m[path] = hs
+	}
+}
+
+// fresh returns the most recent handle writing path that has not read,
+// written or truncated anything yet: the one an open with O_TRUNC just made.
+func (p *pendingWrites) fresh(path string) *writeHandle {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	hs := p.m[path]
+	for i := len(hs) - 1; i >= 0; i-- {
+		if hs[i].size.Load() < 0 {
+			return hs[i]
+		}
+	}
+	return nil
+}
+
+// get returns the most recent handle writing path whose size is known (an
+// existing signature opened without O_TRUNC and not written yet has none).
+func (p *pendingWrites) get(path string) *writeHandle {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	hs := p.m[path]
+	for i := len(hs) - 1; i >= 0; i-- {
+		if hs[i].size.Load() >= 0 {
+			return hs[i]
+		}
+	}
+	return nil
+}
+
+// children lists the names being created in dir.
+func (p *pendingWrites) children(dir string) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var names []string
+	for path, hs := range p.m {
+		if len(hs) > 0 && hs[0].created && strings.HasPrefix(path, dir+"/") && !strings.Contains(path[len(dir)+1:], "/") {
+			names = append(names, path[len(dir)+1:])
+		}
+	}
+	return names
+}
