@@ -24,6 +24,9 @@ type handStore struct {
 	journalLines      int
 	folded, unfolded  int
 	perObject         []string
+	// foldedView: the entries §13.7 says a folded reader sees: the live
+	// lists' keys and the journal's, and nothing else.
+	foldedView []string
 }
 
 func writeList(t *testing.T, dir string, keys []string, suffix string) string {
@@ -64,8 +67,11 @@ func newHandStore(t *testing.T) *handStore {
 		}
 		writeFile(t, dir, k, body)
 	}
-	// An older complete list, retired by a fold that wrote the live one.
-	h.retired = writeList(t, dir, []string{"sig/ab/cdef01/alice"}, ".entries")
+	// An older writer's entry: its own key only, named by no list or line.
+	writeFile(t, dir, "cert/77/8899/older-writer", nil)
+	// An older complete list, retired by a fold that wrote the live one. It
+	// names an entry nothing else names (deleted since by a collection).
+	h.retired = writeList(t, dir, []string{"sig/ab/cdef01/alice", "sig/ee/ff00/ghost"}, ".entries")
 	h.complete = writeList(t, dir, []string{"seal/12/3456/change-1", "sig/ab/cdef01/alice", "sig/ab/cdef01/bob"}, ".entries")
 	h.partial = writeList(t, dir, []string{"receipt/ab/cdef01/ci"}, ".entries-part")
 	journal := "1764460800000 sig/ab/cdef01/bob\n" +
@@ -74,6 +80,10 @@ func newHandStore(t *testing.T) *handStore {
 		"0 approval/ab/cdef01/dave\n" +
 		"0 sig/ab/cdef01/alice\n"
 	h.journalLines, h.folded, h.unfolded = 5, 2, 3
+	h.foldedView = []string{
+		"approval/ab/cdef01/dave", "receipt/ab/cdef01/ci", "seal/12/3456/change-1",
+		"sig/ab/cdef01/alice", "sig/ab/cdef01/bob", "sig/ff/0011/carol",
+	}
 	writeFile(t, dir, "pack-entries", []byte(journal))
 	writeFile(t, dir, "pack-retired", []byte("1764460800000 "+h.retired+"\n1764460800000 pack-0123.pack\n"))
 	// Three pack files (one of them retired): status counts the listed packs.
