@@ -46,7 +46,12 @@ func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(f
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	var code int
+	if args, ok := helperArgs(os.Args[0], os.Args[1:]); ok {
+		code = runHelper(ctx, args, os.Stderr)
+	} else {
+		code = run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	}
 	stop()
 	os.Exit(code)
 }
