@@ -81,6 +81,11 @@ type Store struct {
 func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
+		// url.Error repeats the whole URL, secrets included: keep only its cause.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return nil, fmt.Errorf("open store %q: %w", Redact(rawURL), err)
 	}
 	backend, err := backendOf(u.Scheme)
