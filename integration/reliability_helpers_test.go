@@ -1,0 +1,250 @@
+package integration
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// The reliability tests (reliability_*_test.go) run in CI at scale 1, in
+// seconds to a minute each. scripts/reliability runs them longer by setting
+// OXYFS_RELIABILITY_SCALE (a positive integer multiplying their counts and
+// outages); every test logs its figures on lines starting "figure:", which
+// the script collects.
+
+// relScale is OXYFS_RELIABILITY_SCALE, 1 when unset.
+func relScale(t *testing.T) int {
+	t.Helper()
+	v := os.Getenv("OXYFS_RELIABILITY_SCALE")
+	if v == "" {
+		return 1
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("OXYFS_RELIABILITY_SCALE=%q: want a positive integer", v)
+	}
+	return n
+}
+
+// figure logs one of the figures docs/reliability.md quotes.
+func figure(t *testing.T, format string, args ...any) {
+	t.Helper()
+	t.Logf("figure: %s: %s", t.Name(), fmt.Sprintf(format, args...))
+}
+
+var casRE = regexp.MustCompile(`(?m)^cas: updates=(\d+) tries=(\d+) max-tries=(\d+) retried-reads=(\d+)$`)
+
+// casStats reads the "cas: updates=N tries=N max-tries=N retried-reads=N"
+// line --stats prints (all zero when the command made no update).
+func casStats(stderr string) store.CASStats {
+	m := casRE.FindStringSubmatch(stderr)
+	if m == nil {
+		return store.CASStats{}
+	}
+	n := func(i int) int64 { v, _ := strconv.ParseInt(m[i], 10, 64); return v }
+	return store.CASStats{Updates: n(1), Tries: n(2), MaxTries: n(3)}
+}
+
+var metricsRE = regexp.MustCompile(`metrics at (http://\S+/metrics)`)
+
+// metric reads one unlabelled metric of a mount started with
+// --metrics-addr 127.0.0.1:0.
+func (m *mountProc) metric(t *testing.T, name string) int64 {
+	t.Helper()
+	sub := metricsRE.FindStringSubmatch(m.stderr.first("metrics at "))
+	if sub == nil {
+		t.Fatalf("mount %s: no \"metrics at\" line (start it with --metrics-addr)\n%s", m.dir, m.stderr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, sub[1], nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("metrics of %s: %v", m.dir, err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatalf("metric %s = %q: %v", name, v, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("mount %s: no metric %s", m.dir, name)
+	return 0
+}
+
+// writeTemp writes data to a new file of the test and returns its path.
+func writeTemp(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// liveListKeys returns the keys of every live list of the store (sorted,
+// each once), after checking each list is whole: it decodes, and its name
+// is the hash of its content (store.VerifyEntryList).
+func liveListKeys(t *testing.T, st *store.Store) (keys []string, complete int) {
+	t.Helper()
+	ctx := context.Background()
+	sn, err := st.ReadSnapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range sn.LiveLists() {
+		data, err := st.Get(ctx, l.Name)
+		if err != nil {
+			t.Fatalf("read live list %s: %v", l.Name, err)
+		}
+		if err := store.VerifyEntryList(l.Name, data); err != nil {
+			t.Errorf("live list %s is not whole: %v", l.Name, err)
+			continue
+		}
+		ks, err := store.DecodeEntryListAll(data)
+		if err != nil {
+			t.Errorf("live list %s: %v", l.Name, err)
+			continue
+		}
+		keys = append(keys, ks...)
+		if l.Complete {
+			complete++
+		}
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys), complete
+}
+
+// missingFrom returns the keys of want that sorted does not hold.
+func missingFrom(sorted []string, want []string) []string {
+	var out []string
+	for _, k := range want {
+		if _, ok := slices.BinarySearch(sorted, k); !ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// faultProxy is a TCP proxy in front of a server that a test can make hang:
+// in hang mode it accepts connections and holds every byte, in both
+// directions, until the mode changes back — a server that stopped
+// answering without closing anything.
+type faultProxy struct {
+	ln     net.Listener
+	target string
+
+	mu    sync.Mutex
+	hang  bool
+	cond  *sync.Cond
+	conns []net.Conn
+}
+
+func newFaultProxy(t *testing.T, target string) *faultProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &faultProxy{ln: ln, target: target}
+	p.cond = sync.NewCond(&p.mu)
+	go p.serve()
+	t.Cleanup(p.close)
+	return p
+}
+
+// Addr is the proxy's 127.0.0.1:PORT.
+func (p *faultProxy) Addr() string { return p.ln.Addr().String() }
+
+// setHang makes the proxy hold (true) or pass (false) every byte.
+func (p *faultProxy) setHang(h bool) {
+	p.mu.Lock()
+	p.hang = h
+	p.mu.Unlock()
+	p.cond.Broadcast()
+}
+
+func (p *faultProxy) serve() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		p.conns = append(p.conns, c)
+		p.mu.Unlock()
+		go p.forward(c)
+	}
+}
+
+func (p *faultProxy) forward(c net.Conn) {
+	defer c.Close()
+	s, err := net.DialTimeout("tcp", p.target, 5*time.Second)
+	if err != nil {
+		return
+	}
+	defer s.Close()
+	p.mu.Lock()
+	p.conns = append(p.conns, s)
+	p.mu.Unlock()
+	done := make(chan struct{}, 2)
+	go func() { p.pipe(s, c); done <- struct{}{} }()
+	go func() { p.pipe(c, s); done <- struct{}{} }()
+	<-done
+}
+
+// pipe copies src to dst, holding each chunk while the proxy hangs.
+func (p *faultProxy) pipe(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			for p.hang {
+				p.cond.Wait()
+			}
+			p.mu.Unlock()
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				if tc, ok := dst.(*net.TCPConn); ok {
+					tc.CloseWrite()
+				}
+			}
+			return
+		}
+	}
+}
+
+func (p *faultProxy) close() {
+	p.ln.Close()
+	p.setHang(false)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+}
