@@ -14,57 +14,133 @@ import (
 
 var _ = (gofs.NodeOpendirHandler)((*dirNode)(nil))
 
-// OpendirHandle opens a directory with FOPEN_CACHE_DIR: the kernel keeps the
-// listing, and until it is told that the listing changed (Invalidate, an own
-// write) an ls or find of the directory costs an open and a release, no
-// read and no lookup. The listing is made at the first read, not here.
+// OpendirHandle makes the handle a READDIR(PLUS) is served through. The
+// kernel sends no OPENDIR (see noOpendir): every read comes with handle 0
+// and is served by a handle of its own, opened here in process. The flags
+// say what the kernel assumes anyway (FOPEN_CACHE_DIR: it keeps the
+// listing, and until it is told that the listing changed, Invalidate or an
+// own write, a warm ls or find of the directory costs no request). The
+// listing is made at the first read, not here.
 func (d *dirNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	return &dirHandle{d: d}, fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE, 0
 }
 
-// dirHandle streams one listing of a directory.
-type dirHandle struct {
-	d       *dirNode
-	loaded  bool
+// listing is one listing of a directory, and the state of the mount it was
+// made from.
+type listing struct {
+	version listVersion
 	entries []fuse.DirEntry
-	pos     int
+}
+
+// listVersion changes whenever a listing may: an index generation (a
+// refresh that changed the tree, an own write), a mkdir, a file created or
+// closed.
+type listVersion struct{ gen, virt, pending uint64 }
+
+func (m *Server) listVersion() listVersion {
+	return listVersion{gen: m.ix.Generation(), virt: m.virt.version.Load(), pending: m.pending.version.Load()}
+}
+
+// dirHandle streams one listing of a directory.
+//
+// A listing longer than one reply, and the kernel's last request of every
+// listing (the one that finds its end), arrive as separate READDIR(PLUS)
+// requests, each on a handle of its own. The listing a handle read from is
+// kept on the node (dirNode.partial) until a request finds its end, and a
+// request that continues where the last stopped reads from it while the
+// mount has not changed since (listVersion): the requests of one listing
+// see one snapshot, each name once, and the request that finds the end
+// costs no new listing.
+type dirHandle struct {
+	d      *dirNode
+	ls     *listing // nil until the first read
+	pos    int
+	served int // entries this handle produced
 }
 
 var (
 	_ = (gofs.FileReaddirenter)((*dirHandle)(nil))
 	_ = (gofs.FileSeekdirer)((*dirHandle)(nil))
 	_ = (gofs.FileReleasedirer)((*dirHandle)(nil))
+	_ = (gofs.FileLookuper)((*dirHandle)(nil))
 )
 
+func (h *dirHandle) load(ctx context.Context) syscall.Errno {
+	d, m := h.d, h.d.m
+	v := m.listVersion() // before the listing: a change while it is made makes it stale
+	if h.pos > 0 {
+		if ls := d.partial.Load(); ls != nil && ls.version == v {
+			h.ls = ls
+			return 0
+		}
+	}
+	m.ops.inc(opReaddir)
+	list, errno := d.list(ctx)
+	if errno != 0 {
+		return errno
+	}
+	h.ls = &listing{version: v, entries: list}
+	d.listed.Store(listHash(list)) // what the kernel may now cache
+	return 0
+}
+
 func (h *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
-	if !h.loaded {
-		h.d.m.ops.inc(opReaddir)
-		list, errno := h.d.list(ctx)
-		if errno != 0 {
+	if h.ls == nil {
+		if errno := h.load(ctx); errno != 0 {
 			return nil, errno
 		}
-		h.entries, h.loaded = list, true
-		h.d.listed.Store(listHash(list)) // what the kernel may now cache
 	}
-	if h.pos >= len(h.entries) {
+	if h.pos >= len(h.ls.entries) {
 		return nil, 0
 	}
 	h.pos++
-	e := h.entries[h.pos-1]
+	h.served++
+	e := h.ls.entries[h.pos-1]
 	e.Off = uint64(h.pos)
 	return &e, 0
+}
+
+// Lookup answers for READDIRPLUS, from the listing just read: directories
+// get a node and their attributes (find and ls -R descend into them without
+// a LOOKUP), other names none. A READDIRPLUS entry with node id 0 is a
+// plain directory entry to the kernel (fuse_direntplus_link), so find -type
+// f, which needs only the type, costs no node per file, here or in the
+// kernel; a stat of a file costs its LOOKUP, as a stat after a plain
+// READDIR does (and a signature whose size is not known yet needs its
+// GETATTR either way).
+func (h *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	d := h.d
+	if h.ls == nil || h.pos == 0 || h.ls.entries[h.pos-1].Name != name || (d.level == lvRoot && name == oxyName) {
+		return d.Lookup(ctx, name, out)
+	}
+	e := h.ls.entries[h.pos-1]
+	if e.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+		return nil, syscall.ENOENT // not an error: the entry goes out without a node
+	}
+	d.m.ops.inc(opLookup)
+	return d.newDir(ctx, name, e.Ino, out), 0
 }
 
 // Seekdir: offsets are positions in the listing (0 is its start).
 func (h *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 	if off == 0 {
-		h.loaded = false // rewinddir sees what changed since
+		h.ls = nil // rewinddir sees what changed since
 	}
 	h.pos = int(off)
 	return 0
 }
 
-func (h *dirHandle) Releasedir(ctx context.Context, releaseFlags uint32) {}
+// Releasedir keeps the listing for the requests still to come, or drops it
+// once a request found the end.
+func (h *dirHandle) Releasedir(ctx context.Context, releaseFlags uint32) {
+	switch {
+	case h.ls == nil:
+	case h.served > 0:
+		h.d.partial.Store(h.ls)
+	default:
+		h.d.partial.CompareAndSwap(h.ls, nil)
+	}
+}
 
 // listHash is an FNV-64a of a listing's names and types.
 func listHash(list []fuse.DirEntry) uint64 {

@@ -30,12 +30,15 @@
 //
 // # Memory
 //
-// There is no per-entry state. go-fuse keeps one Inode (about 240 bytes with
-// the node) for each name the kernel holds, and the kernel holds a name from
-// a lookup or a READDIRPLUS until it forgets it (memory pressure, an
-// invalidation, drop_caches); after a find over the whole tree that is every
-// name, as it would be on any file system. Each open file holds its bytes
-// (a signature: its size; a write: up to MaxWriteBytes).
+// There is no per-entry state. go-fuse keeps one Inode for each name the
+// kernel holds (a directory: ~770 bytes of heap with its node and tables,
+// BenchmarkFind), and the kernel holds a name from a LOOKUP, or for a
+// directory from a READDIRPLUS, until it forgets it (memory pressure, an
+// invalidation, drop_caches). READDIRPLUS gives nodes to directories only
+// (see dirHandle.Lookup): after a find over the whole tree the kernel holds
+// every directory (~0.8 per entry) but no file, until something stats them.
+// Each open file holds its bytes (a signature: its size; a write: up to
+// MaxWriteBytes).
 //
 // # Kernel caching
 //
@@ -47,14 +50,19 @@
 //   - Names: positive lookups are cached for EntryTimeout. Failed lookups are
 //     not cached (no negative timeout), so a name added by a refresh or by
 //     another writer needs no notice.
-//   - Listings: directories are opened with FOPEN_CACHE_DIR|FOPEN_KEEP_CACHE,
-//     so a warm ls or find of a directory costs an OPENDIR and a RELEASEDIR
-//     and no READDIR or lookup. The kernel resets a listing itself after a
-//     CREATE or MKDIR in it; a signature write also invalidates by-signer/
-//     and by-signer/<signer>/ (NotifyContent) before close returns; a
-//     create that fails drops its name and its directory's listing; and
-//     Invalidate drops every listing the kernel holds whose content changed
-//     (each node remembers a hash of the listing it served).
+//   - Listings: the first OPENDIR is answered ENOSYS (noOpendir), so the
+//     kernel opens directories itself, sends no OPENDIR or RELEASEDIR, and
+//     keeps every listing it read (FOPEN_CACHE_DIR|FOPEN_KEEP_CACHE): a warm
+//     ls or find of a directory sends no request at all. A cold listing is
+//     one READDIRPLUS (more for a listing longer than the reply) and the
+//     empty one that finds its end, which the kernel always sends; the
+//     requests of one listing read one snapshot (dirHandle). The kernel
+//     resets a listing itself after a CREATE or MKDIR in it; a signature
+//     write also invalidates by-signer/ and by-signer/<signer>/
+//     (NotifyContent) before close returns; a create that fails drops its
+//     name and its directory's listing; and Invalidate drops every listing
+//     the kernel holds whose content changed (each node remembers a hash of
+//     the listing it served; .oxy/lists/ too).
 //   - Signature sizes are not known until the bytes are read, and a lookup
 //     never reads them: a signature whose size the index does not know yet
 //     is reported with size 0 and attribute timeout 0, so stat calls Getattr,
@@ -90,7 +98,10 @@
 // change writes them with ix.Put (the per-object key, then the journal line,
 // grouped with concurrent writers), and close returns 0 only when both
 // landed. A later close of a dup'ed descriptor with nothing new writes
-// nothing and returns the same result. O_TRUNC (cp over a file, >) replaces
+// nothing and returns the same result. Once a process has written, a close
+// by a process that has not (a child that inherited the descriptor and
+// closes it when it execs or exits) writes nothing, so a half-written
+// signature is never committed. O_TRUNC (cp over a file, >) replaces
 // the signature without reading it; a write without O_TRUNC (>>, dd
 // conv=notrunc) reads it first (one GET unless cached). An empty file created
 // under seal/ receipt/ approval/ cert/ accepted/ writes that entry; closing

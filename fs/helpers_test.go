@@ -100,7 +100,8 @@ func newMem(t testing.TB) *store.Store {
 
 func openIndex(t testing.TB, st *store.Store) *index.Index {
 	t.Helper()
-	ix, err := index.Open(context.Background(), st, index.Options{Warn: func(string) {}})
+	// Read-ahead off: these tests count the GETs each operation costs by itself.
+	ix, err := index.Open(context.Background(), st, index.Options{Warn: func(string) {}, ReadAhead: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

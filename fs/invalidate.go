@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 
@@ -34,8 +35,9 @@ func pathIno(p string) uint64 {
 // virtualDirs are the directories mkdir made that hold no entry yet, by
 // parent path. They live in memory until unmount.
 type virtualDirs struct {
-	mu sync.Mutex
-	m  map[string][]string // parent -> sorted names
+	mu      sync.Mutex
+	m       map[string][]string // parent -> sorted names
+	version atomic.Uint64       // bumped by every add (see listVersion)
 }
 
 func (v *virtualDirs) init() { v.m = make(map[string][]string) }
@@ -55,6 +57,7 @@ func (v *virtualDirs) add(p string) {
 	names := v.m[dir]
 	if i, ok := slices.BinarySearch(names, name); !ok {
 		v.m[dir] = slices.Insert(names, i, name)
+		v.version.Add(1)
 	}
 }
 
@@ -73,7 +76,8 @@ func (v *virtualDirs) children(dir string) []string {
 }
 
 // Invalidate tells the kernel what a refresh changed; call it after
-// ix.Refresh. It does nothing if the index's generation did not move.
+// ix.Refresh. If the index's generation did not move, it only checks the
+// listing of .oxy/lists/.
 //
 // The mount caches no failed lookup, so a new name needs no notice but in
 // the listings the kernel keeps (FOPEN_CACHE_DIR). What the kernel holds is
@@ -92,17 +96,43 @@ func (v *virtualDirs) children(dir string) []string {
 // every cached name under the kind and by-signer directories is dropped
 // instead and looked up again when used, and every listing is dropped.
 func (m *Server) Invalidate() {
+	m.invalMu.Lock()
+	defer m.invalMu.Unlock()
+	m.invalidateLists()
 	gen := m.ix.Generation()
 	if gen == m.seenGen.Load() {
 		return
 	}
-	m.invalMu.Lock()
-	defer m.invalMu.Unlock()
 	m.seenGen.Store(gen)
 	w := invalidation{m: m, ctx: context.Background(), folded: m.ix.Status().Folded}
 	w.dir(m.root.EmbeddedInode(), m.root)
 	if m.Debug() {
 		m.logf("oxyfs: invalidate (generation %d): %d listings, %d names, %d sizes", gen, w.listings, w.names, w.sizes)
+	}
+}
+
+// invalidateLists drops the kernel's listing of .oxy/lists/ when the live
+// lists changed, which a refresh can do without changing the tree (a fold
+// that lists what the journal held): the kernel keeps every listing it read
+// (see noOpendir), this one too.
+func (m *Server) invalidateLists() {
+	oxy := m.root.EmbeddedInode().GetChild(oxyName)
+	if oxy == nil {
+		return
+	}
+	in := oxy.GetChild(oxyListsName)
+	if in == nil {
+		return
+	}
+	d, ok := in.Operations().(*oxyDir)
+	if !ok {
+		return
+	}
+	if h := d.listed.Load(); h != 0 {
+		if listHash(d.listsListing()) != h {
+			d.listed.Store(0)
+			in.NotifyContent(0, 0)
+		}
 	}
 }
 

@@ -133,8 +133,14 @@ func Mount(dir string, ix *index.Index, opts Options) (*Server, error) {
 	// Timeouts are left nil: go-fuse would replace every 0 we send (a
 	// signature whose size is not known yet) with the default. Every reply
 	// sets its own.
-	server, err := gofs.Mount(abs, root, &gofs.Options{MountOptions: mo, UID: m.uid, GID: m.gid, Logger: mo.Logger})
+	bridge := gofs.NewNodeFS(root, &gofs.Options{MountOptions: mo, UID: m.uid, GID: m.gid, Logger: mo.Logger})
+	server, err := fuse.NewServer(noOpendir{RawFileSystem: bridge, ops: &m.ops}, abs, &mo)
 	if err != nil {
+		return nil, fmt.Errorf("mount %s: %w", abs, mountErr(err))
+	}
+	go server.Serve()
+	if err := server.WaitMount(); err != nil {
+		// As gofs.Mount: the serve loop ends with the failed mount.
 		return nil, fmt.Errorf("mount %s: %w", abs, mountErr(err))
 	}
 	m.server = server
@@ -374,12 +380,13 @@ const (
 	opSymlink
 	opMknod
 	opStatfs
+	opOpendir
 	numOps
 )
 
 var opNames = [numOps]string{"lookup", "getattr", "setattr", "readdir", "open", "read", "write", "flush", "release",
 	"create", "mkdir", "readlink", "getxattr", "listxattr", "setxattr", "removexattr", "unlink", "rmdir", "rename",
-	"link", "symlink", "mknod", "statfs"}
+	"link", "symlink", "mknod", "statfs", "opendir"}
 
 type opCounters struct{ n [numOps]atomic.Int64 }
 

@@ -33,6 +33,8 @@ var oxyNames = []string{oxyJournal, oxyListsName, oxyRetired, oxyStatus} // sort
 type oxyDir struct {
 	base
 	lists bool
+
+	listed listedHash // .oxy/lists/: the listing last read (see Invalidate)
 }
 
 var (
@@ -105,9 +107,8 @@ func (d *oxyDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	d.m.ops.inc(opReaddir)
 	var list []fuse.DirEntry
 	if d.lists {
-		for _, name := range d.m.liveLists() {
-			list = append(list, fuse.DirEntry{Name: name, Mode: syscall.S_IFREG, Ino: pathIno(d.dirPath() + "/" + name)})
-		}
+		list = d.listsListing()
+		d.listed.Store(listHash(list)) // the kernel keeps it (see noOpendir)
 	} else {
 		for _, name := range oxyNames {
 			mode := uint32(syscall.S_IFREG)
@@ -118,6 +119,15 @@ func (d *oxyDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 		}
 	}
 	return gofs.NewListDirStream(list), 0
+}
+
+// listsListing is the listing of .oxy/lists/: the live lists.
+func (d *oxyDir) listsListing() []fuse.DirEntry {
+	var list []fuse.DirEntry
+	for _, name := range d.m.liveLists() {
+		list = append(list, fuse.DirEntry{Name: name, Mode: syscall.S_IFREG, Ino: pathIno(d.dirPath() + "/" + name)})
+	}
+	return list
 }
 
 func (d *oxyDir) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {

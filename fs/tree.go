@@ -6,6 +6,7 @@ import (
 	iofs "io/fs"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
@@ -105,7 +106,8 @@ type dirNode struct {
 	kind  store.Kind
 	obj   string // lvObject: the object id (hh + rest)
 
-	listed listedHash // the listing last read (see Invalidate)
+	listed  listedHash              // the listing last read (see Invalidate)
+	partial atomic.Pointer[listing] // the listing being read (see dirHandle)
 }
 
 var (

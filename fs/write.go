@@ -2,7 +2,9 @@ package fs
 
 import (
 	"context"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,6 +40,11 @@ type writeHandle struct {
 	errno  syscall.Errno // the last commit's result
 	// refused: a write was refused; close reports it and writes nothing.
 	refused syscall.Errno
+	// writers are the processes (thread group ids) that wrote or truncated
+	// through this open file; tgids caches the thread group of each thread
+	// seen. See Flush.
+	writers map[uint32]bool
+	tgids   map[uint32]uint32
 }
 
 var (
@@ -96,6 +103,7 @@ func (h *writeHandle) Write(ctx context.Context, data []byte, off int64) (uint32
 	if errno := h.loadLocked(ctx); errno != 0 {
 		return 0, errno
 	}
+	h.wroteLocked(ctx)
 	if h.append {
 		off = int64(len(h.buf))
 	}
@@ -120,6 +128,7 @@ func (h *writeHandle) truncate(ctx context.Context, size uint64) syscall.Errno {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.wroteLocked(ctx)
 	if size == 0 {
 		h.buf, h.loaded = h.buf[:0], true
 	} else if errno := h.loadLocked(ctx); errno != 0 {
@@ -145,14 +154,79 @@ func (h *writeHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.Re
 	return fuse.ReadResultData(slices.Clone(slice(h.buf, dest, off))), 0
 }
 
-// Flush is close(2). The first flush after a change writes the entry; a
-// later flush of the same open file (a dup'ed descriptor) with nothing new
-// writes nothing and returns the same result.
+// Flush is close(2) of one descriptor of the open file. The first flush
+// after a change writes the entry; a later flush of the same open file (a
+// dup'ed descriptor) with nothing new writes nothing and returns the same
+// result.
+//
+// The kernel sends a flush for every close of every descriptor, whichever
+// process holds it: a child that inherited the descriptor closes it too,
+// when it exits or, for a close-on-exec descriptor (every one Go, Python
+// and most libraries open), when it execs. A process writing a signature
+// that runs a command meanwhile would so commit a prefix of it: another
+// reader could read the half signature, and if a later write was refused
+// (EFBIG) the half signature stayed. So once a process has written through
+// this open file, only a flush by a process that wrote commits; another's
+// flush writes nothing and returns 0 (it wrote nothing to report on). What
+// no flush committed, release does.
 func (h *writeHandle) Flush(ctx context.Context) syscall.Errno {
 	h.m.ops.inc(opFlush)
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if len(h.writers) > 0 {
+		if tg := h.tgidLocked(ctx); tg != 0 && !h.writers[tg] {
+			return 0
+		}
+	}
 	return h.commitLocked()
+}
+
+// wroteLocked records the process of a write or a truncate (see Flush).
+func (h *writeHandle) wroteLocked(ctx context.Context) {
+	if tg := h.tgidLocked(ctx); tg != 0 {
+		if h.writers == nil {
+			h.writers = make(map[uint32]bool)
+		}
+		h.writers[tg] = true
+	}
+}
+
+// tgidLocked is the thread group id (the process id) of the caller of a
+// request: FUSE names the calling thread, and the threads of one process
+// write and close alike. 0 when unknown (no pid, a pid of another pid
+// namespace, no /proc): then Flush commits, as it would without the check.
+func (h *writeHandle) tgidLocked(ctx context.Context) uint32 {
+	c, ok := fuse.FromContext(ctx)
+	if !ok || c.Pid == 0 {
+		return 0
+	}
+	if tg, ok := h.tgids[c.Pid]; ok {
+		return tg
+	}
+	tg := threadGroup(c.Pid)
+	if h.tgids == nil {
+		h.tgids = make(map[uint32]uint32)
+	}
+	h.tgids[c.Pid] = tg
+	return tg
+}
+
+// threadGroup reads the Tgid of thread tid from /proc (0 if it cannot).
+func threadGroup(tid uint32) uint32 {
+	data, err := os.ReadFile("/proc/" + strconv.FormatUint(uint64(tid), 10) + "/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(data)) {
+		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+			n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32)
+			if err != nil {
+				return 0
+			}
+			return uint32(n)
+		}
+	}
+	return 0
 }
 
 // Fsync writes what changed, as a flush does.
@@ -224,8 +298,9 @@ func (m *Server) put(p string, e store.Entry, data []byte) syscall.Errno {
 // pendingWrites are the files open for writing, by path: stat and lookup
 // see a created file before it lands, and its size while it is written.
 type pendingWrites struct {
-	mu sync.Mutex
-	m  map[string][]*writeHandle
+	mu      sync.Mutex
+	m       map[string][]*writeHandle
+	version atomic.Uint64 // bumped by every add and remove (see listVersion)
 }
 
 func (p *pendingWrites) init() { p.m = make(map[string][]*writeHandle) }
@@ -234,6 +309,7 @@ func (p *pendingWrites) add(path string, h *writeHandle) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.m[path] = append(p.m[path], h)
+	p.version.Add(1)
 }
 
 func (p *pendingWrites) remove(path string, h *writeHandle) {
@@ -245,6 +321,7 @@ func (p *pendingWrites) remove(path string, h *writeHandle) {
 	} else {
 		p.m[path] = hs
 	}
+	p.version.Add(1)
 }
 
 // fresh returns the most recent handle writing path that has not read,

@@ -41,12 +41,32 @@
 // and reported in one warning per source with the count and the first
 // example.
 //
-// Refresh re-reads the snapshot, for no more requests than an open: lists
-// are written once and named by their content, so when the live list names
-// are unchanged only the journal's new lines are merged into the set (1 LIST
-// + 2 GETs), and when the journal is unchanged too the set is kept as it is.
+// Refresh costs no LIST when nothing changed. It re-reads the journal and
+// the retired record with one conditional GET each
+// (store.ReadSnapshotSince); on a folded store with both unchanged it is done
+// (2 GETs, view and generation kept; refreshSnapshot argues why that is
+// safe, and names the one case it is not: two first folds at once). When
+// one changed it lists pack- and reads only the lists it does not hold: the
+// same live names keep the set and merge the journal's new lines; the same
+// names plus partial lists read just those; a held list retired builds the
+// set afresh from the live lists (after a complete fold, only its new list).
+// In the prefix modes a refresh always lists pack- and drops the listings.
 // Generation bumps when a refresh changed what the tree shows (always in the
-// prefix modes, whose listings it drops) and on every own write.
+// prefix modes) and on every own write. Status.LastRefresh says what the
+// last refresh sent.
+//
+// # Read-ahead
+//
+// ReadSig and SigSize of a signature schedule the signatures after it in key
+// order (the object's other signers, then the following objects'), fetched
+// in parallel into the signature cache (sizes remembered): a window of 8
+// that doubles while reads follow each other, up to Options.ReadAhead
+// (DefaultReadAhead; negative: off) and never past a quarter of what the
+// cache holds; at most Options.ReadAheadWorkers GETs in flight. ReadDir and
+// Stat never trigger it. Readers and read-ahead share one GET per key; a
+// key the reader overtook is not fetched; Close cancels what is in flight.
+// A sequential cat of every signature sends exactly one GET each. In the
+// prefix modes the window is what memory holds; read-ahead never lists.
 //
 // # Writes
 //

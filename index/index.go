@@ -16,6 +16,12 @@ import (
 type Options struct {
 	SigCacheBytes int64            // signature byte cache bound; 0 = 64 MiB
 	Warn          func(msg string) // warnings (malformed keys, unreadable lists); nil = log.Printf
+	// ReadAhead is how many signatures past one read (ReadSig, SigSize) are
+	// fetched ahead, in key order; 0 = DefaultReadAhead, < 0 = off.
+	ReadAhead int
+	// ReadAheadWorkers bounds the read-ahead GETs in flight; 0 =
+	// DefaultReadAheadWorkers.
+	ReadAheadWorkers int
 }
 
 // DefaultSigCacheBytes bounds the signature byte cache when Options leave it 0.
@@ -45,12 +51,15 @@ type Index struct {
 	warnFn   func(string)
 	appendFn func(ctx context.Context, st *store.Store, keys []string) (fold.AppendResult, error)
 
-	loadMu sync.Mutex           // serializes Load and Refresh
-	v      atomic.Pointer[view] // nil until the first load
-	gen    atomic.Uint64
+	loadMu      sync.Mutex           // serializes Load and Refresh
+	v           atomic.Pointer[view] // nil until the first load
+	gen         atomic.Uint64
+	refreshes   atomic.Int64
+	lastRefresh atomic.Pointer[store.Counts] // requests the last Refresh sent
 
 	own    overlay
 	sigs   *sigCache
+	ra     readAhead
 	commit committer
 
 	warnMu   sync.Mutex
@@ -61,6 +70,7 @@ type Index struct {
 // view is what one open or refresh learned. It is immutable once published,
 // except for the caches of prefixCache, which lock themselves.
 type view struct {
+	sn             *store.Snapshot // the snapshot read (nil for a directory): the next refresh's conditional reads start from it
 	mode           string
 	folded         bool // the snapshot had a live complete list
 	legacy         bool // the older one-list keys are read (no marker)
@@ -97,6 +107,7 @@ func Open(ctx context.Context, st *store.Store, opts Options) (*Index, error) {
 		max = DefaultSigCacheBytes
 	}
 	ix.sigs = newSigCache(max)
+	ix.ra.init(ix, opts.ReadAhead, opts.ReadAheadWorkers)
 	ix.own.init()
 	ix.commit.init(ix)
 	return ix, nil
@@ -129,20 +140,34 @@ func (ix *Index) Load(ctx context.Context) error {
 	return nil
 }
 
-// Refresh reads the lists and the journal again, as an open does and for no
-// more requests than one. Own writes stay visible.
+// Refresh reads the lists and the journal again, for no more requests than
+// an open. On a folded store it first re-reads the journal and the retired
+// record with a conditional GET each; when neither changed it is done (2
+// GETs, no LIST; see refreshSnapshot for why that is safe). Otherwise it
+// lists the pack prefix and reads the lists it does not hold. In the prefix
+// modes it always lists and drops the listings. Own writes stay visible.
 func (ix *Index) Refresh(ctx context.Context) error {
 	ix.loadMu.Lock()
 	defer ix.loadMu.Unlock()
+	before := ix.st.Counts()
+	defer func() {
+		ix.refreshes.Add(1)
+		d := ix.st.Counts().Sub(before)
+		ix.lastRefresh.Store(&d)
+	}()
 	prev := ix.v.Load()
 	v, err := ix.open(ctx, prev)
 	if err != nil {
 		return err
 	}
+	if v == prev {
+		return nil // nothing changed
+	}
 	changed := prev == nil || v.mode != ModeFolded || prev.mode != v.mode ||
 		!slices.Equal(prev.listNames, v.listNames) || prev.journalVersion != v.journalVersion || prev.legacy != v.legacy
 	ix.sigs.invalidateRefresh(prev, v)
 	ix.v.Store(v)
+	ix.ra.forget()
 	if v.mode == ModeFolded {
 		ix.own.prune(v.base)
 	} else {
@@ -214,6 +239,8 @@ type Status struct {
 	JournalAppends  int64            `json:"journal_appends"`
 	JournalKeys     int64            `json:"journal_keys"`
 	SigCacheBytes   int64            `json:"sig_cache_bytes"`
+	Refreshes       int64            `json:"refreshes"`
+	LastRefresh     store.Counts     `json:"last_refresh_requests"` // what the last Refresh sent (concurrent requests included)
 }
 
 // Status reports the handle's state. It sends no request. In the prefix
@@ -230,6 +257,10 @@ func (ix *Index) Status() Status {
 		JournalKeys:    ix.commit.keys.Load(),
 		SigCacheBytes:  ix.sigs.used(),
 		OwnWrites:      ix.own.len(),
+		Refreshes:      ix.refreshes.Load(),
+	}
+	if c := ix.lastRefresh.Load(); c != nil {
+		s.LastRefresh = *c
 	}
 	for _, k := range store.Kinds {
 		s.EntriesPerKind[k.String()] = 0
@@ -259,9 +290,11 @@ func (ix *Index) Status() Status {
 	return s
 }
 
-// Close waits for pending journal appends and stops the committer. Reads
-// keep working; writes fail with ErrClosed.
+// Close waits for pending journal appends and stops the committer, and
+// cancels the read-ahead GETs in flight and waits for them. Reads keep
+// working (with no read-ahead); writes fail with ErrClosed.
 func (ix *Index) Close() error {
 	ix.commit.close()
+	ix.ra.close()
 	return nil
 }

@@ -17,13 +17,18 @@ const listFetchParallel = 8
 // snapshot (1 LIST page of pack-, 1 GET journal, 1 GET retired) and, when the
 // store is folded, one GET per live list; for a directory only the marker.
 // prev, on a refresh, lets unchanged lists be kept rather than read again.
+//
+// On a refresh of a folded view whose journal and retired record are
+// unchanged it returns prev itself (see refreshSnapshot).
 func (ix *Index) open(ctx context.Context, prev *view) (*view, error) {
 	before := ix.st.Counts()
 	v, err := ix.openLayout(ctx, prev)
 	if err != nil {
 		return nil, err
 	}
-	v.openReq = ix.st.Counts().Sub(before)
+	if v != prev {
+		v.openReq = ix.st.Counts().Sub(before)
+	}
 	return v, nil
 }
 
@@ -37,9 +42,12 @@ func (ix *Index) openLayout(ctx context.Context, prev *view) (*view, error) {
 		v.pc = newPrefixCache(ix, v.legacy)
 		return v, nil
 	}
-	sn, err := ix.st.ReadSnapshot(ctx)
+	sn, err := ix.refreshSnapshot(ctx, prev)
 	if err != nil {
 		return nil, fmt.Errorf("open index: %w", err)
+	}
+	if sn == nil {
+		return prev, nil
 	}
 	reread := false
 	for {
@@ -73,7 +81,7 @@ func (ix *Index) openLayout(ctx context.Context, prev *view) (*view, error) {
 
 // snapshotView fills what every bucket view reports from a snapshot.
 func snapshotView(sn *store.Snapshot) *view {
-	v := &view{folded: sn.Folded(), journalVersion: sn.JournalVersion, journalLines: len(sn.Journal)}
+	v := &view{sn: sn, folded: sn.Folded(), journalVersion: sn.JournalVersion, journalLines: len(sn.Journal)}
 	for _, l := range sn.Lists {
 		if l.Retired {
 			v.retired = append(v.retired, l)
@@ -120,32 +128,107 @@ func (e *listGoneError) Error() string {
 
 // foldedBase builds the set of a folded store: every live list ∪ every
 // journal line, folded lines included. Nothing else is read.
+//
+// On a refresh (prev folded) it reads only what prev does not hold. Lists
+// are written once and named by their content, so a name prev read is the
+// same entries. When the live names are prev's, only the journal's new
+// lines are added (no list read). When they are prev's plus partial lists
+// (a writer folded its journal lines), only those are read and merged in.
+// Otherwise (a list prev held was retired: a complete fold, a collection)
+// the set is built afresh from the live lists; after a complete fold the
+// only live list is the one it wrote, which prev did not hold either.
 func (ix *Index) foldedBase(ctx context.Context, sn *store.Snapshot, prev *view) (*entrySet, []malformed, error) {
 	live := sn.LiveLists()
 	names := make([]string, len(live))
 	for i, l := range live {
 		names[i] = l.Name
 	}
-	if prev != nil && prev.mode == ModeFolded && slices.Equal(prev.listNames, names) {
-		// Lists are written once and named by their content: the same
-		// names are the same entries. Only the journal can have changed.
-		var carried []malformed
+	var carried []malformed // prev's, but the journal's
+	if prev != nil && prev.mode == ModeFolded {
 		for _, m := range prev.mals {
 			if m.where != sourceTheJournal {
 				carried = append(carried, m)
 			}
 		}
-		if prev.journalVersion == sn.JournalVersion {
-			return prev.base, carried, nil
+		if slices.Equal(prev.listNames, names) {
+			if prev.journalVersion == sn.JournalVersion {
+				return prev.base, carried, nil
+			}
+			s, mal := addJournal(prev.base, sn)
+			return s, append(carried, mal...), nil
 		}
-		s, mal := addJournal(prev.base, sn)
-		return s, append(carried, mal...), nil
+		if added, ok := addedPartials(prev.listNames, live); ok {
+			s, mal, err := ix.addLists(ctx, prev.base, added, sn)
+			if err != nil {
+				return nil, nil, err
+			}
+			return s, append(carried, mal...), nil
+		}
 	}
-	datas := make([][]byte, len(live))
-	errs := make([]error, len(live))
+	datas, err := ix.fetchLists(ctx, live)
+	if err != nil {
+		return nil, nil, err
+	}
+	b := newBuilder()
+	runs := make([]*run, 0, len(live)+1)
+	for i, l := range live {
+		r, err := b.decodeList(l.Name, datas[i])
+		if err != nil {
+			return nil, nil, err
+		}
+		datas[i] = nil
+		runs = append(runs, r)
+	}
+	runs = append(runs, b.journalRun(sn.Journal, nil))
+	return b.set(b.mergeRuns(runs)), b.mal, nil
+}
+
+// addedPartials returns the live lists not in held, if held are all still
+// live and every other one is partial.
+func addedPartials(held []string, live []store.ListInfo) ([]store.ListInfo, bool) {
+	var added []store.ListInfo
+	found := 0
+	for _, l := range live {
+		if _, ok := slices.BinarySearch(held, l.Name); ok {
+			found++
+			continue
+		}
+		if l.Complete {
+			return nil, false
+		}
+		added = append(added, l)
+	}
+	return added, found == len(held)
+}
+
+// addLists reads lists and merges them and the journal's lines into base.
+func (ix *Index) addLists(ctx context.Context, base *entrySet, lists []store.ListInfo, sn *store.Snapshot) (*entrySet, []malformed, error) {
+	datas, err := ix.fetchLists(ctx, lists)
+	if err != nil {
+		return nil, nil, err
+	}
+	b := newBuilderFrom(base)
+	runs := []*run{runOf(base)}
+	for i, l := range lists {
+		r, err := b.decodeList(l.Name, datas[i])
+		if err != nil {
+			return nil, nil, err
+		}
+		datas[i] = nil
+		runs = append(runs, r)
+	}
+	runs = append(runs, b.journalRun(sn.Journal, knownIn(base)))
+	return b.set(b.mergeRuns(runs)), b.mal, nil
+}
+
+// fetchLists reads lists (one GET each, up to listFetchParallel at once).
+// A list whose GET finds nothing is a *listGoneError.
+func (ix *Index) fetchLists(ctx context.Context, lists []store.ListInfo) ([][]byte, error) {
+	datas := make([][]byte, len(lists))
+	errs := make([]error, len(lists))
 	sem := make(chan struct{}, listFetchParallel)
 	var wg sync.WaitGroup
-	for i, l := range live {
+	for i, l := range lists {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -162,27 +245,26 @@ func (ix *Index) foldedBase(ctx context.Context, sn *store.Snapshot, prev *view)
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	b := newBuilder()
-	runs := make([]*run, 0, len(live)+1)
-	for i, l := range live {
-		r, err := b.decodeList(l.Name, datas[i])
-		if err != nil {
-			return nil, nil, err
-		}
-		datas[i] = nil
-		runs = append(runs, r)
-	}
-	runs = append(runs, b.journalRun(sn.Journal, nil))
-	return b.set(b.mergeRuns(runs)), b.mal, nil
+	return datas, nil
 }
 
 // addJournal adds to a set the journal lines it does not hold yet.
 func addJournal(base *entrySet, sn *store.Snapshot) (*entrySet, []malformed) {
 	b := newBuilderFrom(base)
-	r := b.journalRun(sn.Journal, func(kind store.Kind, obj []byte, val []byte) bool {
+	r := b.journalRun(sn.Journal, knownIn(base))
+	if r.entries() == 0 {
+		return base, b.mal
+	}
+	return b.set(b.merge(runOf(base), r)), b.mal
+}
+
+// knownIn reports whether base holds an entry (object packed), for
+// journalRun's skip.
+func knownIn(base *entrySet) func(kind store.Kind, obj []byte, val []byte) bool {
+	return func(kind store.Kind, obj []byte, val []byte) bool {
 		k := &base.kinds[kind]
 		i, ok := k.findObj(obj)
 		if !ok {
@@ -190,11 +272,7 @@ func addJournal(base *entrySet, sn *store.Snapshot) (*entrySet, []malformed) {
 		}
 		_, ok = k.findVal(&base.vt, i, string(val))
 		return ok
-	})
-	if r.entries() == 0 {
-		return base, b.mal
 	}
-	return b.set(b.merge(runOf(base), r)), b.mal
 }
 
 // reportMalformed counts the malformed keys an open skipped, and the journal

@@ -67,6 +67,22 @@ func (p *prefixCache) do(ctx context.Context, key string, fn func() (any, error)
 	return c.val, c.err
 }
 
+// peek returns what a finished call for key returned, without running it.
+func (p *prefixCache) peek(key string) (any, bool) {
+	p.mu.Lock()
+	c, ok := p.calls[key]
+	p.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	select {
+	case <-c.done:
+		return c.val, c.err == nil
+	default:
+		return nil, false
+	}
+}
+
 // report counts and warns about the malformed keys one listing met.
 func (p *prefixCache) report(m malformed) {
 	if m.n == 0 {

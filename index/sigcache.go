@@ -37,10 +37,11 @@ type sigItem struct {
 }
 
 type sigFlight struct {
-	done  chan struct{}
-	data  []byte
-	err   error
-	stale bool // the key was written while the GET ran: do not keep its result
+	done     chan struct{}
+	data     []byte
+	err      error
+	stale    bool // the key was written while the GET ran: do not keep its result
+	prefetch bool // read-ahead started it: a waiter does not inherit its failure
 }
 
 func newSigCache(max int64) *sigCache {
@@ -146,25 +147,73 @@ func (c *sigCache) clearAll() {
 	c.bytes = 0
 }
 
-// fetch reads a key once however many callers ask at the same time, and
-// keeps the result.
-func (c *sigCache) fetch(ctx context.Context, key string, read func() ([]byte, error)) ([]byte, error) {
+// itemsFitting estimates how many signatures the cache holds at once: its
+// bound over the mean cost of what it holds (or of a 256-byte signature
+// with a 79-byte key while it holds nothing).
+func (c *sigCache) itemsFitting() int {
 	c.mu.Lock()
-	if el, ok := c.m[key]; ok {
-		c.ll.MoveToFront(el)
-		c.mu.Unlock()
-		return el.Value.(*sigItem).data, nil
+	defer c.mu.Unlock()
+	mean := int64(sigItemOverhead + 79 + 256)
+	if n := int64(len(c.m)); n > 0 {
+		mean = max(1, c.bytes/n)
 	}
-	if f, ok := c.flight[key]; ok {
+	return int(min(c.max/mean, 1<<30))
+}
+
+// has reports whether a key's bytes are cached or being read, without
+// making it recent.
+func (c *sigCache) has(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, cached := c.m[key]
+	_, flying := c.flight[key]
+	return cached || flying
+}
+
+// fetch reads a key once however many callers ask at the same time, and
+// keeps the result. A caller that waited for a read-ahead GET that failed
+// (cancelled by Close, or any error) reads the key itself.
+func (c *sigCache) fetch(ctx context.Context, key string, read func() ([]byte, error)) ([]byte, error) {
+	for {
+		c.mu.Lock()
+		if el, ok := c.m[key]; ok {
+			c.ll.MoveToFront(el)
+			c.mu.Unlock()
+			return el.Value.(*sigItem).data, nil
+		}
+		f, ok := c.flight[key]
+		if !ok {
+			break // c.mu stays locked
+		}
 		c.mu.Unlock()
 		select {
 		case <-f.done:
+			if f.err != nil && f.prefetch {
+				continue
+			}
 			return f.data, f.err
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 	}
-	f := &sigFlight{done: make(chan struct{})}
+	return c.run(key, false, read)
+}
+
+// prefetch reads a key for read-ahead, unless it is cached or being read.
+func (c *sigCache) prefetch(key string, read func() ([]byte, error)) {
+	c.mu.Lock()
+	_, cached := c.m[key]
+	_, flying := c.flight[key]
+	if cached || flying {
+		c.mu.Unlock()
+		return
+	}
+	c.run(key, true, read)
+}
+
+// run reads key as a new flight; c.mu is held on entry and released.
+func (c *sigCache) run(key string, prefetch bool, read func() ([]byte, error)) ([]byte, error) {
+	f := &sigFlight{done: make(chan struct{}), prefetch: prefetch}
 	c.flight[key] = f
 	c.mu.Unlock()
 	f.data, f.err = read()
@@ -209,12 +258,14 @@ func (ix *Index) ReadSig(ctx context.Context, e store.Entry) ([]byte, error) {
 	}
 	key := e.Key()
 	if data, ok := ix.sigs.get(key); ok {
+		ix.ra.trigger(ix.v.Load(), e)
 		return slices.Clone(data), nil
 	}
 	v, err := ix.current(ctx)
 	if err != nil {
 		return nil, err
 	}
+	ix.ra.trigger(v, e)
 	if v.legacy && !ix.own.has(e) {
 		se, ok, err := ix.entry(ctx, v, e)
 		if err != nil {
@@ -244,6 +295,7 @@ func (ix *Index) SigSize(ctx context.Context, e store.Entry) (int64, error) {
 		return 0, nil
 	}
 	if n := ix.sigs.size(e.Key()); n >= 0 {
+		ix.ra.trigger(ix.v.Load(), e)
 		return n, nil
 	}
 	data, err := ix.ReadSig(ctx, e)

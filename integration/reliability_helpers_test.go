@@ -27,6 +27,9 @@ import (
 // outages); every test logs its figures on lines starting "figure:", which
 // the script collects.
 
+// relPoll is how often a reliability test polls for a condition.
+const relPoll = 50 * time.Millisecond
+
 // relScale is OXYFS_RELIABILITY_SCALE, 1 when unset.
 func relScale(t *testing.T) int {
 	t.Helper()
@@ -42,16 +45,16 @@ func relScale(t *testing.T) int {
 }
 
 // figure logs one of the figures docs/reliability.md quotes.
-func figure(t *testing.T, format string, args ...any) {
+func relFigure(t *testing.T, format string, args ...any) {
 	t.Helper()
 	t.Logf("figure: %s: %s", t.Name(), fmt.Sprintf(format, args...))
 }
 
 var casRE = regexp.MustCompile(`(?m)^cas: updates=(\d+) tries=(\d+) max-tries=(\d+) retried-reads=(\d+)$`)
 
-// casStats reads the "cas: updates=N tries=N max-tries=N retried-reads=N"
+// relCASStats reads the "cas: updates=N tries=N max-tries=N retried-reads=N"
 // line --stats prints (all zero when the command made no update).
-func casStats(stderr string) store.CASStats {
+func relCASStats(stderr string) store.CASStats {
 	m := casRE.FindStringSubmatch(stderr)
 	if m == nil {
 		return store.CASStats{}
@@ -62,9 +65,9 @@ func casStats(stderr string) store.CASStats {
 
 var metricsRE = regexp.MustCompile(`metrics at (http://\S+/metrics)`)
 
-// metric reads one unlabelled metric of a mount started with
+// relMetric reads one unlabelled metric of a mount started with
 // --metrics-addr 127.0.0.1:0.
-func (m *mountProc) metric(t *testing.T, name string) int64 {
+func relMetric(t *testing.T, m *mountProc, name string) int64 {
 	t.Helper()
 	sub := metricsRE.FindStringSubmatch(m.stderr.first("metrics at "))
 	if sub == nil {
@@ -92,8 +95,8 @@ func (m *mountProc) metric(t *testing.T, name string) int64 {
 	return 0
 }
 
-// writeTemp writes data to a new file of the test and returns its path.
-func writeTemp(t *testing.T, name string, data []byte) string {
+// relTempFile writes data to a new file of the test and returns its path.
+func relTempFile(t *testing.T, name string, data []byte) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, data, 0o644); err != nil {
@@ -102,10 +105,10 @@ func writeTemp(t *testing.T, name string, data []byte) string {
 	return p
 }
 
-// liveListKeys returns the keys of every live list of the store (sorted,
+// relLiveKeys returns the keys of every live list of the store (sorted,
 // each once), after checking each list is whole: it decodes, and its name
 // is the hash of its content (store.VerifyEntryList).
-func liveListKeys(t *testing.T, st *store.Store) (keys []string, complete int) {
+func relLiveKeys(t *testing.T, st *store.Store) (keys []string, complete int) {
 	t.Helper()
 	ctx := context.Background()
 	sn, err := st.ReadSnapshot(ctx)
@@ -135,8 +138,8 @@ func liveListKeys(t *testing.T, st *store.Store) (keys []string, complete int) {
 	return slices.Compact(keys), complete
 }
 
-// missingFrom returns the keys of want that sorted does not hold.
-func missingFrom(sorted []string, want []string) []string {
+// relMissing returns the keys of want that sorted does not hold.
+func relMissing(sorted []string, want []string) []string {
 	var out []string
 	for _, k := range want {
 		if _, ok := slices.BinarySearch(sorted, k); !ok {
@@ -146,11 +149,11 @@ func missingFrom(sorted []string, want []string) []string {
 	return out
 }
 
-// faultProxy is a TCP proxy in front of a server that a test can make hang:
+// relProxy is a TCP proxy in front of a server that a test can make hang:
 // in hang mode it accepts connections and holds every byte, in both
 // directions, until the mode changes back — a server that stopped
 // answering without closing anything.
-type faultProxy struct {
+type relProxy struct {
 	ln     net.Listener
 	target string
 
@@ -160,13 +163,13 @@ type faultProxy struct {
 	conns []net.Conn
 }
 
-func newFaultProxy(t *testing.T, target string) *faultProxy {
+func newRelProxy(t *testing.T, target string) *relProxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &faultProxy{ln: ln, target: target}
+	p := &relProxy{ln: ln, target: target}
 	p.cond = sync.NewCond(&p.mu)
 	go p.serve()
 	t.Cleanup(p.close)
@@ -174,17 +177,17 @@ func newFaultProxy(t *testing.T, target string) *faultProxy {
 }
 
 // Addr is the proxy's 127.0.0.1:PORT.
-func (p *faultProxy) Addr() string { return p.ln.Addr().String() }
+func (p *relProxy) Addr() string { return p.ln.Addr().String() }
 
 // setHang makes the proxy hold (true) or pass (false) every byte.
-func (p *faultProxy) setHang(h bool) {
+func (p *relProxy) setHang(h bool) {
 	p.mu.Lock()
 	p.hang = h
 	p.mu.Unlock()
 	p.cond.Broadcast()
 }
 
-func (p *faultProxy) serve() {
+func (p *relProxy) serve() {
 	for {
 		c, err := p.ln.Accept()
 		if err != nil {
@@ -197,7 +200,7 @@ func (p *faultProxy) serve() {
 	}
 }
 
-func (p *faultProxy) forward(c net.Conn) {
+func (p *relProxy) forward(c net.Conn) {
 	defer c.Close()
 	s, err := net.DialTimeout("tcp", p.target, 5*time.Second)
 	if err != nil {
@@ -214,7 +217,7 @@ func (p *faultProxy) forward(c net.Conn) {
 }
 
 // pipe copies src to dst, holding each chunk while the proxy hangs.
-func (p *faultProxy) pipe(dst, src net.Conn) {
+func (p *relProxy) pipe(dst, src net.Conn) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
@@ -239,7 +242,7 @@ func (p *faultProxy) pipe(dst, src net.Conn) {
 	}
 }
 
-func (p *faultProxy) close() {
+func (p *relProxy) close() {
 	p.ln.Close()
 	p.setHang(false)
 	p.mu.Lock()

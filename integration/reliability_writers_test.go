@@ -30,7 +30,7 @@ func TestReliabilityManyWritersManyProcesses(t *testing.T) {
 	st := openStore(t, url)
 
 	const putWorkers, cpPerMount = 8, 2
-	putsEach, cpsEach := 5*scale, 10*scale
+	putsEach, cpsEach := 12*scale, 25*scale
 	mounts := []*mountProc{}
 	var dirs []string
 	for range 2 {
@@ -56,7 +56,7 @@ func TestReliabilityManyWritersManyProcesses(t *testing.T) {
 		mu.Unlock()
 	}
 	noteTries := func(kind string, stderr string) {
-		c := casStats(stderr)
+		c := relCASStats(stderr)
 		mu.Lock()
 		maxTries[kind] = max(maxTries[kind], c.MaxTries)
 		mu.Unlock()
@@ -73,20 +73,19 @@ func TestReliabilityManyWritersManyProcesses(t *testing.T) {
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
 			r := oxyfs(t, srv, "fold", url, "--stats")
 			if r.code != 0 {
 				fail("a fold beside the writers failed:\n%s", r)
-				continue
 			}
 			noteTries("fold", r.stderr)
 			mu.Lock()
 			folds++
 			mu.Unlock()
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
 		}
 	})
 	readerScans := 0
@@ -145,7 +144,7 @@ func TestReliabilityManyWritersManyProcesses(t *testing.T) {
 			for i := range putsEach {
 				e := entry(signer, i)
 				data := []byte(fmt.Sprintf("signature %d by %s", i, signer))
-				src := writeTemp(t, "sig", data)
+				src := relTempFile(t, "sig", data)
 				r := oxyfs(t, srv, "put", "--stats", url, e.Key(), src)
 				if r.code != 0 {
 					fail("oxyfs put %s:\n%s", e.Key(), r)
@@ -165,7 +164,7 @@ func TestReliabilityManyWritersManyProcesses(t *testing.T) {
 				for i := range cpsEach {
 					e := entry(signer, i)
 					data := []byte(fmt.Sprintf("signature %d by %s through mount %d", i, signer, m))
-					src := writeTemp(t, "sig", data)
+					src := relTempFile(t, "sig", data)
 					dst := filepath.Join(d, e.Key())
 					if _, errOut, err := runErr("mkdir", "-p", filepath.Dir(dst)); err != nil {
 						fail("mkdir -p %s: %v: %s", filepath.Dir(dst), err, errOut)
@@ -187,7 +186,7 @@ func TestReliabilityManyWritersManyProcesses(t *testing.T) {
 	close(stop)
 	bg.Wait()
 	for i, m := range mounts {
-		noteTries(fmt.Sprintf("mount %d", i), fmt.Sprintf("cas: updates=0 tries=0 max-tries=%d retried-reads=0", m.metric(t, "oxyfs_cas_max_tries")))
+		noteTries(fmt.Sprintf("mount %d", i), fmt.Sprintf("cas: updates=0 tries=0 max-tries=%d retried-reads=0", relMetric(t, m, "oxyfs_cas_max_tries")))
 	}
 	final := mustOxyfs(t, srv, "fold", url, "--stats")
 	noteTries("fold", final.stderr)
@@ -199,7 +198,7 @@ func TestReliabilityManyWritersManyProcesses(t *testing.T) {
 	if len(acked) != want {
 		t.Errorf("%d of %d writes returned success", len(acked), want)
 	}
-	keys, complete := liveListKeys(t, st)
+	keys, complete := relLiveKeys(t, st)
 	if complete != 1 {
 		t.Errorf("after the final fold: %d live complete lists, want 1", complete)
 	}
@@ -207,7 +206,7 @@ func TestReliabilityManyWritersManyProcesses(t *testing.T) {
 	for _, a := range acked {
 		ackedKeys = append(ackedKeys, a.key)
 	}
-	missing := missingFrom(keys, ackedKeys)
+	missing := relMissing(keys, ackedKeys)
 	for i, k := range missing {
 		if i < 10 {
 			t.Errorf("acknowledged but not in the live lists: %s", k)
@@ -238,7 +237,7 @@ func TestReliabilityManyWritersManyProcesses(t *testing.T) {
 		kinds = append(kinds, fmt.Sprintf("%s %d", k, v))
 	}
 	slices.Sort(kinds)
-	figure(t, "%d writers (8 put processes × %d, 2 mounts × %d cp × %d) in %v beside %d folds and %d reader scans: writes acknowledged %d, found %d, read back %d; max CAS tries %d (%s); final fold %s",
+	relFigure(t, "%d writers (8 put processes × %d, 2 mounts × %d cp × %d) in %v beside %d folds and %d reader scans: writes acknowledged %d, found %d, read back %d; max CAS tries %d (%s); final fold %s",
 		putWorkers+2*cpPerMount, putsEach, cpPerMount, cpsEach, writing.Round(time.Millisecond), folds, readerScans,
 		len(acked), len(acked)-len(missing), len(acked)-unreadable, most, strings.Join(kinds, ", "), final.requests)
 	if most > store.MaxCASTries/2 {

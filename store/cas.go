@@ -1,10 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 )
 
@@ -61,17 +63,35 @@ type UpdateResult struct {
 // MaxCASTries times with jittered backoff, so concurrent updaters never lose
 // each other's changes. fn may run several times and must depend only on its
 // input; returning ErrNoChange ends the update without a write.
-func (s *Store) UpdateRecord(ctx context.Context, key string, fn func(old []byte, exists bool) ([]byte, error)) (UpdateResult, error) {
-	var res UpdateResult
+//
+// A write whose answer was lost (ErrUnavailable: a timeout, a reset
+// connection, a 5xx) may or may not have landed, so it is not sent again as
+// is: the next round reads the record again. If the record then holds exactly
+// the bytes that write carried, it landed and the update is done; else fn is
+// applied to what the record holds now and written at its new version, like
+// after a lost race. Only if the lost write landed and another writer changed
+// the record before the re-read does fn apply twice: for the journal that is a
+// duplicate line, which readers and folds tolerate (a key may be journaled
+// any number of times), and every other update (marking, retiring, dropping)
+// recomputes the same change. At most MaxReadTries-1 lost writes are tried
+// again; each round counts in Tries.
+func (s *Store) UpdateRecord(ctx context.Context, key string, fn func(old []byte, exists bool) ([]byte, error)) (res UpdateResult, err error) {
 	if s.readOnly {
 		return res, fmt.Errorf("update record %q: %w", key, ErrReadOnly)
 	}
+	defer func() { s.casStats.add(res) }()
+	var lost []byte // what a write whose answer was lost carried
+	lostWrites := 0
 	for res.Tries < MaxCASTries {
 		res.Tries++
 		began := time.Now()
 		old, v, err := s.ReadRecord(ctx, key)
 		if err != nil {
 			return res, fmt.Errorf("update record %q: %w", key, err)
+		}
+		if lost != nil && v.Exists && bytes.Equal(old, lost) {
+			res.Wrote = true // the write whose answer was lost landed
+			return res, nil
 		}
 		data, err := fn(old, v.Exists)
 		if errors.Is(err, ErrNoChange) {
@@ -85,7 +105,12 @@ func (s *Store) UpdateRecord(ctx context.Context, key string, fn func(old []byte
 			res.Wrote = true
 			return res, nil
 		}
-		if !errors.Is(err, ErrConflict) {
+		switch {
+		case errors.Is(err, ErrConflict):
+		case errors.Is(err, ErrUnavailable) && lostWrites < MaxReadTries-1 && ctx.Err() == nil:
+			lostWrites++
+			lost = data
+		default:
 			return res, fmt.Errorf("update record %q: %w", key, err)
 		}
 		if err := backoff(ctx, res.Tries, time.Since(began)); err != nil {
@@ -93,6 +118,39 @@ func (s *Store) UpdateRecord(ctx context.Context, key string, fn func(old []byte
 		}
 	}
 	return res, fmt.Errorf("update record %q: %w after %d tries", key, ErrTooManyTries, res.Tries)
+}
+
+// CASStats sums the compare-and-swap updates (UpdateRecord) a handle made:
+// how many, their tries in all, and the most tries one update needed.
+type CASStats struct {
+	Updates  int64 `json:"updates"`
+	Tries    int64 `json:"tries"`
+	MaxTries int64 `json:"max_tries"`
+}
+
+// CASStats returns the compare-and-swap figures so far.
+func (s *Store) CASStats() CASStats { return s.casStats.snapshot() }
+
+type casCounters struct {
+	updates, tries, maxTries atomic.Int64
+}
+
+func (c *casCounters) add(r UpdateResult) {
+	if r.Tries == 0 {
+		return
+	}
+	c.updates.Add(1)
+	c.tries.Add(int64(r.Tries))
+	for {
+		m := c.maxTries.Load()
+		if int64(r.Tries) <= m || c.maxTries.CompareAndSwap(m, int64(r.Tries)) {
+			return
+		}
+	}
+}
+
+func (c *casCounters) snapshot() CASStats {
+	return CASStats{Updates: c.updates.Load(), Tries: c.tries.Load(), MaxTries: c.maxTries.Load()}
 }
 
 // backoff sleeps before try n+1: exponential in n with full jitter, scaled

@@ -64,20 +64,22 @@ func (c s3CAS) token(r *blob.Reader, _ []byte) (string, error) {
 }
 
 func (c s3CAS) create(ctx context.Context, key string, data []byte) error {
-	c.s.n.put.Add(1)
-	return conflict(c.s.upload(ctx, key, data, &blob.WriterOptions{IfNotExist: true}))
+	return conflict(c.s.sendOnce(ctx, &c.s.n.put, func(ctx context.Context) error {
+		return c.s.upload(ctx, key, data, &blob.WriterOptions{IfNotExist: true})
+	}))
 }
 
 func (c s3CAS) replace(ctx context.Context, key string, data []byte, token string) error {
-	c.s.n.put.Add(1)
-	return conflict(c.s.upload(ctx, key, data, &blob.WriterOptions{BeforeWrite: func(as func(any) bool) error {
-		var in *transfermanager.UploadObjectInput
-		if !as(&in) {
-			return errors.New("s3: cannot set If-Match on upload")
-		}
-		in.IfMatch = &token
-		return nil
-	}}))
+	return conflict(c.s.sendOnce(ctx, &c.s.n.put, func(ctx context.Context) error {
+		return c.s.upload(ctx, key, data, &blob.WriterOptions{BeforeWrite: func(as func(any) bool) error {
+			var in *transfermanager.UploadObjectInput
+			if !as(&in) {
+				return errors.New("s3: cannot set If-Match on upload")
+			}
+			in.IfMatch = &token
+			return nil
+		}})
+	}))
 }
 
 // --- GCS: generation preconditions ---
@@ -93,8 +95,9 @@ func (c gcsCAS) token(r *blob.Reader, _ []byte) (string, error) {
 }
 
 func (c gcsCAS) create(ctx context.Context, key string, data []byte) error {
-	c.s.n.put.Add(1)
-	return conflict(c.s.upload(ctx, key, data, &blob.WriterOptions{IfNotExist: true}))
+	return conflict(c.s.sendOnce(ctx, &c.s.n.put, func(ctx context.Context) error {
+		return c.s.upload(ctx, key, data, &blob.WriterOptions{IfNotExist: true})
+	}))
 }
 
 func (c gcsCAS) replace(ctx context.Context, key string, data []byte, token string) error {
@@ -102,15 +105,16 @@ func (c gcsCAS) replace(ctx context.Context, key string, data []byte, token stri
 	if err != nil {
 		return fmt.Errorf("gcs: bad generation %q: %w", token, err)
 	}
-	c.s.n.put.Add(1)
-	return conflict(c.s.upload(ctx, key, data, &blob.WriterOptions{BeforeWrite: func(as func(any) bool) error {
-		var obj **storage.ObjectHandle
-		if !as(&obj) {
-			return errors.New("gcs: cannot set generation precondition")
-		}
-		*obj = (*obj).If(storage.Conditions{GenerationMatch: gen})
-		return nil
-	}}))
+	return conflict(c.s.sendOnce(ctx, &c.s.n.put, func(ctx context.Context) error {
+		return c.s.upload(ctx, key, data, &blob.WriterOptions{BeforeWrite: func(as func(any) bool) error {
+			var obj **storage.ObjectHandle
+			if !as(&obj) {
+				return errors.New("gcs: cannot set generation precondition")
+			}
+			*obj = (*obj).If(storage.Conditions{GenerationMatch: gen})
+			return nil
+		}})
+	}))
 }
 
 // --- Azure: ETag access conditions ---
@@ -126,27 +130,29 @@ func (c azureCAS) token(r *blob.Reader, _ []byte) (string, error) {
 }
 
 func (c azureCAS) create(ctx context.Context, key string, data []byte) error {
-	c.s.n.put.Add(1)
-	return conflict(c.s.upload(ctx, key, data, &blob.WriterOptions{IfNotExist: true}))
+	return conflict(c.s.sendOnce(ctx, &c.s.n.put, func(ctx context.Context) error {
+		return c.s.upload(ctx, key, data, &blob.WriterOptions{IfNotExist: true})
+	}))
 }
 
 func (c azureCAS) replace(ctx context.Context, key string, data []byte, token string) error {
-	c.s.n.put.Add(1)
-	return conflict(c.s.upload(ctx, key, data, &blob.WriterOptions{BeforeWrite: func(as func(any) bool) error {
-		var opts *azblob.UploadStreamOptions
-		if !as(&opts) {
-			return errors.New("azure: cannot set If-Match on upload")
-		}
-		etag := azcore.ETag(token)
-		if opts.AccessConditions == nil {
-			opts.AccessConditions = &azblob.AccessConditions{}
-		}
-		if opts.AccessConditions.ModifiedAccessConditions == nil {
-			opts.AccessConditions.ModifiedAccessConditions = &azblobblob.ModifiedAccessConditions{}
-		}
-		opts.AccessConditions.ModifiedAccessConditions.IfMatch = &etag
-		return nil
-	}}))
+	return conflict(c.s.sendOnce(ctx, &c.s.n.put, func(ctx context.Context) error {
+		return c.s.upload(ctx, key, data, &blob.WriterOptions{BeforeWrite: func(as func(any) bool) error {
+			var opts *azblob.UploadStreamOptions
+			if !as(&opts) {
+				return errors.New("azure: cannot set If-Match on upload")
+			}
+			etag := azcore.ETag(token)
+			if opts.AccessConditions == nil {
+				opts.AccessConditions = &azblob.AccessConditions{}
+			}
+			if opts.AccessConditions.ModifiedAccessConditions == nil {
+				opts.AccessConditions.ModifiedAccessConditions = &azblobblob.ModifiedAccessConditions{}
+			}
+			opts.AccessConditions.ModifiedAccessConditions.IfMatch = &etag
+			return nil
+		}})
+	}))
 }
 
 // --- file and mem: a lock around read-compare-write ---
@@ -184,9 +190,11 @@ func (c *lockCAS) replace(ctx context.Context, key string, data []byte, token st
 		return fmt.Errorf("lock for %q: %w", key, err)
 	}
 	defer c.lock.Unlock()
-	c.s.n.get.Add(1)
-	cur, err := c.s.bucket.ReadAll(ctx, key)
-	err = mapErr(err)
+	var cur []byte
+	err := c.s.sendOnce(ctx, &c.s.n.get, func(ctx context.Context) (err error) {
+		cur, err = c.s.bucket.ReadAll(ctx, key)
+		return err
+	})
 	switch {
 	case errors.Is(err, ErrNotFound):
 		if token != "" {
@@ -199,8 +207,7 @@ func (c *lockCAS) replace(ctx context.Context, key string, data []byte, token st
 	case contentToken(cur) != token:
 		return fmt.Errorf("%w: record changed", ErrConflict)
 	}
-	c.s.n.put.Add(1)
-	return mapErr(c.s.upload(ctx, key, data, nil))
+	return c.s.sendOnce(ctx, &c.s.n.put, func(ctx context.Context) error { return c.s.upload(ctx, key, data, nil) })
 }
 
 var memLocks sync.Map // *blob.Bucket -> *memLocker

@@ -20,16 +20,43 @@
 // ReadSnapshot is the pack listing an open makes: one LIST of "pack-" and
 // one GET each of the journal and the retired record, from which the live
 // lists (listed, not retired) and whether the store is folded follow.
+// ReadSnapshotSince is a refresh's: the two records re-read with one
+// conditional GET each (ReadRecordIfChanged: If-None-Match on S3 and Azure,
+// a generation compare on GCS, a content-hash compare on file and mem, all
+// in conditional.go), and the LIST only when one changed (or when asked).
 //
 // # Requests
 //
 // Every method sends a known number of requests and counts them by kind
-// (Counts): Get and ReadRecord one GET, Exists and Size one HEAD, Put one PUT,
-// ListPage one LIST (List one per page), Delete one DELETE (on S3 also the
-// HEAD s3blob sends first). A compare-and-swap write is one PUT on S3, GCS and
+// (Counts): Get, ReadRecord and ReadRecordIfChanged one GET (a 304 too),
+// Exists and Size one HEAD, Put one PUT, ListPage one LIST (List one per
+// page), Delete one DELETE (on S3 also the HEAD s3blob sends first). A compare-and-swap write is one PUT on S3, GCS and
 // Azure, and one GET plus one PUT under the lock on file and mem. On S3 the
 // HTTP client also counts requests on the wire (WireCounts), and the
 // conformance kit checks both agree. Bucket() bypasses the counters.
+//
+// # Timeouts and retries
+//
+// Each request runs under Options.RequestTimeout (DefaultRequestTimeout,
+// 30 s; `--timeout` in the CLI), body included, so a server that accepts
+// connections and never answers fails a caller within the bound instead of
+// hanging it. A read (GET, HEAD, LIST) that fails transiently — connection
+// refused or reset, no answer in time, 5xx or 429 — is sent again after a
+// jittered 100 ms, then 200 ms: MaxReadTries (3) attempts in all. NotFound,
+// Conflict, other 4xx, a 304 and the caller's own cancellation are final. A
+// write (PUT, DELETE, a create-only or conditional PUT) is sent once:
+// whether a write whose answer was lost landed is unknown. UpdateRecord
+// turns such a loss into a new compare-and-swap round (see UpdateRecord: a
+// record holding exactly the bytes sent means it landed; otherwise the
+// update is recomputed, at worst duplicating a journal line, which readers
+// and folds tolerate). What still fails transiently after its tries wraps
+// ErrUnavailable, whose message names the store.
+//
+// Every attempt is one request in Counts (Retries says how many were
+// repeats), so the counters stay exact: the S3 SDK's own retryer is off
+// (aws.NopRetryer), and so are the GCS client's (RetryNever) and Azure's
+// (per request, through the context). Only URLs openS3 hands to gocloud's
+// own opener (ssetype, kmskeyid, accelerate) keep the SDK's retries.
 //
 // # Compare-and-swap
 //

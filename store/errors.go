@@ -1,9 +1,18 @@
 package store
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"syscall"
+	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"gocloud.dev/gcerrors"
+	"google.golang.org/api/googleapi"
 )
 
 // Sentinel errors. Every backend error is mapped to one of these (or left as
@@ -22,6 +31,11 @@ var (
 	ErrTooManyTries = errors.New("compare-and-swap kept losing")
 	// ErrNotModified: a conditional read found the record unchanged.
 	ErrNotModified = errors.New("not modified")
+	// ErrUnavailable: the store did not answer (connection refused or
+	// reset, no answer within Options.RequestTimeout) or answered with a
+	// server error (5xx, 429), on every try the request was allowed. The
+	// message names the store.
+	ErrUnavailable = errors.New("store unavailable")
 )
 
 // mapErr wraps a backend error with the sentinel its code maps to.
@@ -47,4 +61,71 @@ type codedError struct {
 func (e *codedError) Error() string { return e.err.Error() }
 func (e *codedError) Unwrap() []error {
 	return []error{e.sentinel, e.err}
+}
+
+// transient reports whether a failed request may succeed if sent again: the
+// store did not answer (connection refused, reset or closed, a network
+// timeout, a request past its timeout) or answered 5xx or 429. A missing key,
+// a lost compare-and-swap, a cancelled context and every other 4xx are final.
+func transient(err error) bool {
+	switch {
+	case err == nil, errors.Is(err, ErrNotFound), errors.Is(err, ErrConflict), errors.Is(err, context.Canceled):
+		return false
+	case errors.Is(err, errTimedOut):
+		return true
+	}
+	if code := httpStatus(err); code != 0 {
+		return code >= 500 || code == http.StatusTooManyRequests
+	}
+	var op *net.OpError
+	var ne net.Error
+	switch {
+	case errors.As(err, &op), errors.As(err, &ne) && ne.Timeout(),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return true
+	}
+	return gcerrors.Code(err) == gcerrors.ResourceExhausted
+}
+
+// httpStatus is the HTTP status a backend error carries, 0 if none (AWS
+// reports 0 when no response came).
+func httpStatus(err error) int {
+	var sc interface{ HTTPStatusCode() int } // AWS (smithy)
+	var ge *googleapi.Error
+	var ae *azcore.ResponseError
+	switch {
+	case errors.As(err, &sc):
+		return sc.HTTPStatusCode()
+	case errors.As(err, &ge):
+		return ge.Code
+	case errors.As(err, &ae):
+		return ae.StatusCode
+	}
+	return 0
+}
+
+// errTimedOut marks a request that got no answer within the store's
+// per-request timeout (the caller's own deadline is not this).
+var errTimedOut = errors.New("no answer")
+
+type timeoutError struct {
+	d   time.Duration
+	err error
+}
+
+func (e *timeoutError) Error() string {
+	return fmt.Sprintf("no answer within %s (the request timeout): %v", e.d, e.err)
+}
+func (e *timeoutError) Unwrap() []error { return []error{errTimedOut, e.err} }
+
+// unavailable wraps the transient error that ended a request after tries
+// attempts: ErrUnavailable, naming the store.
+func unavailable(url string, tries int, err error) error {
+	n := "1 try"
+	if tries > 1 {
+		n = fmt.Sprintf("%d tries", tries)
+	}
+	return &codedError{sentinel: ErrUnavailable, err: fmt.Errorf("store %s unavailable (%s): %w", url, n, err)}
 }

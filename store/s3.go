@@ -23,7 +23,14 @@ func openS3(ctx context.Context, u *url.URL) (*blob.Bucket, *wireCounter, error)
 	q := u.Query()
 	prefix := q.Get("prefix")
 	q.Del("prefix")
-	var opts []func(*s3.Options)
+	// The store retries reads itself and counts every attempt; the SDK's
+	// retryer (3 attempts by default, AWS_MAX_ATTEMPTS) would send
+	// requests the counters never see, and retry writes whose first
+	// attempt may have landed.
+	opts := []func(*s3.Options){func(o *s3.Options) {
+		o.Retryer = aws.NopRetryer{}
+		o.RetryMaxAttempts = 0
+	}}
 	for _, k := range []string{"use_path_style", "s3ForcePathStyle"} {
 		if v := q.Get(k); v != "" {
 			q.Del(k)

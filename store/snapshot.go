@@ -98,23 +98,7 @@ func (s *Store) ReadSnapshot(ctx context.Context) (*Snapshot, error) {
 	rdata, sn.RetiredVersion, rerr = s.ReadRecord(ctx, RetiredKey)
 	var lerr error
 	if rerr == nil {
-		lerr = s.List(ctx, PackPrefix, "", func(it ListItem) error {
-			if it.IsDir {
-				return nil
-			}
-			switch {
-			case it.Key == JournalKey || it.Key == RetiredKey:
-			case it.Key == LegacyFoldedMarker:
-				sn.Marker = true
-			default:
-				if id, complete, ok := ParseEntryListName(it.Key); ok {
-					sn.Lists = append(sn.Lists, ListInfo{Name: it.Key, ID: id, Complete: complete, Size: it.Size})
-				} else if strings.HasPrefix(it.Key, PackPrefix) && !strings.Contains(it.Key, "/") {
-					sn.Packs++
-				}
-			}
-			return nil
-		})
+		lerr = s.listPacks(ctx, sn)
 	}
 	wg.Wait()
 	if err := errors.Join(rerr, jerr, lerr); err != nil {
@@ -122,10 +106,38 @@ func (s *Store) ReadSnapshot(ctx context.Context) (*Snapshot, error) {
 	}
 	sn.Journal, sn.JournalBad = ParseJournal(jdata)
 	sn.Retired, sn.RetiredBad = ParseRetired(rdata)
+	sn.markRetired()
+	return sn, nil
+}
+
+// listPacks lists the pack prefix (one LIST per page) into sn: the entry
+// lists, the marker, the count of other pack- keys.
+func (s *Store) listPacks(ctx context.Context, sn *Snapshot) error {
+	return s.List(ctx, PackPrefix, "", func(it ListItem) error {
+		if it.IsDir {
+			return nil
+		}
+		switch {
+		case it.Key == JournalKey || it.Key == RetiredKey:
+		case it.Key == LegacyFoldedMarker:
+			sn.Marker = true
+		default:
+			if id, complete, ok := ParseEntryListName(it.Key); ok {
+				sn.Lists = append(sn.Lists, ListInfo{Name: it.Key, ID: id, Complete: complete, Size: it.Size})
+			} else if strings.HasPrefix(it.Key, PackPrefix) && !strings.Contains(it.Key, "/") {
+				sn.Packs++
+			}
+		}
+		return nil
+	})
+}
+
+// markRetired flags the lists the retired record names and sorts the lists
+// by name.
+func (sn *Snapshot) markRetired() {
 	retired := sn.RetiredSet()
 	for i := range sn.Lists {
 		_, sn.Lists[i].Retired = retired[sn.Lists[i].Name]
 	}
 	sort.Slice(sn.Lists, func(i, j int) bool { return sn.Lists[i].Name < sn.Lists[j].Name })
-	return sn, nil
 }

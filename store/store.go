@@ -6,10 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
+	"cloud.google.com/go/storage"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/azureblob" // azblob:// URLs
 	_ "gocloud.dev/blob/fileblob"  // file:// URLs
@@ -60,7 +66,20 @@ type Options struct {
 	PageSize int   // LIST page size; 0: 1000
 	ReadOnly bool  // refuse every write with ErrReadOnly
 	Create   bool  // file://: create the directory if missing
+	// RequestTimeout bounds each request, body included: one that gets
+	// no answer in time fails (ErrUnavailable), so a hung server cannot
+	// hang a caller. 0 means DefaultRequestTimeout; negative, no bound.
+	RequestTimeout time.Duration
 }
+
+// DefaultRequestTimeout bounds one request when Options leave it 0. A
+// million-entry list is a few tens of MB: seconds on any link this tool
+// makes sense on.
+const DefaultRequestTimeout = 30 * time.Second
+
+// MaxReadTries bounds the attempts of one read (GET, HEAD, LIST) that
+// fails transiently (see transient); writes are sent once.
+const MaxReadTries = 3
 
 // Store is an open handle on a store: a bucket plus its layout, clock,
 // request counters and compare-and-swap. It is safe for concurrent use.
@@ -72,9 +91,14 @@ type Store struct {
 	clock    Clock
 	pageSize int
 	readOnly bool
+	timeout  time.Duration // per request; 0: none
 	cas      casDriver
 	n        counters
+	retries  atomic.Int64 // requests sent again after a transient failure
+	casStats casCounters
 	wire     *wireCounter // s3 only: requests counted on the wire
+	prefix   string       // the URL's prefix=, when Open knows it (azure: see conditional.go)
+	direct   bool         // prefix is known: conditional.go may address blobs itself
 }
 
 // Open opens the store at a gocloud.dev/blob URL.
@@ -135,6 +159,10 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	}
 	s := newStore(b, backend, Redact(rawURL), opts)
 	s.wire = wire
+	s.prefix, s.direct = u.Query().Get("prefix"), true
+	if backend == "gcs" {
+		ownGCSRetries(b)
+	}
 	if backend == "file" {
 		s.cas = &lockCAS{s: s, lock: fileLock(root)}
 	}
@@ -152,7 +180,13 @@ func New(b *blob.Bucket, backend, root string, opts Options) *Store {
 }
 
 func newStore(b *blob.Bucket, backend, redacted string, opts Options) *Store {
-	s := &Store{bucket: b, url: redacted, backend: backend, layout: opts.Layout, clock: opts.Clock, pageSize: opts.PageSize, readOnly: opts.ReadOnly}
+	s := &Store{bucket: b, url: redacted, backend: backend, layout: opts.Layout, clock: opts.Clock, pageSize: opts.PageSize, readOnly: opts.ReadOnly, timeout: opts.RequestTimeout}
+	switch {
+	case s.timeout == 0:
+		s.timeout = DefaultRequestTimeout
+	case s.timeout < 0:
+		s.timeout = 0
+	}
 	if s.clock == nil {
 		s.clock = SystemClock{}
 	}
@@ -240,22 +274,26 @@ func (s *Store) Close() error { return s.bucket.Close() }
 
 // Get reads a key (one GET).
 func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
-	s.n.get.Add(1)
-	data, err := s.bucket.ReadAll(ctx, key)
+	var data []byte
+	err := s.read(ctx, &s.n.get, func(ctx context.Context) (err error) {
+		data, err = s.bucket.ReadAll(ctx, key)
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("get %q: %w", key, mapErr(err))
+		return nil, fmt.Errorf("get %q: %w", key, err)
 	}
 	return data, nil
 }
 
 // Exists reports whether a key exists (one HEAD).
 func (s *Store) Exists(ctx context.Context, key string) (bool, error) {
-	s.n.head.Add(1)
-	_, err := s.bucket.Attributes(ctx, key)
+	err := s.read(ctx, &s.n.head, func(ctx context.Context) error {
+		_, err := s.bucket.Attributes(ctx, key)
+		return err
+	})
 	if err == nil {
 		return true, nil
 	}
-	err = mapErr(err)
 	if errors.Is(err, ErrNotFound) {
 		return false, nil
 	}
@@ -264,12 +302,18 @@ func (s *Store) Exists(ctx context.Context, key string) (bool, error) {
 
 // Size returns a key's size in bytes (one HEAD).
 func (s *Store) Size(ctx context.Context, key string) (int64, error) {
-	s.n.head.Add(1)
-	a, err := s.bucket.Attributes(ctx, key)
+	var size int64
+	err := s.read(ctx, &s.n.head, func(ctx context.Context) error {
+		a, err := s.bucket.Attributes(ctx, key)
+		if err == nil {
+			size = a.Size
+		}
+		return err
+	})
 	if err != nil {
-		return 0, fmt.Errorf("head %q: %w", key, mapErr(err))
+		return 0, fmt.Errorf("head %q: %w", key, err)
 	}
-	return a.Size, nil
+	return size, nil
 }
 
 // Put writes a key unconditionally (one PUT).
@@ -277,9 +321,8 @@ func (s *Store) Put(ctx context.Context, key string, data []byte) error {
 	if s.readOnly {
 		return fmt.Errorf("put %q: %w", key, ErrReadOnly)
 	}
-	s.n.put.Add(1)
-	if err := s.upload(ctx, key, data, nil); err != nil {
-		return fmt.Errorf("put %q: %w", key, mapErr(err))
+	if err := s.sendOnce(ctx, &s.n.put, func(ctx context.Context) error { return s.upload(ctx, key, data, nil) }); err != nil {
+		return fmt.Errorf("put %q: %w", key, err)
 	}
 	return nil
 }
@@ -301,17 +344,20 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	if s.readOnly {
 		return fmt.Errorf("delete %q: %w", key, ErrReadOnly)
 	}
-	err := mapErr(s.bucket.Delete(ctx, key))
-	if s.backend == "s3" {
-		// s3blob sends a HEAD first (S3 deletes missing keys silently) and
-		// no DELETE when the key is missing.
-		s.n.head.Add(1)
-		if !errors.Is(err, ErrNotFound) {
+	err := s.sendOnce(ctx, nil, func(ctx context.Context) error {
+		err := mapErr(s.bucket.Delete(ctx, key))
+		if s.backend == "s3" {
+			// s3blob sends a HEAD first (S3 deletes missing keys silently)
+			// and no DELETE when the key is missing.
+			s.n.head.Add(1)
+			if !errors.Is(err, ErrNotFound) {
+				s.n.del.Add(1)
+			}
+		} else {
 			s.n.del.Add(1)
 		}
-	} else {
-		s.n.del.Add(1)
-	}
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("delete %q: %w", key, err)
 	}
@@ -349,18 +395,22 @@ func (s *Store) ListPage(ctx context.Context, prefix, delimiter string, token []
 	if token == nil {
 		token = blob.FirstPageToken
 	}
-	s.n.list.Add(1)
-	objs, next, err := s.bucket.ListPage(ctx, token, pageSize, &blob.ListOptions{Prefix: prefix, Delimiter: delimiter})
+	var objs []*blob.ListObject
+	var next []byte
+	page := func(ctx context.Context) (err error) {
+		objs, next, err = s.bucket.ListPage(ctx, token, pageSize, &blob.ListOptions{Prefix: prefix, Delimiter: delimiter})
+		return err
+	}
+	err := s.read(ctx, &s.n.list, page)
 	// fileblob stats each file after reading the directory, so a key
 	// deleted during the listing fails the page with NotFound: list the
 	// page again (a few times) rather than fail a listing for a key that is
 	// gone anyway.
-	for try := 0; err != nil && s.backend == "file" && errors.Is(mapErr(err), ErrNotFound) && try < fileListRetries; try++ {
-		s.n.list.Add(1)
-		objs, next, err = s.bucket.ListPage(ctx, token, pageSize, &blob.ListOptions{Prefix: prefix, Delimiter: delimiter})
+	for try := 0; err != nil && s.backend == "file" && errors.Is(err, ErrNotFound) && try < fileListRetries; try++ {
+		err = s.read(ctx, &s.n.list, page)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("list %q: %w", prefix, mapErr(err))
+		return nil, nil, fmt.Errorf("list %q: %w", prefix, err)
 	}
 	items := make([]ListItem, len(objs))
 	for i, o := range objs {
@@ -396,20 +446,122 @@ func (s *Store) List(ctx context.Context, prefix, delimiter string, fn func(List
 }
 
 // readWithToken reads a key and returns the backend's version token for it.
+// Errors are mapped (mapErr); a 304 of a conditional read is not retried.
 func (s *Store) readWithToken(ctx context.Context, key string, opts *blob.ReaderOptions) ([]byte, string, error) {
-	s.n.get.Add(1)
-	r, err := s.bucket.NewReader(ctx, key, opts)
-	if err != nil {
-		return nil, "", mapErr(err)
-	}
-	defer r.Close()
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, "", mapErr(err)
-	}
-	tok, err := s.cas.token(r, data)
+	var data []byte
+	var tok string
+	err := s.read(ctx, &s.n.get, func(ctx context.Context) error {
+		r, err := s.bucket.NewReader(ctx, key, opts)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		if data, err = io.ReadAll(r); err != nil {
+			return err
+		}
+		tok, err = s.cas.token(r, data)
+		return err
+	})
 	if err != nil {
 		return nil, "", err
 	}
 	return data, tok, nil
 }
+
+// read sends an idempotent request (GET, HEAD, LIST): op is one attempt,
+// counted once in count. An attempt that fails transiently (see transient)
+// is sent again after a short jittered backoff, up to MaxReadTries attempts
+// in all; each attempt is one request in the counters, and each one after
+// the first is counted in Retries. The error is mapped (mapErr) and, if the
+// last attempt failed transiently, wrapped in ErrUnavailable.
+func (s *Store) read(ctx context.Context, count *atomic.Int64, op func(ctx context.Context) error) error {
+	for try := 1; ; try++ {
+		err := s.attempt(ctx, count, op)
+		if err == nil || !transient(err) || ctx.Err() != nil {
+			return err
+		}
+		if try >= MaxReadTries {
+			return unavailable(s.url, try, err)
+		}
+		if err := sleep(ctx, retryDelay(try)); err != nil {
+			return unavailable(s.url, try, err)
+		}
+		s.retries.Add(1)
+	}
+}
+
+// sendOnce sends a request that is not repeated (PUT, DELETE, a conditional
+// write): one attempt under the timeout, counted once in count (nil: op
+// counts itself). Whether a write whose answer was lost landed is unknown,
+// so it is the caller's to try again: UpdateRecord does, as a new round of
+// compare-and-swap.
+func (s *Store) sendOnce(ctx context.Context, count *atomic.Int64, op func(ctx context.Context) error) error {
+	err := s.attempt(ctx, count, op)
+	if transient(err) && ctx.Err() == nil {
+		return unavailable(s.url, 1, err)
+	}
+	return err
+}
+
+// attempt sends one request under the store's per-request timeout, with
+// the backend SDK's own retries off (Azure reads that from the context; the
+// S3 and GCS clients are set up so when opened), so that one attempt is one
+// request on the wire and the counters stay exact.
+func (s *Store) attempt(ctx context.Context, count *atomic.Int64, op func(ctx context.Context) error) error {
+	if count != nil {
+		count.Add(1)
+	}
+	rctx := ctx
+	if s.backend == "azure" {
+		rctx = policy.WithRetryOptions(rctx, policy.RetryOptions{MaxRetries: -1})
+	}
+	if s.timeout > 0 {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(rctx, s.timeout)
+		defer cancel()
+	}
+	err := mapErr(op(rctx))
+	if err != nil && ctx.Err() == nil && rctx.Err() != nil {
+		err = &timeoutError{d: s.timeout, err: err}
+	}
+	return err
+}
+
+// retryDelay is the wait before attempt try+1 of a read: 100 ms doubled
+// per attempt, with jitter over its upper half.
+func retryDelay(try int) time.Duration {
+	d := retryBase << (try - 1)
+	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+}
+
+// retryBase is the first wait of a retried read.
+const retryBase = 100 * time.Millisecond
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Retries is how many requests were sent again after a transient failure
+// (each is also counted in Counts).
+func (s *Store) Retries() int64 { return s.retries.Load() }
+
+// ownGCSRetries turns off the GCS client's own retries, once per client
+// (gocloud shares one client among the buckets it opens): the store retries
+// reads itself and counts every attempt.
+func ownGCSRetries(b *blob.Bucket) {
+	var c *storage.Client
+	if !b.As(&c) || c == nil {
+		return
+	}
+	once, _ := gcsRetryOff.LoadOrStore(c, new(sync.Once))
+	once.(*sync.Once).Do(func() { c.SetRetry(storage.WithPolicy(storage.RetryNever)) })
+}
+
+var gcsRetryOff sync.Map // *storage.Client -> *sync.Once

@@ -16,9 +16,10 @@ import (
 
 // commonFlags are taken by every command.
 type commonFlags struct {
-	layout string
-	stats  bool
-	json   bool
+	layout  string
+	stats   bool
+	json    bool
+	timeout time.Duration
 
 	mu     sync.Mutex
 	stores []*store.Store // opened stores, for --stats
@@ -26,7 +27,8 @@ type commonFlags struct {
 
 func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.layout, "layout", "auto", "store layout: bucket (journal and entry lists), directory (a repository's .oxy/objects) or auto (directory for file://, else bucket)")
-	fs.BoolVar(&c.stats, "stats", false, "print request counts by kind on stderr at exit")
+	fs.BoolVar(&c.stats, "stats", false, "print request counts by kind on stderr at exit (and compare-and-swap tries and retried reads, when there were any)")
+	fs.DurationVar(&c.timeout, "timeout", store.DefaultRequestTimeout, "give up on one request to the store after this long (a read is tried up to 3 times)")
 }
 
 func (c *commonFlags) registerJSON(fs *flag.FlagSet) {
@@ -42,6 +44,8 @@ func (c *commonFlags) printStats(w io.Writer) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var sum store.Counts
+	var cas store.CASStats
+	var retries int64
 	for _, s := range c.stores {
 		n := s.Counts()
 		sum.List += n.List
@@ -49,6 +53,14 @@ func (c *commonFlags) printStats(w io.Writer) {
 		sum.Head += n.Head
 		sum.Put += n.Put
 		sum.Delete += n.Delete
+		cs := s.CASStats()
+		cas.Updates += cs.Updates
+		cas.Tries += cs.Tries
+		cas.MaxTries = max(cas.MaxTries, cs.MaxTries)
+		retries += s.Retries()
+	}
+	if cas.Updates > 0 || retries > 0 {
+		fmt.Fprintf(w, "cas: updates=%d tries=%d max-tries=%d retried-reads=%d\n", cas.Updates, cas.Tries, cas.MaxTries, retries)
 	}
 	fmt.Fprintln(w, sum.String())
 }
@@ -78,6 +90,10 @@ func (e *env) openStore(ctx context.Context, url string, opts store.Options) (*s
 		return nil, usagef("%v", err)
 	}
 	opts.Layout = layout
+	if e.common.timeout <= 0 {
+		return nil, usagef("--timeout must be positive")
+	}
+	opts.RequestTimeout = e.common.timeout
 	s, err := store.Open(ctx, url, opts)
 	if err != nil {
 		return nil, err

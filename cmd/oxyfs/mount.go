@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -36,6 +35,7 @@ type mountFlags struct {
 	dirMode     string
 	debug       bool
 	sigCache    int64
+	readAhead   int
 	metricsAddr string
 	options     string
 }
@@ -52,8 +52,9 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	f.StringVar(&mf.dirMode, "dir-mode", "", "permission bits of directories, octal (default 0755, 0555 read-only)")
 	f.BoolVar(&mf.debug, "debug", false, "log every FUSE operation")
 	f.Int64Var(&mf.sigCache, "sig-cache-size", 64<<20, "bytes of signatures kept in memory")
+	f.IntVar(&mf.readAhead, "read-ahead", 0, fmt.Sprintf("signatures fetched ahead (in parallel, in key order) once one is read or stat'ed (0: %d, negative: off)", index.DefaultReadAhead))
 	f.StringVar(&mf.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at this address (e.g. 127.0.0.1:9310)")
-	f.StringVarP(&mf.options, "options", "o", "", "mount options as in fstab: ro, rw, allow_other, uid=N, gid=N, refresh=DURATION, layout=L (others are ignored)")
+	f.StringVarP(&mf.options, "options", "o", "", "mount options as in fstab: ro, rw, allow_other, uid=N, gid=N, refresh=DURATION, timeout=DURATION, layout=L (others are ignored)")
 	pos, err := e.parse(args, 0, 2)
 	if err != nil {
 		return err
@@ -82,6 +83,12 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	logger := log.New(e.stderr, "oxyfs: ", log.LstdFlags)
 	opts.Logf = logger.Printf
 
+	// Check the mountpoint before sending the store anything.
+	if fi, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("mountpoint: %w", err)
+	} else if !fi.IsDir() {
+		return fmt.Errorf("mountpoint %s is not a directory", dir)
+	}
 	// The index works on its own context: SIGINT must flush pending
 	// writes, not cancel them.
 	bg := context.Background()
@@ -91,7 +98,7 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	}
 	defer st.Close()
 	opts.FSName = "oxyfs:" + st.URL()
-	ix, err := index.Open(bg, st, index.Options{SigCacheBytes: mf.sigCache, Warn: func(msg string) { logger.Print("warning: ", msg) }})
+	ix, err := index.Open(bg, st, index.Options{SigCacheBytes: mf.sigCache, ReadAhead: mf.readAhead, Warn: func(msg string) { logger.Print("warning: ", msg) }})
 	if err != nil {
 		return err
 	}
@@ -126,6 +133,13 @@ func serveMount(ctx context.Context, ix *index.Index, m *fs.Server, every time.D
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	// Every SIGINT/SIGTERM tries to unmount (ctx only says the first came).
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(term)
+	if ctx.Err() != nil {
+		term <- os.Interrupt
+	}
 	var tick <-chan time.Time
 	if every > 0 {
 		t := time.NewTicker(every)
@@ -151,12 +165,16 @@ func serveMount(ctx context.Context, ix *index.Index, m *fs.Server, every time.D
 			refresh("interval")
 		case <-done:
 			return ix.Close()
-		case <-ctx.Done():
+		case <-term:
+			// Unmount first (it waits for the writes in flight), and only
+			// then close the index: a mount still in use keeps serving.
 			logger.Printf("unmounting: flushing pending writes")
-			cerr := ix.Close()
-			uerr := m.Unmount()
+			if err := m.Unmount(); err != nil {
+				logger.Printf("%v; still mounted and serving: close what uses it and send SIGINT again", err)
+				continue
+			}
 			<-done
-			return errors.Join(cerr, uerr)
+			return ix.Close()
 		}
 	}
 }
@@ -195,6 +213,8 @@ func applyMountOptions(mf *mountFlags, c *commonFlags, opts string) error {
 			mf.refresh, err = time.ParseDuration(v)
 		case "layout":
 			c.layout = v
+		case "timeout":
+			c.timeout, err = time.ParseDuration(v)
 		case "debug":
 			mf.debug = true
 		default:

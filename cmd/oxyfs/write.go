@@ -57,6 +57,9 @@ func checkData(en store.Entry, data []byte, haveFile bool) error {
 	if en.Kind == store.KindSig && !haveFile {
 		return usagef("%s: a signature needs its bytes (FILE or -)", en.Key())
 	}
+	if en.Kind == store.KindSig && len(data) == 0 {
+		return usagef("%s: a signature needs its bytes, and the file given is empty", en.Key())
+	}
 	if en.Kind != store.KindSig && len(data) > 0 {
 		return usagef("%s: %s entries are empty keys; the value is in the key", en.Key(), en.Kind)
 	}

@@ -34,6 +34,7 @@ func RunConformanceTests(t *testing.T, h Harness) {
 	t.Run("PagingReturnsEachKeyOnce", func(t *testing.T) { testPaging(t, h) })
 	t.Run("PrefixIsolation", func(t *testing.T) { testPrefixIsolation(t, h) })
 	t.Run("DelimiterListsCommonPrefixes", func(t *testing.T) { testDelimiter(t, h) })
+	t.Run("ConditionalReadSendsOneGet", func(t *testing.T) { testConditionalRead(t, h) })
 }
 
 // checkWire compares the store's counters with the requests counted on the

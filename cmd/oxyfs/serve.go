@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/web"
+)
+
+func init() {
+	register(&command{
+		name:    "serve",
+		args:    "STORE [--http ADDR] [--webdav] [--refresh-interval D]",
+		summary: "serve the tree read-only over HTTP (directory pages, signature bytes, /.oxy/status) and WebDAV (/dav/, or every path with --webdav), in the foreground, for machines without FUSE",
+		run:     runServe,
+	})
+}
+
+// defaultServeAddr is where `oxyfs serve` listens unless told otherwise.
+const defaultServeAddr = "127.0.0.1:8080"
+
+type serveFlags struct {
+	addr        string
+	webdavRoot  bool
+	refresh     time.Duration
+	allowRemote bool
+	sigCache    int64
+	readAhead   int
+}
+
+func runServe(ctx context.Context, e *env, args []string) error {
+	var sf serveFlags
+	f := e.flags
+	f.StringVar(&sf.addr, "http", defaultServeAddr, "listen at this address (host:port; port 0 picks a free one)")
+	f.BoolVar(&sf.webdavRoot, "webdav", false, "serve WebDAV at every path, so a client can mount http://ADDR/ itself (it is always served under /dav/)")
+	f.DurationVar(&sf.refresh, "refresh-interval", 0, "re-read the journal and lists this often (0: only on SIGHUP); on a folded store an unchanged one costs 2 GETs and no LIST")
+	f.BoolVar(&sf.allowRemote, "allow-remote", false, "allow an address that is not loopback, and Host headers that are not loopback names (there is no authentication: put it behind one)")
+	f.Int64Var(&sf.sigCache, "sig-cache-size", index.DefaultSigCacheBytes, "bytes of signatures kept in memory")
+	f.IntVar(&sf.readAhead, "read-ahead", 0, fmt.Sprintf("signatures fetched ahead of one read, in key order (0: %d, negative: off)", index.DefaultReadAhead))
+	pos, err := e.parse(args, 1, 1)
+	if err != nil {
+		return err
+	}
+	loopback, err := loopbackAddr(sf.addr)
+	if err != nil {
+		return usagef("--http %q: %v", sf.addr, err)
+	}
+	if !loopback && !sf.allowRemote {
+		return usagef("--http %s is not a loopback address; the tree is served without authentication, so pass --allow-remote to serve it there", sf.addr)
+	}
+	logger := log.New(e.stderr, "oxyfs: ", log.LstdFlags)
+
+	// The index works on its own context: a signal stops the server, and
+	// requests in flight finish on their own contexts.
+	bg := context.Background()
+	st, err := e.openStore(bg, pos[0], store.Options{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ix, err := index.Open(bg, st, index.Options{SigCacheBytes: sf.sigCache, ReadAhead: sf.readAhead,
+		Warn: func(msg string) { logger.Print("warning: ", msg) }})
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	began := time.Now()
+	if err := ix.Load(ctx); err != nil {
+		return fmt.Errorf("open %s: %w", st.URL(), err)
+	}
+	openTime := time.Since(began)
+	ln, err := net.Listen("tcp", sf.addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           web.Handler(ix, web.Options{WebDAVRoot: sf.webdavRoot, LoopbackOnly: loopback && !sf.allowRemote, Logf: logger.Printf}),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          logger,
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	s := ix.Status()
+	fmt.Fprintf(e.stderr, "oxyfs: serving %s at http://%s/\n", st.URL(), ln.Addr())
+	fmt.Fprintf(e.stderr, "oxyfs: %s, %s layout, %d entries; open took %s and %s; WebDAV at http://%s%s/\n",
+		s.Mode, s.Layout, s.Entries, openTime.Round(time.Millisecond), strings.TrimPrefix(s.OpenRequests.String(), "requests: "), ln.Addr(), davAt(sf.webdavRoot))
+	return serveHTTP(ctx, ix, srv, served, sf.refresh, logger)
+}
+
+// serveHTTP runs until ctx ends (SIGINT, SIGTERM) or the server fails;
+// SIGHUP and the refresh interval re-read the store.
+func serveHTTP(ctx context.Context, ix *index.Index, srv *http.Server, served <-chan error, every time.Duration, logger *log.Logger) error {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	var tick <-chan time.Time
+	if every > 0 {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		tick = t.C
+	}
+	refresh := func(why string) {
+		gen := ix.Generation()
+		if err := ix.Refresh(context.Background()); err != nil {
+			logger.Printf("refresh (%s): %v; still serving what was read before", why, err)
+			return
+		}
+		// A quiet store is refreshed every interval: say so only when
+		// something changed, or when asked.
+		if ix.Generation() != gen || why == "SIGHUP" {
+			logger.Printf("refreshed (%s): %s", why, strings.TrimPrefix(ix.Status().LastRefresh.String(), "requests: "))
+		}
+	}
+	for {
+		select {
+		case <-hup:
+			refresh("SIGHUP")
+		case <-tick:
+			refresh("interval")
+		case err := <-served:
+			return fmt.Errorf("serve: %w", err)
+		case <-ctx.Done():
+			logger.Printf("stopping: finishing the requests in flight")
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			err := srv.Shutdown(sctx)
+			if errors.Is(err, context.DeadlineExceeded) {
+				err = srv.Close()
+			}
+			return err
+		}
+	}
+}
+
+func davAt(root bool) string {
+	if root {
+		return ""
+	}
+	return web.DAVPrefix
+}
+
+// loopbackAddr checks a listen address and reports whether it is loopback:
+// localhost or a loopback IP. An empty host (every interface) is not.
+func loopbackAddr(addr string) (bool, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, err
+	}
+	if port == "" {
+		return false, errors.New("missing port")
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true, nil
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback(), nil
+}

@@ -1,0 +1,166 @@
+package fs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"os"
+	"os/exec"
+	"runtime"
+	"testing"
+
+	"github.com/oxyfs/oxyfs/index"
+)
+
+// benchMount mounts ix in a new temporary directory; unmount is the caller's.
+func benchMount(b *testing.B, ix *index.Index) *Server {
+	b.Helper()
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		b.Skipf("FUSE cannot be used here: %v", err)
+	}
+	srv, err := Mount(b.TempDir(), ix, Options{ReadOnly: true, Logf: func(string, ...any) {}})
+	if err != nil {
+		if errors.Is(err, ErrNoFUSE) || errors.Is(err, iofs.ErrPermission) {
+			b.Skipf("FUSE cannot be used here: %v", err)
+		}
+		b.Fatal(err)
+	}
+	return srv
+}
+
+// benchIndex is a loaded index over a folded mem store of n generated
+// entries (the list only: browsing never reads the per-object keys).
+func benchIndex(b *testing.B, n int) *index.Index {
+	b.Helper()
+	st := newMem(b)
+	if _, err := index.Generate(context.Background(), st, index.GenOptions{Entries: n, Seed: 42, Fold: true, SkipObjects: true}); err != nil {
+		b.Fatal(err)
+	}
+	ix := openIndex(b, st)
+	if err := ix.Load(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return ix
+}
+
+// find runs find(1) DIR -type f, as a user would (its own process: the
+// allocations reported are the server's alone), and returns the files found.
+func find(b *testing.B, dir string) int {
+	var lines lineCounter
+	cmd := exec.Command("find", dir, "-type", "f")
+	cmd.Stdout = &lines
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("find %s: %v", dir, err)
+	}
+	return int(lines)
+}
+
+type lineCounter int
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	*c += lineCounter(bytes.Count(p, []byte{'\n'}))
+	return len(p), nil
+}
+
+func heapInUse() uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// BenchmarkFind is find MOUNT -type f over a folded store: cold (a fresh
+// mount: every directory is read, READDIRPLUS) and warm (the same mount
+// again: the kernel answers from the listings it cached, no request). It
+// reports what the target of DESIGN §7 is about (ns/op against a tmpfs
+// copy is scripts/bench's job), the FUSE work per walk, the store requests
+// (always 0), and the server's allocations and retained heap per directory
+// the kernel holds afterwards.
+func BenchmarkFind(b *testing.B) {
+	if _, err := exec.LookPath("find"); err != nil {
+		b.Skip("no find(1)")
+	}
+	for _, n := range []int{1e4, 1e5} {
+		ix := benchIndex(b, n)
+		st := ix.Store()
+		b.Run(fmt.Sprintf("cold-%.0e", float64(n)), func(b *testing.B) {
+			b.ReportAllocs()
+			var listings, lookups, dirs int64
+			var retained uint64
+			before := st.Counts()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				base := heapInUse()
+				srv := benchMount(b, ix)
+				b.StartTimer()
+				files := find(b, srv.Dir())
+				b.StopTimer()
+				if files < n {
+					b.Fatalf("find found %d files, want at least %d", files, n)
+				}
+				ops := srv.Ops()
+				listings += ops["readdir"]
+				lookups += ops["lookup"]
+				dirs += ops["readdir"]
+				retained += heapInUse() - min(base, heapInUse())
+				if err := srv.Unmount(); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(listings)/float64(b.N), "listings/op")
+			b.ReportMetric(float64(lookups)/float64(b.N), "lookups/op")
+			b.ReportMetric(float64(retained)/float64(dirs), "heap-bytes/dir")
+			b.ReportMetric(float64(st.Counts().Sub(before).Total())/float64(b.N), "requests/op")
+		})
+		b.Run(fmt.Sprintf("warm-%.0e", float64(n)), func(b *testing.B) {
+			srv := benchMount(b, ix)
+			defer srv.Unmount()
+			find(b, srv.Dir())
+			ops0, before := srv.Ops(), st.Counts()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				find(b, srv.Dir())
+			}
+			b.StopTimer()
+			ops := srv.Ops()
+			b.ReportMetric(float64(ops["readdir"]-ops0["readdir"])/float64(b.N), "listings/op")
+			b.ReportMetric(float64(ops["lookup"]-ops0["lookup"])/float64(b.N), "lookups/op")
+			b.ReportMetric(float64(st.Counts().Sub(before).Total())/float64(b.N), "requests/op")
+		})
+	}
+}
+
+// BenchmarkReaddir is one listing through the mount: os.ReadDir of a
+// <kind>/<hh> directory (~270 objects at 1e5 entries) on a mount whose
+// listings are dropped before each read, so every read is served (one
+// READDIRPLUS and the one that finds the end; a node per subdirectory).
+func BenchmarkReaddir(b *testing.B) {
+	ix := benchIndex(b, 1e5)
+	srv := benchMount(b, ix)
+	defer srv.Unmount()
+	dir := srv.Dir() + "/sig/a7"
+	if _, err := os.ReadDir(dir); err != nil {
+		b.Fatal(err)
+	}
+	node := srv.root.EmbeddedInode().GetChild("sig").GetChild("a7")
+	if node == nil {
+		b.Fatal("sig/a7 has no node")
+	}
+	b.ReportAllocs()
+	var names int
+	for b.Loop() {
+		node.NotifyContent(0, 0)
+		des, err := os.ReadDir(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		names += len(des)
+	}
+	b.ReportMetric(float64(names)/float64(b.N), "names/op")
+}

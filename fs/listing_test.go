@@ -1,0 +1,217 @@
+package fs
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// listAll reads every directory under root (os.ReadDir, no stat) and
+// returns the paths of the files, relative to root.
+func listAll(t *testing.T, root string) []string {
+	t.Helper()
+	var files []string
+	var read func(dir string)
+	read = func(dir string) {
+		des, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, de := range des {
+			p := filepath.Join(dir, de.Name())
+			if de.IsDir() {
+				read(p)
+			} else {
+				rel, _ := filepath.Rel(root, p)
+				files = append(files, rel)
+			}
+		}
+	}
+	read(root)
+	return files
+}
+
+// TestWarmListingSendsNoFUSERequest: the kernel keeps every listing it read
+// (no OPENDIR is answered, so it opens directories itself, with
+// FOPEN_CACHE_DIR): a second walk of the whole tree reaches the mount with
+// no listing and no lookup at all.
+func TestWarmListingSendsNoFUSERequest(t *testing.T) {
+	_, srv := mountGenerated(t, 300)
+	cold := listAll(t, srv.Dir())
+	ops := srv.Ops()
+	if ops["readdir"] == 0 {
+		t.Fatal("the cold walk made no listing")
+	}
+	warm := listAll(t, srv.Dir())
+	if !slices.Equal(cold, warm) {
+		t.Fatalf("the warm walk found %d names, the cold one %d", len(warm), len(cold))
+	}
+	for _, op := range []string{"readdir", "lookup", "getattr", "opendir"} {
+		if d := srv.Ops()[op] - ops[op]; d != 0 {
+			t.Errorf("the warm walk answered %d %s", d, op)
+		}
+	}
+	if n := srv.Ops()["opendir"]; n > 1 {
+		t.Errorf("the kernel sent %d OPENDIRs; want the one declined", n)
+	}
+}
+
+// TestReaddirplusGivesNodesToDirectoriesOnly: a listing read cold leaves
+// the kernel a node for each subdirectory (find descends without a LOOKUP)
+// and none for files and links, which a stat then looks up, with their
+// sizes.
+func TestReaddirplusGivesNodesToDirectoriesOnly(t *testing.T) {
+	f, _, srv, _ := mountFixture(t, Options{})
+	root := srv.root.EmbeddedInode()
+	for _, dir := range []string{"sig", "sig/ab", "sig/ab/12cd34", "by-signer", "by-signer/alice"} {
+		if _, err := os.ReadDir(filepath.Join(srv.Dir(), dir)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := root
+	for _, name := range []string{"sig", "ab", "12cd34"} {
+		if in = in.GetChild(name); in == nil {
+			t.Fatalf("no node for %s after listing its parent", name)
+		}
+	}
+	if kids := in.Children(); len(kids) != 0 {
+		t.Errorf("sig/ab/12cd34 holds nodes %v after a listing; want none (files)", slices.Collect(mapKeys(kids)))
+	}
+	if kids := root.GetChild("by-signer").GetChild("alice").Children(); len(kids) != 0 {
+		t.Errorf("by-signer/alice holds %d nodes after a listing; want none (links)", len(kids))
+	}
+	alice := entry(store.KindSig, "ab12cd34", "alice")
+	fi, err := os.Lstat(srv.path(alice))
+	if err != nil || fi.Size() != int64(len(f.sigs[alice.Key()])) {
+		t.Fatalf("stat after the listing: %v %v, want size %d", fi, err, len(f.sigs[alice.Key()]))
+	}
+}
+
+func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
+	return func(yield func(K) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// TestLongListingIsOneSnapshot: a listing longer than one reply is read in
+// several READDIRPLUS requests, which read one listing of the index (each
+// name once, in order), even while writes land in the directory.
+func TestLongListingIsOneSnapshot(t *testing.T) {
+	st := newMem(t)
+	ctx := context.Background()
+	var keys []string
+	for i := range 1500 { // by-signer/alice: ~1500 links, ~15 replies of os.ReadDir's 8 KiB
+		keys = append(keys, entry(store.KindSig, fmt.Sprintf("%04x%060x", i, i), "alice").Key())
+	}
+	slices.Sort(keys)
+	id, data, err := store.EncodeEntryList(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Put(ctx, store.EntryListName(id, true), data); err != nil {
+		t.Fatal(err)
+	}
+	ix := openIndex(t, st)
+	srv, _ := testMount(t, ix, Options{})
+	dir := filepath.Join(srv.Dir(), "by-signer", "alice")
+
+	before := srv.Ops()["readdir"]
+	des, err := os.ReadDir(dir)
+	if err != nil || len(des) != len(keys) {
+		t.Fatalf("by-signer/alice: %d names, %v; want %d", len(des), err, len(keys))
+	}
+	if n := srv.Ops()["readdir"] - before; n != 1 {
+		t.Errorf("one listing of a long directory made %d listings of the index, want 1", n)
+	}
+
+	// Writers add links while readers list: no listing may show a name twice.
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range 40 {
+			p := filepath.Join(srv.Dir(), "sig", fmt.Sprintf("%02x", 0x80+i), "77", "alice")
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Error(err)
+				return
+			}
+			if err := os.WriteFile(p, []byte("sig"), 0o644); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for range 20 {
+		des, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := make(map[string]bool, len(des))
+		for _, de := range des {
+			if seen[de.Name()] {
+				t.Fatalf("by-signer/alice lists %s twice", de.Name())
+			}
+			seen[de.Name()] = true
+		}
+	}
+	wg.Wait()
+	if des, _ := os.ReadDir(dir); len(des) != len(keys)+40 {
+		t.Errorf("after the writes: %d names, want %d", len(des), len(keys)+40)
+	}
+}
+
+// TestOxyListsListingFollowsARefresh: the kernel keeps the listing of
+// .oxy/lists/ like any other; a refresh that changes the live lists makes
+// Invalidate drop it, even when the tree it shows did not change (a fold
+// that lists exactly what the list and the journal held).
+func TestOxyListsListingFollowsARefresh(t *testing.T) {
+	f, ix, srv, _ := mountFixture(t, Options{})
+	ctx := context.Background()
+	lists := filepath.Join(srv.Dir(), ".oxy", "lists")
+	names := func() []string {
+		des, err := os.ReadDir(lists)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, de := range des {
+			out = append(out, de.Name())
+		}
+		return out
+	}
+	if got := names(); !slices.Equal(got, []string{f.list}) {
+		t.Fatalf(".oxy/lists = %v, want [%s]", got, f.list)
+	}
+	var keys []string
+	for _, e := range f.all() {
+		keys = append(keys, e.Key())
+	}
+	slices.Sort(keys)
+	id, data, err := store.EncodeEntryList(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folded := store.EntryListName(id, true)
+	f.st.Put(ctx, folded, data)
+	f.st.Put(ctx, store.RetiredKey, store.FormatRetired([]store.RetiredLine{{RetiredAt: 1, Key: f.list}}))
+	if err := ix.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv.Invalidate()
+	if got := names(); !slices.Equal(got, []string{folded}) {
+		t.Errorf(".oxy/lists after the fold = %v, want [%s]", got, folded)
+	}
+}
+
+var _ = index.BySigner // the tree's names come from the index

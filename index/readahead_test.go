@@ -1,0 +1,213 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// sigFixture generates a folded store of n entries (about 70% signatures,
+// 1–2 per object) on a latency bucket and returns the signatures sorted by
+// key, as `cat` of a sorted `find` reads them. wantSig holds their bytes.
+func sigFixture(t testing.TB, n int, latency time.Duration) (*store.Store, *latencyBucket, []store.Entry) {
+	t.Helper()
+	st, lb := newLatencyStore(t, 0)
+	var sigs []store.Entry
+	if _, err := Generate(context.Background(), st, GenOptions{Entries: n, Seed: 11, Fold: true, OnEntry: func(e store.Entry, _ string) {
+		if e.Kind == store.KindSig {
+			sigs = append(sigs, e)
+		}
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(sigs, func(a, b store.Entry) int { return strings.Compare(a.Key(), b.Key()) })
+	sigs = slices.CompactFunc(sigs, func(a, b store.Entry) bool { return a == b })
+	for _, e := range sigs {
+		data, err := st.Bucket().ReadAll(context.Background(), e.Key())
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantSig.Store(e.Key(), data)
+	}
+	lb.latency.Store(int64(latency))
+	return st, lb, sigs
+}
+
+// wantSig maps a signature key of a sigFixture to its bytes.
+var wantSig sync.Map
+
+func openWith(t testing.TB, st *store.Store, opts Options) *Index {
+	t.Helper()
+	ix, err := Open(context.Background(), st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	if err := ix.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}
+
+// catAll reads every signature through the io/fs view, in order, and
+// checks its bytes.
+func catAll(t testing.TB, ix *Index, sigs []store.Entry) {
+	t.Helper()
+	fsys := ix.FS()
+	for _, e := range sigs {
+		got, err := fs.ReadFile(fsys, e.Key())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := wantSig.Load(e.Key()); !bytes.Equal(got, want.([]byte)) {
+			t.Fatalf("%s: %x, want %x", e.Key(), got, want)
+		}
+	}
+}
+
+func TestReadAheadSendsOneGetPerSignatureInOrder(t *testing.T) {
+	st, lb, sigs := sigFixture(t, 600, time.Millisecond)
+	ix := openWith(t, st, Options{})
+	lb.peak.Store(0)
+	d := delta(st, func() {
+		catAll(t, ix, sigs)
+		ix.Close() // waits for read-ahead: nothing may still be in flight
+	})
+	if want := (store.Counts{Get: int64(len(sigs))}); d != want {
+		t.Fatalf("cat of %d signatures sent %v, want exactly one GET each (no HEAD, no LIST)", len(sigs), d)
+	}
+	if p := lb.peak.Load(); p < 2 || p > DefaultReadAheadWorkers+1 {
+		t.Fatalf("at most %d GETs in flight, want 2..%d (read-ahead workers + the reader)", p, DefaultReadAheadWorkers+1)
+	}
+	// Sizes are remembered for all.
+	for _, e := range sigs {
+		want, _ := wantSig.Load(e.Key())
+		if n := ix.sigs.size(e.Key()); n != int64(len(want.([]byte))) {
+			t.Fatalf("%s: size %d remembered, want %d", e.Key(), n, len(want.([]byte)))
+		}
+	}
+	t.Logf("%d signatures, %d GETs, peak %d in flight", len(sigs), d.Get, lb.peak.Load())
+}
+
+func TestReadAheadOffSendsOneGetPerSignatureOneAtATime(t *testing.T) {
+	st, lb, sigs := sigFixture(t, 200, 0)
+	ix := openWith(t, st, Options{ReadAhead: -1})
+	lb.peak.Store(0)
+	d := delta(st, func() { catAll(t, ix, sigs) })
+	if d != (store.Counts{Get: int64(len(sigs))}) || lb.peak.Load() != 1 {
+		t.Fatalf("sent %v, peak %d in flight", d, lb.peak.Load())
+	}
+}
+
+// TestReadDirAndStatFetchNothingAhead: `find` and `ls` (ReadDir, Stat,
+// readlink) over the whole tree send no request, read-ahead included.
+func TestReadDirAndStatFetchNothingAhead(t *testing.T) {
+	st, _, sigs := sigFixture(t, 300, 0)
+	ix := openWith(t, st, Options{})
+	ctx := context.Background()
+	d := delta(st, func() {
+		err := fs.WalkDir(ix.FS(), ".", func(p string, de fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if de.Type()&fs.ModeSymlink != 0 {
+				_, err = ix.FS().(fs.ReadLinkFS).ReadLink(p)
+				return err
+			}
+			_, err = ix.Stat(ctx, p)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range sigs {
+			if _, err := ix.ReadDir(ctx, objectPath(e.Kind, e.Object)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ix.Close() // read-ahead done, if any started
+	})
+	if d.Total() != 0 {
+		t.Fatalf("a walk with Stat and ReadDir sent %v", d)
+	}
+}
+
+// TestReadAheadStaysWithinTheCache: a window larger than a quarter of what
+// the cache holds is cut to it, so what is fetched ahead is still cached
+// when it is read.
+func TestReadAheadStaysWithinTheCache(t *testing.T) {
+	st, _, sigs := sigFixture(t, 400, 0)
+	ix := openWith(t, st, Options{SigCacheBytes: 8 << 10, ReadAhead: 1000})
+	d := delta(st, func() {
+		catAll(t, ix, sigs)
+		ix.Close()
+	})
+	if d != (store.Counts{Get: int64(len(sigs))}) {
+		t.Fatalf("cat of %d signatures through an 8 KiB cache sent %v", len(sigs), d)
+	}
+}
+
+// TestCloseCancelsReadAhead: Close cancels the read-ahead GETs in flight
+// and returns once its workers stopped; a reader that was waiting for one
+// of them reads the signature itself, and reads keep working after Close.
+func TestCloseCancelsReadAhead(t *testing.T) {
+	ctx := context.Background()
+	st, lb, sigs := sigFixture(t, 100, 0)
+	first := sigs[0].Key()
+	lb.holdGets(func(key string) bool { return strings.HasPrefix(key, "sig/") && key != first })
+	ix := openWith(t, st, Options{})
+	if _, err := ix.ReadSig(ctx, sigs[0]); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for lb.inFlight.Load() < int64(min(readAheadFirst, len(sigs)-1)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("read-ahead started %d GETs", lb.inFlight.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	waiting := make(chan error, 1)
+	go func() {
+		got, err := ix.ReadSig(ctx, sigs[1]) // joins the held read-ahead GET
+		if err == nil && len(got) == 0 {
+			err = fmt.Errorf("no bytes")
+		}
+		waiting <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	lb.holdGets(func(key string) bool { return strings.HasPrefix(key, "sig/") && key != first && key != sigs[1].Key() })
+	began := time.Now()
+	ix.Close()
+	if took := time.Since(began); took > 2*time.Second {
+		t.Fatalf("Close took %s", took)
+	}
+	if n := lb.inFlight.Load(); n > 1 {
+		t.Fatalf("%d GETs still in flight after Close (the waiting reader's own at most)", n)
+	}
+	select {
+	case err := <-waiting:
+		if err != nil {
+			t.Fatalf("reader waiting on a cancelled read-ahead GET: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("reader waiting on a cancelled read-ahead GET never returned")
+	}
+	lb.releaseGets()
+	d := delta(st, func() {
+		if _, err := ix.ReadSig(ctx, sigs[2]); err != nil {
+			t.Fatal(err)
+		}
+	})
+	time.Sleep(20 * time.Millisecond)
+	if d != (store.Counts{Get: 1}) || lb.inFlight.Load() != 0 {
+		t.Fatalf("a read after Close sent %v; %d in flight (no read-ahead after Close)", d, lb.inFlight.Load())
+	}
+}

@@ -1,0 +1,76 @@
+package index
+
+import (
+	"context"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// refreshSnapshot reads the snapshot an open or a refresh works from. A
+// first open reads it in full (store.ReadSnapshot: 1 LIST + 2 GETs). A
+// refresh re-reads the journal and the retired record with one conditional
+// GET each (store.ReadSnapshotSince); on a folded view whose two records are
+// both unchanged it returns nil: nothing the view shows can have changed,
+// and the refresh is done for 2 GETs and no LIST. Otherwise it lists the
+// pack prefix as an open does, and the caller reads only the lists prev
+// does not hold (foldedBase).
+//
+// # Why two unchanged records mean an unchanged live set
+//
+// A folded reader's set is the live lists (listed, not named by the retired
+// record) ∪ the journal's lines. With the journal and the retired record
+// unchanged since prev's snapshot, the journal part is prev's and so is the
+// retired set, so the set can differ only by a list that appeared (lists
+// are only ever deleted after being retired, and retiring changes the
+// record). Every path in fold that writes a list also changes a record:
+//
+//   - fold.Append adds its lines in one journal update, then
+//     partialFrom writes pack-<id>.entries-part and marks the lines folded
+//     (journal update). Its keys are journal lines: until the mark lands the
+//     reader has every one of them already.
+//   - fold.Complete writes pack-<id>.entries, then retires every other live
+//     list of its snapshot (retired record update), then marks the
+//     unfolded lines it read (journal update). When the set is one a live
+//     list holds it writes nothing; when the list is retired it defers and
+//     writes nothing.
+//   - fold.Collect deletes only keys the retired record names and then
+//     drops their lines (retired record update), drops expired or forgotten
+//     journal lines (journal update), then runs fold.Complete.
+//   - the legacy fold writes per-object keys and the marker, which a folded
+//     reader does not read.
+//
+// And every entry a journaling writer adds reaches a folded reader through
+// the journal: its line is appended after its key (journal update), is
+// dropped only an hour after a fold marked it, and the list that fold wrote
+// holds its key and stays live until a complete fold retires it (retired
+// record update) in favour of a list that holds every per-object key it
+// listed. So the one thing an unchanged pair of records can hide is a
+// complete list written by a fold that neither retired nor marked anything:
+// its snapshot had no live list, and no unfolded journal line (or another
+// fold marked them first). Such a fold runs on a store that was not folded
+// when it started. A reader of a store that is not folded is not in folded
+// mode, and its refresh always lists (list = true below). The reader can be
+// folded only if another fold's complete list appeared between that fold's
+// snapshot and its write (two first folds at once): the second list, written
+// after the reader's snapshot, then stays unseen until either record changes
+// (the next writer's line, the next fold or collection). What it can hold
+// beyond the reader's set are entries of older writers, which keep no
+// journal and which spec §13.7 already lets a folded reader miss until a
+// complete fold; no journaled entry is ever missed.
+//
+// In the prefix modes the listings may change with neither record (any
+// per-object key), so a refresh there always lists the pack prefix and
+// drops them; a directory re-reads its marker and drops them.
+func (ix *Index) refreshSnapshot(ctx context.Context, prev *view) (*store.Snapshot, error) {
+	if prev == nil || prev.sn == nil {
+		return ix.st.ReadSnapshot(ctx)
+	}
+	sn, changed, err := ix.st.ReadSnapshotSince(ctx, prev.sn, prev.mode != ModeFolded)
+	if err != nil {
+		return nil, err
+	}
+	if !changed && prev.mode == ModeFolded {
+		return nil, nil
+	}
+	return sn, nil
+}

@@ -1,0 +1,424 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/driver"
+	"gocloud.dev/blob/memblob"
+	"gocloud.dev/gcerrors"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// s3At opens an S3 store whose endpoint is addr (a fake server of the test).
+func s3At(t *testing.T, addr string, timeout time.Duration) *store.Store {
+	t.Helper()
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test-secret")
+	u := "s3://bkt?endpoint=http://" + addr + "&use_path_style=true&region=us-east-1&disable_https=true"
+	st, err := store.Open(context.Background(), u, store.Options{Layout: store.LayoutBucket, RequestTimeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// s3Errors is an S3 endpoint that answers every request with status code.
+func s3Errors(t *testing.T, code int) (addr string, requests *atomic.Int64) {
+	t.Helper()
+	requests = new(atomic.Int64)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(code)
+		fmt.Fprintf(w, "<Error><Code>%s</Code><Message>injected</Message></Error>", http.StatusText(code))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.Listener.Addr().String(), requests
+}
+
+// TestReadsAreRetriedAndEveryAttemptCounted: a GET, a HEAD and a LIST that
+// meet 503 are each sent MaxReadTries times — by the store, not the SDK, so
+// the counters equal the requests the server saw — and fail with
+// ErrUnavailable naming the store.
+func TestReadsAreRetriedAndEveryAttemptCounted(t *testing.T) {
+	addr, seen := s3Errors(t, http.StatusServiceUnavailable)
+	st := s3At(t, addr, 5*time.Second)
+	ctx := context.Background()
+	_, err := st.Get(ctx, "sig/ab/cdef/alice")
+	checkUnavailable(t, "get", err, st)
+	_, err = st.Exists(ctx, "sig/ab/cdef/alice")
+	checkUnavailable(t, "head", err, st)
+	_, _, err = st.ListPage(ctx, "sig/", "", nil, 0)
+	checkUnavailable(t, "list", err, st)
+	_, _, err = st.ReadRecord(ctx, store.JournalKey)
+	checkUnavailable(t, "read record", err, st)
+	want := store.Counts{Get: 2 * store.MaxReadTries, Head: store.MaxReadTries, List: store.MaxReadTries}
+	if got := st.Counts(); got != want {
+		t.Errorf("counters %v, want %v", got, want)
+	}
+	if wire, _ := st.WireCounts(); wire != want {
+		t.Errorf("on the wire %v, want %v (the SDK must not retry)", wire, want)
+	}
+	if n := seen.Load(); n != want.Total() {
+		t.Errorf("the server saw %d requests, want %d", n, want.Total())
+	}
+	if r := st.Retries(); r != 4*(store.MaxReadTries-1) {
+		t.Errorf("Retries() = %d, want %d", r, 4*(store.MaxReadTries-1))
+	}
+}
+
+// TestWritesAreSentOnce: a PUT, a DELETE and a create-only write that meet
+// 500 are sent once (whether a write whose answer was lost landed is not
+// known) and fail with ErrUnavailable.
+func TestWritesAreSentOnce(t *testing.T) {
+	addr, seen := s3Errors(t, http.StatusInternalServerError)
+	st := s3At(t, addr, 5*time.Second)
+	ctx := context.Background()
+	checkUnavailable(t, "put", st.Put(ctx, "sig/ab/cdef/alice", []byte("sig")), st)
+	checkUnavailable(t, "create", st.PutIfAbsent(ctx, "pack-x.entries", []byte("list")), st)
+	if got, want := st.Counts(), (store.Counts{Put: 2}); got != want {
+		t.Errorf("counters %v, want %v", got, want)
+	}
+	if n := seen.Load(); n != 2 {
+		t.Errorf("the server saw %d requests, want 2", n)
+	}
+}
+
+// TestClientErrorsAreNotRetried: a 403 is final: one request.
+func TestClientErrorsAreNotRetried(t *testing.T) {
+	addr, seen := s3Errors(t, http.StatusForbidden)
+	st := s3At(t, addr, 5*time.Second)
+	_, err := st.Get(context.Background(), "sig/ab/cdef/alice")
+	if err == nil || errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("get from a server answering 403: %v, want a failure that is not ErrUnavailable", err)
+	}
+	if n := seen.Load(); n != 1 {
+		t.Errorf("the server saw %d requests, want 1", n)
+	}
+}
+
+// TestHungServerTimesOut: a server that accepts connections and never
+// answers cannot hang a read: each attempt gives up after the request
+// timeout, and the read fails after MaxReadTries of them.
+func TestHungServerTimesOut(t *testing.T) {
+	ln := hungListener(t)
+	const timeout = 200 * time.Millisecond
+	st := s3At(t, ln.Addr().String(), timeout)
+	began := time.Now()
+	_, _, err := st.ListPage(context.Background(), "pack-", "", nil, 0)
+	took := time.Since(began)
+	checkUnavailable(t, "list", err, st)
+	if !strings.Contains(err.Error(), "no answer within 200ms") {
+		t.Errorf("error does not say the request timed out: %v", err)
+	}
+	// 3 attempts of 200 ms and two waits of at most 100 and 200 ms.
+	if limit := store.MaxReadTries*timeout + 300*time.Millisecond + 2*time.Second; took > limit {
+		t.Errorf("the listing took %v against a hung server, want under %v", took, limit)
+	}
+	if got := st.Counts().List; got != store.MaxReadTries {
+		t.Errorf("%d LIST attempts, want %d", got, store.MaxReadTries)
+	}
+	t.Logf("hung server: failed after %v: %v", took.Round(time.Millisecond), err)
+}
+
+// TestCallerCancelIsNotRetried: the caller's own deadline ends a read at
+// once; it is not a failure of the store to retry.
+func TestCallerCancelIsNotRetried(t *testing.T) {
+	ln := hungListener(t)
+	st := s3At(t, ln.Addr().String(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := st.Get(ctx, "sig/ab/cdef/alice")
+	if err == nil || errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("get cancelled by its caller: %v, want the caller's deadline", err)
+	}
+	if got := st.Counts().Get; got != 1 {
+		t.Errorf("%d GET attempts, want 1", got)
+	}
+}
+
+// TestRefusedConnectionIsUnavailable: nothing listening: every read fails
+// fast with ErrUnavailable.
+func TestRefusedConnectionIsUnavailable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	st := s3At(t, addr, 5*time.Second)
+	_, err = st.Get(context.Background(), "pack-entries")
+	checkUnavailable(t, "get", err, st)
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("error does not carry ECONNREFUSED: %v", err)
+	}
+	err = st.Put(context.Background(), "sig/ab/cdef/alice", []byte("x"))
+	checkUnavailable(t, "put", err, st)
+}
+
+func checkUnavailable(t *testing.T, what string, err error, st *store.Store) {
+	t.Helper()
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("%s: %v, want ErrUnavailable", what, err)
+		return
+	}
+	if !strings.Contains(err.Error(), st.URL()) {
+		t.Errorf("%s: the error does not name the store %s: %v", what, st.URL(), err)
+	}
+}
+
+// hungListener accepts connections and never answers on them.
+func hungListener(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return ln
+}
+
+// TestLostWriteThatLandedIsNotRepeated: a compare-and-swap write lands but
+// its answer is lost (connection reset). UpdateRecord reads the record
+// again, finds exactly the bytes it wrote, and is done: no duplicate line.
+func TestLostWriteThatLandedIsNotRepeated(t *testing.T) {
+	st, lb := lossyStore(t)
+	ctx := context.Background()
+	lb.loseNext(store.JournalKey, 1)
+	res, err := st.UpdateRecord(ctx, store.JournalKey, appendLine("0 sig/ab/cdef/alice"))
+	if err != nil || !res.Wrote {
+		t.Fatalf("update whose answer was lost: %+v, %v; want written", res, err)
+	}
+	got, _, _ := st.ReadRecord(ctx, store.JournalKey)
+	if string(got) != "0 sig/ab/cdef/alice\n" {
+		t.Errorf("journal %q, want the one line once", got)
+	}
+	if res.Tries != 2 {
+		t.Errorf("%d tries, want 2 (the lost write, the read that found it landed)", res.Tries)
+	}
+	if s := st.CASStats(); s.Updates != 1 || s.MaxTries != 2 {
+		t.Errorf("CASStats %+v, want 1 update of 2 tries", s)
+	}
+}
+
+// TestLostWriteThenAnotherWriterDuplicatesHarmlessly: the lost write
+// landed and another writer appended before the re-read: the update is
+// applied again, so its line appears twice — documented as harmless — and
+// nobody's line is lost.
+func TestLostWriteThenAnotherWriterDuplicatesHarmlessly(t *testing.T) {
+	st, lb := lossyStore(t)
+	ctx := context.Background()
+	other := store.New(st.Bucket(), "mem", "", store.Options{Layout: store.LayoutBucket})
+	lb.loseNext(store.JournalKey, 1)
+	lb.afterLoss = func() {
+		if _, err := other.UpdateRecord(ctx, store.JournalKey, appendLine("0 seal/ab/cdef/v")); err != nil {
+			t.Errorf("other writer: %v", err)
+		}
+	}
+	if _, err := st.UpdateRecord(ctx, store.JournalKey, appendLine("0 sig/ab/cdef/alice")); err != nil {
+		t.Fatal(err)
+	}
+	got, _, _ := st.ReadRecord(ctx, store.JournalKey)
+	if want := "0 sig/ab/cdef/alice\n0 seal/ab/cdef/v\n0 sig/ab/cdef/alice\n"; string(got) != want {
+		t.Errorf("journal %q, want %q", got, want)
+	}
+}
+
+// TestLostWritesGiveUp: a write that never gets an answer is tried as
+// MaxReadTries rounds of compare-and-swap, then the update fails with
+// ErrUnavailable.
+func TestLostWritesGiveUp(t *testing.T) {
+	st, lb := lossyStore(t)
+	lb.loseNext(store.JournalKey, 100)
+	lb.dropWrites = true
+	res, err := st.UpdateRecord(context.Background(), store.JournalKey, appendLine("0 sig/ab/cdef/alice"))
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("update against a store that never answers writes: %v, want ErrUnavailable", err)
+	}
+	if res.Tries != store.MaxReadTries {
+		t.Errorf("%d tries, want %d", res.Tries, store.MaxReadTries)
+	}
+}
+
+func appendLine(line string) func([]byte, bool) ([]byte, error) {
+	return func(old []byte, _ bool) ([]byte, error) {
+		return append(append([]byte(nil), old...), line+"\n"...), nil
+	}
+}
+
+// lossyBucket is a mem bucket whose writes of chosen keys land (or not,
+// with dropWrites) and then fail as a reset connection does.
+type lossyBucket struct {
+	inner      *blob.Bucket
+	mu         sync.Mutex
+	lose       map[string]int
+	dropWrites bool
+	afterLoss  func() // runs at the first read after a lost write landed
+	pending    func()
+}
+
+func lossyStore(t *testing.T) (*store.Store, *lossyBucket) {
+	t.Helper()
+	lb := &lossyBucket{inner: memblob.OpenBucket(nil), lose: map[string]int{}}
+	st := store.New(blob.NewBucket(lb), "mem", "", store.Options{Layout: store.LayoutBucket})
+	t.Cleanup(func() { st.Close() })
+	return st, lb
+}
+
+func (b *lossyBucket) loseNext(key string, n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.lose[key] = n
+}
+
+func (b *lossyBucket) take(key string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.lose[key] == 0 {
+		return false
+	}
+	b.lose[key]--
+	return true
+}
+
+var errReset = fmt.Errorf("write %w", syscall.ECONNRESET)
+
+func (b *lossyBucket) NewTypedWriter(ctx context.Context, key, contentType string, opts *driver.WriterOptions) (driver.Writer, error) {
+	lose := b.take(key)
+	if lose && b.dropWrites {
+		return droppedWrite{}, nil
+	}
+	w, err := b.inner.NewWriter(ctx, key, &blob.WriterOptions{ContentType: contentType, IfNotExist: opts.IfNotExist})
+	if err != nil {
+		return nil, err
+	}
+	return &lossyWriter{w: w, b: b, lose: lose}, nil
+}
+
+// droppedWrite is a write that never reaches the store.
+type droppedWrite struct{}
+
+func (droppedWrite) Write(p []byte) (int, error) { return len(p), nil }
+func (droppedWrite) Close() error                { return errReset }
+
+type lossyWriter struct {
+	w    *blob.Writer
+	b    *lossyBucket
+	lose bool
+}
+
+func (w *lossyWriter) Write(p []byte) (int, error) { return w.w.Write(p) }
+func (w *lossyWriter) Close() error {
+	if !w.lose {
+		return w.w.Close()
+	}
+	if err := w.w.Close(); err != nil {
+		return err
+	}
+	w.b.mu.Lock()
+	w.b.pending, w.b.afterLoss = w.b.afterLoss, nil
+	w.b.mu.Unlock()
+	return errReset
+}
+
+func (b *lossyBucket) ErrorCode(err error) gcerrors.ErrorCode {
+	if errors.Is(err, syscall.ECONNRESET) {
+		return gcerrors.Unknown
+	}
+	return gcerrors.Code(err)
+}
+func (b *lossyBucket) As(any) bool             { return false }
+func (b *lossyBucket) ErrorAs(error, any) bool { return false }
+func (b *lossyBucket) Close() error            { return b.inner.Close() }
+func (b *lossyBucket) Attributes(ctx context.Context, key string) (*driver.Attributes, error) {
+	a, err := b.inner.Attributes(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return &driver.Attributes{Size: a.Size, ModTime: a.ModTime}, nil
+}
+func (b *lossyBucket) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driver.ListPage, error) {
+	token := opts.PageToken
+	if len(token) == 0 {
+		token = blob.FirstPageToken
+	}
+	objs, next, err := b.inner.ListPage(ctx, token, max(opts.PageSize, 1), &blob.ListOptions{Prefix: opts.Prefix, Delimiter: opts.Delimiter})
+	if err != nil {
+		return nil, err
+	}
+	page := &driver.ListPage{NextPageToken: next}
+	for _, o := range objs {
+		page.Objects = append(page.Objects, &driver.ListObject{Key: o.Key, Size: o.Size, IsDir: o.IsDir})
+	}
+	return page, nil
+}
+func (b *lossyBucket) NewRangeReader(ctx context.Context, key string, offset, length int64, _ *driver.ReaderOptions) (driver.Reader, error) {
+	b.mu.Lock()
+	f := b.pending
+	b.pending = nil
+	b.mu.Unlock()
+	if f != nil {
+		f()
+	}
+	r, err := b.inner.NewRangeReader(ctx, key, offset, length, nil)
+	if err != nil {
+		return nil, err
+	}
+	return lossyReader{r}, nil
+}
+func (b *lossyBucket) Copy(ctx context.Context, dst, src string, _ *driver.CopyOptions) error {
+	return b.inner.Copy(ctx, dst, src, nil)
+}
+func (b *lossyBucket) Delete(ctx context.Context, key string, _ *driver.DeleteOptions) error {
+	return b.inner.Delete(ctx, key)
+}
+func (b *lossyBucket) SignedURL(context.Context, string, *driver.SignedURLOptions) (string, error) {
+	return "", errors.New("no signed URLs")
+}
+
+type lossyReader struct{ r *blob.Reader }
+
+func (r lossyReader) Read(p []byte) (int, error) { return r.r.Read(p) }
+func (r lossyReader) Close() error               { return r.r.Close() }
+func (r lossyReader) As(any) bool                { return false }
+func (r lossyReader) Attributes() *driver.ReaderAttributes {
+	return &driver.ReaderAttributes{Size: r.r.Size(), ModTime: r.r.ModTime()}
+}
+
+var _ driver.Bucket = (*lossyBucket)(nil)

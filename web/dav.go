@@ -1,0 +1,143 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+
+	"golang.org/x/net/webdav"
+)
+
+// davFS is a read-only webdav.FileSystem over an io/fs view (index.FS):
+// every write (Mkdir, RemoveAll, Rename, OpenFile for writing, Write) is
+// os.ErrPermission. Symlinks are followed: a by-signer link is the file it
+// points to, in Stat and in a directory's Readdir alike. Errors keep the
+// shapes x/net/webdav tests with os.IsNotExist and errors.Is.
+type davFS struct{ fsys fs.FS }
+
+var _ webdav.FileSystem = davFS{}
+
+// name turns a WebDAV path ("/sig/ab") into an io/fs one ("sig/ab").
+func (d davFS) name(op, name string) (string, error) {
+	p := strings.TrimPrefix(path.Clean("/"+name), "/")
+	if p == "" {
+		p = "."
+	}
+	if !fs.ValidPath(p) {
+		return "", &os.PathError{Op: op, Path: name, Err: os.ErrNotExist}
+	}
+	return p, nil
+}
+
+// davErr maps an io/fs error to what os.IsNotExist and os.IsPermission see.
+func davErr(op, name string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return &os.PathError{Op: op, Path: name, Err: os.ErrNotExist}
+	case errors.Is(err, fs.ErrPermission):
+		return &os.PathError{Op: op, Path: name, Err: os.ErrPermission}
+	}
+	return err
+}
+
+func denied(op, name string) error { return &os.PathError{Op: op, Path: name, Err: os.ErrPermission} }
+
+func (d davFS) Mkdir(_ context.Context, name string, _ os.FileMode) error {
+	return denied("mkdir", name)
+}
+func (d davFS) RemoveAll(_ context.Context, name string) error    { return denied("remove", name) }
+func (d davFS) Rename(_ context.Context, oldName, _ string) error { return denied("rename", oldName) }
+
+func (d davFS) Stat(_ context.Context, name string) (os.FileInfo, error) {
+	p, err := d.name("stat", name)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := fs.Stat(d.fsys, p)
+	if err != nil {
+		return nil, davErr("stat", name, err)
+	}
+	return davInfo{fi}, nil
+}
+
+// writeFlags are the open flags that would change the file.
+const writeFlags = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREATE | os.O_TRUNC
+
+func (d davFS) OpenFile(_ context.Context, name string, flag int, _ os.FileMode) (webdav.File, error) {
+	if flag&writeFlags != 0 {
+		return nil, denied("open", name)
+	}
+	p, err := d.name("open", name)
+	if err != nil {
+		return nil, err
+	}
+	f, err := d.fsys.Open(p)
+	if err != nil {
+		return nil, davErr("open", name, err)
+	}
+	return &davFile{d: d, name: name, p: p, f: f}, nil
+}
+
+// davFile is an open file or directory of a davFS.
+type davFile struct {
+	d    davFS
+	name string // as WebDAV named it
+	p    string // io/fs path
+	f    fs.File
+}
+
+func (f *davFile) Close() error               { return f.f.Close() }
+func (f *davFile) Write([]byte) (int, error)  { return 0, denied("write", f.name) }
+func (f *davFile) Read(b []byte) (int, error) { return f.f.Read(b) }
+func (f *davFile) Stat() (os.FileInfo, error) { return f.d.Stat(context.Background(), f.name) }
+
+func (f *davFile) Seek(off int64, whence int) (int64, error) {
+	s, ok := f.f.(io.Seeker)
+	if !ok {
+		return 0, &os.PathError{Op: "seek", Path: f.name, Err: errors.ErrUnsupported}
+	}
+	return s.Seek(off, whence)
+}
+
+// Readdir lists a directory; symlinks appear as what they point to.
+func (f *davFile) Readdir(count int) ([]os.FileInfo, error) {
+	rd, ok := f.f.(fs.ReadDirFile)
+	if !ok {
+		return nil, &os.PathError{Op: "readdir", Path: f.name, Err: errors.New("not a directory")}
+	}
+	des, err := rd.ReadDir(count)
+	out := make([]os.FileInfo, 0, len(des))
+	for _, de := range des {
+		var fi fs.FileInfo
+		var ierr error
+		if de.Type()&fs.ModeSymlink != 0 {
+			fi, ierr = fs.Stat(f.d.fsys, path.Join(f.p, de.Name()))
+		} else {
+			fi, ierr = de.Info()
+		}
+		if ierr != nil {
+			return out, davErr("readdir", f.name, ierr)
+		}
+		out = append(out, davInfo{fi})
+	}
+	return out, err
+}
+
+// davInfo is a FileInfo that tells WebDAV a file's content type without
+// its reading the first 512 bytes of every file a PROPFIND lists.
+type davInfo struct{ fs.FileInfo }
+
+var _ webdav.ContentTyper = davInfo{}
+
+func (i davInfo) ContentType(context.Context) (string, error) {
+	if i.IsDir() {
+		return "", webdav.ErrNotImplemented
+	}
+	return "application/octet-stream", nil
+}

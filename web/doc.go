@@ -1,0 +1,53 @@
+// Package web serves an index's read-only tree (DESIGN §4) over HTTP and
+// WebDAV, for machines without FUSE: a browser, curl, or a WebDAV client
+// (macOS Finder "Connect to Server", Windows "Map network drive", davfs2,
+// rclone) browses the same directories and reads the same signature bytes
+// as a mount shows.
+//
+// # Routes
+//
+//	GET  /<dir>/               an HTML page listing the directory (?format=json: JSON)
+//	GET  /<dir>                a redirect to /<dir>/
+//	GET  /sig/.../<signer>     the signature's bytes (application/octet-stream,
+//	                           Content-Length; Range and If-None-Match work)
+//	GET  /<kind>/.../<value>   an empty body (the value is in the name)
+//	GET  /by-signer/<s>/<obj>  a redirect (302) to the signature it links to
+//	GET  /.oxy/status          index.Status as JSON (requests sent so far included)
+//	PROPFIND, GET  /dav/...    WebDAV (class 1, read-only) over the same tree;
+//	                           with Options.WebDAVRoot also at every path
+//	                           outside /dav/ and /.oxy/
+//	OPTIONS  any               the methods allowed there
+//
+// Every other method (PUT, DELETE, MKCOL, COPY, MOVE, PROPPATCH, LOCK,
+// UNLOCK, POST, ...) is refused with 405 and an Allow header, before
+// anything is read; the WebDAV file system refuses every write as well
+// (os.ErrPermission), so nothing can reach the store but reads. PROPFIND
+// with Depth: infinity (or no Depth, which means it) is refused with 403
+// (RFC 4918 §9.1 "propfind-finite-depth"): on the root it would read every
+// signature. A by-signer link appears in WebDAV as the file it points to.
+//
+// # Requests to the store
+//
+// Pages, redirects and PROPFIND of directories are answered from memory as
+// the mount's readdir and lookup are: on a folded store they send no
+// request, and never a LIST. A signature's bytes cost one GET the first time
+// (then the index's cache answers), and reading one starts the index's
+// read-ahead of the ones after it. A PROPFIND Depth: 1 of an object
+// directory reports every signature's size, which needs its bytes once.
+// /.oxy/status sends nothing. The handler uses the index as it is; refresh
+// it (Index.Refresh) to see other writers.
+//
+// # Security
+//
+// The tree is read-only and the handler has no authentication: serve it on
+// a loopback address (the CLI's default) or behind something that
+// authenticates. With Options.LoopbackOnly, requests whose Host header is
+// not a loopback name or address are refused (403), which defeats DNS
+// rebinding by a web page the user visits.
+//
+// # Errors
+//
+// A path that does not exist is 404; a lookup or read that fails (the store
+// did not answer) is 502 with the error's text and is logged once per
+// request through Options.Logf.
+package web

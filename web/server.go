@@ -1,0 +1,333 @@
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log"
+	"net"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"time"
+
+	"golang.org/x/net/webdav"
+
+	"github.com/oxyfs/oxyfs/index"
+)
+
+// Paths the handler serves beside the tree.
+const (
+	DAVPrefix  = "/dav"         // WebDAV over the tree
+	StatusPath = "/.oxy/status" // index.Status as JSON
+)
+
+// Options configure Handler.
+type Options struct {
+	// WebDAVRoot serves WebDAV at every path of the tree too, not only
+	// under /dav/: PROPFIND goes to WebDAV, GET and HEAD to the pages and
+	// bytes (which a WebDAV client reads the same way), so a client can
+	// mount http://ADDR/ itself.
+	WebDAVRoot bool
+	// LoopbackOnly refuses (403) requests whose Host is not a loopback
+	// name or address: set it when listening on a loopback address.
+	LoopbackOnly bool
+	// Logf logs failed requests; nil: log.Printf.
+	Logf func(format string, args ...any)
+}
+
+// Methods the handler accepts; every other one is 405.
+const (
+	allowTree = "OPTIONS, GET, HEAD"
+	allowDAV  = "OPTIONS, GET, HEAD, PROPFIND"
+)
+
+// Handler serves ix's tree read-only over HTTP and WebDAV (see the package
+// documentation for the routes).
+func Handler(ix *index.Index, opts Options) http.Handler {
+	if opts.Logf == nil {
+		opts.Logf = log.Printf
+	}
+	h := &handler{ix: ix, opts: opts}
+	fsys := davFS{fsys: ix.FS()}
+	h.dav = &webdav.Handler{Prefix: DAVPrefix, FileSystem: fsys, LockSystem: webdav.NewMemLS(), Logger: h.davLog}
+	h.davRoot = &webdav.Handler{FileSystem: fsys, LockSystem: webdav.NewMemLS(), Logger: h.davLog}
+	return h
+}
+
+type handler struct {
+	ix      *index.Index
+	opts    Options
+	dav     *webdav.Handler // under DAVPrefix
+	davRoot *webdav.Handler // at every path, with WebDAVRoot
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.opts.LoopbackOnly && !loopbackHost(r.Host) {
+		http.Error(w, "oxyfs serves loopback requests only (Host "+r.Host+" is not a loopback name or address)", http.StatusForbidden)
+		return
+	}
+	p := r.URL.Path
+	underDAV := p == DAVPrefix || strings.HasPrefix(p, DAVPrefix+"/")
+	oxy := p == "/.oxy" || strings.HasPrefix(p, "/.oxy/")
+	dav := underDAV || h.opts.WebDAVRoot && !oxy
+	allow := allowTree
+	if dav {
+		allow = allowDAV
+	}
+	switch r.Method {
+	case http.MethodOptions:
+		w.Header().Set("Allow", allow)
+		if dav {
+			w.Header().Set("DAV", "1") // class 1: no locking, nothing to lock
+			w.Header().Set("MS-Author-Via", "DAV")
+		}
+		w.WriteHeader(http.StatusOK)
+		return
+	case http.MethodGet, http.MethodHead:
+	case "PROPFIND":
+		if dav {
+			break
+		}
+		fallthrough
+	default:
+		w.Header().Set("Allow", allow)
+		http.Error(w, "oxyfs serves a read-only tree: "+r.Method+" is not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	switch {
+	case oxy:
+		h.serveOxy(w, r)
+	case r.Method != "PROPFIND" && underDAV:
+		// GET and HEAD under /dav/ are the same pages and bytes as
+		// outside it (x/net/webdav answers a directory's GET with 405).
+		h.serveTree(w, r, DAVPrefix)
+	case r.Method != "PROPFIND":
+		h.serveTree(w, r, "")
+	case underDAV:
+		h.serveDAV(w, r, h.dav)
+	default:
+		h.serveDAV(w, r, h.davRoot)
+	}
+}
+
+// serveDAV hands a read request to WebDAV, refusing an infinite PROPFIND.
+func (h *handler) serveDAV(w http.ResponseWriter, r *http.Request, dh *webdav.Handler) {
+	if r.Method == "PROPFIND" {
+		if d := strings.TrimSpace(r.Header.Get("Depth")); d != "0" && d != "1" {
+			w.Header().Set("Content-Type", "application/xml; charset=utf-8")
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprint(w, `<?xml version="1.0" encoding="utf-8"?>`+"\n"+`<D:error xmlns:D="DAV:"><D:propfind-finite-depth/></D:error>`+"\n")
+			return
+		}
+	}
+	dh.ServeHTTP(w, r)
+}
+
+func (h *handler) davLog(r *http.Request, err error) {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
+		h.opts.Logf("oxyfs: %s %s: %v", r.Method, r.URL.Path, err)
+	}
+}
+
+// serveOxy serves /.oxy/ (a page naming status) and /.oxy/status.
+func (h *handler) serveOxy(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case StatusPath:
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(h.ix.Status()); err != nil {
+			h.opts.Logf("oxyfs: %s %s: %v", r.Method, r.URL.Path, err)
+		}
+	case "/.oxy":
+		redirect(w, r, "/.oxy/")
+	case "/.oxy/":
+		h.page(w, r, "", ".oxy", []entry{{Name: "status", Type: "file", Href: "./status"}})
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// serveTree answers GET and HEAD of a path of the tree from the index;
+// prefix is what the URL path has before the tree path ("" or DAVPrefix).
+func (h *handler) serveTree(w http.ResponseWriter, r *http.Request, prefix string) {
+	ctx := r.Context()
+	p := strings.TrimPrefix(path.Clean("/"+strings.TrimPrefix(r.URL.Path, prefix)), "/")
+	n, err := h.ix.Stat(ctx, p)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	slash := strings.HasSuffix(r.URL.Path, "/")
+	switch n.Type {
+	case index.NodeDir:
+		if !slash {
+			redirect(w, r, escapePath(prefix+"/"+p)+"/")
+			return
+		}
+		nodes, err := h.ix.ReadDir(ctx, p)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		es := make([]entry, len(nodes))
+		for i, n := range nodes {
+			es[i] = entryOf(n)
+		}
+		h.page(w, r, prefix, p, es)
+	case index.NodeSymlink:
+		redirect(w, r, escapePath(prefix+"/"+path.Join(path.Dir(p), n.Target)))
+	default:
+		if slash {
+			redirect(w, r, escapePath(prefix+"/"+p))
+			return
+		}
+		data, err := h.ix.ReadSig(ctx, n.Entry)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		sum := sha256.Sum256(data)
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:16])+`"`)
+		w.Header().Set("X-Oxy-Key", n.Entry.Key())
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(data))
+	}
+}
+
+// fail answers an index error: 404 for a path that does not exist, else
+// 502 (the store did not answer as it should), logged.
+func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, index.ErrNotDir) {
+		http.NotFound(w, r)
+		return
+	}
+	h.opts.Logf("oxyfs: %s %s: %v", r.Method, r.URL.Path, err)
+	http.Error(w, err.Error(), http.StatusBadGateway)
+}
+
+// entry is one line of a directory page (and one element of its JSON).
+type entry struct {
+	Name   string `json:"name"`
+	Type   string `json:"type"` // dir, file, symlink
+	Size   *int64 `json:"size,omitempty"`
+	Key    string `json:"key,omitempty"`
+	Source string `json:"source,omitempty"`
+	Target string `json:"target,omitempty"`
+	Href   string `json:"-"`
+}
+
+func entryOf(n index.Node) entry {
+	e := entry{Name: n.Name, Type: n.Type.String(), Target: n.Target, Href: "./" + url.PathEscape(n.Name)}
+	switch n.Type {
+	case index.NodeDir:
+		e.Href += "/"
+	case index.NodeFile:
+		e.Key, e.Source = n.Entry.Key(), n.Source
+		if n.Size >= 0 {
+			e.Size = &n.Size
+		}
+	}
+	return e
+}
+
+// dirPage is a directory's JSON (?format=json).
+type dirPage struct {
+	Path    string  `json:"path"`
+	Entries []entry `json:"entries"`
+}
+
+// page writes a directory as HTML, or as JSON with ?format=json.
+func (h *handler) page(w http.ResponseWriter, r *http.Request, prefix, p string, es []entry) {
+	w.Header().Set("Cache-Control", "no-cache")
+	if r.URL.Query().Get("format") == "json" {
+		w.Header().Set("Content-Type", "application/json")
+		if es == nil {
+			es = []entry{}
+		}
+		if err := json.NewEncoder(w).Encode(dirPage{Path: p, Entries: es}); err != nil {
+			h.opts.Logf("oxyfs: %s %s: %v", r.Method, r.URL.Path, err)
+		}
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if r.Method == http.MethodHead {
+		return
+	}
+	s := h.ix.Status()
+	data := struct {
+		Path, URL, Mode string
+		Root            bool
+		Entries         []entry
+	}{Path: prefix + "/" + p, URL: s.URL, Mode: s.Mode, Root: p == "" && prefix == "", Entries: es}
+	if err := pageTmpl.Execute(w, data); err != nil {
+		h.opts.Logf("oxyfs: %s %s: %v", r.Method, r.URL.Path, err)
+	}
+}
+
+var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
+	"size": func(n *int64) string {
+		if n == nil {
+			return ""
+		}
+		return fmt.Sprint(*n)
+	},
+}).Parse(`<!doctype html>
+<html><head><meta charset="utf-8"><title>oxyfs {{.Path}}</title>
+<style>body{font-family:monospace;margin:2em}td{padding:0 1em 0 0}.n{text-align:right}</style></head>
+<body><h1>{{.Path}}</h1>
+<p>{{.URL}} ({{.Mode}})</p>
+<table>
+{{- if not .Root}}
+<tr><td><a href="../">../</a></td><td></td><td></td></tr>
+{{- end}}
+{{- range .Entries}}
+<tr><td><a href="{{.Href}}">{{.Name}}{{if eq .Type "dir"}}/{{end}}</a>{{if .Target}} → {{.Target}}{{end}}</td><td class="n">{{size .Size}}</td><td>{{.Source}}</td></tr>
+{{- end}}
+</table>
+{{- if .Root}}
+<p><a href="/.oxy/status">.oxy/status</a> · WebDAV: <a href="/dav/">/dav/</a> · this page as <a href="?format=json">JSON</a></p>
+{{- end}}
+</body></html>
+`))
+
+// redirect sends a 302 to target (an escaped path), keeping the query.
+func redirect(w http.ResponseWriter, r *http.Request, target string) {
+	if r.URL.RawQuery != "" {
+		target += "?" + r.URL.RawQuery
+	}
+	http.Redirect(w, r, target, http.StatusFound)
+}
+
+// escapePath escapes each segment of a slash-separated path.
+func escapePath(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return strings.Join(segs, "/")
+}
+
+// loopbackHost reports whether a Host header names a loopback host:
+// localhost (or a name under .localhost) or a loopback address.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
