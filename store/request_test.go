@@ -16,10 +16,8 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
-	"gocloud.dev/blob/driver"
-	"gocloud.dev/blob/memblob"
-	"gocloud.dev/gcerrors"
 
+	"github.com/oxyfs/oxyfs/internal/blobtest"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -285,7 +283,6 @@ func appendLine(line string) func([]byte, bool) ([]byte, error) {
 // lossyBucket is a mem bucket whose writes of chosen keys land (or not,
 // with dropWrites) and then fail as a reset connection does.
 type lossyBucket struct {
-	inner      *blob.Bucket
 	mu         sync.Mutex
 	lose       map[string]int
 	dropWrites bool
@@ -295,8 +292,10 @@ type lossyBucket struct {
 
 func lossyStore(t *testing.T) (*store.Store, *lossyBucket) {
 	t.Helper()
-	lb := &lossyBucket{inner: memblob.OpenBucket(nil), lose: map[string]int{}}
-	st := store.New(blob.NewBucket(lb), "mem", "", store.Options{Layout: store.LayoutBucket})
+	lb := &lossyBucket{lose: map[string]int{}}
+	drv := blobtest.New(nil)
+	drv.SetHooks(blobtest.Hooks{Before: lb.before, AfterPut: lb.afterPut})
+	st := store.New(blob.NewBucket(drv), "mem", "", store.Options{Layout: store.LayoutBucket})
 	t.Cleanup(func() { st.Close() })
 	return st, lb
 }
@@ -307,118 +306,38 @@ func (b *lossyBucket) loseNext(key string, n int) {
 	b.lose[key] = n
 }
 
-func (b *lossyBucket) take(key string) bool {
+var errReset = fmt.Errorf("write %w", syscall.ECONNRESET)
+
+// before drops a write to lose (with dropWrites) and runs afterLoss at the
+// first read after a lost write landed.
+func (b *lossyBucket) before(_ context.Context, op blobtest.Op, key string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch op {
+	case blobtest.OpPut:
+		if b.dropWrites && b.lose[key] > 0 {
+			b.lose[key]--
+			return errReset
+		}
+	case blobtest.OpGet:
+		if f := b.pending; f != nil {
+			b.pending = nil
+			b.mu.Unlock()
+			f()
+			b.mu.Lock()
+		}
+	}
+	return nil
+}
+
+// afterPut loses the response of a write that landed.
+func (b *lossyBucket) afterPut(key string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.lose[key] == 0 {
-		return false
+		return nil
 	}
 	b.lose[key]--
-	return true
-}
-
-var errReset = fmt.Errorf("write %w", syscall.ECONNRESET)
-
-func (b *lossyBucket) NewTypedWriter(ctx context.Context, key, contentType string, opts *driver.WriterOptions) (driver.Writer, error) {
-	lose := b.take(key)
-	if lose && b.dropWrites {
-		return droppedWrite{}, nil
-	}
-	w, err := b.inner.NewWriter(ctx, key, &blob.WriterOptions{ContentType: contentType, IfNotExist: opts.IfNotExist})
-	if err != nil {
-		return nil, err
-	}
-	return &lossyWriter{w: w, b: b, lose: lose}, nil
-}
-
-// droppedWrite is a write that never reaches the store.
-type droppedWrite struct{}
-
-func (droppedWrite) Write(p []byte) (int, error) { return len(p), nil }
-func (droppedWrite) Close() error                { return errReset }
-
-type lossyWriter struct {
-	w    *blob.Writer
-	b    *lossyBucket
-	lose bool
-}
-
-func (w *lossyWriter) Write(p []byte) (int, error) { return w.w.Write(p) }
-func (w *lossyWriter) Close() error {
-	if !w.lose {
-		return w.w.Close()
-	}
-	if err := w.w.Close(); err != nil {
-		return err
-	}
-	w.b.mu.Lock()
-	w.b.pending, w.b.afterLoss = w.b.afterLoss, nil
-	w.b.mu.Unlock()
+	b.pending, b.afterLoss = b.afterLoss, nil
 	return errReset
 }
-
-func (b *lossyBucket) ErrorCode(err error) gcerrors.ErrorCode {
-	if errors.Is(err, syscall.ECONNRESET) {
-		return gcerrors.Unknown
-	}
-	return gcerrors.Code(err)
-}
-func (b *lossyBucket) As(any) bool             { return false }
-func (b *lossyBucket) ErrorAs(error, any) bool { return false }
-func (b *lossyBucket) Close() error            { return b.inner.Close() }
-func (b *lossyBucket) Attributes(ctx context.Context, key string) (*driver.Attributes, error) {
-	a, err := b.inner.Attributes(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	return &driver.Attributes{Size: a.Size, ModTime: a.ModTime}, nil
-}
-func (b *lossyBucket) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driver.ListPage, error) {
-	token := opts.PageToken
-	if len(token) == 0 {
-		token = blob.FirstPageToken
-	}
-	objs, next, err := b.inner.ListPage(ctx, token, max(opts.PageSize, 1), &blob.ListOptions{Prefix: opts.Prefix, Delimiter: opts.Delimiter})
-	if err != nil {
-		return nil, err
-	}
-	page := &driver.ListPage{NextPageToken: next}
-	for _, o := range objs {
-		page.Objects = append(page.Objects, &driver.ListObject{Key: o.Key, Size: o.Size, IsDir: o.IsDir})
-	}
-	return page, nil
-}
-func (b *lossyBucket) NewRangeReader(ctx context.Context, key string, offset, length int64, _ *driver.ReaderOptions) (driver.Reader, error) {
-	b.mu.Lock()
-	f := b.pending
-	b.pending = nil
-	b.mu.Unlock()
-	if f != nil {
-		f()
-	}
-	r, err := b.inner.NewRangeReader(ctx, key, offset, length, nil)
-	if err != nil {
-		return nil, err
-	}
-	return lossyReader{r}, nil
-}
-func (b *lossyBucket) Copy(ctx context.Context, dst, src string, _ *driver.CopyOptions) error {
-	return b.inner.Copy(ctx, dst, src, nil)
-}
-func (b *lossyBucket) Delete(ctx context.Context, key string, _ *driver.DeleteOptions) error {
-	return b.inner.Delete(ctx, key)
-}
-func (b *lossyBucket) SignedURL(context.Context, string, *driver.SignedURLOptions) (string, error) {
-	return "", errors.New("no signed URLs")
-}
-
-type lossyReader struct{ r *blob.Reader }
-
-func (r lossyReader) Read(p []byte) (int, error) { return r.r.Read(p) }
-func (r lossyReader) Close() error               { return r.r.Close() }
-func (r lossyReader) As(any) bool                { return false }
-func (r lossyReader) Attributes() *driver.ReaderAttributes {
-	return &driver.ReaderAttributes{Size: r.r.Size(), ModTime: r.r.ModTime()}
-}
-
-var _ driver.Bucket = (*lossyBucket)(nil)

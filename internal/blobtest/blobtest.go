@@ -1,0 +1,208 @@
+// Package blobtest is a gocloud.dev/blob driver for tests, in the manner of
+// kopia's blobtesting wrappers: it passes every request to an inner bucket
+// (an in-memory one by default) and lets a test step in before a request is
+// sent (fail it, delay it, hold it) and after a write landed (lose its
+// response). A store built over it with store.New sees real requests failing
+// the way a network or a server makes them fail, through its ordinary
+// blob.Bucket, and counts them as it counts any other.
+//
+// Hooks may be changed while requests run; each request reads them once.
+package blobtest
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/driver"
+	"gocloud.dev/blob/memblob"
+	"gocloud.dev/gcerrors"
+)
+
+// Op names the kind of a request, as the store counts them.
+type Op string
+
+// The kinds of request.
+const (
+	OpList   Op = "list"
+	OpGet    Op = "get"
+	OpHead   Op = "head"
+	OpPut    Op = "put"
+	OpDelete Op = "delete"
+)
+
+// Hooks step into requests. A nil hook does nothing.
+type Hooks struct {
+	// Before runs before a request is sent (key: the key, or a listing's
+	// prefix). An error fails the request, which then never reaches the
+	// inner bucket.
+	Before func(ctx context.Context, op Op, key string) error
+	// AfterPut runs once a write landed. An error makes the write fail
+	// although it landed, as a response lost on the way back does.
+	AfterPut func(key string) error
+}
+
+// Bucket is the driver. Open a *blob.Bucket over it with blob.NewBucket.
+type Bucket struct {
+	inner *blob.Bucket
+	mu    sync.Mutex
+	hooks Hooks
+}
+
+// New returns a driver over inner, or over a new in-memory bucket if nil.
+func New(inner *blob.Bucket) *Bucket {
+	if inner == nil {
+		inner = memblob.OpenBucket(nil)
+	}
+	return &Bucket{inner: inner}
+}
+
+// SetHooks replaces the hooks.
+func (b *Bucket) SetHooks(h Hooks) {
+	b.mu.Lock()
+	b.hooks = h
+	b.mu.Unlock()
+}
+
+func (b *Bucket) before(ctx context.Context, op Op, key string) error {
+	b.mu.Lock()
+	fn := b.hooks.Before
+	b.mu.Unlock()
+	if fn == nil {
+		return nil
+	}
+	return fn(ctx, op, key)
+}
+
+func (b *Bucket) afterPut(key string) error {
+	b.mu.Lock()
+	fn := b.hooks.AfterPut
+	b.mu.Unlock()
+	if fn == nil {
+		return nil
+	}
+	return fn(key)
+}
+
+// ErrorCode maps context errors to their codes and the inner bucket's
+// errors to theirs; any other error a hook returned is Internal.
+func (b *Bucket) ErrorCode(err error) gcerrors.ErrorCode {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return gcerrors.Canceled
+	case errors.Is(err, context.DeadlineExceeded):
+		return gcerrors.DeadlineExceeded
+	}
+	if c := gcerrors.Code(err); c != gcerrors.Unknown {
+		return c
+	}
+	return gcerrors.Internal
+}
+
+func (b *Bucket) As(any) bool             { return false }
+func (b *Bucket) ErrorAs(error, any) bool { return false }
+func (b *Bucket) Close() error            { return b.inner.Close() }
+
+func (b *Bucket) Attributes(ctx context.Context, key string) (*driver.Attributes, error) {
+	if err := b.before(ctx, OpHead, key); err != nil {
+		return nil, err
+	}
+	a, err := b.inner.Attributes(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return &driver.Attributes{ContentType: a.ContentType, ModTime: a.ModTime, Size: a.Size, MD5: a.MD5, ETag: a.ETag}, nil
+}
+
+func (b *Bucket) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driver.ListPage, error) {
+	if err := b.before(ctx, OpList, opts.Prefix); err != nil {
+		return nil, err
+	}
+	token := opts.PageToken
+	if len(token) == 0 {
+		token = blob.FirstPageToken
+	}
+	size := opts.PageSize
+	if size <= 0 {
+		size = 1000
+	}
+	objs, next, err := b.inner.ListPage(ctx, token, size, &blob.ListOptions{Prefix: opts.Prefix, Delimiter: opts.Delimiter})
+	if err != nil {
+		return nil, err
+	}
+	page := &driver.ListPage{NextPageToken: next}
+	for _, o := range objs {
+		page.Objects = append(page.Objects, &driver.ListObject{Key: o.Key, ModTime: o.ModTime, Size: o.Size, MD5: o.MD5, IsDir: o.IsDir})
+	}
+	return page, nil
+}
+
+func (b *Bucket) NewRangeReader(ctx context.Context, key string, offset, length int64, _ *driver.ReaderOptions) (driver.Reader, error) {
+	if err := b.before(ctx, OpGet, key); err != nil {
+		return nil, err
+	}
+	r, err := b.inner.NewRangeReader(ctx, key, offset, length, nil)
+	if err != nil {
+		return nil, err
+	}
+	return reader{r}, nil
+}
+
+func (b *Bucket) NewTypedWriter(ctx context.Context, key, contentType string, opts *driver.WriterOptions) (driver.Writer, error) {
+	if err := b.before(ctx, OpPut, key); err != nil {
+		return nil, err
+	}
+	w, err := b.inner.NewWriter(ctx, key, &blob.WriterOptions{ContentType: contentType, IfNotExist: opts.IfNotExist})
+	if err != nil {
+		return nil, err
+	}
+	return &writer{w: w, b: b, key: key}, nil
+}
+
+func (b *Bucket) Copy(ctx context.Context, dst, src string, _ *driver.CopyOptions) error {
+	if err := b.before(ctx, OpPut, dst); err != nil {
+		return err
+	}
+	return b.inner.Copy(ctx, dst, src, nil)
+}
+
+func (b *Bucket) Delete(ctx context.Context, key string, _ *driver.DeleteOptions) error {
+	if err := b.before(ctx, OpDelete, key); err != nil {
+		return err
+	}
+	return b.inner.Delete(ctx, key)
+}
+
+func (b *Bucket) SignedURL(context.Context, string, *driver.SignedURLOptions) (string, error) {
+	return "", errors.New("blobtest: no signed URLs")
+}
+
+type writer struct {
+	w   *blob.Writer
+	b   *Bucket
+	key string
+}
+
+func (w *writer) Write(p []byte) (int, error) { return w.w.Write(p) }
+func (w *writer) Close() error {
+	if err := w.w.Close(); err != nil {
+		return err
+	}
+	return w.b.afterPut(w.key)
+}
+
+type reader struct{ r *blob.Reader }
+
+func (r reader) Read(p []byte) (int, error) { return r.r.Read(p) }
+func (r reader) Close() error               { return r.r.Close() }
+func (r reader) As(any) bool                { return false }
+func (r reader) Attributes() *driver.ReaderAttributes {
+	return &driver.ReaderAttributes{ContentType: r.r.ContentType(), ModTime: r.r.ModTime(), Size: r.r.Size()}
+}
+
+var (
+	_ driver.Bucket = (*Bucket)(nil)
+	_ io.ReadCloser = reader{}
+)
