@@ -273,6 +273,23 @@ func Collect(ctx context.Context, st *store.Store, opts CollectOptions) (rep Col
 // retired), and Complete never writes a list under a retired name, so no
 // live list is ever planned for deletion. The records and the marker are
 // refused outright, should a retired line name them.
+// retirable reports whether a key is of a kind the retired record holds
+// (spec §13.4, §13.7): packs and their companions, entry lists, loose objects
+// and raw chunks. The records, the marker, entry keys, the older one-list
+// keys, operations and anything else are never deleted by a collection,
+// whatever a (corrupt or hostile) retired record says.
+func retirable(key string) bool {
+	switch {
+	case key == store.JournalKey || key == store.RetiredKey || key == store.LegacyFoldedMarker:
+		return false
+	case strings.HasPrefix(key, store.PackPrefix):
+		return !strings.Contains(key, "/")
+	case strings.HasPrefix(key, "loose/"), strings.HasPrefix(key, "nocompress/"):
+		return !strings.Contains(key, "..")
+	}
+	return false
+}
+
 func planRetired(sn *store.Snapshot, now int64, rep *CollectReport, w *warner) []string {
 	latest := make(map[string]int64, len(sn.Retired))
 	for _, r := range sn.Retired {
@@ -283,7 +300,7 @@ func planRetired(sn *store.Snapshot, now int64, rep *CollectReport, w *warner) [
 	var due []string
 	for key, at := range latest {
 		switch {
-		case key == store.JournalKey || key == store.RetiredKey || key == store.LegacyFoldedMarker:
+		case !retirable(key):
 			rep.Refused = append(rep.Refused, key)
 			w.warn("retired record names %s, which a collection never deletes", key)
 		case now-at > graceMs:

@@ -242,6 +242,44 @@ func TestCollectNeverDeletesTheRecordsOrTheMarker(t *testing.T) {
 	}
 }
 
+// TestCollectDeletesOnlyKindsTheRetiredRecordHolds: a corrupt or hostile
+// retired record naming entry keys, older lists or operations deletes none
+// of them; a retired pack, loose object and raw chunk do go.
+func TestCollectDeletesOnlyKindsTheRetiredRecordHolds(t *testing.T) {
+	st, clk := newMem(t)
+	sig := ekey(store.KindSig, "abcd", "alice")
+	write(t, st, sig)
+	mustComplete(t, st)
+	keep := []string{sig, "sigs/ab/cd", "ops/head", "refs/x", "pack-0a/../sig/ab/cd/alice"}
+	gone := []string{"pack-0a.pack", "loose/ab/cdef", "nocompress/ab/cd"}
+	var rec strings.Builder
+	for _, k := range append(append([]string(nil), keep...), gone...) {
+		if k != sig {
+			putObjects(t, st, k)
+		}
+		fmt.Fprintf(&rec, "%d %s\n", t0, k)
+	}
+	putRecord(t, st, store.RetiredKey, rec.String())
+	clk.Advance(3 * hour)
+	rep, err := Collect(context.Background(), st, CollectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keep {
+		if !exists(t, st, k) {
+			t.Errorf("%s deleted on the word of the retired record", k)
+		}
+		if !slices.Contains(rep.Refused, k) {
+			t.Errorf("%s not reported as refused: %v", k, rep.Refused)
+		}
+	}
+	for _, k := range gone {
+		if exists(t, st, k) {
+			t.Errorf("retired %s not deleted", k)
+		}
+	}
+}
+
 func TestParseForgetObject(t *testing.T) {
 	for in, want := range map[string]string{
 		"abcd":           "abcd",
