@@ -64,6 +64,11 @@ func (ix *Index) openLayout(ctx context.Context, prev *view) (*view, error) {
 			return v, nil
 		case ctx.Err() != nil:
 			return nil, fmt.Errorf("open index: %w", ctx.Err())
+		case errors.Is(err, store.ErrUnavailable):
+			// The store did not answer: that says nothing about the list.
+			// Fail this open (a refresh keeps serving its previous view)
+			// rather than fall back to LISTs against a store that is down.
+			return nil, fmt.Errorf("open index: %w", err)
 		case errors.As(err, &nf) && !reread:
 			// A collection deleted a list between our LIST and GET: the
 			// store has moved on, so read its layout once more.

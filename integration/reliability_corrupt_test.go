@@ -71,7 +71,14 @@ func TestReliabilityCorruptStore(t *testing.T) {
 		{"retired record naming missing keys", func(t *testing.T, st *store.Store, _ *store.Snapshot) (string, string) {
 			now := time.Now().UnixMilli()
 			old := now - 2*time.Hour.Milliseconds()
-			rec := fmt.Sprintf("%d pack-%s.entries\n%d pack-%s.entries-part\nnot a line\n", now, strings.Repeat("cd", 32), old, strings.Repeat("ef", 32))
+			// Also a live signature, retired "over an hour ago": a
+			// collection must not delete it (the keys lost check below).
+			items, _, err := st.ListPage(ctx, "sig/", "", nil, 1)
+			if err != nil || len(items) == 0 {
+				t.Fatalf("list sig/: %v, %v", items, err)
+			}
+			rec := fmt.Sprintf("%d pack-%s.entries\n%d pack-%s.entries-part\nnot a line\n%d %s\n",
+				now, strings.Repeat("cd", 32), old, strings.Repeat("ef", 32), old, items[0].Key)
 			if _, err := st.UpdateRecord(ctx, store.RetiredKey, func(b []byte, _ bool) ([]byte, error) {
 				return append(append([]byte(nil), b...), rec...), nil
 			}); err != nil {
@@ -166,6 +173,13 @@ func TestReliabilityCorruptStore(t *testing.T) {
 			}
 			if c.name == "journal lines that do not parse" && !strings.Contains(now.journal, "garbage line\n") {
 				t.Errorf("the journal lost its lines that do not parse:\n%s", clip(now.journal, 2000))
+			}
+			if c.name == "retired record naming missing keys" {
+				// gc dropped the line of the key retired over an hour ago,
+				// which it found gone, and kept the rest.
+				if strings.Contains(now.retired, strings.Repeat("ef", 32)) || !strings.Contains(now.retired, strings.Repeat("cd", 32)) || !strings.Contains(now.retired, "not a line\n") {
+					t.Errorf("the retired record after gc:\n%s", clip(now.retired, 2000))
+				}
 			}
 			relFigure(t, "%s: ls -R and a mount show %d of %d entries; check exit %d before a fold, %d after; fold, gc and a put exit 0; keys lost 0",
 				c.name, entries, entries, chk.code, after.code)

@@ -1,7 +1,7 @@
 package integration
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -69,6 +69,23 @@ var metricsRE = regexp.MustCompile(`metrics at (http://\S+/metrics)`)
 // --metrics-addr 127.0.0.1:0.
 func relMetric(t *testing.T, m *mountProc, name string) int64 {
 	t.Helper()
+	for l := range strings.Lines(metricsPage(t, m)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), name+" "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatalf("metric %s = %q: %v", name, v, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("mount %s: no metric %s", m.dir, name)
+	return 0
+}
+
+// metricsPage fetches the metrics page of a mount started with
+// --metrics-addr.
+func metricsPage(t *testing.T, m *mountProc) string {
+	t.Helper()
 	sub := metricsRE.FindStringSubmatch(m.stderr.first("metrics at "))
 	if sub == nil {
 		t.Fatalf("mount %s: no \"metrics at\" line (start it with --metrics-addr)\n%s", m.dir, m.stderr)
@@ -81,18 +98,11 @@ func relMetric(t *testing.T, m *mountProc, name string) int64 {
 		t.Fatalf("metrics of %s: %v", m.dir, err)
 	}
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				t.Fatalf("metric %s = %q: %v", name, v, err)
-			}
-			return n
-		}
+	page, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("metrics of %s: %v", m.dir, err)
 	}
-	t.Fatalf("mount %s: no metric %s", m.dir, name)
-	return 0
+	return string(page)
 }
 
 // relTempFile writes data to a new file of the test and returns its path.
@@ -138,15 +148,35 @@ func relLiveKeys(t *testing.T, st *store.Store) (keys []string, complete int) {
 	return slices.Compact(keys), complete
 }
 
-// relMissing returns the keys of want that sorted does not hold.
-func relMissing(sorted []string, want []string) []string {
-	var out []string
-	for _, k := range want {
-		if _, ok := slices.BinarySearch(sorted, k); !ok {
-			out = append(out, k)
+// relAck is a write that returned success: its key and its bytes.
+type relAck struct {
+	key  string
+	data []byte
+}
+
+// relVerifyAcked checks, after a final fold, that the store has exactly one
+// live complete list, that every acknowledged write is in the live lists,
+// and that each reads back with its bytes through the mount at mnt (which
+// the caller refreshed). It returns how many were found and read back.
+func relVerifyAcked(t *testing.T, st *store.Store, mnt string, acked []relAck) (found, readBack int) {
+	t.Helper()
+	keys, complete := relLiveKeys(t, st)
+	if complete != 1 {
+		t.Errorf("after the final fold: %d live complete lists, want 1", complete)
+	}
+	for _, a := range acked {
+		if _, ok := slices.BinarySearch(keys, a.key); ok {
+			found++
+		} else if len(acked)-found <= 10 {
+			t.Errorf("acknowledged but not in the live lists: %s", a.key)
+		}
+		if got, err := os.ReadFile(filepath.Join(mnt, a.key)); err == nil && bytes.Equal(got, a.data) {
+			readBack++
+		} else if len(acked)-readBack <= 10 {
+			t.Errorf("read %s through the mount: %q, %v; want %q", a.key, got, err, a.data)
 		}
 	}
-	return out
+	return found, readBack
 }
 
 // relProxy is a TCP proxy in front of a server that a test can make hang:

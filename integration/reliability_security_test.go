@@ -2,8 +2,6 @@ package integration
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -152,23 +150,6 @@ func mountOptions(t *testing.T, dir string) string {
 	}
 	t.Fatalf("%s is not in /proc/self/mountinfo", dir)
 	return ""
-}
-
-// metricsPage fetches the whole metrics page of a mount started with
-// --metrics-addr.
-func metricsPage(t *testing.T, m *mountProc) string {
-	t.Helper()
-	sub := metricsRE.FindStringSubmatch(m.stderr.first("metrics at "))
-	if sub == nil {
-		t.Fatalf("no metrics line:\n%s", m.stderr)
-	}
-	resp, err := http.Get(sub[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
 }
 
 // runWithEnv runs the oxyfs binary with the server's environment and extra
