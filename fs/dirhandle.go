@@ -67,17 +67,28 @@ var (
 
 func (h *dirHandle) load(ctx context.Context) syscall.Errno {
 	d, m := h.d, h.d.m
-	v := m.listVersion() // before the listing: a change while it is made makes it stale
+	v := m.listVersion()   // before the listing: a change while it is made makes it stale
+	var resumeAfter string // the last name a listing that went stale served
 	if h.pos > 0 {
-		if ls := d.partial.Load(); ls != nil && ls.version == v {
+		ls := d.partial.Load()
+		if ls != nil && ls.version == v {
 			h.ls = ls
 			return 0
+		}
+		if ls != nil && h.pos <= len(ls.entries) {
+			resumeAfter = ls.entries[h.pos-1].Name
 		}
 	}
 	m.ops.inc(opReaddir)
 	list, errno := d.list(ctx)
 	if errno != 0 {
 		return errno
+	}
+	if resumeAfter != "" {
+		// The mount changed in the middle of a listing (a refresh, a write):
+		// continue after the last name served, not at the same position,
+		// so a name that stayed is neither skipped nor served twice.
+		h.pos = resumePos(list, resumeAfter)
 	}
 	h.ls = &listing{version: v, entries: list}
 	d.listed.Store(listHash(list)) // what the kernel may now cache
@@ -140,6 +151,21 @@ func (h *dirHandle) Releasedir(ctx context.Context, releaseFlags uint32) {
 	default:
 		h.d.partial.CompareAndSwap(h.ls, nil)
 	}
+}
+
+// resumePos is where a listing continues after the name last: just past it
+// if it is still there, else before the first name that sorts after it
+// (listings are sorted by name).
+func resumePos(list []fuse.DirEntry, last string) int {
+	for i, e := range list {
+		if e.Name == last {
+			return i + 1
+		}
+		if e.Name > last {
+			return i
+		}
+	}
+	return len(list)
 }
 
 // listHash is an FNV-64a of a listing's names and types.

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/hanwen/go-fuse/v2/fuse"
+
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/store"
 )
@@ -215,3 +217,28 @@ func TestOxyListsListingFollowsARefresh(t *testing.T) {
 }
 
 var _ = index.BySigner // the tree's names come from the index
+
+func TestResumePosContinuesAfterTheLastNameServed(t *testing.T) {
+	list := func(names ...string) []fuse.DirEntry {
+		var l []fuse.DirEntry
+		for _, n := range names {
+			l = append(l, fuse.DirEntry{Name: n})
+		}
+		return l
+	}
+	for _, c := range []struct {
+		list []fuse.DirEntry
+		last string
+		want int
+	}{
+		{list("a", "b", "c", "d"), "b", 2},       // unchanged
+		{list("a", "a1", "b", "c", "d"), "b", 3}, // a name added before it
+		{list("b", "c", "d"), "b", 1},            // a name removed before it
+		{list("a", "c", "d"), "b", 1},            // it was removed
+		{list("a", "b"), "z", 2},                 // past the end
+	} {
+		if got := resumePos(c.list, c.last); got != c.want {
+			t.Errorf("resumePos(%v, %q) = %d, want %d", c.list, c.last, got, c.want)
+		}
+	}
+}
