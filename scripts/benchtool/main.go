@@ -219,9 +219,9 @@ type openResult struct {
 	Repeat           int          `json:"repeat"`
 	MinMS            float64      `json:"open_ms_min"`
 	MedianMS         float64      `json:"open_ms_median"`
-	HeapBytes        int64        `json:"heap_bytes"`         // heap the first open kept (runtime, after GC)
-	SetBytes         int64        `json:"set_bytes"`          // Status.MemoryBytes: the arrays' capacities
-	KeyTextBytes     int64        `json:"key_text_bytes"`     // of every entry's key
+	HeapBytes        int64        `json:"heap_bytes"`     // heap the first open kept (runtime, after GC)
+	SetBytes         int64        `json:"set_bytes"`      // Status.MemoryBytes: the arrays' capacities
+	KeyTextBytes     int64        `json:"key_text_bytes"` // of every entry's key
 	HeapPerEntry     float64      `json:"heap_bytes_per_entry"`
 	KeyTextPerEntry  float64      `json:"key_text_bytes_per_entry"`
 	HeapOverKeyText  float64      `json:"heap_over_key_text"`
