@@ -71,7 +71,7 @@ func transient(err error) bool {
 	switch {
 	case err == nil, errors.Is(err, ErrNotFound), errors.Is(err, ErrConflict), errors.Is(err, context.Canceled):
 		return false
-	case errors.Is(err, errTimedOut):
+	case errors.Is(err, errTimedOut), errors.Is(err, errBodyRead):
 		return true
 	}
 	if code := httpStatus(err); code != 0 {
@@ -109,6 +109,12 @@ func httpStatus(err error) int {
 // errTimedOut marks a request that got no answer within the store's
 // per-request timeout (the caller's own deadline is not this).
 var errTimedOut = errors.New("no answer")
+
+// errBodyRead marks a GET that was answered but whose body failed midway:
+// cut off, or not matching its checksum (fake-gcs-server serves torn reads of
+// an object being replaced: "storage: bad CRC on read"). Reading again is
+// always safe, so it is transient.
+var errBodyRead = errors.New("reading the body failed")
 
 type timeoutError struct {
 	d   time.Duration

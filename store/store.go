@@ -275,9 +275,16 @@ func (s *Store) Close() error { return s.bucket.Close() }
 // Get reads a key (one GET).
 func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	var data []byte
-	err := s.read(ctx, &s.n.get, func(ctx context.Context) (err error) {
-		data, err = s.bucket.ReadAll(ctx, key)
-		return err
+	err := s.read(ctx, &s.n.get, func(ctx context.Context) error {
+		r, err := s.bucket.NewReader(ctx, key, nil)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		if data, err = io.ReadAll(r); err != nil {
+			return fmt.Errorf("%w: %w", errBodyRead, err)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("get %q: %w", key, err)
@@ -457,7 +464,7 @@ func (s *Store) readWithToken(ctx context.Context, key string, opts *blob.Reader
 		}
 		defer r.Close()
 		if data, err = io.ReadAll(r); err != nil {
-			return err
+			return fmt.Errorf("%w: %w", errBodyRead, err)
 		}
 		tok, err = s.cas.token(r, data)
 		return err
