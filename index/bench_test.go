@@ -100,6 +100,7 @@ func BenchmarkOpen(b *testing.B) {
 			perEntry, mem := heapPerEntry(b, st, n)
 			keyBytes := float64(keyText) / float64(n)
 			before := st.Counts()
+			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
 				loadIndex(b, st)
@@ -137,6 +138,7 @@ func BenchmarkLookup(b *testing.B) {
 	}
 	rand.Shuffle(len(paths), func(i, j int) { paths[i], paths[j] = paths[j], paths[i] })
 	before := ix.Store().Counts()
+	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
 		if _, err := ix.Stat(ctx, paths[i%len(paths)]); err != nil {
@@ -152,6 +154,7 @@ func BenchmarkReadDir(b *testing.B) {
 	ix, _ := benchEntries(b, 1e5)
 	ctx := context.Background()
 	b.Run("sig", func(b *testing.B) {
+		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := ix.ReadDir(ctx, "sig"); err != nil {
 				b.Fatal(err)
@@ -159,6 +162,7 @@ func BenchmarkReadDir(b *testing.B) {
 		}
 	})
 	b.Run("sig-hh", func(b *testing.B) {
+		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
 			if _, err := ix.ReadDir(ctx, "sig/"+hexByte[i%256]); err != nil {
@@ -168,6 +172,7 @@ func BenchmarkReadDir(b *testing.B) {
 		}
 	})
 	b.Run("walk-1e5", func(b *testing.B) {
+		b.ReportAllocs()
 		before := ix.Store().Counts()
 		for b.Loop() {
 			walkEntries(b, ix)

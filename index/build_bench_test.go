@@ -1,0 +1,67 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// BenchmarkBuildSet is the set build alone, without the store: one
+// complete list decoded straight into the arrays (decodeList, the zstd
+// decoder in a second goroutine) and a journal of folded lines turned into
+// a run and merged with it, as an open right after a complete fold does.
+// It reports ns and allocations per entry, and the set's bytes per entry.
+func BenchmarkBuildSet(b *testing.B) {
+	for _, n := range []int{1e5, 1e6} {
+		var keys []string
+		st := newMem(b)
+		if _, err := Generate(context.Background(), st, GenOptions{Entries: n, Seed: 5, Fold: true, SkipObjects: true,
+			OnEntry: func(e store.Entry, _ string) { keys = append(keys, e.Key()) }}); err != nil {
+			b.Fatal(err)
+		}
+		sn, err := st.ReadSnapshot(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		live := sn.LiveLists()
+		if len(live) != 1 {
+			b.Fatalf("%d live lists", len(live))
+		}
+		data, err := st.Get(context.Background(), live[0].Name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("list-%.0e", float64(n)), func(b *testing.B) {
+			b.ReportAllocs()
+			var set *entrySet
+			for b.Loop() {
+				bl := newBuilder()
+				r, err := bl.decodeList(live[0].Name, data)
+				if err != nil {
+					b.Fatal(err)
+				}
+				set = bl.set(r)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/entry")
+			b.ReportMetric(float64(set.memoryBytes())/float64(n), "set-bytes/entry")
+		})
+		lines := make([]store.JournalLine, len(keys))
+		for i, k := range keys {
+			lines[i] = store.JournalLine{FoldedAt: 1, Key: k}
+		}
+		b.Run(fmt.Sprintf("list+journal-%.0e", float64(n)), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				bl := newBuilder()
+				r, err := bl.decodeList(live[0].Name, data)
+				if err != nil {
+					b.Fatal(err)
+				}
+				bl.set(bl.mergeRuns([]*run{r, bl.journalRun(lines, nil)}))
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/entry")
+		})
+	}
+}
