@@ -7,6 +7,8 @@
 //	benchtool open STORE [REPEAT]                  open the index REPEAT times (default 5): JSON of time, heap and requests
 //	benchtool write DIR WRITERS COUNT SIGNER       COUNT signatures written through a mount by WRITERS goroutines: JSON
 //	benchtool put OXYFS STORE WRITERS COUNT SIGNER [BATCH]  the same through `oxyfs put` processes (BATCH entries each, default 1)
+//	benchtool putindex STORE WRITERS COUNT SIGNER  the same with index.Put in this process (no FUSE, no process per write): JSON
+//	benchtool listrate STORE                        what the server lists: sig/ page after page, and sig/<hh>/ prefixes 1, 2, 4, 8 at a time: JSON
 //	benchtool pingpong                              pipe round trips between two processes, same CPU and cross CPU: JSON
 //	benchtool statloop PATH N                       N stats of PATH (a name that does not exist: one LOOKUP each): JSON
 //	benchtool report RESULTS.jsonl                  the markdown of docs/performance.md, from the results scripts/bench wrote
@@ -22,6 +24,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -79,6 +82,12 @@ func main() {
 			batch = atoi(args[5])
 		}
 		err = put(args[0], args[1], atoi(args[2]), atoi(args[3]), args[4], batch)
+	case "putindex":
+		need(args, 4)
+		err = putIndex(ctx, args[0], atoi(args[1]), atoi(args[2]), args[3])
+	case "listrate":
+		need(args, 1)
+		err = listrate(ctx, args[0])
 	case "pingpong":
 		err = pingpong()
 	case "pong":
@@ -138,10 +147,103 @@ func latency(ctx context.Context, url string) error {
 	}); err != nil {
 		return err
 	}
+	// What the server sustains: 8 writers putting new keys, as 8 writers
+	// through a mount do (each signature is a new object's key).
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var perr atomic.Pointer[error]
+	const m = 2000
+	start := time.Now()
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= m {
+					return
+				}
+				if err := st.Put(ctx, fmt.Sprintf("sig/fe/latency%06d/probe", i), data); err != nil {
+					perr.CompareAndSwap(nil, &err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if p := perr.Load(); p != nil {
+		return *p
+	}
+	res["put_8_writers_per_s"] = m / time.Since(start).Seconds()
 	for i := 0; i < n; i++ {
 		st.Delete(ctx, key(i))
 	}
+	for i := 0; i < m; i++ {
+		st.Delete(ctx, fmt.Sprintf("sig/fe/latency%06d/probe", i))
+	}
 	st.Delete(ctx, "latency-record")
+	return printJSON(res)
+}
+
+// listrate measures the server's listing, which bounds a complete fold
+// (it lists every entry prefix, 1000 keys a page): sig/ one page after
+// another as the fold lists a kind, then whole sig/<hh>/ prefixes with 1, 2,
+// 4 and 8 listings at a time, as a fold that split its listing by <hh>
+// would.
+func listrate(ctx context.Context, url string) error {
+	st, err := openStore(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	res := map[string]float64{}
+	var token []byte
+	keys, pages := 0, 0
+	start := time.Now()
+	for pages < 20 {
+		items, next, err := st.ListPage(ctx, "sig/", "", token, 1000)
+		if err != nil {
+			return err
+		}
+		keys += len(items)
+		pages++
+		if next == nil {
+			break
+		}
+		token = next
+	}
+	el := time.Since(start)
+	res["sequential_keys_per_s"] = float64(keys) / el.Seconds()
+	res["sequential_ms_per_page"] = float64(el.Milliseconds()) / float64(pages)
+	hh := 0
+	for _, par := range []int{1, 2, 4, 8} {
+		var n atomic.Int64
+		var wg sync.WaitGroup
+		var lerr atomic.Pointer[error]
+		todo := make(chan string, 16)
+		start := time.Now()
+		for w := 0; w < par; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for prefix := range todo {
+					if err := st.List(ctx, prefix, "", func(store.ListItem) error { n.Add(1); return nil }); err != nil {
+						lerr.CompareAndSwap(nil, &err)
+					}
+				}
+			}()
+		}
+		for i := 0; i < 16 && hh < 256; i++ {
+			todo <- fmt.Sprintf("sig/%02x/", hh)
+			hh++
+		}
+		close(todo)
+		wg.Wait()
+		if p := lerr.Load(); p != nil {
+			return *p
+		}
+		res[fmt.Sprintf("parallel_%d_keys_per_s", par)] = float64(n.Load()) / time.Since(start).Seconds()
+	}
 	return printJSON(res)
 }
 
@@ -358,13 +460,13 @@ type writeResult struct {
 
 // objectID is writer w's i-th object: 64 hex, distinct across writers and runs with the same signer.
 func objectID(signer string, w, i int) string {
-	r := rand.New(rand.NewPCG(uint64(w)+1, uint64(i)+uint64(len(signer))<<32))
+	h := fnv.New64a()
+	h.Write([]byte(signer))
+	r := rand.New(rand.NewPCG(h.Sum64()+uint64(w), uint64(i)))
 	var b [32]byte
 	for j := range b {
 		b[j] = byte(r.Uint32())
 	}
-	// A signer-dependent first byte keeps runs with different signers apart.
-	b[1] ^= byte(len(signer))
 	return hex.EncodeToString(b[:])
 }
 
@@ -408,6 +510,56 @@ func write(dir string, writers, count int, signer string) error {
 	wg.Wait()
 	el := time.Since(start)
 	res := writeResult{How: "mount", Writers: writers, Count: count, Errors: errs.Load(), WallS: el.Seconds(), PerS: float64(count) / el.Seconds()}
+	if p := first.Load(); p != nil {
+		res.FirstEr = *p
+	}
+	return printJSON(res)
+}
+
+// putIndex: WRITERS goroutines putting COUNT signatures through one open
+// index (what the mount does at close, without FUSE): the write path's own
+// ceiling on this server.
+func putIndex(ctx context.Context, url string, writers, count int, signer string) error {
+	st, err := openStore(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ix, err := index.Open(ctx, st, index.Options{})
+	if err != nil {
+		return err
+	}
+	if err := ix.Load(ctx); err != nil {
+		return err
+	}
+	var next, errs atomic.Int64
+	var first atomic.Pointer[string]
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= count {
+					return
+				}
+				obj := objectID(signer, w, i)
+				if err := ix.Put(ctx, store.Entry{Kind: store.KindSig, Object: obj, Value: signer}, sigBytes(obj)); err != nil {
+					errs.Add(1)
+					msg := err.Error()
+					first.CompareAndSwap(nil, &msg)
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	el := time.Since(start)
+	if err := ix.Close(); err != nil {
+		return err
+	}
+	res := writeResult{How: "index.Put", Writers: writers, Count: count, Errors: errs.Load(), WallS: el.Seconds(), PerS: float64(count) / el.Seconds()}
 	if p := first.Load(); p != nil {
 		res.FirstEr = *p
 	}

@@ -204,7 +204,15 @@ func report(name string, w io.Writer) error {
 			p("**Round trips on this machine.** A byte over a pipe and back between two processes: %.1f µs on one CPU, %.1f µs across two. ", x, v["cross_cpu_us"])
 		}
 		if x, ok := v["stat_us"]; ok {
-			p("One FUSE request (a LOOKUP of a missing name on the oxyfs mount): %.1f µs. ", x)
+			p("One FUSE request (a LOOKUP of a missing name on the oxyfs mount, from one process): %.1f µs. ", x)
+		}
+		if x, ok := v["sequential_keys_per_s"]; ok {
+			p("versitygw lists %.0f keys/s page after page (%.0f ms a 1000-key page, as a fold lists a kind), %.0f / %.0f / %.0f / %.0f keys/s listing 1 / 2 / 4 / 8 `sig/<hh>/` prefixes at a time. ",
+				x, v["sequential_ms_per_page"], v["parallel_1_keys_per_s"], v["parallel_2_keys_per_s"], v["parallel_4_keys_per_s"], v["parallel_8_keys_per_s"])
+		}
+		if x, ok := v["put_ms"]; ok {
+			p("versitygw, one request at a time: PUT of a new 100-byte key %.1f ms, GET %.1f ms, compare-and-swap update of a small record %.1f ms; 8 concurrent writers of new keys: %.0f PUT/s. ",
+				x, v["get_ms"], v["cas_update_ms"], v["put_8_writers_per_s"])
 		}
 	}
 	p("\n\n")
@@ -213,7 +221,8 @@ func report(name string, w io.Writer) error {
 	p("### Browsing the same bucket\n\n")
 	p("Wall time (median of the runs where there were several) and the requests that reached the server, by kind, counted by `scripts/countproxy` on the server side of the wire, with each latency added to every request. ")
 	p("oxyfs and tmpfs hold the mount's tree (`sig/ seal/ receipt/ approval/ cert/ accepted/ by-signer/`; oxyfs also `.oxy/`); rclone and s3fs show the bucket (the same entry keys, and the store's `pack-` records instead of `by-signer/`). ")
-	p("Each step is capped at %s s; a capped step stops the rest of that system's steps at that latency.\n\n", m["cap"])
+	p("Each step is capped at %s s; a capped step stops the rest of that system's steps at that latency. ", m["cap"])
+	p("Cold is a fresh mount (the kernel holds nothing of it); tmpfs has no cold state (its tree is the dentry cache), so its two find rows measure the same thing, and no latency reaches it.\n\n")
 	p("| operation | system | files |")
 	for _, l := range lats {
 		p(" %d ms: wall | %d ms: LIST / GET / HEAD |", l, l)
@@ -224,7 +233,8 @@ func report(name string, w io.Writer) error {
 	}
 	p("\n")
 	for _, st := range stepNames {
-		for i, sys := range systemOrder {
+		first := true
+		for _, sys := range systemOrder {
 			var any *record
 			for _, l := range lats {
 				if b := r.find("browse", sys, st.id, l); b != nil {
@@ -235,8 +245,8 @@ func report(name string, w io.Writer) error {
 				continue
 			}
 			op := ""
-			if i == 0 || op == "" {
-				op = st.name
+			if first {
+				op, first = st.name, false
 			}
 			files := "—"
 			for _, l := range lats {
@@ -258,6 +268,15 @@ func report(name string, w io.Writer) error {
 		if b.Note != "" && !slices.Contains(notes, b.Note) {
 			notes = append(notes, b.Note)
 		}
+	}
+	var dropped int64
+	for _, recs := range [][]record{r.browse, r.folds, r.writes} {
+		for _, b := range recs {
+			dropped += b.Req["UPSTREAM_DROPPED"]
+		}
+	}
+	if dropped > 0 {
+		notes = append(notes, fmt.Sprintf("versitygw dropped %d connections in the measured steps (it answers a failed conditional PUT before reading the body, then closes); the proxy dropped the client's connection each time, as the server would have.", dropped))
 	}
 	for _, n := range notes {
 		p("- %s\n", n)
@@ -301,21 +320,32 @@ func report(name string, w io.Writer) error {
 
 	if len(r.writes) > 0 {
 		p("### Writes: 8 concurrent writers\n\n")
-		p("| writer | latency | signatures | wall | signatures/s | PUT | journal updates (PUT of `pack-entries`) | journal updates per entry | errors |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+		p("| store | writer | latency | signatures | wall | signatures/s | PUT | GET | journal updates (PUT of `pack-entries`) | per entry | errors |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 		for _, wr := range r.writes {
 			var v writeResult
 			json.Unmarshal(wr.Result, &v)
 			how := v.How
-			if v.Batch > 1 {
-				how = fmt.Sprintf("%s (%d per process)", how, v.Batch)
-			} else if v.How == "oxyfs put" {
-				how += " (one process per signature)"
-			} else {
-				how = "through the mount (mkdir + cp-like create, write, close)"
+			switch {
+			case v.Batch > 1:
+				how = fmt.Sprintf("`oxyfs put --batch` (%d per process)", v.Batch)
+			case v.How == "oxyfs put":
+				how = "`oxyfs put` (one process per signature)"
+			case v.How == "index.Put":
+				how = "index.Put in one process (the mount's write path without FUSE)"
+			default:
+				how = "**through the mount** (mkdir, create, write, close)"
 			}
 			per := float64(wr.Req["JOURNAL_PUT"]) / float64(max(v.Count, 1))
-			p("| %s | %d ms | %s | %s | %.0f | %s | %s | %.3f | %d |\n", how, wr.LatencyMS, count(int64(v.Count)), secs(v.WallS), v.PerS,
-				count(wr.Req["PUT"]), count(wr.Req["JOURNAL_PUT"]), per, v.Errors)
+			errs := fmt.Sprint(v.Errors)
+			if v.FirstEr != "" {
+				errs += " (" + strings.ReplaceAll(v.FirstEr, "|", "/") + ")"
+			}
+			wall := secs(v.WallS)
+			if v.PerS == 0 {
+				wall = "> " + wall
+			}
+			p("| %s | %s | %d ms | %s | %s | %.0f | %s | %s | %s | %.3f | %s |\n", wr.Note, how, wr.LatencyMS, count(int64(v.Count)), wall, v.PerS,
+				count(wr.Req["PUT"]), count(wr.Req["GET"]), count(wr.Req["JOURNAL_PUT"]), per, errs)
 		}
 		p("\n")
 	}
@@ -384,7 +414,7 @@ func (r *results) targets(w io.Writer) {
 	for _, wr := range r.writes {
 		var v writeResult
 		json.Unmarshal(wr.Result, &v)
-		if v.How != "mount" || wr.LatencyMS != 0 {
+		if v.How != "mount" || wr.LatencyMS != 0 || !strings.Contains(wr.Note, "empty journal") {
 			continue
 		}
 		per := float64(wr.Req["JOURNAL_PUT"]) / float64(max(v.Count, 1))

@@ -15,6 +15,9 @@
 //	DELETE  DELETE of an object
 //	OTHER   anything else (bucket creation, multipart, POST)
 //
+// UPSTREAM_DROPPED counts requests whose server connection failed; the
+// client's connection is then dropped as the server dropped it.
+//
 // The control address serves:
 //
 //	GET  /counts            {"LIST":n,"GET":n,...} since the last reset
@@ -49,7 +52,7 @@ import (
 // journalKey is the store's journal (DESIGN §3): its PUTs are journal updates.
 const journalKey = "pack-entries"
 
-var kinds = []string{"LIST", "GET", "HEAD", "PUT", "DELETE", "OTHER", "JOURNAL_PUT"}
+var kinds = []string{"LIST", "GET", "HEAD", "PUT", "DELETE", "OTHER", "JOURNAL_PUT", "UPSTREAM_DROPPED"}
 
 type counters struct {
 	mu sync.Mutex
@@ -152,6 +155,17 @@ func main() {
 		IdleConnTimeout:     90 * time.Second,
 	}
 	rp.ErrorLog = log.New(os.Stderr, "countproxy: ", 0)
+	// When the server drops a connection (versitygw answers a conditional
+	// PUT that fails, 412, before reading its body, and closes: the body
+	// still in flight gets a reset), the client must see what it would see
+	// without the proxy, a dropped connection, not a 502 the server never
+	// sent: its retry rules differ. So the client's connection is dropped
+	// too, and the event counted (UPSTREAM_DROPPED).
+	rp.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
+		c.add("UPSTREAM_DROPPED")
+		log.Printf("countproxy: %s %s: %v (client connection dropped)", r.Method, r.URL.Path, err)
+		panic(http.ErrAbortHandler)
+	}
 	// The Host header is kept as the client sent it: the signature of an
 	// S3 request covers it.
 	director := rp.Director
