@@ -364,7 +364,7 @@ func planForget(ctx context.Context, st *store.Store, objs []ForgetObject) (*for
 		j := jobs[i]
 		prefix := store.Entry{Kind: j.kind, Object: j.object}.Key() // "<kind>/<hh>/<rest>/"
 		var keys []string
-		if err := list(ctx, st, prefix, func() { keys = keys[:0] }, func(it store.ListItem) error {
+		if err := list(ctx, st, prefix, "", func() { keys = keys[:0] }, func(it store.ListItem) error {
 			if !it.IsDir {
 				keys = append(keys, it.Key)
 			}

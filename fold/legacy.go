@@ -46,7 +46,7 @@ func foldLegacy(ctx context.Context, st *store.Store, dry bool, rep *LegacyRepor
 	var lists []olderList
 	for _, ll := range store.LegacyLists {
 		n, bad := len(lists), len(rep.Malformed)
-		err := list(ctx, st, ll.Prefix, func() { lists, rep.Malformed = lists[:n], rep.Malformed[:bad] }, func(it store.ListItem) error {
+		err := list(ctx, st, ll.Prefix, "", func() { lists, rep.Malformed = lists[:n], rep.Malformed[:bad] }, func(it store.ListItem) error {
 			if it.IsDir {
 				return nil
 			}

@@ -255,11 +255,11 @@ func readSnapshot(ctx context.Context, st *store.Store) (*store.Snapshot, error)
 // vanished under it (ErrNotFound: a listing of a prefix with no key returns
 // nothing, it does not fail) is started again from the beginning, after
 // reset, up to listAttempts times.
-func list(ctx context.Context, st *store.Store, prefix string, reset func(), fn func(store.ListItem) error) error {
+func list(ctx context.Context, st *store.Store, prefix, delimiter string, reset func(), fn func(store.ListItem) error) error {
 	var err error
 	for range listAttempts {
 		reset()
-		err = st.List(ctx, prefix, "", fn)
+		err = st.List(ctx, prefix, delimiter, fn)
 		if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}

@@ -48,11 +48,11 @@ var (
 
 func TestRandomInterleavingsKeepEveryEntryFindable(t *testing.T) {
 	seed := envInt("OXYFS_FOLD_SEED", 1)
-	runs := map[string]int{"mem": envInt("OXYFS_FOLD_RUNS", 150), "file": envInt("OXYFS_FOLD_RUNS", 50)}
+	runs := map[string]int{"mem": envInt("OXYFS_FOLD_RUNS", 150), "file": envInt("OXYFS_FOLD_RUNS", 50), pagedMem.name: envInt("OXYFS_FOLD_RUNS", 50)}
 	if testing.Short() {
-		runs = map[string]int{"mem": 20, "file": 5}
+		runs = map[string]int{"mem": 20, "file": 5, pagedMem.name: 5}
 	}
-	for _, b := range backends {
+	for _, b := range append(slices.Clone(backends), pagedMem) {
 		t.Run(b.name, func(t *testing.T) {
 			total := map[string]int{}
 			for i := range runs[b.name] {
@@ -255,10 +255,27 @@ func randomRun(t *testing.T, b backend, seed uint64) map[string]int {
 	return w.ops
 }
 
+// smallPage is the LIST page size of pagedMem: small enough that the
+// runs' stores fill many pages, so folds list kinds split by <hh>.
+const smallPage = 2
+
+// pagedMem is a mem store listed smallPage keys a page.
+var pagedMem = backend{"mem-paged", func(t testing.TB, clk store.Clock) *store.Store {
+	st, err := store.Open(context.Background(), "mem://", store.Options{Layout: store.LayoutBucket, Clock: clk, PageSize: smallPage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}}
+
 // secondHandle opens another handle on the same store, as another process would.
 func secondHandle(t *testing.T, b backend, st *store.Store, clk store.Clock) *store.Store {
-	if b.name == "mem" {
+	switch b.name {
+	case "mem":
 		return store.New(st.Bucket(), "mem", "", store.Options{Layout: store.LayoutBucket, Clock: clk})
+	case pagedMem.name:
+		return store.New(st.Bucket(), "mem", "", store.Options{Layout: store.LayoutBucket, Clock: clk, PageSize: smallPage})
 	}
 	u, err := url.Parse(st.URL())
 	if err != nil {

@@ -26,10 +26,22 @@ func (s *scan) listedReport() map[string]int {
 	return m
 }
 
+// listShards bounds the listings a fold runs at once (all kinds together).
+const listShards = 16
+
 // listEntries lists every entry prefix (sig/ seal/ receipt/ approval/ cert/
-// accepted/), one LIST per page, the six kinds in parallel. A key that is
-// not an entry key (store.ParseKey) is left out of keys and put in malformed:
-// skipped, never dropped silently.
+// accepted/), one LIST per page, the six kinds in parallel. A kind whose
+// keys fit in one page costs that one LIST. A larger kind is split by its
+// <hh> directories: one delimited listing of the kind names them, and they
+// are listed in parallel (listShards at a time). A server that walks its
+// keys from the start for every page (versitygw's posix backend does) then
+// walks thousands of keys per page instead of up to a million, and the
+// pages of different shards overlap their round trips. The split sees
+// every key: a key directly under the kind prefix comes back in the
+// delimited listing itself, every other one under a directory it names.
+//
+// A key that is not an entry key (store.ParseKey) is left out of keys and
+// put in malformed: skipped, never dropped silently.
 func listEntries(ctx context.Context, st *store.Store, prog *progress) (*scan, error) {
 	var (
 		perKind [store.NumKinds][]string
@@ -38,23 +50,11 @@ func listEntries(ctx context.Context, st *store.Store, prog *progress) (*scan, e
 		done    atomic.Int64
 		wg      sync.WaitGroup
 	)
+	sem := make(chan struct{}, listShards)
 	for _, kind := range store.Kinds {
 		wg.Go(func() {
-			reset := func() { perKind[kind], bad[kind] = perKind[kind][:0], bad[kind][:0] }
-			errs[kind] = list(ctx, st, kind.Prefix(), reset, func(it store.ListItem) error {
-				if it.IsDir {
-					return nil
-				}
-				if e, err := store.ParseKey(it.Key); err != nil || e.Kind != kind {
-					bad[kind] = append(bad[kind], it.Key)
-				} else {
-					perKind[kind] = append(perKind[kind], it.Key)
-				}
-				if n := done.Add(1); n%1000 == 0 {
-					prog.report(n, 0, "list")
-				}
-				return nil
-			})
+			l := &kindLister{st: st, kind: kind, sem: sem, done: &done, prog: prog}
+			perKind[kind], bad[kind], errs[kind] = l.run(ctx)
 		})
 	}
 	wg.Wait()
@@ -72,8 +72,8 @@ func listEntries(ctx context.Context, st *store.Store, prog *progress) (*scan, e
 	for _, k := range store.Kinds {
 		s.keys = append(s.keys, perKind[k]...)
 	}
-	// Each listing is in key order; the kinds are not, so one sort (of runs
-	// already sorted) puts them together.
+	// Each listing is in key order; the kinds and shards may not be, so
+	// one sort (of runs already sorted) puts them together.
 	if !slices.IsSorted(s.keys) {
 		slices.Sort(s.keys)
 	}
@@ -81,6 +81,105 @@ func listEntries(ctx context.Context, st *store.Store, prog *progress) (*scan, e
 	slices.Sort(s.malformed)
 	prog.report(done.Load(), done.Load(), "list")
 	return s, nil
+}
+
+// kindLister lists one kind's keys, split by <hh> directory when they fill
+// more than a page.
+type kindLister struct {
+	st   *store.Store
+	kind store.Kind
+	sem  chan struct{} // one token per listing running
+	done *atomic.Int64 // keys seen by every lister, for progress
+	prog *progress
+}
+
+// shard is what one listing found.
+type shard struct {
+	keys, bad []string
+}
+
+// add files one listed item into sh.
+func (l *kindLister) add(sh *shard, it store.ListItem) {
+	if it.IsDir {
+		return
+	}
+	if e, err := store.ParseKey(it.Key); err != nil || e.Kind != l.kind {
+		sh.bad = append(sh.bad, it.Key)
+	} else {
+		sh.keys = append(sh.keys, it.Key)
+	}
+	if n := l.done.Add(1); n%1000 == 0 {
+		l.prog.report(n, 0, "list")
+	}
+}
+
+// listAll lists everything under prefix into sh, holding a listing token.
+func (l *kindLister) listAll(ctx context.Context, prefix string, sh *shard) error {
+	select {
+	case l.sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-l.sem }()
+	return list(ctx, l.st, prefix, "", func() { sh.keys, sh.bad = sh.keys[:0], sh.bad[:0] }, func(it store.ListItem) error {
+		l.add(sh, it)
+		return nil
+	})
+}
+
+func (l *kindLister) run(ctx context.Context) (keys, bad []string, err error) {
+	prefix := l.kind.Prefix()
+	// The first page says whether the kind is small (one page: done).
+	var items []store.ListItem
+	var next []byte
+	for range listAttempts {
+		items, next, err = l.st.ListPage(ctx, prefix, "", nil, 0)
+		if !errors.Is(err, store.ErrNotFound) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if next == nil {
+		var sh shard
+		for _, it := range items {
+			l.add(&sh, it)
+		}
+		return sh.keys, sh.bad, nil
+	}
+	l.done.Add(-int64(len(items))) // listed again below
+	// Many keys: name the <hh> directories (and any key directly under
+	// the prefix), then list each directory.
+	var top shard
+	var dirs []string
+	err = list(ctx, l.st, prefix, "/", func() { top, dirs = shard{}, dirs[:0] }, func(it store.ListItem) error {
+		if it.IsDir {
+			dirs = append(dirs, it.Key)
+		} else {
+			l.add(&top, it)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	shards := make([]shard, len(dirs))
+	errs := make([]error, len(dirs))
+	var wg sync.WaitGroup
+	for i, d := range dirs {
+		wg.Go(func() { errs[i] = l.listAll(ctx, d, &shards[i]) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	keys, bad = top.keys, top.bad
+	for _, sh := range shards {
+		keys = append(keys, sh.keys...)
+		bad = append(bad, sh.bad...)
+	}
+	return keys, bad, nil
 }
 
 // mergeKeys returns the union of a and b, both sorted and unique, and the
