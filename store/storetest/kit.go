@@ -28,6 +28,7 @@ func RunConformanceTests(t *testing.T, h Harness) {
 	t.Run("ReadOnlyRefusesWrites", func(t *testing.T) { testReadOnly(t, h) })
 	t.Run("RecordCreateOnlyWhenAbsent", func(t *testing.T) { testRecordCreate(t, h) })
 	t.Run("LostRaceIsConflict", func(t *testing.T) { testLostRace(t, h) })
+	t.Run("LargeRecordLostRaceIsConflict", func(t *testing.T) { testLargeLostRace(t, h) })
 	t.Run("CreateOnlyRaceHasOneWinner", func(t *testing.T) { testCreateRace(t, h) })
 	t.Run("CASUnderContention", func(t *testing.T) { testContention(t, h) })
 	t.Run("UpdateNoChangeWritesNothing", func(t *testing.T) { testNoChange(t, h) })

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strconv"
@@ -66,6 +67,57 @@ func testLostRace(t *testing.T, h Harness) {
 	must(t, b.Delete(ctx, recordKey))
 	if err := a.WriteRecord(ctx, recordKey, []byte("stale"), vb); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("write at the version of a deleted record: %v, want ErrConflict", err)
+	}
+	checkWire(t, a)
+	checkWire(t, b)
+}
+
+// largeRecord is a record size past every SDK's single-request threshold
+// (S3's transfer manager switches to a multipart upload at 5-8 MiB): a
+// journal of 100,000 lines within their hour is about 9 MiB.
+const largeRecord = 9 << 20
+
+// testLargeLostRace: the compare-and-swap rules hold for a record too large
+// for one request's default buffer: a create-only write of an existing
+// record, a write at a stale version and one at the version of a deleted
+// record all fail with ErrConflict, and the winner's bytes stay.
+func testLargeLostRace(t *testing.T, h Harness) {
+	ctx := context.Background()
+	open := h.NewStore(t)
+	a, b := open(t), open(t)
+	big := func(c byte) []byte {
+		p := make([]byte, largeRecord)
+		for i := range p {
+			p[i] = c + byte(i%7)
+		}
+		return p
+	}
+	must(t, a.WriteRecord(ctx, recordKey, big('a'), store.Version{}))
+	if err := b.WriteRecord(ctx, recordKey, big('b'), store.Version{}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("create-only write of an existing large record: %v, want ErrConflict", err)
+	}
+	_, va, err := a.ReadRecord(ctx, recordKey)
+	must(t, err)
+	_, vb, err := b.ReadRecord(ctx, recordKey)
+	must(t, err)
+	must(t, b.WriteRecord(ctx, recordKey, big('c'), vb))
+	if err := a.WriteRecord(ctx, recordKey, big('d'), va); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("large write at a stale version: %v, want ErrConflict", err)
+	}
+	got, _, err := a.ReadRecord(ctx, recordKey)
+	must(t, err)
+	if !bytes.Equal(got, big('c')) {
+		t.Fatalf("large record holds %d bytes starting %q, want the winner's", len(got), got[:min(8, len(got))])
+	}
+	must(t, b.Delete(ctx, recordKey))
+	if err := a.WriteRecord(ctx, recordKey, big('e'), vb); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("large write at the version of a deleted record: %v, want ErrConflict", err)
+	}
+	if err := a.PutIfAbsent(ctx, "pack-large.entries", big('f')); err != nil {
+		t.Fatalf("PutIfAbsent of a new large key: %v", err)
+	}
+	if err := b.PutIfAbsent(ctx, "pack-large.entries", big('g')); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("PutIfAbsent of an existing large key: %v, want ErrConflict", err)
 	}
 	checkWire(t, a)
 	checkWire(t, b)
