@@ -9,6 +9,7 @@
 //	benchtool put OXYFS STORE WRITERS COUNT SIGNER [BATCH]  the same through `oxyfs put` processes (BATCH entries each, default 1)
 //	benchtool putindex STORE WRITERS COUNT SIGNER  the same with index.Put in this process (no FUSE, no process per write): JSON
 //	benchtool listrate STORE                        what the server lists: sig/ page after page, and sig/<hh>/ prefixes 1, 2, 4, 8 at a time: JSON
+//	benchtool putkey STORE KEY FILE                 one PUT of KEY with FILE's bytes (a store state a script sets up)
 //	benchtool pingpong                              pipe round trips between two processes, same CPU and cross CPU: JSON
 //	benchtool statloop PATH N                       N stats of PATH (a name that does not exist: one LOOKUP each): JSON
 //	benchtool report RESULTS.jsonl                  the markdown of docs/performance.md, from the results scripts/bench wrote
@@ -58,6 +59,9 @@ func main() {
 	case "mkbucket":
 		need(args, 2)
 		err = mkbucket(ctx, args[0], args[1])
+	case "putkey":
+		need(args, 3)
+		err = putkey(ctx, args[0], args[1], args[2])
 	case "genlist":
 		need(args, 2)
 		seed := int64(42)
@@ -286,6 +290,19 @@ func printJSON(v any) error {
 
 func openStore(ctx context.Context, url string) (*store.Store, error) {
 	return store.Open(ctx, url, store.Options{Layout: store.LayoutBucket, RequestTimeout: 5 * time.Minute})
+}
+
+func putkey(ctx context.Context, url, key, file string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return st.Put(ctx, key, data)
 }
 
 func mkbucket(ctx context.Context, endpoint, bucket string) error {

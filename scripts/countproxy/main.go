@@ -11,9 +11,13 @@
 //	LIST    GET of a bucket (no key): ListObjects, ListObjectsV2, with or without prefix/delimiter
 //	GET     GET of an object
 //	HEAD    HEAD of an object or a bucket
-//	PUT     PUT of an object (the journal's own PUTs are also counted as JOURNAL_PUT)
+//	PUT     PUT of an object, or the completion of a multipart upload (one
+//	        object written either way; the journal's own are also counted
+//	        as JOURNAL_PUT)
 //	DELETE  DELETE of an object
-//	OTHER   anything else (bucket creation, multipart, POST)
+//	MULTIPART  the other requests of a multipart upload (initiate, parts):
+//	        an SDK sends a body past its buffer (5-8 MiB) that way
+//	OTHER   anything else (bucket creation, other POSTs)
 //
 // UPSTREAM_DROPPED counts requests whose server connection failed; the
 // client's connection is then dropped as the server dropped it.
@@ -52,7 +56,7 @@ import (
 // journalKey is the store's journal (DESIGN §3): its PUTs are journal updates.
 const journalKey = "pack-entries"
 
-var kinds = []string{"LIST", "GET", "HEAD", "PUT", "DELETE", "OTHER", "JOURNAL_PUT", "UPSTREAM_DROPPED"}
+var kinds = []string{"LIST", "GET", "HEAD", "PUT", "DELETE", "MULTIPART", "OTHER", "JOURNAL_PUT", "UPSTREAM_DROPPED"}
 
 type counters struct {
 	mu sync.Mutex
@@ -111,12 +115,26 @@ func classify(r *http.Request, hostBase string) (kind, key string) {
 		return "GET", key
 	case http.MethodHead:
 		return "HEAD", key
+	case http.MethodPost:
+		switch {
+		case key != "" && q.Has("uploads"):
+			return "MULTIPART", key
+		case key != "" && q.Has("uploadId"):
+			return "PUT", key // CompleteMultipartUpload: the object is written
+		}
+		return "OTHER", key
 	case http.MethodPut:
-		if key == "" || q.Has("uploadId") || q.Has("acl") || q.Has("tagging") {
+		if key != "" && q.Has("uploadId") {
+			return "MULTIPART", key
+		}
+		if key == "" || q.Has("acl") || q.Has("tagging") {
 			return "OTHER", key
 		}
 		return "PUT", key
 	case http.MethodDelete:
+		if key != "" && q.Has("uploadId") {
+			return "MULTIPART", key // AbortMultipartUpload
+		}
 		if key == "" {
 			return "OTHER", key
 		}
