@@ -30,6 +30,7 @@ func openS3(ctx context.Context, u *url.URL) (*blob.Bucket, *wireCounter, error)
 	opts := []func(*s3.Options){func(o *s3.Options) {
 		o.Retryer = aws.NopRetryer{}
 		o.RetryMaxAttempts = 0
+		o.APIOptions = append(o.APIOptions, fastList) // s3list.go
 	}}
 	for _, k := range []string{"use_path_style", "s3ForcePathStyle"} {
 		if v := q.Get(k); v != "" {

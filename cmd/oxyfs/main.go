@@ -82,7 +82,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		e.flags.PrintDefaults()
 	}
 	e.common.register(e.flags)
+	stopProfile := startProfile(stderr)
 	err := c.run(ctx, e, args[1:])
+	stopProfile()
 	e.common.printStats(stderr)
 	var ue *usageError
 	switch {
