@@ -147,3 +147,50 @@ func casChild(u string) int {
 	}
 	return 0
 }
+
+// TestS3ListPagesAreScanned: versitygw's list pages take the scanner's fast
+// path (s3list.go), not the SDK's deserializer, and list every key.
+func TestS3ListPagesAreScanned(t *testing.T) {
+	srv := testservers.Start(t, "s3")
+	ctx := context.Background()
+	st, err := store.Open(ctx, srv.NewBucket(t), store.Options{Layout: store.LayoutBucket, PageSize: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	keys := []string{"sig/00/aa/alice", "sig/00/aa/b&b", "sig/01/bb/carol", "sig/02/cc/<dave>", "sig/03/dd/erin", "seal/00/aa/v1", "sig/stray"}
+	for _, k := range keys {
+		if err := st.Put(ctx, k, []byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scanned0, sdk0 := store.S3ListPages()
+	var got []string
+	if err := st.List(ctx, "sig/", "", func(it store.ListItem) error {
+		got = append(got, it.Key)
+		if it.Size != int64(len(it.Key)) {
+			t.Errorf("%s: size %d, want %d", it.Key, it.Size, len(it.Key))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	if err := st.List(ctx, "sig/", "/", func(it store.ListItem) error {
+		dirs = append(dirs, fmt.Sprintf("%s %v", it.Key, it.IsDir))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	scanned, sdk := store.S3ListPages()
+	if want := fmt.Sprint([]string{"sig/00/aa/alice", "sig/00/aa/b&b", "sig/01/bb/carol", "sig/02/cc/<dave>", "sig/03/dd/erin", "sig/stray"}); fmt.Sprint(got) != want {
+		t.Errorf("listed %v, want %v", got, want)
+	}
+	if want := fmt.Sprint([]string{"sig/00/ true", "sig/01/ true", "sig/02/ true", "sig/03/ true", "sig/stray false"}); fmt.Sprint(dirs) != want {
+		t.Errorf("delimited listing %v, want %v", dirs, want)
+	}
+	n := st.Counts().List
+	if scanned-scanned0 != n || sdk != sdk0 {
+		t.Errorf("%d pages scanned and %d left to the SDK, want all %d scanned", scanned-scanned0, sdk-sdk0, n)
+	}
+}
