@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -377,34 +378,43 @@ func parseListV2(b []byte) (*listV2, error) {
 
 func isRootTagEnd(c byte) bool { return c == '>' || c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// object parses the children of a Contents element.
-func (s *xmlScanner) object(name []byte, empty bool) (types.Object, error) {
-	var o types.Object
+// fields reads the children of an element whose start tag was read: the
+// text of each child named in names goes to fn, other children are skipped.
+func (s *xmlScanner) fields(name []byte, empty bool, names []string, fn func(child []byte, text string) error) error {
 	if empty {
-		return o, nil
+		return nil
 	}
 	for {
 		s.space()
 		if s.endTag(name) {
-			return o, nil
+			return nil
 		}
 		child, e, err := s.startTag()
 		if err != nil {
-			return o, err
+			return err
 		}
-		var t string
-		switch {
-		case bytes.EqualFold(child, []byte("Key")), bytes.EqualFold(child, []byte("ETag")),
-			bytes.EqualFold(child, []byte("Size")), bytes.EqualFold(child, []byte("LastModified")):
-			if t, err = s.text(child, e); err != nil {
-				return o, err
-			}
-		default:
+		if !slices.ContainsFunc(names, func(n string) bool { return bytes.EqualFold(child, []byte(n)) }) {
 			if err := s.skip(child, e, 1); err != nil {
-				return o, err
+				return err
 			}
 			continue
 		}
+		t, err := s.text(child, e)
+		if err != nil {
+			return err
+		}
+		if err := fn(child, t); err != nil {
+			return err
+		}
+	}
+}
+
+var objectFields = []string{"Key", "ETag", "Size", "LastModified"}
+
+// object parses the children of a Contents element.
+func (s *xmlScanner) object(name []byte, empty bool) (types.Object, error) {
+	var o types.Object
+	err := s.fields(name, empty, objectFields, func(child []byte, t string) error {
 		switch {
 		case bytes.EqualFold(child, []byte("Key")):
 			o.Key = aws.String(t)
@@ -413,48 +423,33 @@ func (s *xmlScanner) object(name []byte, empty bool) (types.Object, error) {
 		case bytes.EqualFold(child, []byte("Size")):
 			v, err := strconv.ParseInt(t, 10, 64)
 			if err != nil {
-				return o, errNotPlain
+				return errNotPlain
 			}
 			o.Size = aws.Int64(v)
 		default: // LastModified: the keys of a page often share one
 			if t != s.lastModS || s.lastMod == nil {
 				tm, err := smithytime.ParseDateTime(t)
 				if err != nil {
-					return o, errNotPlain
+					return errNotPlain
 				}
 				s.lastModS, s.lastMod = t, &tm
 			}
 			tm := *s.lastMod
 			o.LastModified = &tm
 		}
-	}
+		return nil
+	})
+	return o, err
 }
+
+var prefixFields = []string{"Prefix"}
 
 // commonPrefix parses the children of a CommonPrefixes element.
 func (s *xmlScanner) commonPrefix(name []byte, empty bool) (types.CommonPrefix, error) {
 	var cp types.CommonPrefix
-	if empty {
-		return cp, nil
-	}
-	for {
-		s.space()
-		if s.endTag(name) {
-			return cp, nil
-		}
-		child, e, err := s.startTag()
-		if err != nil {
-			return cp, err
-		}
-		if !bytes.EqualFold(child, []byte("Prefix")) {
-			if err := s.skip(child, e, 1); err != nil {
-				return cp, err
-			}
-			continue
-		}
-		t, err := s.text(child, e)
-		if err != nil {
-			return cp, err
-		}
+	err := s.fields(name, empty, prefixFields, func(_ []byte, t string) error {
 		cp.Prefix = aws.String(t)
-	}
+		return nil
+	})
+	return cp, err
 }
