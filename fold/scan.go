@@ -148,7 +148,6 @@ func (l *kindLister) run(ctx context.Context) (keys, bad []string, err error) {
 		}
 		return sh.keys, sh.bad, nil
 	}
-	l.done.Add(-int64(len(items))) // listed again below
 	// Many keys: name the <hh> directories (and any key directly under
 	// the prefix), then list each directory.
 	var top shard
