@@ -1,6 +1,7 @@
 package fold
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -56,31 +57,84 @@ func appendKeys(ctx context.Context, st *store.Store, keys []string, threshold i
 	if len(add) == 0 {
 		return res, nil
 	}
-	var written []line
+	var written []byte
+	var unfoldedN int
 	up, err := st.UpdateRecord(ctx, store.JournalKey, func(old []byte, _ bool) ([]byte, error) {
-		now := st.Clock().NowMs()
-		lines, _ := parseJournalRecord(old)
-		lines, res.Dropped = dropExpired(lines, now)
-		for _, k := range add {
-			lines = append(lines, line{key: k})
-		}
-		written = lines
-		return formatRecord(lines), nil
+		written, res.Dropped, unfoldedN = appendJournal(old, add, st.Clock().NowMs())
+		return written, nil
 	})
 	res.Tries = up.Tries
 	if err != nil {
 		res.Dropped = 0
 		return res, fmt.Errorf("append %d keys to journal: %w", len(add), err)
 	}
-	if unfolded(written) <= threshold {
+	if unfoldedN <= threshold {
 		return res, nil
 	}
-	p, err := partialFrom(ctx, st, written)
+	lines, _ := parseJournalRecord(written)
+	if unfolded(lines) <= threshold {
+		return res, nil // lines that do not parse counted above
+	}
+	p, err := partialFrom(ctx, st, lines)
 	res.PartialList, res.PartialLines = p.List, p.Marked
 	if err != nil {
 		return res, fmt.Errorf("append %d keys to journal: %w: %w", len(add), ErrPartialFold, err)
 	}
 	return res, nil
+}
+
+// appendJournal is the journal update of an append: every line of old kept
+// as it is, but blank lines and folded lines past their hour (expired), and
+// a line "0 <key>" added for each key. It reads only the folded-at field of
+// a line, not its key: an update of a journal of n lines costs a copy of n
+// lines, not n key parses (which made appends to a journal of 10,000 lines
+// spend most of their CPU validating keys they keep unchanged). A line
+// that does not parse is never dropped, as in a fold's rewrite (expired
+// checks its key before dropping). It returns the record, the lines
+// dropped, and the unfolded lines, counting lines whose key may not parse.
+func appendJournal(old []byte, add []string, now int64) (out []byte, dropped, unfoldedN int) {
+	n := len(old) + 1
+	for _, k := range add {
+		n += len(k) + 3
+	}
+	out = make([]byte, 0, n)
+	for text := range bytes.Lines(old) {
+		l := bytes.TrimSuffix(text, []byte("\n"))
+		if len(l) == 0 {
+			continue // a blank line carries nothing
+		}
+		if ms, key, ok := foldedAt(l); ok {
+			if ms == 0 {
+				unfoldedN++
+			} else if now-ms > graceMs {
+				if pl, bad := parseJournalRecord(l); len(bad) == 0 && len(pl) == 1 && expired(pl[0], now) && pl[0].key == string(key) {
+					dropped++
+					continue
+				}
+			}
+		}
+		out = append(append(out, l...), '\n')
+	}
+	for _, k := range add {
+		out = store.AppendJournalLine(out, store.JournalLine{Key: k})
+	}
+	return out, dropped, unfoldedN + len(add)
+}
+
+// foldedAt reads the folded-at field of a journal line "<ms> <key>"; ok is
+// false when it is not a number.
+func foldedAt(l []byte) (ms int64, key []byte, ok bool) {
+	num, key, found := bytes.Cut(l, []byte(" "))
+	if !found || len(num) == 0 || len(num) > 18 {
+		return 0, nil, false
+	}
+	for _, c := range num {
+		if c < '0' || c > '9' {
+			return 0, nil, false
+		}
+		ms = ms*10 + int64(c-'0')
+	}
+	return ms, key, true
 }
 
 // PartialResult says what a partial fold did.
