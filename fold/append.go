@@ -103,11 +103,12 @@ func appendJournal(old []byte, add []string, now int64) (out []byte, dropped, un
 		if len(l) == 0 {
 			continue // a blank line carries nothing
 		}
-		if ms, key, ok := foldedAt(l); ok {
+		if ms, ok := foldedAt(l); ok {
 			if ms == 0 {
 				unfoldedN++
 			} else if now-ms > graceMs {
-				if pl, bad := parseJournalRecord(l); len(bad) == 0 && len(pl) == 1 && expired(pl[0], now) && pl[0].key == string(key) {
+				// Past its hour by the field: drop it if the whole line parses.
+				if pl, bad := parseJournalRecord(l); len(bad) == 0 && len(pl) == 1 && expired(pl[0], now) {
 					dropped++
 					continue
 				}
@@ -123,18 +124,18 @@ func appendJournal(old []byte, add []string, now int64) (out []byte, dropped, un
 
 // foldedAt reads the folded-at field of a journal line "<ms> <key>"; ok is
 // false when it is not a number.
-func foldedAt(l []byte) (ms int64, key []byte, ok bool) {
-	num, key, found := bytes.Cut(l, []byte(" "))
+func foldedAt(l []byte) (ms int64, ok bool) {
+	num, _, found := bytes.Cut(l, []byte(" "))
 	if !found || len(num) == 0 || len(num) > 18 {
-		return 0, nil, false
+		return 0, false
 	}
 	for _, c := range num {
 		if c < '0' || c > '9' {
-			return 0, nil, false
+			return 0, false
 		}
 		ms = ms*10 + int64(c-'0')
 	}
-	return ms, key, true
+	return ms, true
 }
 
 // PartialResult says what a partial fold did.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -44,8 +45,7 @@ const listShards = 16
 // put in malformed: skipped, never dropped silently.
 func listEntries(ctx context.Context, st *store.Store, prog *progress) (*scan, error) {
 	var (
-		perKind [store.NumKinds][]string
-		bad     [store.NumKinds][]string
+		perKind [store.NumKinds][]shard
 		errs    [store.NumKinds]error
 		done    atomic.Int64
 		wg      sync.WaitGroup
@@ -54,7 +54,7 @@ func listEntries(ctx context.Context, st *store.Store, prog *progress) (*scan, e
 	for _, kind := range store.Kinds {
 		wg.Go(func() {
 			l := &kindLister{st: st, kind: kind, sem: sem, done: &done, prog: prog}
-			perKind[kind], bad[kind], errs[kind] = l.run(ctx)
+			perKind[kind], errs[kind] = l.run(ctx)
 		})
 	}
 	wg.Wait()
@@ -64,16 +64,24 @@ func listEntries(ctx context.Context, st *store.Store, prog *progress) (*scan, e
 	s := &scan{}
 	total := 0
 	for _, k := range store.Kinds {
-		s.perKind[k] = len(perKind[k])
-		total += len(perKind[k])
-		s.malformed = append(s.malformed, bad[k]...)
+		for _, sh := range perKind[k] {
+			s.perKind[k] += len(sh.keys)
+			s.malformed = append(s.malformed, sh.bad...)
+		}
+		total += s.perKind[k]
 	}
+	// Each listing is in key order and a kind's shards come in the order of
+	// their prefixes, so the kinds taken in the order of theirs give the
+	// keys sorted: no sort of a million keys (the check is one pass).
+	byPrefix := slices.SortedFunc(slices.Values(store.Kinds[:]), func(a, b store.Kind) int {
+		return strings.Compare(a.Prefix(), b.Prefix())
+	})
 	s.keys = make([]string, 0, total)
-	for _, k := range store.Kinds {
-		s.keys = append(s.keys, perKind[k]...)
+	for _, k := range byPrefix {
+		for _, sh := range perKind[k] {
+			s.keys = append(s.keys, sh.keys...)
+		}
 	}
-	// Each listing is in key order; the kinds and shards may not be, so
-	// one sort (of runs already sorted) puts them together.
 	if !slices.IsSorted(s.keys) {
 		slices.Sort(s.keys)
 	}
@@ -127,11 +135,14 @@ func (l *kindLister) listAll(ctx context.Context, prefix string, sh *shard) erro
 	})
 }
 
-func (l *kindLister) run(ctx context.Context) (keys, bad []string, err error) {
+// run lists the kind: one shard, or the keys directly under its prefix
+// and then each <hh> directory's, in key order.
+func (l *kindLister) run(ctx context.Context) ([]shard, error) {
 	prefix := l.kind.Prefix()
 	// The first page says whether the kind is small (one page: done).
 	var items []store.ListItem
 	var next []byte
+	var err error
 	for range listAttempts {
 		items, next, err = l.st.ListPage(ctx, prefix, "", nil, 0)
 		if !errors.Is(err, store.ErrNotFound) {
@@ -139,14 +150,14 @@ func (l *kindLister) run(ctx context.Context) (keys, bad []string, err error) {
 		}
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if next == nil {
 		var sh shard
 		for _, it := range items {
 			l.add(&sh, it)
 		}
-		return sh.keys, sh.bad, nil
+		return []shard{sh}, nil
 	}
 	// Many keys: name the <hh> directories (and any key directly under
 	// the prefix), then list each directory.
@@ -161,24 +172,20 @@ func (l *kindLister) run(ctx context.Context) (keys, bad []string, err error) {
 		return nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	shards := make([]shard, len(dirs))
+	shards := make([]shard, 1+len(dirs))
+	shards[0] = top
 	errs := make([]error, len(dirs))
 	var wg sync.WaitGroup
 	for i, d := range dirs {
-		wg.Go(func() { errs[i] = l.listAll(ctx, d, &shards[i]) })
+		wg.Go(func() { errs[i] = l.listAll(ctx, d, &shards[1+i]) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	keys, bad = top.keys, top.bad
-	for _, sh := range shards {
-		keys = append(keys, sh.keys...)
-		bad = append(bad, sh.bad...)
-	}
-	return keys, bad, nil
+	return shards, nil
 }
 
 // mergeKeys returns the union of a and b, both sorted and unique, and the

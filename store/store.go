@@ -275,16 +275,9 @@ func (s *Store) Close() error { return s.bucket.Close() }
 // Get reads a key (one GET).
 func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	var data []byte
-	err := s.read(ctx, &s.n.get, func(ctx context.Context) error {
-		r, err := s.bucket.NewReader(ctx, key, nil)
-		if err != nil {
-			return err
-		}
-		defer r.Close()
-		if data, err = io.ReadAll(r); err != nil {
-			return fmt.Errorf("%w: %w", errBodyRead, err)
-		}
-		return nil
+	err := s.read(ctx, &s.n.get, func(ctx context.Context) (err error) {
+		data, err = s.readBody(ctx, key, nil, nil)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("get %q: %w", key, err)
@@ -452,21 +445,38 @@ func (s *Store) List(ctx context.Context, prefix, delimiter string, fn func(List
 	}
 }
 
+// readBody is one GET of key: its body read whole, then the callback then
+// (if not nil) with the reader still open, for what the response carries
+// besides the body (a version token). A body that fails midway is
+// errBodyRead, which read retries.
+func (s *Store) readBody(ctx context.Context, key string, opts *blob.ReaderOptions, then func(r *blob.Reader, data []byte) error) ([]byte, error) {
+	r, err := s.bucket.NewReader(ctx, key, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errBodyRead, err)
+	}
+	if then != nil {
+		if err := then(r, data); err != nil {
+			return nil, err
+		}
+	}
+	return data, nil
+}
+
 // readWithToken reads a key and returns the backend's version token for it.
 // Errors are mapped (mapErr); a 304 of a conditional read is not retried.
 func (s *Store) readWithToken(ctx context.Context, key string, opts *blob.ReaderOptions) ([]byte, string, error) {
 	var data []byte
 	var tok string
-	err := s.read(ctx, &s.n.get, func(ctx context.Context) error {
-		r, err := s.bucket.NewReader(ctx, key, opts)
-		if err != nil {
+	err := s.read(ctx, &s.n.get, func(ctx context.Context) (err error) {
+		data, err = s.readBody(ctx, key, opts, func(r *blob.Reader, data []byte) (err error) {
+			tok, err = s.cas.token(r, data)
 			return err
-		}
-		defer r.Close()
-		if data, err = io.ReadAll(r); err != nil {
-			return fmt.Errorf("%w: %w", errBodyRead, err)
-		}
-		tok, err = s.cas.token(r, data)
+		})
 		return err
 	})
 	if err != nil {

@@ -475,11 +475,12 @@ type writeResult struct {
 	FirstEr string  `json:"first_error,omitempty"`
 }
 
-// objectID is writer w's i-th object: 64 hex, distinct across writers and runs with the same signer.
-func objectID(signer string, w, i int) string {
+// objectID is signer's i-th object: 64 hex, the same for the same signer
+// and i whichever writer takes it.
+func objectID(signer string, i int) string {
 	h := fnv.New64a()
 	h.Write([]byte(signer))
-	r := rand.New(rand.NewPCG(h.Sum64()+uint64(w), uint64(i)))
+	r := rand.New(rand.NewPCG(h.Sum64(), uint64(i)))
 	var b [32]byte
 	for j := range b {
 		b[j] = byte(r.Uint32())
@@ -496,41 +497,44 @@ func sigBytes(obj string) []byte {
 // close), as cp would; close returns once the key and the journal line
 // landed.
 func write(dir string, writers, count int, signer string) error {
-	var next atomic.Int64
-	var errs atomic.Int64
+	return printJSON(runWriters("mount", writers, count, signer, func(obj string) error {
+		od := filepath.Join(dir, "sig", obj[:2], obj[2:])
+		if err := os.MkdirAll(od, 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(od, signer), sigBytes(obj), 0o644)
+	}))
+}
+
+// runWriters runs one(obj) for COUNT objects of signer from WRITERS
+// goroutines and reports the rate and the errors.
+func runWriters(how string, writers, count int, signer string, one func(obj string) error) writeResult {
+	var next, errs atomic.Int64
 	var first atomic.Pointer[string]
 	var wg sync.WaitGroup
 	start := time.Now()
-	for w := 0; w < writers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
+	for range writers {
+		wg.Go(func() {
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= count {
 					return
 				}
-				obj := objectID(signer, w, i)
-				od := filepath.Join(dir, "sig", obj[:2], obj[2:])
-				err := os.MkdirAll(od, 0o755)
-				if err == nil {
-					err = os.WriteFile(filepath.Join(od, signer), sigBytes(obj), 0o644)
-				}
-				if err != nil {
+				if err := one(objectID(signer, i)); err != nil {
 					errs.Add(1)
 					msg := err.Error()
 					first.CompareAndSwap(nil, &msg)
 				}
 			}
-		}(w)
+		})
 	}
 	wg.Wait()
 	el := time.Since(start)
-	res := writeResult{How: "mount", Writers: writers, Count: count, Errors: errs.Load(), WallS: el.Seconds(), PerS: float64(count) / el.Seconds()}
+	res := writeResult{How: how, Writers: writers, Count: count, Errors: errs.Load(), WallS: el.Seconds(), PerS: float64(count) / el.Seconds()}
 	if p := first.Load(); p != nil {
 		res.FirstEr = *p
 	}
-	return printJSON(res)
+	return res
 }
 
 // putIndex: WRITERS goroutines putting COUNT signatures through one open
@@ -549,36 +553,11 @@ func putIndex(ctx context.Context, url string, writers, count int, signer string
 	if err := ix.Load(ctx); err != nil {
 		return err
 	}
-	var next, errs atomic.Int64
-	var first atomic.Pointer[string]
-	var wg sync.WaitGroup
-	start := time.Now()
-	for w := 0; w < writers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= count {
-					return
-				}
-				obj := objectID(signer, w, i)
-				if err := ix.Put(ctx, store.Entry{Kind: store.KindSig, Object: obj, Value: signer}, sigBytes(obj)); err != nil {
-					errs.Add(1)
-					msg := err.Error()
-					first.CompareAndSwap(nil, &msg)
-				}
-			}
-		}(w)
-	}
-	wg.Wait()
-	el := time.Since(start)
+	res := runWriters("index.Put", writers, count, signer, func(obj string) error {
+		return ix.Put(ctx, store.Entry{Kind: store.KindSig, Object: obj, Value: signer}, sigBytes(obj))
+	})
 	if err := ix.Close(); err != nil {
 		return err
-	}
-	res := writeResult{How: "index.Put", Writers: writers, Count: count, Errors: errs.Load(), WallS: el.Seconds(), PerS: float64(count) / el.Seconds()}
-	if p := first.Load(); p != nil {
-		res.FirstEr = *p
 	}
 	return printJSON(res)
 }
@@ -597,7 +576,7 @@ func put(oxyfs, url string, writers, count int, signer string, batch int) error 
 		var lines []byte
 		var one []string
 		for j := i; j < min(i+batch, count); j++ {
-			obj := objectID(signer, 0, j)
+			obj := objectID(signer, j)
 			f := filepath.Join(tmp, obj)
 			if err := os.WriteFile(f, sigBytes(obj), 0o644); err != nil {
 				return err
