@@ -303,3 +303,36 @@ func TestRefreshMissesASecondFirstFoldUntilARecordChanges(t *testing.T) {
 		t.Fatalf("tree %v", got)
 	}
 }
+
+// TestRefreshDropsAnEntryWhoseOnlyJournalLineLeft: a collection forgets an
+// object only the journal named (the list is the same before and after), so
+// the live names stay and only the journal changes. The refresh must show
+// exactly the store: the forgotten entry goes, it does not linger because a
+// refresh merged only the journal's new lines.
+func TestRefreshDropsAnEntryWhoseOnlyJournalLineLeft(t *testing.T) {
+	ctx := context.Background()
+	f := newRefreshFixture(t)
+	x := ent(store.KindSig, objB, "bob")
+	f.put(t, x)
+	f.refresh(t, listed)
+	g := f.reader.Generation()
+	rep, err := fold.Collect(ctx, f.wst, fold.CollectOptions{
+		ForgetObjects: []fold.ForgetObject{{Object: objB}}, Apply: true,
+	})
+	if err != nil || rep.Forget.Lines != 1 || rep.Forget.Deleted != 1 {
+		t.Fatalf("collection: %+v %v", rep.Forget, err)
+	}
+	if !rep.Fold.List.Unchanged || len(rep.Fold.Retired) != 0 {
+		t.Fatalf("the fold after the collection: %+v (want the live list unchanged)", rep.Fold.List)
+	}
+	f.want = slices.DeleteFunc(f.want, func(e store.Entry) bool { return e == x })
+	f.refresh(t, listed)
+	if f.reader.Generation() == g {
+		t.Fatal("a refresh that dropped an entry kept the generation")
+	}
+	if _, err := f.reader.Stat(ctx, x.Key()); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Stat of the forgotten entry: %v", err)
+	}
+	f.refresh(t, unchanged)
+}
+
