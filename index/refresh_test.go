@@ -335,4 +335,3 @@ func TestRefreshDropsAnEntryWhoseOnlyJournalLineLeft(t *testing.T) {
 	}
 	f.refresh(t, unchanged)
 }
-
