@@ -71,7 +71,7 @@ type Report struct {
 //     is kept (the journal is what a writer claimed, and a writer writes the
 //     object first) and reported in JournalOnly. It drops out by itself once
 //     its line is folded and past its hour.
-//  4b. Every live list is read, and each entry it holds that the set leaves
+//     4b. Every live list is read, and each entry it holds that the set leaves
 //     out is looked up (HEAD): if its key exists, the listing was wrong and
 //     the fold stops with ErrIncompleteListing, having written nothing
 //     (leftOut). A collection's forgotten keys are not looked up.

@@ -141,7 +141,6 @@ func TestFoldStopsWhenTheListingLeavesOutAKeyThatExists(t *testing.T) {
 	}
 }
 
-
 // samePlan fails the test unless a dry run planned exactly what the run
 // right after it did.
 func samePlan(t *testing.T, dry, did *Report) {
