@@ -70,9 +70,8 @@ type Report struct {
 //     together with the listed keys. A journal key the listing did not show
 //     is kept (the journal is what a writer claimed, and a writer writes the
 //     object first) and reported in JournalOnly. It drops out by itself once
-//     its line is folded and past its hour.
-//     4b. Every live list is read, and each entry it holds that the set leaves
-//     out is looked up (HEAD): if its key exists, the listing was wrong and
+//     its line is folded and past its hour. Then every live list is read,
+//     and each entry it holds that the set leaves out is looked up (HEAD): if its key exists, the listing was wrong and
 //     the fold stops with ErrIncompleteListing, having written nothing
 //     (leftOut). A collection's forgotten keys are not looked up.
 //  5. If a live complete list holds exactly that set, nothing is written
