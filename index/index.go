@@ -157,6 +157,7 @@ func (ix *Index) Refresh(ctx context.Context) error {
 		ix.lastRefresh.Store(&d)
 	}()
 	prev := ix.v.Load()
+	mark := ix.own.mark() // own writes before it are in what open reads
 	v, err := ix.open(ctx, prev)
 	if err != nil {
 		return err
@@ -170,11 +171,11 @@ func (ix *Index) Refresh(ctx context.Context) error {
 	ix.v.Store(v)
 	ix.ra.forget()
 	if v.mode == ModeFolded {
-		ix.own.prune(v.base)
+		ix.own.prune(v.base, mark)
 	} else {
 		// Prefix listings see the per-object keys every own write wrote
 		// first; the listings are read afresh after a refresh.
-		ix.own.prune(nil)
+		ix.own.prune(nil, mark)
 	}
 	if changed {
 		ix.gen.Add(1)

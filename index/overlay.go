@@ -12,24 +12,45 @@ import (
 
 // overlay holds this handle's own writes (spec §13.7: a handle "adds what it
 // writes itself"), merged into every lookup. A refresh drops the entries the
-// new base holds, so the overlay stays small: its size is the writes since
-// the last refresh. Lookups by key are O(1); directory reads sort it lazily.
+// new base holds, and every entry that landed before the refresh began
+// (mark): its journal line landed before the refresh read the journal, so
+// the new view shows it — unless it left the store since (a collection
+// forgot its object), and then the handle must not show it either. The
+// overlay stays small: its size is the writes since the last refresh.
+// Lookups by key are O(1); directory reads sort it lazily.
 type overlay struct {
 	mu     sync.Mutex
-	m      map[string]store.Entry
+	m      map[string]ownEntry
+	seq    uint64                        // the next add's sequence number
 	sorted [store.NumKinds][]store.Entry // by (Object, Value), valid unless dirty
 	dirty  bool
 }
 
-func (o *overlay) init() { o.m = make(map[string]store.Entry) }
+// ownEntry is an own write and the sequence number of the add that landed it.
+type ownEntry struct {
+	store.Entry
+	seq uint64
+}
 
+func (o *overlay) init() { o.m = make(map[string]ownEntry) }
+
+// add records entries whose key and journal line (on a bucket) landed.
 func (o *overlay) add(es []store.Entry) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, e := range es {
-		o.m[e.Key()] = e
+		o.m[e.Key()] = ownEntry{Entry: e, seq: o.seq}
 	}
+	o.seq++
 	o.dirty = true
+}
+
+// mark returns a sequence number: every entry added before the call has a
+// smaller one.
+func (o *overlay) mark() uint64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.seq
 }
 
 func (o *overlay) len() int {
@@ -48,15 +69,18 @@ func (o *overlay) has(e store.Entry) bool {
 	return ok
 }
 
-// prune drops the entries base holds; a nil base drops every entry.
-func (o *overlay) prune(base *entrySet) {
+// prune drops the entries added before mark, and those base (if not nil)
+// holds.
+func (o *overlay) prune(base *entrySet, mark uint64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for k, e := range o.m {
-		if base == nil {
+		if e.seq < mark {
 			delete(o.m, k)
-		} else if _, ok := base.lookup(e.Kind, e.Object, e.Value); ok {
-			delete(o.m, k)
+		} else if base != nil {
+			if _, ok := base.lookup(e.Kind, e.Object, e.Value); ok {
+				delete(o.m, k)
+			}
 		}
 	}
 	o.dirty = true
@@ -85,7 +109,7 @@ func (o *overlay) sortLocked() {
 		o.sorted[k] = o.sorted[k][:0]
 	}
 	for _, e := range o.m {
-		o.sorted[e.Kind] = append(o.sorted[e.Kind], e)
+		o.sorted[e.Kind] = append(o.sorted[e.Kind], e.Entry)
 	}
 	for k := range o.sorted {
 		slices.SortFunc(o.sorted[k], func(a, b store.Entry) int {

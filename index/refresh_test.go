@@ -412,3 +412,35 @@ func writeRecordBytes(t testing.TB, st *store.Store, key string, data []byte) {
 		t.Fatal(err)
 	}
 }
+
+// TestRefreshDropsAnOwnWriteACollectionForgot: a handle writes an entry
+// (shown at once, as its own write), then a collection forgets the object.
+// After a refresh the handle shows exactly the store: its own write went
+// with the object, it does not linger in the handle's overlay.
+func TestRefreshDropsAnOwnWriteACollectionForgot(t *testing.T) {
+	ctx := context.Background()
+	f := newRefreshFixture(t)
+	mine := ent(store.KindSeal, objD, "s5")
+	if err := f.reader.Put(ctx, mine, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.reader.Stat(ctx, mine.Key()); err != nil {
+		t.Fatalf("own write not shown at once: %v", err)
+	}
+	rep, err := fold.Collect(ctx, f.wst, fold.CollectOptions{
+		ForgetObjects: []fold.ForgetObject{{Object: objD}}, Apply: true,
+	})
+	if err != nil || rep.Forget.Deleted != 1 {
+		t.Fatalf("collection: %+v %v", rep.Forget, err)
+	}
+	// The reader's handle sent the PUTs of its write: count only the refresh.
+	if err := f.reader.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := walkEntries(t, f.reader); !slices.Equal(got, keysOf(f.want)) {
+		t.Fatalf("after refresh the tree holds\n%v\nwant\n%v", got, keysOf(f.want))
+	}
+	if _, err := f.reader.Stat(ctx, mine.Key()); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Stat of the forgotten own write: %v", err)
+	}
+}
