@@ -128,14 +128,19 @@ type CollectReport struct {
 //  1. One compare-and-swap update of the journal drops the folded lines past
 //     their hour and, with Apply, every line naming a forgotten object.
 //     A failure ends the run before anything is deleted.
-//  2. With Apply, the forgotten objects' keys are deleted.
-//  3. Every key retired more than store.GracePeriod ago is deleted. Never
+//  2. Every key retired more than store.GracePeriod ago is deleted. Never
 //     one retired later, never the journal, the retired record or the
 //     marker (such names are reported in Refused), never a live list (a
 //     list the retired record names is not live).
-//  4. One compare-and-swap update of the retired record drops the lines of
+//  3. One compare-and-swap update of the retired record drops the lines of
 //     the keys it deleted or found gone, and no other.
-//  5. A complete fold (Complete), which leaves the forgotten entries out.
+//  4. A complete fold (Complete), which leaves the forgotten objects'
+//     entries out of its list and of the older lists' copies.
+//  5. With Apply, the forgotten objects' keys are deleted — only now, once
+//     no live list names them: a fold that failed leaves them in place and
+//     still listed, never a list naming keys that are gone. A key this step
+//     fails to delete is in no list, as an older writer's key would be,
+//     until the collection is run again.
 //
 // Run one collection at a time per store, as oxy gc runs. Folds and writers
 // may run beside it.
@@ -210,16 +215,7 @@ func Collect(ctx context.Context, st *store.Store, opts CollectOptions) (rep Col
 		return rep, fmt.Errorf("collect: %w", err)
 	}
 
-	// 2. The forgotten objects' keys.
-	if apply {
-		deleted, missing, err := deleteKeys(ctx, st, forget.keys, prog, "forget")
-		rep.Forget.Deleted = len(deleted) + len(missing)
-		if err != nil {
-			return rep, fmt.Errorf("collect: forget: %w", err)
-		}
-	}
-
-	// 3. What was retired over an hour ago.
+	// 2. What was retired over an hour ago.
 	deleted, missing, delErr := deleteKeys(ctx, st, due, prog, "delete")
 	rep.Deleted, rep.Missing = deleted, missing
 	gone := make(map[string]bool, len(deleted)+len(missing))
@@ -230,7 +226,7 @@ func Collect(ctx context.Context, st *store.Store, opts CollectOptions) (rep Col
 		gone[k] = true
 	}
 
-	// 4. Their retired lines.
+	// 3. Their retired lines.
 	if len(gone) > 0 {
 		cutoff := rep.Now - graceMs
 		res, err := st.UpdateRecord(ctx, store.RetiredKey, func(old []byte, _ bool) ([]byte, error) {
@@ -259,15 +255,24 @@ func Collect(ctx context.Context, st *store.Store, opts CollectOptions) (rep Col
 		return rep, fmt.Errorf("collect: %w", delErr)
 	}
 
-	// 5. The fold.
+	// 4. The fold, leaving the forgotten objects' entries out.
 	var h *hooks
 	if apply {
-		h = &hooks{gone: forget.names}
+		h = &hooks{drop: forget.names, gone: forget.names}
 	}
 	fr, err := complete(ctx, st, Options{Progress: opts.Progress, Warn: opts.Warn}, h)
 	rep.Fold = &fr
 	if err != nil {
 		return rep, fmt.Errorf("collect: %w", err)
+	}
+
+	// 5. The forgotten objects' keys, once no live list names them.
+	if apply {
+		deleted, missing, err := deleteKeys(ctx, st, forget.keys, prog, "forget")
+		rep.Forget.Deleted = len(deleted) + len(missing)
+		if err != nil {
+			return rep, fmt.Errorf("collect: forget: %w", err)
+		}
 	}
 	return rep, nil
 }

@@ -102,7 +102,9 @@ type hooks struct {
 	afterScan func() // after step 4, before the list is written
 	// A collection's dry run plans its fold on what the collection would
 	// leave: plan drops from the snapshot the journal lines and retired
-	// keys it would drop, drop the keys it would delete from the listing.
+	// keys it would drop. drop names the entry keys a collection deletes
+	// after its fold (forgotten objects'): left out of the listing and of
+	// the older lists' copies.
 	plan func(sn *store.Snapshot)
 	drop func(key string) bool
 	// gone reports the entry keys a collection deleted (or would delete),
@@ -129,9 +131,9 @@ func complete(ctx context.Context, st *store.Store, opts Options, h *hooks) (rep
 		return rep, fmt.Errorf("fold: %w", err)
 	}
 	rep.WasFolded = sn.Folded()
-	var gone func(string) bool
+	var gone, drop func(string) bool
 	if h != nil {
-		gone = h.gone
+		gone, drop = h.gone, h.drop
 	}
 	if h != nil && h.plan != nil {
 		h.plan(sn)
@@ -151,7 +153,7 @@ func complete(ctx context.Context, st *store.Store, opts Options, h *hooks) (rep
 	var planned []string
 	if sn.Marker {
 		rep.Legacy.Skipped = true
-	} else if planned, err = foldLegacy(ctx, st, opts.DryRun, &rep.Legacy, w, prog); err != nil {
+	} else if planned, err = foldLegacy(ctx, st, opts.DryRun, drop, &rep.Legacy, w, prog); err != nil {
 		return rep, fmt.Errorf("fold: %w", err)
 	}
 
@@ -165,9 +167,8 @@ func complete(ctx context.Context, st *store.Store, opts Options, h *hooks) (rep
 		w.warn("malformed entry key %q: left out of the list", k)
 	}
 	listed := sc.keys
-	if h != nil && h.drop != nil {
-		listed = slices.DeleteFunc(slices.Clone(listed), h.drop)
-		planned = slices.DeleteFunc(planned, h.drop)
+	if drop != nil {
+		listed = slices.DeleteFunc(slices.Clone(listed), drop)
 	}
 	if opts.DryRun && len(planned) > 0 {
 		var copies []string

@@ -205,3 +205,44 @@ func TestCollectDryRunPlansTheFoldOnWhatTheCollectionLeaves(t *testing.T) {
 		}
 	})
 }
+
+// TestCollectionWhoseFoldFailsDeletesNoForgottenKey: gc --forget-objects
+// --apply whose fold fails (its pack listing fails) must not have deleted
+// the forgotten keys: the live list still names them, so they must still be
+// there (found by the simulation, F1: a list naming keys that are gone).
+func TestCollectionWhoseFoldFailsDeletesNoForgottenKey(t *testing.T) {
+	ctx := context.Background()
+	clk := store.NewFakeClock(1_700_000_000_000)
+	st, fb := newFaultStore(t, clk)
+	a, x := ekey(store.KindSig, "aa01", "alice"), ekey(store.KindSig, "cc03", "xavier")
+	write(t, st, a, x)
+	mustComplete(t, st)
+	packLists := 0
+	fb.failIf(func(op, key string) bool {
+		if op == "list" && strings.HasPrefix(key, store.PackPrefix) {
+			packLists++
+			return packLists > 1 // the plan's snapshot passes, the fold's fails
+		}
+		return false
+	})
+	_, err := Collect(ctx, st, CollectOptions{ForgetObjects: []ForgetObject{{Object: "cc03"}}, Apply: true})
+	if !errors.Is(err, errInjected) {
+		t.Fatalf("collection whose fold cannot list: %v", err)
+	}
+	fb.failIf(nil)
+	if !exists(t, st, x) {
+		t.Fatal("the forgotten key was deleted although the fold that leaves it out failed")
+	}
+	v, err := freshReader(ctx, st)
+	if err != nil || !maps.Equal(v.keys, map[string]bool{a: true, x: true}) {
+		t.Fatalf("fresh reader: %v (%v)", v.keys, err)
+	}
+	// Run again: now it goes.
+	if _, err := Collect(ctx, st, CollectOptions{ForgetObjects: []ForgetObject{{Object: "cc03"}}, Apply: true}); err != nil {
+		t.Fatal(err)
+	}
+	v, err = freshReader(ctx, st)
+	if err != nil || exists(t, st, x) || !maps.Equal(v.keys, map[string]bool{a: true}) {
+		t.Fatalf("after the second collection: key there %v, reader %v (%v)", exists(t, st, x), v.keys, err)
+	}
+}

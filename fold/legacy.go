@@ -37,7 +37,10 @@ type legacyEntry struct {
 //
 // With dry set it writes nothing and returns the keys it would copy or keep,
 // sorted; the caller tells the two apart by the listing.
-func foldLegacy(ctx context.Context, st *store.Store, dry bool, rep *LegacyReport, w *warner, prog *progress) ([]string, error) {
+//
+// skip, if not nil, names entries not to copy: a collection's forgotten
+// objects, whose older lists it deletes after the fold.
+func foldLegacy(ctx context.Context, st *store.Store, dry bool, skip func(key string) bool, rep *LegacyReport, w *warner, prog *progress) ([]string, error) {
 	type olderList struct {
 		key    string
 		kind   store.Kind
@@ -98,7 +101,11 @@ func foldLegacy(ctx context.Context, st *store.Store, dry bool, rep *LegacyRepor
 	}
 	var flat []legacyEntry
 	for _, es := range entries {
-		flat = append(flat, es...)
+		for _, e := range es {
+			if skip == nil || !skip(e.key) {
+				flat = append(flat, e)
+			}
+		}
 	}
 	if dry {
 		keys := make([]string, len(flat))
