@@ -56,6 +56,7 @@ type Index struct {
 	gen         atomic.Uint64
 	refreshes   atomic.Int64
 	lastRefresh atomic.Pointer[store.Counts] // requests the last Refresh sent
+	lookedAt    atomic.Int64                 // store ms when the current view's records were last read (refreshSnapshot)
 
 	own    overlay
 	sigs   *sigCache

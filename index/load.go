@@ -22,10 +22,14 @@ const listFetchParallel = 8
 // unchanged it returns prev itself (see refreshSnapshot).
 func (ix *Index) open(ctx context.Context, prev *view) (*view, error) {
 	before := ix.st.Counts()
+	start := ix.st.Clock().NowMs()
 	v, err := ix.openLayout(ctx, prev)
 	if err != nil {
 		return nil, err
 	}
+	// The view published next shows the records as read at start, or
+	// (v == prev) they were found unchanged then: refreshSnapshot's window.
+	ix.lookedAt.Store(start)
 	if v != prev {
 		v.openReq = ix.st.Counts().Sub(before)
 	}
@@ -113,13 +117,16 @@ func snapshotView(sn *store.Snapshot) *view {
 }
 
 // prefixView is the view of a bucket that is not folded (or whose lists
-// could not be read): lookups list per-object prefixes, the journal's lines
-// are merged, the older lists are read until the marker.
+// could not be read): lookups list per-object prefixes and read the older
+// lists until the marker (spec §13.7 "Reading": "a lookup lists the
+// per-object prefix as before"). The journal's lines are not entries here:
+// every journaled key was written before its line, so a listing shows it,
+// and a line whose key is gone (a collection forgot the object) would show
+// an entry whose bytes cannot be read.
 func (ix *Index) prefixView(v *view, sn *store.Snapshot) *view {
-	b := newBuilder()
 	v.mode, v.legacy = ModePrefixListing, !sn.Marker
-	v.base = b.set(b.journalRun(sn.Journal, nil))
-	ix.reportMalformed(v, sn, b.mal)
+	v.base = emptySet
+	ix.reportMalformed(v, sn, nil)
 	v.pc = newPrefixCache(ix, v.legacy)
 	return v
 }
@@ -136,9 +143,11 @@ func (e *listGoneError) Error() string {
 //
 // On a refresh (prev folded) it reads only what prev does not hold. Lists
 // are written once and named by their content, so a name prev read is the
-// same entries. When the live names are prev's, only the journal's new
-// lines are added (no list read). When they are prev's plus partial lists
-// (a writer folded its journal lines), only those are read and merged in.
+// same entries. When the live names are prev's, no list is read and only
+// the journal's part of the set is recomputed: new lines added, and entries
+// whose only line left the journal dropped (withJournal). When they are
+// prev's plus partial lists (a writer folded its journal lines), only those
+// are read and merged in, and the journal's part recomputed likewise.
 // Otherwise (a list prev held was retired: a complete fold, a collection)
 // the set is built afresh from the live lists; after a complete fold the
 // only live list is the one it wrote, which prev did not hold either.
@@ -206,14 +215,15 @@ func addedPartials(held []string, live []store.ListInfo) ([]store.ListInfo, bool
 	return added, found == len(held)
 }
 
-// addLists reads lists and merges them and the journal's lines into base.
+// addLists reads lists and merges them into base, whose journal part it
+// recomputes from sn's journal (withJournal).
 func (ix *Index) addLists(ctx context.Context, base *entrySet, lists []store.ListInfo, sn *store.Snapshot) (*entrySet, []malformed, error) {
 	datas, err := ix.fetchLists(ctx, lists)
 	if err != nil {
 		return nil, nil, err
 	}
 	b := newBuilderFrom(base)
-	runs := []*run{runOf(base)}
+	runs := make([]*run, 0, len(lists))
 	for i, l := range lists {
 		r, err := b.decodeList(l.Name, datas[i])
 		if err != nil {
@@ -222,8 +232,7 @@ func (ix *Index) addLists(ctx context.Context, base *entrySet, lists []store.Lis
 		datas[i] = nil
 		runs = append(runs, r)
 	}
-	runs = append(runs, b.journalRun(sn.Journal, knownIn(base)))
-	return b.set(b.mergeRuns(runs)), b.mal, nil
+	return b.withJournal(base, runs, sn), b.mal, nil
 }
 
 // fetchLists reads lists (one GET each, up to listFetchParallel at once).
@@ -256,28 +265,11 @@ func (ix *Index) fetchLists(ctx context.Context, lists []store.ListInfo) ([][]by
 	return datas, nil
 }
 
-// addJournal adds to a set the journal lines it does not hold yet.
+// addJournal recomputes base's journal part from sn's journal: lines added
+// since, and lines gone (withJournal).
 func addJournal(base *entrySet, sn *store.Snapshot) (*entrySet, []malformed) {
 	b := newBuilderFrom(base)
-	r := b.journalRun(sn.Journal, knownIn(base))
-	if r.entries() == 0 {
-		return base, b.mal
-	}
-	return b.set(b.merge(runOf(base), r)), b.mal
-}
-
-// knownIn reports whether base holds an entry (object packed), for
-// journalRun's skip.
-func knownIn(base *entrySet) func(kind store.Kind, obj []byte, val []byte) bool {
-	return func(kind store.Kind, obj []byte, val []byte) bool {
-		k := &base.kinds[kind]
-		i, ok := k.findObj(obj)
-		if !ok {
-			return false
-		}
-		_, ok = k.findVal(&base.vt, i, string(val))
-		return ok
-	}
+	return b.withJournal(base, nil, sn), b.mal
 }
 
 // reportMalformed counts the malformed keys an open skipped, and the journal

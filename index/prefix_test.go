@@ -46,8 +46,11 @@ func TestUnfoldedStoreListsPerObjectPrefix(t *testing.T) {
 			t.Fatalf("%s sent %v, want %v", what, d, want)
 		}
 	}
+	// The journal names objD, whose key does not exist: a store that is
+	// not folded is read by listing (spec §13.7 "Reading"), so it is not
+	// shown (a ghost whose bytes cannot be read).
 	check("ReadDir sig", store.Counts{List: 1}, func() {
-		if got := mustReadDir(t, ix, "sig"); !slices.Equal(got, []string{"ab", "cd", "ef"}) {
+		if got := mustReadDir(t, ix, "sig"); !slices.Equal(got, []string{"ab", "cd"}) {
 			t.Fatalf("sig: %v", got)
 		}
 	})
@@ -73,8 +76,8 @@ func TestUnfoldedStoreListsPerObjectPrefix(t *testing.T) {
 		}
 	})
 	check("Stat of a journal-only entry", store.Counts{List: 1}, func() {
-		if n, err := ix.Stat(ctx, journalOnly.Key()); err != nil || n.Source != sourceJournal {
-			t.Fatalf("Stat: %+v %v", n, err)
+		if n, err := ix.Stat(ctx, journalOnly.Key()); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("Stat of a key only the journal names: %+v %v, want not found", n, err)
 		}
 	})
 	check("Stat of an absent entry", store.Counts{List: 1}, func() {

@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"time"
 
 	"github.com/oxyfs/oxyfs/store"
 )
@@ -61,16 +62,42 @@ import (
 // In the prefix modes the listings may change with neither record (any
 // per-object key), so a refresh there always lists the pack prefix and
 // drops them; a directory re-reads its marker and drops them.
+//
+// # Why only within the hour
+//
+// Unchanged bytes are not an unchanged history: S3's ETag is the content's
+// MD5, and the file and mem backends compare content, so a record that
+// changed and changed back reads as "not modified". Both records can return
+// to bytes a reader saw: a fold retires a list (a retired line) and marks
+// lines (folded-at), a collection an hour later deletes the list and drops
+// its retired line, and writers' updates drop the folded lines past their
+// hour. Meanwhile the live lists changed. What bounds this is that every
+// change above lasts at least store.GracePeriod: a retired line is dropped
+// only after its key is deleted, an hour after it was retired, and a folded
+// line only an hour after it was marked. So if the reader looked at the
+// records less than an hour ago and saw prev's bytes, and sees them again
+// now, no change can have come and gone in between. trustWindow keeps a
+// margin below the hour for the writers' clocks, which are not the reader's;
+// a refresh whose last look at prev's records is older than that lists the
+// pack prefix (1 LIST, and the lists it does not hold) — so does every
+// refresh of a handle refreshed less often than every trustWindow.
 func (ix *Index) refreshSnapshot(ctx context.Context, prev *view) (*store.Snapshot, error) {
 	if prev == nil || prev.sn == nil {
 		return ix.st.ReadSnapshot(ctx)
 	}
-	sn, changed, err := ix.st.ReadSnapshotSince(ctx, prev.sn, prev.mode != ModeFolded)
+	stale := ix.st.Clock().NowMs()-ix.lookedAt.Load() >= trustWindow.Milliseconds()
+	list := prev.mode != ModeFolded || stale
+	sn, changed, err := ix.st.ReadSnapshotSince(ctx, prev.sn, list)
 	if err != nil {
 		return nil, err
 	}
-	if !changed && prev.mode == ModeFolded {
+	if !changed && !list {
 		return nil, nil
 	}
 	return sn, nil
 }
+
+// trustWindow is how long a look at the journal and the retired record lets
+// a refresh trust their unchanged bytes (see refreshSnapshot): the hour
+// every change to them lasts, less a margin for clocks.
+const trustWindow = store.GracePeriod - 10*time.Minute

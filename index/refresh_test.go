@@ -303,3 +303,112 @@ func TestRefreshMissesASecondFirstFoldUntilARecordChanges(t *testing.T) {
 		t.Fatalf("tree %v", got)
 	}
 }
+
+// TestRefreshDropsAnEntryWhoseOnlyJournalLineLeft: a collection forgets an
+// object only the journal named (the list is the same before and after), so
+// the live names stay and only the journal changes. The refresh must show
+// exactly the store: the forgotten entry goes, it does not linger because a
+// refresh merged only the journal's new lines.
+func TestRefreshDropsAnEntryWhoseOnlyJournalLineLeft(t *testing.T) {
+	ctx := context.Background()
+	f := newRefreshFixture(t)
+	x := ent(store.KindSig, objB, "bob")
+	f.put(t, x)
+	f.refresh(t, listed)
+	g := f.reader.Generation()
+	rep, err := fold.Collect(ctx, f.wst, fold.CollectOptions{
+		ForgetObjects: []fold.ForgetObject{{Object: objB}}, Apply: true,
+	})
+	if err != nil || rep.Forget.Lines != 1 || rep.Forget.Deleted != 1 {
+		t.Fatalf("collection: %+v %v", rep.Forget, err)
+	}
+	if !rep.Fold.List.Unchanged || len(rep.Fold.Retired) != 0 {
+		t.Fatalf("the fold after the collection: %+v (want the live list unchanged)", rep.Fold.List)
+	}
+	f.want = slices.DeleteFunc(f.want, func(e store.Entry) bool { return e == x })
+	f.refresh(t, listed)
+	if f.reader.Generation() == g {
+		t.Fatal("a refresh that dropped an entry kept the generation")
+	}
+	if _, err := f.reader.Stat(ctx, x.Key()); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Stat of the forgotten entry: %v", err)
+	}
+	f.refresh(t, unchanged)
+}
+
+// TestRefreshListsWhenItsLastLookIsOverTheTrustWindow: the journal and the
+// retired record return to the very bytes a reader last saw (a fold retired
+// the list and a collection an hour later deleted it and dropped its line)
+// while the live lists changed. A conditional GET says "not modified"
+// (content-addressed versions), so a reader that last looked more than
+// trustWindow ago must list the pack prefix; one that looked within it may
+// trust the records (every change to them lasts an hour).
+func TestRefreshListsWhenItsLastLookIsOverTheTrustWindow(t *testing.T) {
+	ctx := context.Background()
+	f := newRefreshFixture(t)
+	old := f.reader.Status().LiveLists[0].Name
+	journalBefore := readRecord(t, f.wst, store.JournalKey)
+
+	// An older writer's entry; a fold by hand lists it into a new list and
+	// retires the old one (no journal line to mark).
+	older := ent(store.KindSig, objD, "dave")
+	putKeys(t, f.wst, older)
+	f.want = append(f.want, older)
+	rep := f.complete(t)
+	if !rep.List.Written || len(rep.Retired) != 1 || rep.Retired[0] != old {
+		t.Fatalf("fold: %+v", rep)
+	}
+	// Within the window the reader looks and sees the change.
+	f.clk.Advance(trustWindow - time.Minute)
+	f.refresh(t, listedAndOne)
+
+	// A second change that reverts both records: write a list by hand,
+	// retire the reader's list, then, an hour later, delete it and put the
+	// retired record back to the bytes the reader saw.
+	newer := ent(store.KindSeal, objD, "s7")
+	putKeys(t, f.wst, newer)
+	f.want = append(f.want, newer)
+	afterFirst := readRecord(t, f.wst, store.RetiredKey)
+	rep = f.complete(t)
+	if !rep.List.Written || len(rep.Retired) != 1 {
+		t.Fatalf("second fold: %+v", rep)
+	}
+	f.clk.Advance(store.GracePeriod + time.Minute)
+	if err := f.wst.Delete(ctx, rep.Retired[0]); err != nil {
+		t.Fatal(err)
+	}
+	writeRecordBytes(t, f.wst, store.RetiredKey, afterFirst)
+	if got := readRecord(t, f.wst, store.JournalKey); string(got) != string(journalBefore) {
+		t.Fatalf("journal changed: %q", got)
+	}
+	// The reader last looked over the window ago: it lists, and sees the
+	// list that replaced the one it held.
+	f.refresh(t, listedAndOne)
+	// Now it looked just now: a quiet refresh trusts the records again.
+	f.refresh(t, unchanged)
+	f.clk.Advance(trustWindow - time.Second)
+	f.refresh(t, unchanged)
+	// A refresh after a quiet window lists once (nothing new to read), then
+	// trusts again.
+	f.clk.Advance(trustWindow)
+	f.refresh(t, listed)
+	f.refresh(t, unchanged)
+}
+
+func readRecord(t testing.TB, st *store.Store, key string) []byte {
+	t.Helper()
+	data, _, err := st.ReadRecord(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func writeRecordBytes(t testing.TB, st *store.Store, key string, data []byte) {
+	t.Helper()
+	if _, err := st.UpdateRecord(context.Background(), key, func([]byte, bool) ([]byte, error) {
+		return data, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
