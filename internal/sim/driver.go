@@ -106,7 +106,7 @@ type sim struct {
 	opName     string
 	opFault    *fault
 	opFired    int
-	attempted  map[string]int      // journal lines this operation tried to add, per key
+	attempted  map[string]int          // journal lines this operation tried to add, per key
 	forgetting map[string][]store.Kind // objects (and kinds) this operation forgets
 	forgotOK   bool                    // the forgetting succeeded: their lines must be gone
 	log        []string
