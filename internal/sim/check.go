@@ -293,10 +293,14 @@ func (s *sim) checkHandle(want map[string]bool) {
 		s.violate("walk-error", "handle: %v", err)
 		return
 	}
-	if missing, extra := diff(sigKeys(view), bySigner); len(missing)+len(extra) > 0 {
-		s.violate("by-signer", "handle: by-signer/ differs from sig/: %s", describeDiff(missing, extra))
-	}
 	if s.exactHandle != "" {
+		// Between refreshes a handle in the prefix modes lists lazily: a
+		// directory first read after a write shows the store of that
+		// moment while by-signer/ shows its one earlier scan, so the two
+		// agree only right after a refresh or an open.
+		if missing, extra := diff(sigKeys(view), bySigner); len(missing)+len(extra) > 0 {
+			s.violate("by-signer", "handle: by-signer/ differs from sig/: %s", describeDiff(missing, extra))
+		}
 		s.compareView(s.exactHandle, view, want)
 		s.hs = handleState{snap: view, sure: map[string]bool{}, maybe: map[string]bool{}}
 		return

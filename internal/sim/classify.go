@@ -26,6 +26,7 @@ func msDur(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond
 var Classes = map[string]string{
 	"D1":  "gc --forget-objects leaves a forgotten object visible when the new set equals a list retired earlier (fold deferred)",
 	"D2":  "Refresh only adds: a long-lived handle keeps showing forgotten keys after a refresh",
+	"D2o": "after the D2 fix (a0bd309): a handle's own writes of a forgotten object stay in its overlay across refreshes",
 	"D3":  "refresh trusts records that returned to the same bytes (ABA) and misses list changes",
 	"D5":  "gc dry run plans the fold on the journal before gc drops expired lines",
 	"D7":  "ghost entries: journal lines whose key does not exist, shown on a store that is not folded",
@@ -48,9 +49,12 @@ func (s *sim) classify(v Violation) string {
 // keys it gets wrong.
 func (s *sim) violateView(kind string, missing, extra []string, detail string) {
 	class := "NEW"
-	allForgotten := len(extra) > 0
+	allForgotten, allOwn := len(extra) > 0, len(extra) > 0
 	anyGhost := false
 	for _, k := range extra {
+		if !s.ownEver[k] {
+			allOwn = false
+		}
 		if !s.forgotten[k] {
 			allForgotten = false
 		}
@@ -59,6 +63,8 @@ func (s *sim) violateView(kind string, missing, extra []string, detail string) {
 		}
 	}
 	switch {
+	case (kind == "handle-refresh" || kind == "handle-stale") && len(missing) == 0 && allForgotten && allOwn:
+		class = "D2o"
 	case (kind == "handle-refresh" || kind == "handle-stale") && len(missing) == 0 && allForgotten:
 		class = "D2"
 	case kind == "handle-refresh" && len(missing) > 0 && len(extra) == 0:

@@ -60,9 +60,10 @@ func (v Violation) String() string {
 // after which a violation was found (every violation found then is listed).
 type Result struct {
 	Config     Config
-	Ops        int            // operations run
-	OpCounts   map[string]int // per operation name
-	Faults     int            // operations run with a fault that fired
+	Ops        int                      // operations run
+	OpCounts   map[string]int           // per operation name
+	OpTime     map[string]time.Duration // wall time per operation name ("check": the checks)
+	Faults     int                      // operations run with a fault that fired
 	Violations []Violation
 	Log        []string // one line per operation
 }
@@ -116,6 +117,7 @@ type sim struct {
 	exactHandle  string          // the handle was refreshed or opened: the check compares it exactly
 	lastDeferred int             // the last operation whose fold was deferred
 	forgotten    map[string]bool // every key a collection was asked to forget, ever
+	ownEver      map[string]bool // every key the long-lived handles wrote
 }
 
 // Run runs one simulation.
@@ -125,7 +127,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	defer s.close()
-	s.res = &Result{Config: cfg, OpCounts: map[string]int{}}
+	s.res = &Result{Config: cfg, OpCounts: map[string]int{}, OpTime: map[string]time.Duration{}}
 	if err := s.setup(); err != nil {
 		return nil, err
 	}
@@ -142,7 +144,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 func newSim(ctx context.Context, cfg Config) (*sim, error) {
 	s := &sim{ctx: ctx, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x51a7e5)),
-		clk: store.NewFakeClock(t0), m: newModel(), inj: &injector{}, forgotten: map[string]bool{}}
+		clk: store.NewFakeClock(t0), m: newModel(), inj: &injector{}, forgotten: map[string]bool{}, ownEver: map[string]bool{}}
 	opts := store.Options{Layout: store.LayoutBucket, Clock: s.clk}
 	backend := "mem"
 	switch cfg.Backend {
@@ -267,7 +269,10 @@ func (s *sim) step() {
 		s.opFault = randomFault(s.rng)
 	}
 	s.inj.arm(s.opFault)
+	began := time.Now()
 	err := o.run(s)
+	s.res.OpTime[o.name] += time.Since(began)
+	defer func(t time.Time) { s.res.OpTime["check"] += time.Since(t) }(time.Now())
 	fired, badDelete, _ := s.inj.disarm()
 	if fired == 0 {
 		s.opFault = nil // armed but never met: the operation ran clean

@@ -162,9 +162,9 @@ func randomFault(rng *rand.Rand) *fault {
 		f.mode = modeLost
 	case r < 45:
 		f.mode = modeFailOnce
-	case r < 92:
-		f.mode = modeFail
 	case r < 96:
+		f.mode = modeFail
+	case r < 98:
 		f.mode = mode5xxOnce
 	default:
 		f.mode = mode5xxAlways
