@@ -39,6 +39,7 @@ func main() {
 	mutate := flag.String("mutate", "", "name of a patch in scripts/simtool/mutations (or \"all\") to apply to a copy of the tree and expect caught")
 	quiet := flag.Bool("quiet", false, "print only the summary")
 	jobs := flag.Int("j", 1, "runs at once")
+	flag.BoolVar(&printRuns, "print-runs", false, "print one RUN line per run (seed, backend, ops, first violation)")
 	flag.Parse()
 	ops := 1_000_000
 	if flag.NArg() > 0 {
@@ -54,6 +55,8 @@ func main() {
 	}
 	os.Exit(simulate(*seed, ops, *perRun, strings.Split(*backends, ","), *quiet, *jobs))
 }
+
+var printRuns bool
 
 type firstSeen struct {
 	count int
@@ -117,6 +120,14 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 				return 1
 			}
 			res := d.res
+			if printRuns {
+				first := "-"
+				if res.Failed() {
+					v := res.Violations[0]
+					first = fmt.Sprintf("%s/%s@%d", v.Class, v.Kind, v.Op)
+				}
+				fmt.Printf("RUN %d %s %d %s\n", res.Config.Seed, res.Config.Backend, res.Ops, first)
+			}
 			runs++
 			total += res.Ops
 			faults += res.Faults
@@ -220,11 +231,8 @@ func runMutations(name string, ops int) int {
 			code = 2
 		case caught:
 			fmt.Printf("mutation %s: CAUGHT\n", n)
-			for _, l := range strings.Split(out, "\n") {
-				if strings.HasPrefix(l, "violation ") || strings.HasPrefix(l, "operations:") || strings.HasPrefix(l, "      go test") {
-					fmt.Printf("  %s\n", l)
-				}
-			}
+			ls := strings.Split(out, "\n")
+			fmt.Printf("  %d runs differ; first: %s\n", len(ls), ls[0])
 		default:
 			fmt.Printf("mutation %s: NOT caught in %d operations\n", n, ops)
 			code = 1
@@ -243,7 +251,9 @@ func repoRoot() (string, error) {
 
 // mutation copies the tree (tracked and untracked files, as git sees them)
 // into a temporary directory, applies the patch there, and runs the
-// simulation on it.
+// simulation on it and on the unchanged tree with the same seeds. The
+// mutation is caught when some run's first violation differs from the
+// unchanged tree's (known defects not yet fixed fail the same way in both).
 func mutation(root, patch string, ops int) (caught bool, out string, err error) {
 	tmp, err := os.MkdirTemp("", "oxyfs-mutant-")
 	if err != nil {
@@ -267,21 +277,43 @@ func mutation(root, patch string, ops int) (caught bool, out string, err error) 
 			return false, "", err
 		}
 	}
-	apply := exec.Command("git", "apply", "--unsafe-paths", "--directory=", patch)
-	apply = exec.Command("patch", "-p1", "--quiet", "-i", patch)
+	apply := exec.Command("patch", "-p1", "--quiet", "--no-backup-if-mismatch", "-i", patch)
 	apply.Dir = tmp
 	if b, err := apply.CombinedOutput(); err != nil {
 		return false, string(b), fmt.Errorf("apply %s: %w", filepath.Base(patch), err)
 	}
-	run := exec.Command("go", "run", "./scripts/simtool", "-per-run", "400", strconv.Itoa(ops))
-	run.Dir = tmp
-	b, err := run.CombinedOutput()
-	out = string(b)
-	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 && strings.Contains(out, "violation ") {
-			return true, out, nil
+	runs := func(dir string) (map[string]string, string, error) {
+		cmd := exec.Command("go", "run", "./scripts/simtool", "-print-runs", "-quiet", "-per-run", "400", strconv.Itoa(ops))
+		cmd.Dir = dir
+		b, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); err != nil && !(ok && ee.ExitCode() == 1) {
+			return nil, string(b), fmt.Errorf("run in %s: %w", dir, err)
 		}
-		return false, out, fmt.Errorf("run: %w", err)
+		m := map[string]string{}
+		for _, l := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(l); len(f) == 5 && f[0] == "RUN" {
+				m[f[1]+" "+f[2]] = f[3] + " " + f[4]
+			}
+		}
+		return m, string(b), nil
 	}
-	return false, out, nil
+	mut, mout, err := runs(tmp)
+	if err != nil {
+		return false, mout, err
+	}
+	base, bout, err := runs(root)
+	if err != nil {
+		return false, bout, err
+	}
+	var found []string
+	for run, res := range mut {
+		if b, ok := base[run]; ok && b != res && !strings.HasSuffix(res, " -") {
+			found = append(found, fmt.Sprintf("seed/backend %s: mutant %s, unchanged tree %s", run, res, b))
+		}
+	}
+	slices.Sort(found)
+	if len(found) == 0 {
+		return false, mout, nil
+	}
+	return true, strings.Join(found, "\n"), nil
 }
