@@ -16,8 +16,8 @@ var (
 
 // The CI budget: CISeeds seeds per backend, CIOpsPerRun operations each.
 const (
-	CISeeds     = 6
-	CIOpsPerRun = 250
+	CISeeds     = 4
+	CIOpsPerRun = 150
 )
 
 func envUint(name string) uint64 {
