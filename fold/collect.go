@@ -189,7 +189,8 @@ func Collect(ctx context.Context, st *store.Store, opts CollectOptions) (rep Col
 				rep.RetiredLinesDropped++
 			}
 		}
-		fr, err := Complete(ctx, st, Options{DryRun: true, Progress: opts.Progress, Warn: opts.Warn})
+		fr, err := complete(ctx, st, Options{DryRun: true, Progress: opts.Progress, Warn: opts.Warn},
+			dryRunPlan(rep.Now, due, forget, opts.Apply))
 		rep.Fold = &fr
 		if err != nil {
 			return rep, fmt.Errorf("collect: %w", err)
@@ -259,12 +260,42 @@ func Collect(ctx context.Context, st *store.Store, opts CollectOptions) (rep Col
 	}
 
 	// 5. The fold.
-	fr, err := Complete(ctx, st, Options{Progress: opts.Progress, Warn: opts.Warn})
+	var h *hooks
+	if apply {
+		h = &hooks{gone: forget.names}
+	}
+	fr, err := complete(ctx, st, Options{Progress: opts.Progress, Warn: opts.Warn}, h)
 	rep.Fold = &fr
 	if err != nil {
 		return rep, fmt.Errorf("collect: %w", err)
 	}
 	return rep, nil
+}
+
+// dryRunPlan makes a collection's dry run plan its fold on the store the
+// collection would leave, not on the store as it is: the journal without the
+// lines step 1 drops (folded past their hour at now, and with apply the
+// forgotten objects'), the retired record and the pack listing without the
+// keys steps 3 and 4 delete (due), the listing without the forgotten
+// objects' keys step 2 deletes.
+func dryRunPlan(now int64, due []string, forget *forgetPlan, apply bool) *hooks {
+	isDue := make(map[string]bool, len(due))
+	for _, k := range due {
+		isDue[k] = true
+	}
+	h := &hooks{plan: func(sn *store.Snapshot) {
+		sn.Journal = slices.DeleteFunc(slices.Clone(sn.Journal), func(l store.JournalLine) bool {
+			return expired(line{ms: l.FoldedAt, key: l.Key}, now) || apply && forget.names(l.Key)
+		})
+		sn.Retired = slices.DeleteFunc(slices.Clone(sn.Retired), func(r store.RetiredLine) bool {
+			return isDue[r.Key] && now-r.RetiredAt > graceMs
+		})
+		sn.Lists = slices.DeleteFunc(slices.Clone(sn.Lists), func(l store.ListInfo) bool { return isDue[l.Name] })
+	}}
+	if apply {
+		h.drop, h.gone = forget.names, forget.names
+	}
+	return h
 }
 
 // planRetired returns the keys retired more than store.GracePeriod before

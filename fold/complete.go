@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/oxyfs/oxyfs/store"
 )
@@ -32,6 +33,7 @@ type ListReport struct {
 	Unchanged bool   `json:"unchanged"` // it was live already: nothing written
 	Existed   bool   `json:"existed"`   // a fold beside this one wrote it first
 	Repaired  bool   `json:"repaired"`  // it was live but corrupt, and was rewritten
+	Revived   bool   `json:"revived"`   // it was retired within the hour, and is live again (revive.go)
 }
 
 // Report says what a complete fold did (or, in a dry run, would do).
@@ -47,11 +49,13 @@ type Report struct {
 	JournalOnly     []string       `json:"journal_only"`     // journal keys the listing did not show (kept in)
 	Legacy          LegacyReport   `json:"legacy"`
 	List            ListReport     `json:"list"`
-	Retired         []string       `json:"retired"` // lists retired (or that would be)
-	Marked          int            `json:"marked"`  // journal lines marked folded (or that would be)
-	Dropped         int            `json:"dropped"` // folded lines past their hour the marking update dropped
-	Deferred        string         `json:"deferred,omitempty"`
-	Requests        store.Counts   `json:"requests"` // sent through st during the fold (by anyone)
+	Retired         []string       `json:"retired"`            // lists retired (or that would be)
+	Marked          int            `json:"marked"`             // journal lines marked folded (or that would be)
+	Dropped         int            `json:"dropped"`            // folded lines past their hour the marking update dropped
+	LeftOut         int            `json:"left_out"`           // entries of the live lists the new set leaves out (their keys are gone)
+	Deferred        string         `json:"deferred,omitempty"` // the set's list is retired: see revive.go
+	Unfolded        bool           `json:"unfolded,omitempty"` // deferred, and the lists read were retired: the store is not folded
+	Requests        store.Counts   `json:"requests"`           // sent through st during the fold (by anyone)
 	CASTries        int            `json:"cas_tries"`
 }
 
@@ -66,7 +70,10 @@ type Report struct {
 //     together with the listed keys. A journal key the listing did not show
 //     is kept (the journal is what a writer claimed, and a writer writes the
 //     object first) and reported in JournalOnly. It drops out by itself once
-//     its line is folded and past its hour.
+//     its line is folded and past its hour. Then every live list is read,
+//     and each entry it holds that the set leaves out is looked up (HEAD): if its key exists, the listing was wrong and
+//     the fold stops with ErrIncompleteListing, having written nothing
+//     (leftOut). A collection's forgotten keys are not looked up.
 //  5. If a live complete list holds exactly that set, nothing is written
 //     (its content is checked, and a corrupt one rewritten). Otherwise the
 //     list pack-<id>.entries is written create-only.
@@ -81,16 +88,26 @@ type Report struct {
 // marked. See the package documentation.
 //
 // Should the set's list name be one the retired record holds (the same set
-// was folded before, and retired since), the fold retires and marks nothing
-// and says why in Deferred: a collection deletes that list after its hour,
-// and a later fold writes it afresh.
+// was folded before, and retired since), a list retired within reviveWindow
+// is revived in step 6 (its retired line dropped in the same update that
+// retires the others); one retired longer ago is left alone (Deferred), and
+// if the lists read hold entries whose keys are gone they are retired all
+// the same, leaving the store not folded (Unfolded). See revive.go.
 func Complete(ctx context.Context, st *store.Store, opts Options) (Report, error) {
 	return complete(ctx, st, opts, nil)
 }
 
-// hooks let tests act between the steps of a fold.
+// hooks let a collection and tests act between the steps of a fold.
 type hooks struct {
 	afterScan func() // after step 4, before the list is written
+	// A collection's dry run plans its fold on what the collection would
+	// leave: plan drops from the snapshot the journal lines and retired
+	// keys it would drop, drop the keys it would delete from the listing.
+	plan func(sn *store.Snapshot)
+	drop func(key string) bool
+	// gone reports the entry keys a collection deleted (or would delete),
+	// which leftOut need not look up.
+	gone func(key string) bool
 }
 
 func complete(ctx context.Context, st *store.Store, opts Options, h *hooks) (rep Report, err error) {
@@ -112,6 +129,13 @@ func complete(ctx context.Context, st *store.Store, opts Options, h *hooks) (rep
 		return rep, fmt.Errorf("fold: %w", err)
 	}
 	rep.WasFolded = sn.Folded()
+	var gone func(string) bool
+	if h != nil {
+		gone = h.gone
+	}
+	if h != nil && h.plan != nil {
+		h.plan(sn)
+	}
 	read := fromJournal(sn.Journal)
 	rep.JournalLines, rep.JournalUnfolded = len(read), sn.UnfoldedLines()
 	for _, b := range sn.JournalBad {
@@ -141,6 +165,10 @@ func complete(ctx context.Context, st *store.Store, opts Options, h *hooks) (rep
 		w.warn("malformed entry key %q: left out of the list", k)
 	}
 	listed := sc.keys
+	if h != nil && h.drop != nil {
+		listed = slices.DeleteFunc(slices.Clone(listed), h.drop)
+		planned = slices.DeleteFunc(planned, h.drop)
+	}
 	if opts.DryRun && len(planned) > 0 {
 		var copies []string
 		listed, copies = mergeKeys(listed, planned)
@@ -180,16 +208,43 @@ func complete(ctx context.Context, st *store.Store, opts Options, h *hooks) (rep
 			others = append(others, l.Name)
 		}
 	}
+
+	// 4b. Nothing a live list holds leaves while its key exists.
+	if rep.LeftOut, err = leftOut(ctx, st, sn, name, set, gone, w); err != nil {
+		return rep, fmt.Errorf("fold: %w", err)
+	}
+
+	reviving := false
 	if oursRetired {
-		return deferred(rep, w), nil
+		at, _ := retiredAt(sn, name)
+		if st.Clock().NowMs()-at >= reviveWindow.Milliseconds() {
+			return tooLate(ctx, st, rep, others, opts.DryRun, w)
+		}
+		reviving, rep.List.Revived = true, true
 	}
 	rep.Retired, rep.Marked = others, rep.JournalUnfolded
 	rep.List.Unchanged = oursLive
 	if opts.DryRun {
+		if rep.JournalUnfolded > 0 {
+			rep.Dropped = countExpired(read, st.Clock().NowMs())
+		}
 		return rep, nil
 	}
 	rep.Marked = 0
 	prog.report(0, 1, "write")
+	if reviving {
+		tries, err := revive(ctx, st, name, data, others, &rep, w)
+		rep.CASTries += tries
+		if errors.Is(err, errReviveTooLate) {
+			rep.List.Revived = false
+			return tooLate(ctx, st, rep, others, false, w)
+		}
+		if err != nil {
+			rep.Retired = nil
+			return rep, fmt.Errorf("fold: %w", err)
+		}
+		others = nil // retired by revive
+	}
 	if oursLive {
 		err := checkLive(ctx, st, name, data, &rep, w)
 		if errors.Is(err, store.ErrNotFound) {
@@ -199,7 +254,7 @@ func complete(ctx context.Context, st *store.Store, opts Options, h *hooks) (rep
 			return rep, fmt.Errorf("fold: %w", err)
 		}
 	}
-	if !oursLive {
+	if !oursLive && !reviving {
 		existed, err := ensureList(ctx, st, name, data)
 		if errors.Is(err, errListRetired) {
 			return deferred(rep, w), nil
@@ -241,10 +296,46 @@ func complete(ctx context.Context, st *store.Store, opts Options, h *hooks) (rep
 	return rep, nil
 }
 
+// tooLate ends a fold whose list was retired longer than reviveWindow ago
+// (see revive.go): it defers, and if the lists it read hold entries whose
+// keys are gone (rep.LeftOut), it retires them all the same, leaving the
+// store not folded, so that no reader shows those entries.
+func tooLate(ctx context.Context, st *store.Store, rep Report, others []string, dry bool, w *warner) (Report, error) {
+	rep = deferred(rep, w)
+	if rep.LeftOut == 0 || len(others) == 0 {
+		return rep, nil
+	}
+	rep.Retired, rep.Unfolded = others, true
+	w.warn("the lists read hold %d entries whose keys are gone: retiring them leaves the store not folded "+
+		"(readers list the per-object prefixes) until a fold after the next collection", rep.LeftOut)
+	if dry {
+		return rep, nil
+	}
+	tries, err := retire(ctx, st, others, "")
+	rep.CASTries += tries
+	if err != nil {
+		rep.Retired, rep.Unfolded = nil, false
+		return rep, fmt.Errorf("fold: %w", err)
+	}
+	return rep, nil
+}
+
+// countExpired counts the folded lines past their hour at now, which the
+// journal update that marks lines drops.
+func countExpired(lines []line, now int64) int {
+	n := 0
+	for _, l := range lines {
+		if expired(l, now) {
+			n++
+		}
+	}
+	return n
+}
+
 // deferred ends a fold whose list name is retired: nothing retired, nothing
 // marked.
 func deferred(rep Report, w *warner) Report {
-	rep.Retired, rep.Marked = nil, 0
+	rep.Retired, rep.Marked, rep.Dropped = nil, 0, 0
 	rep.Deferred = fmt.Sprintf("%s holds the same entries as a list retired earlier; "+
 		"it is left alone until a collection has deleted that list (an hour after it was retired), "+
 		"so nothing was retired or marked", rep.List.Name)

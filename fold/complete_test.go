@@ -3,6 +3,7 @@ package fold
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -187,7 +188,14 @@ func TestFoldDryRunWritesNothing(t *testing.T) {
 	}
 }
 
-func TestFoldDefersWhenItsListIsRetired(t *testing.T) {
+// TestFoldOntoAListRetiredOverTheWindowAgoLeavesTheStoreUnfolded: the set
+// is a list retired hours ago (a collection may delete it any time), and the
+// live list holds an entry whose key is gone. The fold neither relies on the
+// retired list nor keeps the live one: it retires it, so readers list the
+// prefixes and show exactly the store; the next collection deletes the old
+// list and its fold writes it afresh.
+func TestFoldOntoAListRetiredOverTheWindowAgoLeavesTheStoreUnfolded(t *testing.T) {
+	ctx := context.Background()
 	st, clk := newMem(t)
 	a, x := ekey(store.KindSig, "abcd", "a"), ekey(store.KindSig, "abcd", "x")
 	write(t, st, a)
@@ -195,26 +203,30 @@ func TestFoldDefersWhenItsListIsRetired(t *testing.T) {
 	write(t, st, x)
 	clk.Advance(2 * hour)                   // the line of a is dropped by the next update
 	listAX := mustComplete(t, st).List.Name // retires listA
-	// x's object is forgotten outside a collection: back to the set {a}.
-	if err := st.Delete(context.Background(), x); err != nil {
+	// x's object is deleted outside a collection: back to the set {a}.
+	if err := st.Delete(ctx, x); err != nil {
 		t.Fatal(err)
 	}
 	clk.Advance(2 * hour)
-	if _, err := Append(context.Background(), st, []string{a}); err != nil { // drops expired lines
+	if _, err := Append(ctx, st, []string{a}); err != nil { // drops expired lines
 		t.Fatal(err)
 	}
 	rep := mustComplete(t, st)
-	if rep.List.Name != listA || rep.Deferred == "" {
-		t.Fatalf("fold onto the set of a retired list: %+v deferred %q", rep.List, rep.Deferred)
+	if rep.List.Name != listA || rep.Deferred == "" || !rep.Unfolded || rep.LeftOut != 1 {
+		t.Fatalf("fold onto the set of a list retired 4 h ago: %+v deferred %q unfolded %v left out %d", rep.List, rep.Deferred, rep.Unfolded, rep.LeftOut)
 	}
-	if rep.Marked != 0 || len(rep.Retired) != 0 {
-		t.Errorf("deferred fold marked %d and retired %v, want nothing", rep.Marked, rep.Retired)
+	if rep.Marked != 0 || !slices.Equal(rep.Retired, []string{listAX}) || rep.List.Written || rep.List.Revived {
+		t.Errorf("fold marked %d, retired %v, list %+v; want listAX retired, nothing else", rep.Marked, rep.Retired, rep.List)
 	}
-	if live := liveLists(t, st); len(live) != 1 || live[0].Name != listAX {
-		t.Errorf("live lists %+v, want %s still live", live, listAX)
+	if live := liveLists(t, st); len(live) != 0 {
+		t.Errorf("live lists %+v, want none", live)
+	}
+	v, err := freshReader(ctx, st)
+	if err != nil || v.folded || !maps.Equal(v.keys, map[string]bool{a: true}) {
+		t.Fatalf("fresh reader: folded %v keys %v (%v), want {a} by listing", v.folded, v.keys, err)
 	}
 	// A collection deletes the retired list; its fold then writes the list afresh.
-	crep, err := Collect(context.Background(), st, CollectOptions{})
+	crep, err := Collect(ctx, st, CollectOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,6 +235,29 @@ func TestFoldDefersWhenItsListIsRetired(t *testing.T) {
 	}
 	if live := liveLists(t, st); len(live) != 1 || live[0].Name != listA {
 		t.Errorf("live lists %+v, want only %s", live, listA)
+	}
+}
+
+// TestFoldOntoAListRetiredOverTheWindowAgoDefersWhenNothingLeft: the same,
+// but the live list holds nothing the set leaves out (only an older
+// writer's entry is new): the fold defers and the store stays folded, its
+// readers missing only what spec §13.7 lets them miss.
+func TestFoldOntoAListRetiredOverTheWindowAgoDefersWhenNothingLeft(t *testing.T) {
+	st, clk := newMem(t)
+	a, b := ekey(store.KindSig, "abcd", "a"), ekey(store.KindSig, "abcd", "b")
+	putObjects(t, st, a, b)
+	listAB := mustComplete(t, st).List.Name
+	// Retire it by hand as another implementation's fold would, long ago,
+	// with a list of {a} live instead.
+	listA := writeList(t, st, true, a)
+	putRecord(t, st, store.RetiredKey, fmt.Sprintf("%d %s\n", clk.NowMs(), listAB))
+	clk.Advance(2 * hour)
+	rep := mustComplete(t, st)
+	if rep.List.Name != listAB || rep.Deferred == "" || rep.Unfolded || rep.LeftOut != 0 || len(rep.Retired) != 0 {
+		t.Fatalf("fold: %+v deferred %q unfolded %v left out %d retired %v", rep.List, rep.Deferred, rep.Unfolded, rep.LeftOut, rep.Retired)
+	}
+	if live := liveLists(t, st); len(live) != 1 || live[0].Name != listA {
+		t.Errorf("live lists %+v, want %s", live, listA)
 	}
 }
 

@@ -67,13 +67,29 @@
 //
 // Run one collection at a time per store, as oxy gc runs. Beside writers and
 // folds a collection is safe: it deletes only keys retired over an hour ago,
-// and drops a retired line only after deleting its key; a fold that finds its list name in the retired record (the same set of keys
-// was folded before, and retired since) retires and marks nothing
-// (Report.Deferred) until a collection has deleted the old list. Two
-// collections at once could both plan to delete such a list, one before and
-// one after a fold wrote it afresh; the store would then read as not folded
-// (readers list the per-object prefixes, correct but slower) until the next
-// fold.
+// and drops a retired line only after deleting its key. A fold that finds
+// its list name in the retired record (the same set of keys was folded
+// before, and retired since: entries left the store) revives that list if
+// it was retired within reviveWindow (50 minutes: no collection may delete
+// it yet, whatever the clocks of other hosts), dropping its retired line in
+// the same update that retires the lists read; past that window it defers
+// (Report.Deferred) until a collection has deleted the old list, and if the
+// lists read hold entries whose keys are gone it retires them anyway, so
+// the store reads as not folded (exact, slower) rather than showing them
+// (revive.go). Two collections at once could both plan to delete such a
+// list, one before and one after a fold wrote it afresh; the store would
+// then read as not folded until the next fold.
+//
+// # Nothing found today is dropped while its key exists
+//
+// A complete fold's new set comes from a listing, and a listing can be
+// wrong (a server that answers a short or empty page). Before it writes
+// anything, a complete fold reads the live lists and looks up (HEAD) every
+// entry they hold that the new set leaves out: normally their keys are gone
+// (forgotten objects, journal keys past their hour); one that exists stops
+// the fold with ErrIncompleteListing, having written, retired and marked
+// nothing (guard.go). A collection passes the keys it deleted, which need
+// no look-up.
 //
 // Snapshots read the retired record before the pack listing (readSnapshot):
 // read side by side, the listing may still show a list a collection has
@@ -97,6 +113,9 @@
 //   - The older lists: entries are copied create-only (an entry already there
 //     keeps its bytes), and the marker is written only after every copy
 //     landed; a crash before it means the next fold copies again.
+//   - Collect's dry run plans its fold on the store the collection would
+//     leave (journal lines past their hour and forgotten objects' lines
+//     dropped, due keys deleted), so it reports what gc then does.
 //   - Collect fails closed: it plans with reads only, and a failed listing,
 //     read or the first compare-and-swap ends it before anything is deleted.
 //     It then drops journal lines (folded past their hour, or of forgotten

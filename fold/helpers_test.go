@@ -197,8 +197,7 @@ type readerView struct {
 // freshReader opens the store as a new handle would: on a folded store it
 // reads every live list and the journal, folded lines included, and lists
 // nothing else; on a store that is not folded it lists the per-object
-// prefixes, reads the older one-list keys unless the marker is there, and
-// reads the journal.
+// prefixes and reads the older one-list keys unless the marker is there.
 //
 // It reads the retired record before the pack listing (readSnapshot), and
 // opens again when a live list vanished before it was read: a collection
@@ -221,11 +220,11 @@ func readOnce(ctx context.Context, st *store.Store) (readerView, error) {
 	if err != nil {
 		return v, err
 	}
-	for _, l := range sn.Journal {
-		v.keys[l.Key] = true
-	}
 	v.folded = sn.Folded()
 	if v.folded {
+		for _, l := range sn.Journal {
+			v.keys[l.Key] = true
+		}
 		for _, l := range sn.LiveLists() {
 			data, err := st.Get(ctx, l.Name)
 			if err != nil {

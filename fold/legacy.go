@@ -19,7 +19,7 @@ type LegacyReport struct {
 	Kept      int      `json:"kept"`      // entries already there, whose own bytes were kept
 	Malformed []string `json:"malformed"` // keys under an older prefix that do not parse: left alone
 	BadLines  []string `json:"bad_lines"` // lines of older lists that do not parse: not copied
-	Marker    bool     `json:"marker"`    // this fold wrote pack-legacy-folded
+	Marker    bool     `json:"marker"`    // this fold wrote pack-legacy-folded (or, in a dry run, would)
 }
 
 // legacyEntry is one per-object entry an older list holds.
@@ -105,6 +105,7 @@ func foldLegacy(ctx context.Context, st *store.Store, dry bool, rep *LegacyRepor
 		for i, e := range flat {
 			keys[i] = e.key
 		}
+		rep.Marker = true // what the real fold writes once every copy landed
 		return sortedUnique(keys), nil
 	}
 

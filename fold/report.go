@@ -40,7 +40,7 @@ func (r Report) String() string {
 	default:
 		fmt.Fprintf(&b, "older lists: %d read, %d entries %s, %d kept (already there)", r.Legacy.Lists, r.Legacy.Copied, would("copied", "to copy"), r.Legacy.Kept)
 		if r.Legacy.Marker {
-			fmt.Fprintf(&b, ", marker %s written", store.LegacyFoldedMarker)
+			fmt.Fprintf(&b, ", marker %s %s", store.LegacyFoldedMarker, would("written", "to write"))
 		}
 		b.WriteString("\n")
 	}
@@ -48,6 +48,11 @@ func (r Report) String() string {
 	case r.List.Name == "":
 	case r.Deferred != "":
 		fmt.Fprintf(&b, "list: %s (%d entries) — deferred: %s\n", r.List.Name, r.List.Entries, r.Deferred)
+		if r.Unfolded {
+			fmt.Fprintf(&b, "store: %s not folded (the lists read hold entries whose keys are gone)\n", would("left", "would be left"))
+		}
+	case r.List.Revived:
+		fmt.Fprintf(&b, "list: %s %s (%d entries), retired within the hour, live again\n", would("revived", "would revive"), r.List.Name, r.List.Entries)
 	case r.List.Unchanged:
 		fmt.Fprintf(&b, "list: unchanged, %s (%d entries)", r.List.Name, r.List.Entries)
 		if r.List.Repaired {
@@ -58,6 +63,9 @@ func (r Report) String() string {
 		fmt.Fprintf(&b, "list: %s %s (%d entries, %d bytes)\n", would("wrote", "would write"), r.List.Name, r.List.Entries, r.List.Bytes)
 	}
 	fmt.Fprintf(&b, "retired: %d lists%s\n", len(r.Retired), listSuffix(r.Retired))
+	if r.LeftOut > 0 {
+		fmt.Fprintf(&b, "left out: %d entries of the lists read, whose keys are gone\n", r.LeftOut)
+	}
 	fmt.Fprintf(&b, "journal lines %s folded: %d", would("marked", "to mark"), r.Marked)
 	if r.Dropped > 0 {
 		fmt.Fprintf(&b, " (and %d folded lines past their hour dropped)", r.Dropped)

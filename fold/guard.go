@@ -1,0 +1,124 @@
+package fold
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// ErrIncompleteListing is returned by a complete fold whose new set would
+// leave out an entry a live list holds while the entry's key still exists:
+// the listing of the entry prefixes did not show a key that is there (a
+// server that answered a LIST with a short or empty page, a directory the
+// file backend could not read). The fold stops before it writes a list,
+// retires a list or marks a line.
+var ErrIncompleteListing = errors.New("the listing of the entry prefixes left out keys that exist")
+
+// leftOut is the guard of DESIGN §6 for a complete fold: nothing a reader
+// finds today may leave the lists while its key exists. It reads every live
+// list but the one named ours (which holds exactly set), and for each entry
+// a list holds that set leaves out, sends a HEAD of its key, unless gone
+// says the caller deleted it (a collection's forgotten objects). Such
+// entries are normal: their key was deleted (a collection forgot the
+// object) or was never there (a journal line whose hour passed). One that
+// exists means the listing was wrong: leftOut then returns an error wrapping
+// ErrIncompleteListing naming the key and its prefix.
+//
+// A live list that is gone since the snapshot (a collection deleted it) is
+// skipped; one that does not decode is reported and skipped, since what it
+// held cannot be known and the fold retires it. A failed read is an error.
+// It returns how many entries the lists hold that set leaves out.
+func leftOut(ctx context.Context, st *store.Store, sn *store.Snapshot, ours string, set []string, gone func(string) bool, w *warner) (int, error) {
+	var lists []store.ListInfo
+	for _, l := range sn.LiveLists() {
+		if l.Name != ours {
+			lists = append(lists, l)
+		}
+	}
+	var (
+		mu   sync.Mutex
+		out  []string
+		seen = make(map[string]bool)
+	)
+	err := forEach(ctx, len(lists), func(ctx context.Context, i int) error {
+		name := lists[i].Name
+		data, err := st.Get(ctx, name)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read live list %s: %w", name, err)
+		}
+		var mine []string
+		j := 0
+		_, derr := store.DecodeEntryList(data, func(key []byte) error {
+			for j < len(set) && set[j] < string(key) {
+				j++
+			}
+			if j == len(set) || set[j] != string(key) {
+				mine = append(mine, string(key))
+			}
+			return nil
+		})
+		if derr != nil {
+			w.warn("live list %s does not decode (%v): what it held cannot be checked; the fold retires it", name, derr)
+			return nil
+		}
+		mu.Lock()
+		for _, k := range mine {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	var check []string
+	for _, k := range out {
+		if gone == nil || !gone(k) {
+			check = append(check, k)
+		}
+	}
+	var found atomic.Pointer[string]
+	err = forEach(ctx, len(check), func(ctx context.Context, i int) error {
+		if found.Load() != nil {
+			return nil
+		}
+		ok, err := st.Exists(ctx, check[i])
+		if err != nil {
+			return fmt.Errorf("look up %s, which a live list holds and the listing did not show: %w", check[i], err)
+		}
+		if ok {
+			found.CompareAndSwap(nil, &check[i])
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if k := found.Load(); k != nil {
+		prefix := *k
+		if e, err := store.ParseKey(*k); err == nil {
+			prefix = store.Entry{Kind: e.Kind, Object: e.Object}.Key()
+		}
+		return 0, fmt.Errorf("%w: %s holds %s, which exists, but listing %s did not show it; nothing was written, retired or marked (run the fold again; if it persists, the server's listing is wrong)",
+			ErrIncompleteListing, listHolding(lists), *k, prefix)
+	}
+	return len(out), nil
+}
+
+// listHolding names the live lists read, for an error.
+func listHolding(lists []store.ListInfo) string {
+	if len(lists) == 1 {
+		return "live list " + lists[0].Name
+	}
+	return fmt.Sprintf("one of %d live lists", len(lists))
+}
