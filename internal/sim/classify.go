@@ -27,6 +27,7 @@ var Classes = map[string]string{
 	"D1":  "gc --forget-objects leaves a forgotten object visible when the new set equals a list retired earlier (fold deferred)",
 	"D2":  "Refresh only adds: a long-lived handle keeps showing forgotten keys after a refresh",
 	"D2o": "after the D2 fix (a0bd309): a handle's own writes of a forgotten object stay in its overlay across refreshes",
+	"F1":  "NEW: a collection that forgot objects and then failed (its fold did not run) leaves their deleted keys in the live complete list, shown by folded readers until the next fold",
 	"D3":  "refresh trusts records that returned to the same bytes (ABA) and misses list changes",
 	"D5":  "gc dry run plans the fold on the journal before gc drops expired lines",
 	"D7":  "ghost entries: journal lines whose key does not exist, shown on a store that is not folded",
@@ -69,6 +70,8 @@ func (s *sim) violateView(kind string, missing, extra []string, detail string) {
 		class = "D2"
 	case kind == "handle-refresh" && len(missing) > 0 && len(extra) == 0:
 		class = "D3"
+	case s.m.folded && len(missing) == 0 && allForgotten && s.failedForget:
+		class = "F1"
 	case s.m.folded && len(missing) == 0 && allForgotten:
 		class = "D1"
 	case !s.m.folded && len(missing) == 0 && anyGhost:

@@ -118,6 +118,8 @@ type sim struct {
 	lastDeferred int             // the last operation whose fold was deferred
 	forgotten    map[string]bool // every key a collection was asked to forget, ever
 	ownEver      map[string]bool // every key the long-lived handles wrote
+	liveNow      map[string]bool // the live lists the check's snapshot showed
+	failedForget bool            // a forgetting failed since the last complete fold
 }
 
 // Run runs one simulation.

@@ -217,6 +217,7 @@ func (s *sim) foldDone(rep *fold.Report, err error) error {
 	}
 	if rep.Deferred == "" {
 		s.m.completeFold()
+		s.failedForget = false
 	} else {
 		s.lastDeferred = s.op
 	}
@@ -416,6 +417,7 @@ func (s *sim) forgetDone(fs []fold.ForgetObject, rep *fold.CollectReport, err er
 		}
 		return s.foldDone(rep.Fold, nil)
 	}
+	s.failedForget = s.failedForget || len(fs) > 0
 	// Failed: learn which keys are gone, and whether the others are still
 	// found by a folded reader (their lines may be dropped already).
 	var left []string
