@@ -17,6 +17,7 @@ import (
 // once) and those that failed (maybe: shown or not).
 type handleState struct {
 	snap, sure, maybe map[string]bool
+	existed           map[string]bool // every key E held since (a prefix-mode handle's lazy listings may show any)
 }
 
 // jcount is one key's journal lines: unfolded, and folded per folded-at.
@@ -311,8 +312,14 @@ func (s *sim) checkHandle(want map[string]bool) {
 	}
 	lower := union(s.hs.snap, s.hs.sure)
 	upper := union(lower, s.hs.maybe)
+	if s.hs.existed == nil {
+		s.hs.existed = map[string]bool{}
+	}
+	for k := range s.m.e {
+		s.hs.existed[k] = true
+	}
 	if s.h.Status().Mode != index.ModeFolded {
-		upper = union(upper, setOf(slices.Collect(maps.Keys(s.m.e)))) // listings made since show the store
+		upper = union(upper, s.hs.existed) // listings made since show the store as it was then
 	}
 	missing, _ := diff(lower, view)
 	_, extra := diff(upper, view)
