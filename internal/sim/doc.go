@@ -1,0 +1,81 @@
+// Package sim is a model-based simulation of an oxy store (spec §13.7), in
+// the manner of FoundationDB's deterministic simulation and TigerBeetle's
+// VOPR: random operations against the real store, fold and index code,
+// with injected faults, each followed by checks that every reader's view
+// EQUALS what a small reference model says — not merely contains it.
+//
+// # The model
+//
+// The model (model.go) is the spec reduced to a set and a flag per key:
+//
+//   - E, the per-object entry keys that exist (sig/, seal/, receipt/,
+//     approval/, cert/, accepted/), each with its signature bytes;
+//   - per key, covered: a journal line names it, or a complete fold has
+//     listed it since it was written. A key an older writer wrote (key
+//     only, no journal line), or whose journal update failed, is not
+//     covered until the next complete fold;
+//   - folded: a complete fold made its list live (never cleared).
+//
+// Every reader must then show exactly: E on a store that is not folded
+// (readers list the prefixes; a journal line whose key is gone is not an
+// entry), and E minus the uncovered keys on a folded store (the spec's one
+// allowed difference, §13.7 "Older writers").
+//
+// # Operations (ops.go, weights in driver.go)
+//
+// Writes through a long-lived index handle (PutBatch), through store.Put +
+// fold.Append, and by an older writer (store.Put only); partial folds, and
+// appends past store.PartialFoldThreshold; complete folds, and a dry run
+// followed at once by the real fold (the plan must be what it does);
+// collections, their dry runs likewise, and collections forgetting an
+// object (--forget-objects --apply, which removes its keys from E); clock
+// jumps on the one fake clock every handle shares (seconds to hours, 59 and
+// 61 minutes); refreshes and reopens of the long-lived handle. A share of
+// the operations (FaultPercent) runs with one fault armed in the blobtest
+// driver under the store (faults.go): a final error or a 503 on the Nth
+// LIST page, GET, HEAD, PUT or DELETE of some prefix, once or from then on,
+// or a PUT that lands but loses its answer. After a faulty operation the
+// model learns what landed from the store itself (deriveKeys,
+// deriveCoverage, deriveFold), never by guessing.
+//
+// # Checks (check.go), after every operation
+//
+//   - the store is folded exactly when the model says (after a fault: it
+//     may have become folded, never unfolded);
+//   - the per-object keys in the bucket are exactly E;
+//   - a fresh index on the store: its whole tree (ReadDir walk) equals the
+//     expected set, by-signer/ names exactly its signatures, Stat of random
+//     keys agrees, a signature reads back with the bytes last written;
+//   - the long-lived handle: right after a refresh or an open, exactly the
+//     expected set; in between, at least what it showed then plus its own
+//     acknowledged writes, at most that plus its failed writes (plus, in the
+//     prefix modes, what the store holds: listings are made lazily);
+//   - no journal line lost: per key, an unfolded line stays (unfolded, or
+//     folded at now), a folded line keeps its folded-at until past its hour,
+//     lines appear only as the operation appended them (exactly, when no
+//     fault fired), and a successful forgetting leaves none;
+//   - nothing deleted within its hour: an entry list that is gone was
+//     retired over an hour before; a retired line goes only with its key;
+//   - no DELETE after a read or listing failed for good in the same
+//     operation (counted in the blobtest hook).
+//
+// A run stops at the first operation after which a check failed, and
+// reports every violation found then, classified by the known defect it
+// looks like (Classes) or NEW, with the seed and the operation log.
+//
+// # Determinism
+//
+// One seeded PCG (math/rand/v2) draws every operation, key and fault; the
+// clock is a store.FakeClock; the driver runs one operation at a time.
+// Faults pick their victim by key prefix and occurrence, not by a global
+// request count, so requests a goroutine pool sends in any order fail the
+// same way. The retries of a read that got a 503 sleep (wall time), which
+// changes timing only.
+//
+// # Backends
+//
+// mem (memblob), file (a temporary directory, bucket layout, CAS under an
+// OS lock) and paged (memblob with LIST pages of PagedPageSize keys), each
+// wrapped by internal/blobtest for the faults; the checks read through a
+// second store on the same bucket without faults.
+package sim

@@ -1,0 +1,357 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/memblob"
+
+	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/blobtest"
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// Backends a run can use.
+const (
+	BackendMem   = "mem"   // an in-memory bucket
+	BackendFile  = "file"  // a directory, bucket layout (CAS under an OS lock)
+	BackendPaged = "paged" // in-memory, LIST pages of PagedPageSize keys
+)
+
+// Backends lists every backend, in the order runs cycle through them.
+var Backends = []string{BackendMem, BackendFile, BackendPaged}
+
+// PagedPageSize is the LIST page size of the paged backend: small enough
+// that every listing of more than two keys spans pages.
+const PagedPageSize = 2
+
+// t0 is where every run's clock starts (2026-01-01T00:00:00Z).
+const t0 = int64(1767225600000)
+
+// Config is one run.
+type Config struct {
+	Seed    uint64
+	Backend string // one of Backends
+	Ops     int    // operations to run (the setup is not counted)
+	TempDir string // parent of the file backend's directory; "" = os.TempDir()
+}
+
+// Violation is one way a reader's view, or a safety rule, disagreed with
+// the model.
+type Violation struct {
+	Kind   string // e.g. "fresh-view", "handle-refresh", "journal-line-lost"
+	Op     int    // the operation after which it was found (1-based; 0 = setup)
+	Detail string
+	Class  string // which known defect it looks like ("D1", ...) or "NEW"
+}
+
+func (v Violation) String() string {
+	return fmt.Sprintf("[%s %s] after op %d: %s", v.Class, v.Kind, v.Op, v.Detail)
+}
+
+// Result is what a run did and found. A run stops at the first operation
+// after which a violation was found (every violation found then is listed).
+type Result struct {
+	Config     Config
+	Ops        int                      // operations run
+	OpCounts   map[string]int           // per operation name
+	OpTime     map[string]time.Duration // wall time per operation name ("check": the checks)
+	Faults     int                      // operations run with a fault that fired
+	Violations []Violation
+	Log        []string // one line per operation
+}
+
+// Failed reports whether the run found a violation.
+func (r *Result) Failed() bool { return len(r.Violations) > 0 }
+
+// Report formats the violations and the operation log for a failure.
+func (r *Result) Report() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "seed %d backend %s: %d violations after %d ops\n", r.Config.Seed, r.Config.Backend, len(r.Violations), r.Ops)
+	for _, v := range r.Violations {
+		fmt.Fprintf(&b, "  %s\n", v)
+	}
+	fmt.Fprintf(&b, "reproduce: go test ./internal/sim -run TestSimulation -seed %d -backend %s -ops %d\n", r.Config.Seed, r.Config.Backend, r.Ops)
+	b.WriteString("operations:\n")
+	for _, l := range r.Log {
+		fmt.Fprintf(&b, "  %s\n", l)
+	}
+	return b.String()
+}
+
+// sim is one run: the real store and handles, the model, the checks' memory.
+type sim struct {
+	ctx   context.Context
+	cfg   Config
+	rng   *rand.Rand
+	clk   *store.FakeClock
+	inner *blob.Bucket // the bucket itself: HEADs and listings the checks make, uncounted and never faulty
+	st    *store.Store // the store operations use, through the fault injector
+	clean *store.Store // the same bucket without faults: fresh readers, snapshots
+	inj   *injector
+	dir   string // file backend's directory
+
+	m   *model
+	h   *index.Index // the long-lived handle (on st)
+	hs  handleState
+	obs observed // what the checks saw after the previous operation
+
+	op         int
+	opName     string
+	opFault    *fault
+	opFired    int
+	attempted  map[string]int          // journal lines this operation tried to add, per key
+	forgetting map[string][]store.Kind // objects (and kinds) this operation forgets
+	forgotOK   bool                    // the forgetting succeeded: their lines must be gone
+	log        []string
+	res        *Result
+	sigN       int
+
+	exactHandle  string          // the handle was refreshed or opened: the check compares it exactly
+	lastDeferred int             // the last operation whose fold was deferred
+	forgotten    map[string]bool // every key a collection was asked to forget, ever
+	ownEver      map[string]bool // every key the long-lived handles wrote
+	liveNow      map[string]bool // the live lists the check's snapshot showed
+	failedForget bool            // a forgetting failed since the last complete fold
+}
+
+// Run runs one simulation.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	s, err := newSim(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	s.res = &Result{Config: cfg, OpCounts: map[string]int{}, OpTime: map[string]time.Duration{}}
+	if err := s.setup(); err != nil {
+		return nil, err
+	}
+	for s.op = 1; s.op <= cfg.Ops; s.op++ {
+		s.step()
+		s.res.Ops = s.op
+		if s.res.Failed() {
+			break
+		}
+	}
+	s.res.Log = s.log
+	return s.res, nil
+}
+
+func newSim(ctx context.Context, cfg Config) (*sim, error) {
+	s := &sim{ctx: ctx, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x51a7e5)),
+		clk: store.NewFakeClock(t0), m: newModel(), inj: &injector{}, forgotten: map[string]bool{}, ownEver: map[string]bool{}}
+	opts := store.Options{Layout: store.LayoutBucket, Clock: s.clk}
+	backend := "mem"
+	switch cfg.Backend {
+	case BackendMem:
+		s.inner = memblob.OpenBucket(nil)
+	case BackendPaged:
+		s.inner = memblob.OpenBucket(nil)
+		opts.PageSize = PagedPageSize
+	case BackendFile:
+		dir, err := os.MkdirTemp(cfg.TempDir, "oxyfs-sim-")
+		if err != nil {
+			return nil, fmt.Errorf("sim: %w", err)
+		}
+		s.dir, backend = dir, "file"
+		b, err := blob.OpenBucket(ctx, "file://"+filepath.ToSlash(dir)+"?metadata=skip")
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("sim: open %s: %w", dir, err)
+		}
+		s.inner = b
+	default:
+		return nil, fmt.Errorf("sim: unknown backend %q (want one of %v)", cfg.Backend, Backends)
+	}
+	drv := blobtest.New(s.inner)
+	drv.SetHooks(s.inj.hooks())
+	s.st = store.New(blob.NewBucket(drv), backend, s.dir, opts)
+	s.clean = store.New(s.inner, backend, s.dir, opts)
+	return s, nil
+}
+
+func (s *sim) close() {
+	if s.h != nil {
+		s.h.Close()
+	}
+	s.inner.Close()
+	if s.dir != "" {
+		os.RemoveAll(s.dir)
+	}
+}
+
+// setup opens the long-lived handle on the empty store and takes the first
+// observation.
+func (s *sim) setup() error {
+	if err := s.openHandle(); err != nil {
+		return err
+	}
+	obs, err := s.observe()
+	if err != nil {
+		return fmt.Errorf("sim: first look at the store: %w", err)
+	}
+	s.obs = obs
+	return nil
+}
+
+func (s *sim) openHandle() error {
+	if s.h != nil {
+		s.h.Close()
+	}
+	h, err := index.Open(s.ctx, s.st, index.Options{Warn: func(string) {}, ReadAhead: -1})
+	if err != nil {
+		return fmt.Errorf("sim: open handle: %w", err)
+	}
+	if err := h.Load(s.ctx); err != nil {
+		return fmt.Errorf("sim: load handle: %w", err)
+	}
+	s.h = h
+	view, _, err := walk(s.ctx, h)
+	if err != nil {
+		return fmt.Errorf("sim: walk handle: %w", err)
+	}
+	s.hs = handleState{snap: view, sure: map[string]bool{}, maybe: map[string]bool{}}
+	return nil
+}
+
+// ops is the operation table: name, weight, and whether a fault may be
+// armed for it (dry-run comparisons and the clock run clean).
+var ops = []struct {
+	name   string
+	weight int
+	faulty bool
+	run    func(*sim) error
+}{
+	{"put", 22, true, (*sim).opPut},
+	{"put-append", 8, true, (*sim).opPutAppend},
+	{"older-put", 10, true, (*sim).opOlderPut},
+	{"partial", 5, true, (*sim).opPartial},
+	{"append-bulk", 1, false, (*sim).opAppendBulk},
+	{"fold", 6, true, (*sim).opFold},
+	{"fold-dry", 4, false, (*sim).opFoldDry},
+	{"gc", 4, true, (*sim).opGC},
+	{"gc-dry", 3, false, (*sim).opGCDry},
+	{"gc-forget", 4, true, (*sim).opGCForget},
+	{"clock", 9, false, (*sim).opClock},
+	{"refresh", 10, true, (*sim).opRefresh},
+	{"reopen", 2, false, (*sim).opReopen},
+}
+
+// FaultPercent is the share of faultable operations run with a fault armed.
+const FaultPercent = 15
+
+var totalWeight = func() int {
+	n := 0
+	for _, o := range ops {
+		n += o.weight
+	}
+	return n
+}()
+
+// step runs one operation and checks everything after it.
+func (s *sim) step() {
+	r := s.rng.IntN(totalWeight)
+	i := 0
+	for r >= ops[i].weight {
+		r -= ops[i].weight
+		i++
+	}
+	o := ops[i]
+	s.opName, s.opFault, s.opFired = o.name, nil, 0
+	s.attempted, s.forgetting, s.forgotOK, s.exactHandle = map[string]int{}, map[string][]store.Kind{}, false, ""
+	s.res.OpCounts[o.name]++
+	if o.faulty && s.rng.IntN(100) < FaultPercent {
+		s.opFault = randomFault(s.rng)
+	}
+	s.inj.arm(s.opFault)
+	began := time.Now()
+	err := o.run(s)
+	s.res.OpTime[o.name] += time.Since(began)
+	defer func(t time.Time) { s.res.OpTime["check"] += time.Since(t) }(time.Now())
+	fired, badDelete, _ := s.inj.disarm()
+	if fired == 0 {
+		s.opFault = nil // armed but never met: the operation ran clean
+	}
+	s.opFired = fired
+	if s.opFault != nil {
+		s.res.Faults++
+		s.logf("   fault %s fired %d×", s.opFault, fired)
+	}
+	if len(badDelete) > 0 {
+		s.violate("delete-after-failed-read", "DELETE sent after a read or listing failed for good: %v", badDelete)
+	}
+	if err != nil {
+		s.logf("   error: %v", err)
+		if s.opFault == nil {
+			s.violate("unexpected-error", "%s failed with no fault injected: %v", o.name, err)
+		}
+	}
+	s.check()
+}
+
+// faulty reports whether the current operation had a fault fire so far.
+func (s *sim) faulty() bool {
+	fired, _ := s.peekFired()
+	return fired
+}
+
+func (s *sim) peekFired() (bool, int) {
+	s.inj.mu.Lock()
+	defer s.inj.mu.Unlock()
+	return s.inj.fired > 0, s.inj.fired
+}
+
+func (s *sim) logf(format string, args ...any) {
+	s.log = append(s.log, fmt.Sprintf(format, args...))
+}
+
+func (s *sim) violate(kind, format string, args ...any) {
+	v := Violation{Kind: kind, Op: s.op, Detail: fmt.Sprintf(format, args...)}
+	v.Class = s.classify(v)
+	s.res.Violations = append(s.res.Violations, v)
+	s.logf("   VIOLATION %s", v)
+}
+
+// randomKey draws a key of the universe; sig keys more often, as in a store.
+func (s *sim) randomKey() (store.Entry, string) {
+	kind := store.KindSig
+	if s.rng.IntN(2) == 0 {
+		kind = store.Kinds[s.rng.IntN(store.NumKinds)]
+	}
+	e := store.Entry{Kind: kind, Object: objects[s.rng.IntN(len(objects))], Value: values[s.rng.IntN(len(values))]}
+	return e, e.Key()
+}
+
+// existingKey draws a key the model holds, or "" if none.
+func (s *sim) existingKey() string {
+	if len(s.m.e) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(s.m.e))
+	for k := range s.m.e {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys[s.rng.IntN(len(keys))]
+}
+
+// sigData returns fresh signature bytes (re-signs write new bytes).
+func (s *sim) sigData(kind store.Kind) []byte {
+	if kind != store.KindSig {
+		return nil
+	}
+	s.sigN++
+	return fmt.Appendf(nil, "signature %d", s.sigN)
+}
+
+// clockSteps are the jumps of the clock op: seconds, minutes, just under and
+// just over the hour every grace period counts, hours.
+var clockSteps = []time.Duration{time.Second, 30 * time.Second, 5 * time.Minute, 20 * time.Minute,
+	59 * time.Minute, time.Hour, 61 * time.Minute, 2 * time.Hour, 5 * time.Hour}

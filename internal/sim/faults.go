@@ -1,0 +1,173 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+
+	"github.com/oxyfs/oxyfs/internal/blobtest"
+)
+
+// Fault modes.
+const (
+	modeFail      = "fail"        // a final error (a 4xx the store does not retry), from the Nth matching request on
+	modeFailOnce  = "fail-once"   // a final error on the Nth matching request only
+	modeLost      = "lost"        // a PUT that landed but whose answer was lost
+	mode5xxOnce   = "503-once"    // one 503: the store retries a read and it succeeds
+	mode5xxAlways = "503-persist" // 503 from the Nth matching request on: reads give up (unavailable)
+)
+
+// fault is one injected failure: requests of kind op whose key (a
+// listing's prefix) starts with prefix are counted, and the nth of them
+// (and, in the persistent modes, every one after) fails. Keys, not a global
+// request count, pick the victim, so that requests a goroutine pool sends in
+// any order still fail the same way for a seed.
+type fault struct {
+	op     blobtest.Op
+	prefix string
+	nth    int
+	mode   string
+}
+
+func (f fault) String() string {
+	return fmt.Sprintf("%s %s %q #%d", f.mode, f.op, f.prefix, f.nth)
+}
+
+// errInjected is the final error a fault returns; err503 the retryable one.
+var errInjected = errors.New("sim: injected fault")
+
+type err503 struct{}
+
+func (err503) Error() string       { return "sim: injected 503 Service Unavailable" }
+func (err503) HTTPStatusCode() int { return 503 }
+
+// injector sits in the blobtest hooks of the faulty store: it arms one fault
+// per operation, counts what fired, and watches for a DELETE sent after a
+// read or listing failed for good.
+type injector struct {
+	mu        sync.Mutex
+	f         *fault
+	seen      int
+	fired     int
+	readLost  bool     // a read or listing failed for good during this operation
+	badDelete []string // DELETEs sent after readLost
+	deletes   int
+}
+
+func (in *injector) hooks() blobtest.Hooks {
+	return blobtest.Hooks{Before: in.before, AfterPut: in.afterPut}
+}
+
+func (in *injector) arm(f *fault) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.f, in.seen, in.fired, in.readLost, in.badDelete, in.deletes = f, 0, 0, false, nil, 0
+}
+
+// disarm ends the operation and says what happened in it.
+func (in *injector) disarm() (fired int, badDelete []string, deletes int) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	fired, badDelete, deletes = in.fired, in.badDelete, in.deletes
+	in.f, in.seen, in.fired, in.readLost, in.badDelete, in.deletes = nil, 0, 0, false, nil, 0
+	return
+}
+
+func (in *injector) match(op blobtest.Op, key string) (hit bool, mode string) {
+	f := in.f
+	if f == nil || f.op != op || !strings.HasPrefix(key, f.prefix) {
+		return false, ""
+	}
+	in.seen++
+	switch f.mode {
+	case modeFail, mode5xxAlways:
+		hit = in.seen >= f.nth
+	default:
+		hit = in.seen == f.nth
+	}
+	return hit, f.mode
+}
+
+func (in *injector) before(_ context.Context, op blobtest.Op, key string) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if op == blobtest.OpDelete {
+		in.deletes++
+		if in.readLost {
+			in.badDelete = append(in.badDelete, key)
+		}
+	}
+	if in.f != nil && in.f.mode == modeLost {
+		return nil
+	}
+	hit, mode := in.match(op, key)
+	if !hit {
+		return nil
+	}
+	in.fired++
+	read := op == blobtest.OpGet || op == blobtest.OpHead || op == blobtest.OpList
+	switch mode {
+	case modeFail, modeFailOnce:
+		if read {
+			in.readLost = true
+		}
+		return fmt.Errorf("%w: %s %s", errInjected, op, key)
+	case mode5xxAlways:
+		if read && in.seen >= in.f.nth+2 { // the store's last try (MaxReadTries = 3)
+			in.readLost = true
+		}
+		return err503{}
+	}
+	return err503{}
+}
+
+func (in *injector) afterPut(key string) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.f == nil || in.f.mode != modeLost {
+		return nil
+	}
+	if hit, _ := in.match(blobtest.OpPut, key); hit {
+		in.fired++
+		return fmt.Errorf("%w: response lost after PUT %s landed", errInjected, key)
+	}
+	return nil
+}
+
+// randomFault draws a fault for the next operation: what kind of request,
+// which keys, which occurrence, which failure.
+func randomFault(rng *rand.Rand) *fault {
+	ops := []blobtest.Op{blobtest.OpList, blobtest.OpList, blobtest.OpGet, blobtest.OpGet, blobtest.OpHead,
+		blobtest.OpPut, blobtest.OpPut, blobtest.OpPut, blobtest.OpDelete}
+	f := &fault{op: ops[rng.IntN(len(ops))], nth: 1 + rng.IntN(3)}
+	var prefixes []string
+	switch f.op {
+	case blobtest.OpList:
+		prefixes = []string{"", "pack-", "sig/", "seal/", "receipt/", "sig/aa/", "cd"}
+	case blobtest.OpGet:
+		prefixes = []string{"", "pack-entries", "pack-retired", "pack-", "sig/"}
+	case blobtest.OpHead:
+		prefixes = []string{"", "sigs/", "pack-legacy"}
+	case blobtest.OpPut:
+		prefixes = []string{"", "pack-entries", "pack-retired", "pack-", "sig/", "seal/", "pack-legacy-folded"}
+	case blobtest.OpDelete:
+		prefixes = []string{"", "pack-", "sig/", "seal/"}
+	}
+	f.prefix = prefixes[rng.IntN(len(prefixes))]
+	switch r := rng.IntN(100); {
+	case f.op == blobtest.OpPut && r < 35:
+		f.mode = modeLost
+	case r < 45:
+		f.mode = modeFailOnce
+	case r < 96:
+		f.mode = modeFail
+	case r < 98:
+		f.mode = mode5xxOnce
+	default:
+		f.mode = mode5xxAlways
+	}
+	return f
+}
