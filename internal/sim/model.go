@@ -34,7 +34,7 @@ type entry struct {
 // the store is folded.
 type model struct {
 	e      map[string]*entry
-	folded bool // a complete list is live: set by a complete fold, never cleared
+	folded bool // a complete list is live: set by a complete fold; cleared only by a fold that reports Unfolded
 }
 
 func newModel() *model { return &model{e: map[string]*entry{}} }

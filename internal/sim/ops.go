@@ -215,10 +215,17 @@ func (s *sim) foldDone(rep *fold.Report, err error) error {
 	if err != nil || rep == nil {
 		return errors.Join(err, s.deriveFold())
 	}
-	if rep.Deferred == "" {
+	switch {
+	case rep.Deferred == "":
 		s.m.completeFold()
 		s.failedForget = false
-	} else {
+	case rep.Unfolded:
+		// The fold's list was retired too long ago to revive and the lists
+		// it read held keys that are gone: it retired them, and readers
+		// list the prefixes until a later fold (fold/revive.go).
+		s.m.folded = false
+		s.lastDeferred = s.op
+	default:
 		s.lastDeferred = s.op
 	}
 	return nil
@@ -229,8 +236,13 @@ func foldSummary(r *fold.Report) string {
 		return "no fold"
 	}
 	d := ""
-	if r.Deferred != "" {
+	switch {
+	case r.Unfolded:
+		d = " DEFERRED, left unfolded"
+	case r.Deferred != "":
 		d = " DEFERRED"
+	case r.List.Revived:
+		d = " revived"
 	}
 	return fmt.Sprintf("list %s (%d entries, unchanged %v) retired %v marked %d%s", short(r.List.Name), r.List.Entries, r.List.Unchanged, shortAll(r.Retired), r.Marked, d)
 }
@@ -296,6 +308,12 @@ func comparePlans(dry, real *fold.Report) string {
 		return fmt.Sprintf("marked planned %d, done %d", dry.Marked, real.Marked)
 	case (dry.Deferred == "") != (real.Deferred == ""):
 		return fmt.Sprintf("deferred planned %q, done %q", dry.Deferred, real.Deferred)
+	case dry.Unfolded != real.Unfolded || dry.List.Revived != real.List.Revived:
+		return fmt.Sprintf("unfolded/revived planned %v/%v, done %v/%v", dry.Unfolded, dry.List.Revived, real.Unfolded, real.List.Revived)
+	case dry.LeftOut != real.LeftOut || dry.Dropped != real.Dropped:
+		return fmt.Sprintf("left out/dropped planned %d/%d, done %d/%d", dry.LeftOut, dry.Dropped, real.LeftOut, real.Dropped)
+	case dry.Legacy.Marker != real.Legacy.Marker:
+		return fmt.Sprintf("marker planned %v, done %v", dry.Legacy.Marker, real.Legacy.Marker)
 	}
 	return ""
 }
