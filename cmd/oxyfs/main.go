@@ -42,8 +42,8 @@ type env struct {
 	stdout, stderr       io.Writer
 	rawStdout, rawStderr io.Writer
 	stdin                io.Reader
-	flags          *flag.FlagSet
-	common         commonFlags
+	flags                *flag.FlagSet
+	common               commonFlags
 }
 
 // usageError makes the command exit 2.
