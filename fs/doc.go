@@ -106,9 +106,12 @@
 // conv=notrunc) reads it first (one GET unless cached). An empty file created
 // under seal/ receipt/ approval/ cert/ accepted/ writes that entry; closing
 // an existing one writes nothing. mkdir makes <hh> and <rest> directories.
-// chmod, chown and utimes are accepted and change nothing (modes, owners and
-// times are the mount's; the store keeps none), so cp -p, cp -a and rsync -t
-// work; timestamps read back are the mount's start. Writing through a
+// chmod, chown and utimes are EPERM (modes, owners and times are the
+// mount's; the store keeps none, and a call that returned 0 and changed
+// nothing would tell cp -p, cp -a and rsync -t they had), except setting
+// an entry's times to now while it is open for writing, which is what
+// touch does after opening the file it creates or touches; timestamps read
+// back are the mount's start. Writing through a
 // by-signer link writes the signature it points to. Tools that write a
 // temporary name and rename it (rsync without --inplace, most editors) write
 // an entry under the temporary name and then fail at the rename: use cp, a

@@ -78,18 +78,26 @@ func (n *entryNode) getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errn
 	return 0
 }
 
-// Setattr: chmod, chown and utimes are accepted and change nothing (modes,
-// owners and times are the mount's), so cp -p and rsync -t succeed. A size
-// is only set through a file open for writing: truncating a signature being
-// rewritten, or an index entry to 0 (it is empty); any other size of an
-// index entry is EINVAL, truncating a signature by name EPERM. (Where the
-// kernel does not pass O_TRUNC to OPEN it truncates with a SETATTR naming no
-// file: that truncates the file just opened for writing.)
+// Setattr: modes, owners and times are the mount's, so chmod and chown are
+// EPERM, and so is utimes — but for setting the times to now on an entry
+// open for writing, which is what touch does after it opened (or created)
+// the file, and which changes nothing. A size is only set through a file
+// open for writing: truncating a signature being rewritten, or an index
+// entry to 0 (it is empty); any other size of an index entry is EINVAL,
+// truncating a signature by name EPERM. (Where the kernel does not pass
+// O_TRUNC to OPEN it truncates with a SETATTR naming no file: that
+// truncates the file just opened for writing.)
 func (n *entryNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	m := n.m
 	m.ops.inc(opSetattr)
 	if m.ro {
 		return syscall.EROFS
+	}
+	if errno := refuseOwnAttrs(in, func() bool {
+		h, _ := f.(*writeHandle)
+		return h != nil || m.pending.get(n.path) != nil || m.pending.fresh(n.path) != nil
+	}); errno != 0 {
+		return errno
 	}
 	if sz, ok := in.GetSize(); ok {
 		h, _ := f.(*writeHandle)

@@ -185,12 +185,14 @@ func ttl(d time.Duration) time.Duration {
 	return d
 }
 
-// fsName keeps the name safe for the -o list of fusermount (no commas).
+// fsName is the mount's source in /proc/mounts and df, which every local
+// user reads: secrets redacted (store.Redact, whoever set the name), and
+// safe for the -o list of fusermount (no commas).
 func fsName(name string, ix *index.Index) string {
 	if name == "" {
 		name = "oxyfs:" + ix.Store().URL()
 	}
-	return strings.NewReplacer(",", "%2C", " ", "%20").Replace(name)
+	return strings.NewReplacer(",", "%2C", " ", "%20").Replace(store.Redact(name))
 }
 
 type logWriter func(format string, args ...any)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/store"
@@ -380,6 +381,16 @@ func checkRefused(t *testing.T, k *kit) {
 		{"uppercase object id", rw(syscall.EINVAL), func() error { return os.Mkdir(k.p("sig/ab/12AB"), 0o755) }},
 		{"truncate a signature by name", rw(syscall.EPERM), func() error { return os.Truncate(k.srv.path(sig), 3) }},
 		{"grow an index entry", rw(syscall.EINVAL), func() error { return os.Truncate(k.srv.path(seal), 3) }},
+		{"chmod a signature", rw(syscall.EPERM), func() error { return os.Chmod(k.srv.path(sig), 0o600) }},
+		{"chmod an index entry", rw(syscall.EPERM), func() error { return os.Chmod(k.srv.path(seal), 0o600) }},
+		{"chown a signature", rw(syscall.EPERM), func() error { return os.Chown(k.srv.path(sig), 12345, 12345) }},
+		{"set a signature's times", rw(syscall.EPERM), func() error { return os.Chtimes(k.srv.path(sig), time.Unix(1, 0), time.Unix(1, 0)) }},
+		{"set an index entry's times to now by name", rw(syscall.EPERM), func() error { now := time.Now(); return os.Chtimes(k.srv.path(seal), now, now) }},
+		{"chmod an object directory", rw(syscall.EPERM), func() error { return os.Chmod(obj, 0o700) }},
+		{"chown an object directory", rw(syscall.EPERM), func() error { return os.Chown(obj, 12345, 12345) }},
+		{"set a directory's times", rw(syscall.EPERM), func() error { return os.Chtimes(k.p("sig"), time.Unix(1, 0), time.Unix(1, 0)) }},
+		{"chmod the root", rw(syscall.EPERM), func() error { return os.Chmod(k.p(""), 0o700) }},
+		{"chmod .oxy/status", syscall.EROFS, func() error { return os.Chmod(k.p(".oxy/status"), 0o600) }},
 		{"bytes into an index entry", rw(syscall.EINVAL), func() error {
 			f, err := os.OpenFile(k.srv.path(seal), os.O_WRONLY, 0)
 			if err != nil {

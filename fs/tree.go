@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -272,8 +273,8 @@ func (d *dirNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.Attr
 	return 0
 }
 
-// Setattr on a directory accepts chmod, chown and utimes and changes nothing
-// (cp -rp sets them on the directories it made).
+// Setattr on a directory: a directory's mode, owner and times are the
+// mount's, so chmod, chown and utimes are EPERM (and a size EISDIR).
 func (d *dirNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	d.m.ops.inc(opSetattr)
 	if d.m.ro {
@@ -281,6 +282,9 @@ func (d *dirNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAt
 	}
 	if _, ok := in.GetSize(); ok {
 		return syscall.EISDIR
+	}
+	if errno := refuseOwnAttrs(in, func() bool { return false }); errno != 0 {
+		return errno
 	}
 	d.m.dirAttr(&out.Attr)
 	out.SetTimeout(d.m.attrTTL)
@@ -392,4 +396,29 @@ func (d *dirNode) Symlink(ctx context.Context, target, name string, out *fuse.En
 func (d *dirNode) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	d.m.ops.inc(opMknod)
 	return nil, d.m.refused()
+}
+
+// touchSlack is how far from now a time may be and still be touch's "now".
+const touchSlack = time.Minute
+
+// refuseOwnAttrs is EPERM for a SETATTR that would change what the mount
+// owns: the mode, the owner or group, or the times — unless the times are
+// set to now (touch) and openForWriting says the node is open for writing.
+func refuseOwnAttrs(in *fuse.SetAttrIn, openForWriting func() bool) syscall.Errno {
+	if in.Valid&(fuse.FATTR_MODE|fuse.FATTR_UID|fuse.FATTR_GID) != 0 {
+		return syscall.EPERM
+	}
+	if in.Valid&(fuse.FATTR_ATIME|fuse.FATTR_MTIME|fuse.FATTR_ATIME_NOW|fuse.FATTR_MTIME_NOW) == 0 {
+		return 0
+	}
+	now := time.Now()
+	for _, get := range []func() (time.Time, bool){in.GetATime, in.GetMTime} {
+		if t, ok := get(); ok && (t.Before(now.Add(-touchSlack)) || t.After(now.Add(touchSlack))) {
+			return syscall.EPERM
+		}
+	}
+	if !openForWriting() {
+		return syscall.EPERM
+	}
+	return 0
 }

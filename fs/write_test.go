@@ -156,6 +156,9 @@ func TestEmptyFileUnderSealWritesTheEntry(t *testing.T) {
 	r := entry(store.KindReceipt, "0102", "state-8")
 	run(t, "touch", srv.path(r))
 	landed(t, f.st, r, []byte{})
+	// touch of an existing entry sets its times to now through the file it
+	// opened: accepted (utimes by name is EPERM, see checkRefused).
+	run(t, "touch", srv.path(r))
 	// Opening an existing entry for writing, and closing it, writes nothing.
 	if d := delta(f.st, func() {
 		if err := os.WriteFile(srv.path(r), nil, 0o644); err != nil {

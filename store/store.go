@@ -219,34 +219,6 @@ func backendOf(scheme string) (string, error) {
 	return "", fmt.Errorf("unsupported scheme %q (want s3, gs, azblob, file or mem)", scheme)
 }
 
-// Redact hides secrets a URL may carry (user info, keys, tokens, signatures).
-func Redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "<unparseable URL>"
-	}
-	changed := false
-	if u.User != nil {
-		u.User = url.User("REDACTED")
-		changed = true
-	}
-	q := u.Query()
-	for k := range q {
-		lk := strings.ToLower(k)
-		for _, s := range []string{"key", "secret", "token", "sig", "password", "credential"} {
-			if strings.Contains(lk, s) {
-				q.Set(k, "REDACTED")
-				changed = true
-			}
-		}
-	}
-	if !changed {
-		return raw
-	}
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
 // URL is the store's URL with secrets redacted.
 func (s *Store) URL() string { return s.url }
 

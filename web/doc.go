@@ -45,9 +45,24 @@
 // not a loopback name or address are refused (403), which defeats DNS
 // rebinding by a web page the user visits.
 //
+// # Limits
+//
+// A client can make the server hold only so much. Options.MaxRequestBody
+// (DefaultMaxRequestBody, 64 KiB) caps a request's body: a PROPFIND's XML
+// is read whole, within the cap, before WebDAV parses it — longer (by
+// Content-Length, or as it arrives) is 413, and a body slower than the
+// server's read timeout is 408. Limits, applied by NewServer and Listen,
+// bound the rest: headers within 10 s, the whole request within 30 s, the
+// response within 5 min, an idle connection 2 min, and 256 connections
+// served at once (the next wait in the accept queue).
+//
 // # Errors
 //
 // A path that does not exist is 404; a lookup or read that fails (the store
 // did not answer) is 502 with the error's text and is logged once per
-// request through Options.Logf.
+// request through Options.Logf. What a client or a log is shown passes
+// through termsafe: secrets in a store URL are redacted (store.Redact) and
+// control characters escaped, in error texts, log lines, and the names on
+// HTML pages (links keep the exact bytes, percent-encoded); JSON escapes
+// them as \u001b, \u007f, \u009b.
 package web

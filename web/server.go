@@ -20,6 +20,7 @@ import (
 	"golang.org/x/net/webdav"
 
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/termsafe"
 )
 
 // Paths the handler serves beside the tree.
@@ -38,8 +39,13 @@ type Options struct {
 	// LoopbackOnly refuses (403) requests whose Host is not a loopback
 	// name or address: set it when listening on a loopback address.
 	LoopbackOnly bool
-	// Logf logs failed requests; nil: log.Printf.
+	// Logf logs failed requests; nil: log.Printf. What it is given is
+	// already redacted and escaped (termsafe.Line).
 	Logf func(format string, args ...any)
+	// MaxRequestBody is the most bytes of a request's body read (a
+	// PROPFIND's XML): a longer body is refused with 413 having read no
+	// more than that. 0: DefaultMaxRequestBody; negative: no limit.
+	MaxRequestBody int64
 }
 
 // Methods the handler accepts; every other one is 405.
@@ -54,6 +60,11 @@ func Handler(ix *index.Index, opts Options) http.Handler {
 	if opts.Logf == nil {
 		opts.Logf = log.Printf
 	}
+	if opts.MaxRequestBody == 0 {
+		opts.MaxRequestBody = DefaultMaxRequestBody
+	}
+	logf := opts.Logf
+	opts.Logf = func(format string, args ...any) { logf("%s", termsafe.Line(fmt.Sprintf(format, args...))) }
 	h := &handler{ix: ix, opts: opts}
 	fsys := davFS{fsys: ix.FS()}
 	h.dav = &webdav.Handler{Prefix: DAVPrefix, FileSystem: fsys, LockSystem: webdav.NewMemLS(), Logger: h.davLog}
@@ -70,7 +81,7 @@ type handler struct {
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.opts.LoopbackOnly && !loopbackHost(r.Host) {
-		http.Error(w, "oxyfs serves loopback requests only (Host "+r.Host+" is not a loopback name or address)", http.StatusForbidden)
+		http.Error(w, "oxyfs serves loopback requests only (Host "+termsafe.Escape(r.Host)+" is not a loopback name or address)", http.StatusForbidden)
 		return
 	}
 	p := r.URL.Path
@@ -98,7 +109,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fallthrough
 	default:
 		w.Header().Set("Allow", allow)
-		http.Error(w, "oxyfs serves a read-only tree: "+r.Method+" is not allowed", http.StatusMethodNotAllowed)
+		http.Error(w, "oxyfs serves a read-only tree: "+termsafe.Escape(r.Method)+" is not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if !limitBody(w, r, h.opts.MaxRequestBody) {
 		return
 	}
 	switch {
@@ -140,13 +154,8 @@ func (h *handler) davLog(r *http.Request, err error) {
 func (h *handler) serveOxy(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case StatusPath:
-		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(h.ix.Status()); err != nil {
-			h.opts.Logf("oxyfs: %s %s: %v", r.Method, r.URL.Path, err)
-		}
+		h.writeJSON(w, r, h.ix.Status(), "  ")
 	case "/.oxy":
 		redirect(w, r, "/.oxy/")
 	case "/.oxy/":
@@ -154,6 +163,25 @@ func (h *handler) serveOxy(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// writeJSON writes v as JSON, with what a terminal would act on escaped
+// (termsafe.JSON).
+func (h *handler) writeJSON(w http.ResponseWriter, r *http.Request, v any, indent string) {
+	w.Header().Set("Content-Type", "application/json")
+	var b []byte
+	var err error
+	if indent == "" {
+		b, err = json.Marshal(v)
+	} else {
+		b, err = json.MarshalIndent(v, "", indent)
+	}
+	if err != nil {
+		h.opts.Logf("oxyfs: %s %s: %v", r.Method, r.URL.Path, err)
+		http.Error(w, "encode JSON", http.StatusInternalServerError)
+		return
+	}
+	w.Write(append(termsafe.JSON(b), '\n'))
 }
 
 // serveTree answers GET and HEAD of a path of the tree from the index;
@@ -212,7 +240,7 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	h.opts.Logf("oxyfs: %s %s: %v", r.Method, r.URL.Path, err)
-	http.Error(w, err.Error(), http.StatusBadGateway)
+	http.Error(w, termsafe.Line(err.Error()), http.StatusBadGateway)
 }
 
 // entry is one line of a directory page (and one element of its JSON).
@@ -254,21 +282,26 @@ func (h *handler) page(w http.ResponseWriter, r *http.Request, prefix, p string,
 		if es == nil {
 			es = []entry{}
 		}
-		if err := json.NewEncoder(w).Encode(dirPage{Path: p, Entries: es}); err != nil {
-			h.opts.Logf("oxyfs: %s %s: %v", r.Method, r.URL.Path, err)
-		}
+		h.writeJSON(w, r, dirPage{Path: p, Entries: es}, "")
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	if r.Method == http.MethodHead {
 		return
 	}
+	// Names are shown escaped (termsafe): a page read with curl on a
+	// terminal must not drive it. Links keep the exact bytes (escaped).
+	shown := make([]entry, len(es))
+	for i, e := range es {
+		e.Name, e.Target, e.Source = termsafe.Escape(e.Name), termsafe.Escape(e.Target), termsafe.Escape(e.Source)
+		shown[i] = e
+	}
 	s := h.ix.Status()
 	data := struct {
 		Path, URL, Mode string
 		Root            bool
 		Entries         []entry
-	}{Path: prefix + "/" + p, URL: s.URL, Mode: s.Mode, Root: p == "" && prefix == "", Entries: es}
+	}{Path: termsafe.Escape(prefix + "/" + p), URL: termsafe.Line(s.URL), Mode: s.Mode, Root: p == "" && prefix == "", Entries: shown}
 	if err := pageTmpl.Execute(w, data); err != nil {
 		h.opts.Logf("oxyfs: %s %s: %v", r.Method, r.URL.Path, err)
 	}

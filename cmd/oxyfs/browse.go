@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/termsafe"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -97,9 +98,9 @@ func runLs(ctx context.Context, e *env, args []string) error {
 			return nil
 		}
 		if *recursive {
-			fmt.Fprintln(e.stdout, p)
+			fmt.Fprintln(e.stdout, termsafe.Quote(p))
 		} else {
-			fmt.Fprintln(e.stdout, n.Name)
+			fmt.Fprintln(e.stdout, termsafe.Quote(n.Name))
 		}
 		return nil
 	}
@@ -147,8 +148,9 @@ func runLs(ctx context.Context, e *env, args []string) error {
 			if !*recursive {
 				name = path.Base(r.Path)
 			}
+			name = termsafe.Quote(name)
 			if r.Target != "" {
-				name += " -> " + r.Target
+				name += " -> " + termsafe.Quote(r.Target)
 			}
 			fmt.Fprintf(w, "%s\t%d\t%s\t%s\n", r.Type, r.Size, r.Source, name)
 		}
@@ -213,7 +215,7 @@ func runCat(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	_, err = e.stdout.Write(data)
+	_, err = e.rawStdout.Write(data) // the store's own bytes, exactly
 	return err
 }
 

@@ -11,6 +11,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
+	"github.com/oxyfs/oxyfs/internal/termsafe"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -104,10 +105,15 @@ func (e *env) openStore(ctx context.Context, url string, opts store.Options) (*s
 	return s, nil
 }
 
+// printJSON prints v as indented JSON, with what a terminal would act on
+// escaped (termsafe.JSON).
 func (e *env) printJSON(v any) error {
-	enc := json.NewEncoder(e.stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = e.rawStdout.Write(append(termsafe.JSON(b), '\n'))
+	return err
 }
 
 // progress draws a one-line progress bar on a terminal and stays quiet in a pipe.
@@ -120,8 +126,8 @@ type progress struct {
 }
 
 func (e *env) newProgress(label string) *progress {
-	p := &progress{w: e.stderr, label: label, began: time.Now()}
-	if f, ok := e.stderr.(*os.File); ok {
+	p := &progress{w: e.rawStderr, label: label, began: time.Now()}
+	if f, ok := e.rawStderr.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 			p.on = true
 		}

@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	flag "github.com/spf13/pflag"
+
+	"github.com/oxyfs/oxyfs/internal/termsafe"
 )
 
 // command is one subcommand.
@@ -30,11 +32,18 @@ var commands = map[string]*command{}
 func register(c *command) { commands[c.name] = c }
 
 // env is what a command runs with: its streams and common flags.
+//
+// stderr redacts secrets (store.Redact) and escapes control characters
+// (termsafe) in every message, warning and log line; stdout escapes control
+// characters in what a command prints. rawStdout is for the store's own
+// bytes (cat) and for JSON escaped by termsafe.JSON; rawStderr for the
+// progress bar's own control sequences.
 type env struct {
-	stdout, stderr io.Writer
-	stdin          io.Reader
-	flags          *flag.FlagSet
-	common         commonFlags
+	stdout, stderr       io.Writer
+	rawStdout, rawStderr io.Writer
+	stdin                io.Reader
+	flags                *flag.FlagSet
+	common               commonFlags
 }
 
 // usageError makes the command exit 2.
@@ -48,7 +57,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	var code int
 	if args, ok := helperArgs(os.Args[0], os.Args[1:]); ok {
-		code = runHelper(ctx, args, os.Stderr)
+		code = runHelper(ctx, args, termsafe.Writer{W: os.Stderr})
 	} else {
 		code = run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	}
@@ -57,6 +66,8 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	rawStdout, rawStderr := stdout, stderr
+	stdout, stderr = termsafe.Escaper{W: stdout}, termsafe.Writer{W: stderr}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		printUsage(stdout)
 		if len(args) == 0 {
@@ -74,7 +85,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		printUsage(stderr)
 		return 2
 	}
-	e := &env{stdout: stdout, stderr: stderr, stdin: stdin}
+	e := &env{stdout: stdout, stderr: stderr, rawStdout: rawStdout, rawStderr: rawStderr, stdin: stdin}
 	e.flags = flag.NewFlagSet("oxyfs "+c.name, flag.ContinueOnError)
 	e.flags.SetOutput(stderr)
 	e.flags.Usage = func() {

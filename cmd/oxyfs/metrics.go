@@ -4,19 +4,24 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"net"
 	"net/http"
 	"sort"
 	"time"
 
 	"github.com/oxyfs/oxyfs/fs"
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/web"
 )
 
+// metricsLimits bound the metrics server as web.DefaultLimits bound serve,
+// with fewer connections (a scraper needs one).
+var metricsLimits = web.Limits{MaxConns: 16, MaxRequestBody: 4 << 10}
+
 // serveMetrics serves Prometheus text-format metrics: requests by kind,
-// entries, FUSE operations. It returns a function that stops the server.
+// entries, FUSE operations. addr was checked (checkListenAddr). It returns
+// a function that stops the server.
 func serveMetrics(addr string, ix *index.Index, m *fs.Server, logger *log.Logger) (func(), error) {
-	ln, err := net.Listen("tcp", addr)
+	ln, err := web.Listen(addr, metricsLimits)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: listen on %s: %w", addr, err)
 	}
@@ -25,7 +30,7 @@ func serveMetrics(addr string, ix *index.Index, m *fs.Server, logger *log.Logger
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		writeMetrics(w, ix, m)
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	srv := web.NewServer(http.MaxBytesHandler(mux, metricsLimits.MaxRequestBody), metricsLimits, logger)
 	go func() {
 		if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
 			logger.Printf("metrics server: %v", err)

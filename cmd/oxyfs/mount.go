@@ -37,6 +37,7 @@ type mountFlags struct {
 	sigCache    int64
 	readAhead   int
 	metricsAddr string
+	allowRemote bool
 	options     string
 }
 
@@ -53,7 +54,8 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	f.BoolVar(&mf.debug, "debug", false, "log every FUSE operation")
 	f.Int64Var(&mf.sigCache, "sig-cache-size", 64<<20, "bytes of signatures kept in memory")
 	f.IntVar(&mf.readAhead, "read-ahead", 0, fmt.Sprintf("signatures fetched ahead (in parallel, in key order) once one is read or stat'ed (0: %d, negative: off)", index.DefaultReadAhead))
-	f.StringVar(&mf.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at this address (e.g. 127.0.0.1:9310)")
+	f.StringVar(&mf.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at this address, a loopback one unless --allow-remote (e.g. 127.0.0.1:9310)")
+	f.BoolVar(&mf.allowRemote, "allow-remote", false, "let --metrics-addr be an address that is not loopback, such as :9310 (the metrics have no authentication)")
 	f.StringVarP(&mf.options, "options", "o", "", "mount options as in fstab: ro, rw, allow_other, uid=N, gid=N, refresh=DURATION, timeout=DURATION, layout=L (others are ignored)")
 	pos, err := e.parse(args, 0, 2)
 	if err != nil {
@@ -61,6 +63,11 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	}
 	if err := applyMountOptions(&mf, &e.common, mf.options); err != nil {
 		return err
+	}
+	if mf.metricsAddr != "" {
+		if _, err := checkListenAddr("--metrics-addr", mf.metricsAddr, mf.allowRemote, "metrics are served"); err != nil {
+			return err
+		}
 	}
 	var storeURL, dir string
 	switch len(pos) {

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	flag "github.com/spf13/pflag"
+
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/web"
@@ -37,6 +39,7 @@ type serveFlags struct {
 	allowRemote bool
 	sigCache    int64
 	readAhead   int
+	limits      web.Limits
 }
 
 func runServe(ctx context.Context, e *env, args []string) error {
@@ -48,16 +51,14 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	f.BoolVar(&sf.allowRemote, "allow-remote", false, "allow an address that is not loopback, and Host headers that are not loopback names (there is no authentication: put it behind one)")
 	f.Int64Var(&sf.sigCache, "sig-cache-size", index.DefaultSigCacheBytes, "bytes of signatures kept in memory")
 	f.IntVar(&sf.readAhead, "read-ahead", 0, fmt.Sprintf("signatures fetched ahead of one read, in key order (0: %d, negative: off)", index.DefaultReadAhead))
+	registerLimits(f, &sf.limits)
 	pos, err := e.parse(args, 1, 1)
 	if err != nil {
 		return err
 	}
-	loopback, err := loopbackAddr(sf.addr)
+	loopback, err := checkListenAddr("--http", sf.addr, sf.allowRemote, "the tree is served")
 	if err != nil {
-		return usagef("--http %q: %v", sf.addr, err)
-	}
-	if !loopback && !sf.allowRemote {
-		return usagef("--http %s is not a loopback address; the tree is served without authentication, so pass --allow-remote to serve it there", sf.addr)
+		return err
 	}
 	logger := log.New(e.stderr, "oxyfs: ", log.LstdFlags)
 
@@ -80,16 +81,12 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("open %s: %w", st.URL(), err)
 	}
 	openTime := time.Since(began)
-	ln, err := net.Listen("tcp", sf.addr)
+	ln, err := web.Listen(sf.addr, sf.limits)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler:           web.Handler(ix, web.Options{WebDAVRoot: sf.webdavRoot, LoopbackOnly: loopback && !sf.allowRemote, Logf: logger.Printf}),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          logger,
-	}
+	srv := web.NewServer(web.Handler(ix, web.Options{WebDAVRoot: sf.webdavRoot, LoopbackOnly: loopback && !sf.allowRemote,
+		Logf: logger.Printf, MaxRequestBody: sf.limits.MaxRequestBody}), sf.limits, logger)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	s := ix.Status()
@@ -149,6 +146,32 @@ func davAt(root bool) string {
 		return ""
 	}
 	return web.DAVPrefix
+}
+
+// registerLimits adds the flags of web.Limits (zero: web.DefaultLimits).
+func registerLimits(f *flag.FlagSet, l *web.Limits) {
+	d := web.DefaultLimits
+	f.IntVar(&l.MaxConns, "max-connections", d.MaxConns, "serve at most this many connections at once; the next ones wait until one closes (negative: no cap)")
+	f.Int64Var(&l.MaxRequestBody, "max-request-body", d.MaxRequestBody, "refuse (413) a request body longer than this many bytes (a PROPFIND's XML is a few hundred; negative: no limit)")
+	f.DurationVar(&l.ReadTimeout, "read-timeout", d.ReadTimeout, "close a connection whose request (headers and body) takes longer than this to arrive (its headers: at most 10s)")
+	f.DurationVar(&l.WriteTimeout, "write-timeout", d.WriteTimeout, "close a connection whose response takes longer than this to be read")
+	f.DurationVar(&l.IdleTimeout, "idle-timeout", d.IdleTimeout, "close a kept-alive connection idle this long")
+}
+
+// checkListenAddr refuses a listen address that is not loopback unless
+// allowRemote (what flag names it, what is served there without
+// authentication), and reports whether it is loopback. `oxyfs serve --http`
+// and `oxyfs mount --metrics-addr` share it: ":PORT" (every interface) is
+// refused the same way, with the flag to pass.
+func checkListenAddr(flagName, addr string, allowRemote bool, what string) (bool, error) {
+	loopback, err := loopbackAddr(addr)
+	if err != nil {
+		return false, usagef("%s %q: %v", flagName, addr, err)
+	}
+	if !loopback && !allowRemote {
+		return false, usagef("%s %s is not a loopback address; %s without authentication, so pass --allow-remote to serve it there (or listen on 127.0.0.1)", flagName, addr, what)
+	}
+	return loopback, nil
 }
 
 // loopbackAddr checks a listen address and reports whether it is loopback:

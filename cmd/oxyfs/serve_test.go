@@ -218,3 +218,30 @@ func TestServeRefusesARemoteAddressUnlessAllowed(t *testing.T) {
 		}
 	}
 }
+
+func TestMountRefusesRemoteMetricsUnlessAllowed(t *testing.T) {
+	var stdout, stderr lockedBuffer
+	dir := t.TempDir()
+	code := run(context.Background(), []string{"mount", "mem://", dir, "--metrics-addr", ":9310"}, strings.NewReader(""), &stdout, &stderr)
+	want := "oxyfs mount: --metrics-addr :9310 is not a loopback address; metrics are served without authentication, so pass --allow-remote to serve it there (or listen on 127.0.0.1)\n"
+	if code != 2 || !strings.HasPrefix(stderr.String(), want) {
+		t.Fatalf("mount --metrics-addr :9310: exit %d, stderr:\n%s\nwant exit 2 and:\n%s", code, stderr.String(), want)
+	}
+	for _, c := range []struct {
+		addr          string
+		allow, ok, lb bool
+	}{
+		{"127.0.0.1:9310", false, true, true},
+		{"[::1]:0", false, true, true},
+		{"localhost:1", false, true, true},
+		{":9310", false, false, false},
+		{"0.0.0.0:9310", false, false, false},
+		{":9310", true, true, false},
+		{"10.1.2.3:80", true, true, false},
+	} {
+		lb, err := checkListenAddr("--metrics-addr", c.addr, c.allow, "metrics are served")
+		if (err == nil) != c.ok || lb != c.lb {
+			t.Errorf("checkListenAddr(%q, allowRemote=%v) = %v, %v; want loopback %v, ok %v", c.addr, c.allow, lb, err, c.lb, c.ok)
+		}
+	}
+}
