@@ -14,10 +14,10 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/driver"
 	"gocloud.dev/gcerrors"
+	"golang.org/x/sys/unix"
 )
 
 // fileBucket is the gocloud driver of file:// stores (it replaces gocloud's

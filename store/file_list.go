@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
 	"gocloud.dev/blob/driver"
+	"golang.org/x/sys/unix"
 )
 
 // fileLister is one page of a file:// listing: a walk of the directories

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"golang.org/x/sys/unix"
 	"gocloud.dev/gcerrors"
+	"golang.org/x/sys/unix"
 )
 
 // Path resolution of the file:// driver (file_driver.go). A key names
