@@ -368,6 +368,15 @@ type ListItem struct {
 	Irregular string
 }
 
+// Shown is how a warning names the item: its key, and for an irregular
+// one what it is, `sig/ab/cd/x (symbolic link, not followed)`.
+func (it ListItem) Shown() string {
+	if it.Irregular == "" {
+		return it.Key
+	}
+	return it.Key + " (" + it.Irregular + ", not followed)"
+}
+
 // ListPage lists one page (one LIST request). token nil starts; a nil next
 // token means the listing is done.
 func (s *Store) ListPage(ctx context.Context, prefix, delimiter string, token []byte, pageSize int) ([]ListItem, []byte, error) {
