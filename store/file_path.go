@@ -262,15 +262,15 @@ var fileFault atomic.Pointer[func(op, path string) error]
 // InjectFileFault is for tests: it makes every file:// listing call f
 // before it reads a directory or stats a file, and fail with what f returns
 // (nil: go on). It is how a test run as root, which no permission bit
-// stops, makes a directory unreadable. It returns the function that
-// removes f.
+// stops, makes a directory unreadable. f nil injects nothing. It returns
+// the function that puts back the hook f replaced.
 func InjectFileFault(f func(op, path string) error) (restore func()) {
-	fileFault.Store(&f)
-	return func() { fileFault.Store(nil) }
+	prev := fileFault.Swap(&f)
+	return func() { fileFault.Store(prev) }
 }
 
 func injected(op, path string) error {
-	if f := fileFault.Load(); f != nil {
+	if f := fileFault.Load(); f != nil && *f != nil {
 		return (*f)(op, path)
 	}
 	return nil
