@@ -83,6 +83,9 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 	for _, b := range sn.RetiredBad {
 		problem("retired record %s %v", store.RetiredKey, b)
 	}
+	for _, k := range sn.Irregular {
+		problem("pack key %s: not a regular file (readers and folds skip it)", k)
+	}
 	if st.Layout() == store.LayoutDirectory && (len(sn.Lists) > 0 || len(sn.Journal) > 0) {
 		note("directory layout, yet the store holds a journal or entry lists: readers of this layout ignore them")
 	}

@@ -148,6 +148,9 @@ func complete(ctx context.Context, st *store.Store, opts Options, h *hooks) (rep
 		rep.RetiredBad = append(rep.RetiredBad, b.Error())
 		w.warn("retired record %s: %v (kept as is)", store.RetiredKey, b)
 	}
+	for _, k := range sn.Irregular {
+		w.warn("pack key %s: not a regular file (left alone)", k)
+	}
 
 	// 2. The older one-list keys.
 	var planned []string

@@ -54,8 +54,8 @@ func foldLegacy(ctx context.Context, st *store.Store, dry bool, skip func(key st
 				return nil
 			}
 			kind, object, ok := store.ParseLegacyKey(it.Key)
-			if !ok {
-				rep.Malformed = append(rep.Malformed, it.Key)
+			if !ok || it.Irregular != "" {
+				rep.Malformed = append(rep.Malformed, it.Shown())
 				return nil
 			}
 			lists = append(lists, olderList{it.Key, kind, object})

@@ -41,8 +41,9 @@ const listShards = 16
 // every key: a key directly under the kind prefix comes back in the
 // delimited listing itself, every other one under a directory it names.
 //
-// A key that is not an entry key (store.ParseKey) is left out of keys and
-// put in malformed: skipped, never dropped silently.
+// A key that is not an entry key (store.ParseKey), or that names no regular
+// file (a symbolic link on file://, ListItem.Irregular), is left out of keys
+// and put in malformed: skipped, never dropped silently.
 func listEntries(ctx context.Context, st *store.Store, prog *progress) (*scan, error) {
 	var (
 		perKind [store.NumKinds][]shard
@@ -111,8 +112,8 @@ func (l *kindLister) add(sh *shard, it store.ListItem) {
 	if it.IsDir {
 		return
 	}
-	if e, err := store.ParseKey(it.Key); err != nil || e.Kind != l.kind {
-		sh.bad = append(sh.bad, it.Key)
+	if e, err := store.ParseKey(it.Key); err != nil || e.Kind != l.kind || it.Irregular != "" {
+		sh.bad = append(sh.bad, it.Shown())
 	} else {
 		sh.keys = append(sh.keys, it.Key)
 	}

@@ -279,6 +279,9 @@ func (ix *Index) reportMalformed(v *view, sn *store.Snapshot, mals []malformed) 
 	if len(sn.JournalBad) > 0 {
 		mals = append(mals, malformed{where: sourceTheJournal, n: len(sn.JournalBad), first: sn.JournalBad[0].Error()})
 	}
+	if len(sn.Irregular) > 0 {
+		mals = append(mals, malformed{where: "the pack listing", n: len(sn.Irregular), first: sn.Irregular[0]})
+	}
 	v.mals = mals
 	for _, m := range mals {
 		v.malformed += m.n

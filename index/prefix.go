@@ -99,8 +99,8 @@ func (p *prefixCache) names(ctx context.Context, prefix string, dirs bool, valid
 	mal := malformed{where: "the listing of " + prefix}
 	err := p.ix.st.List(ctx, prefix, "/", func(it store.ListItem) error {
 		name := strings.TrimSuffix(strings.TrimPrefix(it.Key, prefix), "/")
-		if it.IsDir != dirs || !valid(name) {
-			mal.addText(it.Key)
+		if it.IsDir != dirs || it.Irregular != "" || !valid(name) {
+			mal.addItem(it)
 			return nil
 		}
 		out = append(out, name)
@@ -114,10 +114,16 @@ func (p *prefixCache) names(ctx context.Context, prefix string, dirs bool, valid
 	return slices.Compact(out), nil
 }
 
-func (m *malformed) addText(key string) {
+// addItem counts a listed item that is no entry: a malformed key, or (on
+// file://) one that names a symbolic link or special file, never read.
+func (m *malformed) addItem(it store.ListItem) {
 	m.n++
 	if m.n == 1 {
-		m.first = fmt.Sprintf("%q: not a valid entry path", key)
+		if it.Irregular != "" {
+			m.first = fmt.Sprintf("%q: a %s, not followed", it.Key, it.Irregular)
+		} else {
+			m.first = fmt.Sprintf("%q: not a valid entry path", it.Key)
+		}
 	}
 }
 
@@ -242,8 +248,8 @@ func (p *prefixCache) sigScan(ctx context.Context) (map[string][]string, error) 
 		var hexBuf [store.MaxObjectHex]byte
 		err := p.ix.st.List(ctx, store.KindSig.Prefix(), "", func(it store.ListItem) error {
 			kind, hexObj, val, ok := splitKey([]byte(it.Key), &hexBuf)
-			if !ok || kind != store.KindSig {
-				mal.addText(it.Key)
+			if !ok || kind != store.KindSig || it.Irregular != "" {
+				mal.addItem(it)
 				return nil
 			}
 			by[string(val)] = append(by[string(val)], string(hexObj))
@@ -273,7 +279,7 @@ func (p *prefixCache) sigScan(ctx context.Context) (map[string][]string, error) 
 func (p *prefixCache) legacySigScan(ctx context.Context, by map[string][]string) error {
 	var objs []string
 	err := p.ix.st.List(ctx, store.LegacyLists[store.KindSig].Prefix, "", func(it store.ListItem) error {
-		if kind, obj, ok := store.ParseLegacyKey(it.Key); ok && kind == store.KindSig {
+		if kind, obj, ok := store.ParseLegacyKey(it.Key); ok && kind == store.KindSig && it.Irregular == "" {
 			objs = append(objs, obj)
 		}
 		return nil

@@ -78,6 +78,22 @@
 // driver; it is safe for concurrent use. Entry-list decoding streams through a
 // pooled zstd decoder with no allocation per key.
 //
+// # file://
+//
+// file:// stores use this package's own gocloud driver (file_driver.go,
+// file_list.go, file_path.go), not fileblob: a key is exactly the file
+// root/key (no escaping, no sidecar). Listings fail on any error reading a
+// directory or stating a file (a name that vanished is NotFound, listed
+// again); nothing is skipped but the driver's own temporary files
+// (.oxytmp-<16 hex>). No symbolic link below the root is followed (openat2
+// RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS, else an openat O_NOFOLLOW walk): a
+// read, HEAD, write or delete through one is refused, and a listing returns
+// a link or special file with ListItem.Irregular set, which readers report
+// as malformed. Writes go to a short temporary name in the key's directory
+// (255-byte names fit), synced, renamed over the key, the directory synced;
+// create-only links it (one winner). InjectFileFault lets tests fail a
+// listing's readdir or stat, which permission bits cannot do for root.
+//
 // # Errors
 //
 // Backend errors map to ErrNotFound and ErrConflict in errors.go (by gcerrors

@@ -25,6 +25,7 @@ type Snapshot struct {
 	Lists          []ListInfo // every entry list the pack listing found, sorted by name
 	Packs          int        // other pack- keys (packs, indexes, dictionaries)
 	Marker         bool       // pack-legacy-folded is present
+	Irregular      []string   // pack- keys naming no regular file (file://: a symbolic link...), as ListItem.Shown: never read
 	Journal        []JournalLine
 	JournalVersion Version
 	JournalBad     []*LineError
@@ -118,6 +119,8 @@ func (s *Store) listPacks(ctx context.Context, sn *Snapshot) error {
 			return nil
 		}
 		switch {
+		case it.Irregular != "":
+			sn.Irregular = append(sn.Irregular, it.Shown())
 		case it.Key == JournalKey || it.Key == RetiredKey:
 		case it.Key == LegacyFoldedMarker:
 			sn.Marker = true

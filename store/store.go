@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,7 +18,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/azureblob" // azblob:// URLs
-	_ "gocloud.dev/blob/fileblob"  // file:// URLs
 	_ "gocloud.dev/blob/gcsblob"   // gs:// URLs
 	_ "gocloud.dev/blob/memblob"   // mem:// URLs
 	_ "gocloud.dev/blob/s3blob"    // s3:// URLs
@@ -116,43 +115,21 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %q: %w", Redact(rawURL), err)
 	}
-	openURL := u
 	var root string
 	if backend == "file" {
-		// Write exactly the key's own file: no .attrs sidecars, so a
-		// repository's .oxy/objects stays valid for other implementations.
-		q := u.Query()
-		q.Set("metadata", "skip")
-		if opts.Create {
-			q.Set("create_dir", "true")
-		}
-		root = u.Path
-		if u.Host != "" && u.Host != "localhost" {
-			return nil, fmt.Errorf("open store %q: file URL must not name a host (use file:///abs/path)", Redact(rawURL))
-		}
-		if q.Get("prefix") != "" {
-			root = strings.TrimSuffix(root, "/") + "/" + q.Get("prefix")
-		}
-		c := *u
-		c.RawQuery = q.Encode()
-		openURL = &c
-		if opts.Create {
-			if err := os.MkdirAll(root, 0o755); err != nil {
-				return nil, fmt.Errorf("open store %q: %w", Redact(rawURL), err)
-			}
-		}
-		if fi, err := os.Stat(u.Path); err != nil {
+		if root, err = fileRoot(u, opts.Create); err != nil {
 			return nil, fmt.Errorf("open store %q: %w", Redact(rawURL), err)
-		} else if !fi.IsDir() {
-			return nil, fmt.Errorf("open store %q: %s is not a directory", Redact(rawURL), u.Path)
 		}
 	}
 	var b *blob.Bucket
 	var wire *wireCounter
-	if backend == "s3" {
+	switch backend {
+	case "s3":
 		b, wire, err = openS3(ctx, u)
-	} else {
-		b, err = blob.OpenBucket(ctx, openURL.String())
+	case "file":
+		b, err = openFileURL(u)
+	default:
+		b, err = blob.OpenBucket(ctx, u.String())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open store %q: %w", Redact(rawURL), err)
@@ -356,6 +333,20 @@ type ListItem struct {
 	Key   string
 	Size  int64
 	IsDir bool // a common prefix (only with a delimiter)
+	// Irregular, on file:// only, says the key names no regular file but
+	// a symbolic link, a named pipe, a socket or a device ("symbolic
+	// link", ...): reading it fails, and a reader reports it as a
+	// malformed key. "" for every ordinary key.
+	Irregular string
+}
+
+// Shown is how a warning names the item: its key, and for an irregular
+// one what it is, `sig/ab/cd/x (symbolic link, not followed)`.
+func (it ListItem) Shown() string {
+	if it.Irregular == "" {
+		return it.Key
+	}
+	return it.Key + " (" + it.Irregular + ", not followed)"
 }
 
 // ListPage lists one page (one LIST request). token nil starts; a nil next
@@ -374,10 +365,10 @@ func (s *Store) ListPage(ctx context.Context, prefix, delimiter string, token []
 		return err
 	}
 	err := s.read(ctx, &s.n.list, page)
-	// fileblob stats each file after reading the directory, so a key
-	// deleted during the listing fails the page with NotFound: list the
+	// The file driver stats each file after reading its directory, so a
+	// key deleted during the listing fails the page with NotFound: list the
 	// page again (a few times) rather than fail a listing for a key that is
-	// gone anyway.
+	// gone anyway. Every other error of a file listing fails it.
 	for try := 0; err != nil && s.backend == "file" && errors.Is(err, ErrNotFound) && try < fileListRetries; try++ {
 		err = s.read(ctx, &s.n.list, page)
 	}
@@ -387,6 +378,10 @@ func (s *Store) ListPage(ctx context.Context, prefix, delimiter string, token []
 	items := make([]ListItem, len(objs))
 	for i, o := range objs {
 		items[i] = ListItem{Key: o.Key, Size: o.Size, IsDir: o.IsDir}
+		var m fs.FileMode
+		if s.backend == "file" && !o.IsDir && o.As(&m) && !m.IsRegular() {
+			items[i].Irregular = irregularName(m)
+		}
 	}
 	if len(next) == 0 {
 		next = nil

@@ -7,7 +7,8 @@
 // fake): compare-and-swap under contention ends at the exact count, a
 // create-only race has exactly one winner, a lost race surfaces as
 // store.ErrConflict, paging returns each key exactly once, prefixes are
-// isolated, missing keys map to store.ErrNotFound, and the request counters
+// isolated, a 255-byte value (DESIGN §3's longest) behaves as any key,
+// missing keys map to store.ErrNotFound, and the request counters
 // match the requests sent (on S3, the counters are also checked against the
 // requests counted on the wire).
 //

@@ -24,6 +24,7 @@ func (f HarnessFunc) NewStore(t *testing.T) func(t *testing.T) *store.Store { re
 func RunConformanceTests(t *testing.T, h Harness) {
 	t.Run("MissingKeys", func(t *testing.T) { testMissingKeys(t, h) })
 	t.Run("PutGetDelete", func(t *testing.T) { testPutGetDelete(t, h) })
+	t.Run("LongestValue", func(t *testing.T) { testLongestValue(t, h) })
 	t.Run("CountersMatchRequests", func(t *testing.T) { testCounters(t, h) })
 	t.Run("ReadOnlyRefusesWrites", func(t *testing.T) { testReadOnly(t, h) })
 	t.Run("RecordCreateOnlyWhenAbsent", func(t *testing.T) { testRecordCreate(t, h) })
