@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
