@@ -77,11 +77,11 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 	}
 	rep.Folded = sn.Folded()
 	rep.JournalLines, rep.JournalUnfolded, rep.RetiredLines = len(sn.Journal), sn.UnfoldedLines(), len(sn.Retired)
-	for _, b := range sn.JournalBad {
-		problem("journal %s %v", store.JournalKey, b)
+	for _, b := range sn.JournalBad.Messages() {
+		problem("journal %s %s", store.JournalKey, b)
 	}
-	for _, b := range sn.RetiredBad {
-		problem("retired record %s %v", store.RetiredKey, b)
+	for _, b := range sn.RetiredBad.Messages() {
+		problem("retired record %s %s", store.RetiredKey, b)
 	}
 	if st.Layout() == store.LayoutDirectory && (len(sn.Lists) > 0 || len(sn.Journal) > 0) {
 		note("directory layout, yet the store holds a journal or entry lists: readers of this layout ignore them")

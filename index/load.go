@@ -284,8 +284,8 @@ func knownIn(base *entrySet) func(kind store.Kind, obj []byte, val []byte) bool 
 // lines ParseJournal refused, and warns once per source with a count and the
 // first example (a refresh that meets the same ones says nothing new).
 func (ix *Index) reportMalformed(v *view, sn *store.Snapshot, mals []malformed) {
-	if len(sn.JournalBad) > 0 {
-		mals = append(mals, malformed{where: sourceTheJournal, n: len(sn.JournalBad), first: sn.JournalBad[0].Error()})
+	if sn.JournalBad.Count > 0 {
+		mals = append(mals, malformed{where: sourceTheJournal, n: sn.JournalBad.Count, first: sn.JournalBad.First[0].Error()})
 	}
 	v.mals = mals
 	for _, m := range mals {

@@ -27,10 +27,10 @@ type Snapshot struct {
 	Marker         bool       // pack-legacy-folded is present
 	Journal        []JournalLine
 	JournalVersion Version
-	JournalBad     []*LineError
+	JournalBad     BadLines // the journal's lines that do not parse
 	Retired        []RetiredLine
 	RetiredVersion Version
-	RetiredBad     []*LineError
+	RetiredBad     BadLines // the retired record's lines that do not parse
 }
 
 // LiveLists returns the lists that are listed and not retired (spec §13.7).
