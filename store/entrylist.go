@@ -258,6 +258,17 @@ func DecodeEntryList(data []byte, fn func(key []byte) error) (n int, err error) 
 	return s.keys, err
 }
 
+// DecodeEntryListHashed is DecodeEntryList that also returns the lowercase
+// hex SHA-256 of the decompressed text, so a list is checked against its
+// name (ParseEntryListName's id) in the same pass. sum is "" on error.
+func DecodeEntryListHashed(data []byte, fn func(key []byte) error) (n int, sum string, err error) {
+	s := listScanner{fn: fn, hash: sha256.New()}
+	if err := s.decode(data); err != nil {
+		return s.keys, "", err
+	}
+	return s.keys, hex.EncodeToString(s.hash.Sum(nil)), nil
+}
+
 // DecodeEntryListAll decodes an entry list into a slice of its keys. The keys
 // share one backing string.
 func DecodeEntryListAll(data []byte) ([]string, error) {
