@@ -96,7 +96,7 @@ func getDecoder(data []byte) (dec *zstd.Decoder, put func(), err error) {
 	var h zstd.Header
 	if err := h.Decode(data); err == nil && !h.Skippable {
 		if h.HasFCS && h.FrameContentSize > uint64(MaxEntryListSize) {
-			return nil, nil, fmt.Errorf("%w: frame declares %d bytes", errListSize, h.FrameContentSize)
+			return nil, nil, fmt.Errorf("%w: %w: frame declares %d bytes", ErrCorrupt, errListSize, h.FrameContentSize)
 		}
 		window := h.WindowSize
 		if h.SingleSegment {
@@ -357,10 +357,10 @@ func (s *listScanner) finish(err error) error {
 		return fmt.Errorf("decode entry list: line %d: %w", s.lines, fe.err)
 	case errors.As(err, &le):
 		return fmt.Errorf("decode entry list: %w", le)
-	case errors.Is(err, errListSize), errors.Is(err, errListKeys):
-		return fmt.Errorf("decode entry list: %w: %w", ErrCorrupt, err)
 	case errors.Is(err, ErrCorrupt):
 		return fmt.Errorf("decode entry list: %w", err)
+	case errors.Is(err, errListSize), errors.Is(err, errListKeys):
+		return fmt.Errorf("decode entry list: %w: %w", ErrCorrupt, err)
 	case err != nil:
 		return fmt.Errorf("decode entry list: %w: zstd: %w", ErrCorrupt, err)
 	case len(s.carry) > 0:
