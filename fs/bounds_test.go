@@ -5,11 +5,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -72,5 +74,43 @@ func TestOxyListIsDecodedAsItIsRead(t *testing.T) {
 	// The compressed list and a decoder's window, not the 64 MiB text.
 	if peak > 24*memtest.MiB {
 		t.Errorf("reading a list of 64 MiB took %d MiB of heap, want < 24", peak/memtest.MiB)
+	}
+}
+
+func TestSignatureOverTheReadCapIsEFBIG(t *testing.T) {
+	dir := t.TempDir()
+	const key = "sig/ab/cdef/alice"
+	p := filepath.Join(dir, filepath.FromSlash(key))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(p, 3<<30); err != nil { // sparse: 3 GiB for nothing
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, store.JournalKey), []byte("0 "+key+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), "file://"+dir, store.Options{Layout: store.LayoutBucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	srv, logs := testMount(t, openIndex(t, st), Options{})
+	var statErr, readErr error
+	peak := memtest.Peak(func() {
+		_, statErr = os.Stat(filepath.Join(srv.Dir(), key))
+		_, readErr = os.ReadFile(filepath.Join(srv.Dir(), key))
+	})
+	if !errors.Is(statErr, syscall.EFBIG) || !errors.Is(readErr, syscall.EFBIG) {
+		t.Errorf("stat, cat of a 3 GiB signature = %v, %v; want EFBIG", statErr, readErr)
+	}
+	if n := logs.count(`"sig/ab/cdef/alice" holds 3221225472 bytes, over the cap of 67108864 for such a key: over its size cap (EFBIG)`); n != 2 {
+		t.Errorf("%d log lines name the cap, want 2 (stat, open): %q", n, logs.all())
+	}
+	if peak > 16*memtest.MiB {
+		t.Errorf("stat and cat of a 3 GiB signature took %d MiB of heap, want < 16", peak/memtest.MiB)
 	}
 }

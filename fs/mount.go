@@ -335,6 +335,9 @@ func (m *Server) errno(op, p string, err error) syscall.Errno {
 		return syscall.EROFS
 	case errors.Is(err, index.ErrNotDir):
 		return syscall.ENOTDIR
+	case errors.Is(err, store.ErrTooLarge):
+		m.logf("oxyfs: %s /%s: %v (EFBIG)", op, p, err)
+		return syscall.EFBIG
 	}
 	m.logf("oxyfs: %s /%s: %v (EIO)", op, p, err)
 	return syscall.EIO
