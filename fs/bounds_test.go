@@ -114,3 +114,50 @@ func TestSignatureOverTheReadCapIsEFBIG(t *testing.T) {
 		t.Errorf("stat and cat of a 3 GiB signature took %d MiB of heap, want < 16", peak/memtest.MiB)
 	}
 }
+
+func TestOpenWritesShareOneCap(t *testing.T) {
+	st := newMem(t)
+	srv, logs := testMount(t, openIndex(t, st), Options{})
+	const each = 4 << 20
+	srv.wbuf.max = 2 * each // MaxWriteBuffers, scaled down: 2 files fit
+	dir := filepath.Join(srv.Dir(), "sig/ab/cdef")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := make([]*os.File, 24)
+	var werrs []error
+	peak := memtest.Peak(func() {
+		for i := range files {
+			f, err := os.Create(filepath.Join(dir, fmt.Sprintf("w%02d", i)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[i] = f
+			_, err = f.WriteAt([]byte{1}, each-1) // sparse: one byte at the end
+			werrs = append(werrs, err)
+		}
+	})
+	for i, err := range werrs {
+		if want := i >= 2; errors.Is(err, syscall.ENOSPC) != want || (err == nil) == want {
+			t.Errorf("write %d: %v, want ENOSPC: %v", i, err, want)
+		}
+	}
+	for i, f := range files {
+		err := f.Close()
+		if want := i >= 2; errors.Is(err, syscall.ENOSPC) != want || (err == nil) == want {
+			t.Errorf("close %d: %v, want ENOSPC: %v", i, err, want)
+		}
+	}
+	if got := journalKeys(t, st); fmt.Sprint(got) != "[sig/ab/cdef/w00 sig/ab/cdef/w01]" {
+		t.Errorf("journal = %v, want the 2 writes that fit", got)
+	}
+	if n := logs.count("(ENOSPC)"); n != 22 {
+		t.Errorf("%d ENOSPC log lines, want 22", n)
+	}
+	if peak > 3*each+8<<20 {
+		t.Errorf("24 sparse writes of %d bytes took %d MiB of heap, want < %d", each, peak/memtest.MiB, (3*each+8<<20)/memtest.MiB)
+	}
+	if u := srv.wbuf.used.Load(); u != 0 {
+		t.Errorf("closed writes still hold %d bytes", u)
+	}
+}

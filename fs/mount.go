@@ -79,6 +79,7 @@ type Server struct {
 	ops     opCounters
 	virt    virtualDirs
 	pending pendingWrites
+	wbuf    writeBudget    // the bytes all open writes hold (write.go)
 	writes  sync.WaitGroup // Puts in flight
 
 	invalMu sync.Mutex
