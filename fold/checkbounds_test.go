@@ -76,3 +76,23 @@ func TestCheckStreamsAHugeListInBoundedMemory(t *testing.T) {
 		t.Errorf("check of a 64 MiB list took %d MiB of heap, want < 24", peak/memtest.MiB)
 	}
 }
+
+func TestCheckCountsEveryMalformedKeyOfAList(t *testing.T) {
+	st, _ := newMem(t)
+	ctx := context.Background()
+	text := store.EntryListHeader + "\nsig/ab/cd/" + strings.Repeat("v", 256) + "\nsig/ab/cd/" + strings.Repeat("w", 256) + "\nsig/ab/cd/" + strings.Repeat("x", 256) + "\n"
+	sum := sha256.Sum256([]byte(text))
+	name := store.EntryListName(hex.EncodeToString(sum[:]), true)
+	enc, _ := zstd.NewWriter(nil)
+	if err := st.Put(ctx, name, enc.EncodeAll([]byte(text), nil)); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Check(ctx, st, CheckOptions{MaxItems: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rep.Problems); n != 2 || !strings.Contains(rep.Problems[0], "holds a malformed key") ||
+		rep.Problems[1] != "… and 2 more malformed keys in list "+name {
+		t.Errorf("problems = %q", rep.Problems)
+	}
+}

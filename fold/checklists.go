@@ -38,7 +38,8 @@ type listFindings struct {
 	named     keyBits  // the listed keys it names (nil: it did not decode)
 	missing   int      // keys it names that the listing did not show
 	missingEx []string // the first max of them
-	problems  []string // it does not decode or verify; malformed keys (capped)
+	problems  []string // it does not decode or verify; malformed keys (the first max)
+	more      string   // how many more malformed keys, if any
 }
 
 // checkLists checks the live lists against the listing keys (sorted,
@@ -101,7 +102,7 @@ func checkList(ctx context.Context, st *store.Store, name string, keys []string,
 		return nil
 	})
 	if malformed > max {
-		f.problems = append(f.problems, fmt.Sprintf("… and %d more malformed keys in list %s", malformed-max, name))
+		f.more = fmt.Sprintf("… and %d more malformed keys in list %s", malformed-max, name)
 	}
 	switch {
 	case derr != nil:
@@ -123,6 +124,11 @@ func checkListFindings(rep *CheckReport, live []store.ListInfo, found []listFind
 	}
 	slices.Sort(problems)
 	capped(&rep.Problems, max, problems, func(s string) string { return s })
+	for _, f := range found {
+		if f.more != "" && f.named != nil {
+			rep.Problems = append(rep.Problems, f.more)
+		}
+	}
 	named := newKeyBits(nkeys)
 	missing := 0
 	for i, f := range found {

@@ -107,7 +107,7 @@ func TestSignatureOverTheReadCapIsEFBIG(t *testing.T) {
 	if !errors.Is(statErr, syscall.EFBIG) || !errors.Is(readErr, syscall.EFBIG) {
 		t.Errorf("stat, cat of a 3 GiB signature = %v, %v; want EFBIG", statErr, readErr)
 	}
-	if n := logs.count(`"sig/ab/cdef/alice" holds 3221225472 bytes, over the cap of 67108864 for such a key: over its size cap (EFBIG)`); n != 2 {
+	if n := logs.count(`"sig/ab/cdef/alice": 3221225472 bytes, over the cap of 67108864 for such a key: over its size cap (EFBIG)`); n != 2 {
 		t.Errorf("%d log lines name the cap, want 2 (stat, open): %q", n, logs.all())
 	}
 	if peak > 16*memtest.MiB {

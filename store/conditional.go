@@ -195,7 +195,7 @@ func (c azureCAS) readDirect(ctx context.Context, key, token string) (data []byt
 			return err
 		}
 		if int64(len(data)) > limit {
-			return tooLarge(key, -1, limit)
+			return tooLarge(-1, limit)
 		}
 		if resp.ETag == nil {
 			return errors.New("azure: read returned no ETag")

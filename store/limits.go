@@ -48,13 +48,14 @@ func ReadCap(key string) int64 {
 	return MaxOtherBytes
 }
 
-// tooLarge is the error of a read refused by its cap; size < 0 means
-// "more than max" (the size was not known before reading).
-func tooLarge(key string, size, max int64) error {
+// tooLarge is the error of a read refused by its cap (the caller's error
+// names the key); size < 0 means "more than max" (the size was not known
+// before reading).
+func tooLarge(size, max int64) error {
 	if size < 0 {
-		return fmt.Errorf("%q holds more than %d bytes, the cap for such a key: %w", key, max, ErrTooLarge)
+		return fmt.Errorf("more than %d bytes, the cap for such a key: %w", max, ErrTooLarge)
 	}
-	return fmt.Errorf("%q holds %d bytes, over the cap of %d for such a key: %w", key, size, max, ErrTooLarge)
+	return fmt.Errorf("%d bytes, over the cap of %d for such a key: %w", size, max, ErrTooLarge)
 }
 
 // readAllInto is io.ReadAll appending to dst, which holds the expected size:

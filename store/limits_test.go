@@ -50,7 +50,7 @@ func TestReadOverItsCapIsRefusedBeforeItsBody(t *testing.T) {
 	ctx := context.Background()
 	var err error
 	peak := memtest.Peak(func() { _, err = s.Get(ctx, sig) })
-	want := `get "sig/ab/cdef/alice": "sig/ab/cdef/alice" holds 3221225472 bytes, over the cap of 67108864 for such a key: over its size cap`
+	want := `get "sig/ab/cdef/alice": 3221225472 bytes, over the cap of 67108864 for such a key: over its size cap`
 	if err == nil || err.Error() != want || !errors.Is(err, ErrTooLarge) {
 		t.Errorf("Get of a 3 GiB signature = %v, want %s", err, want)
 	}

@@ -458,7 +458,7 @@ func (s *Store) readBody(ctx context.Context, key string, opts *blob.ReaderOptio
 	defer r.Close()
 	limit := ReadCap(key)
 	if n := r.Size(); n > limit {
-		return nil, tooLarge(key, n, limit)
+		return nil, tooLarge(n, limit)
 	}
 	data := make([]byte, 0, max(r.Size(), 0)+1)
 	data, err = readAllInto(data, io.LimitReader(r, limit+1))
@@ -466,7 +466,7 @@ func (s *Store) readBody(ctx context.Context, key string, opts *blob.ReaderOptio
 		return nil, fmt.Errorf("%w: %w", errBodyRead, err)
 	}
 	if int64(len(data)) > limit {
-		return nil, tooLarge(key, -1, limit)
+		return nil, tooLarge(-1, limit)
 	}
 	if then != nil {
 		if err := then(r, data); err != nil {
