@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/oxyfs/oxyfs/internal/memtest"
 )
 
@@ -83,4 +85,64 @@ func TestEntryListTextRefusesADeclaredBomb(t *testing.T) {
 	if !errors.Is(err, ErrCorrupt) {
 		t.Errorf("NewEntryListText of a frame declaring 5.4 GiB = %v, want ErrCorrupt", err)
 	}
+}
+
+// FuzzEntryListText checks EntryListText against a whole decode: any stream
+// read at any offsets in any order gives the bytes zstd gives there (up to
+// where zstd fails), and never panics; DecodeEntryListHashed agrees with
+// VerifyEntryList.
+func FuzzEntryListText(f *testing.F) {
+	_, good, err := EncodeEntryList([]string{"sig/ab/cd/a", "seal/00/11/x"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good, uint16(0), uint16(5), uint16(3))
+	f.Add(good[:len(good)-2], uint16(10), uint16(2), uint16(40))
+	f.Add(rawFrame(17<<3, EntryListHeader+"\nsig/ab/cd/a\n"), uint16(4), uint16(0), uint16(100))
+	f.Add([]byte("not zstd"), uint16(0), uint16(0), uint16(1))
+	f.Fuzz(func(t *testing.T, data []byte, a, b, n uint16) {
+		want, werr := zstdDecodeAll(data)
+		lt, err := NewEntryListText(data)
+		if err != nil {
+			if werr == nil && int64(len(want)) <= MaxEntryListSize {
+				t.Fatalf("NewEntryListText = %v, but zstd decodes it", err)
+			}
+			return
+		}
+		defer lt.Close()
+		for _, off := range []int64{int64(a), int64(b), int64(a)} {
+			p := make([]byte, n)
+			got, err := lt.ReadAt(p, off)
+			if off >= int64(len(want)) {
+				if got != 0 || (werr == nil && n > 0 && err != io.EOF) {
+					t.Fatalf("ReadAt(%d) past the end of %d bytes = %d, %v", off, len(want), got, err)
+				}
+				continue
+			}
+			if werr != nil && off+int64(got) > int64(len(want)) {
+				continue // the two stopped at different points of a bad stream
+			}
+			end := min(off+int64(n), int64(len(want)))
+			if !bytes.Equal(p[:got], want[off:off+int64(got)]) || (werr == nil && int64(got) != end-off) {
+				t.Fatalf("ReadAt(%d, %d) = %q, %v; want %q", off, n, p[:got], err, want[off:end])
+			}
+		}
+		_, sum, herr := DecodeEntryListHashed(data, nil)
+		if herr == nil {
+			if verr := VerifyEntryList(EntryListName(sum, true), data); verr != nil {
+				t.Fatalf("DecodeEntryListHashed = %s, but VerifyEntryList: %v", sum, verr)
+			}
+		}
+	})
+}
+
+// zstdDecodeAll decodes a stream as far as it decodes, with the window cap
+// of a list.
+func zstdDecodeAll(data []byte) ([]byte, error) {
+	dec, err := zstd.NewReader(bytes.NewReader(data), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(MaxEntryListWindow))
+	if err != nil {
+		return nil, err
+	}
+	defer dec.Close()
+	return io.ReadAll(io.LimitReader(dec, MaxEntryListSize+1))
 }
