@@ -213,7 +213,7 @@ func (p *prefixCache) legacyEntries(ctx context.Context, kind store.Kind, obj st
 	}
 	src := "legacy " + key
 	var out []entrySource
-	var bad []*store.LineError
+	var bad store.BadLines
 	if kind == store.KindSig {
 		var sigs []store.LegacySig
 		sigs, bad = store.ParseLegacySigs(data)
@@ -227,8 +227,8 @@ func (p *prefixCache) legacyEntries(ctx context.Context, kind store.Kind, obj st
 			out = append(out, entrySource{val: strings.Clone(v), source: src})
 		}
 	}
-	if len(bad) > 0 {
-		p.report(malformed{where: key, n: len(bad), first: bad[0].Error()})
+	if bad.Count > 0 {
+		p.report(malformed{where: key, n: bad.Count, first: bad.First[0].Error()})
 	}
 	// A signer listed twice: the last line wins, as a rewrite would have.
 	slices.SortStableFunc(out, func(a, b entrySource) int { return strings.Compare(a.val, b.val) })

@@ -46,3 +46,13 @@ func TestParseRetiredCountsJunkAndKeepsTenExamples(t *testing.T) {
 		t.Errorf("parsing 2 million junk lines took %d MiB of heap, want < 24", peak/memtest.MiB)
 	}
 }
+
+func TestParseLegacyListsCountJunkAndKeepTenExamples(t *testing.T) {
+	junk := []byte(strings.Repeat("a/b\n", 100) + "ok\n")
+	if vals, bad := ParseLegacyValues(junk); len(vals) != 1 || bad.Count != 100 || len(bad.First) != MaxBadLineSamples {
+		t.Errorf("ParseLegacyValues = %q, %d bad, %d examples", vals, bad.Count, len(bad.First))
+	}
+	if sigs, bad := ParseLegacySigs(junk); len(sigs) != 0 || bad.Count != 101 || len(bad.First) != MaxBadLineSamples {
+		t.Errorf("ParseLegacySigs = %v, %d bad, %d examples", sigs, bad.Count, len(bad.First))
+	}
+}
