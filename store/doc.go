@@ -91,7 +91,7 @@
 //	an entry list's keys                          MaxEntryListKeys   32 Mi
 //	an entry list's zstd window                   MaxEntryListWindow 128 MiB (2^27)
 //	an entry list's line                          MaxEntryListLine    4 KiB
-//	bad lines kept of a record or older list    MaxBadLineSamples  10 (the rest counted)
+//	bad lines kept of a record or an older list  MaxBadLineSamples  10 (the rest counted)
 //
 // A GET over its cap (ReadCap) is refused before its body is read when the
 // response declares its size (every backend's does), else one byte past the
