@@ -2,10 +2,8 @@ package fold
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/oxyfs/oxyfs/store"
 )
@@ -77,11 +75,11 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 	}
 	rep.Folded = sn.Folded()
 	rep.JournalLines, rep.JournalUnfolded, rep.RetiredLines = len(sn.Journal), sn.UnfoldedLines(), len(sn.Retired)
-	for _, b := range sn.JournalBad {
-		problem("journal %s %v", store.JournalKey, b)
+	for _, b := range sn.JournalBad.Messages() {
+		problem("journal %s %s", store.JournalKey, b)
 	}
-	for _, b := range sn.RetiredBad {
-		problem("retired record %s %v", store.RetiredKey, b)
+	for _, b := range sn.RetiredBad.Messages() {
+		problem("retired record %s %s", store.RetiredKey, b)
 	}
 	for _, k := range sn.Irregular {
 		problem("pack key %s: not a regular file (readers and folds skip it)", k)
@@ -99,64 +97,18 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 		return fmt.Sprintf("malformed entry key %q under an entry prefix (readers and folds skip it)", k)
 	})
 
-	// The live lists.
+	// The live lists, streamed (checklists.go).
 	live := sn.LiveLists()
-	listKeys := make([][]string, len(live))
 	for _, l := range live {
 		rep.LiveLists = append(rep.LiveLists, l.Name) // sorted, as sn.Lists is
 	}
-	var mu sync.Mutex
-	var listProblems []string
-	err = forEach(ctx, len(live), func(ctx context.Context, i int) error {
-		l := live[i]
-		data, err := st.Get(ctx, l.Name)
-		if errors.Is(err, store.ErrNotFound) {
-			mu.Lock()
-			listProblems = append(listProblems, fmt.Sprintf("live list %s vanished while checking", l.Name))
-			mu.Unlock()
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		var found []string
-		if verr := store.VerifyEntryList(l.Name, data); verr != nil {
-			found = append(found, verr.Error())
-		}
-		keys, derr := store.DecodeEntryListAll(data)
-		if derr == nil {
-			valid := keys[:0]
-			for _, k := range keys {
-				if _, err := store.ParseKey(k); err != nil {
-					found = append(found, fmt.Sprintf("list %s holds a malformed key: %v", l.Name, err))
-				} else {
-					valid = append(valid, k)
-				}
-			}
-			listKeys[i] = valid
-		}
-		mu.Lock()
-		listProblems = append(listProblems, found...)
-		mu.Unlock()
-		return nil
-	})
+	found, err := checkLists(ctx, st, live, sc.keys, max)
 	if err != nil {
 		return rep, fmt.Errorf("check: read lists: %w", err)
 	}
-	slices.Sort(listProblems)
-	capped(&rep.Problems, max, listProblems, func(s string) string { return s })
+	named := checkListFindings(&rep, live, found, len(sc.keys), max)
 
-	// Keys the lists and the journal name but the listing did not show.
-	var named []string
-	for i, keys := range listKeys {
-		_, missing := mergeKeys(sc.keys, keys)
-		named = append(named, keys...)
-		capped(&rep.Problems, max, missing, func(k string) string {
-			return fmt.Sprintf("list %s names %s, which does not exist", live[i].Name, k)
-		})
-	}
-	named = sortedUnique(named)
-	rep.ListEntries = len(named)
+	// Keys the journal names but the listing did not show.
 	jkeys := make([]string, len(sn.Journal))
 	for i, l := range sn.Journal {
 		jkeys[i] = l.Key
@@ -168,8 +120,8 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 	})
 
 	// Per-object keys that neither names.
-	named, _ = mergeKeys(named, jkeys)
-	_, waiting := mergeKeys(named, sc.keys)
+	var waiting []string
+	forEachWaiting(sc.keys, named, jkeys, func(k string) { waiting = append(waiting, k) })
 	switch {
 	case st.Layout() == store.LayoutDirectory:
 		note("directory layout: lookups list the per-object prefixes; %d entries", len(sc.keys))
