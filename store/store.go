@@ -9,6 +9,9 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -99,8 +102,16 @@ type Store struct {
 	direct   bool         // prefix is known: conditional.go may address blobs itself
 }
 
-// Open opens the store at a gocloud.dev/blob URL.
+// Open opens the store at a gocloud.dev/blob URL, or at a plain directory
+// path ("/srv/store", "./store"), which is a file:// store.
+//
+// A file:// store opened with LayoutAuto is in the bucket layout when its
+// root holds the journal (pack-entries) or an entry list
+// (pack-*.entries, pack-*.entries-part) — a store oxyfs gen, the demo or a
+// bucket copied to disk made — and otherwise in the directory layout (a
+// repository's own .oxy/objects). Every other scheme defaults to bucket.
 func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
+	rawURL = pathURL(rawURL)
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		// url.Error repeats the whole URL, secrets included: keep only its cause.
@@ -118,6 +129,9 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if backend == "file" {
 		if root, err = fileRoot(u, opts.Create); err != nil {
 			return nil, fmt.Errorf("open store %q: %w", Redact(rawURL), err)
+		}
+		if opts.Layout == LayoutAuto {
+			opts.Layout = fileLayout(root)
 		}
 	}
 	var b *blob.Bucket
@@ -177,6 +191,35 @@ func newStore(b *blob.Bucket, backend, redacted string, opts Options) *Store {
 	}
 	s.cas = casFor(s, b)
 	return s
+}
+
+// pathURL turns a plain directory path into a file:// URL; anything with a
+// scheme is returned as it is.
+func pathURL(raw string) string {
+	if raw == "" || strings.Contains(raw, "://") || strings.HasPrefix(raw, "mem:") {
+		return raw
+	}
+	abs, err := filepath.Abs(raw)
+	if err != nil {
+		return raw
+	}
+	return (&url.URL{Scheme: "file", Path: abs}).String()
+}
+
+// fileLayout is the layout a file:// store's root shows: bucket when it
+// holds the journal or an entry list (regular files, links not followed),
+// directory otherwise.
+func fileLayout(root string) Layout {
+	if fi, err := os.Lstat(filepath.Join(root, JournalKey)); err == nil && fi.Mode().IsRegular() {
+		return LayoutBucket
+	}
+	lists, _ := filepath.Glob(filepath.Join(root, PackPrefix+"*"+EntryListSuffix+"*"))
+	for _, l := range lists {
+		if _, _, ok := ParseEntryListName(filepath.Base(l)); ok {
+			return LayoutBucket
+		}
+	}
+	return LayoutDirectory
 }
 
 func backendOf(scheme string) (string, error) {

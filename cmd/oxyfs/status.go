@@ -83,11 +83,19 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "store\t%s\n", s.Store)
 	fmt.Fprintf(w, "layout\t%s\n", s.Layout)
-	if st.Layout() == store.LayoutDirectory {
-		fmt.Fprintf(w, "\ta repository's own directory keeps no journal or lists: lookups list per-object prefixes\n")
+	dir := st.Layout() == store.LayoutDirectory
+	if dir {
+		if s.JournalLines > 0 || len(s.Lists) > 0 {
+			fmt.Fprintf(w, "\treaders in this layout list per-object prefixes and ignore the journal and lists below (pass --layout bucket to read them)\n")
+		} else {
+			fmt.Fprintf(w, "\ta repository's own directory keeps no journal or lists: lookups list per-object prefixes\n")
+		}
 	}
 	folded := "no: lookups list per-object prefixes (no live complete list)"
-	if s.Folded {
+	switch {
+	case dir:
+		folded = "not read in the directory layout: lookups list per-object prefixes"
+	case s.Folded:
 		folded = "yes: lookups are answered from the live lists and the journal"
 	}
 	fmt.Fprintf(w, "folded\t%s\n", folded)
