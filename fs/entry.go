@@ -130,6 +130,11 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 		if m.ro {
 			return nil, 0, syscall.EROFS
 		}
+		if n.e.Kind == store.KindSig && !m.overwrite && m.pending.get(n.path) == nil {
+			// An existing signature: replacing it needs --allow-overwrite.
+			m.logf("oxyfs: open %s for writing: refused, the signature exists (mount with --allow-overwrite to replace signatures)", n.path)
+			return nil, 0, syscall.EPERM
+		}
 		return m.newWriteHandle(n.path, n.e, flags, false), fuse.FOPEN_DIRECT_IO, 0
 	}
 	if n.e.Kind != store.KindSig {

@@ -27,6 +27,11 @@ import (
 // Options configure a mount.
 type Options struct {
 	ReadOnly   bool // every write is refused with EROFS (the kernel mount is "ro" too)
+	// AllowOverwrite lets a write replace an existing signature (a signer
+	// signs again, spec §13.7). Without it only new entries are written:
+	// opening an existing signature for writing is EPERM, creating one
+	// EEXIST (mountpoint-s3's --allow-overwrite).
+	AllowOverwrite bool
 	AllowOther bool // let other users see the mount (needs user_allow_other in /etc/fuse.conf unless root)
 	// UID and GID own every node; 0 means the caller's.
 	UID, GID uint32
@@ -69,6 +74,7 @@ type Server struct {
 	root   *dirNode
 
 	ro                bool
+	overwrite         bool // Options.AllowOverwrite
 	debug             bool
 	entryTTL, attrTTL time.Duration
 	fileMode, dirMode uint32
@@ -149,7 +155,7 @@ func Mount(dir string, ix *index.Index, opts Options) (*Server, error) {
 }
 
 func newMount(dir string, ix *index.Index, opts Options) *Server {
-	m := &Server{dir: dir, ix: ix, ro: opts.ReadOnly, debug: opts.Debug, mtime: time.Now(), logf: opts.Logf}
+	m := &Server{dir: dir, ix: ix, ro: opts.ReadOnly, overwrite: opts.AllowOverwrite, debug: opts.Debug, mtime: time.Now(), logf: opts.Logf}
 	if m.logf == nil {
 		m.logf = log.Printf
 	}

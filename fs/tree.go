@@ -351,7 +351,9 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 		return nil, nil, 0, syscall.EINVAL
 	}
 	p := joinPath(d.path, name)
-	if flags&syscall.O_EXCL != 0 {
+	if flags&syscall.O_EXCL != 0 || d.kind == store.KindSig && !m.overwrite {
+		// O_EXCL, or a signature that would replace one without
+		// --allow-overwrite (the kernel creates a name it has no entry for).
 		if ok, errno := m.exists(ctx, p); errno != 0 {
 			return nil, nil, 0, errno
 		} else if ok {

@@ -85,7 +85,7 @@ func TestShellRedirectWritesASignature(t *testing.T) {
 }
 
 func TestRewriteBySameSignerReplaces(t *testing.T) {
-	f, _, srv, _ := mountFixture(t, Options{})
+	f, _, srv, _ := mountFixture(t, Options{AllowOverwrite: true})
 	e := entry(store.KindSig, "ff0011223344", "carol smith") // 5000 bytes, listed
 	if fi, err := os.Lstat(srv.path(e)); err != nil || fi.Size() != 5000 {
 		t.Fatalf("before: %v %v", fi, err)
@@ -119,7 +119,7 @@ func TestRewriteBySameSignerReplaces(t *testing.T) {
 // TestRewriteWithoutAtomicTrunc: a kernel that truncates with a SETATTR
 // naming no open file (no FUSE_ATOMIC_O_TRUNC) rewrites the same way.
 func TestRewriteWithoutAtomicTrunc(t *testing.T) {
-	f, _, srv, _ := mountFixture(t, Options{noAtomicTrunc: true})
+	f, _, srv, _ := mountFixture(t, Options{noAtomicTrunc: true, AllowOverwrite: true})
 	e := entry(store.KindSig, "ab12cd34", "bob")
 	if err := os.WriteFile(srv.path(e), []byte("bob again"), 0o644); err != nil {
 		t.Fatal(err)
@@ -134,7 +134,7 @@ func TestRewriteWithoutAtomicTrunc(t *testing.T) {
 }
 
 func TestAppendToASignature(t *testing.T) {
-	f, _, srv, _ := mountFixture(t, Options{})
+	f, _, srv, _ := mountFixture(t, Options{AllowOverwrite: true})
 	e := entry(store.KindSig, "ab99", "alice")
 	old := f.sigs[e.Key()]
 	run(t, "sh", "-c", `printf '+more' >> "$1"`, "sh", srv.path(e))
@@ -143,6 +143,44 @@ func TestAppendToASignature(t *testing.T) {
 	if got, _ := os.ReadFile(srv.path(e)); !bytes.Equal(got, want) {
 		t.Errorf("after append: %q", got)
 	}
+}
+
+// TestExistingSignatureIsNotReplacedByDefault: an auditor's stray `echo >`
+// or `cp` onto an existing signature is refused (EPERM for an open of the
+// existing file, EEXIST for a create the kernel sends for it) and nothing is
+// sent; new signatures are still written. --allow-overwrite replaces.
+func TestExistingSignatureIsNotReplacedByDefault(t *testing.T) {
+	f, _, srv, logs := mountFixture(t, Options{})
+	e := entry(store.KindSig, "ab99", "alice")
+	old := f.sigs[e.Key()]
+	d := delta(f.st, func() {
+		if err := os.WriteFile(srv.path(e), []byte("changed"), 0o644); !errors.Is(err, syscall.EPERM) {
+			t.Errorf("echo > an existing signature: %v, want EPERM", err)
+		}
+		if err := exec.Command("sh", "-c", `printf x >> "$1"`, "sh", srv.path(e)).Run(); err == nil {
+			t.Error(">> onto an existing signature succeeded")
+		}
+		src := filepath.Join(t.TempDir(), "new")
+		os.WriteFile(src, []byte("replaced by cp"), 0o600)
+		if err := exec.Command("cp", src, srv.path(e)).Run(); err == nil {
+			t.Error("cp onto an existing signature succeeded")
+		}
+	})
+	if d.Put != 0 || d.Delete != 0 {
+		t.Errorf("refused writes sent %v", d)
+	}
+	landed(t, f.st, e, old)
+	if got, _ := os.ReadFile(srv.path(e)); !bytes.Equal(got, old) {
+		t.Errorf("after the refused writes: %q, want the old bytes", got)
+	}
+	if logs.count("--allow-overwrite") == 0 {
+		t.Errorf("the log does not say how to replace: %v", logs.all())
+	}
+	fresh := entry(store.KindSig, "ab99", "new-signer")
+	if err := os.WriteFile(srv.path(fresh), []byte("new sig"), 0o644); err != nil {
+		t.Fatalf("a new signature: %v", err)
+	}
+	landed(t, f.st, fresh, []byte("new sig"))
 }
 
 func TestEmptyFileUnderSealWritesTheEntry(t *testing.T) {

@@ -98,7 +98,7 @@ func (ix *Index) PutBatch(ctx context.Context, ws []Write) error {
 			if len(keys) > 1 {
 				what = fmt.Sprintf("%d entries (first %q)", len(keys), keys[0])
 			}
-			return errors.Join(failed, fmt.Errorf("put %s: the per-object keys were written but their journal lines were not, so a folded reader does not see them until the next complete fold; put them again: %w", what, err))
+			return errors.Join(failed, fmt.Errorf("put %s: the per-object keys were written but their journal lines were not, so a folded reader does not see them until the next complete fold; put them again (oxyfs put --force): %w", what, err))
 		}
 	}
 	if len(landed) > 0 {

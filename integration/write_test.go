@@ -30,7 +30,7 @@ func TestCopyThroughMountLandsInBucket(t *testing.T) {
 	st := openStore(t, url)
 
 	a := t.TempDir()
-	startMount(t, srv, url, a)
+	startMount(t, srv, url, a, "--allow-overwrite") // the test replaces a signature below
 	src := sigFiles(t, a)[0]
 	sigBytes, err := os.ReadFile(src)
 	if err != nil || len(sigBytes) == 0 {

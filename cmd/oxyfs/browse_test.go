@@ -81,3 +81,36 @@ func TestPutWritesKeyThenJournalLine(t *testing.T) {
 		t.Errorf("a refused put changed the journal")
 	}
 }
+
+// TestPutRefusesToReplaceASignatureWithoutForce: writing a signature that
+// exists is refused (exit 1, naming --force, nothing written); with --force
+// it is replaced and a journal line added.
+func TestPutRefusesToReplaceASignatureWithoutForce(t *testing.T) {
+	h := newHandStore(t)
+	key := "sig/ab/cdef01/bob"
+	before, err := os.ReadFile(filepath.Join(h.dir, key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	journal, _ := os.ReadFile(filepath.Join(h.dir, "pack-entries"))
+	sig := filepath.Join(t.TempDir(), "sig.bin")
+	if err := os.WriteFile(sig, []byte("bob signs again"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := runCLI(t, "put", "--stats", "--layout", "bucket", "file://"+h.dir, key, sig)
+	if code != 1 || !strings.Contains(errOut, "--force") || !strings.Contains(errOut, "put=0") {
+		t.Fatalf("put over an existing signature: exit %d, %s; want 1 naming --force, no PUT", code, errOut)
+	}
+	if got, _ := os.ReadFile(filepath.Join(h.dir, key)); string(got) != string(before) {
+		t.Fatalf("the refused put changed the signature to %q", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(h.dir, "pack-entries")); string(got) != string(journal) {
+		t.Fatal("the refused put changed the journal")
+	}
+	if _, errOut, code := runCLI(t, "put", "--force", "--layout", "bucket", "file://"+h.dir, key, sig); code != 0 {
+		t.Fatalf("put --force: exit %d: %s", code, errOut)
+	}
+	if got, _ := os.ReadFile(filepath.Join(h.dir, key)); string(got) != "bob signs again" {
+		t.Fatalf("after put --force: %q", got)
+	}
+}

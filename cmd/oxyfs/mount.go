@@ -28,6 +28,7 @@ func init() {
 
 type mountFlags struct {
 	readOnly    bool
+	overwrite   bool
 	refresh     time.Duration
 	allowOther  bool
 	uid, gid    int
@@ -45,6 +46,7 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	var mf mountFlags
 	f := e.flags
 	f.BoolVar(&mf.readOnly, "read-only", false, "refuse every write (EROFS)")
+	f.BoolVar(&mf.overwrite, "allow-overwrite", false, "let a write replace an existing signature (without it: EPERM/EEXIST, only new entries)")
 	f.DurationVar(&mf.refresh, "refresh-interval", 0, "re-read the journal and lists this often (0: only on SIGHUP)")
 	f.BoolVar(&mf.allowOther, "allow-other", false, "let other users see the mount (needs user_allow_other in /etc/fuse.conf for non-root)")
 	f.IntVar(&mf.uid, "uid", os.Getuid(), "owner of every file")
@@ -80,7 +82,7 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	default:
 		return usagef("want STORE MOUNTPOINT, or no arguments for the demo store")
 	}
-	opts := fs.Options{ReadOnly: mf.readOnly, AllowOther: mf.allowOther, UID: uint32(mf.uid), GID: uint32(mf.gid), Debug: mf.debug}
+	opts := fs.Options{ReadOnly: mf.readOnly, AllowOverwrite: mf.overwrite, AllowOther: mf.allowOther, UID: uint32(mf.uid), GID: uint32(mf.gid), Debug: mf.debug}
 	if opts.FileMode, err = parseMode(mf.fileMode); err != nil {
 		return err
 	}
@@ -212,6 +214,8 @@ func applyMountOptions(mf *mountFlags, c *commonFlags, opts string) error {
 			mf.readOnly = false
 		case "allow_other":
 			mf.allowOther = true
+		case "allow_overwrite":
+			mf.overwrite = true
 		case "uid":
 			mf.uid, err = strconv.Atoi(v)
 		case "gid":

@@ -68,6 +68,7 @@ func checkData(en store.Entry, data []byte, haveFile bool) error {
 
 func runPut(ctx context.Context, e *env, args []string) error {
 	batch := e.flags.String("batch", "", "write every entry listed in this file (- for stdin) with one journal update")
+	force := e.flags.Bool("force", false, "replace signatures that exist (a signer signs again); without it an existing signature is refused")
 	pos, err := e.parse(args, 1, 3)
 	if err != nil {
 		return err
@@ -104,6 +105,12 @@ func runPut(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer ix.Store().Close()
+	if !*force {
+		if err := refuseExisting(ctx, ix, ws); err != nil {
+			ix.Close()
+			return err
+		}
+	}
 	err = ix.PutBatch(ctx, ws)
 	if cerr := ix.Close(); err == nil {
 		err = cerr
@@ -194,5 +201,25 @@ func runGen(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, ", complete list %s (%d entries)", rep.List, rep.ListEntries)
 	}
 	fmt.Fprintln(e.stdout)
+	return nil
+}
+
+// refuseExisting fails when a signature to write exists already (one HEAD
+// of its per-object key, the truth: no open of the lists): replacing one
+// needs --force, as a mount needs --allow-overwrite. Index entries are empty
+// keys: writing one that exists changes nothing, so they pass.
+func refuseExisting(ctx context.Context, ix *index.Index, ws []index.Write) error {
+	for _, w := range ws {
+		if w.Entry.Kind != store.KindSig {
+			continue
+		}
+		ok, err := ix.Store().Exists(ctx, w.Entry.Key())
+		if err != nil {
+			return err
+		}
+		if ok {
+			return fmt.Errorf("%s exists: pass --force to replace the signature", w.Entry.Key())
+		}
+	}
 	return nil
 }
