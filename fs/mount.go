@@ -26,13 +26,13 @@ import (
 
 // Options configure a mount.
 type Options struct {
-	ReadOnly   bool // every write is refused with EROFS (the kernel mount is "ro" too)
+	ReadOnly bool // every write is refused with EROFS (the kernel mount is "ro" too)
 	// AllowOverwrite lets a write replace an existing signature (a signer
 	// signs again, spec §13.7). Without it only new entries are written:
 	// opening an existing signature for writing is EPERM, creating one
 	// EEXIST (mountpoint-s3's --allow-overwrite).
 	AllowOverwrite bool
-	AllowOther bool // let other users see the mount (needs user_allow_other in /etc/fuse.conf unless root)
+	AllowOther     bool // let other users see the mount (needs user_allow_other in /etc/fuse.conf unless root)
 	// UID and GID own every node; 0 means the caller's.
 	UID, GID uint32
 	// FileMode and DirMode are the permission bits of files and
