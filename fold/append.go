@@ -108,7 +108,7 @@ func appendJournal(old []byte, add []string, now int64) (out []byte, dropped, un
 				unfoldedN++
 			} else if now-ms > graceMs {
 				// Past its hour by the field: drop it if the whole line parses.
-				if pl, bad := parseJournalRecord(l); len(bad) == 0 && len(pl) == 1 && expired(pl[0], now) {
+				if pl, bad := parseJournalRecord(l); bad.Count == 0 && len(pl) == 1 && expired(pl[0], now) {
 					dropped++
 					continue
 				}

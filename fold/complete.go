@@ -140,13 +140,12 @@ func complete(ctx context.Context, st *store.Store, opts Options, h *hooks) (rep
 	}
 	read := fromJournal(sn.Journal)
 	rep.JournalLines, rep.JournalUnfolded = len(read), sn.UnfoldedLines()
-	for _, b := range sn.JournalBad {
-		rep.JournalBad = append(rep.JournalBad, b.Error())
-		w.warn("journal %s: %v (kept as is, not folded)", store.JournalKey, b)
+	rep.JournalBad, rep.RetiredBad = sn.JournalBad.Messages(), sn.RetiredBad.Messages()
+	for _, b := range rep.JournalBad {
+		w.warn("journal %s: %s (kept as is, not folded)", store.JournalKey, b)
 	}
-	for _, b := range sn.RetiredBad {
-		rep.RetiredBad = append(rep.RetiredBad, b.Error())
-		w.warn("retired record %s: %v (kept as is)", store.RetiredKey, b)
+	for _, b := range rep.RetiredBad {
+		w.warn("retired record %s: %s (kept as is)", store.RetiredKey, b)
 	}
 	for _, k := range sn.Irregular {
 		w.warn("pack key %s: not a regular file (left alone)", k)

@@ -131,7 +131,17 @@
 // key, sharing the bytes), the journal, and the compressed list. For a
 // million keys of about 70 bytes that is about 110 MB at its peak, bounded by
 // the set as DESIGN §7 asks. A partial fold holds only the unfolded lines.
-// Check also holds the keys of every live list.
+// Check holds the listing (the per-object keys, as a fold does) and a bit per
+// listed key for what the live lists name; it streams each live list once
+// (decode, id, keys, merge with the listing as they come), at most
+// checkListsParallel (2) at a time, and never holds a list's text: a list
+// costs its compressed bytes (store.MaxEntryListBytes at most) and a
+// decoder's window. What it reports per list is capped (MaxItems examples,
+// then a count), and so are a record's lines that do not parse
+// (store.MaxBadLineSamples examples, then a count). A list that names keys
+// that do not exist counts each in ListEntries once per list naming it.
+// Folds keep a record's lines that do not parse verbatim when they rewrite
+// it, with no error kept per line.
 //
 // # Errors
 //

@@ -246,3 +246,39 @@ func TestCollectionWhoseFoldFailsDeletesNoForgottenKey(t *testing.T) {
 		t.Fatalf("after the second collection: key there %v, reader %v (%v)", exists(t, st, x), v.keys, err)
 	}
 }
+
+// TestCheckReportsAnExistingEntryAFoldLeftOutAsAProblem: the state an old
+// fold left behind a listing that lied — a complete list of 90 of the 300
+// entries live, the good list retired. check must call the 210 entries a
+// problem (a fold dropped them), not a note; an older writer's key that no
+// list ever held stays a note.
+func TestCheckReportsAnExistingEntryAFoldLeftOutAsAProblem(t *testing.T) {
+	ctx := context.Background()
+	st, clk := newMem(t)
+	var keys []string
+	for i := range 300 {
+		keys = append(keys, ekey(store.KindSig, fmt.Sprintf("%02x%04x", i%3*0x11+0xab, i), "signer"))
+	}
+	slices.Sort(keys)
+	putObjects(t, st, keys...)
+	good := mustComplete(t, st).List.Name
+	short := writeList(t, st, true, keys[:90]...)
+	putRecord(t, st, store.RetiredKey, fmt.Sprintf("%d %s\n", clk.NowMs(), good))
+	older := ekey(store.KindSeal, "cd01", "older")
+	putObjects(t, st, older)
+	rep, err := Check(ctx, st, CheckOptions{MaxItems: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.OK() || len(rep.Problems) != 210 {
+		t.Fatalf("check of a store whose live list %s left out 210 existing entries: %d problems, OK %v:\n%s", short, len(rep.Problems), rep.OK(), rep)
+	}
+	for _, p := range rep.Problems {
+		if !strings.Contains(p, "a fold left it out") || !strings.Contains(p, good) {
+			t.Fatalf("problem %q does not name the gap and the retired list", p)
+		}
+	}
+	if !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, older) && strings.Contains(n, "waiting for a fold") }) {
+		t.Fatalf("the older writer's key is not noted as waiting: %v", rep.Notes)
+	}
+}

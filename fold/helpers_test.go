@@ -104,7 +104,7 @@ func readJournal(t testing.TB, st *store.Store) []store.JournalLine {
 		t.Fatal(err)
 	}
 	lines, bad := store.ParseJournal(data)
-	if len(bad) > 0 {
+	if bad.Count > 0 {
 		t.Fatalf("journal has bad lines: %v", bad)
 	}
 	return lines

@@ -85,11 +85,11 @@ func foldLegacy(ctx context.Context, st *store.Store, dry bool, skip func(key st
 		}
 		es, bad := decodeLegacy(l.kind, l.object, data)
 		entries[i] = es
-		if len(bad) > 0 {
+		if bad.Count > 0 {
 			mu.Lock()
-			for _, b := range bad {
-				rep.BadLines = append(rep.BadLines, fmt.Sprintf("%s: %v", l.key, b))
-				w.warn("older list %s: %v: not copied", l.key, b)
+			for _, b := range bad.Messages() {
+				rep.BadLines = append(rep.BadLines, fmt.Sprintf("%s: %s", l.key, b))
+				w.warn("older list %s: %s: not copied", l.key, b)
 			}
 			mu.Unlock()
 		}
@@ -147,7 +147,7 @@ func foldLegacy(ctx context.Context, st *store.Store, dry bool, skip func(key st
 // decodeLegacy turns one older list into per-object entries. A signer listed
 // twice keeps its last signature (a new signature by the same signer
 // replaces the old one); a value listed twice is one entry.
-func decodeLegacy(kind store.Kind, object string, data []byte) ([]legacyEntry, []*store.LineError) {
+func decodeLegacy(kind store.Kind, object string, data []byte) ([]legacyEntry, store.BadLines) {
 	var out []legacyEntry
 	at := map[string]int{}
 	add := func(value string, sig []byte) {

@@ -2,7 +2,6 @@ package fold
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/oxyfs/oxyfs/store"
 )
@@ -29,52 +28,38 @@ func expired(l line, now int64) bool {
 	return !l.bad() && l.ms != 0 && now-l.ms > graceMs
 }
 
-// parseJournalRecord parses the journal for rewriting. bad lists the lines
-// that did not parse; they are kept in lines verbatim, except blank lines,
-// which carry nothing and are left out.
-func parseJournalRecord(data []byte) (lines []line, bad []*store.LineError) {
-	jl, bad := store.ParseJournal(data)
-	good := make([]line, len(jl))
-	for i, l := range jl {
-		good[i] = line{ms: l.FoldedAt, key: l.Key}
-	}
-	return mergeBad(data, good, bad), bad
+// parseJournalRecord parses the journal for rewriting. bad counts the lines
+// that did not parse (and keeps the first as examples); they are kept in
+// lines verbatim, except blank lines, which carry nothing and are left out.
+// Nothing is allocated per bad line beyond its place in lines.
+func parseJournalRecord(data []byte) (lines []line, bad store.BadLines) {
+	store.EachJournalLine(data, func(num int, raw string, l store.JournalLine, err error) {
+		if err != nil {
+			bad.Add(num, raw, err)
+			if raw != "" {
+				lines = append(lines, line{raw: raw})
+			}
+			return
+		}
+		lines = append(lines, line{ms: l.FoldedAt, key: l.Key})
+	})
+	return lines, bad
 }
 
 // parseRetiredRecord parses the retired record for rewriting, as
 // parseJournalRecord does the journal.
-func parseRetiredRecord(data []byte) (lines []line, bad []*store.LineError) {
-	rl, bad := store.ParseRetired(data)
-	good := make([]line, len(rl))
-	for i, l := range rl {
-		good[i] = line{ms: l.RetiredAt, key: l.Key}
-	}
-	return mergeBad(data, good, bad), bad
-}
-
-// mergeBad puts the lines that did not parse back among the parsed ones, in
-// their place. The store's parsers number lines as strings.Lines splits them.
-func mergeBad(data []byte, good []line, bad []*store.LineError) []line {
-	if len(bad) == 0 {
-		return good
-	}
-	out := make([]line, 0, len(good)+len(bad))
-	num, gi, bi := 0, 0, 0
-	for text := range strings.Lines(string(data)) {
-		num++
-		if bi < len(bad) && bad[bi].Line == num {
-			bi++
-			if t := strings.TrimSuffix(text, "\n"); t != "" {
-				out = append(out, line{raw: t})
+func parseRetiredRecord(data []byte) (lines []line, bad store.BadLines) {
+	store.EachRetiredLine(data, func(num int, raw string, l store.RetiredLine, err error) {
+		if err != nil {
+			bad.Add(num, raw, err)
+			if raw != "" {
+				lines = append(lines, line{raw: raw})
 			}
-			continue
+			return
 		}
-		if gi < len(good) {
-			out = append(out, good[gi])
-			gi++
-		}
-	}
-	return out
+		lines = append(lines, line{ms: l.RetiredAt, key: l.Key})
+	})
+	return lines, bad
 }
 
 // formatRecord formats lines as a record: "<ms> <key>\n" for a parsed line,

@@ -37,8 +37,12 @@
 // invalidation, drop_caches). READDIRPLUS gives nodes to directories only
 // (see dirHandle.Lookup): after a find over the whole tree the kernel holds
 // every directory (~0.8 per entry) but no file, until something stats them.
-// Each open file holds its bytes (a signature: its size; a write: up to
-// MaxWriteBytes).
+// Each open file holds its bytes (a signature: its size, at most
+// store.MaxEntryBytes; a write: up to MaxWriteBytes, and all writes together
+// up to MaxWriteBuffers, 256 MiB). An open .oxy/lists/<name> holds the
+// list's compressed bytes and one zstd decoder (store.EntryListText), never
+// its text: a read that follows the last continues the stream, a read
+// before it decodes again from the start.
 //
 // # Kernel caching
 //
@@ -94,7 +98,9 @@
 // # Writes
 //
 // Creating sig/<hh>/<rest>/<signer> (cp, a shell redirect) buffers the bytes
-// in memory (MaxWriteBytes, else EFBIG); the first close (FLUSH) after a
+// in memory (MaxWriteBytes, else EFBIG; MaxWriteBuffers across every file
+// open for writing, else ENOSPC, logged — a sparse write holds its whole
+// size, the PUT its close sends); the first close (FLUSH) after a
 // change writes them with ix.Put (the per-object key, then the journal line,
 // grouped with concurrent writers), and close returns 0 only when both
 // landed. A later close of a dup'ed descriptor with nothing new writes
@@ -122,7 +128,9 @@
 // Nothing panics (go-fuse's panic handler logs and answers EIO). Index and
 // store errors map to errnos in one place (Server.errno): fs.ErrNotExist and
 // store.ErrNotFound are ENOENT, store.ErrBadKey EINVAL, store.ErrReadOnly
-// EROFS, index.ErrNotDir ENOTDIR, anything else EIO, whose cause is logged
+// EROFS, index.ErrNotDir ENOTDIR, store.ErrTooLarge EFBIG (a signature over
+// store.MaxEntryBytes: stat, open and read; logged with the size and the
+// cap), anything else EIO, whose cause is logged
 // once through Options.Logf (close does not retry, so each failure is logged
 // once). Store requests run to completion: the FUSE request's context is
 // cancelled by any signal to the caller (Go programs get SIGURG all the
@@ -139,6 +147,7 @@
 //	truncate of an index entry to a size > 0            EINVAL
 //	truncate of a signature by name (not open)          EPERM
 //	a write past MaxWriteBytes                          EFBIG
+//	a write past MaxWriteBuffers (all open writes)      ENOSPC (logged; close writes nothing)
 //	anything that writes under .oxy/                    EROFS
 //	setxattr / removexattr of user.oxy.*                EPERM
 //	setxattr of any other name                          ENOTSUP (cp -a, rsync -X carry on)

@@ -200,7 +200,7 @@ func journalKeys(t testing.TB, st *store.Store) []string {
 		t.Fatal(err)
 	}
 	lines, bad := store.ParseJournal(data)
-	if len(bad) > 0 {
+	if bad.Count > 0 {
 		t.Fatalf("journal has bad lines: %v", bad)
 	}
 	var keys []string

@@ -83,6 +83,7 @@ type Server struct {
 	ops     opCounters
 	virt    virtualDirs
 	pending pendingWrites
+	wbuf    writeBudget    // the bytes all open writes hold (write.go)
 	writes  sync.WaitGroup // Puts in flight
 
 	invalMu sync.Mutex
@@ -342,6 +343,9 @@ func (m *Server) errno(op, p string, err error) syscall.Errno {
 		return syscall.EROFS
 	case errors.Is(err, index.ErrNotDir):
 		return syscall.ENOTDIR
+	case errors.Is(err, store.ErrTooLarge):
+		m.logf("oxyfs: %s /%s: %v (EFBIG)", op, p, err)
+		return syscall.EFBIG
 	}
 	m.logf("oxyfs: %s /%s: %v (EIO)", op, p, err)
 	return syscall.EIO

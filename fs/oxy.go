@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
-	"strings"
 	"syscall"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
@@ -215,11 +215,56 @@ func (f *oxyFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 	if flags&syscall.O_ACCMODE != syscall.O_RDONLY || flags&syscall.O_TRUNC != 0 {
 		return nil, 0, syscall.EROFS
 	}
+	if f.what == "list" {
+		return f.openList(ctx)
+	}
 	data, err := f.content(bg(ctx))
 	if err != nil {
 		return nil, 0, m.errno("read", f.path, err)
 	}
 	return &readHandle{m: m, data: data}, fuse.FOPEN_DIRECT_IO, 0
+}
+
+// openList opens .oxy/lists/<name>: the list's compressed bytes are read
+// once (one GET, at most store.MaxEntryListBytes) and its text is decoded as
+// it is read (store.EntryListText), never held whole.
+func (f *oxyFile) openList(ctx context.Context) (gofs.FileHandle, uint32, syscall.Errno) {
+	data, err := f.m.ix.Store().Get(bg(ctx), f.key)
+	if err == nil {
+		var lt *store.EntryListText
+		if lt, err = store.NewEntryListText(data); err == nil {
+			return &listHandle{m: f.m, path: f.path, lt: lt}, fuse.FOPEN_DIRECT_IO, 0
+		}
+		err = fmt.Errorf("decode %s: %w", f.key, err)
+	}
+	return nil, 0, f.m.errno("read", f.path, err)
+}
+
+// listHandle is an open .oxy/lists/<name>.
+type listHandle struct {
+	m    *Server
+	path string
+	lt   *store.EntryListText
+}
+
+var (
+	_ = (gofs.FileReader)((*listHandle)(nil))
+	_ = (gofs.FileReleaser)((*listHandle)(nil))
+)
+
+func (h *listHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	defer h.m.ops.start(opRead)()
+	n, err := h.lt.ReadAt(dest, off)
+	if err != nil && err != io.EOF {
+		return nil, h.m.errno("read", h.path, err)
+	}
+	return fuse.ReadResultData(dest[:n]), 0
+}
+
+func (h *listHandle) Release(ctx context.Context) syscall.Errno {
+	defer h.m.ops.start(opRelease)()
+	h.lt.Close()
+	return 0
 }
 
 // statusDoc is .oxy/status: the index's status, with the mount's own.
@@ -245,18 +290,5 @@ func (f *oxyFile) content(ctx context.Context) ([]byte, error) {
 		}
 		return data, err
 	}
-	data, err := m.ix.Store().Get(ctx, f.key)
-	if err != nil {
-		return nil, err
-	}
-	var b strings.Builder
-	b.WriteString(store.EntryListHeader + "\n")
-	if _, err := store.DecodeEntryList(data, func(key []byte) error {
-		b.Write(key)
-		b.WriteByte('\n')
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", f.key, err)
-	}
-	return []byte(b.String()), nil
+	return nil, fmt.Errorf("no content for %s", f.what)
 }

@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"slices"
@@ -16,10 +17,44 @@ import (
 	"github.com/oxyfs/oxyfs/store"
 )
 
+// MaxWriteBuffers caps the bytes all files open for writing on one mount
+// hold together (each at most MaxWriteBytes): a write or truncate that would
+// take the total past it fails with ENOSPC (logged), and the file's close
+// reports it and writes nothing. A file holds its size from its first write
+// to its release, however sparse: a write at offset 64 MiB − 1 holds 64 MiB,
+// the PUT its close sends. So 4 such files fit, and 24 do not.
+const MaxWriteBuffers = 256 << 20
+
+// writeBudget is what the open write handles of a mount hold of
+// MaxWriteBuffers.
+type writeBudget struct {
+	used atomic.Int64
+	max  int64 // 0: MaxWriteBuffers (tests set less)
+}
+
+// take reserves n bytes, or reports that they do not fit.
+func (b *writeBudget) take(n int64) bool {
+	limit := b.max
+	if limit == 0 {
+		limit = MaxWriteBuffers
+	}
+	for {
+		u := b.used.Load()
+		if u+n > limit {
+			return false
+		}
+		if b.used.CompareAndSwap(u, u+n) {
+			return true
+		}
+	}
+}
+
+func (b *writeBudget) give(n int64) { b.used.Add(-n) }
+
 // writeHandle is a file open for writing. Bytes are kept in memory (up to
-// MaxWriteBytes) and written by the first flush (close) after they changed,
-// with ix.Put: the per-object key, then the journal line. close returns 0
-// only once both landed.
+// MaxWriteBytes, and MaxWriteBuffers across the mount) and written by the
+// first flush (close) after they changed, with ix.Put: the per-object key,
+// then the journal line. close returns 0 only once both landed.
 type writeHandle struct {
 	m       *Server
 	path    string
@@ -33,6 +68,7 @@ type writeHandle struct {
 	size atomic.Int64 // len(buf), read by stat without the lock
 
 	mu     sync.Mutex
+	held   int64         // bytes of m.wbuf held: the size buf has or is about to have
 	loaded bool          // buf holds the file's content (an existing signature is read lazily)
 	buf    []byte        // the content
 	dirty  bool          // changed since the last commit
@@ -83,6 +119,9 @@ func (h *writeHandle) loadLocked(ctx context.Context) syscall.Errno {
 	if err != nil && !isNotExist(err) {
 		return h.m.errno("read", h.path, err)
 	}
+	if errno := h.holdLocked(int64(len(data))); errno != 0 {
+		return errno
+	}
 	h.buf, h.loaded = data, true
 	h.size.Store(int64(len(h.buf)))
 	return 0
@@ -113,12 +152,32 @@ func (h *writeHandle) Write(ctx context.Context, data []byte, off int64) (uint32
 		return 0, h.refused
 	}
 	if end > int64(len(h.buf)) {
+		if h.refused = h.holdLocked(end); h.refused != 0 {
+			return 0, h.refused
+		}
 		h.buf = slices.Grow(h.buf, int(end)-len(h.buf))[:end]
 	}
 	copy(h.buf[off:], data)
 	h.dirty = true
 	h.size.Store(int64(len(h.buf)))
 	return uint32(len(data)), 0
+}
+
+// holdLocked makes the handle hold n bytes of the mount's write budget:
+// ENOSPC, logged, when they do not fit beside what the other open writes
+// hold.
+func (h *writeHandle) holdLocked(n int64) syscall.Errno {
+	if n > h.held {
+		if !h.m.wbuf.take(n - h.held) {
+			h.m.logf("oxyfs: write /%s: %d bytes do not fit: the files open for writing hold %d of the %d bytes all may hold (ENOSPC)",
+				h.path, n, h.m.wbuf.used.Load(), cmp.Or(h.m.wbuf.max, MaxWriteBuffers))
+			return syscall.ENOSPC
+		}
+	} else {
+		h.m.wbuf.give(h.held - n)
+	}
+	h.held = n
+	return 0
 }
 
 // truncate sets the size of a signature being written.
@@ -136,7 +195,11 @@ func (h *writeHandle) truncate(ctx context.Context, size uint64) syscall.Errno {
 	}
 	if int(size) <= len(h.buf) {
 		h.buf = h.buf[:size]
+		h.holdLocked(int64(size)) // gives back: cannot fail
 	} else {
+		if h.refused = h.holdLocked(int64(size)); h.refused != 0 {
+			return h.refused
+		}
 		h.buf = append(h.buf, make([]byte, int(size)-len(h.buf))...)
 	}
 	h.dirty = true
@@ -259,6 +322,8 @@ func (h *writeHandle) Release(ctx context.Context) syscall.Errno {
 	h.mu.Lock()
 	errno := h.commitLocked()
 	landed := h.landed
+	h.holdLocked(0)
+	h.buf = nil
 	h.mu.Unlock()
 	h.m.pending.remove(h.path, h)
 	if h.created && !landed && h.parent != nil {

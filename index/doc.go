@@ -65,6 +65,19 @@
 // cache holds; at most Options.ReadAheadWorkers GETs in flight. ReadDir and
 // Stat never trigger it. Readers and read-ahead share one GET per key; a
 // key the reader overtook is not fetched; Close cancels what is in flight.
+//
+// # Shared reads
+//
+// Callers that ask for the same signature (ReadSig, SigSize) or the same
+// prefix listing while it is being read share one request (a flight,
+// flight.go). It runs on a context of its own, detached from every caller's
+// (context.WithoutCancel; the store's per-request timeout still bounds
+// each attempt), so one caller that goes away — an HTTP client of `oxyfs
+// serve` that disconnects — does not fail the others: each waiter returns
+// when the read ends or when its own context is done. The read is canceled
+// when every waiter has gone, or when the index closes. A signature over
+// store.MaxEntryBytes is refused by the store (store.ErrTooLarge) before its
+// body is read.
 // A sequential cat of every signature sends exactly one GET each. In the
 // prefix modes the window is what memory holds; read-ahead never lists.
 //

@@ -276,8 +276,8 @@ func addJournal(base *entrySet, sn *store.Snapshot) (*entrySet, []malformed) {
 // lines ParseJournal refused, and warns once per source with a count and the
 // first example (a refresh that meets the same ones says nothing new).
 func (ix *Index) reportMalformed(v *view, sn *store.Snapshot, mals []malformed) {
-	if len(sn.JournalBad) > 0 {
-		mals = append(mals, malformed{where: sourceTheJournal, n: len(sn.JournalBad), first: sn.JournalBad[0].Error()})
+	if sn.JournalBad.Count > 0 {
+		mals = append(mals, malformed{where: sourceTheJournal, n: sn.JournalBad.Count, first: sn.JournalBad.First[0].Error()})
 	}
 	if len(sn.Irregular) > 0 {
 		mals = append(mals, malformed{where: "the pack listing", n: len(sn.Irregular), first: sn.Irregular[0]})

@@ -32,9 +32,9 @@ type prefixCache struct {
 }
 
 type call struct {
-	done chan struct{}
-	val  any
-	err  error
+	*flight
+	val any
+	err error
 }
 
 func newPrefixCache(ix *Index, legacy bool) *prefixCache {
@@ -42,29 +42,38 @@ func newPrefixCache(ix *Index, legacy bool) *prefixCache {
 }
 
 // do runs fn once per key for the life of the cache; an error is not kept,
-// so the next caller tries again.
-func (p *prefixCache) do(ctx context.Context, key string, fn func() (any, error)) (any, error) {
+// so the next caller tries again. Callers asking for a key while fn runs
+// share it: fn runs on a flight's context, not on the caller's (see flight).
+func (p *prefixCache) do(ctx context.Context, key string, fn func(ctx context.Context) (any, error)) (any, error) {
 	p.mu.Lock()
-	if c, ok := p.calls[key]; ok {
-		p.mu.Unlock()
-		select {
-		case <-c.done:
-			return c.val, c.err
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+	c, ok := p.calls[key]
+	if !ok {
+		c = &call{flight: newFlight(ctx, p.ix.ra.ctx)}
+		p.calls[key] = c
+		go func() {
+			val, err := fn(c.ctx)
+			p.mu.Lock()
+			c.val, c.err = val, err
+			if err != nil && p.calls[key] == c {
+				delete(p.calls, key)
+			}
+			p.mu.Unlock()
+			c.finish()
+		}()
 	}
-	c := &call{done: make(chan struct{})}
-	p.calls[key] = c
+	c.waiters++
 	p.mu.Unlock()
-	c.val, c.err = fn()
-	if c.err != nil {
+	select {
+	case <-c.done:
+		return c.val, c.err
+	case <-ctx.Done():
 		p.mu.Lock()
-		delete(p.calls, key)
+		if c.leave() && p.calls[key] == c {
+			delete(p.calls, key)
+		}
 		p.mu.Unlock()
+		return nil, ctx.Err()
 	}
-	close(c.done)
-	return c.val, c.err
 }
 
 // peek returns what a finished call for key returned, without running it.
@@ -130,7 +139,7 @@ func (m *malformed) addItem(it store.ListItem) {
 // hhNames lists the <hh> directories of a kind: one listing of "<kind>/"
 // with delimiter "/", and of the legacy prefix until the marker.
 func (p *prefixCache) hhNames(ctx context.Context, kind store.Kind) ([]string, error) {
-	v, err := p.do(ctx, "hh|"+kind.String(), func() (any, error) {
+	v, err := p.do(ctx, "hh|"+kind.String(), func(ctx context.Context) (any, error) {
 		isHH := func(s string) bool { return len(s) == 2 && isLowerHex(s) }
 		out, err := p.names(ctx, kind.Prefix(), true, isHH)
 		if err != nil || !p.legacy {
@@ -147,7 +156,7 @@ func (p *prefixCache) hhNames(ctx context.Context, kind store.Kind) ([]string, e
 
 // restNames lists the object directories under <kind>/<hh>/.
 func (p *prefixCache) restNames(ctx context.Context, kind store.Kind, hh string) ([]string, error) {
-	v, err := p.do(ctx, "rest|"+kind.String()+"/"+hh, func() (any, error) {
+	v, err := p.do(ctx, "rest|"+kind.String()+"/"+hh, func(ctx context.Context) (any, error) {
 		isRest := func(s string) bool { return validObjectHex(hh + s) }
 		out, err := p.names(ctx, kind.Prefix()+hh+"/", true, isRest)
 		if err != nil || !p.legacy {
@@ -167,7 +176,7 @@ func (p *prefixCache) restNames(ctx context.Context, kind store.Kind, hh string)
 // until the marker, one GET of its legacy list. A per-object key wins over
 // a legacy entry.
 func (p *prefixCache) objEntries(ctx context.Context, kind store.Kind, obj string) ([]entrySource, error) {
-	v, err := p.do(ctx, "obj|"+kind.String()+"/"+obj, func() (any, error) {
+	v, err := p.do(ctx, "obj|"+kind.String()+"/"+obj, func(ctx context.Context) (any, error) {
 		prefix := objectPath(kind, obj) + "/"
 		vals, err := p.names(ctx, prefix, false, func(s string) bool { return store.ValidateValue(s) == nil })
 		if err != nil {
@@ -210,7 +219,7 @@ func (p *prefixCache) legacyEntries(ctx context.Context, kind store.Kind, obj st
 	}
 	src := "legacy " + key
 	var out []entrySource
-	var bad []*store.LineError
+	var bad store.BadLines
 	if kind == store.KindSig {
 		var sigs []store.LegacySig
 		sigs, bad = store.ParseLegacySigs(data)
@@ -224,8 +233,8 @@ func (p *prefixCache) legacyEntries(ctx context.Context, kind store.Kind, obj st
 			out = append(out, entrySource{val: strings.Clone(v), source: src})
 		}
 	}
-	if len(bad) > 0 {
-		p.report(malformed{where: key, n: len(bad), first: bad[0].Error()})
+	if bad.Count > 0 {
+		p.report(malformed{where: key, n: bad.Count, first: bad.First[0].Error()})
 	}
 	// A signer listed twice: the last line wins, as a rewrite would have.
 	slices.SortStableFunc(out, func(a, b entrySource) int { return strings.Compare(a.val, b.val) })
@@ -242,7 +251,7 @@ func (p *prefixCache) legacyEntries(ctx context.Context, kind store.Kind, obj st
 // is what by-signer costs on a store that is not folded; it is done once
 // per open. The result maps each signer to the objects it signed, sorted.
 func (p *prefixCache) sigScan(ctx context.Context) (map[string][]string, error) {
-	v, err := p.do(ctx, "sigscan", func() (any, error) {
+	v, err := p.do(ctx, "sigscan", func(ctx context.Context) (any, error) {
 		by := map[string][]string{}
 		mal := malformed{where: "the listing of sig/"}
 		var hexBuf [store.MaxObjectHex]byte

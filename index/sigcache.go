@@ -55,7 +55,7 @@ type sigItem struct {
 }
 
 type sigFlight struct {
-	done     chan struct{}
+	*flight
 	data     []byte
 	err      error
 	stale    bool // the key was written while the GET ran: do not keep its result
@@ -191,9 +191,11 @@ func (c *sigCache) has(key string) bool {
 }
 
 // fetch reads a key once however many callers ask at the same time, and
-// keeps the result. A caller that waited for a read-ahead GET that failed
+// keeps the result. The read runs on a flight's context (see flight): one
+// caller that goes away does not fail the others; closing is done when the
+// index closes. A caller that waited for a read-ahead GET that failed
 // (cancelled by Close, or any error) reads the key itself.
-func (c *sigCache) fetch(ctx context.Context, key string, read func() ([]byte, error)) ([]byte, error) {
+func (c *sigCache) fetch(ctx, closing context.Context, key string, read func(ctx context.Context) ([]byte, error)) ([]byte, error) {
 	for try := 0; ; try++ {
 		c.mu.Lock()
 		if el, ok := c.m[key]; ok {
@@ -207,8 +209,9 @@ func (c *sigCache) fetch(ctx context.Context, key string, read func() ([]byte, e
 		}
 		f, ok := c.flight[key]
 		if !ok {
-			break // c.mu stays locked
+			f = c.startLocked(ctx, closing, key, read)
 		}
+		f.waiters++
 		c.mu.Unlock()
 		select {
 		case <-f.done:
@@ -217,13 +220,38 @@ func (c *sigCache) fetch(ctx context.Context, key string, read func() ([]byte, e
 			}
 			return f.data, f.err
 		case <-ctx.Done():
+			c.mu.Lock()
+			if f.leave() && !f.prefetch && c.flight[key] == f {
+				delete(c.flight, key) // canceled: the next caller starts anew
+			}
+			c.mu.Unlock()
 			return nil, ctx.Err()
 		}
 	}
-	return c.run(key, false, read)
+}
+
+// startLocked starts a shared read of key; c.mu is held.
+func (c *sigCache) startLocked(ctx, closing context.Context, key string, read func(ctx context.Context) ([]byte, error)) *sigFlight {
+	f := &sigFlight{flight: newFlight(ctx, closing)}
+	c.flight[key] = f
+	go func() {
+		data, err := read(f.ctx)
+		c.mu.Lock()
+		f.data, f.err = data, err
+		if c.flight[key] == f {
+			delete(c.flight, key)
+			if err == nil && !f.stale {
+				c.insertLocked(key, data)
+			}
+		}
+		c.mu.Unlock()
+		f.finish()
+	}()
+	return f
 }
 
 // prefetch reads a key for read-ahead, unless it is cached or being read.
+// It runs in the read-ahead worker that calls it, whose context is read's.
 func (c *sigCache) prefetch(key string, read func() ([]byte, error)) {
 	c.mu.Lock()
 	_, cached := c.m[key]
@@ -232,23 +260,20 @@ func (c *sigCache) prefetch(key string, read func() ([]byte, error)) {
 		c.mu.Unlock()
 		return
 	}
-	c.run(key, true, read)
-}
-
-// run reads key as a new flight; c.mu is held on entry and released.
-func (c *sigCache) run(key string, prefetch bool, read func() ([]byte, error)) ([]byte, error) {
-	f := &sigFlight{done: make(chan struct{}), prefetch: prefetch}
+	f := &sigFlight{flight: newFlight(context.Background(), context.Background()), prefetch: true}
 	c.flight[key] = f
 	c.mu.Unlock()
-	f.data, f.err = read()
+	data, err := read()
 	c.mu.Lock()
-	delete(c.flight, key)
-	if f.err == nil && !f.stale {
-		c.insertLocked(key, f.data)
+	f.data, f.err = data, err
+	if c.flight[key] == f {
+		delete(c.flight, key)
+		if err == nil && !f.stale {
+			c.insertLocked(key, data)
+		}
 	}
 	c.mu.Unlock()
-	close(f.done)
-	return f.data, f.err
+	f.finish()
 }
 
 // invalidateRefresh drops what a refresh shows may have changed: a
@@ -299,7 +324,7 @@ func (ix *Index) ReadSig(ctx context.Context, e store.Entry) ([]byte, error) {
 			return slices.Clone(se.sig), nil
 		}
 	}
-	data, err := ix.sigs.fetch(ctx, key, func() ([]byte, error) { return ix.st.Get(ctx, key) })
+	data, err := ix.sigs.fetch(ctx, ix.ra.ctx, key, func(ctx context.Context) ([]byte, error) { return ix.st.Get(ctx, key) })
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("read signature %q: %w: %w", key, fs.ErrNotExist, err)
 	}

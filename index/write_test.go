@@ -32,7 +32,7 @@ func journalKeys(t *testing.T, st *store.Store) []string {
 		t.Fatal(err)
 	}
 	lines, bad := store.ParseJournal(data)
-	if len(bad) > 0 {
+	if bad.Count > 0 {
 		t.Fatalf("bad journal lines: %v", bad)
 	}
 	var keys []string

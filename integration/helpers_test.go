@@ -505,8 +505,8 @@ func journalLines(t *testing.T, st *store.Store) []store.JournalLine {
 		t.Fatalf("read journal: %v", err)
 	}
 	ls, bad := store.ParseJournal(data)
-	if len(bad) > 0 {
-		t.Errorf("journal has %d lines that do not parse; first: %v", len(bad), bad[0])
+	if bad.Count > 0 {
+		t.Errorf("journal has %d lines that do not parse; first: %v", bad.Count, bad.First[0])
 	}
 	return ls
 }

@@ -190,8 +190,12 @@ func (c azureCAS) readDirect(ctx context.Context, key, token string) (data []byt
 			data, tok = nil, token
 			return nil
 		}
-		if data, err = io.ReadAll(resp.Body); err != nil {
+		limit := ReadCap(key)
+		if data, err = io.ReadAll(io.LimitReader(resp.Body, limit+1)); err != nil {
 			return err
+		}
+		if int64(len(data)) > limit {
+			return tooLarge(-1, limit)
 		}
 		if resp.ETag == nil {
 			return errors.New("azure: read returned no ETag")

@@ -94,6 +94,36 @@
 // create-only links it (one winner). InjectFileFault lets tests fail a
 // listing's readdir or stat, which permission bits cannot do for root.
 //
+// # Caps against hostile contents
+//
+// A store is shared and what it holds may be hostile, so nothing it holds
+// can make a reader allocate without bound:
+//
+//	one GET of an entry's own key (a signature)   MaxEntryBytes      64 MiB (the write cap)
+//	one GET of the journal or the retired record  MaxRecordBytes    256 MiB
+//	one GET of an entry list (compressed)         MaxEntryListBytes   1 GiB
+//	one GET of any other key (older lists)        MaxOtherBytes     256 MiB
+//	an entry list's text (decompressed)           MaxEntryListSize    4 GiB
+//	an entry list's keys                          MaxEntryListKeys   32 Mi
+//	an entry list's zstd window                   MaxEntryListWindow 128 MiB (2^27)
+//	an entry list's line                          MaxEntryListLine    4 KiB
+//	bad lines kept of a record or an older list  MaxBadLineSamples  10 (the rest counted)
+//
+// A GET over its cap (ReadCap) is refused before its body is read when the
+// response declares its size (every backend's does), else one byte past the
+// cap; the error wraps ErrTooLarge and says the size and the cap, and is
+// final (not retried). An entry list is never held decompressed: readers
+// stream it (DecodeEntryList, DecodeEntryListHashed; EntryListText serves
+// its text at any offset from one decoder). A frame that declares a size
+// over MaxEntryListSize or a window over MaxEntryListWindow is refused from
+// its header, before anything is decoded; one that declares nothing stops
+// at the cap. The window cap is what the reference `zstd -d` accepts without
+// --long or --memory, so lists written with `zstd --long=27` or `--ultra -22`
+// are read; a decoder that served a window over 8 MiB is dropped, not pooled.
+// A record's lines that do not parse are counted (BadLines) with the first
+// MaxBadLineSamples kept as examples: a journal of junk costs no memory per
+// line, and every caller reports the count.
+//
 // # Errors
 //
 // Backend errors map to ErrNotFound and ErrConflict in errors.go (by gcerrors

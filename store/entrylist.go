@@ -27,40 +27,43 @@ const (
 	PartialListSuffix = ".entries-part"
 )
 
-// Limits of a decoded entry list.
+// Limits of a decoded entry list. A list is read whole as stored (at most
+// MaxEntryListBytes, see ReadCap) and decoded streaming: no reader ever holds
+// its decompressed text, only a window and a line.
 const (
 	// MaxEntryListSize caps the decompressed size of one list, so a
-	// decompression bomb is reported as corrupt instead of filling memory.
+	// decompression bomb is reported as corrupt instead of filling memory
+	// or the time of a reader. A frame that declares a larger size is
+	// refused before any of it is decoded; one that does not say is
+	// refused where it passes the cap.
 	MaxEntryListSize int64 = 4 << 30
+	// MaxEntryListKeys caps the keys of one list: three times the 10
+	// million entries the design sizes a mount for.
+	MaxEntryListKeys = 32 << 20
 	// MaxEntryListLine caps one line. The longest valid key is under 400
 	// bytes; a longer line can only come from a corrupt list, and the cap
 	// bounds what a decoder buffers.
 	MaxEntryListLine = 4096
-	// maxEntryListWindow caps the zstd window a list may make a decoder
-	// allocate, which a frame header declares before any data. This package
-	// writes 8 MiB windows, as zstd levels 1 to 19 do at most; only --long
-	// and --ultra ask for more.
-	maxEntryListWindow = 32 << 20
+	// MaxEntryListWindow caps the zstd window a list may make a decoder
+	// allocate, which a frame header declares before any data: 128 MiB
+	// (2^27), the most the reference `zstd -d` accepts without --long or
+	// --memory (what `zstd --long=27` and `zstd --ultra -22` write). This
+	// package writes windows of 8 MiB at most; a decoder that served a
+	// larger one is dropped rather than pooled.
+	MaxEntryListWindow = 1 << 27
+	// pooledWindow is the largest window a pooled decoder keeps.
+	pooledWindow = 8 << 20
 )
 
 // Decoders and encoders are pooled rather than shared: a stream decoder or
 // encoder serves one stream at a time, and a handle reads its live lists
 // concurrently. With concurrency 1 both run synchronously, so they start no
 // goroutines and an idle one the pool drops needs no Close. A pooled decoder
-// keeps the window of its last list (at most 8 MiB for a list this package
-// wrote) until the pool drops it. Streaming measured faster than
-// DecodeAll of a whole list into one buffer, which misses the cache.
+// keeps the window of its last list (at most 8 MiB: see pooledWindow) until
+// the pool drops it. Streaming measured faster than DecodeAll of a whole
+// list into one buffer, which misses the cache.
 var (
-	decoderPool = sync.Pool{New: func() any {
-		d, err := zstd.NewReader(nil,
-			zstd.WithDecoderConcurrency(1),
-			zstd.WithDecoderMaxWindow(maxEntryListWindow),
-			zstd.WithDecoderMaxMemory(uint64(MaxEntryListSize)))
-		if err != nil {
-			panic(err) // the options are constants
-		}
-		return d
-	}}
+	decoderPool = sync.Pool{New: func() any { return newListDecoder() }}
 	encoderPool = sync.Pool{New: func() any {
 		e, err := zstd.NewWriter(nil,
 			zstd.WithEncoderLevel(zstd.SpeedDefault),
@@ -71,6 +74,48 @@ var (
 		return e
 	}}
 )
+
+func newListDecoder() *zstd.Decoder {
+	d, err := zstd.NewReader(nil,
+		zstd.WithDecoderConcurrency(1),
+		zstd.WithDecoderLowmem(true),
+		zstd.WithDecoderMaxWindow(MaxEntryListWindow),
+		zstd.WithDecoderMaxMemory(uint64(MaxEntryListSize)))
+	if err != nil {
+		panic(err) // the options are constants
+	}
+	return d
+}
+
+// getDecoder returns a decoder for a list: from the pool, after a look at
+// the first frame's header. A frame that declares more than MaxEntryListSize
+// bytes or a window over MaxEntryListWindow is refused here, before anything
+// is allocated for it. put returns the decoder to the pool, unless it holds
+// a window over pooledWindow.
+func getDecoder(data []byte) (dec *zstd.Decoder, put func(), err error) {
+	var h zstd.Header
+	if err := h.Decode(data); err == nil && !h.Skippable {
+		if h.HasFCS && h.FrameContentSize > uint64(MaxEntryListSize) {
+			return nil, nil, fmt.Errorf("%w: %w: frame declares %d bytes", ErrCorrupt, errListSize, h.FrameContentSize)
+		}
+		window := h.WindowSize
+		if h.SingleSegment {
+			window = h.FrameContentSize // decoded in one piece: the whole frame is its window
+		}
+		if window > MaxEntryListWindow {
+			return nil, nil, fmt.Errorf("%w: frame declares a window of %d bytes, over the cap of %d", ErrCorrupt, window, MaxEntryListWindow)
+		}
+	}
+	big := h.WindowSize > pooledWindow || h.SingleSegment && h.FrameContentSize > pooledWindow
+	dec = decoderPool.Get().(*zstd.Decoder)
+	return dec, func() {
+		dec.Reset(nil)
+		if big {
+			return // the pool would keep its window
+		}
+		decoderPool.Put(dec)
+	}, nil
+}
 
 // EntryListName returns the store key of the list with the given id.
 func EntryListName(id string, complete bool) string {
@@ -189,6 +234,7 @@ var (
 	errListLong     = fmt.Errorf("line longer than %d bytes", MaxEntryListLine)
 	errListOrder    = errors.New("key is not strictly greater than the previous key")
 	errListSize     = fmt.Errorf("decompresses to more than %d bytes", MaxEntryListSize)
+	errListKeys     = fmt.Errorf("holds more than %d keys", MaxEntryListKeys)
 )
 
 // DecodeEntryList decompresses an entry list and calls fn with each of its
@@ -210,6 +256,17 @@ func DecodeEntryList(data []byte, fn func(key []byte) error) (n int, err error) 
 	s := listScanner{fn: fn}
 	err = s.decode(data)
 	return s.keys, err
+}
+
+// DecodeEntryListHashed is DecodeEntryList that also returns the lowercase
+// hex SHA-256 of the decompressed text, so a list is checked against its
+// name (ParseEntryListName's id) in the same pass. sum is "" on error.
+func DecodeEntryListHashed(data []byte, fn func(key []byte) error) (n int, sum string, err error) {
+	s := listScanner{fn: fn, hash: sha256.New()}
+	if err := s.decode(data); err != nil {
+		return s.keys, "", err
+	}
+	return s.keys, hex.EncodeToString(s.hash.Sum(nil)), nil
 }
 
 // DecodeEntryListAll decodes an entry list into a slice of its keys. The keys
@@ -261,14 +318,15 @@ type listScanner struct {
 	fn   func(key []byte) error // nil: check only
 	hash hash.Hash              // nil: no hash
 
-	limit int64  // cap on size; 0 means MaxEntryListSize
-	size  int64  // bytes decompressed so far
-	lines int    // complete lines so far, the header included
-	keys  int    // keys passed to fn
-	carry []byte // the start of a line the last block cut
-	prev  []byte // the previous key: a slice of the current block, or buf
-	owned bool   // prev is buf
-	buf   []byte // a copy of prev that outlives its block
+	limit   int64  // cap on size; 0 means MaxEntryListSize
+	maxKeys int    // cap on keys; 0 means MaxEntryListKeys
+	size    int64  // bytes decompressed so far
+	lines   int    // complete lines so far, the header included
+	keys    int    // keys passed to fn
+	carry   []byte // the start of a line the last block cut
+	prev    []byte // the previous key: a slice of the current block, or buf
+	owned   bool   // prev is buf
+	buf     []byte // a copy of prev that outlives its block
 }
 
 // errFn marks an error of fn, so decode does not take it for a zstd error.
@@ -277,13 +335,15 @@ type errFn struct{ err error }
 func (e errFn) Error() string { return e.err.Error() }
 
 func (s *listScanner) decode(data []byte) error {
-	dec := decoderPool.Get().(*zstd.Decoder)
-	defer decoderPool.Put(dec)
+	dec, put, err := getDecoder(data)
+	if err != nil {
+		return s.finish(err)
+	}
+	defer put()
 	if err := dec.Reset(bytes.NewReader(data)); err != nil {
 		return fmt.Errorf("decode entry list: %w: zstd: %w", ErrCorrupt, err)
 	}
-	_, err := dec.WriteTo(s)
-	dec.Reset(nil)
+	_, err = dec.WriteTo(s)
 	return s.finish(err)
 }
 
@@ -297,7 +357,9 @@ func (s *listScanner) finish(err error) error {
 		return fmt.Errorf("decode entry list: line %d: %w", s.lines, fe.err)
 	case errors.As(err, &le):
 		return fmt.Errorf("decode entry list: %w", le)
-	case errors.Is(err, errListSize):
+	case errors.Is(err, ErrCorrupt):
+		return fmt.Errorf("decode entry list: %w", err)
+	case errors.Is(err, errListSize), errors.Is(err, errListKeys):
 		return fmt.Errorf("decode entry list: %w: %w", ErrCorrupt, err)
 	case err != nil:
 		return fmt.Errorf("decode entry list: %w: zstd: %w", ErrCorrupt, err)
@@ -372,6 +434,9 @@ func (s *listScanner) line(l []byte) error {
 		return lineError(s.lines, string(l), errListLong)
 	case s.lines > 2 && bytes.Compare(l, s.prev) <= 0:
 		return lineError(s.lines, string(l), errListOrder)
+	}
+	if s.keys >= cmp.Or(s.maxKeys, MaxEntryListKeys) {
+		return errListKeys
 	}
 	if s.fn != nil {
 		if err := s.fn(l); err != nil {

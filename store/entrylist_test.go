@@ -203,7 +203,8 @@ func TestDecodeEntryListRefusesCorruptLists(t *testing.T) {
 		{"keys out of order", zstdText(t, h+"sig/ab/cd/b\nsig/ab/cd/a\n"), `line 3 "sig/ab/cd/a": key is not strictly greater`},
 		{"line too long", zstdText(t, h+strings.Repeat("x", MaxEntryListLine+1)+"\n"), "line 2 \"xxx"},
 		{"unterminated long line", zstdText(t, h+strings.Repeat("x", 3*MaxEntryListLine)), fmt.Sprintf("line longer than %d bytes", MaxEntryListLine)},
-		{"window too large", rawFrame(15<<3|1, h), "window size exceeded"}, // 36 MiB
+		{"window too large", rawFrame(17<<3|1, h), "frame declares a window of 150994944 bytes, over the cap of 134217728"}, // 144 MiB
+		{"window of a later frame too large", append(zstdText(t, h), rawFrame(17<<3|1, "sig/ab/cd/a\n")...), "window size exceeded"},
 	} {
 		n, err := DecodeEntryList(tc.data, func([]byte) error { return nil })
 		if err == nil {
@@ -229,9 +230,9 @@ func rawFrame(wd byte, text string) []byte {
 	return append(frame, text...)
 }
 
-func TestDecodeEntryListAcceptsAWindowOf32MiB(t *testing.T) {
+func TestDecodeEntryListAcceptsAWindowOf128MiB(t *testing.T) {
 	const text = EntryListHeader + "\nsig/ab/cd/a\n"
-	keys, err := DecodeEntryListAll(rawFrame(15<<3, text))
+	keys, err := DecodeEntryListAll(rawFrame(17<<3, text))
 	if err != nil || !slices.Equal(keys, []string{"sig/ab/cd/a"}) {
 		t.Errorf("DecodeEntryListAll = %q, %v", keys, err)
 	}

@@ -19,23 +19,38 @@ func (l JournalLine) Folded() bool { return l.FoldedAt != 0 }
 //
 // folded-at is decimal digits only (no sign) and fits an int64. The line is
 // split at its first space, since a key's value may hold spaces. A line that
-// breaks a rule is skipped and returned in bad: a blank line, a line ending
-// in "\r", a line without a space, a bad folded-at, and a key that does not
-// ParseKey (that LineError wraps the ParseKey error, so it is ErrBadKey too).
-// The keys of lines share one copy of data.
-func ParseJournal(data []byte) (lines []JournalLine, bad []*LineError) {
+// breaks a rule is skipped and counted in bad, which keeps the first
+// MaxBadLineSamples as examples: a blank line, a line ending in "\r", a line
+// without a space, a bad folded-at, and a key that does not ParseKey (that
+// LineError wraps the ParseKey error, so it is ErrBadKey too). The keys of
+// lines share one copy of data.
+func ParseJournal(data []byte) (lines []JournalLine, bad BadLines) {
+	EachJournalLine(data, func(num int, raw string, l JournalLine, err error) {
+		if err != nil {
+			bad.Add(num, raw, err)
+			return
+		}
+		lines = append(lines, l)
+	})
+	return lines, bad
+}
+
+// EachJournalLine calls fn for every line of the journal, in order, with its
+// 1-based number and text (without "\n"), and either the parsed line or the
+// rule it broke (err, as ParseJournal reports it). The strings share one
+// copy of data.
+func EachJournalLine(data []byte, fn func(num int, raw string, l JournalLine, err error)) {
 	eachLine(string(data), func(num int, line string) {
 		ms, key, err := parseTimedLine(line, "folded-at")
 		if err == nil {
 			_, err = ParseKey(key)
 		}
 		if err != nil {
-			bad = append(bad, lineError(num, line, err))
+			fn(num, line, JournalLine{}, err)
 			return
 		}
-		lines = append(lines, JournalLine{FoldedAt: ms, Key: key})
+		fn(num, line, JournalLine{FoldedAt: ms, Key: key}, nil)
 	})
-	return lines, bad
 }
 
 // FormatJournal formats lines as the journal. It never fails: the caller

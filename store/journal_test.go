@@ -13,7 +13,7 @@ func TestParseJournalReadsLinesInAppendOrder(t *testing.T) {
 		"1700000000123 seal/00/11/a value with spaces\n" +
 		"0 approval/ff/ee/bob" // a final line without "\n" counts
 	lines, bad := ParseJournal([]byte(data))
-	if len(bad) != 0 {
+	if bad.Count != 0 {
 		t.Fatalf("bad lines: %v", bad)
 	}
 	want := []JournalLine{
@@ -36,7 +36,7 @@ func TestParseJournalReadsLinesInAppendOrder(t *testing.T) {
 func TestParseJournalOfNothingIsEmpty(t *testing.T) {
 	for _, data := range [][]byte{nil, {}} {
 		lines, bad := ParseJournal(data)
-		if len(lines) != 0 || len(bad) != 0 {
+		if len(lines) != 0 || bad.Count != 0 {
 			t.Errorf("ParseJournal(%q) = %v, %v", data, lines, bad)
 		}
 	}
@@ -79,11 +79,11 @@ func TestParseJournalSkipsAndReportsBadLines(t *testing.T) {
 		if len(lines) != 2 {
 			t.Errorf("%s: kept %d lines, want the 2 good ones", tc.rule, len(lines))
 		}
-		if len(bad) != 1 {
-			t.Errorf("%s: %d bad lines, want 1: %v", tc.rule, len(bad), bad)
+		if bad.Count != 1 {
+			t.Errorf("%s: %d bad lines, want 1: %v", tc.rule, bad.Count, bad)
 			continue
 		}
-		le := bad[0]
+		le := bad.First[0]
 		if le.Line != 2 || le.Text != tc.line {
 			t.Errorf("%s: LineError{Line: %d, Text: %q}, want line 2 %q", tc.rule, le.Line, le.Text, tc.line)
 		}
@@ -102,7 +102,7 @@ func TestParseJournalSkipsAndReportsBadLines(t *testing.T) {
 
 func TestParseJournalLargestFoldedAt(t *testing.T) {
 	lines, bad := ParseJournal([]byte("9223372036854775807 sig/ab/cd/s\n"))
-	if len(bad) != 0 || len(lines) != 1 || lines[0].FoldedAt != 1<<63-1 {
+	if bad.Count != 0 || len(lines) != 1 || lines[0].FoldedAt != 1<<63-1 {
 		t.Errorf("ParseJournal = %v, %v", lines, bad)
 	}
 }
@@ -133,10 +133,10 @@ func FuzzParseJournal(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lines, bad := ParseJournal(data)
-		if n := countLines(data); len(lines)+len(bad) != n {
-			t.Fatalf("%d lines + %d bad of %d", len(lines), len(bad), n)
+		if n := countLines(data); len(lines)+bad.Count != n {
+			t.Fatalf("%d lines + %d bad of %d", len(lines), bad.Count, n)
 		}
-		for _, le := range bad {
+		for _, le := range bad.First {
 			if !errors.Is(le, ErrCorrupt) {
 				t.Fatalf("%v is not ErrCorrupt", le)
 			}
@@ -147,7 +147,7 @@ func FuzzParseJournal(f *testing.F) {
 			}
 		}
 		again, bad2 := ParseJournal(FormatJournal(lines))
-		if len(bad2) != 0 || !slices.Equal(again, lines) {
+		if bad2.Count != 0 || !slices.Equal(again, lines) {
 			t.Fatalf("round trip: %v, %v; want %v", again, bad2, lines)
 		}
 	})

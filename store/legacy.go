@@ -79,16 +79,17 @@ var (
 // base64 of the signature>". The line is split at its last space (base64 has
 // none, a signer may); the signer must pass ValidateValue and the signature
 // be non-empty standard base64 with padding. Blank lines carry nothing and
-// are skipped; every other line that breaks a rule is skipped and returned in
-// bad. A signer listed twice is returned twice, in order.
-func ParseLegacySigs(data []byte) (sigs []LegacySig, bad []*LineError) {
+// are skipped; every other line that breaks a rule is skipped and counted in
+// bad (the first MaxBadLineSamples kept). A signer listed twice is returned
+// twice, in order.
+func ParseLegacySigs(data []byte) (sigs []LegacySig, bad BadLines) {
 	eachLine(string(data), func(num int, line string) {
 		if line == "" {
 			return
 		}
 		sig, err := parseLegacySig(line)
 		if err != nil {
-			bad = append(bad, lineError(num, line, err))
+			bad.Add(num, line, err)
 			return
 		}
 		sigs = append(sigs, sig)
@@ -136,19 +137,19 @@ func FormatLegacySigs(sigs []LegacySig) []byte {
 // ParseLegacyValues parses a legacy list of values ("seals/", "receipts/",
 // "approvals/", "certs/", "accepted-lists/"): one value per line, each
 // passing ValidateValue. Blank lines carry nothing and are skipped; every
-// other line that breaks a rule is skipped and returned in bad. The values
-// share one copy of data.
-func ParseLegacyValues(data []byte) (values []string, bad []*LineError) {
+// other line that breaks a rule is skipped and counted in bad (the first
+// MaxBadLineSamples kept). The values share one copy of data.
+func ParseLegacyValues(data []byte) (values []string, bad BadLines) {
 	eachLine(string(data), func(num int, line string) {
 		if line == "" {
 			return
 		}
 		if strings.HasSuffix(line, "\r") {
-			bad = append(bad, lineError(num, line, errCRLF))
+			bad.Add(num, line, errCRLF)
 			return
 		}
 		if err := ValidateValue(line); err != nil {
-			bad = append(bad, lineError(num, line, err))
+			bad.Add(num, line, err)
 			return
 		}
 		values = append(values, line)

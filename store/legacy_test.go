@@ -66,7 +66,7 @@ func TestParseLegacySigsRoundTrips(t *testing.T) {
 		"\n" + // a blank line carries nothing
 		"carol AA==" // a final line without "\n" counts
 	sigs, bad := ParseLegacySigs([]byte(data))
-	if len(bad) != 0 {
+	if bad.Count != 0 {
 		t.Fatalf("bad lines: %v", bad)
 	}
 	want := []LegacySig{{"alice", []byte{0, 1, 2}}, {"bob smith", []byte{0xff}}, {"carol", []byte{0}}}
@@ -95,23 +95,23 @@ func TestParseLegacySigsSkipsAndReportsBadLines(t *testing.T) {
 		{"CRLF ending", "alice AAEC\r", `line ends in "\r"`, false},
 	} {
 		sigs, bad := ParseLegacySigs([]byte(good + "\n" + tc.line + "\n" + good + "\n"))
-		if len(sigs) != 2 || len(bad) != 1 {
-			t.Errorf("%s: %d sigs, %d bad, want 2 and 1", tc.rule, len(sigs), len(bad))
+		if len(sigs) != 2 || bad.Count != 1 {
+			t.Errorf("%s: %d sigs, %d bad, want 2 and 1", tc.rule, len(sigs), bad.Count)
 			continue
 		}
-		msg := bad[0].Error()
-		if bad[0].Line != 2 || !strings.HasPrefix(msg, "line 2 ") || !strings.Contains(msg, tc.want) {
+		msg := bad.First[0].Error()
+		if bad.First[0].Line != 2 || !strings.HasPrefix(msg, "line 2 ") || !strings.Contains(msg, tc.want) {
 			t.Errorf("%s: error %q, want line 2 and %q", tc.rule, msg, tc.want)
 		}
-		if !errors.Is(bad[0], ErrCorrupt) || errors.Is(bad[0], ErrBadKey) != tc.badKey {
-			t.Errorf("%s: %v: ErrCorrupt %v, ErrBadKey %v", tc.rule, bad[0], errors.Is(bad[0], ErrCorrupt), errors.Is(bad[0], ErrBadKey))
+		if !errors.Is(bad.First[0], ErrCorrupt) || errors.Is(bad.First[0], ErrBadKey) != tc.badKey {
+			t.Errorf("%s: %v: ErrCorrupt %v, ErrBadKey %v", tc.rule, bad.First[0], errors.Is(bad.First[0], ErrCorrupt), errors.Is(bad.First[0], ErrBadKey))
 		}
 	}
 }
 
 func TestParseLegacyValuesRoundTrips(t *testing.T) {
 	values, bad := ParseLegacyValues([]byte("v1\n\na value\nv3"))
-	if len(bad) != 0 {
+	if bad.Count != 0 {
 		t.Fatalf("bad lines: %v", bad)
 	}
 	if want := []string{"v1", "a value", "v3"}; !reflect.DeepEqual(values, want) {
@@ -132,12 +132,12 @@ func TestParseLegacyValuesSkipsAndReportsBadLines(t *testing.T) {
 		{"CRLF ending", "v\r", `line ends in "\r"`},
 	} {
 		values, bad := ParseLegacyValues([]byte("ok\n" + tc.line + "\nok\n"))
-		if len(values) != 2 || len(bad) != 1 {
-			t.Errorf("%s: %d values, %d bad, want 2 and 1", tc.rule, len(values), len(bad))
+		if len(values) != 2 || bad.Count != 1 {
+			t.Errorf("%s: %d values, %d bad, want 2 and 1", tc.rule, len(values), bad.Count)
 			continue
 		}
-		msg := bad[0].Error()
-		if bad[0].Line != 2 || !strings.Contains(msg, tc.want) || !errors.Is(bad[0], ErrCorrupt) {
+		msg := bad.First[0].Error()
+		if bad.First[0].Line != 2 || !strings.Contains(msg, tc.want) || !errors.Is(bad.First[0], ErrCorrupt) {
 			t.Errorf("%s: error %q, want line 2 and %q", tc.rule, msg, tc.want)
 		}
 	}
@@ -154,11 +154,11 @@ func FuzzParseLegacySigs(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sigs, bad := ParseLegacySigs(data)
-		if n := countLines(data) - blankLines(data); len(sigs)+len(bad) != n {
-			t.Fatalf("%d sigs + %d bad of %d", len(sigs), len(bad), n)
+		if n := countLines(data) - blankLines(data); len(sigs)+bad.Count != n {
+			t.Fatalf("%d sigs + %d bad of %d", len(sigs), bad.Count, n)
 		}
 		again, bad2 := ParseLegacySigs(FormatLegacySigs(sigs))
-		if len(bad2) != 0 || len(again) != len(sigs) {
+		if bad2.Count != 0 || len(again) != len(sigs) {
 			t.Fatalf("round trip: %v, %v; want %v", again, bad2, sigs)
 		}
 		for i := range sigs {
@@ -177,8 +177,8 @@ func FuzzParseLegacyValues(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		values, bad := ParseLegacyValues(data)
-		if n := countLines(data) - blankLines(data); len(values)+len(bad) != n {
-			t.Fatalf("%d values + %d bad of %d", len(values), len(bad), n)
+		if n := countLines(data) - blankLines(data); len(values)+bad.Count != n {
+			t.Fatalf("%d values + %d bad of %d", len(values), bad.Count, n)
 		}
 		for _, v := range values {
 			if err := ValidateValue(v); err != nil {
@@ -186,7 +186,7 @@ func FuzzParseLegacyValues(f *testing.F) {
 			}
 		}
 		again, bad2 := ParseLegacyValues(FormatLegacyValues(values))
-		if len(bad2) != 0 || !slices.Equal(again, values) {
+		if bad2.Count != 0 || !slices.Equal(again, values) {
 			t.Fatalf("round trip: %q, %v; want %q", again, bad2, values)
 		}
 	})

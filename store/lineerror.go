@@ -36,6 +36,39 @@ func lineError(num int, line string, err error) *LineError {
 	return &LineError{Line: num, Text: clip(line), Err: err}
 }
 
+// MaxBadLineSamples is how many of a record's bad lines a parser keeps as
+// examples; the rest are only counted, so a record of junk costs no memory
+// per line.
+const MaxBadLineSamples = 10
+
+// BadLines sums up the lines of a record that did not parse: how many, and
+// the first MaxBadLineSamples of them.
+type BadLines struct {
+	Count int          // lines that did not parse
+	First []*LineError // the first of them, at most MaxBadLineSamples, in order
+}
+
+// Add counts one bad line, keeping it as an example while there is room.
+func (b *BadLines) Add(num int, line string, err error) {
+	b.Count++
+	if len(b.First) < MaxBadLineSamples {
+		b.First = append(b.First, lineError(num, line, err))
+	}
+}
+
+// Messages returns one message per example, then, if lines were only
+// counted, "and N more lines that do not parse". Nil when there are none.
+func (b BadLines) Messages() []string {
+	var out []string
+	for _, e := range b.First {
+		out = append(out, e.Error())
+	}
+	if n := b.Count - len(b.First); n > 0 {
+		out = append(out, fmt.Sprintf("and %d more lines that do not parse", n))
+	}
+	return out
+}
+
 // The rules of the record lines "<wall ms> <key>", shared by the journal and
 // the retired record.
 var (

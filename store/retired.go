@@ -21,20 +21,32 @@ type RetiredLine struct {
 // "\n" is accepted. retired-at follows the rules of the journal's folded-at.
 // The key is a store key, not an entry key: it must be non-empty valid UTF-8
 // without a space, "\r" or NUL. A line that breaks a rule is skipped and
-// returned in bad. The keys of lines share one copy of data.
-func ParseRetired(data []byte) (lines []RetiredLine, bad []*LineError) {
+// counted in bad (the first MaxBadLineSamples kept as examples). The keys of
+// lines share one copy of data.
+func ParseRetired(data []byte) (lines []RetiredLine, bad BadLines) {
+	EachRetiredLine(data, func(num int, raw string, l RetiredLine, err error) {
+		if err != nil {
+			bad.Add(num, raw, err)
+			return
+		}
+		lines = append(lines, l)
+	})
+	return lines, bad
+}
+
+// EachRetiredLine is EachJournalLine for the retired record.
+func EachRetiredLine(data []byte, fn func(num int, raw string, l RetiredLine, err error)) {
 	eachLine(string(data), func(num int, line string) {
 		ms, key, err := parseTimedLine(line, "retired-at")
 		if err == nil {
 			err = validateRetiredKey(key)
 		}
 		if err != nil {
-			bad = append(bad, lineError(num, line, err))
+			fn(num, line, RetiredLine{}, err)
 			return
 		}
-		lines = append(lines, RetiredLine{RetiredAt: ms, Key: key})
+		fn(num, line, RetiredLine{RetiredAt: ms, Key: key}, nil)
 	})
-	return lines, bad
 }
 
 func validateRetiredKey(key string) error {

@@ -14,7 +14,7 @@ func TestParseRetiredRoundTrips(t *testing.T) {
 		"1700000000001 pack-" + id + ".pack\n" +
 		"0 loose/ab/cdef" // a final line without "\n" counts
 	lines, bad := ParseRetired([]byte(data))
-	if len(bad) != 0 {
+	if bad.Count != 0 {
 		t.Fatalf("bad lines: %v", bad)
 	}
 	want := []RetiredLine{
@@ -28,7 +28,7 @@ func TestParseRetiredRoundTrips(t *testing.T) {
 	if got := string(FormatRetired(lines)); got != data+"\n" {
 		t.Errorf("FormatRetired = %q, want %q", got, data+"\n")
 	}
-	if l, b := ParseRetired(nil); len(l) != 0 || len(b) != 0 {
+	if l, b := ParseRetired(nil); len(l) != 0 || b.Count != 0 {
 		t.Errorf("ParseRetired(nil) = %v, %v", l, b)
 	}
 }
@@ -49,11 +49,11 @@ func TestParseRetiredSkipsAndReportsBadLines(t *testing.T) {
 		{"key not UTF-8", "5 pack-\xff", "not valid UTF-8"},
 	} {
 		lines, bad := ParseRetired([]byte(good + "\n" + tc.line + "\n" + good))
-		if len(lines) != 2 || len(bad) != 1 {
-			t.Errorf("%s: %d lines, %d bad, want 2 and 1", tc.rule, len(lines), len(bad))
+		if len(lines) != 2 || bad.Count != 1 {
+			t.Errorf("%s: %d lines, %d bad, want 2 and 1", tc.rule, len(lines), bad.Count)
 			continue
 		}
-		le := bad[0]
+		le := bad.First[0]
 		msg := le.Error()
 		if le.Line != 2 || !strings.HasPrefix(msg, "line 2 ") || !strings.Contains(msg, tc.want) {
 			t.Errorf("%s: error %q, want line 2 and %q", tc.rule, msg, tc.want)
@@ -75,8 +75,8 @@ func FuzzParseRetired(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lines, bad := ParseRetired(data)
-		if n := countLines(data); len(lines)+len(bad) != n {
-			t.Fatalf("%d lines + %d bad of %d", len(lines), len(bad), n)
+		if n := countLines(data); len(lines)+bad.Count != n {
+			t.Fatalf("%d lines + %d bad of %d", len(lines), bad.Count, n)
 		}
 		for _, l := range lines {
 			if l.RetiredAt < 0 || l.Key == "" || strings.ContainsAny(l.Key, " \n\r\x00") {
@@ -84,7 +84,7 @@ func FuzzParseRetired(f *testing.F) {
 			}
 		}
 		again, bad2 := ParseRetired(FormatRetired(lines))
-		if len(bad2) != 0 || !slices.Equal(again, lines) {
+		if bad2.Count != 0 || !slices.Equal(again, lines) {
 			t.Fatalf("round trip: %v, %v; want %v", again, bad2, lines)
 		}
 	})

@@ -28,10 +28,10 @@ type Snapshot struct {
 	Irregular      []string   // pack- keys naming no regular file (file://: a symbolic link...), as ListItem.Shown: never read
 	Journal        []JournalLine
 	JournalVersion Version
-	JournalBad     []*LineError
+	JournalBad     BadLines // the journal's lines that do not parse
 	Retired        []RetiredLine
 	RetiredVersion Version
-	RetiredBad     []*LineError
+	RetiredBad     BadLines // the retired record's lines that do not parse
 }
 
 // LiveLists returns the lists that are listed and not retired (spec §13.7).

@@ -420,7 +420,8 @@ func (s *Store) List(ctx context.Context, prefix, delimiter string, fn func(List
 	}
 }
 
-// readBody is one GET of key: its body read whole, then the callback then
+// readBody is one GET of key: its body read whole (up to ReadCap(key), else
+// an error wrapping ErrTooLarge, before reading when the size is known), then the callback then
 // (if not nil) with the reader still open, for what the response carries
 // besides the body (a version token). A body that fails midway is
 // errBodyRead, which read retries.
@@ -430,9 +431,17 @@ func (s *Store) readBody(ctx context.Context, key string, opts *blob.ReaderOptio
 		return nil, err
 	}
 	defer r.Close()
-	data, err := io.ReadAll(r)
+	limit := ReadCap(key)
+	if n := r.Size(); n > limit {
+		return nil, tooLarge(n, limit)
+	}
+	data := make([]byte, 0, max(r.Size(), 0)+1)
+	data, err = readAllInto(data, io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errBodyRead, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, tooLarge(-1, limit)
 	}
 	if then != nil {
 		if err := then(r, data); err != nil {

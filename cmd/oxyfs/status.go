@@ -76,12 +76,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 			s.LivePartial++
 		}
 	}
-	for _, b := range sn.JournalBad {
-		s.JournalBad = append(s.JournalBad, b.Error())
-	}
-	for _, b := range sn.RetiredBad {
-		s.RetiredBad = append(s.RetiredBad, b.Error())
-	}
+	s.JournalBad, s.RetiredBad = sn.JournalBad.Messages(), sn.RetiredBad.Messages()
 	if e.common.json {
 		return e.printJSON(s)
 	}

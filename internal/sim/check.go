@@ -41,8 +41,8 @@ func (s *sim) readJournal() (map[string]*jcount, error) {
 		return nil, fmt.Errorf("read journal: %w", err)
 	}
 	lines, bad := store.ParseJournal(data)
-	if len(bad) > 0 {
-		return nil, fmt.Errorf("journal has %d lines that do not parse: %v", len(bad), bad[0])
+	if bad.Count > 0 {
+		return nil, fmt.Errorf("journal has %d lines that do not parse: %v", bad.Count, bad.First[0])
 	}
 	out := map[string]*jcount{}
 	for _, l := range lines {

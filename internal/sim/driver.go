@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -161,7 +160,7 @@ func newSim(ctx context.Context, cfg Config) (*sim, error) {
 			return nil, fmt.Errorf("sim: %w", err)
 		}
 		s.dir, backend = dir, "file"
-		b, err := blob.OpenBucket(ctx, "file://"+filepath.ToSlash(dir)+"?metadata=skip")
+		b, err := store.OpenFileBucket(dir) // the file:// driver store.Open uses
 		if err != nil {
 			os.RemoveAll(dir)
 			return nil, fmt.Errorf("sim: open %s: %w", dir, err)

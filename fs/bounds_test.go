@@ -1,0 +1,163 @@
+package fs
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/oxyfs/oxyfs/internal/memtest"
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// putBigList writes a valid complete list of n keys of about 256 bytes each
+// (n × 256 bytes of text, a few hundredths of that compressed) and returns
+// its name.
+func putBigList(t testing.TB, st *store.Store, n int) string {
+	t.Helper()
+	var out bytes.Buffer
+	enc, err := zstd.NewWriter(&out, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	w := io.MultiWriter(h, enc)
+	pad := strings.Repeat("v", 232)
+	buf := []byte(store.EntryListHeader + "\n")
+	for i := range n {
+		buf = fmt.Appendf(buf, "seal/ab/%08x/%s\n", i, pad)
+		if len(buf) > 60<<10 {
+			w.Write(buf)
+			buf = buf[:0]
+		}
+	}
+	w.Write(buf)
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	name := store.EntryListName(hex.EncodeToString(h.Sum(nil)), true)
+	if err := st.Put(context.Background(), name, out.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+func TestOxyListIsDecodedAsItIsRead(t *testing.T) {
+	st := newMem(t)
+	name := putBigList(t, st, 1<<18) // 64 MiB of text
+	srv, _ := testMount(t, openIndex(t, st), Options{})
+	h := sha256.New()
+	var n int64
+	var err error
+	peak := memtest.Peak(func() {
+		var f *os.File
+		if f, err = os.Open(filepath.Join(srv.Dir(), ".oxy/lists", name)); err != nil {
+			return
+		}
+		defer f.Close()
+		n, err = io.Copy(h, f)
+	})
+	id, _, _ := store.ParseEntryListName(name)
+	if err != nil || hex.EncodeToString(h.Sum(nil)) != id {
+		t.Fatalf("cat .oxy/lists/%s: %d bytes, %v; want the text whose SHA-256 is its id", name, n, err)
+	}
+	// The compressed list and a decoder's window, not the 64 MiB text.
+	if peak > 24*memtest.MiB {
+		t.Errorf("reading a list of 64 MiB took %d MiB of heap, want < 24", peak/memtest.MiB)
+	}
+}
+
+func TestSignatureOverTheReadCapIsEFBIG(t *testing.T) {
+	dir := t.TempDir()
+	const key = "sig/ab/cdef/alice"
+	p := filepath.Join(dir, filepath.FromSlash(key))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(p, 3<<30); err != nil { // sparse: 3 GiB for nothing
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, store.JournalKey), []byte("0 "+key+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), "file://"+dir, store.Options{Layout: store.LayoutBucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	srv, logs := testMount(t, openIndex(t, st), Options{})
+	var statErr, readErr error
+	peak := memtest.Peak(func() {
+		_, statErr = os.Stat(filepath.Join(srv.Dir(), key))
+		_, readErr = os.ReadFile(filepath.Join(srv.Dir(), key))
+	})
+	if !errors.Is(statErr, syscall.EFBIG) || !errors.Is(readErr, syscall.EFBIG) {
+		t.Errorf("stat, cat of a 3 GiB signature = %v, %v; want EFBIG", statErr, readErr)
+	}
+	if n := logs.count(`"sig/ab/cdef/alice": 3221225472 bytes, over the cap of 67108864 for such a key: over its size cap (EFBIG)`); n != 2 {
+		t.Errorf("%d log lines name the cap, want 2 (stat, open): %q", n, logs.all())
+	}
+	if peak > 16*memtest.MiB {
+		t.Errorf("stat and cat of a 3 GiB signature took %d MiB of heap, want < 16", peak/memtest.MiB)
+	}
+}
+
+func TestOpenWritesShareOneCap(t *testing.T) {
+	st := newMem(t)
+	srv, logs := testMount(t, openIndex(t, st), Options{})
+	const each = 4 << 20
+	srv.wbuf.max = 2 * each // MaxWriteBuffers, scaled down: 2 files fit
+	dir := filepath.Join(srv.Dir(), "sig/ab/cdef")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := make([]*os.File, 24)
+	var werrs []error
+	peak := memtest.Peak(func() {
+		for i := range files {
+			f, err := os.Create(filepath.Join(dir, fmt.Sprintf("w%02d", i)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[i] = f
+			_, err = f.WriteAt([]byte{1}, each-1) // sparse: one byte at the end
+			werrs = append(werrs, err)
+		}
+	})
+	for i, err := range werrs {
+		if want := i >= 2; errors.Is(err, syscall.ENOSPC) != want || (err == nil) == want {
+			t.Errorf("write %d: %v, want ENOSPC: %v", i, err, want)
+		}
+	}
+	for i, f := range files {
+		err := f.Close()
+		if want := i >= 2; errors.Is(err, syscall.ENOSPC) != want || (err == nil) == want {
+			t.Errorf("close %d: %v, want ENOSPC: %v", i, err, want)
+		}
+	}
+	if got := journalKeys(t, st); fmt.Sprint(got) != "[sig/ab/cdef/w00 sig/ab/cdef/w01]" {
+		t.Errorf("journal = %v, want the 2 writes that fit", got)
+	}
+	if n := logs.count("(ENOSPC)"); n != 22 {
+		t.Errorf("%d ENOSPC log lines, want 22", n)
+	}
+	if peak > 3*each+8<<20 {
+		t.Errorf("24 sparse writes of %d bytes took %d MiB of heap, want < %d", each, peak/memtest.MiB, (3*each+8<<20)/memtest.MiB)
+	}
+	if u := srv.wbuf.used.Load(); u != 0 {
+		t.Errorf("closed writes still hold %d bytes", u)
+	}
+}

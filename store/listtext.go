@@ -1,0 +1,133 @@
+package store
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// EntryListText serves the decompressed text of one entry list at any
+// offset while holding only its compressed bytes and one decoder: a read
+// that starts where the last one ended continues the stream, a read ahead of
+// it decodes and drops the bytes between, and a read before it decodes again
+// from the start. A reader going through the text once (cat, a copy) so
+// decodes it once; memory is the compressed list and a window
+// (MaxEntryListWindow at most), never the text. The text ends at
+// MaxEntryListSize: a read past it fails with ErrCorrupt, as does a stream
+// that does not decode. The bytes are the stream's as they come: lines are
+// not checked (DecodeEntryList does that).
+//
+// Methods are safe for concurrent use. Close returns the decoder.
+type EntryListText struct {
+	mu    sync.Mutex
+	data  []byte
+	limit int64 // MaxEntryListSize, lower in tests
+	dec   *zstd.Decoder
+	put   func()
+	pos   int64 // offset of the decoder in the text; -1: not started
+	err   error // what ended the stream at pos (io.EOF at its end)
+}
+
+// NewEntryListText returns a reader of the text of the list data. A frame
+// header that declares a size over MaxEntryListSize or a window over
+// MaxEntryListWindow is refused here.
+func NewEntryListText(data []byte) (*EntryListText, error) {
+	dec, put, err := getDecoder(data)
+	if err != nil {
+		return nil, fmt.Errorf("decode entry list: %w", err)
+	}
+	return &EntryListText{data: data, dec: dec, put: put, pos: -1}, nil
+}
+
+// ReadAt reads len(p) bytes of the text at off; n < len(p) only at the end
+// of the text (err io.EOF) or on an error.
+func (t *EntryListText) ReadAt(p []byte, off int64) (n int, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.dec == nil {
+		return 0, errors.New("entry list text: read after Close")
+	}
+	if off < 0 {
+		return 0, fmt.Errorf("entry list text: negative offset %d", off)
+	}
+	if t.pos < 0 || off < t.pos {
+		if err := t.dec.Reset(bytes.NewReader(t.data)); err != nil {
+			t.pos, t.err = 0, t.corrupt(err)
+		} else {
+			t.pos, t.err = 0, nil
+		}
+	}
+	if off > t.pos && t.err == nil {
+		t.advance(nil, off-t.pos)
+	}
+	if off > t.pos || t.err != nil && off == t.pos && len(p) > 0 {
+		if t.err == nil {
+			return 0, io.EOF
+		}
+		return 0, t.err
+	}
+	n = t.advance(p, int64(len(p)))
+	if n < len(p) {
+		return n, t.err
+	}
+	return n, nil
+}
+
+// advance moves the decoder n bytes on, into p (nil: dropped), and returns
+// how many it moved; at the end of the stream, the cap or an error it sets
+// t.err.
+func (t *EntryListText) advance(p []byte, n int64) int {
+	limit := cmp.Or(t.limit, MaxEntryListSize)
+	over := false
+	if t.pos+n > limit {
+		n, over = limit-t.pos, true
+	}
+	var got int64
+	var err error
+	if p == nil {
+		got, err = io.CopyN(io.Discard, t.dec, n)
+	} else {
+		var m int
+		m, err = io.ReadFull(t.dec, p[:n])
+		got = int64(m)
+		if err == io.ErrUnexpectedEOF {
+			err = io.EOF
+		}
+	}
+	t.pos += got
+	switch {
+	case err == io.EOF:
+		t.err = io.EOF
+	case err != nil:
+		t.err = t.corrupt(err)
+	case over:
+		// At the cap: one byte more tells a text that ends here from
+		// one that goes on.
+		var one [1]byte
+		if m, _ := io.ReadFull(t.dec, one[:]); m > 0 {
+			t.err = fmt.Errorf("decode entry list: %w: %w", ErrCorrupt, errListSize)
+		} else {
+			t.err = io.EOF
+		}
+	}
+	return int(got)
+}
+
+func (t *EntryListText) corrupt(err error) error {
+	return fmt.Errorf("decode entry list: %w: zstd: %w", ErrCorrupt, err)
+}
+
+// Close gives the decoder back. Reads after Close fail.
+func (t *EntryListText) Close() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.dec != nil {
+		t.put()
+		t.dec, t.data = nil, nil
+	}
+}
