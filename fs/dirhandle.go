@@ -79,7 +79,7 @@ func (h *dirHandle) load(ctx context.Context) syscall.Errno {
 			resumeAfter = ls.entries[h.pos-1].Name
 		}
 	}
-	m.ops.inc(opReaddir)
+	defer m.ops.start(opReaddir)()
 	list, errno := d.list(ctx)
 	if errno != 0 {
 		return errno
@@ -128,7 +128,7 @@ func (h *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 	if e.Mode&syscall.S_IFMT != syscall.S_IFDIR {
 		return nil, syscall.ENOENT // not an error: the entry goes out without a node
 	}
-	d.m.ops.inc(opLookup)
+	defer d.m.ops.start(opLookup)()
 	return d.newDir(ctx, name, e.Ino, out), 0
 }
 

@@ -60,7 +60,7 @@ func (n *entryNode) size(ctx context.Context) (size int64, known bool, errno sys
 }
 
 func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	n.m.ops.inc(opGetattr)
+	defer n.m.ops.start(opGetattr)()
 	return n.getattr(ctx, out)
 }
 
@@ -89,7 +89,7 @@ func (n *entryNode) getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errn
 // truncates the file just opened for writing.)
 func (n *entryNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	m := n.m
-	m.ops.inc(opSetattr)
+	defer m.ops.start(opSetattr)()
 	if m.ro {
 		return syscall.EROFS
 	}
@@ -125,7 +125,7 @@ func (n *entryNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.Set
 // doc, "Kernel caching"). Writing opens a writeHandle.
 func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	m := n.m
-	m.ops.inc(opOpen)
+	defer m.ops.start(opOpen)()
 	if flags&syscall.O_ACCMODE != syscall.O_RDONLY {
 		if m.ro {
 			return nil, 0, syscall.EROFS
@@ -159,7 +159,7 @@ func (n *entryNode) source(ctx context.Context) (string, syscall.Errno) {
 }
 
 func (n *entryNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	n.m.ops.inc(opGetxattr)
+	defer n.m.ops.start(opGetxattr)()
 	var v string
 	switch attr {
 	case xattrKey:
@@ -176,7 +176,7 @@ func (n *entryNode) Getxattr(ctx context.Context, attr string, dest []byte) (uin
 }
 
 func (n *entryNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
-	n.m.ops.inc(opListxattr)
+	defer n.m.ops.start(opListxattr)()
 	return copyXattr(dest, xattrList)
 }
 
@@ -202,7 +202,7 @@ type readHandle struct {
 var _ = (gofs.FileReader)((*readHandle)(nil))
 
 func (h *readHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	h.m.ops.inc(opRead)
+	defer h.m.ops.start(opRead)()
 	return fuse.ReadResultData(slice(h.data, dest, off)), 0
 }
 
@@ -230,12 +230,12 @@ var (
 )
 
 func (l *linkNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
-	l.m.ops.inc(opReadlink)
+	defer l.m.ops.start(opReadlink)()
 	return []byte(l.target), 0
 }
 
 func (l *linkNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	l.m.ops.inc(opGetattr)
+	defer l.m.ops.start(opGetattr)()
 	l.m.linkAttr(&out.Attr, l.target)
 	out.SetTimeout(l.m.attrTTL)
 	return 0

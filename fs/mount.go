@@ -46,6 +46,10 @@ type Options struct {
 	// Logf receives what the mount has to say (the cause of every EIO, once);
 	// nil means log.Printf.
 	Logf func(format string, args ...any)
+	// Observe, if set, is called when each FUSE operation counted in Ops
+	// returns, with its name (a key of Ops) and how long it took. It must
+	// be safe for concurrent use and quick.
+	Observe func(op string, d time.Duration)
 
 	noAtomicTrunc bool // tests: O_TRUNC as older kernels send it (SETATTR naming no file)
 }
@@ -156,6 +160,7 @@ func Mount(dir string, ix *index.Index, opts Options) (*Server, error) {
 
 func newMount(dir string, ix *index.Index, opts Options) *Server {
 	m := &Server{dir: dir, ix: ix, ro: opts.ReadOnly, overwrite: opts.AllowOverwrite, debug: opts.Debug, mtime: time.Now(), logf: opts.Logf}
+	m.ops.observe = opts.Observe
 	if m.logf == nil {
 		m.logf = log.Printf
 	}
@@ -400,9 +405,24 @@ var opNames = [numOps]string{"lookup", "getattr", "setattr", "readdir", "open", 
 	"create", "mkdir", "readlink", "getxattr", "listxattr", "setxattr", "removexattr", "unlink", "rmdir", "rename",
 	"link", "symlink", "mknod", "statfs", "opendir"}
 
-type opCounters struct{ n [numOps]atomic.Int64 }
+type opCounters struct {
+	n       [numOps]atomic.Int64
+	observe func(op string, d time.Duration) // Options.Observe
+}
 
-func (c *opCounters) inc(op int) { c.n[op].Add(1) }
+// start counts an operation and returns what to call when it returns
+// (deferred: `defer m.ops.start(opLookup)()`), which reports its time
+// to Options.Observe, if set.
+func (c *opCounters) start(op int) func() {
+	c.n[op].Add(1)
+	if c.observe == nil {
+		return noop
+	}
+	began := time.Now()
+	return func() { c.observe(opNames[op], time.Since(began)) }
+}
+
+func noop() {}
 
 // Ops returns how many FUSE operations of each kind the mount answered.
 func (m *Server) Ops() map[string]int64 {

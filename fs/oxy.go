@@ -70,7 +70,7 @@ func (m *Server) liveLists() []string {
 
 func (d *oxyDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	m := d.m
-	m.ops.inc(opLookup)
+	defer m.ops.start(opLookup)()
 	p := d.dirPath() + "/" + name
 	var f *oxyFile
 	switch {
@@ -104,7 +104,7 @@ func (d *oxyDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*
 }
 
 func (d *oxyDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
-	d.m.ops.inc(opReaddir)
+	defer d.m.ops.start(opReaddir)()
 	var list []fuse.DirEntry
 	if d.lists {
 		list = d.listsListing()
@@ -131,7 +131,7 @@ func (d *oxyDir) listsListing() []fuse.DirEntry {
 }
 
 func (d *oxyDir) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	d.m.ops.inc(opGetattr)
+	defer d.m.ops.start(opGetattr)()
 	d.m.attr(&out.Attr, syscall.S_IFDIR|(d.m.dirMode&0o555), 2, 0)
 	out.SetTimeout(d.m.attrTTL)
 	return 0
@@ -140,42 +140,42 @@ func (d *oxyDir) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrO
 // .oxy/ is a read-only view.
 
 func (d *oxyDir) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
-	d.m.ops.inc(opCreate)
+	defer d.m.ops.start(opCreate)()
 	return nil, nil, 0, syscall.EROFS
 }
 
 func (d *oxyDir) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	d.m.ops.inc(opMkdir)
+	defer d.m.ops.start(opMkdir)()
 	return nil, syscall.EROFS
 }
 
 func (d *oxyDir) Unlink(ctx context.Context, name string) syscall.Errno {
-	d.m.ops.inc(opUnlink)
+	defer d.m.ops.start(opUnlink)()
 	return syscall.EROFS
 }
 
 func (d *oxyDir) Rmdir(ctx context.Context, name string) syscall.Errno {
-	d.m.ops.inc(opRmdir)
+	defer d.m.ops.start(opRmdir)()
 	return syscall.EROFS
 }
 
 func (d *oxyDir) Rename(ctx context.Context, name string, newParent gofs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
-	d.m.ops.inc(opRename)
+	defer d.m.ops.start(opRename)()
 	return syscall.EROFS
 }
 
 func (d *oxyDir) Link(ctx context.Context, target gofs.InodeEmbedder, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	d.m.ops.inc(opLink)
+	defer d.m.ops.start(opLink)()
 	return nil, syscall.EROFS
 }
 
 func (d *oxyDir) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	d.m.ops.inc(opSymlink)
+	defer d.m.ops.start(opSymlink)()
 	return nil, syscall.EROFS
 }
 
 func (d *oxyDir) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	d.m.ops.inc(opMknod)
+	defer d.m.ops.start(opMknod)()
 	return nil, syscall.EROFS
 }
 
@@ -198,20 +198,20 @@ func (f *oxyFile) attr(a *fuse.Attr) {
 }
 
 func (f *oxyFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	f.m.ops.inc(opGetattr)
+	defer f.m.ops.start(opGetattr)()
 	f.attr(&out.Attr)
 	out.SetTimeout(f.m.attrTTL)
 	return 0
 }
 
 func (f *oxyFile) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
-	f.m.ops.inc(opSetattr)
+	defer f.m.ops.start(opSetattr)()
 	return syscall.EROFS
 }
 
 func (f *oxyFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	m := f.m
-	m.ops.inc(opOpen)
+	defer m.ops.start(opOpen)()
 	if flags&syscall.O_ACCMODE != syscall.O_RDONLY || flags&syscall.O_TRUNC != 0 {
 		return nil, 0, syscall.EROFS
 	}
@@ -253,7 +253,7 @@ var (
 )
 
 func (h *listHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	h.m.ops.inc(opRead)
+	defer h.m.ops.start(opRead)()
 	n, err := h.lt.ReadAt(dest, off)
 	if err != nil && err != io.EOF {
 		return nil, h.m.errno("read", h.path, err)
@@ -262,7 +262,7 @@ func (h *listHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.Rea
 }
 
 func (h *listHandle) Release(ctx context.Context) syscall.Errno {
-	h.m.ops.inc(opRelease)
+	defer h.m.ops.start(opRelease)()
 	h.lt.Close()
 	return 0
 }

@@ -35,7 +35,7 @@ type noOpendir struct {
 }
 
 func (r noOpendir) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
-	r.ops.inc(opOpendir)
+	defer r.ops.start(opOpendir)()
 	return fuse.ENOSYS
 }
 

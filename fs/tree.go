@@ -31,7 +31,7 @@ var (
 )
 
 func (b *base) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
-	b.m.ops.inc(opStatfs)
+	defer b.m.ops.start(opStatfs)()
 	out.Bsize, out.Frsize, out.NameLen = 4096, 4096, store.MaxValueLen
 	return 0
 }
@@ -39,7 +39,7 @@ func (b *base) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 // Setxattr: user.oxy.* are derived, so EPERM; anything else ENOTSUP, which
 // cp -a and rsync -X take as "this file system keeps no xattrs".
 func (b *base) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
-	b.m.ops.inc(opSetxattr)
+	defer b.m.ops.start(opSetxattr)()
 	switch {
 	case b.m.ro:
 		return syscall.EROFS
@@ -50,7 +50,7 @@ func (b *base) Setxattr(ctx context.Context, attr string, data []byte, flags uin
 }
 
 func (b *base) Removexattr(ctx context.Context, attr string) syscall.Errno {
-	b.m.ops.inc(opRemovexattr)
+	defer b.m.ops.start(opRemovexattr)()
 	switch {
 	case b.m.ro:
 		return syscall.EROFS
@@ -180,7 +180,7 @@ func (d *dirNode) newFile(ctx context.Context, p string, e store.Entry, size int
 
 func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	m := d.m
-	m.ops.inc(opLookup)
+	defer m.ops.start(opLookup)()
 	if d.level == lvRoot && name == oxyName {
 		m.dirAttr(&out.Attr)
 		m.entryOut(out, true)
@@ -267,7 +267,7 @@ func (d *dirNode) list(ctx context.Context) ([]fuse.DirEntry, syscall.Errno) {
 }
 
 func (d *dirNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	d.m.ops.inc(opGetattr)
+	defer d.m.ops.start(opGetattr)()
 	d.m.dirAttr(&out.Attr)
 	out.SetTimeout(d.m.attrTTL)
 	return 0
@@ -276,7 +276,7 @@ func (d *dirNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.Attr
 // Setattr on a directory: a directory's mode, owner and times are the
 // mount's, so chmod, chown and utimes are EPERM (and a size EISDIR).
 func (d *dirNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
-	d.m.ops.inc(opSetattr)
+	defer d.m.ops.start(opSetattr)()
 	if d.m.ro {
 		return syscall.EROFS
 	}
@@ -311,7 +311,7 @@ func (m *Server) exists(ctx context.Context, p string) (bool, syscall.Errno) {
 // be made: a wrong place is EPERM, a wrong name EINVAL.
 func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	m := d.m
-	m.ops.inc(opMkdir)
+	defer m.ops.start(opMkdir)()
 	if m.ro {
 		return nil, syscall.EROFS
 	}
@@ -341,7 +341,7 @@ func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 // sent until the file is closed (see writeHandle).
 func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
 	m := d.m
-	m.ops.inc(opCreate)
+	defer m.ops.start(opCreate)()
 	switch {
 	case m.ro:
 		return nil, nil, 0, syscall.EROFS
@@ -371,32 +371,32 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 // refused, and nothing is sent.
 
 func (d *dirNode) Unlink(ctx context.Context, name string) syscall.Errno {
-	d.m.ops.inc(opUnlink)
+	defer d.m.ops.start(opUnlink)()
 	return d.m.refused()
 }
 
 func (d *dirNode) Rmdir(ctx context.Context, name string) syscall.Errno {
-	d.m.ops.inc(opRmdir)
+	defer d.m.ops.start(opRmdir)()
 	return d.m.refused()
 }
 
 func (d *dirNode) Rename(ctx context.Context, name string, newParent gofs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
-	d.m.ops.inc(opRename)
+	defer d.m.ops.start(opRename)()
 	return d.m.refused()
 }
 
 func (d *dirNode) Link(ctx context.Context, target gofs.InodeEmbedder, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	d.m.ops.inc(opLink)
+	defer d.m.ops.start(opLink)()
 	return nil, d.m.refused()
 }
 
 func (d *dirNode) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	d.m.ops.inc(opSymlink)
+	defer d.m.ops.start(opSymlink)()
 	return nil, d.m.refused()
 }
 
 func (d *dirNode) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	d.m.ops.inc(opMknod)
+	defer d.m.ops.start(opMknod)()
 	return nil, d.m.refused()
 }
 

@@ -128,7 +128,7 @@ func (h *writeHandle) loadLocked(ctx context.Context) syscall.Errno {
 }
 
 func (h *writeHandle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
-	h.m.ops.inc(opWrite)
+	defer h.m.ops.start(opWrite)()
 	if len(data) == 0 {
 		return 0, 0
 	}
@@ -208,7 +208,7 @@ func (h *writeHandle) truncate(ctx context.Context, size uint64) syscall.Errno {
 }
 
 func (h *writeHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	h.m.ops.inc(opRead)
+	defer h.m.ops.start(opRead)()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if errno := h.loadLocked(ctx); errno != 0 {
@@ -233,7 +233,7 @@ func (h *writeHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.Re
 // flush writes nothing and returns 0 (it wrote nothing to report on). What
 // no flush committed, release does.
 func (h *writeHandle) Flush(ctx context.Context) syscall.Errno {
-	h.m.ops.inc(opFlush)
+	defer h.m.ops.start(opFlush)()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.writers) > 0 {
@@ -318,7 +318,7 @@ func (h *writeHandle) commitLocked() syscall.Errno {
 // Release: the last descriptor is closed. What a flush did not write (there
 // was none) is written now; its error can only be logged.
 func (h *writeHandle) Release(ctx context.Context) syscall.Errno {
-	h.m.ops.inc(opRelease)
+	defer h.m.ops.start(opRelease)()
 	h.mu.Lock()
 	errno := h.commitLocked()
 	landed := h.landed

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/store"
@@ -56,7 +57,9 @@ type Index struct {
 	gen         atomic.Uint64
 	refreshes   atomic.Int64
 	lastRefresh atomic.Pointer[store.Counts] // requests the last Refresh sent
-	lookedAt    atomic.Int64                 // store ms when the current view's records were last read (refreshSnapshot)
+	refreshEnd  atomic.Pointer[refreshEnd]   // when the last Refresh ended, and how
+	refreshFail atomic.Int64
+	lookedAt    atomic.Int64 // store ms when the current view's records were last read (refreshSnapshot)
 
 	own    overlay
 	sigs   *sigCache
@@ -147,7 +150,7 @@ func (ix *Index) Load(ctx context.Context) error {
 // GETs, no LIST; see refreshSnapshot for why that is safe). Otherwise it
 // lists the pack prefix and reads the lists it does not hold. In the prefix
 // modes it always lists and drops the listings. Own writes stay visible.
-func (ix *Index) Refresh(ctx context.Context) error {
+func (ix *Index) Refresh(ctx context.Context) (err error) {
 	ix.loadMu.Lock()
 	defer ix.loadMu.Unlock()
 	before := ix.st.Counts()
@@ -155,6 +158,12 @@ func (ix *Index) Refresh(ctx context.Context) error {
 		ix.refreshes.Add(1)
 		d := ix.st.Counts().Sub(before)
 		ix.lastRefresh.Store(&d)
+		end := &refreshEnd{at: time.Now()}
+		if err != nil {
+			ix.refreshFail.Add(1)
+			end.err = err.Error()
+		}
+		ix.refreshEnd.Store(end)
 	}()
 	prev := ix.v.Load()
 	mark := ix.own.mark() // own writes before it are in what open reads
@@ -243,6 +252,19 @@ type Status struct {
 	SigCacheBytes   int64            `json:"sig_cache_bytes"`
 	Refreshes       int64            `json:"refreshes"`
 	LastRefresh     store.Counts     `json:"last_refresh_requests"` // what the last Refresh sent (concurrent requests included)
+	RefreshFailures int64            `json:"refresh_failures"`      // Refreshes that returned an error (counted in Refreshes too)
+	// LastRefreshTime is when the last Refresh ended (zero: none yet),
+	// LastRefreshError its error ("" if it succeeded), redacted as every
+	// error of the store is.
+	LastRefreshTime  time.Time     `json:"last_refresh_time,omitzero"`
+	LastRefreshError string        `json:"last_refresh_error,omitempty"`
+	SigCache         SigCacheStats `json:"sig_cache"`
+}
+
+// refreshEnd is when a Refresh ended and its error ("" if none).
+type refreshEnd struct {
+	at  time.Time
+	err string
 }
 
 // Status reports the handle's state. It sends no request. In the prefix
@@ -264,6 +286,11 @@ func (ix *Index) Status() Status {
 	if c := ix.lastRefresh.Load(); c != nil {
 		s.LastRefresh = *c
 	}
+	if e := ix.refreshEnd.Load(); e != nil {
+		s.LastRefreshTime, s.LastRefreshError = e.at, e.err
+	}
+	s.RefreshFailures = ix.refreshFail.Load()
+	s.SigCache = ix.sigs.stats()
 	for _, k := range store.Kinds {
 		s.EntriesPerKind[k.String()] = 0
 	}

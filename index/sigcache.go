@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/oxyfs/oxyfs/store"
 )
@@ -29,6 +30,23 @@ type sigCache struct {
 	m      map[string]*list.Element
 	sizes  map[string]int64
 	flight map[string]*sigFlight
+
+	// hits, misses: reads of a signature answered from the cache, and
+	// those that waited for a GET (their own or one in flight); evictions:
+	// signatures dropped to make room (not those a write or refresh made
+	// stale).
+	hits, misses, evictions atomic.Int64
+}
+
+// SigCacheStats counts what the signature cache answered.
+type SigCacheStats struct {
+	Hits      int64 `json:"hits"`
+	Misses    int64 `json:"misses"`
+	Evictions int64 `json:"evictions"`
+}
+
+func (c *sigCache) stats() SigCacheStats {
+	return SigCacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), Evictions: c.evictions.Load()}
 }
 
 type sigItem struct {
@@ -81,6 +99,7 @@ func (c *sigCache) get(key string) ([]byte, bool) {
 	defer c.mu.Unlock()
 	if el, ok := c.m[key]; ok {
 		c.ll.MoveToFront(el)
+		c.hits.Add(1)
 		return el.Value.(*sigItem).data, true
 	}
 	return nil, false
@@ -102,6 +121,7 @@ func (c *sigCache) insertLocked(key string, data []byte) {
 	for c.bytes > c.max {
 		el := c.ll.Back()
 		c.removeLocked(el.Value.(*sigItem).key)
+		c.evictions.Add(1)
 	}
 }
 
@@ -176,12 +196,16 @@ func (c *sigCache) has(key string) bool {
 // index closes. A caller that waited for a read-ahead GET that failed
 // (cancelled by Close, or any error) reads the key itself.
 func (c *sigCache) fetch(ctx, closing context.Context, key string, read func(ctx context.Context) ([]byte, error)) ([]byte, error) {
-	for {
+	for try := 0; ; try++ {
 		c.mu.Lock()
 		if el, ok := c.m[key]; ok {
 			c.ll.MoveToFront(el)
 			c.mu.Unlock()
+			c.hits.Add(1)
 			return el.Value.(*sigItem).data, nil
+		}
+		if try == 0 {
+			c.misses.Add(1)
 		}
 		f, ok := c.flight[key]
 		if !ok {

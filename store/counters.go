@@ -36,3 +36,19 @@ type counters struct {
 func (c *counters) snapshot() Counts {
 	return Counts{List: c.list.Load(), Get: c.get.Load(), Head: c.head.Load(), Put: c.put.Load(), Delete: c.del.Load()}
 }
+
+// kindOf names the counter a request is counted in, for Options.Observe.
+// nil is Delete's: it counts itself (see Store.Delete).
+func (c *counters) kindOf(p *atomic.Int64) string {
+	switch p {
+	case &c.list:
+		return "list"
+	case &c.get:
+		return "get"
+	case &c.head:
+		return "head"
+	case &c.put:
+		return "put"
+	}
+	return "delete"
+}

@@ -71,6 +71,14 @@ type Options struct {
 	// no answer in time fails (ErrUnavailable), so a hung server cannot
 	// hang a caller. 0 means DefaultRequestTimeout; negative, no bound.
 	RequestTimeout time.Duration
+	// Observe, if set, is called after every attempt of a request, with
+	// its kind ("list", "get", "head", "put", "delete"), how long it
+	// took and its error (nil: it succeeded; ErrNotFound and a failed
+	// precondition are errors too). One call per request counted in
+	// Counts, except that on S3 a Delete is one "delete" call for the
+	// HEAD and DELETE it sends. It must be safe for concurrent use and
+	// quick: it runs on the caller's goroutine.
+	Observe func(kind string, d time.Duration, err error)
 }
 
 // DefaultRequestTimeout bounds one request when Options leave it 0. A
@@ -98,8 +106,9 @@ type Store struct {
 	retries  atomic.Int64 // requests sent again after a transient failure
 	casStats casCounters
 	wire     *wireCounter // s3 only: requests counted on the wire
-	prefix   string       // the URL's prefix=, when Open knows it (azure: see conditional.go)
-	direct   bool         // prefix is known: conditional.go may address blobs itself
+	observe  func(kind string, d time.Duration, err error)
+	prefix   string // the URL's prefix=, when Open knows it (azure: see conditional.go)
+	direct   bool   // prefix is known: conditional.go may address blobs itself
 }
 
 // Open opens the store at a gocloud.dev/blob URL, or at a plain directory
@@ -170,7 +179,7 @@ func New(b *blob.Bucket, backend, root string, opts Options) *Store {
 }
 
 func newStore(b *blob.Bucket, backend, redacted string, opts Options) *Store {
-	s := &Store{bucket: b, url: redacted, backend: backend, layout: opts.Layout, clock: opts.Clock, pageSize: opts.PageSize, readOnly: opts.ReadOnly, timeout: opts.RequestTimeout}
+	s := &Store{bucket: b, url: redacted, backend: backend, layout: opts.Layout, clock: opts.Clock, pageSize: opts.PageSize, readOnly: opts.ReadOnly, timeout: opts.RequestTimeout, observe: opts.Observe}
 	switch {
 	case s.timeout == 0:
 		s.timeout = DefaultRequestTimeout
@@ -542,9 +551,13 @@ func (s *Store) sendOnce(ctx context.Context, count *atomic.Int64, op func(ctx c
 // the backend SDK's own retries off (Azure reads that from the context; the
 // S3 and GCS clients are set up so when opened), so that one attempt is one
 // request on the wire and the counters stay exact.
-func (s *Store) attempt(ctx context.Context, count *atomic.Int64, op func(ctx context.Context) error) error {
+func (s *Store) attempt(ctx context.Context, count *atomic.Int64, op func(ctx context.Context) error) (err error) {
 	if count != nil {
 		count.Add(1)
+	}
+	if s.observe != nil {
+		began := time.Now()
+		defer func() { s.observe(s.n.kindOf(count), time.Since(began), err) }()
 	}
 	rctx := ctx
 	if s.backend == "azure" {
@@ -555,7 +568,7 @@ func (s *Store) attempt(ctx context.Context, count *atomic.Int64, op func(ctx co
 		rctx, cancel = context.WithTimeout(rctx, s.timeout)
 		defer cancel()
 	}
-	err := mapErr(op(rctx))
+	err = mapErr(op(rctx))
 	if err != nil && ctx.Err() == nil && rctx.Err() != nil {
 		err = &timeoutError{d: s.timeout, err: err}
 	}

@@ -6,13 +6,21 @@
 //
 // # Routes
 //
-//	GET  /<dir>/               an HTML page listing the directory (?format=json: JSON)
+//	GET  /<dir>/               an HTML page listing the directory, with
+//	                           breadcrumbs (?format=json: JSON); a signature's
+//	                           name links to its page, "raw" to its bytes
 //	GET  /<dir>                a redirect to /<dir>/
 //	GET  /sig/.../<signer>     the signature's bytes (application/octet-stream,
-//	                           Content-Length; Range and If-None-Match work)
+//	                           Content-Length; Range and If-None-Match work);
+//	                           ?download=1: the same with Content-Disposition:
+//	                           attachment (filename <signer>.sig)
+//	GET  /sig/...?view=page    the signature's page: breadcrumbs, key, bytes as
+//	                           hex and base64, download and raw links
 //	GET  /<kind>/.../<value>   an empty body (the value is in the name)
 //	GET  /by-signer/<s>/<obj>  a redirect (302) to the signature it links to
-//	GET  /.oxy/status          index.Status as JSON (requests sent so far included)
+//	GET  /.oxy/status          index.Status as JSON (requests sent so far
+//	                           included); as an HTML table when the client
+//	                           accepts text/html (a browser), unless ?format=json
 //	PROPFIND, GET  /dav/...    WebDAV (class 1, read-only) over the same tree;
 //	                           with Options.WebDAVRoot also at every path
 //	                           outside /dav/ and /.oxy/

@@ -21,6 +21,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/termsafe"
+	"github.com/oxyfs/oxyfs/store"
 )
 
 // Paths the handler serves beside the tree.
@@ -155,6 +156,11 @@ func (h *handler) serveOxy(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case StatusPath:
 		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Add("Vary", "Accept")
+		if wantsHTML(r) {
+			h.statusPage(w, r)
+			return
+		}
 		h.writeJSON(w, r, h.ix.Status(), "  ")
 	case "/.oxy":
 		redirect(w, r, "/.oxy/")
@@ -223,6 +229,14 @@ func (h *handler) serveTree(w http.ResponseWriter, r *http.Request, prefix strin
 			h.fail(w, r, err)
 			return
 		}
+		q := r.URL.Query()
+		if q.Get("view") == "page" && n.Entry.Kind == store.KindSig {
+			h.sigPage(w, r, prefix, p, n.Entry, data)
+			return
+		}
+		if q.Get("download") == "1" {
+			attachment(w, n.Entry)
+		}
 		sum := sha256.Sum256(data)
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -252,6 +266,7 @@ type entry struct {
 	Source string `json:"source,omitempty"`
 	Target string `json:"target,omitempty"`
 	Href   string `json:"-"`
+	Raw    string `json:"-"` // a signature's bytes, when Href is its page
 }
 
 func entryOf(n index.Node) entry {
@@ -261,6 +276,9 @@ func entryOf(n index.Node) entry {
 		e.Href += "/"
 	case index.NodeFile:
 		e.Key, e.Source = n.Entry.Key(), n.Source
+		if n.Entry.Kind == store.KindSig {
+			e.Raw, e.Href = e.Href, e.Href+"?view=page"
+		}
 		if n.Size >= 0 {
 			e.Size = &n.Size
 		}
@@ -300,14 +318,17 @@ func (h *handler) page(w http.ResponseWriter, r *http.Request, prefix, p string,
 	data := struct {
 		Path, URL, Mode string
 		Root            bool
+		Crumbs          []crumb
 		Entries         []entry
 	}{Path: termsafe.Escape(prefix + "/" + p), URL: termsafe.Line(s.URL), Mode: s.Mode, Root: p == "" && prefix == "", Entries: shown}
+	data.Crumbs = breadcrumbs(prefix, p)
+	data.Crumbs[len(data.Crumbs)-1].Href = ""
 	if err := pageTmpl.Execute(w, data); err != nil {
 		h.opts.Logf("oxyfs: %s %s: %v", r.Method, r.URL.Path, err)
 	}
 }
 
-var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
+var pageTmpl = template.Must(template.Must(template.New("page").Parse(crumbsTmpl)).Funcs(template.FuncMap{
 	"size": func(n *int64) string {
 		if n == nil {
 			return ""
@@ -316,15 +337,16 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	},
 }).Parse(`<!doctype html>
 <html><head><meta charset="utf-8"><title>oxyfs {{.Path}}</title>
-<style>body{font-family:monospace;margin:2em}td{padding:0 1em 0 0}.n{text-align:right}</style></head>
-<body><h1>{{.Path}}</h1>
+` + style + `</head>
+<body>{{template "crumbs" .Crumbs}}
+<h1>{{.Path}}</h1>
 <p>{{.URL}} ({{.Mode}})</p>
 <table>
 {{- if not .Root}}
 <tr><td><a href="../">../</a></td><td></td><td></td></tr>
 {{- end}}
 {{- range .Entries}}
-<tr><td><a href="{{.Href}}">{{.Name}}{{if eq .Type "dir"}}/{{end}}</a>{{if .Target}} → {{.Target}}{{end}}</td><td class="n">{{size .Size}}</td><td>{{.Source}}</td></tr>
+<tr><td><a href="{{.Href}}">{{.Name}}{{if eq .Type "dir"}}/{{end}}</a>{{if .Target}} → {{.Target}}{{end}}{{if .Raw}} (<a href="{{.Raw}}">raw</a>){{end}}</td><td class="n">{{size .Size}}</td><td>{{.Source}}</td></tr>
 {{- end}}
 </table>
 {{- if .Root}}

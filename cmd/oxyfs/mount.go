@@ -14,6 +14,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/fs"
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/metrics"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -101,7 +102,13 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	// The index works on its own context: SIGINT must flush pending
 	// writes, not cancel them.
 	bg := context.Background()
-	st, err := e.openStore(bg, storeURL, store.Options{ReadOnly: mf.readOnly})
+	var met *metrics.Metrics
+	sopts := store.Options{ReadOnly: mf.readOnly}
+	if mf.metricsAddr != "" {
+		met = metrics.New()
+		sopts.Observe, opts.Observe = met.ObserveStore, met.ObserveFUSE
+	}
+	st, err := e.openStore(bg, storeURL, sopts)
 	if err != nil {
 		return err
 	}
@@ -125,7 +132,8 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stderr, "oxyfs: mounted %s at %s (%s, %s layout, %d entries; open took %s and %s)\n",
 		st.URL(), dir, s.Mode, s.Layout, s.Entries, openTime.Round(time.Millisecond), strings.TrimPrefix(s.OpenRequests.String(), "requests: "))
 	if mf.metricsAddr != "" {
-		stop, err := serveMetrics(mf.metricsAddr, ix, m, logger)
+		met.Watch(ix, m.Ops)
+		stop, err := serveMetrics(mf.metricsAddr, met, logger)
 		if err != nil {
 			m.Unmount()
 			ix.Close()

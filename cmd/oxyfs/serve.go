@@ -16,6 +16,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/metrics"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/web"
 )
@@ -23,7 +24,7 @@ import (
 func init() {
 	register(&command{
 		name:    "serve",
-		args:    "STORE [--http ADDR] [--webdav] [--refresh-interval D]",
+		args:    "STORE [--http ADDR] [--webdav] [--refresh-interval D] [--metrics-addr ADDR]",
 		summary: "serve the tree read-only over HTTP (directory pages, signature bytes, /.oxy/status) and WebDAV (/dav/, or every path with --webdav), in the foreground, for machines without FUSE",
 		run:     runServe,
 	})
@@ -40,6 +41,7 @@ type serveFlags struct {
 	sigCache    int64
 	readAhead   int
 	limits      web.Limits
+	metricsAddr string
 }
 
 func runServe(ctx context.Context, e *env, args []string) error {
@@ -51,6 +53,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	f.BoolVar(&sf.allowRemote, "allow-remote", false, "allow an address that is not loopback, and Host headers that are not loopback names (there is no authentication: put it behind one)")
 	f.Int64Var(&sf.sigCache, "sig-cache-size", index.DefaultSigCacheBytes, "bytes of signatures kept in memory")
 	f.IntVar(&sf.readAhead, "read-ahead", 0, fmt.Sprintf("signatures fetched ahead of one read, in key order (0: %d, negative: off)", index.DefaultReadAhead))
+	f.StringVar(&sf.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at this address, a loopback one unless --allow-remote (e.g. 127.0.0.1:9310)")
 	registerLimits(f, &sf.limits)
 	pos, err := e.parse(args, 1, 1)
 	if err != nil {
@@ -60,12 +63,21 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	var met *metrics.Metrics
+	sopts := store.Options{ReadOnly: true}
+	if sf.metricsAddr != "" {
+		if _, err := checkListenAddr("--metrics-addr", sf.metricsAddr, sf.allowRemote, "metrics are served"); err != nil {
+			return err
+		}
+		met = metrics.New()
+		sopts.Observe = met.ObserveStore
+	}
 	logger := log.New(e.stderr, "oxyfs: ", log.LstdFlags)
 
 	// The index works on its own context: a signal stops the server, and
 	// requests in flight finish on their own contexts.
 	bg := context.Background()
-	st, err := e.openStore(bg, pos[0], store.Options{ReadOnly: true})
+	st, err := e.openStore(bg, pos[0], sopts)
 	if err != nil {
 		return err
 	}
@@ -81,6 +93,14 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("open %s: %w", st.URL(), err)
 	}
 	openTime := time.Since(began)
+	if met != nil {
+		met.Watch(ix, nil)
+		stop, err := serveMetrics(sf.metricsAddr, met, logger)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	ln, err := web.Listen(sf.addr, sf.limits)
 	if err != nil {
 		return err

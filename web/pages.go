@@ -1,0 +1,157 @@
+package web
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"html/template"
+	"mime"
+	"net/http"
+	"path"
+	"reflect"
+	"strings"
+
+	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/termsafe"
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// crumb is one link of a page's breadcrumbs.
+type crumb struct {
+	Name, Href string
+}
+
+// breadcrumbs links every directory above the tree path p (and p itself,
+// last, unlinked by the template); prefix is "" or DAVPrefix. Names are
+// escaped (termsafe), links keep the exact bytes.
+func breadcrumbs(prefix, p string) []crumb {
+	cs := []crumb{{Name: "/", Href: prefix + "/"}}
+	if p == "" {
+		return cs
+	}
+	href := prefix
+	for _, seg := range strings.Split(p, "/") {
+		href += "/" + escapeSeg(seg)
+		cs = append(cs, crumb{Name: termsafe.Escape(seg), Href: href + "/"})
+	}
+	return cs
+}
+
+func escapeSeg(s string) string { return escapePath(s) }
+
+// sigPage writes a signature's page: its key, bytes as hex and base64, and
+// a link that downloads them.
+func (h *handler) sigPage(w http.ResponseWriter, r *http.Request, prefix, p string, e store.Entry, data []byte) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	if r.Method == http.MethodHead {
+		return
+	}
+	cs := breadcrumbs(prefix, p)
+	cs[len(cs)-1].Href = ""
+	v := struct {
+		Path          string
+		Crumbs        []crumb
+		Key, Signer   string
+		Object        string
+		Size          int
+		Hex, Base64   string
+		Raw, Download string
+	}{
+		Path: termsafe.Escape(prefix + "/" + p), Crumbs: cs, Key: termsafe.Escape(e.Key()),
+		Signer: termsafe.Escape(e.Value), Object: e.Object, Size: len(data),
+		Hex: hex.EncodeToString(data), Base64: base64.StdEncoding.EncodeToString(data),
+		Raw: "./" + escapeSeg(path.Base(p)), Download: "./" + escapeSeg(path.Base(p)) + "?download=1",
+	}
+	if err := sigTmpl.Execute(w, v); err != nil {
+		h.opts.Logf("oxyfs: %s %s: %v", r.Method, r.URL.Path, err)
+	}
+}
+
+// attachment makes a signature's bytes a download named after its signer.
+func attachment(w http.ResponseWriter, e store.Entry) {
+	name := strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == '"' || r == '\\' || r == '/' {
+			return '_'
+		}
+		return r
+	}, e.Value) + ".sig"
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
+}
+
+// wantsHTML reports whether /.oxy/status should be a table: the client
+// accepts text/html (a browser) and did not ask for ?format=json.
+func wantsHTML(r *http.Request) bool {
+	if f := r.URL.Query().Get("format"); f != "" {
+		return f == "html"
+	}
+	return strings.Contains(r.Header.Get("Accept"), "text/html")
+}
+
+// statusRow is one line of the status table.
+type statusRow struct{ Name, Value string }
+
+// statusRows flattens index.Status into rows, named by their JSON names.
+func statusRows(s index.Status) []statusRow {
+	var rows []statusRow
+	v := reflect.ValueOf(s)
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Type().Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			name = f.Name
+		}
+		rows = append(rows, statusRow{Name: name, Value: termsafe.Line(fmt.Sprint(v.Field(i).Interface()))})
+	}
+	return rows
+}
+
+// statusPage writes index.Status as an HTML table.
+func (h *handler) statusPage(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if r.Method == http.MethodHead {
+		return
+	}
+	v := struct {
+		Crumbs []crumb
+		Rows   []statusRow
+	}{Crumbs: []crumb{{Name: "/", Href: "/"}, {Name: ".oxy", Href: "/.oxy/"}, {Name: "status"}}, Rows: statusRows(h.ix.Status())}
+	if err := statusTmpl.Execute(w, v); err != nil {
+		h.opts.Logf("oxyfs: %s %s: %v", r.Method, r.URL.Path, err)
+	}
+}
+
+const crumbsTmpl = `{{define "crumbs"}}<nav class="crumbs">
+{{- range $i, $c := .}}{{if $i}} / {{end}}{{if $c.Href}}<a href="{{$c.Href}}">{{$c.Name}}</a>{{else}}<span>{{$c.Name}}</span>{{end}}{{end -}}
+</nav>{{end}}`
+
+const style = `<style>body{font-family:monospace;margin:2em}td,th{padding:0 1em 0 0;text-align:left;vertical-align:top}.n{text-align:right}.b{word-break:break-all;max-width:60em}</style>`
+
+var sigTmpl = template.Must(template.Must(template.New("sig").Parse(crumbsTmpl)).Parse(`<!doctype html>
+<html><head><meta charset="utf-8"><title>oxyfs {{.Path}}</title>` + style + `</head>
+<body>{{template "crumbs" .Crumbs}}
+<h1>{{.Signer}}</h1>
+<table>
+<tr><th>key</th><td id="key">{{.Key}}</td></tr>
+<tr><th>object</th><td id="object">{{.Object}}</td></tr>
+<tr><th>signer</th><td id="signer">{{.Signer}}</td></tr>
+<tr><th>size</th><td id="size">{{.Size}} bytes</td></tr>
+<tr><th>hex</th><td id="hex" class="b">{{.Hex}}</td></tr>
+<tr><th>base64</th><td id="base64" class="b">{{.Base64}}</td></tr>
+</table>
+<p><a id="download" href="{{.Download}}">download</a> · <a id="raw" href="{{.Raw}}">raw bytes</a></p>
+</body></html>
+`))
+
+var statusTmpl = template.Must(template.Must(template.New("status").Parse(crumbsTmpl)).Parse(`<!doctype html>
+<html><head><meta charset="utf-8"><title>oxyfs status</title>` + style + `</head>
+<body>{{template "crumbs" .Crumbs}}
+<h1>status</h1>
+<table id="status">
+{{- range .Rows}}
+<tr><th>{{.Name}}</th><td class="b">{{.Value}}</td></tr>
+{{- end}}
+</table>
+<p>as <a href="?format=json">JSON</a></p>
+</body></html>
+`))
