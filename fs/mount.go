@@ -144,7 +144,10 @@ func Mount(dir string, ix *index.Index, opts Options) (*Server, error) {
 	// Timeouts are left nil: go-fuse would replace every 0 we send (a
 	// signature whose size is not known yet) with the default. Every reply
 	// sets its own.
-	bridge := gofs.NewNodeFS(root, &gofs.Options{MountOptions: mo, UID: m.uid, GID: m.gid, Logger: mo.Logger})
+	// The root is inode 1, as on every local filesystem's mount point
+	// (pathIno never returns 0 or 1).
+	bridge := gofs.NewNodeFS(root, &gofs.Options{MountOptions: mo, UID: m.uid, GID: m.gid, Logger: mo.Logger,
+		RootStableAttr: &gofs.StableAttr{Ino: 1}})
 	server, err := fuse.NewServer(noOpendir{RawFileSystem: bridge, ops: &m.ops}, abs, &mo)
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", abs, mountErr(err))

@@ -151,6 +151,17 @@ func checkStat(t *testing.T, k *kit) {
 		if ino := fi.Sys().(*syscall.Stat_t).Ino; ino != n.Ino || ino != pathIno(e.Key()) {
 			t.Errorf("%s: ino %d, index says %d, pathIno %d", e.Key(), ino, n.Ino, pathIno(e.Key()))
 		}
+		// du adds st_blocks × 512: blocks from the real size.
+		if b := fi.Sys().(*syscall.Stat_t).Blocks; b != (want+511)/512 {
+			t.Errorf("%s: %d blocks for %d bytes, want %d", e.Key(), b, want, (want+511)/512)
+		}
+	}
+	root, err := os.Stat(k.p(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ino := root.Sys().(*syscall.Stat_t).Ino; ino != 1 {
+		t.Errorf("the mount's root is inode %d, want 1", ino)
 	}
 	for dir := range k.expectedTree() {
 		fi, err := os.Lstat(k.p(dir))

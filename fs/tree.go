@@ -66,6 +66,9 @@ func (m *Server) attr(a *fuse.Attr, mode uint32, nlink uint32, size int64) {
 	a.Mode = mode
 	a.Nlink = nlink
 	a.Size = uint64(size)
+	// Blocks of 512 bytes from the real size, so du adds up what the
+	// entries hold (no block of a disk backs them).
+	a.Blocks, a.Blksize = (uint64(size)+511)/512, 4096
 	a.Uid, a.Gid = m.uid, m.gid
 	a.SetTimes(&m.mtime, &m.mtime, &m.mtime)
 }
