@@ -107,9 +107,13 @@
 // nothing and returns the same result. Once a process has written, a close
 // by a process that has not (a child that inherited the descriptor and
 // closes it when it execs or exits) writes nothing, so a half-written
-// signature is never committed. O_TRUNC (cp over a file, >) replaces
-// the signature without reading it; a write without O_TRUNC (>>, dd
-// conv=notrunc) reads it first (one GET unless cached). An empty file created
+// signature is never committed. A signature that exists is replaced only
+// on a mount with Options.AllowOverwrite (--allow-overwrite): otherwise
+// opening it for writing is EPERM (logged with the flag to pass) and a
+// create of its name EEXIST, and nothing is sent — an auditor's stray
+// redirect does not replace a signature. With it, O_TRUNC (cp over a file,
+// >) replaces the signature without reading it; a write without O_TRUNC
+// (>>, dd conv=notrunc) reads it first (one GET unless cached). An empty file created
 // under seal/ receipt/ approval/ cert/ accepted/ writes that entry; closing
 // an existing one writes nothing. mkdir makes <hh> and <rest> directories.
 // chmod, chown and utimes are EPERM (modes, owners and times are the
