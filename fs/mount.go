@@ -127,6 +127,10 @@ func Mount(dir string, ix *index.Index, opts Options) (*Server, error) {
 		// that names no open file (fuse_setattr drops it for ATTR_OPEN).
 		ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC,
 		Options:           []string{"default_permissions"},
+		// As root, mount(2) directly (no fusermount3 needed: Debian's
+		// fuse3 package is not installed by default), falling back to the
+		// helper; every other user goes through fusermount3.
+		DirectMount: os.Geteuid() == 0,
 		PanicHandler: func(v any) fuse.Status {
 			m.logf("oxyfs: panic in a FUSE handler (EIO): %v\n%s", v, debug.Stack())
 			return fuse.EIO
@@ -254,6 +258,14 @@ func preflight(dir string) error {
 	if mounted, _ := isMountPoint(dir); mounted {
 		return fmt.Errorf("%w: %s is already a mount point; unmount it first (fusermount3 -u %s)", ErrMountBusy, dir, dir)
 	}
+	return CheckFUSE()
+}
+
+// CheckFUSE reports whether this process can mount at all: /dev/fuse opens,
+// and, unless it runs as root (which mounts with mount(2) directly), a
+// fusermount3 helper is installed. The demo calls it before generating its
+// store, so a machine without FUSE learns it before any work is done.
+func CheckFUSE() error {
 	f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
 	switch {
 	case errors.Is(err, iofs.ErrNotExist):
@@ -267,7 +279,7 @@ func preflight(dir string) error {
 	if os.Geteuid() != 0 {
 		if _, err := exec.LookPath("fusermount3"); err != nil {
 			if _, err := exec.LookPath("fusermount"); err != nil {
-				return fmt.Errorf("%w: neither fusermount3 nor fusermount is in PATH (install fuse3)", ErrNoFUSE)
+				return fmt.Errorf("%w: neither fusermount3 nor fusermount is in PATH: install Debian's fuse3 package (apt-get install fuse3), or mount as root, which needs no helper", ErrNoFUSE)
 			}
 		}
 	}

@@ -75,6 +75,10 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	var storeURL, dir string
 	switch len(pos) {
 	case 0:
+		// Check FUSE before generating the demo store: no work wasted.
+		if err := fs.CheckFUSE(); err != nil {
+			return fmt.Errorf("mount the demo store: %w", err)
+		}
 		if storeURL, dir, err = demoStore(ctx, e); err != nil {
 			return err
 		}

@@ -1,0 +1,59 @@
+package fs
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// TestRootMountsWithoutFusermount: as root, a mount needs no fusermount
+// helper (Debian's fuse3 is not installed on a fresh machine). The test runs
+// itself again in a private mount namespace (unshare -m) where
+// /usr/bin/fusermount3 is hidden under /dev/null, so no helper can run; the
+// child then mounts, reads through the mount and unmounts.
+func TestRootMountsWithoutFusermount(t *testing.T) {
+	if os.Getenv("OXYFS_TEST_NO_FUSERMOUNT") != "" {
+		mountWithoutHelper(t)
+		return
+	}
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI runs as root; this test checks root's direct mount")
+		}
+		t.Skip("mounting without fusermount needs root")
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Fatalf("unshare (util-linux) is needed to hide fusermount: %v", err)
+	}
+	script := `for f in /usr/bin/fusermount3 /bin/fusermount3 /usr/local/bin/fusermount3; do
+	[ -e "$f" ] && mount --bind /dev/null "$f"
+done
+exec "$@"`
+	cmd := exec.Command(unshare, "--mount", "--propagation", "private", "sh", "-c", script, "sh",
+		os.Args[0], "-test.run", "^TestRootMountsWithoutFusermount$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "OXYFS_TEST_NO_FUSERMOUNT=1", "OXYFS_REQUIRE=fuse") // a mount that fails must fail the child, not skip
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the mount in a namespace without fusermount failed: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}
+
+func mountWithoutHelper(t *testing.T) {
+	if _, err := exec.LookPath("fusermount3"); err == nil {
+		t.Fatal("fusermount3 is still runnable: the test does not test what it says")
+	}
+	st := newMem(t)
+	e := store.Entry{Kind: store.KindSig, Object: "ab12", Value: "alice"}
+	if err := st.Put(t.Context(), e.Key(), []byte("sig")); err != nil {
+		t.Fatal(err)
+	}
+	srv, _ := testMount(t, openIndex(t, st), Options{})
+	got, err := os.ReadFile(srv.path(e))
+	if err != nil || string(got) != "sig" {
+		t.Fatalf("read through a mount made without fusermount: %q %v", got, err)
+	}
+}
