@@ -2,6 +2,7 @@ package fold
 
 import (
 	"fmt"
+	"github.com/oxyfs/oxyfs/internal/english"
 	"strings"
 	"time"
 
@@ -54,15 +55,15 @@ func (r Report) String() string {
 	case r.List.Revived:
 		fmt.Fprintf(&b, "list: %s %s (%d entries), retired within the hour, live again\n", would("revived", "would revive"), r.List.Name, r.List.Entries)
 	case r.List.Unchanged:
-		fmt.Fprintf(&b, "list: unchanged, %s (%d entries)", r.List.Name, r.List.Entries)
+		fmt.Fprintf(&b, "list: unchanged, %s (%s)", r.List.Name, english.Count(r.List.Entries, "entry", "entries"))
 		if r.List.Repaired {
 			b.WriteString(", corrupt copy rewritten")
 		}
 		b.WriteString("\n")
 	default:
-		fmt.Fprintf(&b, "list: %s %s (%d entries, %d bytes)\n", would("wrote", "would write"), r.List.Name, r.List.Entries, r.List.Bytes)
+		fmt.Fprintf(&b, "list: %s %s (%s, %d bytes)\n", would("wrote", "would write"), r.List.Name, english.Count(r.List.Entries, "entry", "entries"), r.List.Bytes)
 	}
-	fmt.Fprintf(&b, "retired: %d lists%s\n", len(r.Retired), listSuffix(r.Retired))
+	fmt.Fprintf(&b, "retired: %s%s\n", english.Count(len(r.Retired), "list", "lists"), listSuffix(r.Retired))
 	if r.LeftOut > 0 {
 		fmt.Fprintf(&b, "left out: %d entries of the lists read, whose keys are gone\n", r.LeftOut)
 	}
@@ -140,7 +141,7 @@ func (r CheckReport) String() string {
 		folded = "yes"
 	}
 	fmt.Fprintf(&b, "store: %s (%s layout), folded: %s\n", r.Store, r.Layout, folded)
-	fmt.Fprintf(&b, "live lists: %d, %d entries%s\n", len(r.LiveLists), r.ListEntries, listSuffix(r.LiveLists))
+	fmt.Fprintf(&b, "live lists: %d, %s%s\n", len(r.LiveLists), english.Count(r.ListEntries, "entry", "entries"), listSuffix(r.LiveLists))
 	fmt.Fprintf(&b, "journal: %d lines, %d unfolded; retired record: %d lines\n", r.JournalLines, r.JournalUnfolded, r.RetiredLines)
 	fmt.Fprintf(&b, "per-object entries: %d\n", r.Entries)
 	writeItems(&b, "problems", r.Problems)
@@ -148,7 +149,7 @@ func (r CheckReport) String() string {
 	if r.OK() {
 		b.WriteString("OK: no problems\n")
 	} else {
-		fmt.Fprintf(&b, "FAILED: %d problems\n", len(r.Problems))
+		fmt.Fprintf(&b, "FAILED: %s\n", english.Count(len(r.Problems), "problem", "problems"))
 	}
 	b.WriteString(r.Requests.String() + "\n")
 	return b.String()

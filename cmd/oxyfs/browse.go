@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	iofs "io/fs"
 	"log"
 	"path"
 	"strings"
@@ -195,6 +198,9 @@ func runCat(ctx context.Context, e *env, args []string) error {
 	defer ix.Close()
 	defer ix.Store().Close()
 	p := cleanPath(pos[1])
+	if p == ".oxy" || strings.HasPrefix(p, ".oxy/") {
+		return catOxy(ctx, e, ix, p)
+	}
 	n, err := ix.Stat(ctx, p)
 	if err != nil {
 		return err
@@ -229,4 +235,55 @@ func entryOf(p string) (store.Entry, error) {
 		return store.Entry{}, usagef("%s is not an entry path <kind>/<hh>/<rest>/<value>: %v", p, err)
 	}
 	return e, nil
+}
+
+// catOxy prints a file of the mount's .oxy/ view (status, journal, retired,
+// lists/<name>), as cat of it through a mount would: .oxy/status is the
+// index's status as JSON (a mount adds its mountpoint and FUSE counters),
+// the records their text, a list its decompressed text, streamed.
+func catOxy(ctx context.Context, e *env, ix *index.Index, p string) error {
+	st := ix.Store()
+	switch {
+	case p == ".oxy/status":
+		if err := ix.Load(ctx); err != nil {
+			return err
+		}
+		data, err := json.MarshalIndent(ix.Status(), "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = e.stdout.Write(append(data, '\n'))
+		return err
+	case p == ".oxy/journal" || p == ".oxy/retired":
+		key := store.JournalKey
+		if p == ".oxy/retired" {
+			key = store.RetiredKey
+		}
+		data, err := st.Get(ctx, key)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil // absent means empty
+		}
+		if err != nil {
+			return err
+		}
+		_, err = e.stdout.Write(data)
+		return err
+	case strings.HasPrefix(p, ".oxy/lists/") && !strings.Contains(p[len(".oxy/lists/"):], "/"):
+		name := p[len(".oxy/lists/"):]
+		if _, _, ok := store.ParseEntryListName(name); !ok {
+			return fmt.Errorf("cat %s: %w", p, iofs.ErrNotExist)
+		}
+		data, err := st.Get(ctx, name)
+		if err != nil {
+			return fmt.Errorf("cat %s: %w", p, err)
+		}
+		t, err := store.NewEntryListText(data)
+		if err != nil {
+			return fmt.Errorf("cat %s: %w", p, err)
+		}
+		defer t.Close()
+		_, err = io.Copy(e.stdout, io.NewSectionReader(t, 0, 1<<62))
+		return err
+	}
+	return fmt.Errorf("cat %s: %w", p, iofs.ErrNotExist)
 }

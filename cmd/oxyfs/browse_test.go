@@ -114,3 +114,41 @@ func TestPutRefusesToReplaceASignatureWithoutForce(t *testing.T) {
 		t.Fatalf("after put --force: %q", got)
 	}
 }
+
+// TestCatOfTheOxyViewWorksAsOnTheMount: `oxyfs cat STORE .oxy/…` prints what
+// cat of the same path through a mount does (status without the mount's
+// own fields).
+func TestCatOfTheOxyViewWorksAsOnTheMount(t *testing.T) {
+	h := newHandStore(t)
+	u := "file://" + h.dir
+	out, errOut, code := runCLI(t, "cat", "--layout", "bucket", u, ".oxy/status")
+	if code != 0 || !strings.Contains(out, `"folded": true`) || !strings.Contains(out, `"layout": "bucket"`) {
+		t.Fatalf("cat .oxy/status: exit %d %s\n%s", code, errOut, out)
+	}
+	journal, _ := os.ReadFile(filepath.Join(h.dir, "pack-entries"))
+	if out, _, code := runCLI(t, "cat", "--layout", "bucket", u, ".oxy/journal"); code != 0 || out != string(journal) {
+		t.Fatalf("cat .oxy/journal: exit %d, %q, want the journal's text", code, out)
+	}
+	for _, name := range []string{h.complete, h.partial} {
+		out, errOut, code := runCLI(t, "cat", "--layout", "bucket", u, ".oxy/lists/"+name)
+		if code != 0 || !strings.HasPrefix(out, "oxy-entries 1\n") {
+			t.Fatalf("cat .oxy/lists/%s: exit %d %s %q", name, code, errOut, out)
+		}
+	}
+	if _, _, code := runCLI(t, "cat", "--layout", "bucket", u, ".oxy/nope"); code != 1 {
+		t.Fatalf("cat .oxy/nope: exit %d, want 1", code)
+	}
+}
+
+// TestFoldStatsPrintsRequestsOnce: --stats prints the requests line once,
+// on stderr; the report leaves its own out.
+func TestFoldStatsPrintsRequestsOnce(t *testing.T) {
+	h := newHandStore(t)
+	out, errOut, code := runCLI(t, "fold", "--stats", "--layout", "bucket", "file://"+h.dir)
+	if code != 0 {
+		t.Fatalf("fold: exit %d %s", code, errOut)
+	}
+	if n := strings.Count(out+errOut, "requests: "); n != 1 || !strings.Contains(errOut, "requests: list=") {
+		t.Fatalf("fold --stats printed %d requests lines:\n%s\n%s", n, out, errOut)
+	}
+}

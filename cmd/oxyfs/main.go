@@ -81,6 +81,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	c, ok := commands[args[0]]
 	if !ok {
+		if near := nearestCommand(args[0]); near != "" {
+			fmt.Fprintf(stderr, "oxyfs: unknown command %q; did you mean %q? (oxyfs help lists them)\n", args[0], near)
+			return 2
+		}
 		fmt.Fprintf(stderr, "oxyfs: unknown command %q\n\n", args[0])
 		printUsage(stderr)
 		return 2
@@ -127,4 +131,46 @@ func printUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n           %s\n", n, c.args, c.summary)
 	}
 	fmt.Fprintf(w, "\nSTORE is a gocloud.dev/blob URL: file:///path, s3://bucket?endpoint=…&region=…, gs://bucket, azblob://container, mem://\nEvery command takes --layout bucket|directory|auto and --stats (request counts on stderr at exit).\nExit codes: 0 ok, 1 failed, 2 usage.\n")
+}
+
+// nearestCommand returns the command a misspelling most likely meant: the
+// one within two edits (a transposition counting as one) or that it starts,
+// else "".
+func nearestCommand(typed string) string {
+	best, bestD := "", 3
+	for name := range commands {
+		d := editDistance(typed, name)
+		if len(typed) >= 2 && len(typed) < len(name) && name[:len(typed)] == typed {
+			d = min(d, 1)
+		}
+		if d < bestD || d == bestD && name < best {
+			best, bestD = name, d
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance of a and b (bytes).
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
 }

@@ -57,7 +57,7 @@ func runFold(ctx context.Context, e *env, args []string) error {
 	if e.common.json {
 		return e.printJSON(rep)
 	}
-	fmt.Fprint(e.stdout, rep.String())
+	e.printReport(rep.String())
 	return nil
 }
 
@@ -94,7 +94,7 @@ func runGC(ctx context.Context, e *env, args []string) error {
 	if e.common.json {
 		return e.printJSON(rep)
 	}
-	fmt.Fprint(e.stdout, rep.String())
+	e.printReport(rep.String())
 	return nil
 }
 
@@ -147,7 +147,7 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	if e.common.json {
 		err = e.printJSON(rep)
 	} else {
-		fmt.Fprint(e.stdout, rep.String())
+		e.printReport(rep.String())
 	}
 	if err == nil && !rep.OK() {
 		return fmt.Errorf("%d problem(s) found", len(rep.Problems))
@@ -167,4 +167,20 @@ func (e *env) openBucketStore(ctx context.Context, url string, readOnly bool) (*
 		return nil, usagef("%s has the %s layout, which keeps no journal or lists; pass --layout bucket for a store kept in the bucket layout", st.URL(), st.Layout())
 	}
 	return st, nil
+}
+
+// printReport prints a fold, collection or check report. Its "requests:"
+// lines are left out under --stats, which prints the same counts once, on
+// stderr, for every command.
+func (e *env) printReport(text string) {
+	if e.common.stats {
+		var b strings.Builder
+		for l := range strings.Lines(text) {
+			if !strings.HasPrefix(strings.TrimLeft(l, " "), "requests: ") {
+				b.WriteString(l)
+			}
+		}
+		text = b.String()
+	}
+	fmt.Fprint(e.stdout, text)
 }

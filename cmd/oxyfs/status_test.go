@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,5 +152,20 @@ func TestUsageErrorsExit2(t *testing.T) {
 		if _, _, code := runCLI(t, args...); code != 2 {
 			t.Errorf("oxyfs %v: exit %d, want 2", args, code)
 		}
+	}
+}
+
+// TestMisspelledCommandGetsASuggestion: one line naming the command meant,
+// exit 2; a word far from every command gets the usage.
+func TestMisspelledCommandGetsASuggestion(t *testing.T) {
+	for typed, want := range map[string]string{"mout": "mount", "stauts": "status", "chekc": "check", "fodl": "fold", "serv": "serve"} {
+		_, errOut, code := runCLI(t, typed)
+		if code != 2 || !strings.Contains(errOut, fmt.Sprintf("did you mean %q", want)) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("oxyfs %s: exit %d, %q; want one line suggesting %s", typed, code, errOut, want)
+		}
+	}
+	_, errOut, code := runCLI(t, "xyzzyplugh")
+	if code != 2 || strings.Contains(errOut, "did you mean") || !strings.Contains(errOut, "unknown command") {
+		t.Errorf("oxyfs xyzzyplugh: exit %d, %q", code, errOut)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/oxyfs/oxyfs/internal/english"
 	"io"
 	"os"
 	"strings"
@@ -118,7 +119,7 @@ func runPut(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "wrote %d entries\n", len(ws))
+	fmt.Fprintf(e.stderr, "wrote %s\n", english.Count(len(ws), "entry", "entries"))
 	return nil
 }
 
