@@ -20,8 +20,8 @@
 //   - A bucket that is not folded: the open is the snapshot alone; lookups
 //     list the per-object prefix (ReadDir "sig" = LIST "sig/" with delimiter
 //     "/", an object directory or a Stat of an entry = LIST of the object's
-//     prefix), merged with the journal's lines and, until the marker
-//     pack-legacy-folded is listed, with the older one-list keys (one GET of
+//     prefix), merged, until the marker pack-legacy-folded is listed,
+//     with the older one-list keys (one GET of
 //     sigs/ab/<rest> per object read, listings of sigs/ for directories). A
 //     per-object key wins over a legacy line; legacy signatures' bytes come
 //     from the legacy list. Each listing is done once per open (concurrent
@@ -41,13 +41,23 @@
 // and reported in one warning per source with the count and the first
 // example.
 //
+// The journal's lines are not entries of an unfolded view: every journaled
+// key was written before its line, so the listing shows it, and a line whose
+// key is gone (a forgotten object) would show an entry that cannot be read.
+//
 // Refresh costs no LIST when nothing changed. It re-reads the journal and
 // the retired record with one conditional GET each
-// (store.ReadSnapshotSince); on a folded store with both unchanged it is done
-// (2 GETs, view and generation kept; refreshSnapshot argues why that is
-// safe, and names the one case it is not: two first folds at once). When
+// (store.ReadSnapshotSince); on a folded store with both unchanged since a
+// look less than trustWindow (50 min) ago it is done (2 GETs, view and
+// generation kept; refreshSnapshot argues why that is safe, why only within
+// the hour — unchanged bytes can hide a change that came and went — and
+// names the one case it is not: two first folds at once). A refresh shows
+// exactly what a fresh open would: the journal's part of the set (entries
+// no list holds) is recomputed from the journal as it is (journalpart.go),
+// and own writes that landed before it began leave the overlay. When
 // one changed it lists pack- and reads only the lists it does not hold: the
-// same live names keep the set and merge the journal's new lines; the same
+// same live names keep the lists' part of the set and recompute the
+// journal's; the same
 // names plus partial lists read just those; a held list retired builds the
 // set afresh from the live lists (after a complete fold, only its new list).
 // In the prefix modes a refresh always lists pack- and drops the listings.
