@@ -14,7 +14,9 @@
 //     listed it since it was written. A key an older writer wrote (key
 //     only, no journal line), or whose journal update failed, is not
 //     covered until the next complete fold;
-//   - folded: a complete fold made its list live (never cleared).
+//   - folded: a complete fold made its list live; cleared only by a fold
+//     that reports Unfolded (its list retired too long ago to revive, and the
+//     lists it read holding keys that are gone: fold/revive.go).
 //
 // Every reader must then show exactly: E on a store that is not folded
 // (readers list the prefixes; a journal line whose key is gone is not an
