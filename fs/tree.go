@@ -60,9 +60,17 @@ func (b *base) Removexattr(ctx context.Context, attr string) syscall.Errno {
 	return syscall.ENODATA
 }
 
-// Attributes. Times are the mount's start: the store keeps none.
+// Attributes. Times are the store's last change as the index's view knows
+// it (index.ModTime: the newest key of the pack listing the open or refresh
+// read, at no extra request); the mount's start when there is none (the
+// directory layout, a backend with no times). The store keeps no time per
+// entry, so every node shows the same.
 
 func (m *Server) attr(a *fuse.Attr, mode uint32, nlink uint32, size int64) {
+	t := m.ix.ModTime()
+	if t.IsZero() {
+		t = m.mtime
+	}
 	a.Mode = mode
 	a.Nlink = nlink
 	a.Size = uint64(size)
@@ -70,7 +78,7 @@ func (m *Server) attr(a *fuse.Attr, mode uint32, nlink uint32, size int64) {
 	// entries hold (no block of a disk backs them).
 	a.Blocks, a.Blksize = (uint64(size)+511)/512, 4096
 	a.Uid, a.Gid = m.uid, m.gid
-	a.SetTimes(&m.mtime, &m.mtime, &m.mtime)
+	a.SetTimes(&t, &t, &t)
 }
 
 func (m *Server) dirAttr(a *fuse.Attr)              { m.attr(a, syscall.S_IFDIR|m.dirMode, 2, 0) }

@@ -120,6 +120,17 @@ func Open(ctx context.Context, st *store.Store, opts Options) (*Index, error) {
 // Store returns the store the index reads.
 func (ix *Index) Store() *store.Store { return ix.st }
 
+// ModTime is the store's last change as the current view knows it (the
+// newest key its pack listing showed: store.Snapshot.ModTime), or zero
+// before the first open, in the directory layout, or when the backend
+// reports no times. It costs nothing: the open already read it.
+func (ix *Index) ModTime() time.Time {
+	if v := ix.v.Load(); v != nil && v.sn != nil {
+		return v.sn.ModTime
+	}
+	return time.Time{}
+}
+
 // Generation bumps whenever the visible tree changes: a refresh that changed
 // something, an own write. Caches of the tree (FUSE) invalidate on it.
 func (ix *Index) Generation() uint64 { return ix.gen.Load() }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // ListInfo describes one entry list found by the pack listing.
@@ -32,6 +33,11 @@ type Snapshot struct {
 	Retired        []RetiredLine
 	RetiredVersion Version
 	RetiredBad     BadLines // the retired record's lines that do not parse
+	// ModTime is the newest modification time of the keys the pack listing
+	// showed (the journal, the retired record, the lists, the packs): the
+	// store's last change as this snapshot knows it, at no extra request.
+	// Zero when the backend reports none.
+	ModTime time.Time
 }
 
 // LiveLists returns the lists that are listed and not retired (spec §13.7).
@@ -117,6 +123,9 @@ func (s *Store) listPacks(ctx context.Context, sn *Snapshot) error {
 	return s.List(ctx, PackPrefix, "", func(it ListItem) error {
 		if it.IsDir {
 			return nil
+		}
+		if it.Irregular == "" && it.ModTime.After(sn.ModTime) {
+			sn.ModTime = it.ModTime
 		}
 		switch {
 		case it.Irregular != "":

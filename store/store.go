@@ -381,8 +381,9 @@ func (s *Store) upload(ctx context.Context, key string, data []byte, wo *blob.Wr
 
 // ListItem is one key or common prefix of a listing.
 type ListItem struct {
-	Key   string
-	Size  int64
+	Key     string
+	Size    int64
+	ModTime time.Time // as the backend reports it (zero for a common prefix)
 	IsDir bool // a common prefix (only with a delimiter)
 	// Irregular, on file:// only, says the key names no regular file but
 	// a symbolic link, a named pipe, a socket or a device ("symbolic
@@ -428,7 +429,7 @@ func (s *Store) ListPage(ctx context.Context, prefix, delimiter string, token []
 	}
 	items := make([]ListItem, len(objs))
 	for i, o := range objs {
-		items[i] = ListItem{Key: o.Key, Size: o.Size, IsDir: o.IsDir}
+		items[i] = ListItem{Key: o.Key, Size: o.Size, IsDir: o.IsDir, ModTime: o.ModTime}
 		var m fs.FileMode
 		if s.backend == "file" && !o.IsDir && o.As(&m) && !m.IsRegular() {
 			items[i].Irregular = irregularName(m)
