@@ -241,6 +241,7 @@ var ops = []struct {
 	{"clock", 9, false, (*sim).opClock},
 	{"refresh", 10, true, (*sim).opRefresh},
 	{"reopen", 2, false, (*sim).opReopen},
+	{"forget-journal-only", 1, false, (*sim).opForgetJournalOnly},
 }
 
 // FaultPercent is the share of faultable operations run with a fault armed.

@@ -1,0 +1,68 @@
+package sim
+
+import (
+	"errors"
+
+	"github.com/oxyfs/oxyfs/fold"
+	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// scenarioObject is an object only opForgetJournalOnly writes, so that its
+// entries are in no list when it forgets them.
+const scenarioObject = "ee99"
+
+// opForgetJournalOnly plays the sequence random operations rarely meet: a
+// handle refreshed on a folded store writes entries of an object no list
+// holds (journal lines only), refreshes, and a collection forgets that
+// object. The collection's fold then finds the live list unchanged, so the
+// handle's next refresh sees the same lists and a journal that lost lines:
+// it must drop those entries (issue 12 item 2, "a refresh only adds"). The
+// check after it holds the refreshed handle to the model exactly.
+func (s *sim) opForgetJournalOnly() error {
+	s.logf("#%d scenario: fold, put %s through the handle, refresh, forget it, refresh", s.op, scenarioObject)
+	if err := s.opFold(); err != nil {
+		return err
+	}
+	if err := s.h.Refresh(s.ctx); err != nil {
+		return err
+	}
+	var ws []index.Write
+	for _, k := range []store.Kind{store.KindSig, store.KindSeal} {
+		e := store.Entry{Kind: k, Object: scenarioObject, Value: values[s.rng.IntN(len(values))]}
+		ws = append(ws, index.Write{Entry: e, Data: s.sigData(k)})
+	}
+	keys := writeKeys(ws)
+	for _, k := range keys {
+		s.attempted[k]++
+		s.ownEver[k] = true
+	}
+	if err := s.h.PutBatch(s.ctx, ws); err != nil {
+		for _, k := range keys {
+			s.hs.maybe[k] = true
+		}
+		return errors.Join(err, s.deriveKeys(keys))
+	}
+	for _, w := range ws {
+		s.m.written(w.Entry.Key(), w.Data, true)
+		s.hs.sure[w.Entry.Key()] = true
+	}
+	if err := s.h.Refresh(s.ctx); err != nil {
+		return err
+	}
+	f := fold.ForgetObject{Object: scenarioObject}
+	s.noteForget([]fold.ForgetObject{f})
+	rep, err := fold.Collect(s.ctx, s.st, fold.CollectOptions{ForgetObjects: []fold.ForgetObject{f}, Apply: true, Warn: nopWarn})
+	s.logf("#%d   gc --forget-objects %s --apply → %s", s.op, f, gcSummary(&rep))
+	if err != nil {
+		return s.forgetDone([]fold.ForgetObject{f}, nil, err)
+	}
+	if err := s.forgetDone([]fold.ForgetObject{f}, &rep, nil); err != nil {
+		return err
+	}
+	err = s.h.Refresh(s.ctx)
+	if err == nil {
+		s.exactHandle = "handle-refresh"
+	}
+	return err
+}
