@@ -384,7 +384,7 @@ type ListItem struct {
 	Key     string
 	Size    int64
 	ModTime time.Time // as the backend reports it (zero for a common prefix)
-	IsDir bool // a common prefix (only with a delimiter)
+	IsDir   bool      // a common prefix (only with a delimiter)
 	// Irregular, on file:// only, says the key names no regular file but
 	// a symbolic link, a named pipe, a socket or a device ("symbolic
 	// link", ...): reading it fails, and a reader reports it as a
