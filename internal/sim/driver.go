@@ -119,6 +119,13 @@ type sim struct {
 	ownEver      map[string]bool // every key the long-lived handles wrote
 	liveNow      map[string]bool // the live lists the check's snapshot showed
 	failedForget bool            // a forgetting failed since the last complete fold
+	// quietList: lagging keys that a failed fold's list (written, neither
+	// record changed after it) covers. A long-lived handle whose refresh
+	// trusts the unchanged records may not see that list until a record
+	// changes (index/refresh.go, the case of a fold that wrote its list and
+	// did not retire or mark): it may show these keys or not. Cleared by the
+	// next complete fold, which changes a record.
+	quietList map[string]bool
 }
 
 // Run runs one simulation.

@@ -151,7 +151,19 @@ func (s *sim) deriveFold() error {
 		return err
 	}
 	s.m.folded = s.m.folded || sn.Folded()
-	return s.deriveCoverage(s.m.lag())
+	lag := s.m.lag()
+	if err := s.deriveCoverage(lag); err != nil {
+		return err
+	}
+	for _, k := range lag {
+		if en := s.m.e[k]; en != nil && en.covered {
+			if s.quietList == nil {
+				s.quietList = map[string]bool{}
+			}
+			s.quietList[k] = true
+		}
+	}
+	return nil
 }
 
 // opPartial folds the journal's unfolded lines into a partial list.
@@ -219,6 +231,7 @@ func (s *sim) foldDone(rep *fold.Report, err error) error {
 	case rep.Deferred == "":
 		s.m.completeFold()
 		s.failedForget = false
+		s.quietList = nil
 	case rep.Unfolded:
 		// The fold's list was retired too long ago to revive and the lists
 		// it read held keys that are gone: it retired them, and readers
