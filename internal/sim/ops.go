@@ -46,8 +46,14 @@ func writeKeys(ws []index.Write) []string {
 // one journal update through the group commit).
 func (s *sim) opPut() error {
 	ws := s.drawWrites(3)
+	s.logf("#%d put (handle) %v", s.op, writeKeys(ws))
+	return s.putThroughHandle(ws)
+}
+
+// putThroughHandle writes ws through the long-lived handle and tells the
+// model what landed.
+func (s *sim) putThroughHandle(ws []index.Write) error {
 	keys := writeKeys(ws)
-	s.logf("#%d put (handle) %v", s.op, keys)
 	for _, k := range keys {
 		s.attempted[k]++
 		s.ownEver[k] = true

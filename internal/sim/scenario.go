@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"errors"
-
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/store"
@@ -35,20 +33,8 @@ func (s *sim) opForgetJournalOnly() error {
 		e := store.Entry{Kind: k, Object: scenarioObject, Value: values[s.rng.IntN(len(values))]}
 		ws = append(ws, index.Write{Entry: e, Data: s.sigData(k)})
 	}
-	keys := writeKeys(ws)
-	for _, k := range keys {
-		s.attempted[k]++
-		s.ownEver[k] = true
-	}
-	if err := s.h.PutBatch(s.ctx, ws); err != nil {
-		for _, k := range keys {
-			s.hs.maybe[k] = true
-		}
-		return errors.Join(err, s.deriveKeys(keys))
-	}
-	for _, w := range ws {
-		s.m.written(w.Entry.Key(), w.Data, true)
-		s.hs.sure[w.Entry.Key()] = true
+	if err := s.putThroughHandle(ws); err != nil {
+		return err
 	}
 	if err := s.h.Refresh(s.ctx); err != nil {
 		return err
