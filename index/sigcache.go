@@ -236,18 +236,24 @@ func (c *sigCache) startLocked(ctx, closing context.Context, key string, read fu
 	c.flight[key] = f
 	go func() {
 		data, err := read(f.ctx)
-		c.mu.Lock()
-		f.data, f.err = data, err
-		if c.flight[key] == f {
-			delete(c.flight, key)
-			if err == nil && !f.stale {
-				c.insertLocked(key, data)
-			}
-		}
-		c.mu.Unlock()
-		f.finish()
+		c.land(key, f, data, err)
 	}()
 	return f
+}
+
+// land ends the shared read f of key: it hands its result to the waiters
+// and caches the bytes unless a refresh made them stale.
+func (c *sigCache) land(key string, f *sigFlight, data []byte, err error) {
+	c.mu.Lock()
+	f.data, f.err = data, err
+	if c.flight[key] == f {
+		delete(c.flight, key)
+		if err == nil && !f.stale {
+			c.insertLocked(key, data)
+		}
+	}
+	c.mu.Unlock()
+	f.finish()
 }
 
 // prefetch reads a key for read-ahead, unless it is cached or being read.
@@ -264,16 +270,7 @@ func (c *sigCache) prefetch(key string, read func() ([]byte, error)) {
 	c.flight[key] = f
 	c.mu.Unlock()
 	data, err := read()
-	c.mu.Lock()
-	f.data, f.err = data, err
-	if c.flight[key] == f {
-		delete(c.flight, key)
-		if err == nil && !f.stale {
-			c.insertLocked(key, data)
-		}
-	}
-	c.mu.Unlock()
-	f.finish()
+	c.land(key, f, data, err)
 }
 
 // invalidateRefresh drops what a refresh shows may have changed: a
