@@ -107,6 +107,9 @@ func main() {
 	case "latency":
 		need(args, 1)
 		err = latency(ctx, args[0])
+	case "getrate":
+		need(args, 2)
+		err = getrate(ctx, args[0], atoi(args[1]))
 	default:
 		usage()
 	}
@@ -262,7 +265,7 @@ func freeport() error {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: benchtool mkbucket|genlist|open|write|put|pingpong|statloop|report|freeport ARGS (see the package doc)")
+	fmt.Fprintln(os.Stderr, "usage: benchtool mkbucket|genlist|open|write|put|putindex|listrate|getrate|latency|pingpong|statloop|report|freeport ARGS (see the package doc)")
 	os.Exit(2)
 }
 
