@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,13 +12,15 @@ import (
 	"github.com/oxyfs/oxyfs/store"
 )
 
-// getrate measures the server's own rate of signature GETs: it lists the
-// store's sig/ keys (not timed), then GETs every one of them with workers
-// requests in flight through store.Get, the call the mount's reads make,
-// and prints the keys, the wall time and the rate. scripts/bench runs it
+// getrate measures the server's own rate of signature GETs: it takes the
+// store's sig/ keys from keyFile (NUL-separated, as `find sig -print0`
+// writes them: a mount's paths are the keys) or, if keyFile is "", lists
+// them (not timed), then GETs every one of them with workers requests in
+// flight through store.Get, the call the mount's reads make, and prints
+// the keys, the wall time and the rate. scripts/bench runs it
 // beside the mount at each latency: the mount's `cat` is reported as a
 // ratio to this rate, measured in the same run on the same server.
-func getrate(ctx context.Context, url string, workers int) error {
+func getrate(ctx context.Context, url string, workers int, keyFile string) error {
 	if workers < 1 {
 		return fmt.Errorf("workers must be at least 1, not %d", workers)
 	}
@@ -27,13 +30,22 @@ func getrate(ctx context.Context, url string, workers int) error {
 	}
 	defer st.Close()
 	var keys []string
-	err = st.List(ctx, store.KindSig.Prefix(), "", func(it store.ListItem) error {
+	if keyFile != "" {
+		b, err := os.ReadFile(keyFile)
+		if err != nil {
+			return err
+		}
+		for _, k := range strings.Split(string(b), "\x00") {
+			if k != "" {
+				keys = append(keys, k)
+			}
+		}
+	} else if err := st.List(ctx, store.KindSig.Prefix(), "", func(it store.ListItem) error {
 		if !it.IsDir && strings.Count(it.Key, "/") == 3 {
 			keys = append(keys, it.Key)
 		}
 		return nil
-	})
-	if err != nil {
+	}); err != nil {
 		return fmt.Errorf("list sig/: %w", err)
 	}
 	var next atomic.Int64

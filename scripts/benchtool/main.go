@@ -109,7 +109,11 @@ func main() {
 		err = latency(ctx, args[0])
 	case "getrate":
 		need(args, 2)
-		err = getrate(ctx, args[0], atoi(args[1]))
+		keys := ""
+		if len(args) > 2 {
+			keys = args[2]
+		}
+		err = getrate(ctx, args[0], atoi(args[1]), keys)
 	default:
 		usage()
 	}
