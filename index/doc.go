@@ -72,7 +72,13 @@
 // in parallel into the signature cache (sizes remembered): a window of 8
 // that doubles while reads follow each other, up to Options.ReadAhead
 // (DefaultReadAhead; negative: off) and never past a quarter of what the
-// cache holds; at most Options.ReadAheadWorkers GETs in flight. ReadDir and
+// cache holds. The GETs in flight are adapted from their round trips
+// (inflight.go, a delay-based window as TCP Vegas/BBR): from 4, one more per
+// GET that did not queue (≤ 1.5 × the shortest round trip seen) while keys
+// wait, a quarter fewer per round trip when GETs queue (> 3 ×), half on a
+// failure, up to Options.ReadAheadWorkers (DefaultReadAheadWorkers, 64),
+// with a probe at the floor every 2048 GETs to re-learn the unqueued round
+// trip. Far from the server that is the cap; next to it, a handful. ReadDir and
 // Stat never trigger it. Readers and read-ahead share one GET per key; a
 // key the reader overtook is not fetched; Close cancels what is in flight.
 //

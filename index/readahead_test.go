@@ -168,7 +168,7 @@ func TestCloseCancelsReadAhead(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for lb.inFlight.Load() < int64(min(readAheadFirst, len(sigs)-1)) {
+	for lb.inFlight.Load() < int64(min(readAheadMinWorkers, readAheadFirst, len(sigs)-1)) { // the first round trip: the adapted limit starts at its floor
 		if time.Now().After(deadline) {
 			t.Fatalf("read-ahead started %d GETs", lb.inFlight.Load())
 		}
@@ -210,4 +210,27 @@ func TestCloseCancelsReadAhead(t *testing.T) {
 	if d != (store.Counts{Get: 1}) || lb.inFlight.Load() != 0 {
 		t.Fatalf("a read after Close sent %v; %d in flight (no read-ahead after Close)", d, lb.inFlight.Load())
 	}
+}
+
+// TestReadAheadGrowsInFlightWhenTheWireIsTheBound: far from the server
+// (every GET waits 20 ms and the server does no work), the GETs in flight
+// grow past the 16 the read-ahead used to be fixed at, towards
+// DefaultReadAheadWorkers, and still one GET is sent per signature.
+// inflight_test.go holds the controller to its rules on a model server;
+// this is the same rule seen through ReadSig and a bucket.
+func TestReadAheadGrowsInFlightWhenTheWireIsTheBound(t *testing.T) {
+	st, lb, sigs := sigFixture(t, 1500, 20*time.Millisecond)
+	ix := openWith(t, st, Options{})
+	lb.peak.Store(0)
+	d := delta(st, func() {
+		catAll(t, ix, sigs)
+		ix.Close()
+	})
+	if want := (store.Counts{Get: int64(len(sigs))}); d != want {
+		t.Fatalf("cat of %d signatures sent %v, want exactly one GET each", len(sigs), d)
+	}
+	if p := lb.peak.Load(); p <= 16 || p > DefaultReadAheadWorkers+1 {
+		t.Fatalf("peak %d GETs in flight at 20 ms, want more than 16 and at most %d", p, DefaultReadAheadWorkers+1)
+	}
+	t.Logf("%d signatures at 20 ms a GET: peak %d in flight", len(sigs), lb.peak.Load())
 }
