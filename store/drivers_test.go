@@ -1,0 +1,121 @@
+package store
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// backendNames are the names and URL schemes of the backends: comparing one
+// of these as a literal is asking which backend a store is.
+var backendNames = []string{"s3", "gcs", "azure", "file", "mem", "gs", "azblob"}
+
+// backendComparisons lists, in the non-test Go files of dir other than the
+// driver files (driver_*.go), every comparison of a backend name literal:
+// an == or != with one as an operand, or a switch case listing one. Each is
+// "file:line: what".
+func backendComparisons(t *testing.T, dir string) []string {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	fset := token.NewFileSet()
+	for _, p := range paths {
+		base := filepath.Base(p)
+		if strings.HasSuffix(base, "_test.go") || strings.HasPrefix(base, "driver_") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		report := func(n ast.Node, what string) {
+			found = append(found, base+":"+strconv.Itoa(fset.Position(n.Pos()).Line)+": "+what)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.BinaryExpr:
+				if n.Op != token.EQL && n.Op != token.NEQ {
+					break
+				}
+				for _, e := range []ast.Expr{n.X, n.Y} {
+					if name, ok := backendName(e); ok {
+						report(n, n.Op.String()+" "+strconv.Quote(name))
+					}
+				}
+			case *ast.CaseClause:
+				for _, e := range n.List {
+					if name, ok := backendName(e); ok {
+						report(e, "case "+strconv.Quote(name))
+					}
+				}
+			}
+			return true
+		})
+	}
+	return found
+}
+
+// backendName reports whether e is a string literal naming a backend.
+func backendName(e ast.Expr) (string, bool) {
+	lit, ok := ast.Unparen(e).(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return "", false
+	}
+	v, err := strconv.Unquote(lit.Value)
+	return v, err == nil && slices.Contains(backendNames, v)
+}
+
+// TestNoBackendNameComparisonOutsideDrivers: what differs per backend is
+// asked of its driver (driver.go); no code of the store or its conformance
+// kit outside the driver files compares a backend's name.
+func TestNoBackendNameComparisonOutsideDrivers(t *testing.T) {
+	for _, dir := range []string{".", "storetest"} {
+		if found := backendComparisons(t, dir); len(found) != 0 {
+			t.Errorf("backend names compared outside the driver files in %s (ask the driver instead):\n%s", dir, strings.Join(found, "\n"))
+		}
+	}
+}
+
+// TestBackendComparisonsAreFound: the check above finds each form it looks
+// for, and skips driver and test files.
+func TestBackendComparisonsAreFound(t *testing.T) {
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"bad.go": `package x
+
+func f(s interface{ Backend() string }, scheme string) int {
+	if s.Backend() == "s3" || ("gcs" != s.Backend()) {
+		return 1
+	}
+	switch scheme {
+	case "azblob", "other":
+		return 2
+	}
+	if scheme == "s3x" || len(scheme) == 3 {
+		return 3
+	}
+	return 0
+}
+`,
+		"driver_x.go": "package x\n\nfunc g(n string) bool { return n == \"mem\" }\n",
+		"x_test.go":   "package x\n\nfunc h(n string) bool { return n == \"file\" }\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{`bad.go:4: == "s3"`, `bad.go:4: != "gcs"`, `bad.go:8: case "azblob"`}
+	if got := backendComparisons(t, dir); !reflect.DeepEqual(got, want) {
+		t.Fatalf("found %q, want %q", got, want)
+	}
+}
