@@ -119,7 +119,7 @@ func (defaults) deleteRequests(bool) Counts                         { return Cou
 func (defaults) listRetries() int                                   { return 0 }
 func (defaults) listItem(o *blob.ListObject) ListItem               { return plainItem(o) }
 func (defaults) requestContext(ctx context.Context) context.Context { return ctx }
-func (defaults) mapErr(err error) error                             { return mapStatus(err, 0) }
+func (defaults) mapErr(err error) error                             { return mapErr(err) }
 func (defaults) wireCounts() (Counts, bool)                         { return Counts{}, false }
 
 func plainItem(o *blob.ListObject) ListItem {
@@ -223,6 +223,8 @@ type noCAS struct {
 	storeRef
 	label string
 }
+
+var _ backendDriver = (*noCAS)(nil)
 
 func (d *noCAS) name() string                                   { return d.label }
 func (*noCAS) changeToken(*blob.Reader, []byte) (string, error) { return "", nil }

@@ -38,6 +38,8 @@ type azureDriver struct {
 	direct bool   // prefix is known: readDirect may address blobs itself
 }
 
+var _ backendDriver = (*azureDriver)(nil)
+
 func (*azureDriver) name() string { return "azure" }
 
 func (*azureDriver) changeToken(r *blob.Reader, _ []byte) (string, error) {
@@ -152,7 +154,7 @@ func (*azureDriver) mapErr(err error) error {
 	if errors.As(err, &re) {
 		return mapStatus(err, re.StatusCode)
 	}
-	return mapStatus(err, 0)
+	return mapErr(err)
 }
 
 var azureBackend = backend{

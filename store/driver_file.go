@@ -29,6 +29,8 @@ type fileDriver struct {
 	layout Layout // LayoutAuto's: what the root shows (fileLayout) when opened from a URL, else directory
 }
 
+var _ backendDriver = (*fileDriver)(nil)
+
 func (*fileDriver) name() string { return "file" }
 
 func (d *fileDriver) autoLayout() Layout { return d.layout }

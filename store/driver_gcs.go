@@ -30,6 +30,8 @@ type gcsDriver struct {
 	preconditionPuts
 }
 
+var _ backendDriver = (*gcsDriver)(nil)
+
 func (*gcsDriver) name() string { return "gcs" }
 
 func (*gcsDriver) changeToken(r *blob.Reader, _ []byte) (string, error) {
@@ -87,13 +89,14 @@ func (*gcsDriver) ifNoneMatch(token string) func(as func(any) bool) error {
 	}
 }
 
-// mapErr reads the HTTP status of the API's errors (*googleapi.Error).
+// mapErr reads the HTTP status of the API's errors (*googleapi.Error);
+// any other error is mapped as every driver's is (mapErr).
 func (*gcsDriver) mapErr(err error) error {
 	var ge *googleapi.Error
 	if errors.As(err, &ge) {
 		return mapStatus(err, ge.Code)
 	}
-	return mapStatus(err, 0)
+	return mapErr(err)
 }
 
 // ownGCSRetries turns off the GCS client's own retries, once per client

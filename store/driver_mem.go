@@ -21,6 +21,8 @@ type memDriver struct {
 	lockedWrites
 }
 
+var _ backendDriver = (*memDriver)(nil)
+
 func memDriverOf(b *blob.Bucket) *memDriver {
 	return &memDriver{lockedWrites: lockedWrites{lock: memLock(b)}}
 }

@@ -28,6 +28,8 @@ type s3Driver struct {
 	wire *wireCounter // nil when gocloud's own opener opened the bucket
 }
 
+var _ backendDriver = (*s3Driver)(nil)
+
 func (*s3Driver) name() string { return "s3" }
 
 func (*s3Driver) changeToken(r *blob.Reader, _ []byte) (string, error) {
@@ -75,15 +77,10 @@ func (*s3Driver) deleteRequests(missing bool) Counts {
 	return Counts{Head: 1, Delete: 1}
 }
 
-// mapErr reads the HTTP status of the AWS SDK's errors (smithy's
-// ResponseError; 0 when no response came).
-func (*s3Driver) mapErr(err error) error {
-	var sc interface{ HTTPStatusCode() int }
-	if errors.As(err, &sc) {
-		return mapStatus(err, sc.HTTPStatusCode())
-	}
-	return mapStatus(err, 0)
-}
+// mapErr: the AWS SDK's errors (smithy's ResponseError) carry
+// HTTPStatusCode(), the convention the common mapErr reads (0 when no
+// response came).
+func (*s3Driver) mapErr(err error) error { return mapErr(err) }
 
 func (d *s3Driver) wireCounts() (Counts, bool) {
 	if d.wire == nil {

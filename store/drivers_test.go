@@ -1,9 +1,11 @@
 package store
 
 import (
+	"context"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"gocloud.dev/blob"
+
+	"github.com/oxyfs/oxyfs/internal/blobtest"
 )
 
 // backendNames are the names and URL schemes of the backends: comparing one
@@ -117,5 +123,50 @@ func f(s interface{ Backend() string }, scheme string) int {
 	want := []string{`bad.go:4: == "s3"`, `bad.go:4: != "gcs"`, `bad.go:8: case "azblob"`}
 	if got := backendComparisons(t, dir); !reflect.DeepEqual(got, want) {
 		t.Fatalf("found %q, want %q", got, want)
+	}
+}
+
+// statusErr is a failure that carries an HTTP status the common way, as the
+// faults the simulation injects into mem and file buckets do.
+type statusErr int
+
+func (e statusErr) Error() string       { return "injected status " + strconv.Itoa(int(e)) }
+func (e statusErr) HTTPStatusCode() int { return int(e) }
+
+// TestStatusOfAnyBucketDecidesRetries: an error carrying HTTPStatusCode()
+// is read by every driver (here mem, over a bucket that injects them): a 503
+// is retried, every attempt counted; a 403 is final after one.
+func TestStatusOfAnyBucketDecidesRetries(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		status    statusErr
+		fails     int // GETs that fail before one succeeds
+		wantGets  int64
+		wantRetry int64
+		wantErr   bool
+	}{
+		{status: http.StatusServiceUnavailable, fails: MaxReadTries - 1, wantGets: MaxReadTries, wantRetry: MaxReadTries - 1},
+		{status: http.StatusForbidden, fails: 1, wantGets: 1, wantRetry: 0, wantErr: true},
+	} {
+		drv := blobtest.New(nil)
+		s := New(blob.NewBucket(drv), "mem", "", Options{Layout: LayoutBucket})
+		if err := s.Put(ctx, "sig/ab/cdef/alice", []byte("sig")); err != nil {
+			t.Fatal(err)
+		}
+		fails := tc.fails
+		drv.SetHooks(blobtest.Hooks{Before: func(_ context.Context, op blobtest.Op, _ string) error {
+			if op == blobtest.OpGet && fails > 0 {
+				fails--
+				return tc.status
+			}
+			return nil
+		}})
+		before := s.Counts()
+		_, err := s.Get(ctx, "sig/ab/cdef/alice")
+		if (err != nil) != tc.wantErr || s.Counts().Sub(before) != (Counts{Get: tc.wantGets}) || s.Retries() != tc.wantRetry {
+			t.Errorf("status %d: err %v, sent %v, retries %d; want error %v, %d GETs, %d retries",
+				tc.status, err, s.Counts().Sub(before), s.Retries(), tc.wantErr, tc.wantGets, tc.wantRetry)
+		}
+		s.Close()
 	}
 }

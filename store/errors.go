@@ -37,9 +37,17 @@ var (
 	ErrUnavailable = errors.New("store unavailable")
 )
 
-// mapErr maps a backend error by its gcerrors code alone (no HTTP status):
-// what a driver's mapErr does for a backend whose errors carry none.
-func mapErr(err error) error { return mapStatus(err, 0) }
+// mapErr maps a backend error by its gcerrors code and the HTTP status it
+// carries by the common convention, a method HTTPStatusCode() int (the AWS
+// SDK's errors, and the faults tests inject into any bucket): what a
+// driver's mapErr does with an error of no SDK type of its own.
+func mapErr(err error) error {
+	var sc interface{ HTTPStatusCode() int }
+	if errors.As(err, &sc) {
+		return mapStatus(err, sc.HTTPStatusCode())
+	}
+	return mapStatus(err, 0)
+}
 
 // mapStatus wraps a backend error with the sentinel it maps to and the HTTP
 // status its driver read from it (0: none; AWS reports 0 when no response
