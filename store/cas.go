@@ -42,9 +42,9 @@ func (s *Store) WriteRecord(ctx context.Context, key string, data []byte, v Vers
 	}
 	var err error
 	if !v.Exists {
-		err = s.cas.create(ctx, key, data)
+		err = s.drv.createOnly(ctx, key, data)
 	} else {
-		err = s.cas.replace(ctx, key, data, v.Token)
+		err = s.drv.replaceIfUnchanged(ctx, key, data, v.Token)
 	}
 	if err != nil {
 		return fmt.Errorf("write record %q: %w", key, err)
@@ -161,15 +161,7 @@ func (c *casCounters) snapshot() CASStats {
 func backoff(ctx context.Context, n int, rtt time.Duration) error {
 	base := max(rtt, time.Millisecond)
 	ceil := min(base<<min(n, 16), maxBackoff)
-	d := time.Duration(rand.Int64N(int64(ceil))) + time.Millisecond
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return sleep(ctx, time.Duration(rand.Int64N(int64(ceil)))+time.Millisecond)
 }
 
 // maxBackoff caps one wait between compare-and-swap tries.

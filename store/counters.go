@@ -33,6 +33,18 @@ type counters struct {
 	list, get, head, put, del atomic.Int64
 }
 
+// add counts the requests in d.
+func (c *counters) add(d Counts) {
+	for _, k := range [...]struct {
+		n *atomic.Int64
+		d int64
+	}{{&c.list, d.List}, {&c.get, d.Get}, {&c.head, d.Head}, {&c.put, d.Put}, {&c.del, d.Delete}} {
+		if k.d != 0 {
+			k.n.Add(k.d)
+		}
+	}
+}
+
 func (c *counters) snapshot() Counts {
 	return Counts{List: c.list.Load(), Get: c.get.Load(), Head: c.head.Load(), Put: c.put.Load(), Delete: c.del.Load()}
 }

@@ -22,16 +22,17 @@
 // lists (listed, not retired) and whether the store is folded follow.
 // ReadSnapshotSince is a refresh's: the two records re-read with one
 // conditional GET each (ReadRecordIfChanged: If-None-Match on S3 and Azure,
-// a generation compare on GCS, a content-hash compare on file and mem, all
-// in conditional.go), and the LIST only when one changed (or when asked).
+// a generation compare on GCS, a content-hash compare on file and mem, each
+// in its driver), and the LIST only when one changed (or when asked).
 //
 // # Requests
 //
 // Every method sends a known number of requests and counts them by kind
 // (Counts): Get, ReadRecord and ReadRecordIfChanged one GET (a 304 too),
 // Exists and Size one HEAD, Put one PUT, ListPage one LIST (List one per
-// page), Delete one DELETE (on S3 also the HEAD s3blob sends first). A compare-and-swap write is one PUT on S3, GCS and
-// Azure, and one GET plus one PUT under the lock on file and mem. On S3 the
+// page), Delete one DELETE (on S3 also the HEAD s3blob sends first:
+// DeleteRequests says which). A compare-and-swap write is one PUT on S3, GCS
+// and Azure, and one GET plus one PUT under the lock on file and mem. On S3 the
 // HTTP client also counts requests on the wire (WireCounts), and the
 // conformance kit checks both agree. Bucket() bypasses the counters.
 //
@@ -74,9 +75,39 @@
 //
 // # Memory and concurrency
 //
-// A Store holds no data, only the bucket, counters (atomics) and the CAS
+// A Store holds no data, only the bucket, counters (atomics) and its
 // driver; it is safe for concurrent use. Entry-list decoding streams through a
 // pooled zstd decoder with no allocation per key.
+//
+// # Drivers
+//
+// What differs per backend is one unexported interface, backendDriver
+// (driver.go), implemented once per backend in its own file, as gocloud's
+// drivers are: driver_s3.go (with driver_s3_open.go, the opener that counts
+// requests on the wire, and driver_s3_list.go, the ListObjectsV2 page
+// scanner), driver_gcs.go, driver_azure.go, driver_file.go (around the
+// file:// gocloud driver below) and driver_mem.go. Each lists at its top the
+// As types it uses; no code outside them asks which backend a store is
+// (TestNoBackendNameComparisonOutsideDrivers checks it), and Backend() is a
+// name for display. A driver answers:
+//
+//	changeToken         the version token of a GET: S3/Azure ETag, GCS
+//	                    generation, SHA-256 of the bytes on file and mem
+//	createOnly          ErrConflict when the key exists (one winner)
+//	replaceIfUnchanged  ErrConflict when the key changed or vanished
+//	readIfChanged       one GET; ErrNotModified (a 304) while unchanged, else
+//	                    the bytes and token (the caller compares), ErrNotFound
+//	deleteRequests      what a Delete sends (S3: a HEAD first), for Counts
+//	listRetries,        a page listed again after ErrNotFound (file: a key
+//	listItem            that vanished under it); ListItem.Irregular (file)
+//	requestContext      the SDK's own retries off per request (Azure)
+//	mapErr              its errors to ErrNotFound, ErrConflict, ErrNotModified
+//	                    and the HTTP status transient reads (mapStatus)
+//
+// S3, GCS and Azure share preconditionPuts (one PUT carrying its
+// precondition, set by the driver's BeforeWrite), file and mem lockedWrites
+// (read-compare-write under a lock); a name New does not know gets noCAS.
+// Open finds the backend by URL scheme, New by name (backendOf, driverNamed).
 //
 // # file://
 //
@@ -126,8 +157,10 @@
 //
 // # Errors
 //
-// Backend errors map to ErrNotFound and ErrConflict in errors.go (by gcerrors
-// code), are wrapped with the operation and key, and keep the backend's text.
+// Backend errors map to ErrNotFound, ErrConflict and ErrNotModified in
+// errors.go (mapStatus: by gcerrors code, else by the HTTP status the
+// driver's mapErr read from its SDK's error), are wrapped with the operation
+// and key, and keep the backend's text.
 // Parsers never fail a whole record for one bad line: they return the lines
 // that parse and a LineError (ErrCorrupt) per line that does not, so a caller
 // can warn and keep the line when it rewrites the record. Key validation

@@ -10,13 +10,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"gocloud.dev/gcerrors"
-	"google.golang.org/api/googleapi"
 )
 
 // Sentinel errors. Every backend error is mapped to one of these (or left as
-// is) in this one file, so callers match with errors.Is, never on strings.
+// is) by mapStatus in this one file, from what its driver's mapErr read of
+// it, so callers match with errors.Is, never on strings.
 var (
 	// ErrNotFound: the key does not exist.
 	ErrNotFound = errors.New("not found")
@@ -38,28 +37,64 @@ var (
 	ErrUnavailable = errors.New("store unavailable")
 )
 
-// mapErr wraps a backend error with the sentinel its code maps to.
+// mapErr maps a backend error by its gcerrors code and the HTTP status it
+// carries by the common convention, a method HTTPStatusCode() int (the AWS
+// SDK's errors, and the faults tests inject into any bucket): what a
+// driver's mapErr does with an error of no SDK type of its own.
 func mapErr(err error) error {
-	if err == nil {
-		return nil
+	var sc interface{ HTTPStatusCode() int }
+	if errors.As(err, &sc) {
+		return mapStatus(err, sc.HTTPStatusCode())
 	}
+	return mapStatus(err, 0)
+}
+
+// mapStatus wraps a backend error with the sentinel it maps to and the HTTP
+// status its driver read from it (0: none; AWS reports 0 when no response
+// came). The sentinel comes from the error's gcerrors code (NotFound,
+// FailedPrecondition), else from the status (404, 412, and 304 Not
+// Modified, which a conditional read answers). Every driver's mapErr ends
+// here, so the sentinels are decided in this one place. An error mapped
+// already is returned as it is.
+func mapStatus(err error, status int) error {
+	var ce *codedError
+	if err == nil || errors.As(err, &ce) {
+		return err
+	}
+	var sentinel error
 	switch gcerrors.Code(err) {
 	case gcerrors.NotFound:
-		return &codedError{sentinel: ErrNotFound, err: err}
+		sentinel = ErrNotFound
 	case gcerrors.FailedPrecondition:
-		return &codedError{sentinel: ErrConflict, err: err}
+		sentinel = ErrConflict
+	default:
+		switch status {
+		case http.StatusNotFound:
+			sentinel = ErrNotFound
+		case http.StatusPreconditionFailed:
+			sentinel = ErrConflict
+		case http.StatusNotModified:
+			sentinel = ErrNotModified
+		}
 	}
-	return err
+	if sentinel == nil && status == 0 {
+		return err
+	}
+	return &codedError{sentinel: sentinel, status: status, err: err}
 }
 
 // codedError keeps the backend's error text and matches its sentinel.
 type codedError struct {
-	sentinel error
+	sentinel error // nil: none
+	status   int   // the HTTP status of the answer, 0: none or not known
 	err      error
 }
 
 func (e *codedError) Error() string { return e.err.Error() }
 func (e *codedError) Unwrap() []error {
+	if e.sentinel == nil {
+		return []error{e.err}
+	}
 	return []error{e.sentinel, e.err}
 }
 
@@ -69,7 +104,7 @@ func (e *codedError) Unwrap() []error {
 // a lost compare-and-swap, a cancelled context and every other 4xx are final.
 func transient(err error) bool {
 	switch {
-	case err == nil, errors.Is(err, ErrNotFound), errors.Is(err, ErrConflict), errors.Is(err, context.Canceled):
+	case err == nil, errors.Is(err, ErrNotFound), errors.Is(err, ErrConflict), errors.Is(err, ErrNotModified), errors.Is(err, context.Canceled):
 		return false
 	case errors.Is(err, errTimedOut), errors.Is(err, errBodyRead):
 		return true
@@ -89,19 +124,12 @@ func transient(err error) bool {
 	return gcerrors.Code(err) == gcerrors.ResourceExhausted
 }
 
-// httpStatus is the HTTP status a backend error carries, 0 if none (AWS
-// reports 0 when no response came).
+// httpStatus is the HTTP status a mapped backend error carries (the
+// driver's mapErr read it), 0 if none.
 func httpStatus(err error) int {
-	var sc interface{ HTTPStatusCode() int } // AWS (smithy)
-	var ge *googleapi.Error
-	var ae *azcore.ResponseError
-	switch {
-	case errors.As(err, &sc):
-		return sc.HTTPStatusCode()
-	case errors.As(err, &ge):
-		return ge.Code
-	case errors.As(err, &ae):
-		return ae.StatusCode
+	var ce *codedError
+	if errors.As(err, &ce) {
+		return ce.status
 	}
 	return 0
 }

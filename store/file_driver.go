@@ -210,13 +210,7 @@ func (b *fileBucket) NewRangeReader(_ context.Context, key string, offset, lengt
 	}
 	f := os.NewFile(uintptr(fd), filepath.Join(b.root, key))
 	if opts.BeforeRead != nil {
-		if err := opts.BeforeRead(func(i any) bool {
-			p, ok := i.(**os.File)
-			if ok {
-				*p = f
-			}
-			return ok
-		}); err != nil {
+		if err := opts.BeforeRead(asFile(f)); err != nil {
 			f.Close()
 			return nil, err
 		}
@@ -233,6 +227,17 @@ func (b *fileBucket) NewRangeReader(_ context.Context, key string, offset, lengt
 		ModTime:     time.Unix(st.Mtim.Unix()),
 		Size:        st.Size,
 	}}, nil
+}
+
+// asFile is the As of a read's or write's Before hook: **os.File, the file.
+func asFile(f *os.File) func(any) bool {
+	return func(i any) bool {
+		p, ok := i.(**os.File)
+		if ok {
+			*p = f
+		}
+		return ok
+	}
 }
 
 type fileReader struct {
@@ -284,13 +289,7 @@ func (b *fileBucket) NewTypedWriter(ctx context.Context, key, _ string, opts *dr
 	}
 	w := &fileWriter{ctx: ctx, key: key, name: name, tmp: tmp, dir: dir, f: os.NewFile(uintptr(fd), tmp), ifNotExist: opts.IfNotExist}
 	if opts.BeforeWrite != nil {
-		if err := opts.BeforeWrite(func(i any) bool {
-			p, ok := i.(**os.File)
-			if ok {
-				*p = w.f
-			}
-			return ok
-		}); err != nil {
+		if err := opts.BeforeWrite(asFile(w.f)); err != nil {
 			w.abort()
 			return nil, err
 		}

@@ -6,23 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math/rand/v2"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
-	"cloud.google.com/go/storage"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"gocloud.dev/blob"
-	_ "gocloud.dev/blob/azureblob" // azblob:// URLs
-	_ "gocloud.dev/blob/gcsblob"   // gs:// URLs
-	_ "gocloud.dev/blob/memblob"   // mem:// URLs
-	_ "gocloud.dev/blob/s3blob"    // s3:// URLs
 )
 
 // Layout says how entries are found (spec §13.7, DESIGN §2).
@@ -91,24 +82,21 @@ const DefaultRequestTimeout = 30 * time.Second
 const MaxReadTries = 3
 
 // Store is an open handle on a store: a bucket plus its layout, clock,
-// request counters and compare-and-swap. It is safe for concurrent use.
+// request counters and driver (what differs per backend, driver.go). It is
+// safe for concurrent use.
 type Store struct {
 	bucket   *blob.Bucket
 	url      string // redacted
-	backend  string // s3, gcs, azure, file, mem
+	drv      backendDriver
 	layout   Layout
 	clock    Clock
 	pageSize int
 	readOnly bool
 	timeout  time.Duration // per request; 0: none
-	cas      casDriver
 	n        counters
 	retries  atomic.Int64 // requests sent again after a transient failure
 	casStats casCounters
-	wire     *wireCounter // s3 only: requests counted on the wire
 	observe  func(kind string, d time.Duration, err error)
-	prefix   string // the URL's prefix=, when Open knows it (azure: see conditional.go)
-	direct   bool   // prefix is known: conditional.go may address blobs itself
 }
 
 // Open opens the store at a gocloud.dev/blob URL, or at a plain directory
@@ -130,56 +118,32 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open store %q: %w", Redact(rawURL), err)
 	}
-	backend, err := backendOf(u.Scheme)
+	be, err := backendOf(u.Scheme)
 	if err != nil {
 		return nil, fmt.Errorf("open store %q: %w", Redact(rawURL), err)
 	}
-	var root string
-	if backend == "file" {
-		if root, err = fileRoot(u, opts.Create); err != nil {
-			return nil, fmt.Errorf("open store %q: %w", Redact(rawURL), err)
-		}
-		if opts.Layout == LayoutAuto {
-			opts.Layout = fileLayout(root)
-		}
-	}
-	var b *blob.Bucket
-	var wire *wireCounter
-	switch backend {
-	case "s3":
-		b, wire, err = openS3(ctx, u)
-	case "file":
-		b, err = openFileURL(u)
-	default:
-		b, err = blob.OpenBucket(ctx, u.String())
-	}
+	b, drv, err := be.open(ctx, u, opts)
 	if err != nil {
 		return nil, fmt.Errorf("open store %q: %w", Redact(rawURL), err)
 	}
-	s := newStore(b, backend, Redact(rawURL), opts)
-	s.wire = wire
-	s.prefix, s.direct = u.Query().Get("prefix"), true
-	if backend == "gcs" {
-		ownGCSRetries(b)
-	}
-	if backend == "file" {
-		s.cas = &lockCAS{s: s, lock: fileLock(root)}
-	}
-	return s, nil
+	return newStore(b, drv, Redact(rawURL), opts), nil
+}
+
+// openGocloud opens a URL with gocloud's own opener for its scheme.
+func openGocloud(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
+	return blob.OpenBucket(ctx, u.String())
 }
 
 // New wraps an already open bucket. backend is one of "s3", "gcs", "azure",
-// "file" (then root is its directory, for the OS lock) or "mem".
+// "file" (then root is its directory, for the OS lock) or "mem"; any other
+// name gets a store that refuses compare-and-swap (ErrNoCAS).
 func New(b *blob.Bucket, backend, root string, opts Options) *Store {
-	s := newStore(b, backend, backend+"://", opts)
-	if backend == "file" {
-		s.cas = &lockCAS{s: s, lock: fileLock(root)}
-	}
-	return s
+	return newStore(b, driverNamed(backend, b, root), backend+"://", opts)
 }
 
-func newStore(b *blob.Bucket, backend, redacted string, opts Options) *Store {
-	s := &Store{bucket: b, url: redacted, backend: backend, layout: opts.Layout, clock: opts.Clock, pageSize: opts.PageSize, readOnly: opts.ReadOnly, timeout: opts.RequestTimeout, observe: opts.Observe}
+func newStore(b *blob.Bucket, drv backendDriver, redacted string, opts Options) *Store {
+	s := &Store{bucket: b, url: redacted, drv: drv, layout: opts.Layout, clock: opts.Clock, pageSize: opts.PageSize, readOnly: opts.ReadOnly, timeout: opts.RequestTimeout, observe: opts.Observe}
+	drv.bind(s)
 	switch {
 	case s.timeout == 0:
 		s.timeout = DefaultRequestTimeout
@@ -193,12 +157,8 @@ func newStore(b *blob.Bucket, backend, redacted string, opts Options) *Store {
 		s.pageSize = 1000
 	}
 	if s.layout == LayoutAuto {
-		s.layout = LayoutBucket
-		if backend == "file" {
-			s.layout = LayoutDirectory
-		}
+		s.layout = drv.autoLayout()
 	}
-	s.cas = casFor(s, b)
 	return s
 }
 
@@ -215,43 +175,12 @@ func pathURL(raw string) string {
 	return (&url.URL{Scheme: "file", Path: abs}).String()
 }
 
-// fileLayout is the layout a file:// store's root shows: bucket when it
-// holds the journal or an entry list (regular files, links not followed),
-// directory otherwise.
-func fileLayout(root string) Layout {
-	if fi, err := os.Lstat(filepath.Join(root, JournalKey)); err == nil && fi.Mode().IsRegular() {
-		return LayoutBucket
-	}
-	lists, _ := filepath.Glob(filepath.Join(root, PackPrefix+"*"+EntryListSuffix+"*"))
-	for _, l := range lists {
-		if _, _, ok := ParseEntryListName(filepath.Base(l)); ok {
-			return LayoutBucket
-		}
-	}
-	return LayoutDirectory
-}
-
-func backendOf(scheme string) (string, error) {
-	switch scheme {
-	case "s3":
-		return "s3", nil
-	case "gs":
-		return "gcs", nil
-	case "azblob":
-		return "azure", nil
-	case "file":
-		return "file", nil
-	case "mem":
-		return "mem", nil
-	}
-	return "", fmt.Errorf("unsupported scheme %q (want s3, gs, azblob, file or mem)", scheme)
-}
-
 // URL is the store's URL with secrets redacted.
 func (s *Store) URL() string { return s.url }
 
 // Backend names the backend: s3, gcs, azure, file or mem.
-func (s *Store) Backend() string { return s.backend }
+// It is for display: what differs per backend is asked of its driver.
+func (s *Store) Backend() string { return s.drv.name() }
 
 // Layout is the store's layout (never LayoutAuto).
 func (s *Store) Layout() Layout { return s.layout }
@@ -264,6 +193,14 @@ func (s *Store) ReadOnly() bool { return s.readOnly }
 
 // Counts returns a snapshot of the requests sent so far.
 func (s *Store) Counts() Counts { return s.n.snapshot() }
+
+// WireCounts returns the requests counted on the wire, for backends that
+// count them (s3); ok is false elsewhere.
+func (s *Store) WireCounts() (c Counts, ok bool) { return s.drv.wireCounts() }
+
+// DeleteRequests is what one Delete of a key that exists sends: one DELETE,
+// and on S3 the HEAD s3blob sends first.
+func (s *Store) DeleteRequests() Counts { return s.drv.deleteRequests(false) }
 
 // Bucket exposes the underlying bucket for tests and the conformance kit.
 // Requests sent through it are not counted.
@@ -333,7 +270,7 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error 
 	if s.readOnly {
 		return fmt.Errorf("create %q: %w", key, ErrReadOnly)
 	}
-	if err := s.cas.create(ctx, key, data); err != nil {
+	if err := s.drv.createOnly(ctx, key, data); err != nil {
 		return fmt.Errorf("create %q: %w", key, err)
 	}
 	return nil
@@ -345,17 +282,8 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 		return fmt.Errorf("delete %q: %w", key, ErrReadOnly)
 	}
 	err := s.sendOnce(ctx, nil, func(ctx context.Context) error {
-		err := mapErr(s.bucket.Delete(ctx, key))
-		if s.backend == "s3" {
-			// s3blob sends a HEAD first (S3 deletes missing keys silently)
-			// and no DELETE when the key is missing.
-			s.n.head.Add(1)
-			if !errors.Is(err, ErrNotFound) {
-				s.n.del.Add(1)
-			}
-		} else {
-			s.n.del.Add(1)
-		}
+		err := s.drv.mapErr(s.bucket.Delete(ctx, key))
+		s.n.add(s.drv.deleteRequests(errors.Is(err, ErrNotFound)))
 		return err
 	})
 	if err != nil {
@@ -417,11 +345,9 @@ func (s *Store) ListPage(ctx context.Context, prefix, delimiter string, token []
 		return err
 	}
 	err := s.read(ctx, &s.n.list, page)
-	// The file driver stats each file after reading its directory, so a
-	// key deleted during the listing fails the page with NotFound: list the
-	// page again (a few times) rather than fail a listing for a key that is
-	// gone anyway. Every other error of a file listing fails it.
-	for try := 0; err != nil && s.backend == "file" && errors.Is(err, ErrNotFound) && try < fileListRetries; try++ {
+	// A key that vanished under the listing fails the page with NotFound
+	// where the driver stats what it lists (file://): list the page again.
+	for try := 0; err != nil && errors.Is(err, ErrNotFound) && try < s.drv.listRetries(); try++ {
 		err = s.read(ctx, &s.n.list, page)
 	}
 	if err != nil {
@@ -429,20 +355,13 @@ func (s *Store) ListPage(ctx context.Context, prefix, delimiter string, token []
 	}
 	items := make([]ListItem, len(objs))
 	for i, o := range objs {
-		items[i] = ListItem{Key: o.Key, Size: o.Size, IsDir: o.IsDir, ModTime: o.ModTime}
-		var m fs.FileMode
-		if s.backend == "file" && !o.IsDir && o.As(&m) && !m.IsRegular() {
-			items[i].Irregular = irregularName(m)
-		}
+		items[i] = s.drv.listItem(o)
 	}
 	if len(next) == 0 {
 		next = nil
 	}
 	return items, next, nil
 }
-
-// fileListRetries bounds the re-listings of a page on file:// (see ListPage).
-const fileListRetries = 4
 
 // List walks every page of a listing, one LIST request per page.
 func (s *Store) List(ctx context.Context, prefix, delimiter string, fn func(ListItem) error) error {
@@ -502,7 +421,7 @@ func (s *Store) readWithToken(ctx context.Context, key string, opts *blob.Reader
 	var tok string
 	err := s.read(ctx, &s.n.get, func(ctx context.Context) (err error) {
 		data, err = s.readBody(ctx, key, opts, func(r *blob.Reader, data []byte) (err error) {
-			tok, err = s.cas.token(r, data)
+			tok, err = s.drv.changeToken(r, data)
 			return err
 		})
 		return err
@@ -560,16 +479,13 @@ func (s *Store) attempt(ctx context.Context, count *atomic.Int64, op func(ctx co
 		began := time.Now()
 		defer func() { s.observe(s.n.kindOf(count), time.Since(began), err) }()
 	}
-	rctx := ctx
-	if s.backend == "azure" {
-		rctx = policy.WithRetryOptions(rctx, policy.RetryOptions{MaxRetries: -1})
-	}
+	rctx := s.drv.requestContext(ctx)
 	if s.timeout > 0 {
 		var cancel context.CancelFunc
 		rctx, cancel = context.WithTimeout(rctx, s.timeout)
 		defer cancel()
 	}
-	err = mapErr(op(rctx))
+	err = s.drv.mapErr(op(rctx))
 	if err != nil && ctx.Err() == nil && rctx.Err() != nil {
 		err = &timeoutError{d: s.timeout, err: err}
 	}
@@ -600,17 +516,3 @@ func sleep(ctx context.Context, d time.Duration) error {
 // Retries is how many requests were sent again after a transient failure
 // (each is also counted in Counts).
 func (s *Store) Retries() int64 { return s.retries.Load() }
-
-// ownGCSRetries turns off the GCS client's own retries, once per client
-// (gocloud shares one client among the buckets it opens): the store retries
-// reads itself and counts every attempt.
-func ownGCSRetries(b *blob.Bucket) {
-	var c *storage.Client
-	if !b.As(&c) || c == nil {
-		return
-	}
-	once, _ := gcsRetryOff.LoadOrStore(c, new(sync.Once))
-	once.(*sync.Once).Do(func() { c.SetRetry(storage.WithPolicy(storage.RetryNever)) })
-}
-
-var gcsRetryOff sync.Map // *storage.Client -> *sync.Once

@@ -30,7 +30,7 @@ func openS3(ctx context.Context, u *url.URL) (*blob.Bucket, *wireCounter, error)
 	opts := []func(*s3.Options){func(o *s3.Options) {
 		o.Retryer = aws.NopRetryer{}
 		o.RetryMaxAttempts = 0
-		o.APIOptions = append(o.APIOptions, fastList) // s3list.go
+		o.APIOptions = append(o.APIOptions, fastList) // driver_s3_list.go
 	}}
 	for _, k := range []string{"use_path_style", "s3ForcePathStyle"} {
 		if v := q.Get(k); v != "" {
@@ -102,13 +102,4 @@ func (c *countingClient) Do(r *http.Request) (*http.Response, error) {
 		c.wc.n.del.Add(1)
 	}
 	return c.next.Do(r)
-}
-
-// WireCounts returns the requests counted on the wire, for backends that
-// count them (s3); ok is false elsewhere.
-func (s *Store) WireCounts() (c Counts, ok bool) {
-	if s.wire == nil {
-		return Counts{}, false
-	}
-	return s.wire.n.snapshot(), true
 }
