@@ -151,6 +151,9 @@
 // kind walks the 256 bucket bounds; ReadDir of <kind>/<hh> is O(log n + k)
 // for k objects. by-signer/<signer> scans the signatures' value ids once
 // (uint32 compares, no allocation but for the names returned).
+// Signers and SignedBy return one page of by-signer/ and of a signer's
+// objects (signers.go) the same way, allocating only the page: a store of
+// millions is browsed a page at a time.
 //
 // Loading decodes each list once, in key order, straight into the arrays
 // (keys of a list come sorted, so no sort is needed); zstd decompression
