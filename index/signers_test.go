@@ -109,7 +109,7 @@ func checkSignerPages(t *testing.T, ix *Index) {
 
 // signerStore writes signatures by several signers over objects of two
 // widths, a list holding some and the journal the rest.
-func signerStore(t *testing.T, st *store.Store) {
+func signerStore(t testing.TB, st *store.Store) {
 	t.Helper()
 	var listed, journaled []store.Entry
 	for i := range 12 {
@@ -179,4 +179,99 @@ func TestSignerPagesOfAnUnfoldedStore(t *testing.T) {
 		t.Fatalf("load: %v, mode %q", err, ix.Status().Mode)
 	}
 	checkSignerPages(t, ix)
+}
+
+// BenchmarkSignerPages: a page of by-signer/ and of a signer's objects
+// from a folded set of 1e5 entries (16 signers, ~4,400 signatures each),
+// against ReadDir of the whole signer directory, which makes every name.
+func BenchmarkSignerPages(b *testing.B) {
+	ix, _ := benchEntries(b, 1e5)
+	ctx := context.Background()
+	scs, _, err := ix.Signers(ctx, Page{})
+	if err != nil || len(scs) == 0 {
+		b.Fatal(scs, err)
+	}
+	s := scs[0].Signer
+	b.Logf("%d signers; %s signed %d objects", len(scs), s, scs[0].Signatures)
+	before := ix.Store().Counts()
+	run := func(name string, fn func() error) {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := fn(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	run("Signers", func() error { _, _, err := ix.Signers(ctx, Page{Limit: 200}); return err })
+	run("SignedBy-first", func() error { _, _, err := ix.SignedBy(ctx, s, Page{Limit: 200}); return err })
+	run("SignedBy-last", func() error { _, _, err := ix.SignedBy(ctx, s, Page{Limit: 200, Before: "ff"}); return err })
+	run("ReadDir-signer", func() error { _, err := ix.ReadDir(ctx, "by-signer/"+s); return err })
+	if d := ix.Store().Counts().Sub(before); d.Total() != 0 {
+		b.Errorf("paging sent %v", d)
+	}
+}
+
+// FuzzSignerPage: cursors come from URLs (any bytes); a page is always the
+// slice of ReadDir's names the cursor and limit say, with the right flags,
+// for signers and for a signer's objects (two widths of objects).
+func FuzzSignerPage(f *testing.F) {
+	f.Add("", "", uint8(2), "alice")
+	f.Add("bob", "", uint8(1), "bob")
+	f.Add("", "dave", uint8(3), "carol smith")
+	f.Add("0f", "", uint8(1), "alice")
+	f.Add("", "7e000006", uint8(2), "éve")
+	f.Add("\xff", "a", uint8(0), "zz\x00")
+	st := newMem(f)
+	signerStore(f, st)
+	ix, _ := openIndex(f, st)
+	ctx := context.Background()
+	nodes, err := ix.ReadDir(ctx, "by-signer")
+	if err != nil {
+		f.Fatal(err)
+	}
+	signers := names(nodes)
+	oracle := func(all []string, p Page) ([]string, PageInfo) {
+		limit := limitOf(p)
+		if p.Before != "" {
+			j, _ := slices.BinarySearch(all, p.Before)
+			i := max(0, j-limit)
+			return all[i:j], PageInfo{Prev: i > 0, Next: j < len(all)}
+		}
+		i := 0
+		if p.After != "" {
+			var found bool
+			if i, found = slices.BinarySearch(all, p.After); found {
+				i++
+			}
+		}
+		j := min(len(all), i+limit)
+		return all[i:j], PageInfo{Prev: i > 0, Next: j < len(all)}
+	}
+	f.Fuzz(func(t *testing.T, after, before string, limit uint8, signer string) {
+		p := Page{After: after, Before: before, Limit: int(limit % 8)}
+		scs, info, err := ix.Signers(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, sc := range scs {
+			got = append(got, sc.Signer)
+		}
+		if want, winfo := oracle(signers, p); !slices.Equal(got, want) || info != winfo {
+			t.Fatalf("Signers(%+v) = %q %+v; want %q %+v", p, got, info, want, winfo)
+		}
+		var all []string
+		if objs, err := ix.ReadDir(ctx, "by-signer/"+signer); err == nil {
+			all = names(objs)
+		}
+		objs, info, err := ix.SignedBy(ctx, signer, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, winfo := oracle(all, p); !slices.Equal(objs, want) || info != winfo {
+			t.Fatalf("SignedBy(%q, %+v) = %q %+v; want %q %+v", signer, p, objs, info, want, winfo)
+		}
+	})
 }
