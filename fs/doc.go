@@ -8,7 +8,7 @@
 //	       <hh>/<rest>/<value>          empty files
 //	  by-signer/<signer>/<hh><rest>     symlink to ../../sig/<hh>/<rest>/<signer>
 //	  .oxy/status                       JSON of index.Status, with the FUSE op counts
-//	  .oxy/journal  .oxy/retired        the records, as text
+//	  .oxy/journal  .oxy/retired        the records as the index read them, as text
 //	  .oxy/lists/<name>                 each live entry list, decompressed
 //
 // Mount returns a *Server; Invalidate after every ix.Refresh; Unmount waits
@@ -42,7 +42,9 @@
 // up to MaxWriteBuffers, 256 MiB). An open .oxy/lists/<name> holds the
 // list's compressed bytes and one zstd decoder (store.EntryListText), never
 // its text: a read that follows the last continues the stream, a read
-// before it decodes again from the start.
+// before it decodes again from the start. .oxy/status, journal and retired
+// keep the text a stat measured or an open reads (oxyTexts: three at most;
+// journal and retired are the index's own strings, not copies).
 //
 // # Kernel caching
 //
@@ -85,7 +87,23 @@
 //     (ENODEV); MAP_PRIVATE works. Index entries are empty and opened
 //     without direct I/O: the kernel answers their reads itself. Writes use
 //     direct I/O too (the bytes go to the open file's buffer). .oxy files are
-//     made at open, report size 0 (as /proc does) and use direct I/O.
+//     sized exactly and read with direct I/O (next item).
+//   - .oxy files report the exact length of what a read returns, so cp,
+//     tar, wc -c, less and du see every byte (oxyfile.go). status, journal
+//     and retired are texts from memory, with attribute timeout 0: a stat
+//     renders and measures the text, and every stat and open within
+//     oxyHold (10 s) of that rendering, or while the file is open, gets that
+//     same text — .oxy/status changes with every request, and the kernel
+//     asks for attributes again on its own (a permission check at open), so
+//     a fresh rendering per call would disagree with the caller's stat.
+//     journal and retired are the records as the index read them (open or
+//     last refresh), not the store's latest: they agree with the tree and
+//     status, and cost no request. A list's text is fixed by its name (its
+//     SHA-256), so its size is cached for AttrTimeout: known from the open
+//     on a folded store; otherwise a lookup answers 0, not cached, and the
+//     stat's Getattr reads and decodes the list once. An open reads exactly
+//     that many bytes: a list whose key came to hold other bytes fails the
+//     read (EIO, logged) instead of returning another length.
 //   - Symlinks: a link's target is a function of its path, so the kernel
 //     caches it (EnableSymlinkCaching).
 //
@@ -174,8 +192,9 @@
 //	readlink, getxattr, listxattr         0
 //	write of an entry                     1 PUT of its key + its share of one journal
 //	                                      update (a GET and a PUT, more on contention)
-//	read of .oxy/status                   0
-//	read of .oxy/journal, .oxy/retired    1 GET each open
+//	stat or read of .oxy/status           0
+//	stat or read of .oxy/journal, retired 0 (the index's copy)
+//	stat of .oxy/lists/<name>             0 (prefix modes: 1 GET once per list, decoded to count)
 //	read of .oxy/lists/<name>             1 GET each open
 //
 // Ops reports the FUSE operations answered, by name ("readdir" counts the

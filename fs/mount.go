@@ -51,7 +51,8 @@ type Options struct {
 	// be safe for concurrent use and quick.
 	Observe func(op string, d time.Duration)
 
-	noAtomicTrunc bool // tests: O_TRUNC as older kernels send it (SETATTR naming no file)
+	noAtomicTrunc bool             // tests: O_TRUNC as older kernels send it (SETATTR naming no file)
+	now           func() time.Time // tests: the clock of oxyHold; nil: time.Now
 }
 
 // DefaultTimeout is how long the kernel caches names and attributes. The
@@ -89,6 +90,7 @@ type Server struct {
 	ops     opCounters
 	virt    virtualDirs
 	pending pendingWrites
+	texts   oxyTexts       // what .oxy/ stats measured and opens read (oxyfile.go)
 	wbuf    writeBudget    // the bytes all open writes hold (write.go)
 	writes  sync.WaitGroup // Puts in flight
 
@@ -191,6 +193,10 @@ func newMount(dir string, ix *index.Index, opts Options) *Server {
 	}
 	m.virt.init()
 	m.pending.init()
+	m.texts.now = opts.now
+	if m.texts.now == nil {
+		m.texts.now = time.Now
+	}
 	return m
 }
 

@@ -42,6 +42,7 @@ type builder struct {
 	m        map[string]uint32
 	srcNames []string
 	mal      []malformed
+	texts    map[string]int64 // the text length of each list decoded (.oxy/lists: listTexts)
 }
 
 // malformed counts the malformed keys one source held.
@@ -107,9 +108,11 @@ func (b *builder) decodeList(name string, data []byte) (*run, error) {
 	chunks, free := make(chan *keyChunk, 4), make(chan *keyChunk, 6)
 	stop := make(chan struct{})
 	decErr := make(chan error, 1)
+	var text int64 // set before decErr is sent
 	go func() {
 		cur := &keyChunk{}
-		_, err := store.DecodeEntryList(data, func(key []byte) error {
+		var err error
+		_, text, err = store.DecodeEntryListSized(data, func(key []byte) error {
 			cur.buf = append(cur.buf, key...)
 			cur.ends = append(cur.ends, uint32(len(cur.buf)))
 			if len(cur.buf) < chunkBytes {
@@ -169,6 +172,10 @@ func (b *builder) decodeList(name string, data []byte) (*run, error) {
 	if mal.n > 0 {
 		b.mal = append(b.mal, mal)
 	}
+	if b.texts == nil {
+		b.texts = make(map[string]int64)
+	}
+	b.texts[name] = text
 	return r, nil
 }
 

@@ -65,6 +65,13 @@
 // prefix modes) and on every own write. Status.LastRefresh says what the
 // last refresh sent.
 //
+// Records returns the journal and the retired record as the view read them
+// (a mount's .oxy/journal and .oxy/retired: what its tree shows, at no
+// request). ListTextSize returns the length of a live list's text (its
+// .oxy/lists/<name>): a folded open counts it while decoding the list; in
+// the prefix modes the first call reads and decodes the list once. ReadList
+// reads a list for serving its text.
+//
 // # Read-ahead
 //
 // ReadSig and SigSize of a signature schedule the signatures after it in key
@@ -139,7 +146,9 @@
 // Not in that figure: own writes since the last refresh (a Go map and
 // strings, ~150 B each), the signature cache (bounded by
 // Options.SigCacheBytes), the sizes of signatures read (~100 B each, at most
-// 1<<20 remembered), and in the prefix modes the listings of the open. While
+// 1<<20 remembered), the text length of each live list (~100 B each), the
+// records' text (which their parsed lines' keys share: no more than the
+// lines hold), and in the prefix modes the listings of the open. While
 // an open builds the set it also holds the compressed lists, the growing
 // arrays and a map of distinct values; a refresh builds the new set beside
 // the old one.
@@ -148,6 +157,9 @@
 // kind walks the 256 bucket bounds; ReadDir of <kind>/<hh> is O(log n + k)
 // for k objects. by-signer/<signer> scans the signatures' value ids once
 // (uint32 compares, no allocation but for the names returned).
+// Signers and SignedBy return one page of by-signer/ and of a signer's
+// objects (signers.go) the same way, allocating only the page: a store of
+// millions is browsed a page at a time.
 //
 // Loading decodes each list once, in key order, straight into the arrays
 // (keys of a list come sorted, so no sort is needed); zstd decompression

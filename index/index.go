@@ -62,6 +62,7 @@ type Index struct {
 	lookedAt    atomic.Int64 // store ms when the current view's records were last read (refreshSnapshot)
 
 	own    overlay
+	lists  listTexts // the text length of live lists (records.go)
 	sigs   *sigCache
 	ra     readAhead
 	commit committer
@@ -151,6 +152,7 @@ func (ix *Index) Load(ctx context.Context) error {
 		return err
 	}
 	ix.v.Store(v)
+	ix.lists.keep(v.listNames)
 	ix.gen.Add(1)
 	return nil
 }
@@ -189,6 +191,7 @@ func (ix *Index) Refresh(ctx context.Context) (err error) {
 		!slices.Equal(prev.listNames, v.listNames) || prev.journalVersion != v.journalVersion || prev.legacy != v.legacy
 	ix.sigs.invalidateRefresh(prev, v)
 	ix.v.Store(v)
+	ix.lists.keep(v.listNames)
 	ix.ra.forget()
 	if v.mode == ModeFolded {
 		ix.own.prune(v.base, mark)

@@ -194,6 +194,7 @@ func (ix *Index) foldedBase(ctx context.Context, sn *store.Snapshot, prev *view)
 		runs = append(runs, r)
 	}
 	runs = append(runs, b.journalRun(sn.Journal, nil))
+	ix.lists.learn(b.texts)
 	return b.set(b.mergeRuns(runs)), b.mal, nil
 }
 
@@ -232,6 +233,7 @@ func (ix *Index) addLists(ctx context.Context, base *entrySet, lists []store.Lis
 		datas[i] = nil
 		runs = append(runs, r)
 	}
+	ix.lists.learn(b.texts)
 	return b.withJournal(base, runs, sn), b.mal, nil
 }
 

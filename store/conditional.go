@@ -77,16 +77,16 @@ func (s *Store) ReadSnapshotSince(ctx context.Context, prev *Snapshot, list bool
 		return prev, false, nil
 	}
 	sn = &Snapshot{
-		Journal: prev.Journal, JournalVersion: prev.JournalVersion, JournalBad: prev.JournalBad,
-		Retired: prev.Retired, RetiredVersion: prev.RetiredVersion, RetiredBad: prev.RetiredBad,
+		Journal: prev.Journal, JournalVersion: prev.JournalVersion, JournalBad: prev.JournalBad, JournalText: prev.JournalText,
+		Retired: prev.Retired, RetiredVersion: prev.RetiredVersion, RetiredBad: prev.RetiredBad, RetiredText: prev.RetiredText,
 	}
 	if jchanged {
 		sn.JournalVersion = jv
-		sn.Journal, sn.JournalBad = ParseJournal(jdata)
+		sn.setJournal(jdata)
 	}
 	if rchanged {
 		sn.RetiredVersion = rv
-		sn.Retired, sn.RetiredBad = ParseRetired(rdata)
+		sn.setRetired(rdata)
 	}
 	if err := s.listPacks(ctx, sn); err != nil {
 		return nil, false, fmt.Errorf("read store layout again: %w", err)

@@ -144,8 +144,9 @@
 // response declares its size (every backend's does), else one byte past the
 // cap; the error wraps ErrTooLarge and says the size and the cap, and is
 // final (not retried). An entry list is never held decompressed: readers
-// stream it (DecodeEntryList, DecodeEntryListHashed; EntryListText serves
-// its text at any offset from one decoder). A frame that declares a size
+// stream it (DecodeEntryList, DecodeEntryListHashed, DecodeEntryListSized;
+// EntryListText serves its text at any offset from one decoder, and
+// EntryListTextSize measures it). A frame that declares a size
 // over MaxEntryListSize or a window over MaxEntryListWindow is refused from
 // its header, before anything is decoded; one that declares nothing stops
 // at the cap. The window cap is what the reference `zstd -d` accepts without
@@ -161,6 +162,12 @@
 // errors.go (mapStatus: by gcerrors code, else by the HTTP status the
 // driver's mapErr read from its SDK's error), are wrapped with the operation
 // and key, and keep the backend's text.
+// Open looks for the backend's credentials before any request
+// (credentials.go): a store without them fails with one line naming what to
+// set, wrapping ErrNoCredentials, and the SDKs say nothing on stdout or
+// stderr (the S3 logger is off; gs:// is opened by openGCS, not gocloud's
+// opener, which prints a warning; EC2's instance metadata is asked only on
+// EC2).
 // Parsers never fail a whole record for one bad line: they return the lines
 // that parse and a LineError (ErrCorrupt) per line that does not, so a caller
 // can warn and keep the line when it rewrites the record. Key validation

@@ -160,6 +160,9 @@ func (*azureDriver) mapErr(err error) error {
 var azureBackend = backend{
 	name: "azure", scheme: "azblob",
 	open: func(ctx context.Context, u *url.URL, _ Options) (*blob.Bucket, backendDriver, error) {
+		if err := azureCredentials(ctx, u); err != nil {
+			return nil, nil, err
+		}
 		b, err := openGocloud(ctx, u)
 		return b, &azureDriver{prefix: u.Query().Get("prefix"), direct: true}, err
 	},

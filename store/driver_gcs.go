@@ -116,7 +116,7 @@ var gcsRetryOff sync.Map // *storage.Client -> *sync.Once
 var gcsBackend = backend{
 	name: "gcs", scheme: "gs",
 	open: func(ctx context.Context, u *url.URL, _ Options) (*blob.Bucket, backendDriver, error) {
-		b, err := openGocloud(ctx, u)
+		b, err := openGCS(ctx, u)
 		if err == nil {
 			ownGCSRetries(b)
 		}

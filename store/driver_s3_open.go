@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/logging"
 	gcaws "gocloud.dev/aws"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/s3blob"
@@ -52,14 +53,25 @@ func openS3(ctx context.Context, u *url.URL) (*blob.Bucket, *wireCounter, error)
 	}
 	for _, k := range []string{"ssetype", "kmskeyid", "accelerate"} {
 		if q.Has(k) {
+			if _, err := awsCredentials(ctx, q); err != nil {
+				return nil, nil, err
+			}
 			b, err := blob.OpenBucket(ctx, u.String())
 			return b, nil, err
 		}
 	}
-	cfg, err := gcaws.V2ConfigFromURLParams(ctx, q)
+	cfg, err := gcaws.V2ConfigFromURLParams(ctx, q) // checks the parameters
 	if err != nil {
 		return nil, nil, err
 	}
+	creds, err := awsCredentials(ctx, q) // credentials.go
+	if err != nil {
+		return nil, nil, err
+	}
+	if creds != nil && q.Get("role") == "" {
+		cfg.Credentials = creds // found without IMDS where it cannot answer
+	}
+	cfg.Logger = logging.Nop{} // no "SDK ... WARN" lines on stderr
 	wc := &wireCounter{}
 	base := awshttp.NewBuildableClient()
 	cfg.HTTPClient = wc.wrap(base)

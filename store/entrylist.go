@@ -258,6 +258,17 @@ func DecodeEntryList(data []byte, fn func(key []byte) error) (n int, err error) 
 	return s.keys, err
 }
 
+// DecodeEntryListSized is DecodeEntryList that also returns the length of
+// the decompressed text (what EntryListText serves of the list), counted
+// in the same pass. size is 0 on error.
+func DecodeEntryListSized(data []byte, fn func(key []byte) error) (n int, size int64, err error) {
+	s := listScanner{fn: fn}
+	if err := s.decode(data); err != nil {
+		return s.keys, 0, err
+	}
+	return s.keys, s.size, nil
+}
+
 // DecodeEntryListHashed is DecodeEntryList that also returns the lowercase
 // hex SHA-256 of the decompressed text, so a list is checked against its
 // name (ParseEntryListName's id) in the same pass. sum is "" on error.

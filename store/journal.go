@@ -25,7 +25,12 @@ func (l JournalLine) Folded() bool { return l.FoldedAt != 0 }
 // LineError wraps the ParseKey error, so it is ErrBadKey too). The keys of
 // lines share one copy of data.
 func ParseJournal(data []byte) (lines []JournalLine, bad BadLines) {
-	EachJournalLine(data, func(num int, raw string, l JournalLine, err error) {
+	return parseJournalText(string(data))
+}
+
+// parseJournalText is ParseJournal of text the lines' keys then share.
+func parseJournalText(text string) (lines []JournalLine, bad BadLines) {
+	eachJournalLine(text, func(num int, raw string, l JournalLine, err error) {
 		if err != nil {
 			bad.Add(num, raw, err)
 			return
@@ -40,7 +45,11 @@ func ParseJournal(data []byte) (lines []JournalLine, bad BadLines) {
 // rule it broke (err, as ParseJournal reports it). The strings share one
 // copy of data.
 func EachJournalLine(data []byte, fn func(num int, raw string, l JournalLine, err error)) {
-	eachLine(string(data), func(num int, line string) {
+	eachJournalLine(string(data), fn)
+}
+
+func eachJournalLine(text string, fn func(num int, raw string, l JournalLine, err error)) {
+	eachLine(text, func(num int, line string) {
 		ms, key, err := parseTimedLine(line, "folded-at")
 		if err == nil {
 			_, err = ParseKey(key)

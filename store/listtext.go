@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -27,6 +28,7 @@ type EntryListText struct {
 	mu    sync.Mutex
 	data  []byte
 	limit int64 // MaxEntryListSize, lower in tests
+	exact int64 // the text's length as measured before (NewEntryListTextOfSize); -1: not known
 	dec   *zstd.Decoder
 	put   func()
 	pos   int64 // offset of the decoder in the text; -1: not started
@@ -41,7 +43,51 @@ func NewEntryListText(data []byte) (*EntryListText, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decode entry list: %w", err)
 	}
-	return &EntryListText{data: data, dec: dec, put: put, pos: -1}, nil
+	return &EntryListText{data: data, dec: dec, put: put, pos: -1, exact: -1}, nil
+}
+
+// NewEntryListTextOfSize is NewEntryListText for a list whose text was
+// measured before at size bytes (EntryListTextSize, DecodeEntryListSized):
+// it serves exactly that many. A text that proves longer or shorter (the
+// key now holds other bytes than the ones measured) fails the read that
+// finds it with ErrCorrupt, so a reader never gets more or fewer bytes than
+// the size it was told without an error.
+func NewEntryListTextOfSize(data []byte, size int64) (*EntryListText, error) {
+	t, err := NewEntryListText(data)
+	if err == nil {
+		t.exact = max(size, 0)
+	}
+	return t, err
+}
+
+// EntryListTextSize decodes the list data once, keeping nothing, and
+// returns the length of its text: how many bytes EntryListText serves.
+// Errors are EntryListText's (a stream that does not decode, a text over
+// MaxEntryListSize).
+func EntryListTextSize(data []byte) (int64, error) {
+	t, err := NewEntryListText(data)
+	if err != nil {
+		return 0, err
+	}
+	defer t.Close()
+	return t.size()
+}
+
+// size decodes the text to its end and returns its length.
+func (t *EntryListText) size() (int64, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.dec.Reset(bytes.NewReader(t.data)); err != nil {
+		return 0, t.corrupt(err)
+	}
+	t.pos, t.err = 0, nil
+	for t.err == nil {
+		t.advance(nil, math.MaxInt64-t.pos)
+	}
+	if t.err != io.EOF {
+		return 0, t.err
+	}
+	return t.pos, nil
 }
 
 // ReadAt reads len(p) bytes of the text at off; n < len(p) only at the end
@@ -83,6 +129,9 @@ func (t *EntryListText) ReadAt(p []byte, off int64) (n int, err error) {
 // t.err.
 func (t *EntryListText) advance(p []byte, n int64) int {
 	limit := cmp.Or(t.limit, MaxEntryListSize)
+	if t.exact >= 0 {
+		limit = t.exact
+	}
 	over := false
 	if t.pos+n > limit {
 		n, over = limit-t.pos, true
@@ -101,6 +150,8 @@ func (t *EntryListText) advance(p []byte, n int64) int {
 	}
 	t.pos += got
 	switch {
+	case err == io.EOF && t.exact >= 0 && t.pos < t.exact:
+		t.err = fmt.Errorf("decode entry list: %w: the text ends at %d bytes, not the %d measured before", ErrCorrupt, t.pos, t.exact)
 	case err == io.EOF:
 		t.err = io.EOF
 	case err != nil:
@@ -109,10 +160,13 @@ func (t *EntryListText) advance(p []byte, n int64) int {
 		// At the cap: one byte more tells a text that ends here from
 		// one that goes on.
 		var one [1]byte
-		if m, _ := io.ReadFull(t.dec, one[:]); m > 0 {
-			t.err = fmt.Errorf("decode entry list: %w: %w", ErrCorrupt, errListSize)
-		} else {
+		switch m, _ := io.ReadFull(t.dec, one[:]); {
+		case m == 0:
 			t.err = io.EOF
+		case t.exact >= 0:
+			t.err = fmt.Errorf("decode entry list: %w: the text is longer than the %d bytes measured before", ErrCorrupt, t.exact)
+		default:
+			t.err = fmt.Errorf("decode entry list: %w: %w", ErrCorrupt, errListSize)
 		}
 	}
 	return int(got)

@@ -87,10 +87,42 @@ func TestEntryListTextRefusesADeclaredBomb(t *testing.T) {
 	}
 }
 
+// TestEntryListTextOfSizeServesExactlyItsSize: a text read as the size
+// measured before is served whole; one longer or shorter than that fails
+// the read that finds it, with ErrCorrupt.
+func TestEntryListTextOfSizeServesExactlyItsSize(t *testing.T) {
+	data, text := longWindowList(t, 30000)
+	size, err := EntryListTextSize(data)
+	if err != nil || size != int64(len(text)) {
+		t.Fatalf("EntryListTextSize = %d, %v; want %d", size, err, len(text))
+	}
+	if _, n, err := DecodeEntryListSized(data, nil); err != nil || n != size {
+		t.Fatalf("DecodeEntryListSized: %d bytes, %v; want %d", n, err, size)
+	}
+	readAll := func(measured int64) ([]byte, error) {
+		lt, err := NewEntryListTextOfSize(data, measured)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lt.Close()
+		return io.ReadAll(io.NewSectionReader(lt, 0, 1<<40))
+	}
+	if got, err := readAll(size); err != nil || string(got) != text {
+		t.Errorf("read as %d bytes: %d bytes, %v; want the text", size, len(got), err)
+	}
+	for _, measured := range []int64{size - 1, size + 1, 0} {
+		got, err := readAll(measured)
+		if !errors.Is(err, ErrCorrupt) || int64(len(got)) > measured {
+			t.Errorf("read as %d bytes (the text has %d): %d bytes, %v; want at most %d and ErrCorrupt", measured, size, len(got), err, measured)
+		}
+	}
+}
+
 // FuzzEntryListText checks EntryListText against a whole decode: any stream
 // read at any offsets in any order gives the bytes zstd gives there (up to
-// where zstd fails), and never panics; DecodeEntryListHashed agrees with
-// VerifyEntryList.
+// where zstd fails), and never panics; EntryListTextSize and
+// DecodeEntryListSized count what zstd decodes; DecodeEntryListHashed
+// agrees with VerifyEntryList.
 func FuzzEntryListText(f *testing.F) {
 	_, good, err := EncodeEntryList([]string{"sig/ab/cd/a", "seal/00/11/x"})
 	if err != nil {
@@ -126,6 +158,12 @@ func FuzzEntryListText(f *testing.F) {
 			if !bytes.Equal(p[:got], want[off:off+int64(got)]) || (werr == nil && int64(got) != end-off) {
 				t.Fatalf("ReadAt(%d, %d) = %q, %v; want %q", off, n, p[:got], err, want[off:end])
 			}
+		}
+		if size, err := EntryListTextSize(data); werr == nil && (err != nil || size != int64(len(want))) {
+			t.Fatalf("EntryListTextSize = %d, %v; zstd decodes %d bytes", size, err, len(want))
+		}
+		if _, size, err := DecodeEntryListSized(data, nil); err == nil && size != int64(len(want)) {
+			t.Fatalf("DecodeEntryListSized says %d bytes of text; zstd decodes %d", size, len(want))
 		}
 		_, sum, herr := DecodeEntryListHashed(data, nil)
 		if herr == nil {

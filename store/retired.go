@@ -24,7 +24,12 @@ type RetiredLine struct {
 // counted in bad (the first MaxBadLineSamples kept as examples). The keys of
 // lines share one copy of data.
 func ParseRetired(data []byte) (lines []RetiredLine, bad BadLines) {
-	EachRetiredLine(data, func(num int, raw string, l RetiredLine, err error) {
+	return parseRetiredText(string(data))
+}
+
+// parseRetiredText is ParseRetired of text the lines' keys then share.
+func parseRetiredText(text string) (lines []RetiredLine, bad BadLines) {
+	eachRetiredLine(text, func(num int, raw string, l RetiredLine, err error) {
 		if err != nil {
 			bad.Add(num, raw, err)
 			return
@@ -36,7 +41,11 @@ func ParseRetired(data []byte) (lines []RetiredLine, bad BadLines) {
 
 // EachRetiredLine is EachJournalLine for the retired record.
 func EachRetiredLine(data []byte, fn func(num int, raw string, l RetiredLine, err error)) {
-	eachLine(string(data), func(num int, line string) {
+	eachRetiredLine(string(data), fn)
+}
+
+func eachRetiredLine(text string, fn func(num int, raw string, l RetiredLine, err error)) {
+	eachLine(text, func(num int, line string) {
 		ms, key, err := parseTimedLine(line, "retired-at")
 		if err == nil {
 			err = validateRetiredKey(key)

@@ -33,6 +33,10 @@ type Snapshot struct {
 	Retired        []RetiredLine
 	RetiredVersion Version
 	RetiredBad     BadLines // the retired record's lines that do not parse
+	// JournalText and RetiredText are the two records as read ("" when
+	// absent). The lines' keys share their bytes, so keeping them costs
+	// nothing the lines did not already hold.
+	JournalText, RetiredText string
 	// ModTime is the newest modification time of the keys the pack listing
 	// showed (the journal, the retired record, the lists, the packs): the
 	// store's last change as this snapshot knows it, at no extra request.
@@ -111,10 +115,22 @@ func (s *Store) ReadSnapshot(ctx context.Context) (*Snapshot, error) {
 	if err := errors.Join(rerr, jerr, lerr); err != nil {
 		return nil, fmt.Errorf("read store layout: %w", err)
 	}
-	sn.Journal, sn.JournalBad = ParseJournal(jdata)
-	sn.Retired, sn.RetiredBad = ParseRetired(rdata)
+	sn.setJournal(jdata)
+	sn.setRetired(rdata)
 	sn.markRetired()
 	return sn, nil
+}
+
+// setJournal keeps the journal's text and parses it.
+func (sn *Snapshot) setJournal(data []byte) {
+	sn.JournalText = string(data)
+	sn.Journal, sn.JournalBad = parseJournalText(sn.JournalText)
+}
+
+// setRetired keeps the retired record's text and parses it.
+func (sn *Snapshot) setRetired(data []byte) {
+	sn.RetiredText = string(data)
+	sn.Retired, sn.RetiredBad = parseRetiredText(sn.RetiredText)
 }
 
 // listPacks lists the pack prefix (one LIST per page) into sn: the entry

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/oxyfs/oxyfs/store"
 )
 
 // chromiumPath finds Debian's chromium. Missing, it fails the test when
@@ -90,6 +92,37 @@ func TestBrowserClicksThroughToASignature(t *testing.T) {
 	}
 	if loc != f.srv.URL+"/sig/ab/" || title != "oxyfs /sig/ab" {
 		t.Errorf("breadcrumb led to %s (%q), want %s/sig/ab/", loc, title, f.srv.URL)
+	}
+}
+
+// TestBrowserClicksFromSignersToASignature is an auditor's path: from /
+// to Signers, to a signer (on the second page of signers), to one of its
+// signatures, whose page shows the stored bytes; browsing sends no request
+// but the signature's one GET.
+func TestBrowserClicksFromSignersToASignature(t *testing.T) {
+	entries, _ := signerEntries()
+	f := newFixtureOf(t, Options{PageRows: 2}, entries)
+	ctx := browser(t)
+	before := f.st.Counts()
+	do(t, ctx, "open /", chromedp.Navigate(f.srv.URL+"/"))
+	do(t, ctx, "click Signers", chromedp.Click(`a#signers`, chromedp.NodeVisible))
+	do(t, ctx, "click next", chromedp.Click(`a#next`, chromedp.NodeVisible))
+	do(t, ctx, "click carol", chromedp.Click(`a[href="/.oxy/signers/carol"]`, chromedp.NodeVisible))
+	obj := do(t, ctx, "carol's first object", chromedp.Text(`#signatures tr:nth-child(2) td:first-child a`, chromedp.NodeVisible))
+	browsed := f.st.Counts().Sub(before)
+	do(t, ctx, "click the signature", chromedp.Click(`#signatures tr:nth-child(2) a.sig`, chromedp.NodeVisible))
+	hexText := do(t, ctx, "hex", chromedp.Text(`#hex`, chromedp.NodeVisible))
+	key := do(t, ctx, "key", chromedp.Text(`#key`, chromedp.NodeVisible))
+	e := store.Entry{Kind: store.KindSig, Object: obj, Value: "carol"}
+	stored, err := f.st.Get(context.Background(), e.Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != e.Key() || hexText != hex.EncodeToString(stored) {
+		t.Errorf("the signature page shows %s = %s; the store holds %s = %x", key, hexText, e.Key(), stored)
+	}
+	if browsed.Total() != 0 {
+		t.Errorf("browsing to carol's signatures sent %v", browsed)
 	}
 }
 

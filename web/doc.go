@@ -21,6 +21,13 @@
 //	GET  /.oxy/status          index.Status as JSON (requests sent so far
 //	                           included); as an HTML table when the client
 //	                           accepts text/html (a browser), unless ?format=json
+//	GET  /.oxy/signers/        every signer (by-signer/) with its number of
+//	                           signatures, PageRows at a time (?after=NAME,
+//	                           ?before=NAME: the next and previous pages, linked);
+//	                           the root page links it as "Signers"
+//	GET  /.oxy/signers/<s>     signer s's signatures: object, kind, a link to
+//	                           each signature's page, paged the same way
+//	                           (both ?format=json: JSON)
 //	PROPFIND, GET  /dav/...    WebDAV (class 1, read-only) over the same tree;
 //	                           with Options.WebDAVRoot also at every path
 //	                           outside /dav/ and /.oxy/
@@ -42,7 +49,8 @@
 // (then the index's cache answers), and reading one starts the index's
 // read-ahead of the ones after it. A PROPFIND Depth: 1 of an object
 // directory reports every signature's size, which needs its bytes once.
-// /.oxy/status sends nothing. The handler uses the index as it is; refresh
+// /.oxy/status sends nothing, and neither do the signers pages on a folded
+// store (index.Signers, index.SignedBy: in memory, a page at a time). The handler uses the index as it is; refresh
 // it (Index.Refresh) to see other writers.
 //
 // # Security

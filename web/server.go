@@ -47,6 +47,9 @@ type Options struct {
 	// PROPFIND's XML): a longer body is refused with 413 having read no
 	// more than that. 0: DefaultMaxRequestBody; negative: no limit.
 	MaxRequestBody int64
+	// PageRows is the most rows of a signers page (signers.go); 0:
+	// DefaultPageRows.
+	PageRows int
 }
 
 // Methods the handler accepts; every other one is 405.
@@ -151,7 +154,8 @@ func (h *handler) davLog(r *http.Request, err error) {
 	}
 }
 
-// serveOxy serves /.oxy/ (a page naming status) and /.oxy/status.
+// serveOxy serves /.oxy/ (a page naming status and signers), /.oxy/status
+// and the signers pages.
 func (h *handler) serveOxy(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case StatusPath:
@@ -165,8 +169,14 @@ func (h *handler) serveOxy(w http.ResponseWriter, r *http.Request) {
 	case "/.oxy":
 		redirect(w, r, "/.oxy/")
 	case "/.oxy/":
-		h.page(w, r, "", ".oxy", []entry{{Name: "status", Type: "file", Href: "./status"}})
+		h.page(w, r, "", ".oxy", []entry{{Name: "signers", Type: "dir", Href: "./signers/"}, {Name: "status", Type: "file", Href: "./status"}})
+	case strings.TrimSuffix(SignersPath, "/"):
+		redirect(w, r, SignersPath)
 	default:
+		if strings.HasPrefix(r.URL.Path, SignersPath) {
+			h.serveSigners(w, r)
+			return
+		}
 		http.NotFound(w, r)
 	}
 }
@@ -350,7 +360,7 @@ var pageTmpl = template.Must(template.Must(template.New("page").Parse(crumbsTmpl
 {{- end}}
 </table>
 {{- if .Root}}
-<p><a href="/.oxy/status">.oxy/status</a> · WebDAV: <a href="/dav/">/dav/</a> · this page as <a href="?format=json">JSON</a></p>
+<p><a id="signers" href="/.oxy/signers/">Signers</a> · <a href="/.oxy/status">.oxy/status</a> · WebDAV: <a href="/dav/">/dav/</a> · this page as <a href="?format=json">JSON</a></p>
 {{- end}}
 </body></html>
 `))

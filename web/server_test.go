@@ -41,13 +41,20 @@ type fixture struct {
 
 func newFixture(t *testing.T, opts Options) *fixture {
 	t.Helper()
+	return newFixtureOf(t, opts, []store.Entry{alice, bob, carol, seal})
+}
+
+// newFixtureOf is newFixture of other entries (a signature's bytes are
+// "signature of <object> by <signer>").
+func newFixtureOf(t *testing.T, opts Options, entries []store.Entry) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, "mem://", store.Options{Layout: store.LayoutBucket})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	for _, e := range []store.Entry{alice, bob, carol, seal} {
+	for _, e := range entries {
 		var data []byte
 		if e.Kind == store.KindSig {
 			data = []byte("signature of " + e.Object + " by " + e.Value)

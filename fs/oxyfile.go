@@ -1,0 +1,309 @@
+package fs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"syscall"
+	"time"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// The files of .oxy/ report the exact length of what a read returns, so
+// tools that trust st_size (cp, tar, wc -c, less, du) see every byte.
+//
+// status, journal and retired are texts made from memory (the index's
+// status, the records as the current view read them): a stat renders the
+// text and measures it, and every stat and open within oxyHold of that
+// rendering gets the very same text, not a newer one — .oxy/status changes
+// with every request, so a second rendering would rarely have the same
+// length. While a file is open, every stat (fstat included: the kernel names
+// no handle, go-fuse lends any open one) and every other open get the text
+// it reads, so all readers agree with every size reported. After the last
+// close, or oxyHold after a rendering no open is reading, the next stat or
+// open renders afresh. Their attributes are not cached (timeout 0), so each
+// stat asks.
+//
+// A list's text is fixed by its name (the SHA-256 of the text), so its
+// length is cached like any attribute: ix.ListTextSize knows it without a
+// request on a folded store (the open decoded every live list); otherwise
+// the first stat reads and decodes the list once. An open reads exactly
+// that many bytes (store.NewEntryListTextOfSize): a list whose key came to
+// hold other bytes fails the read (EIO) rather than return another length.
+
+// oxyHold is how long the text a stat measured is kept for the open that
+// follows it (a tar, an rsync of one file, cp after test -s).
+const oxyHold = 10 * time.Second
+
+// oxyFile is one file of .oxy/: status, journal, retired or lists/<name>.
+type oxyFile struct {
+	base
+	path string
+	what string // "status", "journal", "retired", "list"
+	key  string // lists: the list's name
+}
+
+var (
+	_ = (gofs.NodeGetattrer)((*oxyFile)(nil))
+	_ = (gofs.NodeSetattrer)((*oxyFile)(nil))
+	_ = (gofs.NodeOpener)((*oxyFile)(nil))
+)
+
+func (f *oxyFile) setAttr(out *fuse.AttrOut, size int64, timeout time.Duration) {
+	f.m.attr(&out.Attr, syscall.S_IFREG|(f.m.fileMode&0o444), 1, size)
+	out.SetTimeout(timeout)
+}
+
+// lookupAttr is what a lookup answers: a list's size when it is known
+// without a request (else 0, not cached, so a stat asks Getattr, which
+// measures it, as for a signature); the others are measured as a stat.
+func (f *oxyFile) lookupAttr(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
+	if f.what != "list" {
+		return f.stat(ctx, out)
+	}
+	if n, ok := f.m.ix.ListTextKnown(f.key); ok {
+		f.setAttr(out, n, f.m.attrTTL)
+	} else {
+		f.setAttr(out, 0, 0)
+	}
+	return 0
+}
+
+func (f *oxyFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	defer f.m.ops.start(opGetattr)()
+	switch h := fh.(type) {
+	case *oxyHandle:
+		f.setAttr(out, int64(len(h.text)), 0)
+		return 0
+	case *listHandle:
+		f.setAttr(out, h.size, f.m.attrTTL)
+		return 0
+	}
+	return f.stat(ctx, out)
+}
+
+// stat measures the file as a stat with no open handle sees it.
+func (f *oxyFile) stat(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
+	m := f.m
+	if f.what == "list" {
+		n, err := m.ix.ListTextSize(bg(ctx), f.key)
+		if err != nil {
+			return m.errno("stat", f.path, err)
+		}
+		f.setAttr(out, n, m.attrTTL)
+		return 0
+	}
+	n, err := m.texts.measure(f.path, func() (string, error) { return f.render(bg(ctx)) })
+	if err != nil {
+		return m.errno("stat", f.path, err)
+	}
+	f.setAttr(out, int64(n), 0)
+	return 0
+}
+
+func (f *oxyFile) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	defer f.m.ops.start(opSetattr)()
+	return syscall.EROFS
+}
+
+func (f *oxyFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	m := f.m
+	defer m.ops.start(opOpen)()
+	if flags&syscall.O_ACCMODE != syscall.O_RDONLY || flags&syscall.O_TRUNC != 0 {
+		return nil, 0, syscall.EROFS
+	}
+	if f.what == "list" {
+		return f.openList(ctx)
+	}
+	text, err := m.texts.open(f.path, func() (string, error) { return f.render(bg(ctx)) })
+	if err != nil {
+		return nil, 0, m.errno("read", f.path, err)
+	}
+	// Direct I/O: reads come here whatever size the kernel last saw.
+	return &oxyHandle{m: m, path: f.path, text: text}, fuse.FOPEN_DIRECT_IO, 0
+}
+
+// statusDoc is .oxy/status: the index's status, with the mount's own.
+type statusDoc struct {
+	index.Status
+	Mountpoint string           `json:"mountpoint"`
+	ReadOnly   bool             `json:"read_only"`
+	FuseOps    map[string]int64 `json:"fuse_ops"`
+}
+
+// render makes the text of status, journal or retired, as of now.
+func (f *oxyFile) render(ctx context.Context) (string, error) {
+	m := f.m
+	switch f.what {
+	case oxyStatus:
+		doc := statusDoc{Status: m.ix.Status(), Mountpoint: m.dir, ReadOnly: m.ro, FuseOps: m.Ops()}
+		data, err := json.MarshalIndent(doc, "", "  ")
+		return string(append(data, '\n')), err
+	case oxyJournal, oxyRetired:
+		journal, retired, err := m.ix.Records(ctx)
+		if f.what == oxyRetired {
+			return retired, err
+		}
+		return journal, err
+	}
+	return "", fmt.Errorf("no content for %s", f.what)
+}
+
+// oxyHandle is an open status, journal or retired: the text it reads.
+type oxyHandle struct {
+	m    *Server
+	path string
+	text string
+}
+
+var (
+	_ = (gofs.FileReader)((*oxyHandle)(nil))
+	_ = (gofs.FileReleaser)((*oxyHandle)(nil))
+)
+
+func (h *oxyHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	defer h.m.ops.start(opRead)()
+	if off < 0 || off >= int64(len(h.text)) {
+		return fuse.ReadResultData(nil), 0
+	}
+	return fuse.ReadResultData(dest[:copy(dest, h.text[off:])]), 0
+}
+
+func (h *oxyHandle) Release(ctx context.Context) syscall.Errno {
+	defer h.m.ops.start(opRelease)()
+	h.m.texts.release(h.path)
+	return 0
+}
+
+// openList opens .oxy/lists/<name>: the list's compressed bytes are read
+// once (one GET, at most store.MaxEntryListBytes) and its text is decoded as
+// it is read (store.EntryListText), never held whole, exactly as long as
+// the size a stat reported.
+func (f *oxyFile) openList(ctx context.Context) (gofs.FileHandle, uint32, syscall.Errno) {
+	data, size, err := f.m.ix.ReadList(bg(ctx), f.key)
+	if err == nil {
+		var lt *store.EntryListText
+		if lt, err = store.NewEntryListTextOfSize(data, size); err == nil {
+			return &listHandle{m: f.m, path: f.path, lt: lt, size: size}, fuse.FOPEN_DIRECT_IO, 0
+		}
+		err = fmt.Errorf("decode %s: %w", f.key, err)
+	}
+	return nil, 0, f.m.errno("read", f.path, err)
+}
+
+// listHandle is an open .oxy/lists/<name>.
+type listHandle struct {
+	m    *Server
+	path string
+	lt   *store.EntryListText
+	size int64 // the text's length
+}
+
+var (
+	_ = (gofs.FileReader)((*listHandle)(nil))
+	_ = (gofs.FileReleaser)((*listHandle)(nil))
+)
+
+func (h *listHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	defer h.m.ops.start(opRead)()
+	n, err := h.lt.ReadAt(dest, off)
+	if err != nil && err != io.EOF {
+		return nil, h.m.errno("read", h.path, err)
+	}
+	return fuse.ReadResultData(dest[:n]), 0
+}
+
+func (h *listHandle) Release(ctx context.Context) syscall.Errno {
+	defer h.m.ops.start(opRelease)()
+	h.lt.Close()
+	return 0
+}
+
+// oxyTexts keeps, for each of status, journal and retired, the text last
+// measured or opened, so that stat and read agree (see the top of this
+// file). It holds at most three texts; journal and retired share the
+// view's memory.
+type oxyTexts struct {
+	mu  sync.Mutex
+	now func() time.Time
+	m   map[string]*oxyText // by path
+}
+
+type oxyText struct {
+	text  string
+	at    time.Time // when it was rendered
+	open  int       // handles reading it
+	valid bool      // false: rendered for an open that has been closed since
+}
+
+func (t *oxyTexts) get(p string) *oxyText {
+	if t.m == nil {
+		t.m = make(map[string]*oxyText)
+	}
+	x := t.m[p]
+	if x == nil {
+		x = &oxyText{}
+		t.m[p] = x
+	}
+	return x
+}
+
+// measure is a stat: the length of the current text (current), kept for
+// the open that follows.
+func (t *oxyTexts) measure(p string, render func() (string, error)) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	x, err := t.current(p, render)
+	if err != nil {
+		return 0, err
+	}
+	return len(x.text), nil
+}
+
+// open returns the text an open reads: the current one (current).
+func (t *oxyTexts) open(p string, render func() (string, error)) (string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	x, err := t.current(p, render)
+	if err != nil {
+		return "", err
+	}
+	x.open++
+	return x.text, nil
+}
+
+// current is the text open handles read, or else the one rendered less
+// than oxyHold ago, or else a new rendering. A stat does not render afresh
+// within oxyHold either: the kernel asks for attributes again on its own
+// (open checks permissions with a GETATTR when they are not cached), and
+// the open that follows must read what the caller's stat saw. t.mu is held.
+func (t *oxyTexts) current(p string, render func() (string, error)) (*oxyText, error) {
+	x := t.get(p)
+	if x.open > 0 || x.valid && t.now().Sub(x.at) < oxyHold {
+		return x, nil
+	}
+	text, err := render()
+	if err != nil {
+		return nil, err
+	}
+	x.text, x.at, x.valid = text, t.now(), true
+	return x, nil
+}
+
+// release is the close of an open: after the last one, the next open
+// renders afresh.
+func (t *oxyTexts) release(p string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	x := t.get(p)
+	if x.open--; x.open <= 0 {
+		x.open, x.valid, x.text = 0, false, ""
+	}
+}

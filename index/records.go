@@ -1,0 +1,185 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// What the .oxy/ view of a mount shows besides Status: the two records and
+// the live lists, with their exact sizes, so that a stat of .oxy/journal
+// or .oxy/lists/<name> reports what a read returns.
+
+// Records returns the journal and the retired record as the current view
+// read them (at the open or the last refresh that found them changed),
+// "" when absent and in the directory layout. It sends no request once the
+// index is loaded: the view keeps the text its lines were parsed from.
+func (ix *Index) Records(ctx context.Context) (journal, retired string, err error) {
+	v, err := ix.current(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	if v.sn == nil {
+		return "", "", nil
+	}
+	return v.sn.JournalText, v.sn.RetiredText, nil
+}
+
+// ListTextSize returns the length of a live entry list's text (decompressed,
+// as store.EntryListText serves it). A folded open decoded every live list,
+// so it costs nothing; a list the index did not read (the prefix modes) is
+// read and decoded once (one GET, streamed) and its length remembered while
+// the list stays live. A name that is not a live list of the current view
+// wraps fs.ErrNotExist.
+func (ix *Index) ListTextSize(ctx context.Context, name string) (int64, error) {
+	if err := ix.liveList(ctx, name); err != nil {
+		return 0, err
+	}
+	if n, ok := ix.lists.get(name); ok {
+		return n, nil
+	}
+	return ix.measureList(ctx, name)
+}
+
+// ListTextKnown returns the length of a live list's text if the index
+// knows it without a request (ListTextSize).
+func (ix *Index) ListTextKnown(name string) (int64, bool) {
+	v := ix.v.Load()
+	if v == nil {
+		return 0, false
+	}
+	if _, live := slices.BinarySearch(v.listNames, name); !live {
+		return 0, false
+	}
+	return ix.lists.get(name)
+}
+
+// ReadList reads a live entry list (one GET) and returns its compressed
+// bytes and the length of its text, for store.NewEntryListTextOfSize. When
+// the length is not known yet it is measured from these bytes.
+func (ix *Index) ReadList(ctx context.Context, name string) ([]byte, int64, error) {
+	if err := ix.liveList(ctx, name); err != nil {
+		return nil, 0, err
+	}
+	data, err := ix.st.Get(ctx, name)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read entry list %q: %w", name, err)
+	}
+	if n, ok := ix.lists.get(name); ok {
+		return data, n, nil
+	}
+	n, err := store.EntryListTextSize(data)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read entry list %q: %w", name, err)
+	}
+	ix.lists.set(name, n)
+	return data, n, nil
+}
+
+// liveList checks that name is a live list of the current view.
+func (ix *Index) liveList(ctx context.Context, name string) error {
+	v, err := ix.current(ctx)
+	if err != nil {
+		return err
+	}
+	if _, live := slices.BinarySearch(v.listNames, name); !live {
+		return notExist("stat", ".oxy/lists/"+name)
+	}
+	return nil
+}
+
+// measureList reads and decodes a list to learn its text's length. Callers
+// asking for the same list at once share one read (a flight).
+func (ix *Index) measureList(ctx context.Context, name string) (int64, error) {
+	m := &ix.lists
+	m.mu.Lock()
+	f, ok := m.flights[name]
+	if !ok {
+		f = &listFlight{done: make(chan struct{})}
+		if m.flights == nil {
+			m.flights = make(map[string]*listFlight)
+		}
+		m.flights[name] = f
+		go func() {
+			// Detached from the caller, as the signature cache's reads
+			// are: one caller going away does not fail the others. The
+			// store's per-request timeout bounds it.
+			data, err := ix.st.Get(context.WithoutCancel(ctx), name)
+			var n int64
+			if err == nil {
+				n, err = store.EntryListTextSize(data)
+			}
+			if err != nil {
+				err = fmt.Errorf("read entry list %q: %w", name, err)
+			} else {
+				m.set(name, n)
+			}
+			m.mu.Lock()
+			f.size, f.err = n, err
+			delete(m.flights, name)
+			m.mu.Unlock()
+			close(f.done)
+		}()
+	}
+	m.mu.Unlock()
+	select {
+	case <-f.done:
+		return f.size, f.err
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// listTexts remembers the text length of the live lists. A list is named by
+// the SHA-256 of its text, so a name's length does not change; one whose key
+// came to hold other bytes is caught when read (NewEntryListTextOfSize).
+type listTexts struct {
+	mu      sync.Mutex
+	n       map[string]int64       // list name -> text length
+	flights map[string]*listFlight // measures in progress
+}
+
+// listFlight is one measure of a list, shared by its callers.
+type listFlight struct {
+	done chan struct{}
+	size int64
+	err  error
+}
+
+func (m *listTexts) get(name string) (int64, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, ok := m.n[name]
+	return n, ok
+}
+
+func (m *listTexts) set(name string, n int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.n == nil {
+		m.n = make(map[string]int64)
+	}
+	m.n[name] = n
+}
+
+// learn keeps the lengths an open or refresh decoded.
+func (m *listTexts) learn(texts map[string]int64) {
+	for name, n := range texts {
+		m.set(name, n)
+	}
+}
+
+// keep forgets every list but the live ones (sorted), when a view is
+// published: what is remembered stays bounded by the live lists.
+func (m *listTexts) keep(live []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for name := range m.n {
+		if _, ok := slices.BinarySearch(live, name); !ok {
+			delete(m.n, name)
+		}
+	}
+}
