@@ -1,7 +1,6 @@
 package index
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -13,99 +12,178 @@ import (
 	"github.com/oxyfs/oxyfs/store"
 )
 
-var keySamples = []string{
-	"sig/ab/cdef/alice",
-	"sig/ab/cd/alice",
-	"sig/ab/c/alice",
-	"sig/AB/cdef/alice",
-	"sig/ab/cdeF/alice",
-	"sig/ab/cdef/",
-	"sig/ab/cdef/.",
-	"sig/ab/cdef/..",
-	"sig/ab/cdef/...",
-	"sig/ab/cdef/a b",
-	"sig/ab/cdef/a/b",
-	"sig/ab/cdef/a\x00",
-	"sig/ab/cdef/a\r",
-	"sig/ab/cdef/\xff",
-	"sig/ab/cdef/é",
-	"sig/abcdef/x",
-	"sig/a/bcdef/x",
-	"sig//cdef/x",
-	"sig/ab//x",
-	"sigs/ab/cdef/x",
-	"seal/00/0000/" + strings.Repeat("v", 255),
-	"seal/00/0000/" + strings.Repeat("v", 256),
-	"cert/00/" + strings.Repeat("0", 126) + "/k",
-	"cert/00/" + strings.Repeat("0", 128) + "/k",
-	"accepted/ff/ff/x",
-	"receipt/ff/ffff/runner 1",
-	"approval/12/34g6/x",
-	"",
-	"sig",
-	"sig/",
-	"sig/ab",
-	"sig/ab/",
-	"sig/ab/cd",
+func TestParsePath(t *testing.T) {
+	good := map[string]Path{
+		"":                           {},
+		".":                          {},
+		"sig":                        {Level: LevelKind, Kind: store.KindSig},
+		"accepted/00":                {Level: LevelHH, Kind: store.KindAccepted, Object: "00"},
+		"seal/ab/cdef":               {Level: LevelObject, Kind: store.KindSeal, Object: "abcdef"},
+		"seal/ab/cdef/v":             {Level: LevelEntry, Kind: store.KindSeal, Object: "abcdef", Value: "v"},
+		BySigner:                     {Level: LevelSigners, Kind: store.KindSig},
+		BySigner + "/alice":          {Level: LevelSigner, Kind: store.KindSig, Value: "alice"},
+		BySigner + "/alice/abcdef01": {Level: LevelLink, Kind: store.KindSig, Object: "abcdef01", Value: "alice"},
+	}
+	for p, want := range good {
+		if got, ok := ParsePath(p); !ok || got != want {
+			t.Errorf("ParsePath(%q) = %+v %v, want %+v", p, got, ok, want)
+		}
+	}
+	for _, p := range []string{"/", "sig/", "/sig", "sigs", "sig/a", "sig/AB", "sig/ab/c", "sig/ab/cdef/..",
+		"sig/ab/cdef/v/w", BySigner + "/a/abc", BySigner + "/a/abcd/x", "sig/./ab", "sig//ab", BySigner + "/.."} {
+		if got, ok := ParsePath(p); ok || got != (Path{}) {
+			t.Errorf("ParsePath(%q) = %+v, %v, want refused", p, got, ok)
+		}
+	}
 }
 
-// checkSplitKey holds splitKey and splitKeyPacked to store.ParseKey.
-func checkSplitKey(t *testing.T, key string) {
-	want, err := store.ParseKey(key)
-	var buf [store.MaxObjectHex]byte
-	kind, hexObj, val, ok := splitKey([]byte(key), &buf)
-	if ok != (err == nil) {
-		t.Fatalf("splitKey(%q) ok=%v, ParseKey err=%v", key, ok, err)
+// TestPathMake holds Make to what mkdir and create may make (DESIGN §4):
+// the place first (ErrNotHere), then the name (ErrBadName).
+func TestPathMake(t *testing.T) {
+	for _, tc := range []struct {
+		dir, name string
+		isDir     bool
+		want      error
+	}{
+		{"sig", "ab", true, nil},
+		{"sig", "AB", true, ErrBadName},
+		{"sig", "abc", true, ErrBadName},
+		{"sig", "a", true, ErrBadName},
+		{"sig", "ag", true, ErrBadName},
+		{"sig/ab", "12cd34", true, nil},
+		{"sig/ab", "123", true, ErrBadName},
+		{"sig/ab", "12AB", true, ErrBadName},
+		{"sig/ab", "", true, ErrBadName},
+		{"sig/ab/12cd34", "alice", false, nil},
+		{"sig/ab/12cd34", "..", false, ErrBadName},
+		{"sig/ab/12cd34", "a\nb", false, ErrBadName},
+		{"sig/ab/12cd34", "a\x00b", false, ErrBadName},
+		{"sig/ab/12cd34", "alice", true, ErrNotHere},
+		{"sig/ab", "alice", false, ErrNotHere},
+		{"sig", "ab", false, ErrNotHere},
+		{"", "sig", true, ErrNotHere},
+		{"", "x", false, ErrNotHere},
+		{BySigner, "mallory", true, ErrNotHere},
+		{BySigner + "/alice", "abcd", false, ErrNotHere},
+		{BySigner + "/alice", "abcd", true, ErrNotHere},
+	} {
+		dir, ok := ParsePath(tc.dir)
+		if !ok {
+			t.Fatalf("ParsePath(%q) refused", tc.dir)
+		}
+		got, err := dir.Make(tc.name, tc.isDir)
+		if err != tc.want {
+			t.Errorf("%q.Make(%q, dir=%v) = %+v, %v; want %v", tc.dir, tc.name, tc.isDir, got, err, tc.want)
+			continue
+		}
+		if want, _ := ParsePath(JoinPath(tc.dir, tc.name)); err == nil && got != want {
+			t.Errorf("%q.Make(%q) = %+v, ParsePath of the joined path %+v", tc.dir, tc.name, got, want)
+		}
 	}
-	kind2, packed, val2, ok2 := splitKeyPacked([]byte(key), make([]byte, 0, 64))
-	if ok2 != ok {
-		t.Fatalf("splitKeyPacked(%q) ok=%v, ParseKey err=%v", key, ok2, err)
+}
+
+// parsePathBefore is parsePath as it was before Path.Child read one name
+// at a time: the oracle FuzzParsePath holds ParsePath to.
+func parsePathBefore(p string) (Path, bool) {
+	if p == "" || p == "." {
+		return Path{}, true
+	}
+	if !fs.ValidPath(p) {
+		return Path{}, false
+	}
+	parts := strings.Split(p, "/")
+	n := len(parts)
+	if parts[0] == BySigner {
+		t := Path{Level: LevelSigners, Kind: store.KindSig}
+		if n >= 2 {
+			if store.ValidateValue(parts[1]) != nil {
+				return Path{}, false
+			}
+			t.Level, t.Value = LevelSigner, parts[1]
+		}
+		if n >= 3 {
+			if store.ValidateObject(parts[2]) != nil {
+				return Path{}, false
+			}
+			t.Level, t.Object = LevelLink, parts[2]
+		}
+		if n > 3 {
+			return Path{}, false
+		}
+		return t, true
+	}
+	kind, ok := store.ParseKind(parts[0])
+	if !ok || n > 4 {
+		return Path{}, false
+	}
+	t := Path{Level: LevelKind, Kind: kind}
+	if n >= 2 {
+		if len(parts[1]) != 2 || store.ValidateObject(parts[1]+parts[1]) != nil {
+			return Path{}, false
+		}
+		t.Level, t.Object = LevelHH, parts[1]
+	}
+	if n >= 3 {
+		t.Object = parts[1] + parts[2]
+		if store.ValidateObject(t.Object) != nil {
+			return Path{}, false
+		}
+		t.Level = LevelObject
+	}
+	if n == 4 {
+		if store.ValidateValue(parts[3]) != nil {
+			return Path{}, false
+		}
+		t.Level, t.Value = LevelEntry, parts[3]
+	}
+	return t, true
+}
+
+// checkParsePath holds ParsePath to the oracle, an entry's path to its
+// key, and the inode numbers to one another.
+func checkParsePath(t *testing.T, p string) {
+	got, ok := ParsePath(p)
+	want, wantOK := parsePathBefore(p)
+	if ok != wantOK || got != want {
+		t.Fatalf("ParsePath(%q) = %+v %v; before: %+v %v", p, got, ok, want, wantOK)
+	}
+	if e, err := ParseEntryPath(p); (err == nil) != (ok && got.Level == LevelEntry) || err == nil && e != got.Entry() {
+		t.Fatalf("ParseEntryPath(%q) = %+v, %v; ParsePath %+v %v", p, e, err, got, ok)
 	}
 	if !ok {
 		return
 	}
-	got := store.Entry{Kind: kind, Object: string(hexObj), Value: string(val)}
-	if got != want || kind2 != kind || hex.EncodeToString(packed) != want.Object || !bytes.Equal(val2, val) {
-		t.Fatalf("split %q = %+v / %x, want %+v", key, got, packed, want)
+	dir, name := SplitPath(p)
+	if JoinPath(dir, name) != p || p != "." && ChildIno(dir, name) != PathIno(p) || PathIno(p) <= 1 {
+		t.Fatalf("%q: split %q %q, ChildIno %d, PathIno %d", p, dir, name, ChildIno(dir, name), PathIno(p))
 	}
-}
-
-func TestSplitKeyAgreesWithParseKey(t *testing.T) {
-	for _, k := range keySamples {
-		checkSplitKey(t, k)
-	}
-}
-
-func FuzzSplitKey(f *testing.F) {
-	for _, k := range keySamples {
-		f.Add(k)
-	}
-	f.Fuzz(checkSplitKey)
-}
-
-func TestParsePath(t *testing.T) {
-	good := map[string]int{
-		"":                           levelRoot,
-		".":                          levelRoot,
-		"sig":                        levelKind,
-		"accepted/00":                levelHH,
-		"seal/ab/cdef":               levelObject,
-		"seal/ab/cdef/v":             levelEntry,
-		BySigner:                     levelSigners,
-		BySigner + "/alice":          levelSigner,
-		BySigner + "/alice/abcdef01": levelLink,
-	}
-	for p, level := range good {
-		if got, ok := parsePath(p); !ok || got.level != level {
-			t.Errorf("parsePath(%q) = %+v %v, want level %d", p, got, ok, level)
+	if p != "" && p != "." {
+		parent, pok := ParsePath(dir)
+		if c, cok := parent.Child(name); !pok || !cok || c != got {
+			t.Fatalf("%q: parent %+v %v, Child(%q) = %+v %v", p, parent, pok, name, c, cok)
 		}
 	}
-	for _, p := range []string{"/", "sig/", "/sig", "sigs", "sig/a", "sig/AB", "sig/ab/c", "sig/ab/cdef/..",
-		"sig/ab/cdef/v/w", BySigner + "/a/abc", BySigner + "/a/abcd/x", "sig/./ab"} {
-		if got, ok := parsePath(p); ok {
-			t.Errorf("parsePath(%q) = %+v, want refused", p, got)
-		}
+}
+
+var pathSamples = []string{
+	"", ".", "/", "sig", "sig/", "/sig", "sigs", "SIG", "seal/00", "sig/a", "sig/AB", "sig/abc", "sig/ab/c",
+	"sig/ab/cd", "sig/ab/cdef/alice", "sig/ab/cdef/..", "sig/ab/cdef/.", "sig/ab/cdef/v/w", "sig/./ab", "sig//ab",
+	"accepted/ff/" + strings.Repeat("0", 126) + "/x", "accepted/ff/" + strings.Repeat("0", 128) + "/x",
+	BySigner, BySigner + "/", BySigner + "/alice", BySigner + "/alice/abcd", BySigner + "/alice/abc",
+	BySigner + "/alice/abcd/x", BySigner + "/\xff", "cert/ab/cd/\xff", "cert/ab/cd/é", ".oxy",
+}
+
+func TestParsePathAgreesWithBefore(t *testing.T) {
+	for _, p := range pathSamples {
+		checkParsePath(t, p)
 	}
+}
+
+func FuzzParsePath(f *testing.F) {
+	for _, p := range pathSamples {
+		f.Add(p)
+	}
+	f.Fuzz(checkParsePath)
 }
 
 func TestReadDirErrors(t *testing.T) {
