@@ -71,7 +71,7 @@ func (m *Server) liveLists() []string {
 func (d *oxyDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	m := d.m
 	defer m.ops.start(opLookup)()
-	p := d.dirPath() + "/" + name
+	p := index.JoinPath(d.dirPath(), name)
 	var f *oxyFile
 	switch {
 	case d.lists:
@@ -82,7 +82,7 @@ func (d *oxyDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*
 	case name == oxyListsName:
 		m.dirAttr(&out.Attr)
 		m.entryOut(out, true)
-		return d.NewInode(ctx, &oxyDir{base: base{m: m}, lists: true}, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: pathIno(p)}), 0
+		return d.NewInode(ctx, &oxyDir{base: base{m: m}, lists: true}, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: index.PathIno(p)}), 0
 	case name == oxyStatus:
 		f = &oxyFile{base: base{m: m}, what: name}
 	case name == oxyJournal:
@@ -100,7 +100,7 @@ func (d *oxyDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*
 		out.SetEntryTimeout(0)
 	}
 	out.SetAttrTimeout(m.attrTTL)
-	return d.NewInode(ctx, f, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: pathIno(p)}), 0
+	return d.NewInode(ctx, f, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: index.PathIno(p)}), 0
 }
 
 func (d *oxyDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
@@ -115,7 +115,7 @@ func (d *oxyDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 			if name == oxyListsName {
 				mode = syscall.S_IFDIR
 			}
-			list = append(list, fuse.DirEntry{Name: name, Mode: mode, Ino: pathIno(oxyName + "/" + name)})
+			list = append(list, fuse.DirEntry{Name: name, Mode: mode, Ino: index.ChildIno(oxyName, name)})
 		}
 	}
 	return gofs.NewListDirStream(list), 0
@@ -125,7 +125,7 @@ func (d *oxyDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 func (d *oxyDir) listsListing() []fuse.DirEntry {
 	var list []fuse.DirEntry
 	for _, name := range d.m.liveLists() {
-		list = append(list, fuse.DirEntry{Name: name, Mode: syscall.S_IFREG, Ino: pathIno(d.dirPath() + "/" + name)})
+		list = append(list, fuse.DirEntry{Name: name, Mode: syscall.S_IFREG, Ino: index.ChildIno(d.dirPath(), name)})
 	}
 	return list
 }
