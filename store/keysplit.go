@@ -115,14 +115,15 @@ func DecodeObjectID(obj string, buf *[MaxObjectBytes]byte) (id []byte, ok bool) 
 	if len(obj) < MinObjectHex || len(obj) > MaxObjectHex || len(obj)%2 != 0 {
 		return nil, false
 	}
-	for i := 0; i < len(obj); i += 2 {
+	id = buf[:0]
+	for i := 0; i+1 < len(obj); i += 2 {
 		hi, lo := hexVal[obj[i]], hexVal[obj[i+1]]
 		if hi < 0 || lo < 0 {
 			return nil, false
 		}
-		buf[i/2] = byte(hi<<4 | lo)
+		id = append(id, byte(hi<<4|lo))
 	}
-	return buf[:len(obj)/2], true
+	return id, true
 }
 
 // ValidObjectID reports whether obj is an object id in hex: ValidateObject
