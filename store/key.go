@@ -51,9 +51,12 @@ func (k Kind) Prefix() string {
 	return k.String() + "/"
 }
 
-// ObjectPrefix returns the prefix of the keys of an object given in hex
-// (at least two characters): "<kind>/<hh>/<rest>/".
+// ObjectPrefix returns the prefix of the keys of an object given in hex:
+// "<kind>/<hh>/<rest>/" (as Entry.Key, an id shorter than <hh> is kept whole).
 func (k Kind) ObjectPrefix(obj string) string {
+	if len(obj) < 2 {
+		return k.Prefix() + obj + "/"
+	}
 	return k.Prefix() + obj[:2] + "/" + obj[2:] + "/"
 }
 
