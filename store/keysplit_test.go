@@ -184,3 +184,13 @@ func BenchmarkParseKey(b *testing.B) {
 		}
 	}
 }
+
+// TestObjectPrefixIsTheKeyLessItsValue, also for ids too short to split.
+func TestObjectPrefixIsTheKeyLessItsValue(t *testing.T) {
+	for _, obj := range []string{"", "a", "ab", "abc", "abcd"} {
+		e := Entry{Kind: KindSeal, Object: obj, Value: "v"}
+		if got, want := KindSeal.ObjectPrefix(obj)+"v", e.Key(); got != want {
+			t.Errorf("ObjectPrefix(%q) + value = %q, Key %q", obj, got, want)
+		}
+	}
+}
