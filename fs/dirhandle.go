@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"hash/maphash"
 	"sync/atomic"
 	"syscall"
 
@@ -121,15 +122,19 @@ func (h *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Err
 // GETATTR either way).
 func (h *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	d := h.d
-	if h.ls == nil || h.pos == 0 || h.ls.entries[h.pos-1].Name != name || (d.level == lvRoot && name == oxyName) {
+	if h.ls == nil || h.pos == 0 || h.ls.entries[h.pos-1].Name != name || (d.at.Level == index.LevelRoot && name == oxyName) {
 		return d.Lookup(ctx, name, out)
 	}
 	e := h.ls.entries[h.pos-1]
 	if e.Mode&syscall.S_IFMT != syscall.S_IFDIR {
 		return nil, syscall.ENOENT // not an error: the entry goes out without a node
 	}
+	at, ok := d.at.Child(name)
+	if !ok { // never: the index or mkdir made it
+		return nil, syscall.ENOENT
+	}
 	defer d.m.ops.start(opLookup)()
-	return d.newDir(ctx, name, e.Ino, out), 0
+	return d.newDir(ctx, name, at, e.Ino, out), 0
 }
 
 // Seekdir: offsets are positions in the listing (0 is its start).
@@ -168,16 +173,18 @@ func resumePos(list []fuse.DirEntry, last string) int {
 	return len(list)
 }
 
-// listHash is an FNV-64a of a listing's names and types.
+// listSeed seeds listHash: its values never leave the process.
+var listSeed = maphash.MakeSeed()
+
+// listHash is a hash of a listing's names and types.
 func listHash(list []fuse.DirEntry) uint64 {
-	h := uint64(14695981039346656037)
+	var h maphash.Hash
+	h.SetSeed(listSeed)
 	for _, e := range list {
-		for i := 0; i < len(e.Name); i++ {
-			h = (h ^ uint64(e.Name[i])) * 1099511628211
-		}
-		h = (h ^ uint64(e.Mode>>12)) * 1099511628211
+		h.WriteString(e.Name)
+		h.WriteByte(byte(e.Mode >> 12)) // never in a name: ends it
 	}
-	return h | 1 // never 0: 0 is "never listed"
+	return h.Sum64() | 1 // never 0: 0 is "never listed"
 }
 
 // listedHash is what the kernel may cache of a directory: 0 if it never

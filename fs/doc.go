@@ -17,10 +17,12 @@
 // # Model
 //
 // The FUSE layer holds no store logic and no copy of the tree. A directory
-// node knows its path; Lookup and readdir ask the index (ix.Stat,
-// ix.ReadDir) each time the kernel asks. Nodes are made by Lookup with
-// NewInode (never persistent), numbered with the index's stable inode
-// numbers (index.Node.Ino: FNV-64a of the path), and go-fuse drops them when
+// node knows its path and what it names there (index.Path: its level, kind,
+// object, signer); Lookup and readdir ask the index (ix.Stat, ix.ReadDir)
+// each time the kernel asks, and mkdir and create ask index.Path.Make what
+// may be made. Nodes are made by Lookup with NewInode (never persistent),
+// numbered with the index's stable inode numbers (index.Node.Ino, and
+// index.PathIno for what the index does not hold), and go-fuse drops them when
 // the kernel forgets them. A node holds no attributes: go-fuse may hand back
 // an older node of the same number, so sizes are asked of the index afresh.
 // The only state of the mount's own is what the index cannot know yet: the

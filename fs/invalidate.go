@@ -3,34 +3,14 @@ package fs
 import (
 	"context"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 
+	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/store"
 )
-
-// pathIno is the stable inode number of a tree path, as the index numbers
-// its nodes (index.Node.Ino): FNV-64a of the path, never 0 or 1. The mount
-// numbers what the index does not know (virtual directories, files being
-// created, .oxy/) the same way; TestInoAgreesWithIndex holds the two together.
-func pathIno(p string) uint64 {
-	const (
-		offset = 14695981039346656037
-		prime  = 1099511628211
-	)
-	h := uint64(offset)
-	for i := 0; i < len(p); i++ {
-		h ^= uint64(p[i])
-		h *= prime
-	}
-	if h <= 1 {
-		return h + 2
-	}
-	return h
-}
 
 // virtualDirs are the directories mkdir made that hold no entry yet, by
 // parent path. They live in memory until unmount.
@@ -42,16 +22,8 @@ type virtualDirs struct {
 
 func (v *virtualDirs) init() { v.m = make(map[string][]string) }
 
-func split(p string) (dir, name string) {
-	i := strings.LastIndexByte(p, '/')
-	if i < 0 {
-		return "", p
-	}
-	return p[:i], p[i+1:]
-}
-
 func (v *virtualDirs) add(p string) {
-	dir, name := split(p)
+	dir, name := index.SplitPath(p)
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	names := v.m[dir]
@@ -62,7 +34,7 @@ func (v *virtualDirs) add(p string) {
 }
 
 func (v *virtualDirs) has(p string) bool {
-	dir, name := split(p)
+	dir, name := index.SplitPath(p)
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	_, ok := slices.BinarySearch(v.m[dir], name)
@@ -158,10 +130,10 @@ func (w *invalidation) dir(in *gofs.Inode, d *dirNode) {
 		if _, ok := kid.Operations().(*oxyDir); ok {
 			continue // not the index's: nothing to check
 		}
-		p := joinPath(d.path, name)
+		p := index.JoinPath(d.path, name)
 		kd, isDir := kid.Operations().(*dirNode)
 		if !w.folded {
-			if d.level == lvKind || d.level == lvSigners {
+			if d.at.Level == index.LevelKind || d.at.Level == index.LevelSigners {
 				in.NotifyEntry(name)
 				w.names++
 			} else if isDir {

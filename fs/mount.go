@@ -117,7 +117,7 @@ func Mount(dir string, ix *index.Index, opts Options) (*Server, error) {
 	}
 	m := newMount(abs, ix, opts)
 	m.seenGen.Store(ix.Generation())
-	root := &dirNode{base: base{m: m}, level: lvRoot}
+	root := &dirNode{base: base{m: m}} // at: the root (index.LevelRoot)
 	m.root = root
 	mo := fuse.MountOptions{
 		AllowOther:           opts.AllowOther,
@@ -151,7 +151,7 @@ func Mount(dir string, ix *index.Index, opts Options) (*Server, error) {
 	// signature whose size is not known yet) with the default. Every reply
 	// sets its own.
 	// The root is inode 1, as on every local filesystem's mount point
-	// (pathIno never returns 0 or 1).
+	// (index.PathIno never returns 0 or 1).
 	bridge := gofs.NewNodeFS(root, &gofs.Options{MountOptions: mo, UID: m.uid, GID: m.gid, Logger: mo.Logger,
 		RootStableAttr: &gofs.StableAttr{Ino: 1}})
 	server, err := fuse.NewServer(noOpendir{RawFileSystem: bridge, ops: &m.ops}, abs, &mo)

@@ -7,6 +7,8 @@ import (
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/oxyfs/oxyfs/index"
 )
 
 // The .oxy/ debug view (DESIGN §4). Its files report the exact size of what
@@ -65,7 +67,7 @@ func (m *Server) liveLists() []string {
 func (d *oxyDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	m := d.m
 	defer m.ops.start(opLookup)()
-	p := d.dirPath() + "/" + name
+	p := index.JoinPath(d.dirPath(), name)
 	var f *oxyFile
 	switch {
 	case d.lists:
@@ -76,7 +78,7 @@ func (d *oxyDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*
 	case name == oxyListsName:
 		m.dirAttr(&out.Attr)
 		m.entryOut(out, true)
-		return d.NewInode(ctx, &oxyDir{base: base{m: m}, lists: true}, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: pathIno(p)}), 0
+		return d.NewInode(ctx, &oxyDir{base: base{m: m}, lists: true}, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: index.PathIno(p)}), 0
 	case name == oxyStatus, name == oxyJournal, name == oxyRetired:
 		f = &oxyFile{base: base{m: m}, what: name}
 	default:
@@ -94,7 +96,7 @@ func (d *oxyDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*
 	if d.lists {
 		out.SetEntryTimeout(0)
 	}
-	return d.NewInode(ctx, f, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: pathIno(p)}), 0
+	return d.NewInode(ctx, f, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: index.PathIno(p)}), 0
 }
 
 func (d *oxyDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
@@ -109,7 +111,7 @@ func (d *oxyDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 			if name == oxyListsName {
 				mode = syscall.S_IFDIR
 			}
-			list = append(list, fuse.DirEntry{Name: name, Mode: mode, Ino: pathIno(oxyName + "/" + name)})
+			list = append(list, fuse.DirEntry{Name: name, Mode: mode, Ino: index.ChildIno(oxyName, name)})
 		}
 	}
 	return gofs.NewListDirStream(list), 0
@@ -119,7 +121,7 @@ func (d *oxyDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 func (d *oxyDir) listsListing() []fuse.DirEntry {
 	var list []fuse.DirEntry
 	for _, name := range d.m.liveLists() {
-		list = append(list, fuse.DirEntry{Name: name, Mode: syscall.S_IFREG, Ino: pathIno(d.dirPath() + "/" + name)})
+		list = append(list, fuse.DirEntry{Name: name, Mode: syscall.S_IFREG, Ino: index.ChildIno(d.dirPath(), name)})
 	}
 	return list
 }

@@ -148,8 +148,8 @@ func checkStat(t *testing.T, k *kit) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ino := fi.Sys().(*syscall.Stat_t).Ino; ino != n.Ino || ino != pathIno(e.Key()) {
-			t.Errorf("%s: ino %d, index says %d, pathIno %d", e.Key(), ino, n.Ino, pathIno(e.Key()))
+		if ino := fi.Sys().(*syscall.Stat_t).Ino; ino != n.Ino || ino != index.PathIno(e.Key()) {
+			t.Errorf("%s: ino %d, index says %d, pathIno %d", e.Key(), ino, n.Ino, index.PathIno(e.Key()))
 		}
 		// du adds st_blocks × 512: blocks from the real size.
 		if b := fi.Sys().(*syscall.Stat_t).Blocks; b != (want+511)/512 {

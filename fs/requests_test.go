@@ -148,8 +148,8 @@ func TestInoAgreesWithIndex(t *testing.T) {
 			if err != nil {
 				continue
 			}
-			if n.Ino != pathIno(p) {
-				t.Errorf("%s: index ino %d, pathIno %d", p, n.Ino, pathIno(p))
+			if n.Ino != index.PathIno(p) {
+				t.Errorf("%s: index ino %d, index.PathIno %d", p, n.Ino, index.PathIno(p))
 			}
 		}
 	}

@@ -97,26 +97,12 @@ func (m *Server) entryOut(out *fuse.EntryOut, attrTTL bool) {
 	}
 }
 
-// dirLevel is where a directory sits in the tree (DESIGN §4).
-type dirLevel uint8
-
-const (
-	lvRoot    dirLevel = iota // MOUNT
-	lvKind                    // sig/
-	lvHH                      // sig/ab/
-	lvObject                  // sig/ab/<rest>/
-	lvSigners                 // by-signer/
-	lvSigner                  // by-signer/<signer>/
-)
-
 // dirNode is a directory of the index tree. Only the nodes the kernel holds
 // exist; each answers Lookup and readdir (dirhandle.go) from the index.
 type dirNode struct {
 	base
-	path  string // relative to the mount root; "" is the root
-	level dirLevel
-	kind  store.Kind
-	obj   string // lvObject: the object id (hh + rest)
+	path string     // relative to the mount root; "" is the root
+	at   index.Path // what path names: its level, kind, object, signer
 
 	listed  listedHash              // the listing last read (see Invalidate)
 	partial atomic.Pointer[listing] // the listing being read (see dirHandle)
@@ -136,42 +122,16 @@ var (
 	_ = (gofs.NodeMknoder)((*dirNode)(nil))
 )
 
-func joinPath(dir, name string) string {
-	if dir == "" {
-		return name
-	}
-	return dir + "/" + name
-}
-
 func isNotExist(err error) bool {
 	return errors.Is(err, iofs.ErrNotExist) || errors.Is(err, store.ErrNotFound)
 }
 
-// childDir describes the directory name under d.
-func (d *dirNode) childDir(name string) *dirNode {
-	c := &dirNode{base: base{m: d.m}, path: joinPath(d.path, name), kind: d.kind}
-	switch d.level {
-	case lvRoot:
-		if name == index.BySigner {
-			c.level, c.kind = lvSigners, store.KindSig
-		} else {
-			c.level = lvKind
-			c.kind, _ = store.ParseKind(name)
-		}
-	case lvKind:
-		c.level = lvHH
-	case lvHH:
-		c.level, c.obj = lvObject, d.path[strings.LastIndexByte(d.path, '/')+1:]+name
-	case lvSigners:
-		c.level = lvSigner
-	}
-	return c
-}
-
-func (d *dirNode) newDir(ctx context.Context, name string, ino uint64, out *fuse.EntryOut) *gofs.Inode {
+// newDir makes the node of the directory name, at at (its index.Path).
+func (d *dirNode) newDir(ctx context.Context, name string, at index.Path, ino uint64, out *fuse.EntryOut) *gofs.Inode {
 	d.m.dirAttr(&out.Attr)
 	d.m.entryOut(out, true)
-	return d.NewInode(ctx, d.childDir(name), gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino})
+	c := &dirNode{base: base{m: d.m}, path: index.JoinPath(d.path, name), at: at}
+	return d.NewInode(ctx, c, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino})
 }
 
 // newFile makes the node of an entry file. A signature whose size is not
@@ -186,25 +146,27 @@ func (d *dirNode) newFile(ctx context.Context, p string, e store.Entry, size int
 	d.m.fileAttr(&out.Attr, size)
 	d.m.entryOut(out, known)
 	n := &entryNode{base: base{m: d.m}, path: p, e: e}
-	return d.NewInode(ctx, n, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: pathIno(p)})
+	return d.NewInode(ctx, n, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: index.PathIno(p)})
 }
 
 func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	m := d.m
 	defer m.ops.start(opLookup)()
-	if d.level == lvRoot && name == oxyName {
+	if d.at.Level == index.LevelRoot && name == oxyName {
 		m.dirAttr(&out.Attr)
 		m.entryOut(out, true)
-		return d.NewInode(ctx, &oxyDir{base: base{m: m}}, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: pathIno(oxyName)}), 0
+		return d.NewInode(ctx, &oxyDir{base: base{m: m}}, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: index.PathIno(oxyName)}), 0
 	}
-	p := joinPath(d.path, name)
+	p := index.JoinPath(d.path, name)
 	n, err := m.ix.Stat(bg(ctx), p)
 	if err != nil {
 		if !isNotExist(err) {
 			return nil, m.errno("lookup", p, err)
 		}
 		if m.virt.has(p) {
-			return d.newDir(ctx, name, pathIno(p), out), 0
+			if at, ok := d.at.Child(name); ok { // it is: Mkdir made it
+				return d.newDir(ctx, name, at, index.PathIno(p), out), 0
+			}
 		}
 		if h := m.pending.get(p); h != nil {
 			return d.newFile(ctx, p, h.e, h.size.Load(), true, out), 0
@@ -213,7 +175,11 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	}
 	switch n.Type {
 	case index.NodeDir:
-		return d.newDir(ctx, name, n.Ino, out), 0
+		at, ok := d.at.Child(name)
+		if !ok { // never: the index found it
+			return nil, syscall.ENOENT
+		}
+		return d.newDir(ctx, name, at, n.Ino, out), 0
 	case index.NodeSymlink:
 		m.linkAttr(&out.Attr, n.Target)
 		m.entryOut(out, true)
@@ -255,20 +221,20 @@ func (d *dirNode) list(ctx context.Context) ([]fuse.DirEntry, syscall.Errno) {
 	}
 	for _, name := range m.virt.children(d.path) {
 		if !has(name) {
-			list = append(list, fuse.DirEntry{Name: name, Ino: pathIno(joinPath(d.path, name)), Mode: syscall.S_IFDIR})
+			list = append(list, fuse.DirEntry{Name: name, Ino: index.ChildIno(d.path, name), Mode: syscall.S_IFDIR})
 			extra = true
 		}
 	}
-	if d.level == lvObject {
+	if d.at.Level == index.LevelObject {
 		for _, name := range m.pending.children(d.path) {
 			if !has(name) {
-				list = append(list, fuse.DirEntry{Name: name, Ino: pathIno(joinPath(d.path, name)), Mode: syscall.S_IFREG})
+				list = append(list, fuse.DirEntry{Name: name, Ino: index.ChildIno(d.path, name), Mode: syscall.S_IFREG})
 				extra = true
 			}
 		}
 	}
-	if d.level == lvRoot {
-		list = append(list, fuse.DirEntry{Name: oxyName, Ino: pathIno(oxyName), Mode: syscall.S_IFDIR})
+	if d.at.Level == index.LevelRoot {
+		list = append(list, fuse.DirEntry{Name: oxyName, Ino: index.PathIno(oxyName), Mode: syscall.S_IFDIR})
 		extra = true
 	}
 	if extra {
@@ -317,35 +283,36 @@ func (m *Server) exists(ctx context.Context, p string) (bool, syscall.Errno) {
 	return false, m.errno("stat", p, err)
 }
 
+// makeErrno is the errno of a name index.Path.Make refuses: EINVAL for a
+// name that cannot stand there, EPERM where the tree makes nothing so.
+func makeErrno(err error) syscall.Errno {
+	if errors.Is(err, index.ErrBadName) {
+		return syscall.EINVAL
+	}
+	return syscall.EPERM
+}
+
 // Mkdir makes a virtual directory, kept in memory until unmount, so that
 // mkdir -p sig/ab/cdef… then cp works. Only <hh> and <rest> directories can
-// be made: a wrong place is EPERM, a wrong name EINVAL.
+// be made (index.Path.Make): a wrong place is EPERM, a wrong name EINVAL.
 func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	m := d.m
 	defer m.ops.start(opMkdir)()
 	if m.ro {
 		return nil, syscall.EROFS
 	}
-	switch d.level {
-	case lvKind:
-		if len(name) != 2 || store.ValidateObject(name+"00") != nil {
-			return nil, syscall.EINVAL
-		}
-	case lvHH:
-		if store.ValidateObject(d.path[strings.LastIndexByte(d.path, '/')+1:]+name) != nil {
-			return nil, syscall.EINVAL
-		}
-	default:
-		return nil, syscall.EPERM
+	at, err := d.at.Make(name, true)
+	if err != nil {
+		return nil, makeErrno(err)
 	}
-	p := joinPath(d.path, name)
+	p := index.JoinPath(d.path, name)
 	if ok, errno := m.exists(ctx, p); errno != 0 {
 		return nil, errno
 	} else if ok {
 		return nil, syscall.EEXIST
 	}
 	m.virt.add(p)
-	return d.newDir(ctx, name, pathIno(p), out), 0
+	return d.newDir(ctx, name, at, index.PathIno(p), out), 0
 }
 
 // Create starts writing the entry name of an object directory. Nothing is
@@ -353,16 +320,15 @@ func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
 	m := d.m
 	defer m.ops.start(opCreate)()
-	switch {
-	case m.ro:
+	if m.ro {
 		return nil, nil, 0, syscall.EROFS
-	case d.level != lvObject:
-		return nil, nil, 0, syscall.EPERM
-	case store.ValidateValue(name) != nil:
-		return nil, nil, 0, syscall.EINVAL
 	}
-	p := joinPath(d.path, name)
-	if flags&syscall.O_EXCL != 0 || d.kind == store.KindSig && !m.overwrite {
+	at, err := d.at.Make(name, false)
+	if err != nil {
+		return nil, nil, 0, makeErrno(err)
+	}
+	p := index.JoinPath(d.path, name)
+	if flags&syscall.O_EXCL != 0 || at.Kind == store.KindSig && !m.overwrite {
 		// O_EXCL, or a signature that would replace one without
 		// --allow-overwrite (the kernel creates a name it has no entry for).
 		if ok, errno := m.exists(ctx, p); errno != 0 {
@@ -371,7 +337,7 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 			return nil, nil, 0, syscall.EEXIST
 		}
 	}
-	e := store.Entry{Kind: d.kind, Object: d.obj, Value: name}
+	e := at.Entry()
 	h := m.newWriteHandle(p, e, flags, true)
 	h.parent, h.name = d.EmbeddedInode(), name
 	m.pending.add(p, h)

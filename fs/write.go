@@ -14,6 +14,7 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
+	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -423,8 +424,8 @@ func (p *pendingWrites) children(dir string) []string {
 	defer p.mu.Unlock()
 	var names []string
 	for path, hs := range p.m {
-		if len(hs) > 0 && hs[0].created && strings.HasPrefix(path, dir+"/") && !strings.Contains(path[len(dir)+1:], "/") {
-			names = append(names, path[len(dir)+1:])
+		if parent, name := index.SplitPath(path); len(hs) > 0 && hs[0].created && parent == dir {
+			names = append(names, name)
 		}
 	}
 	return names

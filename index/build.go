@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/oxyfs/oxyfs/store"
 )
@@ -80,6 +81,17 @@ func (b *builder) intern(v []byte) uint32 {
 	return id
 }
 
+// internString is intern of a piece of a journal line: a new value is
+// copied, so the table keeps no line alive.
+func (b *builder) internString(v string) uint32 {
+	if id, ok := b.m[v]; ok {
+		return id
+	}
+	id := b.vt.add([]byte(v))
+	b.m[strings.Clone(v)] = id
+	return id
+}
+
 // addSource names a new source and returns its id.
 func (b *builder) addSource(name string) uint8 {
 	if len(b.srcNames) >= int(srcManyLists) {
@@ -137,7 +149,7 @@ func (b *builder) decodeList(name string, data []byte) (*run, error) {
 		close(chunks)
 		decErr <- err
 	}()
-	objBuf := make([]byte, 0, store.MaxObjectHex/2)
+	var objBuf [store.MaxObjectBytes]byte
 	var buildErr error
 	for c := range chunks {
 		start := uint32(0)
@@ -147,7 +159,7 @@ func (b *builder) decodeList(name string, data []byte) (*run, error) {
 			if buildErr != nil {
 				break
 			}
-			kind, ob, val, ok := splitKeyPacked(key, objBuf)
+			kind, ob, val, ok := store.SplitKey(key, &objBuf)
 			if !ok {
 				mal.add(key)
 				continue
@@ -210,24 +222,24 @@ type jrec struct {
 
 // journalRun builds the run of the journal's lines, folded lines included
 // (spec §13.7 "Reading"). skip, if not nil, drops entries already known.
-func (b *builder) journalRun(lines []store.JournalLine, skip func(kind store.Kind, obj []byte, val []byte) bool) *run {
+func (b *builder) journalRun(lines []store.JournalLine, skip func(kind store.Kind, obj []byte, val string) bool) *run {
 	recs := make([]jrec, 0, len(lines))
 	arena := make([]byte, 0, len(lines)*32)
 	mal := malformed{where: sourceTheJournal}
-	var hexBuf [store.MaxObjectHex]byte
+	var objBuf [store.MaxObjectBytes]byte
 	for _, l := range lines {
-		kind, hexObj, val, ok := splitKey([]byte(l.Key), &hexBuf)
+		kind, ob, val, ok := store.SplitKey(l.Key, &objBuf)
 		if !ok {
 			mal.add([]byte(l.Key))
 			continue
 		}
 		start := len(arena)
-		arena = packHex(arena, hexObj)
+		arena = append(arena, ob...)
 		if skip != nil && skip(kind, arena[start:], val) {
 			arena = arena[:start]
 			continue
 		}
-		recs = append(recs, jrec{kind: kind, obj: arena[start:len(arena):len(arena)], val: b.intern(val)})
+		recs = append(recs, jrec{kind: kind, obj: arena[start:len(arena):len(arena)], val: b.internString(val)})
 	}
 	if mal.n > 0 {
 		b.mal = append(b.mal, mal)

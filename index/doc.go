@@ -72,6 +72,15 @@
 // the prefix modes the first call reads and decodes the list once. ReadList
 // reads a list for serving its text.
 //
+// # Paths
+//
+// The tree's paths are read in path.go and nowhere else: ParsePath, and
+// Path.Child one level at a time, say what a path names (its Level, kind,
+// object, value or signer) and whether a name may stand there; Path.Make
+// says what mkdir and create may make in a directory; PathIno and ChildIno
+// number the nodes (FNV-64a of the path, never 0 or 1). The mount, the web
+// view and the CLI take these; keys inside paths are read by store.SplitKey.
+//
 // # Read-ahead
 //
 // ReadSig and SigSize of a signature schedule the signatures after it in key

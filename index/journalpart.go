@@ -57,14 +57,14 @@ func listPart(s *entrySet) (*run, int) {
 
 // knownInLists reports whether a list of base holds an entry (object
 // packed), for journalRun's skip.
-func knownInLists(base *entrySet) func(kind store.Kind, obj []byte, val []byte) bool {
-	return func(kind store.Kind, obj []byte, val []byte) bool {
+func knownInLists(base *entrySet) func(kind store.Kind, obj []byte, val string) bool {
+	return func(kind store.Kind, obj []byte, val string) bool {
 		k := &base.kinds[kind]
 		i, ok := k.findObj(obj)
 		if !ok {
 			return false
 		}
-		j, ok := k.findVal(&base.vt, i, string(val))
+		j, ok := k.findVal(&base.vt, i, val)
 		return ok && k.srcs[j] != srcJournal
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/oxyfs/oxyfs/store"
@@ -104,7 +105,7 @@ func snapshotView(sn *store.Snapshot) *view {
 		if l.Folded() {
 			v.journalFolded++
 		}
-		if len(l.Key) > 4 && l.Key[:4] == "sig/" {
+		if sig := store.KindSig.Prefix(); len(l.Key) > len(sig) && strings.HasPrefix(l.Key, sig) {
 			c := v.journalCounts[l.Key]
 			c.lines++
 			if !l.Folded() {

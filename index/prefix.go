@@ -140,7 +140,7 @@ func (m *malformed) addItem(it store.ListItem) {
 // with delimiter "/", and of the legacy prefix until the marker.
 func (p *prefixCache) hhNames(ctx context.Context, kind store.Kind) ([]string, error) {
 	v, err := p.do(ctx, "hh|"+kind.String(), func(ctx context.Context) (any, error) {
-		isHH := func(s string) bool { return len(s) == 2 && isLowerHex(s) }
+		isHH := func(s string) bool { _, ok := store.ParseHH(s); return ok }
 		out, err := p.names(ctx, kind.Prefix(), true, isHH)
 		if err != nil || !p.legacy {
 			return out, err
@@ -157,7 +157,7 @@ func (p *prefixCache) hhNames(ctx context.Context, kind store.Kind) ([]string, e
 // restNames lists the object directories under <kind>/<hh>/.
 func (p *prefixCache) restNames(ctx context.Context, kind store.Kind, hh string) ([]string, error) {
 	v, err := p.do(ctx, "rest|"+kind.String()+"/"+hh, func(ctx context.Context) (any, error) {
-		isRest := func(s string) bool { return validObjectHex(hh + s) }
+		isRest := func(s string) bool { return store.ValidObjectID(hh + s) }
 		out, err := p.names(ctx, kind.Prefix()+hh+"/", true, isRest)
 		if err != nil || !p.legacy {
 			return out, err
@@ -177,8 +177,8 @@ func (p *prefixCache) restNames(ctx context.Context, kind store.Kind, hh string)
 // a legacy entry.
 func (p *prefixCache) objEntries(ctx context.Context, kind store.Kind, obj string) ([]entrySource, error) {
 	v, err := p.do(ctx, "obj|"+kind.String()+"/"+obj, func(ctx context.Context) (any, error) {
-		prefix := objectPath(kind, obj) + "/"
-		vals, err := p.names(ctx, prefix, false, func(s string) bool { return store.ValidateValue(s) == nil })
+		prefix := kind.ObjectPrefix(obj)
+		vals, err := p.names(ctx, prefix, false, store.ValidValue[string])
 		if err != nil {
 			return nil, err
 		}
@@ -254,14 +254,14 @@ func (p *prefixCache) sigScan(ctx context.Context) (map[string][]string, error) 
 	v, err := p.do(ctx, "sigscan", func(ctx context.Context) (any, error) {
 		by := map[string][]string{}
 		mal := malformed{where: "the listing of sig/"}
-		var hexBuf [store.MaxObjectHex]byte
+		var objBuf [store.MaxObjectBytes]byte
 		err := p.ix.st.List(ctx, store.KindSig.Prefix(), "", func(it store.ListItem) error {
-			kind, hexObj, val, ok := splitKey([]byte(it.Key), &hexBuf)
+			kind, ob, val, ok := store.SplitKey(it.Key, &objBuf)
 			if !ok || kind != store.KindSig || it.Irregular != "" {
 				mal.addItem(it)
 				return nil
 			}
-			by[string(val)] = append(by[string(val)], string(hexObj))
+			by[val] = append(by[val], hexString(ob))
 			return nil
 		})
 		if err != nil {

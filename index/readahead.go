@@ -245,8 +245,8 @@ func (ra *readAhead) close() {
 
 // nextEntry returns the index of the first signature entry of k after e.
 func nextEntry(k *kindSet, vt *vtab, e store.Entry) int {
-	var buf [store.MaxObjectHex / 2]byte
-	ob, ok := packObj(buf[:0], e.Object)
+	var buf [store.MaxObjectBytes]byte
+	ob, ok := store.DecodeObjectID(e.Object, &buf)
 	if !ok || k.nObj() == 0 {
 		return k.nEntries()
 	}
@@ -280,14 +280,5 @@ func objectOf(k *kindSet, j int) int {
 
 // appendSigKey appends sig/<hh>/<rest>/<value> for a packed object id.
 func appendSigKey(dst, ob []byte, vt *vtab, val uint32) []byte {
-	const hexDigits = "0123456789abcdef"
-	dst = append(dst, "sig/"...)
-	for i, c := range ob {
-		dst = append(dst, hexDigits[c>>4], hexDigits[c&15])
-		if i == 0 {
-			dst = append(dst, '/')
-		}
-	}
-	dst = append(dst, '/')
-	return vt.appendTo(dst, val)
+	return vt.appendTo(store.AppendObjectPrefix(dst, store.KindSig, ob), val)
 }

@@ -273,8 +273,8 @@ func (s *entrySet) memoryBytes() int64 {
 // lookup finds an entry; it returns its source name.
 func (s *entrySet) lookup(kind store.Kind, obj, val string) (string, bool) {
 	k := &s.kinds[kind]
-	var buf [store.MaxObjectHex / 2]byte
-	ob, ok := packObj(buf[:0], obj)
+	var buf [store.MaxObjectBytes]byte
+	ob, ok := store.DecodeObjectID(obj, &buf)
 	if !ok {
 		return "", false
 	}
@@ -291,8 +291,8 @@ func (s *entrySet) lookup(kind store.Kind, obj, val string) (string, bool) {
 
 // hasObject reports whether the set holds an entry of the object.
 func (s *entrySet) hasObject(kind store.Kind, obj string) bool {
-	var buf [store.MaxObjectHex / 2]byte
-	ob, ok := packObj(buf[:0], obj)
+	var buf [store.MaxObjectBytes]byte
+	ob, ok := store.DecodeObjectID(obj, &buf)
 	if !ok {
 		return false
 	}
@@ -315,7 +315,7 @@ func (s *entrySet) hhNames(kind store.Kind) []string {
 // restNames lists the object directories under <kind>/<hh>.
 func (s *entrySet) restNames(kind store.Kind, hh string) []string {
 	k := &s.kinds[kind]
-	b, ok := hexByteOf(hh)
+	b, ok := store.ParseHH(hh)
 	if !ok {
 		return nil
 	}
@@ -331,8 +331,8 @@ func (s *entrySet) restNames(kind store.Kind, hh string) []string {
 // values lists an object's entries.
 func (s *entrySet) values(kind store.Kind, obj string) []entrySource {
 	k := &s.kinds[kind]
-	var buf [store.MaxObjectHex / 2]byte
-	ob, ok := packObj(buf[:0], obj)
+	var buf [store.MaxObjectBytes]byte
+	ob, ok := store.DecodeObjectID(obj, &buf)
 	if !ok {
 		return nil
 	}
@@ -393,21 +393,6 @@ func (s *entrySet) hasSigner(signer string) bool {
 	return len(s.signerIDs(signer)) > 0
 }
 
-// packObj packs a hex object id into dst.
-func packObj(dst []byte, obj string) ([]byte, bool) {
-	if len(obj) < store.MinObjectHex || len(obj) > store.MaxObjectHex || len(obj)%2 != 0 {
-		return nil, false
-	}
-	for i := 0; i+1 < len(obj); i += 2 {
-		hi, lo := hexVal[obj[i]], hexVal[obj[i+1]]
-		if hi < 0 || lo < 0 {
-			return nil, false
-		}
-		dst = append(dst, byte(hi<<4|lo))
-	}
-	return dst, true
-}
-
 var hexByte = func() (t [256]string) {
 	for i := range t {
 		t[i] = hex.EncodeToString([]byte{byte(i)})
@@ -415,12 +400,35 @@ var hexByte = func() (t [256]string) {
 	return t
 }()
 
-func hexByteOf(hh string) (byte, bool) {
-	if len(hh) != 2 || !isLowerHex(hh) {
-		return 0, false
+// The values of the table that look like hex are kept packed (vtab.add):
+// plain hex, no part of the key grammar.
+
+func isLowerHex(s []byte) bool {
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
 	}
-	return unhex(hh[0])<<4 | unhex(hh[1]), true
+	return true
 }
+
+// packHex decodes lowercase hex (already checked) into dst.
+func packHex(dst []byte, src []byte) []byte {
+	n := len(src) / 2
+	for i := 0; i < n; i++ {
+		dst = append(dst, unhex(src[2*i])<<4|unhex(src[2*i+1]))
+	}
+	return dst
+}
+
+func unhex(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c - 'a' + 10
+}
+
+func hexString(b []byte) string { return hex.EncodeToString(b) }
 
 // exact returns s in a slice of exactly its length, so no growth slack stays
 // resident.

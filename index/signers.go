@@ -241,8 +241,8 @@ func (s *entrySet) signedByWindow(signer string, p Page, n int) (window []string
 	// first returns the index of the first object not below cursor (above
 	// it when strict).
 	first := func(cursor string, strict bool) int {
-		var buf [store.MaxObjectHex / 2]byte
-		packed, ok := packObj(buf[:0], cursor)
+		var buf [store.MaxObjectBytes]byte
+		packed, ok := store.DecodeObjectID(cursor, &buf)
 		return sort.Search(k.nObj(), func(i int) bool {
 			var c int
 			if ok {

@@ -60,7 +60,7 @@ func cleanDir(p string) string {
 // does not exist is an error wrapping fs.ErrNotExist; a file is ErrNotDir.
 // On a folded store it sends no request.
 func (ix *Index) ReadDir(ctx context.Context, dir string) ([]Node, error) {
-	t, ok := parsePath(dir)
+	t, ok := ParsePath(dir)
 	if !ok {
 		return nil, notExist("readdir", dir)
 	}
@@ -72,24 +72,24 @@ func (ix *Index) ReadDir(ctx context.Context, dir string) ([]Node, error) {
 	dirNodes := func(names []string) []Node {
 		nodes := make([]Node, len(names))
 		for i, n := range names {
-			nodes[i] = Node{Name: n, Type: NodeDir, Ino: childIno(dir, n)}
+			nodes[i] = Node{Name: n, Type: NodeDir, Ino: ChildIno(dir, n)}
 		}
 		return nodes
 	}
-	switch t.level {
-	case levelRoot:
+	switch t.Level {
+	case LevelRoot:
 		return dirNodes(rootNames), nil
-	case levelKind:
-		names, err := ix.hhNames(ctx, v, t.kind)
+	case LevelKind:
+		names, err := ix.hhNames(ctx, v, t.Kind)
 		return dirNodes(names), err
-	case levelHH:
-		names, err := ix.restNames(ctx, v, t.kind, t.hh)
+	case LevelHH:
+		names, err := ix.restNames(ctx, v, t.Kind, t.Object)
 		if err == nil && len(names) == 0 {
 			err = notExist("readdir", dir)
 		}
 		return dirNodes(names), err
-	case levelObject:
-		es, err := ix.objEntries(ctx, v, t.kind, t.obj)
+	case LevelObject:
+		es, err := ix.objEntries(ctx, v, t.Kind, t.Object)
 		if err != nil {
 			return nil, err
 		}
@@ -98,14 +98,14 @@ func (ix *Index) ReadDir(ctx context.Context, dir string) ([]Node, error) {
 		}
 		nodes := make([]Node, len(es))
 		for i, e := range es {
-			nodes[i] = ix.fileNode(dir, store.Entry{Kind: t.kind, Object: t.obj, Value: e.val}, e)
+			nodes[i] = ix.fileNode(dir, store.Entry{Kind: t.Kind, Object: t.Object, Value: e.val}, e)
 		}
 		return nodes, nil
-	case levelSigners:
+	case LevelSigners:
 		names, err := ix.signers(ctx, v)
 		return dirNodes(names), err
-	case levelSigner:
-		objs, err := ix.signedBy(ctx, v, t.val)
+	case LevelSigner:
+		objs, err := ix.signedBy(ctx, v, t.Value)
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +114,7 @@ func (ix *Index) ReadDir(ctx context.Context, dir string) ([]Node, error) {
 		}
 		nodes := make([]Node, len(objs))
 		for i, obj := range objs {
-			nodes[i] = Node{Name: obj, Type: NodeSymlink, Target: linkTarget(obj, t.val), Ino: childIno(dir, obj)}
+			nodes[i] = Node{Name: obj, Type: NodeSymlink, Target: linkTarget(obj, t.Value), Ino: ChildIno(dir, obj)}
 		}
 		return nodes, nil
 	}
@@ -127,7 +127,7 @@ func (ix *Index) ReadDir(ctx context.Context, dir string) ([]Node, error) {
 // Stat describes one path of the tree. It never reads signature bytes; on a
 // folded store it sends no request.
 func (ix *Index) Stat(ctx context.Context, p string) (Node, error) {
-	t, ok := parsePath(p)
+	t, ok := ParsePath(p)
 	if !ok {
 		return Node{}, notExist("stat", p)
 	}
@@ -136,49 +136,50 @@ func (ix *Index) Stat(ctx context.Context, p string) (Node, error) {
 		return Node{}, err
 	}
 	p = cleanDir(p)
-	dir := Node{Name: p[strings.LastIndexByte(p, '/')+1:], Type: NodeDir, Ino: pathIno(p)}
+	_, name := SplitPath(p)
+	dir := Node{Name: name, Type: NodeDir, Ino: PathIno(p)}
 	found := false
-	switch t.level {
-	case levelRoot, levelKind, levelSigners:
+	switch t.Level {
+	case LevelRoot, LevelKind, LevelSigners:
 		return dir, nil
-	case levelHH:
+	case LevelHH:
 		if v.pc == nil {
-			b, _ := hexByteOf(t.hh)
-			lo, hi := v.base.kinds[t.kind].hhBucket(b)
-			found = lo < hi || len(ix.own.withPrefix(t.kind, t.hh)) > 0
+			b, _ := store.ParseHH(t.Object)
+			lo, hi := v.base.kinds[t.Kind].hhBucket(b)
+			found = lo < hi || len(ix.own.withPrefix(t.Kind, t.Object)) > 0
 		} else {
-			names, err := ix.hhNames(ctx, v, t.kind)
+			names, err := ix.hhNames(ctx, v, t.Kind)
 			if err != nil {
 				return Node{}, err
 			}
-			_, found = slices.BinarySearch(names, t.hh)
+			_, found = slices.BinarySearch(names, t.Object)
 		}
-	case levelObject:
+	case LevelObject:
 		if v.pc == nil {
-			found = v.base.hasObject(t.kind, t.obj) || len(ix.own.object(t.kind, t.obj)) > 0
+			found = v.base.hasObject(t.Kind, t.Object) || len(ix.own.object(t.Kind, t.Object)) > 0
 		} else {
-			es, err := ix.objEntries(ctx, v, t.kind, t.obj)
+			es, err := ix.objEntries(ctx, v, t.Kind, t.Object)
 			if err != nil {
 				return Node{}, err
 			}
 			found = len(es) > 0
 		}
-	case levelEntry, levelLink:
-		e := store.Entry{Kind: t.kind, Object: t.obj, Value: t.val}
+	case LevelEntry, LevelLink:
+		e := store.Entry{Kind: t.Kind, Object: t.Object, Value: t.Value}
 		se, ok, err := ix.entry(ctx, v, e)
 		if err != nil || !ok {
 			return Node{}, cmpErr(err, notExist("stat", p))
 		}
-		if t.level == levelLink {
-			return Node{Name: t.obj, Type: NodeSymlink, Target: linkTarget(t.obj, t.val), Ino: pathIno(p)}, nil
+		if t.Level == LevelLink {
+			return Node{Name: t.Object, Type: NodeSymlink, Target: linkTarget(t.Object, t.Value), Ino: PathIno(p)}, nil
 		}
-		parent := p[:strings.LastIndexByte(p, '/')]
+		parent, _ := SplitPath(p)
 		return ix.fileNode(parent, e, se), nil
-	case levelSigner:
+	case LevelSigner:
 		if v.pc == nil {
-			found = v.base.hasSigner(t.val) || slices.ContainsFunc(ix.own.withPrefix(store.KindSig, ""), func(e store.Entry) bool { return e.Value == t.val })
+			found = v.base.hasSigner(t.Value) || slices.ContainsFunc(ix.own.withPrefix(store.KindSig, ""), func(e store.Entry) bool { return e.Value == t.Value })
 		} else {
-			objs, err := ix.signedBy(ctx, v, t.val)
+			objs, err := ix.signedBy(ctx, v, t.Value)
 			if err != nil {
 				return Node{}, err
 			}
@@ -199,7 +200,7 @@ type entrySource struct {
 }
 
 func (ix *Index) fileNode(dir string, e store.Entry, s entrySource) Node {
-	n := Node{Name: e.Value, Type: NodeFile, Entry: e, Ino: childIno(dir, e.Value), Source: s.source}
+	n := Node{Name: e.Value, Type: NodeFile, Entry: e, Ino: ChildIno(dir, e.Value), Source: s.source}
 	switch {
 	case e.Kind != store.KindSig:
 	case s.sig != nil:

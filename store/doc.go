@@ -17,6 +17,12 @@
 //	pack-legacy-folded                       marker: the older lists are folded
 //	sigs/ seals/ receipts/ approvals/ certs/ accepted-lists/  older one-list keys
 //
+// An entry key is read in one place, splitKey (keysplit.go), on a string or
+// bytes and without allocating: ParseKey wraps it, SplitKey hands it to the
+// index's build, and ParseHH, DecodeObjectID and ValidValue check one piece
+// of a key by the same rules. No other package reads a key
+// (internal/grammarcheck fails the tests if one does).
+//
 // ReadSnapshot is the pack listing an open makes: one LIST of "pack-" and
 // one GET each of the journal and the retired record, from which the live
 // lists (listed, not retired) and whether the store is folded follow.

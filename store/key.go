@@ -24,6 +24,14 @@ const (
 
 var kindNames = [NumKinds]string{"sig", "seal", "receipt", "approval", "cert", "accepted"}
 
+// kindPrefixes are the kinds' key prefixes, so Prefix allocates nothing.
+var kindPrefixes = func() (p [NumKinds]string) {
+	for k, n := range kindNames {
+		p[k] = n + "/"
+	}
+	return p
+}()
+
 // Kinds lists every kind in order.
 var Kinds = [NumKinds]Kind{KindSig, KindSeal, KindReceipt, KindApproval, KindCert, KindAccepted}
 
@@ -36,17 +44,24 @@ func (k Kind) String() string {
 }
 
 // Prefix returns the store prefix under which entries of this kind live ("sig/").
-func (k Kind) Prefix() string { return k.String() + "/" }
+func (k Kind) Prefix() string {
+	if int(k) < NumKinds {
+		return kindPrefixes[k]
+	}
+	return k.String() + "/"
+}
+
+// ObjectPrefix returns the prefix of the keys of an object given in hex:
+// "<kind>/<hh>/<rest>/" (as Entry.Key, an id shorter than <hh> is kept whole).
+func (k Kind) ObjectPrefix(obj string) string {
+	if len(obj) < 2 {
+		return k.Prefix() + obj + "/"
+	}
+	return k.Prefix() + obj[:2] + "/" + obj[2:] + "/"
+}
 
 // ParseKind maps a key prefix ("sig") to its kind.
-func ParseKind(s string) (Kind, bool) {
-	for i, n := range kindNames {
-		if n == s {
-			return Kind(i), true
-		}
-	}
-	return 0, false
-}
+func ParseKind(s string) (Kind, bool) { return kindOf(s) }
 
 // Limits of DESIGN §3.
 const (
@@ -138,29 +153,30 @@ func ValidateValue(v string) error {
 	return nil
 }
 
-// ParseKey parses and validates an entry key <kind>/<hh>/<rest>/<value>.
+// ParseKey parses and validates an entry key <kind>/<hh>/<rest>/<value>
+// (splitKey), and says which rule a malformed key breaks.
 func ParseKey(key string) (Entry, error) {
-	kindS, rest, ok := strings.Cut(key, "/")
-	if !ok {
+	var obj [MaxObjectBytes]byte
+	s := splitKey(key, &obj)
+	switch s.fault {
+	case keyOK:
+		return Entry{Kind: s.kind, Object: key[s.hh:s.hh+2] + key[s.hh+3:s.slash], Value: key[s.slash+1:]}, nil
+	case faultNoKind:
 		return Entry{}, fmt.Errorf("%w: %q has no kind segment", ErrBadKey, clip(key))
-	}
-	kind, ok := ParseKind(kindS)
-	if !ok {
-		return Entry{}, fmt.Errorf("%w: %q: unknown kind %q", ErrBadKey, clip(key), clip(kindS))
-	}
-	hh, rest, ok := strings.Cut(rest, "/")
-	if !ok || len(hh) != 2 {
+	case faultUnknownKind:
+		return Entry{}, fmt.Errorf("%w: %q: unknown kind %q", ErrBadKey, clip(key), clip(key[:s.hh-1]))
+	case faultShape:
 		return Entry{}, fmt.Errorf("%w: %q: want <kind>/<hh>/<rest>/<value> with a two-character <hh>", ErrBadKey, clip(key))
-	}
-	tail, value, ok := strings.Cut(rest, "/")
-	if !ok {
+	case faultNoValue:
 		return Entry{}, fmt.Errorf("%w: %q: missing <rest>/<value>", ErrBadKey, clip(key))
 	}
-	e := Entry{Kind: kind, Object: hh + tail, Value: value}
-	if err := e.Validate(); err != nil {
-		return Entry{}, fmt.Errorf("parse key %q: %w", clip(key), err)
+	// The object or the value: Validate names the rule.
+	e := Entry{Kind: s.kind, Object: key[s.hh:s.hh+2] + key[s.hh+3:s.slash], Value: key[s.slash+1:]}
+	err := e.Validate()
+	if err == nil { // never: FuzzSplitKey holds splitKey to Validate
+		err = fmt.Errorf("%w: %q", ErrBadKey, clip(key))
 	}
-	return e, nil
+	return Entry{}, fmt.Errorf("parse key %q: %w", clip(key), err)
 }
 
 // clip shortens a string for an error message.

@@ -62,7 +62,9 @@ func (h *handler) serveSigners(w http.ResponseWriter, r *http.Request) {
 		h.signersPage(w, r)
 		return
 	}
-	if store.ValidateValue(signer) != nil {
+	// A signer's page is by-signer/<signer>: the tree's grammar says
+	// which names may stand there.
+	if p, ok := (index.Path{Level: index.LevelSigners}).Child(signer); !ok || p.Level != index.LevelSigner {
 		http.NotFound(w, r)
 		return
 	}

@@ -171,7 +171,7 @@ func walk(ctx context.Context, ix *index.Index, dir string, fn func(p string, n 
 	}
 	for _, n := range nodes {
 		p := path.Join(dir, n.Name)
-		if dir == "" && n.Name == "by-signer" {
+		if dir == "" && n.Name == index.BySigner {
 			continue
 		}
 		if err := fn(p, n); err != nil {
@@ -230,7 +230,7 @@ var errIsDir = errors.New("is a directory")
 // entryOf parses a tree path of an entry: <kind>/<hh>/<rest>/<value>.
 func entryOf(p string) (store.Entry, error) {
 	p = strings.TrimPrefix(p, "/")
-	e, err := store.ParseKey(p)
+	e, err := index.ParseEntryPath(p)
 	if err != nil {
 		return store.Entry{}, usagef("%s is not an entry path <kind>/<hh>/<rest>/<value>: %v", p, err)
 	}

@@ -157,18 +157,19 @@ func walk(ctx context.Context, ix *index.Index) (keys, bySigner map[string]bool,
 			}
 		}
 	}
-	signers, err := ix.ReadDir(ctx, "by-signer")
+	signers, err := ix.ReadDir(ctx, index.BySigner)
 	if err != nil {
-		return nil, nil, fmt.Errorf("readdir by-signer: %w", err)
+		return nil, nil, fmt.Errorf("readdir %s: %w", index.BySigner, err)
 	}
 	for _, sg := range signers {
-		links, err := ix.ReadDir(ctx, "by-signer/"+sg.Name)
+		dir := index.JoinPath(index.BySigner, sg.Name)
+		links, err := ix.ReadDir(ctx, dir)
 		if err != nil {
-			return nil, nil, fmt.Errorf("readdir by-signer/%s: %w", sg.Name, err)
+			return nil, nil, fmt.Errorf("readdir %s: %w", dir, err)
 		}
 		for _, l := range links {
-			if len(l.Name) < 4 {
-				return nil, nil, fmt.Errorf("by-signer/%s/%s: not an object id", sg.Name, l.Name)
+			if !store.ValidObjectID(l.Name) {
+				return nil, nil, fmt.Errorf("%s/%s: not an object id", dir, l.Name)
 			}
 			bySigner[keyOf(store.KindSig, l.Name, sg.Name)] = true
 		}
@@ -263,7 +264,7 @@ func (s *sim) checkFresh(want map[string]bool) {
 		return
 	}
 	if missing, extra := diff(sigKeys(got), bySigner); len(missing)+len(extra) > 0 {
-		s.violate("by-signer", "by-signer/ differs from sig/: %s", describeDiff(missing, extra))
+		s.violate(index.BySigner, "by-signer/ differs from sig/: %s", describeDiff(missing, extra))
 	}
 	for range 4 {
 		_, k := s.randomKey()
@@ -304,7 +305,7 @@ func (s *sim) checkHandle(want map[string]bool) {
 		// moment while by-signer/ shows its one earlier scan, so the two
 		// agree only right after a refresh or an open.
 		if missing, extra := diff(sigKeys(view), bySigner); len(missing)+len(extra) > 0 {
-			s.violate("by-signer", "handle: by-signer/ differs from sig/: %s", describeDiff(missing, extra))
+			s.violate(index.BySigner, "handle: by-signer/ differs from sig/: %s", describeDiff(missing, extra))
 		}
 		s.compareView(s.exactHandle, view, s.handleWant(want, view))
 		s.hs = handleState{snap: view, sure: map[string]bool{}, maybe: map[string]bool{}}

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/oxyfs/oxyfs/internal/blobtest"
+	"github.com/oxyfs/oxyfs/store"
 )
 
 // Fault modes.
@@ -144,17 +145,18 @@ func randomFault(rng *rand.Rand) *fault {
 		blobtest.OpPut, blobtest.OpPut, blobtest.OpPut, blobtest.OpDelete}
 	f := &fault{op: ops[rng.IntN(len(ops))], nth: 1 + rng.IntN(3)}
 	var prefixes []string
+	sig, seal := store.KindSig.Prefix(), store.KindSeal.Prefix()
 	switch f.op {
 	case blobtest.OpList:
-		prefixes = []string{"", "pack-", "sig/", "seal/", "receipt/", "sig/aa/", "cd"}
+		prefixes = []string{"", "pack-", sig, seal, store.KindReceipt.Prefix(), sig + "aa/", "cd"}
 	case blobtest.OpGet:
-		prefixes = []string{"", "pack-entries", "pack-retired", "pack-", "sig/"}
+		prefixes = []string{"", "pack-entries", "pack-retired", "pack-", sig}
 	case blobtest.OpHead:
-		prefixes = []string{"", "sigs/", "pack-legacy"}
+		prefixes = []string{"", store.LegacyLists[store.KindSig].Prefix, "pack-legacy"}
 	case blobtest.OpPut:
-		prefixes = []string{"", "pack-entries", "pack-retired", "pack-", "sig/", "seal/", "pack-legacy-folded"}
+		prefixes = []string{"", "pack-entries", "pack-retired", "pack-", sig, seal, "pack-legacy-folded"}
 	case blobtest.OpDelete:
-		prefixes = []string{"", "pack-", "sig/", "seal/"}
+		prefixes = []string{"", "pack-", sig, seal}
 	}
 	f.prefix = prefixes[rng.IntN(len(prefixes))]
 	switch r := rng.IntN(100); {

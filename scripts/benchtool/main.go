@@ -145,7 +145,11 @@ func latency(ctx context.Context, url string) error {
 		res[name+"_ms"] = float64(time.Since(start).Microseconds()) / 1000 / n
 		return nil
 	}
-	key := func(i int) string { return fmt.Sprintf("sig/ff/latency%04d/probe", i) }
+	// Probes are raw objects under sig/ whose names are no entry keys (the
+	// object id is not hex).
+	sig := store.KindSig.Prefix()
+	key := func(i int) string { return sig + fmt.Sprintf("ff/latency%04d/probe", i) }
+	key8 := func(i int) string { return sig + fmt.Sprintf("fe/latency%06d/probe", i) }
 	if err := timeIt("put", func(i int) error { return st.Put(ctx, key(i), data) }); err != nil {
 		return err
 	}
@@ -174,7 +178,7 @@ func latency(ctx context.Context, url string) error {
 				if i >= m {
 					return
 				}
-				if err := st.Put(ctx, fmt.Sprintf("sig/fe/latency%06d/probe", i), data); err != nil {
+				if err := st.Put(ctx, key8(i), data); err != nil {
 					perr.CompareAndSwap(nil, &err)
 					return
 				}
@@ -190,7 +194,7 @@ func latency(ctx context.Context, url string) error {
 		st.Delete(ctx, key(i))
 	}
 	for i := 0; i < m; i++ {
-		st.Delete(ctx, fmt.Sprintf("sig/fe/latency%06d/probe", i))
+		st.Delete(ctx, key8(i))
 	}
 	st.Delete(ctx, "latency-record")
 	return printJSON(res)
@@ -212,7 +216,7 @@ func listrate(ctx context.Context, url string) error {
 	keys, pages := 0, 0
 	start := time.Now()
 	for pages < 20 {
-		items, next, err := st.ListPage(ctx, "sig/", "", token, 1000)
+		items, next, err := st.ListPage(ctx, store.KindSig.Prefix(), "", token, 1000)
 		if err != nil {
 			return err
 		}
@@ -245,7 +249,7 @@ func listrate(ctx context.Context, url string) error {
 			}()
 		}
 		for i := 0; i < 16 && hh < 256; i++ {
-			todo <- fmt.Sprintf("sig/%02x/", hh)
+			todo <- store.KindSig.Prefix() + fmt.Sprintf("%02x/", hh)
 			hh++
 		}
 		close(todo)
@@ -588,7 +592,7 @@ func put(oxyfs, url string, writers, count int, signer string, batch int) error 
 			if err := os.WriteFile(f, sigBytes(obj), 0o644); err != nil {
 				return err
 			}
-			p := "sig/" + obj[:2] + "/" + obj[2:] + "/" + signer
+			p := store.Entry{Kind: store.KindSig, Object: obj, Value: signer}.Key() // its path in the tree
 			one = []string{"put", "--layout", "bucket", url, p, f}
 			lines = append(lines, p+"\t"+f+"\n"...)
 		}
