@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -37,13 +38,20 @@ func defaultChannel() *channel {
 
 // send shows line to the user. When the parent is the go command, only the
 // first test binary of the run to send key shows it, on the go command's
-// standard error; otherwise line goes to c.stderr.
+// standard error; otherwise (or if that cannot be written safely) line goes
+// to c.stderr.
 func (c *channel) send(key, line string) {
 	run, ok := c.goRun()
 	if !ok {
 		fmt.Fprintln(c.stderr, line)
 		return
 	}
+	f, err := c.openGoStderr()
+	if err != nil {
+		fmt.Fprintln(c.stderr, line)
+		return
+	}
+	defer f.Close()
 	first, err := c.claim(run, key)
 	if err != nil {
 		fmt.Fprintln(c.stderr, line)
@@ -52,15 +60,50 @@ func (c *channel) send(key, line string) {
 	if !first {
 		return
 	}
-	f, err := os.OpenFile(c.procPath("fd", "2"), os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		fmt.Fprintln(c.stderr, line)
-		return
-	}
-	defer f.Close()
 	if _, err := io.WriteString(f, line+"\n"); err != nil {
 		fmt.Fprintln(c.stderr, line)
 	}
+}
+
+// openGoStderr opens the go command's standard error for appending. A
+// regular file is opened only if the go command appends to it too (a shell's
+// >>): one that it writes at its own offset (a shell's >) would overwrite
+// what this process appended.
+func (c *channel) openGoStderr() (*os.File, error) {
+	p := c.procPath("fd", "2")
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if st.Mode().IsRegular() {
+		info, err := os.ReadFile(c.procPath("fdinfo", "2"))
+		if err != nil {
+			return nil, err
+		}
+		flags, err := fdFlags(string(info))
+		if err != nil {
+			return nil, err
+		}
+		if flags&syscall.O_APPEND == 0 {
+			return nil, errors.New("the go command writes its stderr file at its own offset")
+		}
+	}
+	return os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+}
+
+// fdFlags returns the open flags of a /proc/PID/fdinfo/FD text: its
+// "flags:" line, in octal.
+func fdFlags(info string) (int, error) {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(line, "flags:"); ok {
+			n, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32)
+			if err != nil {
+				return 0, fmt.Errorf("parse fdinfo flags: %w", err)
+			}
+			return int(n), nil
+		}
+	}
+	return 0, errors.New("parse fdinfo: no flags line")
 }
 
 func (c *channel) procPath(elem ...string) string {

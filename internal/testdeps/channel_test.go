@@ -10,8 +10,9 @@ import (
 	"time"
 )
 
-// fakeParent lays out /proc/PID/{comm,stat,fd/2} under a temp dir, with
-// fd/2 a regular file standing for the go command's standard error.
+// fakeParent lays out /proc/PID/{comm,stat,fd/2,fdinfo/2} under a temp
+// dir, with fd/2 a regular file standing for the go command's standard
+// error, which it appends to (a shell's >>).
 type fakeParent struct {
 	proc, goStderr, markerDir string
 	pid                       int
@@ -22,9 +23,12 @@ func newFakeParent(t *testing.T, comm string, start uint64) *fakeParent {
 	root := t.TempDir()
 	p := &fakeParent{proc: filepath.Join(root, "proc"), pid: 4242, markerDir: filepath.Join(root, "markers")}
 	dir := filepath.Join(p.proc, "4242")
-	if err := os.MkdirAll(filepath.Join(dir, "fd"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, d := range []string{"fd", "fdinfo"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
+	p.setFlags(t, "0102001") // O_LARGEFILE|O_APPEND|O_WRONLY
 	p.goStderr = filepath.Join(dir, "fd", "2")
 	if err := os.WriteFile(p.goStderr, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -34,6 +38,14 @@ func newFakeParent(t *testing.T, comm string, start uint64) *fakeParent {
 	}
 	p.setStart(t, comm, start)
 	return p
+}
+
+func (p *fakeParent) setFlags(t *testing.T, octal string) {
+	t.Helper()
+	info := "pos:\t1234\nflags:\t" + octal + "\nmnt_id:\t30\nino:\t77\n"
+	if err := os.WriteFile(filepath.Join(p.proc, "4242", "fdinfo", "2"), []byte(info), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (p *fakeParent) setStart(t *testing.T, comm string, start uint64) {
@@ -156,6 +168,42 @@ func TestSendFallsBackToStderr(t *testing.T) {
 	if e2.String() != "s3 line\n" {
 		t.Fatalf("stderr %q; want the line", e2.String())
 	}
+}
+
+// The go command's stderr is a file it writes at its own offset (a shell's
+// >): appending to it from here would be overwritten, so the line goes to
+// the binary's stderr, and no marker is claimed.
+func TestSendLeavesAFileTheGoCommandDoesNotAppendTo(t *testing.T) {
+	p := newFakeParent(t, "go", 1000)
+	p.setFlags(t, "0100001") // O_LARGEFILE|O_WRONLY
+	var e1, e2 bytes.Buffer
+	p.binary(&e1).send("skip-gcs", "gcs line")
+	p.binary(&e2).send("skip-gcs", "gcs line")
+	if e1.String() != "gcs line\n" || e2.String() != "gcs line\n" || p.shown(t) != "" {
+		t.Fatalf("stderr %q and %q, go's stderr %q; want the line on each binary's stderr only", e1.String(), e2.String(), p.shown(t))
+	}
+}
+
+func TestFdFlags(t *testing.T) {
+	got, err := fdFlags("pos:\t0\nflags:\t0102001\nmnt_id:\t30\n")
+	if err != nil || got != 0o102001 {
+		t.Fatalf("fdFlags = %o, %v; want 102001", got, err)
+	}
+	for _, bad := range []string{"", "pos:\t0\n", "flags:\t9\n", "flags:\n"} {
+		if got, err := fdFlags(bad); err == nil {
+			t.Errorf("fdFlags(%q) = %o, nil; want an error", bad, got)
+		}
+	}
+}
+
+func FuzzFdFlags(f *testing.F) {
+	f.Add("pos:\t0\nflags:\t0102001\nmnt_id:\t30\n")
+	f.Add("flags:\t77777777777")
+	f.Fuzz(func(t *testing.T, info string) {
+		if v, err := fdFlags(info); err == nil && v < 0 {
+			t.Fatalf("fdFlags(%q) = %d", info, v)
+		}
+	})
 }
 
 func TestClaimPrunesMarkersOlderThanADay(t *testing.T) {

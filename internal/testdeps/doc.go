@@ -31,7 +31,12 @@
 //     than a day are removed.
 //   - The line is written to the go command's own standard error,
 //     /proc/PPID/fd/2 opened for appending, which is the user's terminal
-//     (or whatever it was redirected to) and is not captured.
+//     (or whatever it was redirected to) and is not captured. A regular
+//     file is written only if the go command appends to it as well (a
+//     shell's >>, read from /proc/PPID/fdinfo/2): into a file that the go
+//     command writes at its own offset (a shell's >) its next output would
+//     overwrite the line, so the line then goes to os.Stderr, where go test
+//     shows it only for a package that fails or with -v.
 //
 // When the parent process is not the go command (a test binary run by hand
 // or by another test) there is no run to share: every line goes to

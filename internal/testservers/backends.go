@@ -26,6 +26,9 @@ type backend struct {
 	// provide builds or installs the pinned server program when it is
 	// neither on PATH nor in OXYFS_TOOLS, and returns its path.
 	provide func() (string, error)
+	// needs names the programs that must be on PATH to run binary at all
+	// (an interpreter).
+	needs []string
 
 	// persistLag is how long the server may hold acknowledged writes only
 	// in memory. Kill waits this long before SIGKILL so that, as with a real
@@ -115,6 +118,7 @@ var azureBackend = &backend{
 	kind:    "azure",
 	binary:  "azurite-blob",
 	provide: npmTool(azuritePkg, "azurite-blob"),
+	needs:   []string{"node"}, // azurite-blob is a node script
 	makeDir: plainTempDir("azure"),
 	// Azurite keeps blob and extent metadata in LokiJS databases that are
 	// saved to disk every 5 s (autosaveInterval: 5000, not configurable);

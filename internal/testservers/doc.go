@@ -53,7 +53,7 @@
 // [Main] (through [Prepare]) does all this before m.Run, so that a first
 // build does not count against the test timeout; a package without it
 // locates a server in its first [Start]. A build or install that is still
-// running after 3 s is announced on the terminal (see internal/testdeps),
+// running after 10 s is announced on the terminal (see internal/testdeps),
 // so that a first run does not look hung.
 // Without Go's module proxy (offline, no module cache) the build fails and
 // without npm Azurite cannot be installed; either is then a missing server.

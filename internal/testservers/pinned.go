@@ -29,7 +29,7 @@ const (
 	npmTimeout = 10 * time.Minute
 	// noticeDelay: a build or install still running after this long is
 	// announced to the user, so that a first `go test` does not look hung.
-	noticeDelay = 3 * time.Second
+	noticeDelay = 10 * time.Second
 )
 
 // goTool returns a provide function for a tool of go.mod: `go tool -n

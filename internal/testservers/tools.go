@@ -19,8 +19,14 @@ func skipOrFail(t testing.TB, name, msg string) {
 
 // locate returns the absolute path of b's server program: the one on PATH
 // or in OXYFS_TOOLS if there is one (findBinary), else the pinned one that
-// b.provide builds or installs (go tool, npm).
+// b.provide builds or installs (go tool, npm). The programs b needs to run
+// it (node) must be on PATH.
 func locate(b *backend) (string, error) {
+	for _, n := range b.needs {
+		if _, err := exec.LookPath(n); err != nil {
+			return "", fmt.Errorf("%s needs %s, which is not on PATH", b.binary, n)
+		}
+	}
 	p, notFound := findBinary(b.binary)
 	if notFound == nil {
 		return p, nil

@@ -70,6 +70,17 @@ func TestLocateTriesPathThenOxyfsToolsThenThePinnedBuild(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "not on PATH nor in OXYFS_TOOLS=") || !errors.Is(err, provideErr) {
 		t.Fatalf("locate with a failing build: %v; want both the lookup and the build error", err)
 	}
+
+	// What the program needs to run must be on PATH, wherever it is found.
+	writeExe(t, onPath, "#!/bin/sh\n")
+	b.needs = []string{"oxyfs-fake-interpreter"}
+	calls := provided
+	_, err = locate(b)
+	if want := name + " needs oxyfs-fake-interpreter, which is not on PATH"; err == nil || err.Error() != want || provided != calls {
+		t.Fatalf("locate without the interpreter: %v (provide ran %d more times); want %q", err, provided-calls, want)
+	}
+	writeExe(t, filepath.Join(pathDir, "oxyfs-fake-interpreter"), "#!/bin/sh\n")
+	step(onPath)
 }
 
 // fakeNPM puts an npm on PATH that counts its runs in COUNT and installs
