@@ -13,13 +13,13 @@ import (
 	"testing"
 
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/testdeps"
 	"github.com/oxyfs/oxyfs/store"
 )
 
-// fuseRequired: a test that cannot mount fails instead of skipping.
-func fuseRequired() bool {
-	return strings.Contains(os.Getenv("OXYFS_REQUIRE"), "fuse") || os.Getenv("CI") == "true"
-}
+// TestMain tells the user, at the end, which tests skipped for want of
+// FUSE (internal/testdeps).
+func TestMain(m *testing.M) { testdeps.Main(m) }
 
 // logs collects what a mount logs.
 type logs struct {
@@ -50,7 +50,8 @@ func (l *logs) count(sub string) int {
 }
 
 // testMount mounts ix in a temporary directory, unmounted at cleanup. Where
-// FUSE cannot be used the test is skipped (failed if fuseRequired).
+// FUSE cannot be used the test is skipped (failed where FUSE is required:
+// CI=true or OXYFS_REQUIRE=fuse).
 func testMount(t *testing.T, ix *index.Index, opts Options) (*Server, *logs) {
 	t.Helper()
 	if _, err := os.Stat("/dev/fuse"); err != nil {
@@ -82,10 +83,7 @@ func testMount(t *testing.T, ix *index.Index, opts Options) (*Server, *logs) {
 
 func skipNoFUSE(t *testing.T, err error) {
 	t.Helper()
-	if fuseRequired() {
-		t.Fatalf("FUSE is required (OXYFS_REQUIRE=fuse or CI=true) but cannot be used: %v", err)
-	}
-	t.Skipf("FUSE cannot be used here: %v", err)
+	testdeps.SkipOrFail(t, "fuse", fmt.Sprintf("FUSE cannot be used here: %v", err))
 }
 
 func newMem(t testing.TB) *store.Store {

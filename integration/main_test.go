@@ -25,7 +25,6 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
-	defer testservers.Shutdown()
 	tmp, err := os.MkdirTemp("", "oxyfs-integration-")
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "integration: %v\n", err)
@@ -38,7 +37,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	oxyfsBin = bin
-	return m.Run()
+	return testservers.Run(m) // servers located before m.Run, stopped after it
 }
 
 // buildBinary builds ./cmd/oxyfs from the module root (found with go env

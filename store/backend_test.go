@@ -20,9 +20,7 @@ func TestMain(m *testing.M) {
 	if url := os.Getenv("OXYFS_CAS_CHILD"); url != "" {
 		os.Exit(casChild(url))
 	}
-	code := m.Run()
-	testservers.Shutdown()
-	os.Exit(code)
+	testservers.Main(m)
 }
 
 func TestMemConformance(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/hex"
-	"os"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -12,22 +12,23 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/oxyfs/oxyfs/internal/testdeps"
 	"github.com/oxyfs/oxyfs/store"
 )
+
+// TestMain tells the user, at the end, which tests skipped for want of
+// chromium (internal/testdeps).
+func TestMain(m *testing.M) { testdeps.Main(m) }
 
 // chromiumPath finds Debian's chromium. Missing, it fails the test when
 // CI=true or OXYFS_REQUIRE names chromium, and skips it otherwise.
 func chromiumPath(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("chromium")
-	if err == nil {
-		return p
+	if err != nil {
+		testdeps.SkipOrFail(t, "chromium", fmt.Sprintf("chromium not found (%v): apt-get install chromium to run the browser tests", err))
 	}
-	if os.Getenv("CI") == "true" || strings.Contains(os.Getenv("OXYFS_REQUIRE"), "chromium") {
-		t.Fatalf("chromium is required (CI=true or OXYFS_REQUIRE=chromium) but not found: %v (apt-get install chromium)", err)
-	}
-	t.Skipf("chromium not found (%v): apt-get install chromium to run the browser tests", err)
-	return ""
+	return p
 }
 
 // browser starts a headless chromium for the test.

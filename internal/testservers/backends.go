@@ -21,9 +21,14 @@ import (
 
 // backend describes how to run and talk to one kind of server.
 type backend struct {
-	kind    string
-	binary  string
-	install string // how to install binary, for skip/fail messages
+	kind   string
+	binary string
+	// provide builds or installs the pinned server program when it is
+	// neither on PATH nor in OXYFS_TOOLS, and returns its path.
+	provide func() (string, error)
+	// needs names the programs that must be on PATH to run binary at all
+	// (an interpreter).
+	needs []string
 
 	// persistLag is how long the server may hold acknowledged writes only
 	// in memory. Kill waits this long before SIGKILL so that, as with a real
@@ -56,7 +61,7 @@ const (
 var s3Backend = &backend{
 	kind:    "s3",
 	binary:  "versitygw",
-	install: "go install github.com/versity/versitygw/cmd/versitygw@v1.8.0",
+	provide: goTool("versitygw"), // go.mod: tool github.com/versity/versitygw/cmd/versitygw
 	makeDir: xattrTempDir,
 	// The posix backend keeps ETags and other metadata in xattrs. --nometa
 	// must not be used: without metadata, conditional writes wrongly succeed.
@@ -112,7 +117,8 @@ const (
 var azureBackend = &backend{
 	kind:    "azure",
 	binary:  "azurite-blob",
-	install: "npm install --prefix \"$OXYFS_TOOLS\" azurite   (needs node; the harness looks in $OXYFS_TOOLS/node_modules/.bin)",
+	provide: npmTool(azuritePkg, "azurite-blob"),
+	needs:   []string{"node"}, // azurite-blob is a node script
 	makeDir: plainTempDir("azure"),
 	// Azurite keeps blob and extent metadata in LokiJS databases that are
 	// saved to disk every 5 s (autosaveInterval: 5000, not configurable);
@@ -175,7 +181,7 @@ func azureClient(s *Server) (*azblob.Client, error) {
 var gcsBackend = &backend{
 	kind:    "gcs",
 	binary:  "fake-gcs-server",
-	install: "go install github.com/fsouza/fake-gcs-server@v1.56.1",
+	provide: goTool("fake-gcs-server"), // go.mod: tool github.com/fsouza/fake-gcs-server
 	makeDir: plainTempDir("gcs"),
 	args: func(s *Server) []string {
 		return []string{

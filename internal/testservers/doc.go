@@ -14,16 +14,49 @@
 // The supported kinds and the programs they run are:
 //
 //	"s3"    versitygw (posix backend, with metadata)
-//	        go install github.com/versity/versitygw/cmd/versitygw@v1.8.0
+//	        a tool of go.mod: github.com/versity/versitygw/cmd/versitygw v1.8.0
 //	"azure" Azurite's blob service, azurite-blob
-//	        npm install --prefix DIR azurite   (binary in DIR/node_modules/.bin)
+//	        npm package azurite@3.35.0
 //	"gcs"   fake-gcs-server (filesystem backend)
-//	        go install github.com/fsouza/fake-gcs-server@v1.56.1
+//	        a tool of go.mod: github.com/fsouza/fake-gcs-server v1.56.1
 //
-// Binaries are looked up on PATH, then in $GOBIN and every $GOPATH/bin
-// (GOPATH as reported by `go env GOPATH`), then in each directory listed in
-// OXYFS_TOOLS (a PATH-style list); for each OXYFS_TOOLS entry D the
-// candidates are D/NAME, D/bin/NAME and D/node_modules/.bin/NAME.
+// # Finding, building and installing the servers
+//
+// So that `go test ./...` on a machine with only Go tests S3 and GCS for
+// real, [Start] finds a server's program in this order:
+//
+//  1. PATH.
+//  2. Each directory D listed in OXYFS_TOOLS (a PATH-style list): D/NAME,
+//     D/bin/NAME, D/node_modules/.bin/NAME.
+//  3. The pinned program, built or installed on first use:
+//     - versitygw and fake-gcs-server are `tool` directives of oxyfs's
+//     go.mod, their versions pinned by its require lines and checked by
+//     go.sum. `go tool -n NAME`, run in the module root, builds the tool
+//     into the go build cache the first time (a minute or more of CPU:
+//     some 70 modules for versitygw) and afterwards just prints the
+//     cached binary's path. They live in the main go.mod rather than a
+//     tools module of their own because adding them raised none of
+//     oxyfs's dependency versions; the price is that they build with
+//     oxyfs's (newer or equal) versions of the modules they share, such
+//     as aws-sdk-go-v2 and grpc, and that a later upgrade of those moves
+//     the servers too. The go build cache is safe for concurrent go
+//     commands; a lock file in the tools cache (below) still makes a
+//     second test binary wait for the first one's build rather than
+//     compile the same code beside it.
+//     - Azurite is installed with `npm install --prefix DIR/azurite@3.35.0
+//     azurite@3.35.0` when npm is on PATH, once: a stamp file marks a
+//     finished install and a lock file serializes test binaries. DIR, the
+//     tools cache, is the first OXYFS_TOOLS entry, or else
+//     ~/.cache/oxyfs-tools (os.UserCacheDir). The version in the directory
+//     name means an upgrade never runs an old install.
+//
+// [Main] (through [Prepare]) does all this before m.Run, so that a first
+// build does not count against the test timeout; a package without it
+// locates a server in its first [Start]. A build or install that is still
+// running after 10 s is announced on the terminal (see internal/testdeps),
+// so that a first run does not look hung.
+// Without Go's module proxy (offline, no module cache) the build fails and
+// without npm Azurite cannot be installed; either is then a missing server.
 //
 // # Credentials and the process environment
 //
@@ -42,24 +75,25 @@
 //
 // # Missing servers: skip or fail
 //
-// When the binary for a kind cannot be found, [Start] calls t.Skip with a
-// message saying how to install it. It calls t.Fatal instead when the
-// environment variable OXYFS_REQUIRE (a comma-separated list such as
-// "fuse,s3,azure,gcs", or "all") names the kind, or when CI=true. [RequireFUSE]
-// follows the same rule with the name "fuse". A server that is found but fails
-// to start is always fatal, with the tail of its log in the message.
+// When a kind's program can be neither found nor built or installed,
+// [Start] skips the test with a message that says why. It fails it instead
+// when the environment variable OXYFS_REQUIRE (a comma-separated list such
+// as "fuse,s3,azure,gcs", or "all") names the kind, or when CI=true.
+// [RequireFUSE] follows the same rule with the name "fuse". A server that is
+// found but fails to start is always fatal, with the tail of its log in the
+// message. The rule and the summary of skips that `go test ./...` prints at
+// the end (once per run and dependency, on the terminal, although go test
+// hides the output of passing packages) are internal/testdeps'.
 //
 // # Process lifetime
 //
 // Servers run until the test binary exits. Each package that uses this
-// package should have a TestMain that stops them and removes their data:
+// package has a TestMain that stops them, removes their data and reports
+// the skips:
 //
-//	func TestMain(m *testing.M) {
-//		code := m.Run()
-//		testservers.Shutdown()
-//		os.Exit(code)
-//	}
+//	func TestMain(m *testing.M) { testservers.Main(m) }
 //
+// ([Run] is the same without os.Exit, for a TestMain that does more.)
 // As a safety net the servers are started with Pdeathsig=SIGKILL, so they die
 // with the test binary even if it crashes or TestMain is missing (their
 // temporary directories are then left behind).

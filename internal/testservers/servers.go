@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/oxyfs/oxyfs/internal/testdeps"
 )
 
 // startTimeout bounds how long one server start (or restart) may take before
@@ -46,11 +48,57 @@ type Server struct {
 	startTook time.Duration
 }
 
+// entry is the state of one kind in this test binary.
 type entry struct {
-	once    sync.Once
-	srv     *Server
-	missing string // non-empty: binary not found, the install hint
-	err     error
+	locateOnce sync.Once
+	bin        string // the server program, once located
+	missing    string // non-empty: no server program, and why
+
+	startOnce sync.Once
+	srv       *Server
+	err       error
+}
+
+// entryFor returns the entry of a kind, making it on first use.
+func entryFor(kind string) *entry {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	e := registry[kind]
+	if e == nil {
+		e = &entry{}
+		registry[kind] = e
+	}
+	return e
+}
+
+// locate finds (or builds, or installs) the program of b once.
+func (e *entry) locate(b *backend) {
+	e.locateOnce.Do(func() {
+		bin, err := locate(b)
+		if err != nil {
+			e.missing = fmt.Sprintf("%s server %q unavailable: %v", b.kind, b.binary, err)
+			return
+		}
+		e.bin = bin
+	})
+}
+
+// Prepare locates the program of every kind now, building or installing
+// the pinned ones if need be, so that Start does not. [Run] calls it before
+// m.Run: a first build takes minutes on a busy machine, which must not
+// count against the test timeout (10 minutes by default) that m.Run
+// starts. Kinds are prepared concurrently; what cannot be had is reported
+// by Start, as a skip or a failure.
+func Prepare() {
+	var wg sync.WaitGroup
+	for kind, b := range backends {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			entryFor(kind).locate(b)
+		}()
+	}
+	wg.Wait()
 }
 
 var (
@@ -70,22 +118,11 @@ func Start(t testing.TB, kind string) *Server {
 	if !ok {
 		t.Fatalf("testservers: unknown server kind %q (want one of %s)", kind, strings.Join(kinds(), ", "))
 	}
-	registryMu.Lock()
-	e := registry[kind]
-	if e == nil {
-		e = &entry{}
-		registry[kind] = e
+	e := entryFor(kind)
+	e.locate(b)
+	if e.missing == "" {
+		e.startOnce.Do(func() { e.srv, e.err = startServer(b, e.bin) })
 	}
-	registryMu.Unlock()
-
-	e.once.Do(func() {
-		bin, err := findBinary(b.binary)
-		if err != nil {
-			e.missing = fmt.Sprintf("%s server %q not found (%v); install it with: %s", kind, b.binary, err, b.install)
-			return
-		}
-		e.srv, e.err = startServer(b, bin)
-	})
 	switch {
 	case e.missing != "":
 		skipOrFail(t, kind, e.missing)
@@ -175,6 +212,9 @@ func (s *Server) startLocked(deadline time.Time) error {
 // StartupTime reports how long the first start of the server took, from
 // creating its directories to the first HTTP answer.
 func (s *Server) StartupTime() time.Duration { return s.startTook }
+
+// Binary returns the absolute path of the server program that runs.
+func (s *Server) Binary() string { return s.bin }
 
 // Addr returns the server's listen address, 127.0.0.1:PORT.
 func (s *Server) Addr() string { return s.addr }
@@ -267,8 +307,26 @@ func (s *Server) Restart(t testing.TB) {
 	}
 }
 
+// Main locates the servers' programs ([Prepare]), runs the tests, then stops
+// the servers ([Shutdown]), tells the user what was skipped
+// ([testdeps.Report]) and exits with m.Run's code. Call it from the TestMain
+// of a package that uses this one:
+//
+//	func TestMain(m *testing.M) { testservers.Main(m) }
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is [Main] without the exit, for a TestMain that does more. It calls
+// [Prepare] before m.Run.
+func Run(m *testing.M) int {
+	Prepare()
+	code := m.Run()
+	Shutdown()
+	testdeps.Report()
+	return code
+}
+
 // Shutdown kills every server started by this test binary and removes their
-// temporary directories. Call it from TestMain after m.Run.
+// temporary directories. Call it from TestMain after m.Run (Main does).
 func Shutdown() {
 	registryMu.Lock()
 	defer registryMu.Unlock()

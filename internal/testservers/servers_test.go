@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"net/url"
-	"os"
 	"testing"
 	"time"
 
@@ -17,11 +16,7 @@ import (
 	"github.com/oxyfs/oxyfs/internal/testservers"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testservers.Shutdown()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testservers.Main(m) }
 
 var kinds = []string{"s3", "azure", "gcs"}
 
@@ -52,7 +47,7 @@ func TestServers(t *testing.T) {
 	for _, kind := range kinds {
 		t.Run(kind, func(t *testing.T) {
 			s := testservers.Start(t, kind)
-			t.Logf("%s: %s started in %v, env %v", kind, s.URL, s.StartupTime(), s.Environ())
+			t.Logf("%s: %s (%s) started in %v, env %v", kind, s.URL, s.Binary(), s.StartupTime(), s.Environ())
 			if again := testservers.Start(t, kind); again != s {
 				t.Fatalf("second Start returned a different server")
 			}

@@ -6,72 +6,48 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
-)
 
-// required reports whether a missing dependency called name ("fuse", "s3",
-// "azure", "gcs") must fail the test rather than skip it: when CI is true or
-// OXYFS_REQUIRE lists the name (or "all").
-func required(name string) bool {
-	if ci, err := strconv.ParseBool(os.Getenv("CI")); err == nil && ci {
-		return true
-	}
-	for _, f := range strings.Split(os.Getenv("OXYFS_REQUIRE"), ",") {
-		f = strings.TrimSpace(f)
-		if f == name || f == "all" {
-			return true
-		}
-	}
-	return false
-}
+	"github.com/oxyfs/oxyfs/internal/testdeps"
+)
 
 func skipOrFail(t testing.TB, name, msg string) {
 	t.Helper()
-	if required(name) {
-		t.Fatalf("testservers: %s (required: CI=%q, OXYFS_REQUIRE=%q)", msg, os.Getenv("CI"), os.Getenv("OXYFS_REQUIRE"))
+	testdeps.SkipOrFail(t, name, "testservers: "+msg)
+}
+
+// locate returns the absolute path of b's server program: the one on PATH
+// or in OXYFS_TOOLS if there is one (findBinary), else the pinned one that
+// b.provide builds or installs (go tool, npm). The programs b needs to run
+// it (node) must be on PATH.
+func locate(b *backend) (string, error) {
+	for _, n := range b.needs {
+		if _, err := exec.LookPath(n); err != nil {
+			return "", fmt.Errorf("%s needs %s, which is not on PATH", b.binary, n)
+		}
 	}
-	t.Skipf("testservers: %s (skipping; set OXYFS_REQUIRE=%s to make this fail)", msg, name)
+	p, notFound := findBinary(b.binary)
+	if notFound == nil {
+		return p, nil
+	}
+	if b.provide == nil {
+		return "", notFound
+	}
+	p, err := b.provide()
+	if err != nil {
+		return "", fmt.Errorf("%v; and %w", notFound, err)
+	}
+	return p, nil
 }
 
-var (
-	goPathOnce sync.Once
-	goBinDirs  []string
-)
-
-// goBins returns $GOBIN and each $GOPATH/bin, asking `go env` so that the
-// defaults (~/go) count too.
-func goBins() []string {
-	goPathOnce.Do(func() {
-		gobin, gopath := os.Getenv("GOBIN"), os.Getenv("GOPATH")
-		if out, err := exec.Command("go", "env", "GOBIN", "GOPATH").Output(); err == nil {
-			lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-			if len(lines) == 2 {
-				gobin, gopath = lines[0], lines[1]
-			}
-		}
-		if gobin != "" {
-			goBinDirs = append(goBinDirs, gobin)
-		}
-		for _, p := range filepath.SplitList(gopath) {
-			if p != "" {
-				goBinDirs = append(goBinDirs, filepath.Join(p, "bin"))
-			}
-		}
-	})
-	return goBinDirs
-}
-
-// findBinary looks name up on PATH, then in $GOBIN and $GOPATH/bin, then in
-// the OXYFS_TOOLS directories (D, D/bin, D/node_modules/.bin each).
+// findBinary looks name up on PATH, then in the OXYFS_TOOLS directories
+// (D, D/bin, D/node_modules/.bin each).
 func findBinary(name string) (string, error) {
 	if p, err := exec.LookPath(name); err == nil {
 		return filepath.Abs(p)
 	}
 	var dirs []string
-	dirs = append(dirs, goBins()...)
 	for _, d := range filepath.SplitList(os.Getenv("OXYFS_TOOLS")) {
 		if d != "" {
 			dirs = append(dirs, d, filepath.Join(d, "bin"), filepath.Join(d, "node_modules", ".bin"))
@@ -79,11 +55,16 @@ func findBinary(name string) (string, error) {
 	}
 	for _, d := range dirs {
 		p := filepath.Join(d, name)
-		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+		if executable(p) {
 			return filepath.Abs(p)
 		}
 	}
-	return "", fmt.Errorf("not on PATH nor in [%s]; OXYFS_TOOLS=%q", strings.Join(dirs, " "), os.Getenv("OXYFS_TOOLS"))
+	return "", fmt.Errorf("not on PATH nor in OXYFS_TOOLS=%q", os.Getenv("OXYFS_TOOLS"))
+}
+
+func executable(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
 }
 
 // RequireFUSE skips the test unless FUSE mounts can work here: /dev/fuse
@@ -94,7 +75,7 @@ func findBinary(name string) (string, error) {
 func RequireFUSE(t testing.TB) {
 	t.Helper()
 	if err := fuseUsable(); err != nil {
-		skipOrFail(t, "fuse", fmt.Sprintf("FUSE unavailable: %v; install it with: apt-get install -y fuse3 (and make /dev/fuse available)", err))
+		testdeps.SkipOrFail(t, "fuse", fmt.Sprintf("testservers: FUSE unavailable: %v; install it with: apt-get install -y fuse3 (and make /dev/fuse available)", err))
 	}
 }
 
@@ -113,4 +94,14 @@ func fuseUsable() error {
 		}
 	}
 	return errors.New("neither fusermount3 nor fusermount is on PATH or in /bin")
+}
+
+// lastLines returns the end of a command's output, at most n bytes, for an
+// error message.
+func lastLines(out []byte, n int) string {
+	s := strings.TrimSpace(string(out))
+	if len(s) > n {
+		s = "..." + s[len(s)-n:]
+	}
+	return s
 }
