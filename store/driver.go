@@ -62,7 +62,7 @@ type backendDriver interface {
 	requestContext(ctx context.Context) context.Context
 	// mapErr maps one of the backend's errors (nil stays nil): ErrNotFound,
 	// ErrConflict (a failed precondition), ErrNotModified (a 304), and
-	// the HTTP status the answer carried, for transient. It is idempotent.
+	// the HTTP status the answer carried, for transient (mapStatus).
 	mapErr(err error) error
 	// wireCounts is the requests counted on the wire, where the driver
 	// counts them (ok false elsewhere).

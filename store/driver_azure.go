@@ -147,14 +147,17 @@ func (*azureDriver) requestContext(ctx context.Context) context.Context {
 	return policy.WithRetryOptions(ctx, policy.RetryOptions{MaxRetries: -1})
 }
 
-// mapErr reads the HTTP status of the SDK's errors (*azcore.ResponseError):
-// a 404 of readDirect, which bypasses gocloud's codes, is ErrNotFound.
-func (*azureDriver) mapErr(err error) error {
+// mapErr reads the HTTP status of the SDK's errors (*azcore.ResponseError),
+// of any other error the common way (statusOf): a 404 of readDirect, which
+// bypasses gocloud's codes, is ErrNotFound.
+func (*azureDriver) mapErr(err error) error { return mapStatus(err, azureStatus) }
+
+func azureStatus(err error) int {
 	var re *azcore.ResponseError
 	if errors.As(err, &re) {
-		return mapStatus(err, re.StatusCode)
+		return re.StatusCode
 	}
-	return mapErr(err)
+	return statusOf(err)
 }
 
 var azureBackend = backend{

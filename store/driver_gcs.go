@@ -89,14 +89,16 @@ func (*gcsDriver) ifNoneMatch(token string) func(as func(any) bool) error {
 	}
 }
 
-// mapErr reads the HTTP status of the API's errors (*googleapi.Error);
-// any other error is mapped as every driver's is (mapErr).
-func (*gcsDriver) mapErr(err error) error {
+// mapErr reads the HTTP status of the API's errors (*googleapi.Error), of
+// any other error the common way (statusOf).
+func (*gcsDriver) mapErr(err error) error { return mapStatus(err, gcsStatus) }
+
+func gcsStatus(err error) int {
 	var ge *googleapi.Error
 	if errors.As(err, &ge) {
-		return mapStatus(err, ge.Code)
+		return ge.Code
 	}
-	return mapErr(err)
+	return statusOf(err)
 }
 
 // ownGCSRetries turns off the GCS client's own retries, once per client

@@ -38,37 +38,41 @@ var (
 )
 
 // mapErr maps a backend error by its gcerrors code and the HTTP status it
-// carries by the common convention, a method HTTPStatusCode() int (the AWS
-// SDK's errors, and the faults tests inject into any bucket): what a
-// driver's mapErr does with an error of no SDK type of its own.
-func mapErr(err error) error {
+// carries by the common convention (statusOf): what a driver's mapErr does
+// with an error of no SDK type of its own.
+func mapErr(err error) error { return mapStatus(err, statusOf) }
+
+// statusOf is the HTTP status an error carries by the common convention, a
+// method HTTPStatusCode() int (the AWS SDK's errors, and the faults tests
+// inject into any bucket); 0 if none.
+func statusOf(err error) int {
 	var sc interface{ HTTPStatusCode() int }
 	if errors.As(err, &sc) {
-		return mapStatus(err, sc.HTTPStatusCode())
+		return sc.HTTPStatusCode()
 	}
-	return mapStatus(err, 0)
+	return 0
 }
 
 // mapStatus wraps a backend error with the sentinel it maps to and the HTTP
-// status its driver read from it (0: none; AWS reports 0 when no response
-// came). The sentinel comes from the error's gcerrors code (NotFound,
-// FailedPrecondition), else from the status (404, 412, and 304 Not
-// Modified, which a conditional read answers). Every driver's mapErr ends
-// here, so the sentinels are decided in this one place. An error mapped
-// already is returned as it is.
-func mapStatus(err error, status int) error {
-	var ce *codedError
-	if err == nil || errors.As(err, &ce) {
-		return err
+// status its driver reads from it (status; 0: none, as AWS reports when no
+// response came). The sentinel comes from the error's gcerrors code
+// (NotFound, FailedPrecondition), else from the status (404, 412, and 304
+// Not Modified, which a conditional read answers); the status is kept for
+// transient. Every driver's mapErr ends here, so the sentinels are decided
+// in this one place.
+func mapStatus(err error, status func(error) int) error {
+	if err == nil {
+		return nil
 	}
 	var sentinel error
+	code := 0
 	switch gcerrors.Code(err) {
 	case gcerrors.NotFound:
 		sentinel = ErrNotFound
 	case gcerrors.FailedPrecondition:
 		sentinel = ErrConflict
 	default:
-		switch status {
+		switch code = status(err); code {
 		case http.StatusNotFound:
 			sentinel = ErrNotFound
 		case http.StatusPreconditionFailed:
@@ -77,10 +81,10 @@ func mapStatus(err error, status int) error {
 			sentinel = ErrNotModified
 		}
 	}
-	if sentinel == nil && status == 0 {
+	if sentinel == nil && code == 0 {
 		return err
 	}
-	return &codedError{sentinel: sentinel, status: status, err: err}
+	return &codedError{sentinel: sentinel, status: code, err: err}
 }
 
 // codedError keeps the backend's error text and matches its sentinel.

@@ -60,7 +60,9 @@ func (s *Store) attempt(ctx context.Context, count *atomic.Int64, op func(ctx co
 		rctx, cancel = context.WithTimeout(rctx, s.timeout)
 		defer cancel()
 	}
-	err = s.drv.mapErr(op(rctx))
+	if err = op(rctx); err != nil {
+		err = s.drv.mapErr(err)
+	}
 	if err != nil && ctx.Err() == nil && rctx.Err() != nil {
 		err = &timeoutError{d: s.timeout, err: err}
 	}
