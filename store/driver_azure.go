@@ -152,13 +152,7 @@ func (*azureDriver) requestContext(ctx context.Context) context.Context {
 // bypasses gocloud's codes, is ErrNotFound.
 func (*azureDriver) mapErr(err error) error { return mapStatus(err, azureStatus) }
 
-func azureStatus(err error) int {
-	var re *azcore.ResponseError
-	if errors.As(err, &re) {
-		return re.StatusCode
-	}
-	return statusOf(err)
-}
+var azureStatus = statusAs(func(e *azcore.ResponseError) int { return e.StatusCode })
 
 var azureBackend = backend{
 	name: "azure", scheme: "azblob",

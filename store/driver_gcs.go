@@ -93,13 +93,7 @@ func (*gcsDriver) ifNoneMatch(token string) func(as func(any) bool) error {
 // any other error the common way (statusOf).
 func (*gcsDriver) mapErr(err error) error { return mapStatus(err, gcsStatus) }
 
-func gcsStatus(err error) int {
-	var ge *googleapi.Error
-	if errors.As(err, &ge) {
-		return ge.Code
-	}
-	return statusOf(err)
-}
+var gcsStatus = statusAs(func(e *googleapi.Error) int { return e.Code })
 
 // ownGCSRetries turns off the GCS client's own retries, once per client
 // (gocloud shares one client among the buckets it opens): the store retries

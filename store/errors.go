@@ -53,6 +53,18 @@ func statusOf(err error) int {
 	return 0
 }
 
+// statusAs is a driver's status reader: the status code of its SDK's error
+// type E, else (another error in the chain) statusOf's.
+func statusAs[E error](code func(E) int) func(error) int {
+	return func(err error) int {
+		var e E
+		if errors.As(err, &e) {
+			return code(e)
+		}
+		return statusOf(err)
+	}
+}
+
 // mapStatus wraps a backend error with the sentinel it maps to and the HTTP
 // status its driver reads from it (status; 0: none, as AWS reports when no
 // response came). The sentinel comes from the error's gcerrors code
