@@ -57,24 +57,12 @@ type inflight struct {
 // probeEvery is how many GETs pass between two probes of the base.
 const probeEvery = 2048
 
-func newInflight(start, min, max int) *inflight {
-	min = max1(min)
-	if max < min {
-		max = min
-	}
-	start = clampInt(start, min, max)
-	return &inflight{min: min, max: max, limit: float64(start), now: time.Now}
-}
-
-func max1(n int) int {
-	if n < 1 {
-		return 1
-	}
-	return n
-}
-
-func clampInt(n, lo, hi int) int {
-	return min(max(n, lo), hi)
+// newInflight starts at start, kept within [lo, hi] (lo at least 1, hi at
+// least lo).
+func newInflight(start, lo, hi int) *inflight {
+	lo = max(lo, 1)
+	hi = max(hi, lo)
+	return &inflight{min: lo, max: hi, limit: float64(min(max(start, lo), hi)), now: time.Now}
 }
 
 // allowed is how many GETs may be in flight now.
@@ -85,8 +73,8 @@ func (c *inflight) allowed() int {
 }
 
 // done records one finished GET: its round trip, whether it failed (only
-// a real failure counts), and whether more keys were waiting than were in
-// flight when it finished (only then is growing useful).
+// a real failure counts), and whether keys were still queued, not yet sent,
+// when it finished (only then is growing useful).
 func (c *inflight) done(rtt time.Duration, failed, backlog bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
