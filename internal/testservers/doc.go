@@ -32,9 +32,9 @@
 //     - versitygw and fake-gcs-server are `tool` directives of oxyfs's
 //     go.mod, their versions pinned by its require lines and checked by
 //     go.sum. `go tool -n NAME`, run in the module root, builds the tool
-//     into the go build cache the first time (a minute or more of CPU:
-//     some 70 modules for versitygw) and afterwards just prints the
-//     cached binary's path. They live in the main go.mod rather than a
+//     into the go build cache the first time (from an empty cache, measured
+//     here: 330 s of CPU for versitygw, then 195 s for fake-gcs-server)
+//     and afterwards just prints the cached binary's path (1.5 s of CPU). They live in the main go.mod rather than a
 //     tools module of their own because adding them raised none of
 //     oxyfs's dependency versions; the price is that they build with
 //     oxyfs's (newer or equal) versions of the modules they share, such
