@@ -25,7 +25,7 @@ type backend struct {
 	binary string
 	// provide builds or installs the pinned server program when it is
 	// neither on PATH nor in OXYFS_TOOLS, and returns its path.
-	provide func() (string, error)
+	provide func(ctx context.Context) (string, error)
 	// needs names the programs that must be on PATH to run binary at all
 	// (an interpreter).
 	needs []string

@@ -20,13 +20,19 @@ import (
 // server is neither on PATH nor in OXYFS_TOOLS.
 const (
 	// goToolTimeout bounds one `go tool -n`: a first build of versitygw
-	// compiles some 70 modules (minutes on a busy 2-core machine); later
-	// calls take it from the go build cache.
+	// from an empty build cache took 330 s of CPU (15 minutes on a busy
+	// 2-core machine); later calls take it from the go build cache.
 	goToolTimeout = 15 * time.Minute
 	// azuritePkg is the npm package installed for "azure".
 	azuritePkg = "azurite@3.35.0"
 	// npmTimeout bounds the npm install of azuritePkg.
 	npmTimeout = 10 * time.Minute
+	// waitDelay bounds the wait for a killed command's output pipes, which
+	// its children may hold open.
+	waitDelay = 10 * time.Second
+	// lockPoll is how often a test binary waiting for another's build or
+	// install tries the lock again.
+	lockPoll = 200 * time.Millisecond
 	// noticeDelay: a build or install still running after this long is
 	// announced to the user, so that a first `go test` does not look hung.
 	noticeDelay = 10 * time.Second
@@ -38,28 +44,33 @@ const (
 // the path of the cached binary. Concurrent test binaries are safe (the go
 // build cache is); a lock file makes the second one wait for the first's
 // build instead of compiling the same code alongside it.
-func goTool(name string) func() (string, error) {
-	return func() (string, error) {
+func goTool(name string) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
 		root, err := moduleRoot()
 		if err != nil {
 			return "", err
 		}
-		if unlock, err := lockIn("go-tool-" + name); err == nil {
+		ctx, cancel := context.WithTimeoutCause(ctx, goToolTimeout, fmt.Errorf("not done within %v", goToolTimeout))
+		defer cancel()
+		unlock, err := lockIn(ctx, "go-tool-"+name)
+		if err != nil && ctx.Err() != nil {
+			return "", fmt.Errorf("`go tool -n %s`: waiting for another test binary's build: %w", name, err)
+		}
+		if err == nil {
 			defer unlock()
 		} // without the lock both builds run, which is only slower
 		stop := noticeAfter("go-tool-"+name, fmt.Sprintf("getting %s from `go tool -n %s` in %s (it builds it on first use, then takes it from the go build cache) ...", name, name, root))
 		defer stop()
 
-		ctx, cancel := context.WithTimeout(context.Background(), goToolTimeout)
-		defer cancel()
 		cmd := exec.CommandContext(ctx, "go", "tool", "-n", name)
 		cmd.Dir = root
+		cmd.WaitDelay = waitDelay
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		t0 := time.Now()
 		if err := cmd.Run(); err != nil {
 			if ctx.Err() != nil {
-				err = fmt.Errorf("%w (timeout %v)", err, goToolTimeout)
+				return "", fmt.Errorf("`go tool -n %s` in %s: %w", name, root, context.Cause(ctx))
 			}
 			return "", fmt.Errorf("`go tool -n %s` in %s failed: %w: %s", name, root, err, lastLines(stderr.Bytes(), 2048))
 		}
@@ -102,8 +113,8 @@ func moduleRoot() (string, error) {
 // and returns DIR/pkg/node_modules/.bin/bin. A stamp file written after a
 // successful install marks it complete; a lock file keeps concurrent test
 // binaries from running npm into the same directory at once.
-func npmTool(pkg, bin string) func() (string, error) {
-	return func() (string, error) {
+func npmTool(pkg, bin string) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
 		cache, err := toolsCache()
 		if err != nil {
 			return "", err
@@ -122,7 +133,9 @@ func npmTool(pkg, bin string) func() (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("npm is not on PATH to install %s (install Node.js and npm)", pkg)
 		}
-		unlock, err := lockIn(pkg)
+		ctx, cancel := context.WithTimeoutCause(ctx, npmTimeout, fmt.Errorf("not done within %v", npmTimeout))
+		defer cancel()
+		unlock, err := lockIn(ctx, pkg)
 		if err != nil {
 			return "", fmt.Errorf("install %s: %w", pkg, err)
 		}
@@ -134,13 +147,12 @@ func npmTool(pkg, bin string) func() (string, error) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return "", fmt.Errorf("install %s: %w", pkg, err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), npmTimeout)
-		defer cancel()
 		cmd := exec.CommandContext(ctx, npm, "install", "--prefix", dir, "--no-audit", "--no-fund", "--loglevel=error", pkg)
 		cmd.Dir = dir
+		cmd.WaitDelay = waitDelay
 		if out, err := cmd.CombinedOutput(); err != nil {
 			if ctx.Err() != nil {
-				err = fmt.Errorf("%w (timeout %v)", err, npmTimeout)
+				return "", fmt.Errorf("npm install --prefix %s %s: %w", dir, pkg, context.Cause(ctx))
 			}
 			return "", fmt.Errorf("npm install --prefix %s %s: %w: %s", dir, pkg, err, lastLines(out, 2048))
 		}
@@ -179,8 +191,8 @@ func toolsCache() (string, error) {
 }
 
 // lockIn takes an exclusive flock on NAME.lock in the tools cache, waiting
-// for another process that holds it. unlock releases it.
-func lockIn(name string) (unlock func(), err error) {
+// for another process that holds it until ctx is done. unlock releases it.
+func lockIn(ctx context.Context, name string) (unlock func(), err error) {
 	cache, err := toolsCache()
 	if err != nil {
 		return nil, err
@@ -191,16 +203,21 @@ func lockIn(name string) (unlock func(), err error) {
 		return nil, fmt.Errorf("open lock: %w", err)
 	}
 	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if !errors.Is(err, syscall.EINTR) {
-			break
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil // closing the file releases the lock
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, context.Cause(ctx))
+		case <-time.After(lockPoll):
 		}
 	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	return func() { f.Close() }, nil // closing the file releases the lock
 }
 
 // notify tells the user msg while tests run; tests of this package replace

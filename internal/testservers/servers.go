@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"sort"
@@ -72,9 +73,9 @@ func entryFor(kind string) *entry {
 }
 
 // locate finds (or builds, or installs) the program of b once.
-func (e *entry) locate(b *backend) {
+func (e *entry) locate(ctx context.Context, b *backend) {
 	e.locateOnce.Do(func() {
-		bin, err := locate(b)
+		bin, err := locate(ctx, b)
 		if err != nil {
 			e.missing = fmt.Sprintf("%s server %q unavailable: %v", b.kind, b.binary, err)
 			return
@@ -84,21 +85,55 @@ func (e *entry) locate(b *backend) {
 }
 
 // Prepare locates the program of every kind now, building or installing
-// the pinned ones if need be, so that Start does not. [Run] calls it before
-// m.Run: a first build takes minutes on a busy machine, which must not
-// count against the test timeout (10 minutes by default) that m.Run
-// starts. Kinds are prepared concurrently; what cannot be had is reported
-// by Start, as a skip or a failure.
+// the pinned ones if need be, so that Start does not: [Run] calls it before
+// m.Run. Kinds are prepared concurrently; what cannot be had is reported by
+// Start, as a skip or a failure.
+//
+// The go command kills a test binary that runs a minute past its -timeout
+// (10 minutes by default), Prepare included, with a goroutine dump that
+// says nothing useful. A first build takes a minute or two, but many more
+// on a busy machine, so Prepare stops what it builds or installs at half
+// the timeout; the servers it did not get then skip (or fail) with a
+// message that says so. The go build cache keeps what was compiled, so the
+// next run goes on from there.
 func Prepare() {
+	ctx, cancel := prepareContext()
+	defer cancel()
 	var wg sync.WaitGroup
 	for kind, b := range backends {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			entryFor(kind).locate(b)
+			entryFor(kind).locate(ctx, b)
 		}()
 	}
 	wg.Wait()
+}
+
+// prepareContext is bounded by half of the test binary's -test.timeout,
+// when it has one.
+func prepareContext() (context.Context, context.CancelFunc) {
+	if !flag.Parsed() {
+		flag.Parse() // as m.Run would; TestMain may parse flags before it
+	}
+	var timeout time.Duration
+	if f := flag.Lookup("test.timeout"); f != nil {
+		if g, ok := f.Value.(flag.Getter); ok {
+			timeout, _ = g.Get().(time.Duration)
+		}
+	}
+	return timeoutContext(timeout)
+}
+
+// timeoutContext is done at half of a test timeout (never for 0), with a
+// cause that says what to do.
+func timeoutContext(timeout time.Duration) (context.Context, context.CancelFunc) {
+	if timeout <= 0 {
+		return context.WithCancel(context.Background())
+	}
+	budget := timeout / 2
+	return context.WithTimeoutCause(context.Background(), budget,
+		fmt.Errorf("not done within %v, half of the test timeout (-timeout %v); the go build cache and the tools cache keep what was done: run the tests again, or with a longer -timeout", budget, timeout))
 }
 
 var (
@@ -119,7 +154,7 @@ func Start(t testing.TB, kind string) *Server {
 		t.Fatalf("testservers: unknown server kind %q (want one of %s)", kind, strings.Join(kinds(), ", "))
 	}
 	e := entryFor(kind)
-	e.locate(b)
+	e.locate(context.Background(), b)
 	if e.missing == "" {
 		e.startOnce.Do(func() { e.srv, e.err = startServer(b, e.bin) })
 	}

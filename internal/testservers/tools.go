@@ -1,6 +1,7 @@
 package testservers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -21,7 +22,7 @@ func skipOrFail(t testing.TB, name, msg string) {
 // or in OXYFS_TOOLS if there is one (findBinary), else the pinned one that
 // b.provide builds or installs (go tool, npm). The programs b needs to run
 // it (node) must be on PATH.
-func locate(b *backend) (string, error) {
+func locate(ctx context.Context, b *backend) (string, error) {
 	for _, n := range b.needs {
 		if _, err := exec.LookPath(n); err != nil {
 			return "", fmt.Errorf("%s needs %s, which is not on PATH", b.binary, n)
@@ -34,7 +35,7 @@ func locate(b *backend) (string, error) {
 	if b.provide == nil {
 		return "", notFound
 	}
-	p, err := b.provide()
+	p, err := b.provide(ctx)
 	if err != nil {
 		return "", fmt.Errorf("%v; and %w", notFound, err)
 	}

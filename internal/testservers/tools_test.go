@@ -1,12 +1,14 @@
 package testservers
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func writeExe(t *testing.T, path, script string) {
@@ -37,13 +39,13 @@ func TestLocateTriesPathThenOxyfsToolsThenThePinnedBuild(t *testing.T) {
 
 	provided := 0
 	provideErr := error(nil)
-	b := &backend{binary: name, provide: func() (string, error) {
+	b := &backend{binary: name, provide: func(context.Context) (string, error) {
 		provided++
 		return "/built/" + name, provideErr
 	}}
 	step := func(want string) {
 		t.Helper()
-		got, err := locate(b)
+		got, err := locate(t.Context(), b)
 		if err != nil || got != want {
 			t.Fatalf("locate = %q, %v; want %q", got, err, want)
 		}
@@ -66,7 +68,7 @@ func TestLocateTriesPathThenOxyfsToolsThenThePinnedBuild(t *testing.T) {
 	}
 
 	provideErr = errors.New("`go tool -n x` failed: no network")
-	_, err := locate(b)
+	_, err := locate(t.Context(), b)
 	if err == nil || !strings.Contains(err.Error(), "not on PATH nor in OXYFS_TOOLS=") || !errors.Is(err, provideErr) {
 		t.Fatalf("locate with a failing build: %v; want both the lookup and the build error", err)
 	}
@@ -75,7 +77,7 @@ func TestLocateTriesPathThenOxyfsToolsThenThePinnedBuild(t *testing.T) {
 	writeExe(t, onPath, "#!/bin/sh\n")
 	b.needs = []string{"oxyfs-fake-interpreter"}
 	calls := provided
-	_, err = locate(b)
+	_, err = locate(t.Context(), b)
 	if want := name + " needs oxyfs-fake-interpreter, which is not on PATH"; err == nil || err.Error() != want || provided != calls {
 		t.Fatalf("locate without the interpreter: %v (provide ran %d more times); want %q", err, provided-calls, want)
 	}
@@ -147,7 +149,7 @@ func TestNPMToolInstallsOnceIntoTheToolsCache(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			paths[i], errs[i] = npmTool("fake@1.2.3", "fake-bin")()
+			paths[i], errs[i] = npmTool("fake@1.2.3", "fake-bin")(t.Context())
 		}()
 	}
 	wg.Wait()
@@ -161,7 +163,7 @@ func TestNPMToolInstallsOnceIntoTheToolsCache(t *testing.T) {
 	if len(runs) != 1 || runs[0] != wantRun {
 		t.Fatalf("npm runs = %q, want just %q", runs, wantRun)
 	}
-	if p, err := npmTool("fake@1.2.3", "fake-bin")(); err != nil || p != want {
+	if p, err := npmTool("fake@1.2.3", "fake-bin")(t.Context()); err != nil || p != want {
 		t.Fatalf("second install: %q, %v", p, err)
 	}
 	if n := len(npmRuns(t, count)); n != 1 {
@@ -183,12 +185,12 @@ func TestNPMToolRetriesAnUnfinishedInstallAndReportsFailure(t *testing.T) {
 	writeExe(t, filepath.Join(cache, "fake@1.2.3", "node_modules", ".bin", "fake-bin"), "#!/bin/sh\n")
 
 	t.Setenv("NPM_FAIL", "1")
-	_, err := npmTool("fake@1.2.3", "fake-bin")()
+	_, err := npmTool("fake@1.2.3", "fake-bin")(t.Context())
 	if err == nil || !strings.Contains(err.Error(), "npm ERR! 404 Not Found") {
 		t.Fatalf("install with a failing npm: %v; want npm's message", err)
 	}
 	t.Setenv("NPM_FAIL", "")
-	if _, err := npmTool("fake@1.2.3", "fake-bin")(); err != nil {
+	if _, err := npmTool("fake@1.2.3", "fake-bin")(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(npmRuns(t, count)); n != 2 {
@@ -199,7 +201,7 @@ func TestNPMToolRetriesAnUnfinishedInstallAndReportsFailure(t *testing.T) {
 func TestNPMToolWithoutNPM(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	t.Setenv("OXYFS_TOOLS", t.TempDir())
-	_, err := npmTool("fake@1.2.3", "fake-bin")()
+	_, err := npmTool("fake@1.2.3", "fake-bin")(t.Context())
 	if err == nil || !strings.Contains(err.Error(), "npm is not on PATH to install fake@1.2.3") {
 		t.Fatalf("npmTool without npm: %v", err)
 	}
@@ -218,5 +220,106 @@ func TestModuleRootHoldsTheToolsGoMod(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("%s/go.mod lacks %q", root, want)
 		}
+	}
+}
+
+// fakeGo puts a go command on PATH that runs script for `go tool -n NAME`.
+func fakeGo(t *testing.T, script string) {
+	t.Helper()
+	dir := t.TempDir()
+	writeExe(t, filepath.Join(dir, "go"), "#!/bin/sh\nPATH=/usr/bin:/bin\n"+script)
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("OXYFS_TOOLS", t.TempDir())
+}
+
+func TestGoToolRunsGoToolDashNInTheModuleRoot(t *testing.T) {
+	quiet(t)
+	bin := filepath.Join(t.TempDir(), "versitygw")
+	writeExe(t, bin, "#!/bin/sh\n")
+	args := filepath.Join(t.TempDir(), "args")
+	fakeGo(t, `echo "$PWD $*" > `+args+`; echo `+bin)
+	got, err := goTool("versitygw")(t.Context())
+	if err != nil || got != bin {
+		t.Fatalf("goTool = %q, %v; want %q", got, err, bin)
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs(root)
+	if want := abs + " tool -n versitygw\n"; string(b) != want {
+		t.Fatalf("the go command ran as %q, want %q", b, want)
+	}
+}
+
+func TestGoToolReportsTheBuildError(t *testing.T) {
+	quiet(t)
+	fakeGo(t, `echo "go: downloading github.com/versity/versitygw v1.8.0" >&2; echo "dial tcp: lookup proxy.golang.org: no such host" >&2; exit 1`)
+	_, err := goTool("versitygw")(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "failed: exit status 1: go: downloading github.com/versity/versitygw v1.8.0\ndial tcp: lookup proxy.golang.org: no such host") {
+		t.Fatalf("goTool with a failing build: %v", err)
+	}
+	fakeGo(t, `echo not-a-path`)
+	if _, err := goTool("versitygw")(t.Context()); err == nil || !strings.Contains(err.Error(), `printed "not-a-path\n", not an executable file`) {
+		t.Fatalf("goTool printing garbage: %v", err)
+	}
+}
+
+// A build cut short by Prepare's budget says why (the cause of ctx).
+func TestGoToolStopsAtTheDeadlineWithItsCause(t *testing.T) {
+	quiet(t)
+	fakeGo(t, `exec sleep 60`)
+	cause := errors.New("not done within 1ms, half of the test timeout")
+	ctx, cancel := context.WithTimeoutCause(t.Context(), time.Millisecond, cause)
+	defer cancel()
+	_, err := goTool("versitygw")(ctx)
+	if !errors.Is(err, cause) {
+		t.Fatalf("goTool past the deadline: %v; want the cause %q", err, cause)
+	}
+}
+
+func TestTimeoutContextIsHalfTheTestTimeout(t *testing.T) {
+	ctx, cancel := timeoutContext(2 * time.Millisecond)
+	defer cancel()
+	<-ctx.Done()
+	want := "not done within 1ms, half of the test timeout (-timeout 2ms); the go build cache and the tools cache keep what was done: run the tests again, or with a longer -timeout"
+	if got := context.Cause(ctx); got == nil || got.Error() != want {
+		t.Fatalf("cause = %v, want %q", got, want)
+	}
+	ctx, cancel = timeoutContext(0)
+	defer cancel()
+	if _, ok := ctx.Deadline(); ok {
+		t.Fatal("no test timeout, yet a deadline")
+	}
+}
+
+// A lock held by another test binary is waited for, up to ctx.
+func TestLockInWaitsForTheHolderUntilTheDeadline(t *testing.T) {
+	t.Setenv("OXYFS_TOOLS", t.TempDir())
+	unlock, err := lockIn(t.Context(), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cause := errors.New("budget spent")
+	ctx, cancel := context.WithTimeoutCause(t.Context(), 50*time.Millisecond, cause)
+	defer cancel()
+	if _, err := lockIn(ctx, "x"); !errors.Is(err, cause) {
+		t.Fatalf("lockIn of a held lock: %v; want the cause %q", err, cause)
+	}
+	got := make(chan error, 1)
+	go func() {
+		u, err := lockIn(t.Context(), "x")
+		if err == nil {
+			u()
+		}
+		got <- err
+	}()
+	unlock()
+	if err := <-got; err != nil {
+		t.Fatalf("lockIn after the holder let go: %v", err)
 	}
 }
