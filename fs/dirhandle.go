@@ -122,19 +122,19 @@ func (h *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Err
 // GETATTR either way).
 func (h *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	d := h.d
-	if h.ls == nil || h.pos == 0 || h.ls.entries[h.pos-1].Name != name || (d.at.Level == index.LevelRoot && name == oxyName) {
+	if h.ls == nil || h.pos == 0 || h.ls.entries[h.pos-1].Name != name || (d.level == index.LevelRoot && name == oxyName) {
 		return d.Lookup(ctx, name, out)
 	}
 	e := h.ls.entries[h.pos-1]
 	if e.Mode&syscall.S_IFMT != syscall.S_IFDIR {
 		return nil, syscall.ENOENT // not an error: the entry goes out without a node
 	}
-	at, ok := d.at.Child(name)
+	at, ok := d.child(name)
 	if !ok { // never: the index or mkdir made it
 		return nil, syscall.ENOENT
 	}
 	defer d.m.ops.start(opLookup)()
-	return d.newDir(ctx, name, at, e.Ino, out), 0
+	return d.newDir(ctx, name, at.Level, e.Ino, out), 0
 }
 
 // Seekdir: offsets are positions in the listing (0 is its start).

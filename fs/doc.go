@@ -17,9 +17,9 @@
 // # Model
 //
 // The FUSE layer holds no store logic and no copy of the tree. A directory
-// node knows its path and what it names there (index.Path: its level, kind,
-// object, signer); Lookup and readdir ask the index (ix.Stat, ix.ReadDir)
-// each time the kernel asks, and mkdir and create ask index.Path.Make what
+// node knows its path and its level (index.Level); Lookup and readdir ask
+// the index (ix.Stat, ix.ReadDir) each time the kernel asks, a child's level
+// comes from index.Path.Child, and mkdir and create ask index.Path.Make what
 // may be made. Nodes are made by Lookup with NewInode (never persistent),
 // numbered with the index's stable inode numbers (index.Node.Ino, and
 // index.PathIno for what the index does not hold), and go-fuse drops them when

@@ -133,7 +133,7 @@ func (w *invalidation) dir(in *gofs.Inode, d *dirNode) {
 		p := index.JoinPath(d.path, name)
 		kd, isDir := kid.Operations().(*dirNode)
 		if !w.folded {
-			if d.at.Level == index.LevelKind || d.at.Level == index.LevelSigners {
+			if d.level == index.LevelKind || d.level == index.LevelSigners {
 				in.NotifyEntry(name)
 				w.names++
 			} else if isDir {

@@ -117,7 +117,7 @@ func Mount(dir string, ix *index.Index, opts Options) (*Server, error) {
 	}
 	m := newMount(abs, ix, opts)
 	m.seenGen.Store(ix.Generation())
-	root := &dirNode{base: base{m: m}} // at: the root (index.LevelRoot)
+	root := &dirNode{base: base{m: m}, level: index.LevelRoot}
 	m.root = root
 	mo := fuse.MountOptions{
 		AllowOther:           opts.AllowOther,

@@ -101,8 +101,8 @@ func (m *Server) entryOut(out *fuse.EntryOut, attrTTL bool) {
 // exist; each answers Lookup and readdir (dirhandle.go) from the index.
 type dirNode struct {
 	base
-	path string     // relative to the mount root; "" is the root
-	at   index.Path // what path names: its level, kind, object, signer
+	path  string      // relative to the mount root; "" is the root
+	level index.Level // where path sits in the tree
 
 	listed  listedHash              // the listing last read (see Invalidate)
 	partial atomic.Pointer[listing] // the listing being read (see dirHandle)
@@ -126,11 +126,30 @@ func isNotExist(err error) bool {
 	return errors.Is(err, iofs.ErrNotExist) || errors.Is(err, store.ErrNotFound)
 }
 
-// newDir makes the node of the directory name, at at (its index.Path).
-func (d *dirNode) newDir(ctx context.Context, name string, at index.Path, ino uint64, out *fuse.EntryOut) *gofs.Inode {
+// child is the index.Path of name in d (the index reads d's path again: a
+// node keeps no more of it than its level).
+func (d *dirNode) child(name string) (index.Path, bool) {
+	at, ok := index.ParsePath(d.path)
+	if !ok {
+		return index.Path{}, false
+	}
+	return at.Child(name)
+}
+
+// makeChild is index.Path.Make of name in d.
+func (d *dirNode) makeChild(name string, dir bool) (index.Path, error) {
+	at, ok := index.ParsePath(d.path)
+	if !ok {
+		return index.Path{}, index.ErrNotHere
+	}
+	return at.Make(name, dir)
+}
+
+// newDir makes the node of the directory name, at level.
+func (d *dirNode) newDir(ctx context.Context, name string, level index.Level, ino uint64, out *fuse.EntryOut) *gofs.Inode {
 	d.m.dirAttr(&out.Attr)
 	d.m.entryOut(out, true)
-	c := &dirNode{base: base{m: d.m}, path: index.JoinPath(d.path, name), at: at}
+	c := &dirNode{base: base{m: d.m}, path: index.JoinPath(d.path, name), level: level}
 	return d.NewInode(ctx, c, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino})
 }
 
@@ -152,7 +171,7 @@ func (d *dirNode) newFile(ctx context.Context, p string, e store.Entry, size int
 func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	m := d.m
 	defer m.ops.start(opLookup)()
-	if d.at.Level == index.LevelRoot && name == oxyName {
+	if d.level == index.LevelRoot && name == oxyName {
 		m.dirAttr(&out.Attr)
 		m.entryOut(out, true)
 		return d.NewInode(ctx, &oxyDir{base: base{m: m}}, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: index.PathIno(oxyName)}), 0
@@ -164,8 +183,8 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 			return nil, m.errno("lookup", p, err)
 		}
 		if m.virt.has(p) {
-			if at, ok := d.at.Child(name); ok { // it is: Mkdir made it
-				return d.newDir(ctx, name, at, index.PathIno(p), out), 0
+			if at, ok := d.child(name); ok { // it is: Mkdir made it
+				return d.newDir(ctx, name, at.Level, index.PathIno(p), out), 0
 			}
 		}
 		if h := m.pending.get(p); h != nil {
@@ -175,11 +194,11 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	}
 	switch n.Type {
 	case index.NodeDir:
-		at, ok := d.at.Child(name)
+		at, ok := d.child(name)
 		if !ok { // never: the index found it
 			return nil, syscall.ENOENT
 		}
-		return d.newDir(ctx, name, at, n.Ino, out), 0
+		return d.newDir(ctx, name, at.Level, n.Ino, out), 0
 	case index.NodeSymlink:
 		m.linkAttr(&out.Attr, n.Target)
 		m.entryOut(out, true)
@@ -225,7 +244,7 @@ func (d *dirNode) list(ctx context.Context) ([]fuse.DirEntry, syscall.Errno) {
 			extra = true
 		}
 	}
-	if d.at.Level == index.LevelObject {
+	if d.level == index.LevelObject {
 		for _, name := range m.pending.children(d.path) {
 			if !has(name) {
 				list = append(list, fuse.DirEntry{Name: name, Ino: index.ChildIno(d.path, name), Mode: syscall.S_IFREG})
@@ -233,7 +252,7 @@ func (d *dirNode) list(ctx context.Context) ([]fuse.DirEntry, syscall.Errno) {
 			}
 		}
 	}
-	if d.at.Level == index.LevelRoot {
+	if d.level == index.LevelRoot {
 		list = append(list, fuse.DirEntry{Name: oxyName, Ino: index.PathIno(oxyName), Mode: syscall.S_IFDIR})
 		extra = true
 	}
@@ -301,7 +320,7 @@ func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 	if m.ro {
 		return nil, syscall.EROFS
 	}
-	at, err := d.at.Make(name, true)
+	at, err := d.makeChild(name, true)
 	if err != nil {
 		return nil, makeErrno(err)
 	}
@@ -312,7 +331,7 @@ func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 		return nil, syscall.EEXIST
 	}
 	m.virt.add(p)
-	return d.newDir(ctx, name, at, index.PathIno(p), out), 0
+	return d.newDir(ctx, name, at.Level, index.PathIno(p), out), 0
 }
 
 // Create starts writing the entry name of an object directory. Nothing is
@@ -323,7 +342,7 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	if m.ro {
 		return nil, nil, 0, syscall.EROFS
 	}
-	at, err := d.at.Make(name, false)
+	at, err := d.makeChild(name, false)
 	if err != nil {
 		return nil, nil, 0, makeErrno(err)
 	}
