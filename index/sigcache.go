@@ -284,10 +284,8 @@ func (c *sigCache) invalidateRefresh(prev, v *view) {
 		c.clearAll()
 		return
 	}
-	for k, n := range v.journalCounts {
-		if p := prev.journalCounts[k]; n.lines > p.lines || n.unfolded > p.unfolded {
-			c.invalidate(k)
-		}
+	for _, k := range v.journal.replaced(prev.journal) {
+		c.invalidate(k)
 	}
 }
 
