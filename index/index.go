@@ -15,7 +15,9 @@ import (
 
 // Options configure an Index.
 type Options struct {
-	SigCacheBytes int64            // signature byte cache bound; 0 = 64 MiB
+	// SigCacheBytes bounds the signature byte cache; 0 = DefaultSigCacheBytes,
+	// or an eighth of the process's Go memory limit (GOMEMLIMIT) when less.
+	SigCacheBytes int64
 	Warn          func(msg string) // warnings (malformed keys, unreadable lists); nil = log.Printf
 	// ReadAhead is how many signatures past one read (ReadSig, SigSize) are
 	// fetched ahead, in key order; 0 = DefaultReadAhead, < 0 = off.
@@ -117,9 +119,9 @@ func Open(ctx context.Context, st *store.Store, opts Options) (*Index, error) {
 	}
 	max := opts.SigCacheBytes
 	if max <= 0 {
-		max = DefaultSigCacheBytes
+		max = defaultSigCacheBytes()
 	}
-	ix.sigs = newSigCache(max)
+	ix.sigs = newSigCache(max, knownSizesFor(memoryLimit()))
 	ix.ra.init(ix, opts.ReadAhead, opts.ReadAheadWorkers)
 	ix.own.init()
 	ix.commit.init(ix)
@@ -270,6 +272,7 @@ type Status struct {
 	JournalAppends  int64            `json:"journal_appends"`
 	JournalKeys     int64            `json:"journal_keys"`
 	SigCacheBytes   int64            `json:"sig_cache_bytes"`
+	SigCacheBound   int64            `json:"sig_cache_bound"` // what the signature cache may hold (Options.SigCacheBytes)
 	Refreshes       int64            `json:"refreshes"`
 	LastRefresh     store.Counts     `json:"last_refresh_requests"` // what the last Refresh sent (concurrent requests included)
 	RefreshFailures int64            `json:"refresh_failures"`      // Refreshes that returned an error (counted in Refreshes too)
@@ -300,6 +303,7 @@ func (ix *Index) Status() Status {
 		JournalAppends: ix.commit.appends.Load(),
 		JournalKeys:    ix.commit.keys.Load(),
 		SigCacheBytes:  ix.sigs.used(),
+		SigCacheBound:  ix.sigs.max,
 		OwnWrites:      ix.own.len(),
 		Refreshes:      ix.refreshes.Load(),
 	}
