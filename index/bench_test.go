@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/oxyfs/oxyfs/store"
@@ -79,42 +78,6 @@ func sigStore(b *testing.B, n int) (*store.Store, int64) {
 		b.Fatal(err)
 	}
 	return st, text
-}
-
-func BenchmarkOpen(b *testing.B) {
-	for _, n := range []int{1e5, 1e6, -1e6} {
-		name := fmt.Sprintf("%.0e", float64(n))
-		if n < 0 {
-			n, name = -n, fmt.Sprintf("sig-only-%.0e", float64(-n))
-		}
-		b.Run(name, func(b *testing.B) {
-			var st *store.Store
-			var keyText int64
-			if strings.HasPrefix(name, "sig-only") {
-				st, keyText = sigStore(b, n)
-			} else {
-				var rep GenReport
-				st, rep = benchStore(b, n)
-				keyText = rep.KeyTextBytes
-			}
-			perEntry, mem := heapPerEntry(b, st, n)
-			keyBytes := float64(keyText) / float64(n)
-			before := st.Counts()
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				loadIndex(b, st)
-			}
-			b.StopTimer()
-			reqs := st.Counts().Sub(before)
-			b.ReportMetric(perEntry, "bytes/entry")
-			b.ReportMetric(float64(mem)/float64(n), "set-bytes/entry")
-			b.ReportMetric(keyBytes, "key-text-bytes/entry")
-			b.ReportMetric(perEntry/keyBytes, "mem/key-text")
-			b.ReportMetric(float64(reqs.Total())/float64(b.N), "requests/op")
-			b.ReportMetric(float64(reqs.List)/float64(b.N), "lists/op")
-		})
-	}
 }
 
 // benchKeys returns the entries of a folded store for lookups.

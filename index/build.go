@@ -213,56 +213,6 @@ func (m *malformed) add(key []byte) {
 	}
 }
 
-// jrec is one journal entry while the journal run is sorted.
-type jrec struct {
-	kind store.Kind
-	obj  []byte // packed
-	val  uint32
-}
-
-// journalRun builds the run of the journal's lines, folded lines included
-// (spec §13.7 "Reading"). skip, if not nil, drops entries already known.
-func (b *builder) journalRun(lines []store.JournalLine, skip func(kind store.Kind, obj []byte, val string) bool) *run {
-	recs := make([]jrec, 0, len(lines))
-	arena := make([]byte, 0, len(lines)*32)
-	mal := malformed{where: sourceTheJournal}
-	var objBuf [store.MaxObjectBytes]byte
-	for _, l := range lines {
-		kind, ob, val, ok := store.SplitKey(l.Key, &objBuf)
-		if !ok {
-			mal.add([]byte(l.Key))
-			continue
-		}
-		start := len(arena)
-		arena = append(arena, ob...)
-		if skip != nil && skip(kind, arena[start:], val) {
-			arena = arena[:start]
-			continue
-		}
-		recs = append(recs, jrec{kind: kind, obj: arena[start:len(arena):len(arena)], val: b.internString(val)})
-	}
-	if mal.n > 0 {
-		b.mal = append(b.mal, mal)
-	}
-	slices.SortFunc(recs, func(x, y jrec) int {
-		if x.kind != y.kind {
-			return int(x.kind) - int(y.kind)
-		}
-		if c := bytes.Compare(x.obj, y.obj); c != 0 {
-			return c
-		}
-		return b.vt.cmpIDs(x.val, y.val)
-	})
-	r := &run{}
-	for i, x := range recs {
-		if i > 0 && x.kind == recs[i-1].kind && x.val == recs[i-1].val && bytes.Equal(x.obj, recs[i-1].obj) {
-			continue
-		}
-		r.kinds[x.kind].add(x.obj, x.val, srcJournal)
-	}
-	return r
-}
-
 // mergeRuns merges runs into one, smallest first so a big complete list is
 // copied once. An entry in several runs is kept once, with the source of
 // the first list that holds it (a list rather than the journal).

@@ -59,7 +59,7 @@ func BenchmarkBuildSet(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				bl.set(bl.mergeRuns([]*run{r, bl.journalRun(lines, nil)}))
+				bl.set(bl.mergeRuns([]*run{r, bl.journalEntries(lines).r}))
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/entry")
 		})

@@ -60,6 +60,10 @@
 // journal's; the same
 // names plus partial lists read just those; a held list retired builds the
 // set afresh from the live lists (after a complete fold, only its new list).
+// A view keeps no journal line, only marks on the set of which entries have
+// one (journalmarks.go); a refresh that finds the journal unchanged but the
+// lists changed takes the journal's entries from those marks, exactly what
+// reading the journal again would give, for no request more.
 // In the prefix modes a refresh always lists pack- and drops the listings.
 // Generation bumps when a refresh changed what the tree shows (always in the
 // prefix modes) and on every own write. Status.LastRefresh says what the
@@ -147,20 +151,57 @@
 // a 9-byte signer) on an object with one entry, that is 32 (id) + 4 (first)
 // + 4 (value id) + 1 (source) = 41 B, 0.52 × the key text; a second signer
 // on the same object costs 5 B more. 16 signers add 16 × ~13 B in total.
-// BenchmarkOpen measures it with the mix Generate writes (70% signatures,
-// 1–2 entries per object, unique 64-hex seal and accepted values): 38.6 B per
-// entry of resident heap for 87 B of key text (0.44), 1e5 and 1e6 entries
-// alike. Status.MemoryBytes is the sum of the arrays' capacities.
 //
-// Not in that figure: own writes since the last refresh (a Go map and
-// strings, ~150 B each), the signature cache (bounded by
-// Options.SigCacheBytes), the sizes of signatures read (~100 B each, at most
-// 1<<20 remembered), the text length of each live list (~100 B each), the
-// records' text (which their parsed lines' keys share: no more than the
-// lines hold), and in the prefix modes the listings of the open. While
-// an open builds the set it also holds the compressed lists, the growing
-// arrays and a map of distinct values; a refresh builds the new set beside
-// the old one.
+// The journal costs no line. Its entries are in the set already; the view
+// keeps only marks on it (journalmarks.go): one bit per entry of each kind
+// the journal names (n/8 bytes, only while it names one), and 6 B per
+// signature whose lines are not exactly one folded line (its line counts,
+// for the signature cache). A folded line whose key a list holds — every
+// line right after a complete fold, for the hour they stay — costs its bit;
+// an unfolded line no list holds costs its entry in the set (above) and
+// 6 B if a signature. The journal's bytes, its parsed lines and the map of
+// their keys (~160 B a line) are the open's, dropped when it ends.
+//
+// BenchmarkOpen measures each state with the mix Generate writes (70%
+// signatures, 1–2 entries per object, unique 64-hex seal and accepted
+// values, 87 B of key text per entry), as the heap the loaded index keeps
+// per entry (after GC) and over the key text of the set's entries:
+//
+//	clean folded store (one complete list)    1e5: 39.2 B 0.45   1e6: 38.7 B 0.44   1e7: 38.6 B 0.44
+//	right after a fold, its lines folded      1e5: 39.3 B 0.45   1e6: 38.8 B 0.45   1e7: 38.7 B 0.44
+//	1,000 unfolded lines beside the list      1e5: 39.4 B 0.45
+//	half the entries unfolded lines           1e5: 41.5 B 0.48
+//	10 partial lists beside a complete one    1e5: 39.4 B 0.45
+//	signatures only, 16 signers               1e6: 41.0 B 0.52
+//	not folded (journal only: its own set)    1e5: 43.5 B 0.50
+//
+// (at 1e7 the journal holds the last 1e6 lines: its cap is ~2.5e6). Before
+// the view dropped the journal's lines: 204 B, 195 B, 116 B, 122 B and 152 B
+// in the states whose journal is long. Status.MemoryBytes is the
+// sum of the arrays' capacities, the marks' included.
+//
+// Not in those figures: own writes since the last refresh (a Go map and
+// strings, ~150 B each), the signature cache (Options.SigCacheBytes), the
+// sizes of signatures read (~128 B each, at most 1<<20 remembered: 128
+// MiB), the text length of each live list (~100 B each), the records'
+// text (which their parsed lines' keys share), and in the prefix modes the
+// listings of the open. Under a Go
+// memory limit (GOMEMLIMIT) an Options.SigCacheBytes of 0 bounds the cache
+// to an eighth of the limit, and the sizes to as many as another eighth
+// holds (memory.go).
+//
+// While an open builds the set it also holds the compressed lists, the
+// runs being merged and the builder's map of distinct values, and the
+// journal's bytes, lines and sort records: a peak of about 180 MB of heap
+// for 1e6 entries with an empty journal (4.7 × the set), 525 MB with
+// 1e6 journal lines (102 MB of journal). None of it is kept: the heap
+// after the open is the set. A refresh that changes the lists builds the
+// new set beside the old one. SettleMemory, which oxyfs mount and serve
+// call after an open and after a refresh that changed the view, returns
+// that transient to the operating system (else the process stays at its
+// peak until the runtime's scavenger returns it) and sets GOGC so the
+// collector lets the heap grow 64 MiB past a big set rather than a whole
+// set (the set is pointer-free: the collector marks each array once).
 //
 // Lookups are binary searches within one <hh> bucket: O(log n). ReadDir of a
 // kind walks the 256 bucket bounds; ReadDir of <kind>/<hh> is O(log n + k)

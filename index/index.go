@@ -15,7 +15,9 @@ import (
 
 // Options configure an Index.
 type Options struct {
-	SigCacheBytes int64            // signature byte cache bound; 0 = 64 MiB
+	// SigCacheBytes bounds the signature byte cache; 0 = DefaultSigCacheBytes,
+	// or an eighth of the process's Go memory limit (GOMEMLIMIT) when less.
+	SigCacheBytes int64
 	Warn          func(msg string) // warnings (malformed keys, unreadable lists); nil = log.Printf
 	// ReadAhead is how many signatures past one read (ReadSig, SigSize) are
 	// fetched ahead, in key order; 0 = DefaultReadAhead, < 0 = off.
@@ -75,27 +77,39 @@ type Index struct {
 // view is what one open or refresh learned. It is immutable once published,
 // except for the caches of prefixCache, which lock themselves.
 type view struct {
-	sn             *store.Snapshot // the snapshot read (nil for a directory): the next refresh's conditional reads start from it
-	mode           string
-	folded         bool // the snapshot had a live complete list
-	legacy         bool // the older one-list keys are read (no marker)
-	base           *entrySet
-	pc             *prefixCache // nil when folded
-	live, retired  []store.ListInfo
-	journalLines   int
-	journalFolded  int
-	journalVersion store.Version
-	journalCounts  map[string]lineCount // sig key -> journal lines naming it (cache invalidation)
-	malformed      int
-	mals           []malformed
-	openReq        store.Counts
-	listNames      []string
+	// rec is the records of the snapshot read (nil for a directory): the
+	// next refresh's conditional reads start from them. It holds the
+	// versions, the retired lines and the journal's bad lines, never the
+	// journal's lines: journal keeps what a refresh needs of them.
+	rec           *store.Snapshot
+	modTime       time.Time // the snapshot's ModTime
+	journalText   bool      // rec holds the journal's text (Records)
+	mode          string
+	folded        bool // the snapshot had a live complete list
+	legacy        bool // the older one-list keys are read (no marker)
+	base          *entrySet
+	journal       *journalView // which entries have journal lines (journalmarks.go)
+	pc            *prefixCache // nil when folded
+	live, retired []store.ListInfo
+	malformed     int
+	mals          []malformed
+	openReq       store.Counts
+	listNames     []string
 }
 
-// lineCount counts the journal lines that name one signature key. A new
-// line for a key (another writer replaced the signature) raises one of the
-// two counts even when a fold marked or dropped an older line meanwhile.
-type lineCount struct{ lines, unfolded int32 }
+// records is the part of sn a view keeps for the next refresh's
+// conditional reads (store.ReadSnapshotSince): the records' versions and
+// what ReadSnapshotSince copies of an unchanged record, but for the
+// journal's lines. An unchanged journal then comes back with no lines, and
+// the refresh takes its entries from the view's marks (journalFrom).
+// It keeps the records' text for Records too (snapshotView drops a long
+// journal's).
+func records(sn *store.Snapshot) *store.Snapshot {
+	return &store.Snapshot{
+		JournalVersion: sn.JournalVersion, JournalBad: sn.JournalBad, JournalText: sn.JournalText,
+		Retired: sn.Retired, RetiredVersion: sn.RetiredVersion, RetiredBad: sn.RetiredBad, RetiredText: sn.RetiredText,
+	}
+}
 
 // Open returns a handle on st. It is lazy: nothing is read until the first
 // lookup or Load.
@@ -109,9 +123,9 @@ func Open(ctx context.Context, st *store.Store, opts Options) (*Index, error) {
 	}
 	max := opts.SigCacheBytes
 	if max <= 0 {
-		max = DefaultSigCacheBytes
+		max = defaultSigCacheBytes()
 	}
-	ix.sigs = newSigCache(max)
+	ix.sigs = newSigCache(max, knownSizesFor(memoryLimit()))
 	ix.ra.init(ix, opts.ReadAhead, opts.ReadAheadWorkers)
 	ix.own.init()
 	ix.commit.init(ix)
@@ -126,8 +140,8 @@ func (ix *Index) Store() *store.Store { return ix.st }
 // before the first open, in the directory layout, or when the backend
 // reports no times. It costs nothing: the open already read it.
 func (ix *Index) ModTime() time.Time {
-	if v := ix.v.Load(); v != nil && v.sn != nil {
-		return v.sn.ModTime
+	if v := ix.v.Load(); v != nil {
+		return v.modTime
 	}
 	return time.Time{}
 }
@@ -188,7 +202,7 @@ func (ix *Index) Refresh(ctx context.Context) (err error) {
 		return nil // nothing changed
 	}
 	changed := prev == nil || v.mode != ModeFolded || prev.mode != v.mode ||
-		!slices.Equal(prev.listNames, v.listNames) || prev.journalVersion != v.journalVersion || prev.legacy != v.legacy
+		!slices.Equal(prev.listNames, v.listNames) || prev.journal.version != v.journal.version || prev.legacy != v.legacy
 	ix.sigs.invalidateRefresh(prev, v)
 	ix.v.Store(v)
 	ix.lists.keep(v.listNames)
@@ -264,6 +278,7 @@ type Status struct {
 	JournalAppends  int64            `json:"journal_appends"`
 	JournalKeys     int64            `json:"journal_keys"`
 	SigCacheBytes   int64            `json:"sig_cache_bytes"`
+	SigCacheBound   int64            `json:"sig_cache_bound"` // what the signature cache may hold (Options.SigCacheBytes)
 	Refreshes       int64            `json:"refreshes"`
 	LastRefresh     store.Counts     `json:"last_refresh_requests"` // what the last Refresh sent (concurrent requests included)
 	RefreshFailures int64            `json:"refresh_failures"`      // Refreshes that returned an error (counted in Refreshes too)
@@ -294,6 +309,7 @@ func (ix *Index) Status() Status {
 		JournalAppends: ix.commit.appends.Load(),
 		JournalKeys:    ix.commit.keys.Load(),
 		SigCacheBytes:  ix.sigs.used(),
+		SigCacheBound:  ix.sigs.max,
 		OwnWrites:      ix.own.len(),
 		Refreshes:      ix.refreshes.Load(),
 	}
@@ -318,13 +334,13 @@ func (ix *Index) Status() Status {
 	}
 	s.Loaded, s.Folded, s.Mode = true, v.folded, v.mode
 	s.LiveLists, s.RetiredLists = slices.Clone(v.live), slices.Clone(v.retired)
-	s.JournalLines, s.JournalFolded, s.JournalUnfolded = v.journalLines, v.journalFolded, v.journalLines-v.journalFolded
+	s.JournalLines, s.JournalFolded, s.JournalUnfolded = v.journal.lines, v.journal.folded, v.journal.lines-v.journal.folded
 	s.Malformed = v.malformed
 	if v.pc != nil {
 		s.Malformed += int(v.pc.malformed.Load())
 	}
 	s.OpenRequests, s.LegacyRead = v.openReq, v.legacy
-	s.MemoryBytes = v.base.memoryBytes()
+	s.MemoryBytes = v.base.memoryBytes() + v.journal.bytes()
 	for _, k := range store.Kinds {
 		n := v.base.kinds[k].nEntries() + ix.own.countNew(k, v.base)
 		s.EntriesPerKind[k.String()] = n

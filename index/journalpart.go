@@ -14,16 +14,18 @@ import "github.com/oxyfs/oxyfs/store"
 // journal's part, which a refresh recomputes from the journal as it is now.
 
 // withJournal returns base with its journal part replaced by the entries of
-// sn's journal that base's lists do not hold, and lists, when not nil, merged
-// in. It returns base itself when that changes nothing.
-func (b *builder) withJournal(base *entrySet, lists []*run, sn *store.Snapshot) *entrySet {
-	jr := b.journalRun(sn.Journal, knownInLists(base))
+// je (the journal's) that base's lists do not hold, and lists, when not
+// nil, merged in (base itself when that changes nothing), with the view's
+// journal: je's marks on it.
+func (b *builder) withJournal(base *entrySet, lists []*run, je *jents, version store.Version) (*entrySet, *journalView) {
+	jr := je.notIn(&b.vt, knownInLists(base))
 	kept, jo := listPart(base)
 	if len(lists) == 0 && jr.entries() == jo && runWithin(jr, base, &b.vt) {
-		return base // the same journal-only entries: nothing changed
+		return base, markIn(base, je, &b.vt, version) // the same journal-only entries: nothing changed
 	}
 	runs := append([]*run{kept, jr}, lists...)
-	return b.set(b.mergeRuns(runs))
+	s := b.set(b.mergeRuns(runs))
+	return s, markIn(s, je, &b.vt, version)
 }
 
 // listPart returns the entries of s that a list holds, as a run sharing s's
@@ -56,15 +58,15 @@ func listPart(s *entrySet) (*run, int) {
 }
 
 // knownInLists reports whether a list of base holds an entry (object
-// packed), for journalRun's skip.
-func knownInLists(base *entrySet) func(kind store.Kind, obj []byte, val string) bool {
-	return func(kind store.Kind, obj []byte, val string) bool {
+// packed), for jents.notIn.
+func knownInLists(base *entrySet) func(kind store.Kind, obj []byte, val []byte) bool {
+	return func(kind store.Kind, obj []byte, val []byte) bool {
 		k := &base.kinds[kind]
 		i, ok := k.findObj(obj)
 		if !ok {
 			return false
 		}
-		j, ok := k.findVal(&base.vt, i, val)
+		j, ok := k.findVal(&base.vt, i, string(val))
 		return ok && k.srcs[j] != srcJournal
 	}
 }

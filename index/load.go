@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/oxyfs/oxyfs/store"
@@ -43,7 +42,7 @@ func (ix *Index) openLayout(ctx context.Context, prev *view) (*view, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open index: %w", err)
 		}
-		v := &view{mode: ModeDirectory, legacy: !marker, base: emptySet}
+		v := &view{mode: ModeDirectory, legacy: !marker, base: emptySet, journal: noJournal}
 		v.pc = newPrefixCache(ix, v.legacy)
 		return v, nil
 	}
@@ -56,15 +55,15 @@ func (ix *Index) openLayout(ctx context.Context, prev *view) (*view, error) {
 	}
 	reread := false
 	for {
-		v := snapshotView(sn)
+		v := snapshotView(sn, prev)
 		if !sn.Folded() {
-			return ix.prefixView(v, sn), nil
+			return ix.prefixView(v, sn, prev), nil
 		}
-		base, mals, err := ix.foldedBase(ctx, sn, prev)
+		base, jv, mals, err := ix.foldedBase(ctx, sn, prev)
 		var nf *listGoneError
 		switch {
 		case err == nil:
-			v.mode, v.base = ModeFolded, base
+			v.mode, v.base, v.journal = ModeFolded, base, jv
 			ix.reportMalformed(v, sn, mals)
 			return v, nil
 		case ctx.Err() != nil:
@@ -84,34 +83,30 @@ func (ix *Index) openLayout(ctx context.Context, prev *view) (*view, error) {
 			continue
 		default:
 			ix.warnOnce("list:"+err.Error(), fmt.Sprintf("%v; falling back to prefix listing for this open (lookups will send LIST requests)", err))
-			return ix.prefixView(v, sn), nil
+			return ix.prefixView(v, sn, prev), nil
 		}
 	}
 }
 
-// snapshotView fills what every bucket view reports from a snapshot.
-func snapshotView(sn *store.Snapshot) *view {
-	v := &view{sn: sn, folded: sn.Folded(), journalVersion: sn.JournalVersion, journalLines: len(sn.Journal)}
+// snapshotView fills what every bucket view reports from a snapshot. It
+// keeps the journal's text for Records when it is at most
+// maxKeptJournalText long (an unchanged journal: when prev kept it).
+func snapshotView(sn *store.Snapshot, prev *view) *view {
+	v := &view{rec: records(sn), modTime: sn.ModTime, folded: sn.Folded()}
+	if sameJournal(sn, prev) {
+		v.journalText = prev.journalText
+	} else {
+		v.journalText = len(sn.JournalText) <= maxKeptJournalText
+	}
+	if !v.journalText {
+		v.rec.JournalText = ""
+	}
 	for _, l := range sn.Lists {
 		if l.Retired {
 			v.retired = append(v.retired, l)
 		} else {
 			v.live = append(v.live, l)
 			v.listNames = append(v.listNames, l.Name)
-		}
-	}
-	v.journalCounts = make(map[string]lineCount)
-	for _, l := range sn.Journal {
-		if l.Folded() {
-			v.journalFolded++
-		}
-		if sig := store.KindSig.Prefix(); len(l.Key) > len(sig) && strings.HasPrefix(l.Key, sig) {
-			c := v.journalCounts[l.Key]
-			c.lines++
-			if !l.Folded() {
-				c.unfolded++
-			}
-			v.journalCounts[l.Key] = c
 		}
 	}
 	return v
@@ -123,13 +118,35 @@ func snapshotView(sn *store.Snapshot) *view {
 // per-object prefix as before"). The journal's lines are not entries here:
 // every journaled key was written before its line, so a listing shows it,
 // and a line whose key is gone (a collection forgot the object) would show
-// an entry whose bytes cannot be read.
-func (ix *Index) prefixView(v *view, sn *store.Snapshot) *view {
+// an entry whose bytes cannot be read. The journal's entries get a set of
+// their own, for the next refresh (journalmarks.go).
+func (ix *Index) prefixView(v *view, sn *store.Snapshot, prev *view) *view {
 	v.mode, v.legacy = ModePrefixListing, !sn.Marker
 	v.base = emptySet
+	if sameJournal(sn, prev) && prev.journal.own {
+		v.journal = prev.journal
+	} else {
+		b := newBuilder()
+		v.journal = ownJournal(b, journalOf(b, sn, prev), sn.JournalVersion)
+	}
 	ix.reportMalformed(v, sn, nil)
 	v.pc = newPrefixCache(ix, v.legacy)
 	return v
+}
+
+// sameJournal reports whether sn's journal is prev's: unchanged, so
+// store.ReadSnapshotSince handed back prev's records, which hold no lines.
+func sameJournal(sn *store.Snapshot, prev *view) bool {
+	return prev != nil && prev.rec != nil && sn.Journal == nil && sn.JournalVersion == prev.journal.version
+}
+
+// journalOf returns the journal's entries as sn has them, in b's value
+// table: from its lines, or, when it is prev's, from prev's marks.
+func journalOf(b *builder, sn *store.Snapshot, prev *view) *jents {
+	if sameJournal(sn, prev) {
+		return b.journalFrom(prev.journal)
+	}
+	return b.journalEntries(sn.Journal)
 }
 
 // listGoneError is a live list whose GET found nothing.
@@ -140,7 +157,8 @@ func (e *listGoneError) Error() string {
 }
 
 // foldedBase builds the set of a folded store: every live list ∪ every
-// journal line, folded lines included. Nothing else is read.
+// journal line, folded lines included. Nothing else is read. It returns
+// the set and the view's journal (its marks on the set).
 //
 // On a refresh (prev folded) it reads only what prev does not hold. Lists
 // are written once and named by their content, so a name prev read is the
@@ -151,8 +169,10 @@ func (e *listGoneError) Error() string {
 // are read and merged in, and the journal's part recomputed likewise.
 // Otherwise (a list prev held was retired: a complete fold, a collection)
 // the set is built afresh from the live lists; after a complete fold the
-// only live list is the one it wrote, which prev did not hold either.
-func (ix *Index) foldedBase(ctx context.Context, sn *store.Snapshot, prev *view) (*entrySet, []malformed, error) {
+// only live list is the one it wrote, which prev did not hold either. A
+// journal unchanged since prev has no lines in sn: its entries come from
+// prev's marks (journalOf).
+func (ix *Index) foldedBase(ctx context.Context, sn *store.Snapshot, prev *view) (*entrySet, *journalView, []malformed, error) {
 	live := sn.LiveLists()
 	names := make([]string, len(live))
 	for i, l := range live {
@@ -166,37 +186,43 @@ func (ix *Index) foldedBase(ctx context.Context, sn *store.Snapshot, prev *view)
 			}
 		}
 		if slices.Equal(prev.listNames, names) {
-			if prev.journalVersion == sn.JournalVersion {
-				return prev.base, carried, nil
+			if sameJournal(sn, prev) {
+				if m := prev.journal.mal; m != nil {
+					carried = append(carried, *m)
+				}
+				return prev.base, prev.journal, carried, nil
 			}
-			s, mal := addJournal(prev.base, sn)
-			return s, append(carried, mal...), nil
+			b := newBuilderFrom(prev.base)
+			s, jv := b.withJournal(prev.base, nil, journalOf(b, sn, prev), sn.JournalVersion)
+			return s, jv, append(carried, b.mal...), nil
 		}
 		if added, ok := addedPartials(prev.listNames, live); ok {
-			s, mal, err := ix.addLists(ctx, prev.base, added, sn)
+			s, jv, mal, err := ix.addLists(ctx, prev, added, sn)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
-			return s, append(carried, mal...), nil
+			return s, jv, append(carried, mal...), nil
 		}
 	}
 	datas, err := ix.fetchLists(ctx, live)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	b := newBuilder()
 	runs := make([]*run, 0, len(live)+1)
 	for i, l := range live {
 		r, err := b.decodeList(l.Name, datas[i])
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		datas[i] = nil
 		runs = append(runs, r)
 	}
-	runs = append(runs, b.journalRun(sn.Journal, nil))
+	je := journalOf(b, sn, prev)
+	runs = append(runs, je.r)
 	ix.lists.learn(b.texts)
-	return b.set(b.mergeRuns(runs)), b.mal, nil
+	s := b.set(b.mergeRuns(runs))
+	return s, markIn(s, je, &b.vt, sn.JournalVersion), b.mal, nil
 }
 
 // addedPartials returns the live lists not in held, if held are all still
@@ -217,25 +243,26 @@ func addedPartials(held []string, live []store.ListInfo) ([]store.ListInfo, bool
 	return added, found == len(held)
 }
 
-// addLists reads lists and merges them into base, whose journal part it
-// recomputes from sn's journal (withJournal).
-func (ix *Index) addLists(ctx context.Context, base *entrySet, lists []store.ListInfo, sn *store.Snapshot) (*entrySet, []malformed, error) {
+// addLists reads lists and merges them into prev's set, whose journal
+// part it recomputes from sn's journal (withJournal).
+func (ix *Index) addLists(ctx context.Context, prev *view, lists []store.ListInfo, sn *store.Snapshot) (*entrySet, *journalView, []malformed, error) {
 	datas, err := ix.fetchLists(ctx, lists)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	b := newBuilderFrom(base)
+	b := newBuilderFrom(prev.base)
 	runs := make([]*run, 0, len(lists))
 	for i, l := range lists {
 		r, err := b.decodeList(l.Name, datas[i])
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		datas[i] = nil
 		runs = append(runs, r)
 	}
 	ix.lists.learn(b.texts)
-	return b.withJournal(base, runs, sn), b.mal, nil
+	s, jv := b.withJournal(prev.base, runs, journalOf(b, sn, prev), sn.JournalVersion)
+	return s, jv, b.mal, nil
 }
 
 // fetchLists reads lists (one GET each, up to listFetchParallel at once).
@@ -266,13 +293,6 @@ func (ix *Index) fetchLists(ctx context.Context, lists []store.ListInfo) ([][]by
 		}
 	}
 	return datas, nil
-}
-
-// addJournal recomputes base's journal part from sn's journal: lines added
-// since, and lines gone (withJournal).
-func addJournal(base *entrySet, sn *store.Snapshot) (*entrySet, []malformed) {
-	b := newBuilderFrom(base)
-	return b.withJournal(base, nil, sn), b.mal
 }
 
 // reportMalformed counts the malformed keys an open skipped, and the journal

@@ -16,17 +16,33 @@ import (
 // Records returns the journal and the retired record as the current view
 // read them (at the open or the last refresh that found them changed),
 // "" when absent and in the directory layout. It sends no request once the
-// index is loaded: the view keeps the text its lines were parsed from.
+// index is loaded, but for a journal longer than maxKeptJournalText: the
+// view keeps the journal's entries, not its text (right after a complete
+// fold every entry has a folded line for an hour: ~100 B an entry), so
+// such a journal is read again (one GET) and shows the store's journal as
+// it is now, which may be newer than the view.
 func (ix *Index) Records(ctx context.Context) (journal, retired string, err error) {
 	v, err := ix.current(ctx)
 	if err != nil {
 		return "", "", err
 	}
-	if v.sn == nil {
+	if v.rec == nil {
 		return "", "", nil
 	}
-	return v.sn.JournalText, v.sn.RetiredText, nil
+	journal = v.rec.JournalText
+	if !v.journalText {
+		data, _, err := ix.st.ReadRecord(ctx, store.JournalKey)
+		if err != nil {
+			return "", "", err // ReadRecord names the key
+		}
+		journal = string(data)
+	}
+	return journal, v.rec.RetiredText, nil
 }
+
+// maxKeptJournalText is the longest journal whose text a view keeps for
+// Records (1 MiB: ~10,000 lines). A variable for tests.
+var maxKeptJournalText = 1 << 20
 
 // ListTextSize returns the length of a live entry list's text (decompressed,
 // as store.EntryListText serves it). A folded open decoded every live list,

@@ -10,7 +10,7 @@ import (
 )
 
 // textOf is the text of a list as store.EntryListText serves it.
-func textOf(t *testing.T, st *store.Store, name string) int64 {
+func listTextOf(t *testing.T, st *store.Store, name string) int64 {
 	t.Helper()
 	data, err := st.Get(context.Background(), name)
 	if err != nil {
@@ -68,8 +68,58 @@ func TestRecordsAreTheViewsText(t *testing.T) {
 	if j, _, _ := ix.Records(ctx); j != journal+"0 "+a.Key()+"\n" {
 		t.Errorf("after a refresh that found the journal changed: %q", j)
 	}
-	if n, ok := ix.ListTextKnown(list); !ok || n != textOf(t, st, list) {
-		t.Errorf("ListTextKnown(%s) = %d, %v after a folded open; want %d", list, n, ok, textOf(t, st, list))
+	if n, ok := ix.ListTextKnown(list); !ok || n != listTextOf(t, st, list) {
+		t.Errorf("ListTextKnown(%s) = %d, %v after a folded open; want %d", list, n, ok, listTextOf(t, st, list))
+	}
+}
+
+// TestRecordsOfALongJournalAreReadAgain: the view does not keep a journal
+// longer than maxKeptJournalText; Records reads it (one GET) and shows the
+// store's journal as it is now, before and after a refresh that finds it
+// unchanged, and a view whose journal is short again keeps it once more.
+func TestRecordsOfALongJournalAreReadAgain(t *testing.T) {
+	ctx := context.Background()
+	defer func(n int) { maxKeptJournalText = n }(maxKeptJournalText)
+	st := newMem(t)
+	a, b := ent(store.KindSig, "ab12", "alice"), ent(store.KindSeal, "cd34", "change-1")
+	putKeys(t, st, a, b)
+	writeList(t, st, true, a)
+	journal := "0 " + b.Key() + "\n"
+	maxKeptJournalText = len(journal) - 1
+	writeJournalText(t, st, journal)
+	ix, _ := openIndex(t, st)
+	if err := ix.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []string{"after the open", "after a refresh that changed nothing"} {
+		var j string
+		if d := delta(st, func() {
+			var err error
+			if j, _, err = ix.Records(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}); d.Get != 1 || d.Total() != 1 {
+			t.Errorf("%s: Records sent %v, want 1 GET", step, d)
+		}
+		if j != journal {
+			t.Errorf("%s: Records = %q, want %q", step, j, journal)
+		}
+		if err := ix.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	maxKeptJournalText = 1 << 20
+	longer := journal + "0 " + a.Key() + "\n"
+	writeJournalText(t, st, longer)
+	if j, _, _ := ix.Records(ctx); j != longer {
+		t.Errorf("a journal the view does not keep is the store's: %q, want %q", j, longer)
+	}
+	if err := ix.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var j string
+	if d := delta(st, func() { j, _, _ = ix.Records(ctx) }); d.Total() != 0 || j != longer {
+		t.Errorf("a short journal again: Records = %q sending %v, want %q and nothing", j, d, longer)
 	}
 }
 
@@ -93,7 +143,7 @@ func TestListTextSizeOfAnUnreadListIsOneGetOnce(t *testing.T) {
 	if _, ok := ix.ListTextKnown(partial); ok {
 		t.Error("the size of a list nobody read is known")
 	}
-	want := textOf(t, st, partial)
+	want := listTextOf(t, st, partial)
 	var n int64
 	if d := delta(st, func() {
 		var err error

@@ -81,13 +81,28 @@ import (
 // a refresh whose last look at prev's records is older than that lists the
 // pack prefix (1 LIST, and the lists it does not hold) — so does every
 // refresh of a handle refreshed less often than every trustWindow.
+//
+// # An unchanged journal is not read again
+//
+// A view keeps the records' versions (view.rec), not the journal's lines:
+// they would cost more than the set itself right after a fold, whose
+// folded lines stay an hour. So when the journal is unchanged,
+// ReadSnapshotSince hands back a snapshot with no journal lines, whether
+// or not the lists changed. A refresh whose lists are prev's keeps prev's
+// set and marks. One whose lists changed (a complete fold between its
+// retire and its mark, a collection, a refresh past trustWindow) needs the
+// journal's entries to build the new set: it takes them from prev's marks
+// (journalFrom), which name exactly the entries of prev's set that have a
+// line, with each signature's line counts. Those are the entries a fresh
+// open would read from the journal (the same version is the same bytes),
+// for no request more than the conditional GET that found it unchanged.
 func (ix *Index) refreshSnapshot(ctx context.Context, prev *view) (*store.Snapshot, error) {
-	if prev == nil || prev.sn == nil {
+	if prev == nil || prev.rec == nil {
 		return ix.st.ReadSnapshot(ctx)
 	}
 	stale := ix.st.Clock().NowMs()-ix.lookedAt.Load() >= trustWindow.Milliseconds()
 	list := prev.mode != ModeFolded || stale
-	sn, changed, err := ix.st.ReadSnapshotSince(ctx, prev.sn, list)
+	sn, changed, err := ix.st.ReadSnapshotSince(ctx, prev.rec, list)
 	if err != nil {
 		return nil, err
 	}

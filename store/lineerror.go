@@ -32,8 +32,10 @@ func (e *LineError) Unwrap() error { return e.Err }
 // Is reports that a LineError is ErrCorrupt.
 func (e *LineError) Is(target error) bool { return target == ErrCorrupt }
 
+// lineError keeps a copy of the line's text (clipped): a line is a piece
+// of its record's text, which a kept error must not hold alive.
 func lineError(num int, line string, err error) *LineError {
-	return &LineError{Line: num, Text: clip(line), Err: err}
+	return &LineError{Line: num, Text: strings.Clone(clip(line)), Err: err}
 }
 
 // MaxBadLineSamples is how many of a record's bad lines a parser keeps as

@@ -55,7 +55,7 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	f.StringVar(&mf.fileMode, "file-mode", "", "permission bits of files, octal (default 0644, 0444 read-only)")
 	f.StringVar(&mf.dirMode, "dir-mode", "", "permission bits of directories, octal (default 0755, 0555 read-only)")
 	f.BoolVar(&mf.debug, "debug", false, "log every FUSE operation")
-	f.Int64Var(&mf.sigCache, "sig-cache-size", 64<<20, "bytes of signatures kept in memory")
+	f.Int64Var(&mf.sigCache, "sig-cache-size", 0, "bytes of signatures kept in memory (0: 64 MiB, or an eighth of GOMEMLIMIT when that is less)")
 	f.IntVar(&mf.readAhead, "read-ahead", 0, fmt.Sprintf("signatures fetched ahead (in parallel, in key order) once one is read or stat'ed (0: %d, negative: off)", index.DefaultReadAhead))
 	f.StringVar(&mf.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at this address, a loopback one unless --allow-remote (e.g. 127.0.0.1:9310)")
 	f.BoolVar(&mf.allowRemote, "allow-remote", false, "let --metrics-addr be an address that is not loopback, such as :9310 (the metrics have no authentication)")
@@ -127,6 +127,7 @@ func runMount(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("open %s: %w", st.URL(), err)
 	}
 	openTime := time.Since(began)
+	index.SettleMemory(ix) // the open's transient back to the OS; GOGC for the set
 	m, err := fs.Mount(dir, ix, opts)
 	if err != nil {
 		ix.Close()
@@ -170,10 +171,13 @@ func serveMount(ctx context.Context, ix *index.Index, m *fs.Server, every time.D
 	done := make(chan struct{})
 	go func() { m.Wait(); close(done) }()
 	refresh := func(why string) {
-		before := ix.Store().Counts()
+		before, gen := ix.Store().Counts(), ix.Generation()
 		if err := ix.Refresh(context.Background()); err != nil {
 			logger.Printf("refresh (%s): %v; still serving what was read before", why, err)
 			return
+		}
+		if ix.Generation() != gen {
+			index.SettleMemory(ix) // the previous set and the build's transient back to the OS
 		}
 		m.Invalidate()
 		logger.Printf("refreshed (%s): %s", why, strings.TrimPrefix(ix.Store().Counts().Sub(before).String(), "requests: "))

@@ -51,7 +51,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	f.BoolVar(&sf.webdavRoot, "webdav", false, "serve WebDAV at every path, so a client can mount http://ADDR/ itself (it is always served under /dav/)")
 	f.DurationVar(&sf.refresh, "refresh-interval", 0, "re-read the journal and lists this often (0: only on SIGHUP); on a folded store an unchanged one costs 2 GETs and no LIST")
 	f.BoolVar(&sf.allowRemote, "allow-remote", false, "allow an address that is not loopback, and Host headers that are not loopback names (there is no authentication: put it behind one)")
-	f.Int64Var(&sf.sigCache, "sig-cache-size", index.DefaultSigCacheBytes, "bytes of signatures kept in memory")
+	f.Int64Var(&sf.sigCache, "sig-cache-size", 0, "bytes of signatures kept in memory (0: 64 MiB, or an eighth of GOMEMLIMIT when that is less)")
 	f.IntVar(&sf.readAhead, "read-ahead", 0, fmt.Sprintf("signatures fetched ahead of one read, in key order (0: %d, negative: off)", index.DefaultReadAhead))
 	f.StringVar(&sf.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at this address, a loopback one unless --allow-remote (e.g. 127.0.0.1:9310)")
 	registerLimits(f, &sf.limits)
@@ -93,6 +93,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("open %s: %w", st.URL(), err)
 	}
 	openTime := time.Since(began)
+	index.SettleMemory(ix) // the open's transient back to the OS; GOGC for the set
 	if met != nil {
 		met.Watch(ix, nil)
 		stop, err := serveMetrics(sf.metricsAddr, met, logger)
@@ -136,6 +137,9 @@ func serveHTTP(ctx context.Context, ix *index.Index, srv *http.Server, served <-
 		}
 		// A quiet store is refreshed every interval: say so only when
 		// something changed, or when asked.
+		if ix.Generation() != gen {
+			index.SettleMemory(ix) // the previous set and the build's transient back to the OS
+		}
 		if ix.Generation() != gen || why == "SIGHUP" {
 			logger.Printf("refreshed (%s): %s", why, strings.TrimPrefix(ix.Status().LastRefresh.String(), "requests: "))
 		}

@@ -4,7 +4,9 @@
 //
 //	benchtool mkbucket ENDPOINT BUCKET             create a bucket (credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)
 //	benchtool genlist STORE N [SEED]               write a folded store's complete list of N generated entries, and nothing else
+//	benchtool genfolded STORE N [SEED [LINES]]     the same and a journal of the last LINES entries (default all) as folded lines: a store right after its fold
 //	benchtool open STORE [REPEAT]                  open the index REPEAT times (default 5): JSON of time, heap and requests
+//	benchtool mountmem STORE DIR [STEPS [PROFILE]] mount in this process as oxyfs mount does; memory once serving and after each of STEPS (find,ls-lR): JSON lines
 //	benchtool write DIR WRITERS COUNT SIGNER       COUNT signatures written through a mount by WRITERS goroutines: JSON
 //	benchtool put OXYFS STORE WRITERS COUNT SIGNER [BATCH]  the same through `oxyfs put` processes (BATCH entries each, default 1)
 //	benchtool putindex STORE WRITERS COUNT SIGNER  the same with index.Put in this process (no FUSE, no process per write): JSON
@@ -32,8 +34,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -69,6 +69,27 @@ func main() {
 			seed = atoi64(args[2])
 		}
 		err = genlist(ctx, args[0], atoi(args[1]), seed)
+	case "genfolded":
+		need(args, 2)
+		seed := int64(42)
+		if len(args) > 2 {
+			seed = atoi64(args[2])
+		}
+		keep := 0
+		if len(args) > 3 {
+			keep = atoi(args[3])
+		}
+		err = genfolded(ctx, args[0], atoi(args[1]), seed, keep)
+	case "mountmem":
+		need(args, 2)
+		steps, profile := "", ""
+		if len(args) > 2 {
+			steps = args[2]
+		}
+		if len(args) > 3 {
+			profile = args[3]
+		}
+		err = mountmem(ctx, args[0], args[1], steps, profile)
 	case "open":
 		need(args, 1)
 		repeat := 5
@@ -273,7 +294,7 @@ func freeport() error {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: benchtool mkbucket|genlist|open|write|put|putindex|listrate|getrate|latency|pingpong|statloop|report|freeport ARGS (see the package doc)")
+	fmt.Fprintln(os.Stderr, "usage: benchtool mkbucket|genlist|genfolded|open|mountmem|write|put|putindex|listrate|getrate|latency|pingpong|statloop|report|freeport ARGS (see the package doc)")
 	os.Exit(2)
 }
 
@@ -325,153 +346,6 @@ func mkbucket(ctx context.Context, endpoint, bucket string) error {
 	})
 	_, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)})
 	return err
-}
-
-// genlist writes what an open reads of a folded store (its complete list),
-// without the per-object keys an open never reads: a 1,000,000-entry store
-// for the open and memory figures in one PUT.
-func genlist(ctx context.Context, url string, n int, seed int64) error {
-	st, err := openStore(ctx, url)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	rep, err := index.Generate(ctx, st, index.GenOptions{Entries: n, Seed: seed, Fold: true, SkipObjects: true})
-	if err != nil {
-		return err
-	}
-	return printJSON(map[string]any{"entries": rep.Entries, "key_text_bytes": rep.KeyTextBytes, "list": rep.List, "elapsed_s": rep.Elapsed.Seconds()})
-}
-
-// openResult is what `benchtool open` measures.
-type openResult struct {
-	Entries          int          `json:"entries"`
-	Repeat           int          `json:"repeat"`
-	MinMS            float64      `json:"open_ms_min"`
-	MedianMS         float64      `json:"open_ms_median"`
-	HeapBytes        int64        `json:"heap_bytes"`     // heap the first open kept (runtime, after GC)
-	SetBytes         int64        `json:"set_bytes"`      // Status.MemoryBytes: the arrays' capacities
-	KeyTextBytes     int64        `json:"key_text_bytes"` // of every entry's key
-	HeapPerEntry     float64      `json:"heap_bytes_per_entry"`
-	KeyTextPerEntry  float64      `json:"key_text_bytes_per_entry"`
-	HeapOverKeyText  float64      `json:"heap_over_key_text"`
-	Requests         store.Counts `json:"requests"` // of one open
-	LiveLists        int          `json:"live_lists"`
-	JournalLines     int          `json:"journal_lines"`
-	PeakHeapInUse    uint64       `json:"peak_heap_bytes"` // the heap in use at its highest during the first open (sampled)
-	MaxRSSKiB        int64        `json:"max_rss_kib"`     // of this process, from getrusage
-	GOMAXPROCS       int          `json:"gomaxprocs"`
-	OpenMillisOfRuns []float64    `json:"open_ms_runs"`
-}
-
-// open measures an open the way the mount makes it (index.Load): time,
-// the heap it keeps, and the requests it sends.
-func open(ctx context.Context, url string, repeat int) error {
-	st, err := openStore(ctx, url)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	res := openResult{Repeat: repeat, GOMAXPROCS: runtime.GOMAXPROCS(0)}
-	heap := func() uint64 {
-		var ms runtime.MemStats
-		runtime.GC()
-		runtime.GC() // the first moves pooled coders to the victim cache, the second frees them
-		runtime.ReadMemStats(&ms)
-		return ms.HeapAlloc
-	}
-	for i := 0; i < repeat; i++ {
-		debug.FreeOSMemory()
-		h0 := heap()
-		before := st.Counts()
-		var peak atomic.Uint64
-		stop := make(chan struct{})
-		var sampler sync.WaitGroup
-		if i == 0 {
-			sampler.Add(1)
-			go func() { // sample the heap while the open runs
-				defer sampler.Done()
-				t := time.NewTicker(5 * time.Millisecond)
-				defer t.Stop()
-				for {
-					var ms runtime.MemStats
-					runtime.ReadMemStats(&ms)
-					if ms.HeapInuse > peak.Load() {
-						peak.Store(ms.HeapInuse)
-					}
-					select {
-					case <-stop:
-						return
-					case <-t.C:
-					}
-				}
-			}()
-		}
-		ix, err := index.Open(ctx, st, index.Options{Warn: func(m string) { fmt.Fprintln(os.Stderr, "warning:", m) }})
-		if err != nil {
-			return err
-		}
-		start := time.Now()
-		if err := ix.Load(ctx); err != nil {
-			return err
-		}
-		el := time.Since(start)
-		close(stop)
-		sampler.Wait()
-		res.OpenMillisOfRuns = append(res.OpenMillisOfRuns, float64(el.Microseconds())/1000)
-		if i == 0 {
-			res.PeakHeapInUse = peak.Load()
-			res.Requests = st.Counts().Sub(before)
-			res.HeapBytes = int64(heap()) - int64(h0)
-			s := ix.Status()
-			res.Entries, res.SetBytes, res.LiveLists, res.JournalLines = s.Entries, s.MemoryBytes, len(s.LiveLists), s.JournalLines
-			if res.KeyTextBytes, err = keyText(ctx, st, s); err != nil {
-				return err
-			}
-		}
-		runtime.KeepAlive(ix)
-		ix.Close()
-	}
-	runs := slices.Clone(res.OpenMillisOfRuns)
-	slices.Sort(runs)
-	res.MinMS, res.MedianMS = runs[0], runs[len(runs)/2]
-	if res.Entries > 0 {
-		res.HeapPerEntry = float64(res.HeapBytes) / float64(res.Entries)
-		res.KeyTextPerEntry = float64(res.KeyTextBytes) / float64(res.Entries)
-		res.HeapOverKeyText = float64(res.HeapBytes) / float64(res.KeyTextBytes)
-	}
-	var ru unix.Rusage
-	if unix.Getrusage(unix.RUSAGE_SELF, &ru) == nil {
-		res.MaxRSSKiB = ru.Maxrss
-	}
-	return printJSON(res)
-}
-
-// keyText sums the key text of the entries an open read: every live list's
-// keys and the journal's (read again, after the measured open).
-func keyText(ctx context.Context, st *store.Store, s index.Status) (int64, error) {
-	seen := 0
-	var n int64
-	for _, l := range s.LiveLists {
-		data, err := st.Get(ctx, l.Name)
-		if err != nil {
-			return 0, err
-		}
-		if _, err := store.DecodeEntryList(data, func(key []byte) error {
-			n += int64(len(key))
-			seen++
-			return nil
-		}); err != nil {
-			return 0, err
-		}
-	}
-	if data, err := st.Get(ctx, store.JournalKey); err == nil {
-		lines, _ := store.ParseJournal(data)
-		for _, l := range lines {
-			n += int64(len(l.Key))
-		}
-	}
-	return n, nil
 }
 
 // writeResult is what `benchtool write` and `benchtool put` measure.

@@ -1,0 +1,331 @@
+package index
+
+import (
+	"bytes"
+	"math/bits"
+	"slices"
+	"sort"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// What a view keeps of the journal.
+//
+// A view keeps no journal line. The journal's entries are in the set
+// already (a folded set is every live list ∪ every journal line), so the
+// view only marks which of the set's entries have a line: one bit per entry
+// of a kind the journal names, and, for signatures whose lines are not
+// exactly one folded line, how many lines name them and how many are
+// unfolded (jcount). A folded line whose key a list holds costs its bit.
+// In the prefix modes the set is empty, so the journal's entries get a set
+// of their own (jset), every entry of which has a line.
+//
+// The marks are enough for the two things a refresh needs of the previous
+// journal:
+//
+//   - the journal's entries, when the journal is unchanged but the lists
+//     are not (journalFrom): a refresh then has no line to read them from,
+//     since store.ReadSnapshotSince hands back the previous snapshot's lines
+//     for an unchanged journal, and the view kept none;
+//   - per signature, the lines naming it (replaced, the signature cache's
+//     invalidation): a signature another writer replaced has a new line.
+
+// jcount counts the journal lines that name one signature: a new line for
+// it (another writer replaced the signature) raises one of the two counts
+// even when a fold marked or dropped an older line meanwhile. Each count
+// stops at jcountMax; two counts both at the cap are taken as a change
+// (replaced), so a cap never hides one.
+type jcount struct{ lines, unfolded uint8 }
+
+const jcountMax = 255
+
+// oneFolded is the count the marks keep no record of: one folded line.
+var oneFolded = jcount{lines: 1}
+
+func (c *jcount) add(folded bool) {
+	if c.lines < jcountMax {
+		c.lines++
+	}
+	if !folded && c.unfolded < jcountMax {
+		c.unfolded++
+	}
+}
+
+// newerThan reports whether c counts a line that p did not: a line more, or
+// an unfolded line more, or a count at its cap in both.
+func (c jcount) newerThan(p jcount) bool {
+	return c.lines > p.lines || c.unfolded > p.unfolded ||
+		c.lines == jcountMax && p.lines == jcountMax || c.unfolded == jcountMax && p.unfolded == jcountMax
+}
+
+// jents is the journal's distinct entries while a view is built: a run (in
+// its builder's value table) and, per signature entry of the run, its
+// counts. It is dropped once the view's marks are made.
+type jents struct {
+	r             *run
+	cnt           []jcount // per entry of r.kinds[KindSig]
+	lines, folded int
+	mal           *malformed // the journal's keys store.SplitKey refused
+}
+
+// journalView is what a view keeps of the journal: its version and line
+// counts for the next refresh and Status, and marks on a set.
+type journalView struct {
+	version       store.Version
+	lines, folded int
+	mal           *malformed
+	set           *entrySet                // the set the marks are on: the view's base, or in the prefix modes jset
+	own           bool                     // set is the journal's own (jset): every entry of it has a line
+	has           [store.NumKinds][]uint64 // bit j: entry j of set.kinds[k] has a line; nil when own, or no line of the kind
+	exIdx         []uint32                 // signature entries whose counts are not oneFolded, ascending
+	exCnt         []jcount                 // their counts
+}
+
+// noJournal is the journal of a view that has none (a directory).
+var noJournal = &journalView{set: emptySet}
+
+// bytes is what the marks hold (and jset, when the journal has its own).
+func (jv *journalView) bytes() int64 {
+	n := 4*int64(cap(jv.exIdx)) + 2*int64(cap(jv.exCnt))
+	for _, h := range jv.has {
+		n += 8 * int64(cap(h))
+	}
+	if jv.own {
+		n += jv.set.memoryBytes()
+	}
+	return n
+}
+
+// marked reports whether entry j of kind k has a line.
+func (jv *journalView) marked(k store.Kind, j int) bool {
+	if jv.own {
+		return true
+	}
+	h := jv.has[k]
+	return j/64 < len(h) && h[j/64]&(1<<(j%64)) != 0
+}
+
+// count returns signature entry j's counts (zero when it has no line).
+func (jv *journalView) count(j int) jcount {
+	if !jv.marked(store.KindSig, j) {
+		return jcount{}
+	}
+	if i, ok := slices.BinarySearch(jv.exIdx, uint32(j)); ok {
+		return jv.exCnt[i]
+	}
+	return oneFolded
+}
+
+// countOf returns the counts of the signature of a packed object and a
+// signer (zero when no line names it).
+func (jv *journalView) countOf(obj []byte, signer string) jcount {
+	k := &jv.set.kinds[store.KindSig]
+	i, ok := k.findObj(obj)
+	if !ok {
+		return jcount{}
+	}
+	j, ok := k.findVal(&jv.set.vt, i, signer)
+	if !ok {
+		return jcount{}
+	}
+	return jv.count(j)
+}
+
+// each calls fn with every entry of kind k that has a line: its object's
+// index and its entry index in the set.
+func (jv *journalView) each(k store.Kind, fn func(i, j int)) {
+	ks := &jv.set.kinds[k]
+	if jv.own {
+		for i := range ks.nObj() {
+			for j := ks.first[i]; j < ks.first[i+1]; j++ {
+				fn(i, int(j))
+			}
+		}
+		return
+	}
+	for w, word := range jv.has[k] {
+		for word != 0 {
+			j := w*64 + bits.TrailingZeros64(word)
+			word &= word - 1
+			// The object holding entry j: the last one starting at or before it.
+			i := sort.Search(ks.nObj(), func(i int) bool { return int(ks.first[i+1]) > j })
+			fn(i, j)
+		}
+	}
+}
+
+// journalEntries turns the journal's lines into its distinct entries,
+// folded lines included (spec §13.7 "Reading"), counting per signature the
+// lines that name it. A malformed key is skipped and counted.
+func (b *builder) journalEntries(lines []store.JournalLine) *jents {
+	type jrec struct {
+		kind   store.Kind
+		obj    []byte // packed
+		val    uint32
+		folded bool
+	}
+	je := &jents{lines: len(lines)}
+	recs := make([]jrec, 0, len(lines))
+	arena := make([]byte, 0, len(lines)*32)
+	mal := malformed{where: sourceTheJournal}
+	var objBuf [store.MaxObjectBytes]byte
+	for _, l := range lines {
+		if l.Folded() {
+			je.folded++
+		}
+		kind, ob, val, ok := store.SplitKey(l.Key, &objBuf)
+		if !ok {
+			mal.add([]byte(l.Key))
+			continue
+		}
+		start := len(arena)
+		arena = append(arena, ob...)
+		recs = append(recs, jrec{kind: kind, obj: arena[start:len(arena):len(arena)], val: b.internString(val), folded: l.Folded()})
+	}
+	if mal.n > 0 {
+		je.mal = &mal
+		b.mal = append(b.mal, mal)
+	}
+	slices.SortFunc(recs, func(x, y jrec) int {
+		if x.kind != y.kind {
+			return int(x.kind) - int(y.kind)
+		}
+		if c := bytes.Compare(x.obj, y.obj); c != 0 {
+			return c
+		}
+		return b.vt.cmpIDs(x.val, y.val)
+	})
+	je.r = &run{}
+	for i, x := range recs {
+		dup := i > 0 && x.kind == recs[i-1].kind && x.val == recs[i-1].val && bytes.Equal(x.obj, recs[i-1].obj)
+		if !dup {
+			je.r.kinds[x.kind].add(x.obj, x.val, srcJournal)
+			if x.kind == store.KindSig {
+				je.cnt = append(je.cnt, jcount{})
+			}
+		}
+		if x.kind == store.KindSig {
+			je.cnt[len(je.cnt)-1].add(x.folded)
+		}
+	}
+	return je
+}
+
+// journalFrom rebuilds the journal's entries from the marks of a view whose
+// journal is the one being read again (its version unchanged), into b's
+// value table.
+func (b *builder) journalFrom(jv *journalView) *jents {
+	je := &jents{r: &run{}, lines: jv.lines, folded: jv.folded, mal: jv.mal}
+	if jv.mal != nil {
+		b.mal = append(b.mal, *jv.mal)
+	}
+	var buf [2 * store.MaxValueLen]byte
+	for k := range store.NumKinds {
+		kind := store.Kind(k)
+		ks := &jv.set.kinds[k]
+		jv.each(kind, func(i, j int) {
+			id := b.intern(jv.set.vt.appendTo(buf[:0], ks.vals[j]))
+			je.r.kinds[k].add(ks.obj(i), id, srcJournal)
+			if kind == store.KindSig {
+				je.cnt = append(je.cnt, jv.count(j))
+			}
+		})
+	}
+	return je
+}
+
+// notIn returns the entries of je that known does not report, as a run
+// sharing b's value ids: the journal's part of a set whose lists are known.
+func (je *jents) notIn(vt *vtab, known func(kind store.Kind, obj []byte, val []byte) bool) *run {
+	out := &run{}
+	var buf [2 * store.MaxValueLen]byte
+	for k := range je.r.kinds {
+		rk := &je.r.kinds[k]
+		for i := range rk.nObj() {
+			for j := rk.first[i]; j < rk.first[i+1]; j++ {
+				if !known(store.Kind(k), rk.obj(i), vt.appendTo(buf[:0], rk.vals[j])) {
+					out.kinds[k].add(rk.obj(i), rk.vals[j], srcJournal)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// markIn marks je's entries on s, which holds every one of them (a set
+// built with them, or with a run holding them), and returns the view's
+// journal. vt is the value table of je's ids.
+func markIn(s *entrySet, je *jents, vt *vtab, version store.Version) *journalView {
+	jv := &journalView{version: version, lines: je.lines, folded: je.folded, mal: je.mal, set: s}
+	var buf [2 * store.MaxValueLen]byte
+	sig := 0
+	for k := range je.r.kinds {
+		rk, sk := &je.r.kinds[k], &s.kinds[k]
+		if rk.nEntries() == 0 {
+			continue
+		}
+		has := make([]uint64, (sk.nEntries()+63)/64)
+		for i := range rk.nObj() {
+			oi, ok := sk.findObj(rk.obj(i))
+			for j := rk.first[i]; j < rk.first[i+1]; j++ {
+				c := oneFolded
+				if k == int(store.KindSig) {
+					c = je.cnt[sig]
+					sig++
+				}
+				if !ok {
+					continue // cannot be: s holds every entry of je
+				}
+				at, found := sk.findVal(&s.vt, oi, string(vt.appendTo(buf[:0], rk.vals[j])))
+				if !found {
+					continue
+				}
+				has[at/64] |= 1 << (at % 64)
+				if c != oneFolded {
+					jv.exIdx = append(jv.exIdx, uint32(at))
+					jv.exCnt = append(jv.exCnt, c)
+				}
+			}
+		}
+		jv.has[k] = has
+	}
+	// Signature entries were visited in the set's order, so exIdx ascends.
+	jv.exIdx, jv.exCnt = exact(jv.exIdx), exact(jv.exCnt)
+	return jv
+}
+
+// ownJournal is the journal of a view whose set holds none of its entries
+// (the prefix modes): the entries get a set of their own.
+func ownJournal(b *builder, je *jents, version store.Version) *journalView {
+	s := b.set(je.r)
+	jv := &journalView{version: version, lines: je.lines, folded: je.folded, mal: je.mal, set: s, own: true}
+	for j, c := range je.cnt {
+		if c != oneFolded {
+			jv.exIdx = append(jv.exIdx, uint32(j))
+			jv.exCnt = append(jv.exCnt, c)
+		}
+	}
+	jv.exIdx, jv.exCnt = exact(jv.exIdx), exact(jv.exCnt)
+	return jv
+}
+
+// replaced lists the signature keys with a line in jv that prev did not
+// count (a writer replaced them since prev, or first wrote them), for the
+// signature cache. An unchanged journal replaced nothing.
+func (jv *journalView) replaced(prev *journalView) []string {
+	if prev == nil {
+		prev = noJournal
+	}
+	if jv == prev || jv.version == prev.version {
+		return nil
+	}
+	var keys []string
+	ks := &jv.set.kinds[store.KindSig]
+	jv.each(store.KindSig, func(i, j int) {
+		signer := jv.set.vt.str(ks.vals[j])
+		if jv.count(j).newerThan(prev.countOf(ks.obj(i), signer)) {
+			keys = append(keys, store.Entry{Kind: store.KindSig, Object: hexString(ks.obj(i)), Value: signer}.Key())
+		}
+	})
+	return keys
+}

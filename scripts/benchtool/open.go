@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// openResult is what `benchtool open` measures.
+type openResult struct {
+	Entries          int          `json:"entries"`
+	Repeat           int          `json:"repeat"`
+	MinMS            float64      `json:"open_ms_min"`
+	MedianMS         float64      `json:"open_ms_median"`
+	HeapBytes        int64        `json:"heap_bytes"`     // heap the first open kept (runtime, after GC)
+	SetBytes         int64        `json:"set_bytes"`      // Status.MemoryBytes: the arrays' capacities
+	KeyTextBytes     int64        `json:"key_text_bytes"` // of every entry's key
+	HeapPerEntry     float64      `json:"heap_bytes_per_entry"`
+	KeyTextPerEntry  float64      `json:"key_text_bytes_per_entry"`
+	HeapOverKeyText  float64      `json:"heap_over_key_text"`
+	Requests         store.Counts `json:"requests"` // of one open
+	LiveLists        int          `json:"live_lists"`
+	JournalLines     int          `json:"journal_lines"`
+	PeakHeapInUse    uint64       `json:"peak_heap_bytes"` // the heap in use at its highest during the first open (sampled)
+	MaxRSSKiB        int64        `json:"max_rss_kib"`     // of this process, from getrusage
+	GOMAXPROCS       int          `json:"gomaxprocs"`
+	OpenMillisOfRuns []float64    `json:"open_ms_runs"`
+}
+
+// open measures an open the way the mount makes it (index.Load): time,
+// the heap it keeps, and the requests it sends.
+func open(ctx context.Context, url string, repeat int) error {
+	st, err := openStore(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	res := openResult{Repeat: repeat, GOMAXPROCS: runtime.GOMAXPROCS(0)}
+	heap := func() uint64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.GC() // the first moves pooled coders to the victim cache, the second frees them
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	for i := 0; i < repeat; i++ {
+		debug.FreeOSMemory()
+		h0 := heap()
+		before := st.Counts()
+		var peak atomic.Uint64
+		stop := make(chan struct{})
+		var sampler sync.WaitGroup
+		if i == 0 {
+			sampler.Add(1)
+			go func() { // sample the heap while the open runs
+				defer sampler.Done()
+				t := time.NewTicker(5 * time.Millisecond)
+				defer t.Stop()
+				for {
+					var ms runtime.MemStats
+					runtime.ReadMemStats(&ms)
+					if ms.HeapInuse > peak.Load() {
+						peak.Store(ms.HeapInuse)
+					}
+					select {
+					case <-stop:
+						return
+					case <-t.C:
+					}
+				}
+			}()
+		}
+		ix, err := index.Open(ctx, st, index.Options{Warn: func(m string) { fmt.Fprintln(os.Stderr, "warning:", m) }})
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		if err := ix.Load(ctx); err != nil {
+			return err
+		}
+		el := time.Since(start)
+		close(stop)
+		sampler.Wait()
+		res.OpenMillisOfRuns = append(res.OpenMillisOfRuns, float64(el.Microseconds())/1000)
+		if i == 0 {
+			res.PeakHeapInUse = peak.Load()
+			res.Requests = st.Counts().Sub(before)
+			res.HeapBytes = int64(heap()) - int64(h0)
+			s := ix.Status()
+			res.Entries, res.SetBytes, res.LiveLists, res.JournalLines = s.Entries, s.MemoryBytes, len(s.LiveLists), s.JournalLines
+			if res.KeyTextBytes, err = keyText(ctx, st, s); err != nil {
+				return err
+			}
+		}
+		runtime.KeepAlive(ix)
+		ix.Close()
+	}
+	runs := slices.Clone(res.OpenMillisOfRuns)
+	slices.Sort(runs)
+	res.MinMS, res.MedianMS = runs[0], runs[len(runs)/2]
+	if res.Entries > 0 {
+		res.HeapPerEntry = float64(res.HeapBytes) / float64(res.Entries)
+		res.KeyTextPerEntry = float64(res.KeyTextBytes) / float64(res.Entries)
+		res.HeapOverKeyText = float64(res.HeapBytes) / float64(res.KeyTextBytes)
+	}
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) == nil {
+		res.MaxRSSKiB = ru.Maxrss
+	}
+	return printJSON(res)
+}
+
+// keyText sums the key text of the entries an open read, each distinct key
+// once (a journal line whose key a list holds is one entry): every live
+// list's keys and the journal's (read again, after the measured open).
+func keyText(ctx context.Context, st *store.Store, s index.Status) (int64, error) {
+	journal := map[string]bool{}
+	if data, err := st.Get(ctx, store.JournalKey); err == nil {
+		lines, _ := store.ParseJournal(data)
+		for _, l := range lines {
+			journal[l.Key] = true
+		}
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return 0, err
+	}
+	var n int64
+	for _, l := range s.LiveLists {
+		data, err := st.Get(ctx, l.Name)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := store.DecodeEntryList(data, func(key []byte) error {
+			if _, ok := journal[string(key)]; ok {
+				delete(journal, string(key)) // counted here
+			}
+			n += int64(len(key))
+			return nil
+		}); err != nil {
+			return 0, err
+		}
+	}
+	for k := range journal {
+		n += int64(len(k))
+	}
+	return n, nil
+}
