@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
+	"github.com/oxyfs/oxyfs/internal/par"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -242,28 +242,19 @@ func (ix *Index) addLists(ctx context.Context, base *entrySet, lists []store.Lis
 // A list whose GET finds nothing is a *listGoneError.
 func (ix *Index) fetchLists(ctx context.Context, lists []store.ListInfo) ([][]byte, error) {
 	datas := make([][]byte, len(lists))
-	errs := make([]error, len(lists))
-	sem := make(chan struct{}, listFetchParallel)
-	var wg sync.WaitGroup
-	for i, l := range lists {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			data, err := ix.st.Get(ctx, l.Name)
-			if errors.Is(err, store.ErrNotFound) {
-				err = &listGoneError{name: l.Name}
-			} else if err != nil {
-				err = fmt.Errorf("read entry list %q: %w", l.Name, err)
-			}
-			datas[i], errs[i] = data, err
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
+	err := par.ForEach(ctx, len(lists), listFetchParallel, func(ctx context.Context, i int) error {
+		name := lists[i].Name
+		data, err := ix.st.Get(ctx, name)
+		if errors.Is(err, store.ErrNotFound) {
+			return &listGoneError{name: name}
+		} else if err != nil {
+			return fmt.Errorf("read entry list %q: %w", name, err)
 		}
+		datas[i] = data
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return datas, nil
 }
