@@ -242,17 +242,26 @@ func (ix *Index) addLists(ctx context.Context, base *entrySet, lists []store.Lis
 // A list whose GET finds nothing is a *listGoneError.
 func (ix *Index) fetchLists(ctx context.Context, lists []store.ListInfo) ([][]byte, error) {
 	datas := make([][]byte, len(lists))
+	gone := make([]error, len(lists))
 	err := par.ForEach(ctx, len(lists), listFetchParallel, func(ctx context.Context, i int) error {
 		name := lists[i].Name
 		data, err := ix.st.Get(ctx, name)
 		if errors.Is(err, store.ErrNotFound) {
-			return &listGoneError{name: name}
+			// Not fatal to the other GETs: the caller reads the snapshot
+			// again, so every list is read (and counted) either way.
+			gone[i] = &listGoneError{name: name}
+			return nil
 		} else if err != nil {
 			return fmt.Errorf("read entry list %q: %w", name, err)
 		}
 		datas[i] = data
 		return nil
 	})
+	for _, g := range gone {
+		if err == nil {
+			err = g
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
