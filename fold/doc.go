@@ -58,6 +58,15 @@
 //
 // # Concurrency
 //
+// Within one fold, collection or check, work runs in parallel only through
+// internal/par (forEach: up to 16 at once; the listing of every entry
+// prefix: one lister per kind, listShards listings at once), under one
+// error policy: the first error stops what has not started, what is in
+// flight finishes (so every request sent has a known outcome before
+// anything is written or deleted), and that first error, wrapped with the
+// operation and key, is returned. The store caps the requests of all of
+// them together (store.Options.MaxRequests).
+//
 // Every record (journal, retired record) changes only by compare-and-swap
 // (store.UpdateRecord), recomputing its change from the record as it is at
 // each try, so concurrent writers, partial folds and complete folds never

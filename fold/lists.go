@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/oxyfs/oxyfs/internal/par"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -190,45 +191,12 @@ func (w *warner) warn(format string, args ...any) {
 // flight at once when it sends one per key (legacy copies, deletions, HEADs).
 const workers = 16
 
-// forEach calls fn for every i in [0, n) on up to workers goroutines. After
-// the first error it starts no further call (calls in flight finish, so
-// their outcome is known) and returns every error joined.
+// forEach calls fn for every i in [0, n) on up to workers goroutines
+// (par.ForEach): after the first error no further call starts, the calls in
+// flight finish (so their outcome is known), and that first error is
+// returned.
 func forEach(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
-	var (
-		mu   sync.Mutex
-		errs []error
-		next int
-		wg   sync.WaitGroup
-	)
-	take := func() (int, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if next >= n || len(errs) > 0 || ctx.Err() != nil {
-			return 0, false
-		}
-		next++
-		return next - 1, true
-	}
-	for range min(workers, n) {
-		wg.Go(func() {
-			for {
-				i, ok := take()
-				if !ok {
-					return
-				}
-				if err := fn(ctx, i); err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if len(errs) == 0 && next < n {
-		return ctx.Err() // cancelled before every call started
-	}
-	return errors.Join(errs...)
+	return par.ForEach(ctx, n, workers, fn)
 }
 
 // listAttempts bounds how often a listing that failed because a key vanished

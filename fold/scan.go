@@ -5,9 +5,9 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 
+	"github.com/oxyfs/oxyfs/internal/par"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -47,19 +47,17 @@ const listShards = 16
 func listEntries(ctx context.Context, st *store.Store, prog *progress) (*scan, error) {
 	var (
 		perKind [store.NumKinds][]shard
-		errs    [store.NumKinds]error
 		done    atomic.Int64
-		wg      sync.WaitGroup
 	)
 	sem := make(chan struct{}, listShards)
-	for _, kind := range store.Kinds {
-		wg.Go(func() {
-			l := &kindLister{st: st, kind: kind, sem: sem, done: &done, prog: prog}
-			perKind[kind], errs[kind] = l.run(ctx)
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs[:]...); err != nil {
+	err := par.ForEach(ctx, len(store.Kinds), len(store.Kinds), func(ctx context.Context, i int) error {
+		kind := store.Kinds[i]
+		l := &kindLister{st: st, kind: kind, sem: sem, done: &done, prog: prog}
+		var err error
+		perKind[kind], err = l.run(ctx)
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	s := &scan{}
@@ -177,13 +175,11 @@ func (l *kindLister) run(ctx context.Context) ([]shard, error) {
 	}
 	shards := make([]shard, 1+len(dirs))
 	shards[0] = top
-	errs := make([]error, len(dirs))
-	var wg sync.WaitGroup
-	for i, d := range dirs {
-		wg.Go(func() { errs[i] = l.listAll(ctx, d, &shards[1+i]) })
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	// sem, shared by every kind's lister, bounds the listings running.
+	err = par.ForEach(ctx, len(dirs), len(dirs), func(ctx context.Context, i int) error {
+		return l.listAll(ctx, dirs[i], &shards[1+i])
+	})
+	if err != nil {
 		return nil, err
 	}
 	return shards, nil

@@ -227,6 +227,15 @@
 // is one goroutine, started by the first write; Close waits for it to finish
 // every pending update.
 //
+// Parallel work (an open's GETs of the lists, 8 at once; the legacy
+// signature lists, 16; a write batch's PUTs, 16; gen's PUTs) runs through
+// internal/par: the first error stops what has not started, what is in
+// flight finishes, and that first error, wrapped with the operation and
+// key, is returned. A write batch alone tries every key whatever befalls
+// the others (the keys that landed are journaled; the error names the
+// failures). The store caps the requests of all of them together
+// (store.Options.MaxRequests); read-ahead adapts its own count below it.
+//
 // # Errors
 //
 // A path that does not exist is an *fs.PathError wrapping fs.ErrNotExist;

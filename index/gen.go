@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/oxyfs/oxyfs/fold"
+	"github.com/oxyfs/oxyfs/internal/par"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -157,8 +159,10 @@ func (g *generator) object(max int) []Write {
 }
 
 // Generate writes a synthetic store: Entries entries as current writers
-// write them, Unjournaled as older writers do, Legacy older one-list keys;
-// with Fold, the complete list a fold would write. Writes run in parallel;
+// write them (their journal lines through fold.Append, so more than
+// store.PartialFoldThreshold of them are partially folded, as a writer's
+// are), Unjournaled as older writers do, Legacy older one-list keys; with
+// Fold, the complete list a fold would write. Writes run in parallel;
 // the store written depends only on the options. Fold describes a fold of
 // what this call wrote: use it on an empty store.
 func Generate(ctx context.Context, st *store.Store, g GenOptions) (GenReport, error) {
@@ -252,19 +256,9 @@ func Generate(ctx context.Context, st *store.Store, g GenOptions) (GenReport, er
 			rep.Marker = true
 		}
 	case len(keys) > 0:
-		lines := make([]store.JournalLine, len(keys))
-		for i, k := range keys {
-			lines[i] = store.JournalLine{Key: k}
-		}
-		add := store.FormatJournal(lines)
-		_, err := st.UpdateRecord(ctx, store.JournalKey, func(old []byte, _ bool) ([]byte, error) {
-			out := slices.Clip(old)
-			if len(out) > 0 && out[len(out)-1] != '\n' {
-				out = append(out, '\n')
-			}
-			return append(out, add...), nil
-		})
-		if err != nil {
+		// As a writer does: one journal update, partially folded past
+		// store.PartialFoldThreshold lines.
+		if _, err := fold.Append(ctx, st, keys); err != nil {
 			return rep, fmt.Errorf("generate: %w", err)
 		}
 		rep.JournalLines = len(keys)
@@ -275,43 +269,22 @@ func Generate(ctx context.Context, st *store.Store, g GenOptions) (GenReport, er
 
 // genPut writes keys with bounded parallelism, stopping at the first error.
 func genPut(ctx context.Context, st *store.Store, writes []genWrite, g GenOptions) error {
-	par := g.Parallel
-	if par <= 0 {
-		par = 32
+	workers := g.Parallel
+	if workers <= 0 {
+		workers = 32
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var next, done atomic.Int64
+	var done atomic.Int64
 	var mu sync.Mutex
-	var firstErr error
 	step := max(1, len(writes)/1000)
-	var wg sync.WaitGroup
-	for w := 0; w < par; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(writes) || ctx.Err() != nil {
-					return
-				}
-				if err := st.Put(ctx, writes[i].key, writes[i].data); err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = fmt.Errorf("generate: %w", err)
-					}
-					mu.Unlock()
-					cancel()
-					return
-				}
-				if d := int(done.Add(1)); g.Progress != nil && (d%step == 0 || d == len(writes)) {
-					mu.Lock()
-					g.Progress(d, len(writes))
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return firstErr
+	return par.ForEach(ctx, len(writes), workers, func(ctx context.Context, i int) error {
+		if err := st.Put(ctx, writes[i].key, writes[i].data); err != nil {
+			return fmt.Errorf("generate: %w", err)
+		}
+		if d := int(done.Add(1)); g.Progress != nil && (d%step == 0 || d == len(writes)) {
+			mu.Lock()
+			g.Progress(d, len(writes))
+			mu.Unlock()
+		}
+		return nil
+	})
 }

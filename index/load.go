@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 
+	"github.com/oxyfs/oxyfs/internal/par"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -269,28 +269,28 @@ func (ix *Index) addLists(ctx context.Context, prev *view, lists []store.ListInf
 // A list whose GET finds nothing is a *listGoneError.
 func (ix *Index) fetchLists(ctx context.Context, lists []store.ListInfo) ([][]byte, error) {
 	datas := make([][]byte, len(lists))
-	errs := make([]error, len(lists))
-	sem := make(chan struct{}, listFetchParallel)
-	var wg sync.WaitGroup
-	for i, l := range lists {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			data, err := ix.st.Get(ctx, l.Name)
-			if errors.Is(err, store.ErrNotFound) {
-				err = &listGoneError{name: l.Name}
-			} else if err != nil {
-				err = fmt.Errorf("read entry list %q: %w", l.Name, err)
-			}
-			datas[i], errs[i] = data, err
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
+	gone := make([]error, len(lists))
+	err := par.ForEach(ctx, len(lists), listFetchParallel, func(ctx context.Context, i int) error {
+		name := lists[i].Name
+		data, err := ix.st.Get(ctx, name)
+		if errors.Is(err, store.ErrNotFound) {
+			// Not fatal to the other GETs: the caller reads the snapshot
+			// again, so every list is read (and counted) either way.
+			gone[i] = &listGoneError{name: name}
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("read entry list %q: %w", name, err)
 		}
+		datas[i] = data
+		return nil
+	})
+	for _, g := range gone {
+		if err == nil {
+			err = g
+		}
+	}
+	if err != nil {
+		return nil, err
 	}
 	return datas, nil
 }

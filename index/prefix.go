@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/oxyfs/oxyfs/internal/par"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -297,35 +298,19 @@ func (p *prefixCache) legacySigScan(ctx context.Context, by map[string][]string)
 		return err
 	}
 	var mu sync.Mutex
-	var firstErr error
-	sem := make(chan struct{}, legacyFetchParallel)
-	var wg sync.WaitGroup
-	for _, obj := range objs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			es, err := p.legacyEntries(ctx, store.KindSig, obj)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				firstErr = cmpErr(firstErr, err)
-				return
-			}
-			for _, e := range es {
-				by[e.val] = append(by[e.val], obj)
-			}
-		}()
-	}
-	wg.Wait()
-	return firstErr
-}
-
-func cmpErr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
+	return par.ForEach(ctx, len(objs), legacyFetchParallel, func(ctx context.Context, i int) error {
+		obj := objs[i]
+		es, err := p.legacyEntries(ctx, store.KindSig, obj)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range es {
+			by[e.val] = append(by[e.val], obj)
+		}
+		return nil
+	})
 }
 
 // unionSorted merges two sorted, duplicate-free lists.
@@ -353,4 +338,11 @@ func unionSorted(a, b []string) []string {
 		}
 	}
 	return out
+}
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
 }

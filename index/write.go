@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/oxyfs/oxyfs/fold"
+	"github.com/oxyfs/oxyfs/internal/par"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -61,25 +62,21 @@ func (ix *Index) PutBatch(ctx context.Context, ws []Write) error {
 	}
 	written := make([]bool, len(ws))
 	errs := make([]error, len(ws))
-	sem := make(chan struct{}, putParallel)
-	var wg sync.WaitGroup
-	for i, w := range ws {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			key := w.Entry.Key()
-			if err := ix.st.Put(ctx, key, w.Data); err != nil {
-				errs[i] = err
-				return
-			}
-			if w.Entry.Kind == store.KindSig {
-				ix.sigs.put(key, w.Data)
-			}
-			written[i] = true
-		}()
-	}
-	wg.Wait()
+	// Every key is tried whatever befalls the others (the ones that land
+	// are journaled): each error is kept in errs, never returned to par.
+	_ = par.ForEach(ctx, len(ws), putParallel, func(ctx context.Context, i int) error {
+		w := ws[i]
+		key := w.Entry.Key()
+		if err := ix.st.Put(ctx, key, w.Data); err != nil {
+			errs[i] = err
+			return nil
+		}
+		if w.Entry.Kind == store.KindSig {
+			ix.sigs.put(key, w.Data)
+		}
+		written[i] = true
+		return nil
+	})
 	var keys []string
 	var landed []store.Entry
 	for i, w := range ws {

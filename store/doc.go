@@ -59,6 +59,14 @@
 // and folds tolerate). What still fails transiently after its tries wraps
 // ErrUnavailable, whose message names the store.
 //
+// Every attempt also holds one of the Store's Options.MaxRequests slots
+// (DefaultMaxRequests, 64; `--max-requests` in the CLI) from before it is
+// sent until its body is read, so all the parallel work above the store
+// (a fold's reads of the lists, an open's, read-ahead, which adapts its own
+// count below the cap) together has at most that many requests in flight.
+// An attempt past the cap waits for a slot as long as its context lets it;
+// one canceled while waiting sends nothing and is not counted.
+//
 // Every attempt is one request in Counts (Retries says how many were
 // repeats), so the counters stay exact: the S3 SDK's own retryer is off
 // (aws.NopRetryer), and so are the GCS client's (RetryNever) and Azure's

@@ -45,8 +45,23 @@ func (s *Store) sendOnce(ctx context.Context, count *atomic.Int64, op func(ctx c
 // attempt sends one request under the store's per-request timeout, with
 // the backend SDK's own retries off (Azure reads that from the context; the
 // S3 and GCS clients are set up so when opened), so that one attempt is one
-// request on the wire and the counters stay exact.
+// request on the wire and the counters stay exact. It first takes one of
+// the store's MaxRequests slots, waiting no longer than ctx allows (a
+// canceled caller gets ctx's error and sends nothing, so nothing is
+// counted); the slot is held until op returns, body read included.
 func (s *Store) attempt(ctx context.Context, count *atomic.Int64, op func(ctx context.Context) error) (err error) {
+	if s.inFlight != nil {
+		select {
+		case s.inFlight <- struct{}{}: // a free slot: taken whatever ctx says, as before the cap
+		default:
+			select {
+			case s.inFlight <- struct{}{}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		defer func() { <-s.inFlight }()
+	}
 	if count != nil {
 		count.Add(1)
 	}

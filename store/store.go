@@ -69,7 +69,18 @@ type Options struct {
 	// HEAD and DELETE it sends. It must be safe for concurrent use and
 	// quick: it runs on the caller's goroutine.
 	Observe func(kind string, d time.Duration, err error)
+	// MaxRequests caps the requests this Store has in flight at once,
+	// over all its callers: an attempt past the cap waits (as long as
+	// its context lets it) for one to finish. 0 means
+	// DefaultMaxRequests; negative, no cap.
+	MaxRequests int
 }
+
+// DefaultMaxRequests caps the requests in flight when Options leave
+// MaxRequests 0: as many as read-ahead's most (index.DefaultReadAheadWorkers),
+// well under what one HTTP/1.1 client's connections and a bucket's request
+// rate take.
+const DefaultMaxRequests = 64
 
 // DefaultRequestTimeout bounds one request when Options leave it 0. A
 // million-entry list is a few tens of MB: seconds on any link this tool
@@ -96,6 +107,7 @@ type Store struct {
 	retries  atomic.Int64 // requests sent again after a transient failure
 	casStats casCounters
 	observe  func(kind string, d time.Duration, err error)
+	inFlight chan struct{} // one token per request in flight; nil: no cap
 }
 
 // Open opens the store at a gocloud.dev/blob URL, or at a plain directory
@@ -148,6 +160,12 @@ func newStore(b *blob.Bucket, drv backendDriver, redacted string, opts Options) 
 		s.timeout = DefaultRequestTimeout
 	case s.timeout < 0:
 		s.timeout = 0
+	}
+	switch {
+	case opts.MaxRequests == 0:
+		s.inFlight = make(chan struct{}, DefaultMaxRequests)
+	case opts.MaxRequests > 0:
+		s.inFlight = make(chan struct{}, opts.MaxRequests)
 	}
 	if s.clock == nil {
 		s.clock = SystemClock{}

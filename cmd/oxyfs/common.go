@@ -21,6 +21,7 @@ type commonFlags struct {
 	stats   bool
 	json    bool
 	timeout time.Duration
+	maxReqs int
 
 	mu     sync.Mutex
 	stores []*store.Store // opened stores, for --stats
@@ -30,6 +31,7 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.layout, "layout", "auto", "store layout: bucket (journal and entry lists), directory (a repository's .oxy/objects) or auto (directory for file://, else bucket)")
 	fs.BoolVar(&c.stats, "stats", false, "print request counts by kind on stderr at exit (and compare-and-swap tries and retried reads, when there were any)")
 	fs.DurationVar(&c.timeout, "timeout", store.DefaultRequestTimeout, "give up on one request to the store after this long (a read is tried up to 3 times)")
+	fs.IntVar(&c.maxReqs, "max-requests", store.DefaultMaxRequests, "most requests in flight to the store at once, over everything the command does (read-ahead included)")
 }
 
 func (c *commonFlags) registerJSON(fs *flag.FlagSet) {
@@ -95,6 +97,10 @@ func (e *env) openStore(ctx context.Context, url string, opts store.Options) (*s
 		return nil, usagef("--timeout must be positive")
 	}
 	opts.RequestTimeout = e.common.timeout
+	if e.common.maxReqs <= 0 {
+		return nil, usagef("--max-requests must be positive")
+	}
+	opts.MaxRequests = e.common.maxReqs
 	s, err := store.Open(ctx, url, opts)
 	if err != nil {
 		return nil, err
