@@ -17,7 +17,7 @@ func appendJournalRef(old []byte, add []string, now int64) ([]byte, int) {
 	var dropped int
 	rec.Lines, dropped = dropExpired(rec.Lines, now)
 	for _, k := range add {
-		rec.Add(0, k)
+		rec.Add(store.JournalLine{Key: k})
 	}
 	return rec.Text(), dropped
 }

@@ -231,8 +231,8 @@ func Collect(ctx context.Context, st *store.Store, opts CollectOptions) (rep Col
 		res, err := st.UpdateRecord(ctx, store.RetiredKey, func(old []byte, _ bool) ([]byte, error) {
 			rec := store.ParseRetiredRecord(old)
 			n := len(rec.Lines)
-			rec.Lines = slices.DeleteFunc(rec.Lines, func(l store.RetiredRecordLine) bool {
-				return !l.Bad() && gone[l.Key] && store.RetiredOverAnHourAgo(l.RetiredAt, rep.Now)
+			rec.Lines = slices.DeleteFunc(rec.Lines, func(l store.RecordLine[store.RetiredLine]) bool {
+				return !l.Bad() && gone[l.Line.Key] && store.RetiredOverAnHourAgo(l.Line.RetiredAt, rep.Now)
 			})
 			rep.RetiredLinesDropped = n - len(rec.Lines)
 			if rep.RetiredLinesDropped == 0 {
@@ -438,9 +438,9 @@ func dropJournalLines(ctx context.Context, st *store.Store, p *forgetPlan, forge
 			switch {
 			case l.Bad():
 				kept = append(kept, l)
-			case l.Expired(now):
+			case l.Line.Expired(now):
 				expiredN++
-			case forget && p.names(l.Key):
+			case forget && p.names(l.Line.Key):
 				forgotN++
 			default:
 				kept = append(kept, l)

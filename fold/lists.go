@@ -95,7 +95,7 @@ func retire(ctx context.Context, st *store.Store, names []string, keep string) (
 		have := make(map[string]bool, len(rec.Lines))
 		for _, l := range rec.Lines {
 			if !l.Bad() {
-				have[l.Key] = true
+				have[l.Line.Key] = true
 			}
 		}
 		if keep != "" && have[keep] {
@@ -106,7 +106,7 @@ func retire(ctx context.Context, st *store.Store, names []string, keep string) (
 		for _, name := range names {
 			if !have[name] {
 				have[name] = true
-				rec.Add(now, name)
+				rec.Add(store.RetiredLine{RetiredAt: now, Key: name})
 			}
 		}
 		if len(rec.Lines) == n {

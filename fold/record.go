@@ -10,10 +10,10 @@ import "github.com/oxyfs/oxyfs/store"
 
 // dropExpired removes the folded lines past their hour, in place, and
 // returns the lines kept and how many it dropped.
-func dropExpired(lines []store.JournalRecordLine, now int64) ([]store.JournalRecordLine, int) {
+func dropExpired(lines []store.RecordLine[store.JournalLine], now int64) ([]store.RecordLine[store.JournalLine], int) {
 	kept := lines[:0]
 	for _, l := range lines {
-		if l.Bad() || !l.Expired(now) {
+		if l.Bad() || !l.Line.Expired(now) {
 			kept = append(kept, l)
 		}
 	}
@@ -51,21 +51,21 @@ func unfolded(lines []store.JournalLine) int {
 // hour passed). Then a later line with the same key may be taken for it and
 // marked. That is still safe: a line is only ever marked when its key is one
 // the fold read unfolded, so its key is in the list the fold wrote.
-func markRead(cur []store.JournalRecordLine, read []store.JournalLine, now int64) int {
+func markRead(cur []store.RecordLine[store.JournalLine], read []store.JournalLine, now int64) int {
 	i, n := 0, 0
 	for j := range cur {
 		c := &cur[j]
 		if c.Bad() {
 			continue
 		}
-		for i < len(read) && !sameLine(read[i], c.JournalLine) {
+		for i < len(read) && !sameLine(read[i], c.Line) {
 			i++
 		}
 		if i == len(read) {
 			break
 		}
-		if !read[i].Folded() && !c.Folded() {
-			c.FoldedAt = now
+		if !read[i].Folded() && !c.Line.Folded() {
+			c.Line.FoldedAt = now
 			n++
 		}
 		i++

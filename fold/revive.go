@@ -83,21 +83,21 @@ func revive(ctx context.Context, st *store.Store, name string, data []byte, othe
 		have := make(map[string]bool, len(rec.Lines))
 		kept := store.RetiredRecord{Lines: rec.Lines[:0:0]}
 		for _, l := range rec.Lines {
-			if !l.Bad() && l.Key == name {
-				if !revivable(l.RetiredAt, now) {
+			if !l.Bad() && l.Line.Key == name {
+				if !revivable(l.Line.RetiredAt, now) {
 					return nil, errReviveTooLate
 				}
 				continue
 			}
 			if !l.Bad() {
-				have[l.Key] = true
+				have[l.Line.Key] = true
 			}
 			kept.Lines = append(kept.Lines, l)
 		}
 		for _, o := range others {
 			if !have[o] {
 				have[o] = true
-				kept.Add(now, o)
+				kept.Add(store.RetiredLine{RetiredAt: now, Key: o})
 			}
 		}
 		return kept.Text(), nil

@@ -18,29 +18,23 @@ func (l JournalLine) Folded() bool { return l.FoldedAt != 0 }
 // MaxBadLineSamples as examples. The keys of lines share one copy of data.
 // ParseJournalRecord keeps the lines that do not parse instead.
 func ParseJournal(data []byte) (lines []JournalLine, bad BadLines) {
-	return parseJournalText(string(data))
+	return parseLines(string(data), false, ParseJournalLine)
 }
 
-// parseJournalText is ParseJournal of text the lines' keys then share.
-func parseJournalText(text string) (lines []JournalLine, bad BadLines) {
-	return parseLines(text, ParseJournalLine)
-}
-
-// ParseJournalLine parses one journal line (without "\n"). folded-at is
-// decimal digits only (no sign) and fits an int64 (ParseLineTime). The line
-// is split at its first space, since a key's value may hold spaces. The
-// rules a line may break: a blank line, a line ending in "\r", a line
-// without a space, a bad folded-at, and a key that does not ParseKey (that
-// error wraps the ParseKey error, so it is ErrBadKey too).
+// ParseJournalLine parses one journal line (without "\n"). folded-at
+// follows LineTime's rules. The line is split at its first space, since a
+// key's value may hold spaces. The rules a line may break: a blank line, a
+// line ending in "\r", a line without a space, a bad folded-at, and a key
+// that does not ParseKey (that error wraps the ParseKey error, so it is
+// ErrBadKey too).
 func ParseJournalLine(line string) (JournalLine, error) {
-	ms, key, err := parseTimedLine(line, "folded-at")
-	if err == nil {
-		_, err = ParseKey(key)
-	}
-	if err != nil {
-		return JournalLine{}, err
-	}
-	return JournalLine{FoldedAt: ms, Key: key}, nil
+	ms, key, err := parseTimedLine(line, "folded-at", checkEntryKey)
+	return JournalLine{FoldedAt: ms, Key: key}, err
+}
+
+func checkEntryKey(key string) error {
+	_, err := ParseKey(key)
+	return err
 }
 
 // FormatJournal formats lines as the journal. It never fails: the caller

@@ -78,10 +78,11 @@ var (
 	errEmptyKey  = errors.New("empty key")
 )
 
-// parseTimedLine splits a record line "<wall ms> <key>" at its first space.
-// what names the time in errors ("folded-at", "retired-at"). The time
-// follows LineTime's rules.
-func parseTimedLine(line, what string) (ms int64, key string, err error) {
+// parseTimedLine splits a record line "<wall ms> <key>" at its first space
+// and checks the key with checkKey. what names the time in errors
+// ("folded-at", "retired-at"). The time follows LineTime's rules. On error
+// ms is 0 and key "".
+func parseTimedLine(line, what string, checkKey func(string) error) (ms int64, key string, err error) {
 	if line == "" {
 		return 0, "", errBlankLine
 	}
@@ -103,6 +104,9 @@ func parseTimedLine(line, what string) (ms int64, key string, err error) {
 	}
 	if key == "" {
 		return 0, "", errEmptyKey
+	}
+	if err := checkKey(key); err != nil {
+		return 0, "", err
 	}
 	return ms, key, nil
 }

@@ -9,12 +9,13 @@ import "strconv"
 //   - ParseJournal and ParseRetired return only the lines that parse (and
 //     count the rest in BadLines): what a reader needs.
 //   - ParseJournalRecord and ParseRetiredRecord return every line, the ones
-//     that do not parse kept verbatim in place: what a rewrite needs, since
+//     that do not parse kept verbatim in place: what an update needs, since
 //     an update never drops a line it does not understand (another
 //     implementation, or a newer oxyfs, may have written it). AppendText
 //     writes the record back.
 //
-// Every "<ms> <key>" line is written by AppendLine.
+// Every "<ms> <key>" line is written by AppendLine, and its time read by
+// LineTime.
 
 // AppendLine appends the record line "<ms> <key>\n" to dst: the one writer
 // of journal and retired lines. The caller guarantees a valid key and a
@@ -26,76 +27,63 @@ func AppendLine(dst []byte, ms int64, key string) []byte {
 	return append(dst, '\n')
 }
 
-// JournalRecordLine is one line of the journal as a rewrite keeps it: a
-// parsed line, or (Raw not "") a line that did not parse, verbatim.
-type JournalRecordLine struct {
-	JournalLine        // zero when Raw is set
-	Raw         string // the line as read (without "\n") when it did not parse; "" for a parsed line
+// recordLine is the line of a record: a JournalLine or a RetiredLine.
+type recordLine interface {
+	JournalLine | RetiredLine
+	recordText
 }
 
-// Bad reports whether the line did not parse (and is kept verbatim).
-func (l JournalRecordLine) Bad() bool { return l.Raw != "" }
-
-// JournalRecord is the journal as read for a rewrite: every line, in order.
-type JournalRecord struct {
-	Lines []JournalRecordLine
+// Record is a record as read for an update: every line, in order. It is a
+// JournalRecord or a RetiredRecord.
+type Record[L recordLine] struct {
+	Lines []RecordLine[L]
 	Bad   BadLines // the lines that did not parse, blank ones included
 }
 
-// ParseJournalRecord parses the journal for a rewrite. Its lines follow
-// ParseJournal's rules; a line that breaks one is counted in Bad and kept
-// in Lines verbatim, except a blank line, which carries nothing and is left
-// out. Nothing is allocated per bad line beyond its place in Lines, and the
-// strings share one copy of data.
+// RecordLine is one line of a record as an update keeps it: a parsed line,
+// or (Raw not "") a line that did not parse, verbatim.
+type RecordLine[L recordLine] struct {
+	Line L      // the parsed line; zero when Raw is set
+	Raw  string // the line as read (without "\n") when it did not parse; "" for a parsed line
+}
+
+// Bad reports whether the line did not parse (and is kept verbatim).
+func (l RecordLine[L]) Bad() bool { return l.Raw != "" }
+
+// JournalRecord is the journal as read for an update.
+type JournalRecord = Record[JournalLine]
+
+// RetiredRecord is the retired record as read for an update.
+type RetiredRecord = Record[RetiredLine]
+
+// ParseJournalRecord parses the journal for an update. Its lines follow
+// ParseJournalLine's rules; a line that breaks one is counted in Bad and
+// kept in Lines verbatim, except a blank line, which carries nothing and is
+// left out. Nothing is allocated per bad line beyond its place in Lines,
+// and the strings share one copy of data.
 func ParseJournalRecord(data []byte) JournalRecord {
-	lines, bad := parseRecord(string(data), ParseJournalLine, func(l JournalLine, raw string) JournalRecordLine {
-		return JournalRecordLine{l, raw}
-	})
-	return JournalRecord{Lines: lines, Bad: bad}
+	return parseRecord(string(data), ParseJournalLine)
+}
+
+// ParseRetiredRecord is ParseJournalRecord for the retired record, whose
+// lines follow ParseRetiredLine's rules.
+func ParseRetiredRecord(data []byte) RetiredRecord {
+	return parseRecord(string(data), ParseRetiredLine)
 }
 
 // AppendText appends the record to dst: each parsed line through
 // AppendLine, each bad line verbatim, every line ending in "\n". For any
 // data, ParseJournalRecord(data).AppendText(nil) is data but for three
-// normalisations: blank lines are dropped, a final line gets its "\n", and
-// a parsed line's time loses its leading zeros ("007 k" is written "7 k").
-func (r JournalRecord) AppendText(dst []byte) []byte { return appendLines(dst, r.Lines) }
+// normalisations (and likewise for the retired record): blank lines are
+// dropped, a final line gets its "\n", and a parsed line's time loses its
+// leading zeros ("007 k" is written "7 k").
+func (r Record[L]) AppendText(dst []byte) []byte { return appendLines(dst, r.Lines) }
 
 // Text is AppendText into a new slice of the right size.
-func (r JournalRecord) Text() []byte { return formatLines(r.Lines) }
+func (r Record[L]) Text() []byte { return formatLines(r.Lines) }
 
-// RetiredRecordLine is one line of the retired record as a rewrite keeps
-// it: a parsed line, or (Raw not "") a line that did not parse, verbatim.
-type RetiredRecordLine struct {
-	RetiredLine        // zero when Raw is set
-	Raw         string // the line as read (without "\n") when it did not parse; "" for a parsed line
-}
-
-// Bad reports whether the line did not parse (and is kept verbatim).
-func (l RetiredRecordLine) Bad() bool { return l.Raw != "" }
-
-// RetiredRecord is the retired record as read for a rewrite: every line, in
-// order.
-type RetiredRecord struct {
-	Lines []RetiredRecordLine
-	Bad   BadLines // the lines that did not parse, blank ones included
-}
-
-// ParseRetiredRecord is ParseJournalRecord for the retired record, whose
-// lines follow ParseRetired's rules.
-func ParseRetiredRecord(data []byte) RetiredRecord {
-	lines, bad := parseRecord(string(data), ParseRetiredLine, func(l RetiredLine, raw string) RetiredRecordLine {
-		return RetiredRecordLine{l, raw}
-	})
-	return RetiredRecord{Lines: lines, Bad: bad}
-}
-
-// AppendText is JournalRecord.AppendText for the retired record, with the
-// same three normalisations.
-func (r RetiredRecord) AppendText(dst []byte) []byte { return appendLines(dst, r.Lines) }
-
-// Text is AppendText into a new slice of the right size.
-func (r RetiredRecord) Text() []byte { return formatLines(r.Lines) }
+// Add appends the parsed line l.
+func (r *Record[L]) Add(l L) { r.Lines = append(r.Lines, RecordLine[L]{Line: l}) }
 
 // recordText is a line a record writes: textLen bounds what appendTo adds.
 type recordText interface {
@@ -108,24 +96,14 @@ func (l JournalLine) textLen() int               { return len(l.Key) + 21 }
 func (l RetiredLine) appendTo(dst []byte) []byte { return AppendLine(dst, l.RetiredAt, l.Key) }
 func (l RetiredLine) textLen() int               { return len(l.Key) + 21 }
 
-func (l JournalRecordLine) appendTo(dst []byte) []byte {
-	return appendRaw(dst, l.Raw, l.JournalLine)
-}
-func (l JournalRecordLine) textLen() int { return len(l.Raw) + l.JournalLine.textLen() }
-
-func (l RetiredRecordLine) appendTo(dst []byte) []byte {
-	return appendRaw(dst, l.Raw, l.RetiredLine)
-}
-func (l RetiredRecordLine) textLen() int { return len(l.Raw) + l.RetiredLine.textLen() }
-
-// appendRaw appends raw and "\n" when raw is set (a line kept verbatim),
-// else the parsed line.
-func appendRaw(dst []byte, raw string, parsed recordText) []byte {
-	if raw != "" {
-		return append(append(dst, raw...), '\n')
+func (l RecordLine[L]) appendTo(dst []byte) []byte {
+	if l.Bad() {
+		return append(append(dst, l.Raw...), '\n')
 	}
-	return parsed.appendTo(dst)
+	return l.Line.appendTo(dst)
 }
+
+func (l RecordLine[L]) textLen() int { return len(l.Raw) + l.Line.textLen() }
 
 // appendLines appends every line to dst.
 func appendLines[T recordText](dst []byte, lines []T) []byte {
@@ -145,9 +123,13 @@ func formatLines[T recordText](lines []T) []byte {
 }
 
 // parseLines parses every line of text with parse, keeping the lines that
-// parse and counting the others in bad.
-func parseLines[L any](text string, parse func(string) (L, error)) (lines []L, bad BadLines) {
+// parse and counting the others in bad. With skipBlank, a blank line is
+// passed over without a word (the older lists); otherwise parse judges it.
+func parseLines[L any](text string, skipBlank bool, parse func(string) (L, error)) (lines []L, bad BadLines) {
 	eachLine(text, func(num int, line string) {
+		if skipBlank && line == "" {
+			return
+		}
 		l, err := parse(line)
 		if err != nil {
 			bad.Add(num, line, err)
@@ -159,30 +141,18 @@ func parseLines[L any](text string, parse func(string) (L, error)) (lines []L, b
 }
 
 // parseRecord parses every line of text with parse, keeping a line that
-// does not parse verbatim (wrap(zero, raw)) unless it is blank, and
-// counting it in bad.
-func parseRecord[L, R any](text string, parse func(string) (L, error), wrap func(l L, raw string) R) (lines []R, bad BadLines) {
+// does not parse verbatim unless it is blank, and counting it in Bad.
+func parseRecord[L recordLine](text string, parse func(string) (L, error)) (r Record[L]) {
 	eachLine(text, func(num int, line string) {
 		l, err := parse(line)
-		if err != nil {
-			bad.Add(num, line, err)
-			if line != "" { // a blank line carries nothing
-				var zero L
-				lines = append(lines, wrap(zero, line))
-			}
+		if err == nil {
+			r.Add(l)
 			return
 		}
-		lines = append(lines, wrap(l, ""))
+		r.Bad.Add(num, line, err)
+		if line != "" { // a blank line carries nothing
+			r.Lines = append(r.Lines, RecordLine[L]{Raw: line})
+		}
 	})
-	return lines, bad
-}
-
-// Add appends the parsed line "<retiredAt> <key>".
-func (r *RetiredRecord) Add(retiredAt int64, key string) {
-	r.Lines = append(r.Lines, RetiredRecordLine{RetiredLine: RetiredLine{RetiredAt: retiredAt, Key: key}})
-}
-
-// Add appends the parsed line "<foldedAt> <key>".
-func (r *JournalRecord) Add(foldedAt int64, key string) {
-	r.Lines = append(r.Lines, JournalRecordLine{JournalLine: JournalLine{FoldedAt: foldedAt, Key: key}})
+	return r
 }

@@ -64,8 +64,8 @@ func FuzzJournalRecordRoundTrip(f *testing.F) {
 		var parsed []JournalLine
 		for _, l := range rec.Lines {
 			if !l.Bad() {
-				parsed = append(parsed, l.JournalLine)
-			} else if l.JournalLine != (JournalLine{}) || strings.Contains(l.Raw, "\n") {
+				parsed = append(parsed, l.Line)
+			} else if l.Line != (JournalLine{}) || strings.Contains(l.Raw, "\n") {
 				t.Fatalf("bad line %+v", l)
 			}
 		}
@@ -99,7 +99,7 @@ func FuzzRetiredRecordRoundTrip(f *testing.F) {
 		var parsed []RetiredLine
 		for _, l := range rec.Lines {
 			if !l.Bad() {
-				parsed = append(parsed, l.RetiredLine)
+				parsed = append(parsed, l.Line)
 			}
 		}
 		if !slices.Equal(parsed, lines) {
@@ -115,13 +115,13 @@ func TestRecordKeepsBadLinesInPlace(t *testing.T) {
 		t.Fatalf("bad %d, lines %d; want 3 bad (garbage, blank, a space in the key), 5 lines kept", rec.Bad.Count, len(rec.Lines))
 	}
 	rec.Lines = rec.Lines[1:] // drop "5 pack-a.pack"
-	rec.Add(9, "pack-d.pack")
+	rec.Add(RetiredLine{RetiredAt: 9, Key: "pack-d.pack"})
 	want := "garbage\n7 pack-b.pack\n1 two words\n6 pack-c.pack\n9 pack-d.pack\n"
 	if got := string(rec.Text()); got != want {
 		t.Errorf("Text = %q, want %q", got, want)
 	}
 	j := ParseJournalRecord([]byte("junk\n0 sig/ab/cd/a"))
-	j.Add(3, "sig/ab/cd/b")
+	j.Add(JournalLine{FoldedAt: 3, Key: "sig/ab/cd/b"})
 	if got, want := string(j.AppendText([]byte("> "))), "> junk\n0 sig/ab/cd/a\n3 sig/ab/cd/b\n"; got != want {
 		t.Errorf("AppendText = %q, want %q", got, want)
 	}

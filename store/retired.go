@@ -15,6 +15,15 @@ type RetiredLine struct {
 	Key       string
 }
 
+// ParseRetiredLine parses one line of the retired record (without "\n").
+// retired-at follows the rules of the journal's folded-at. The key is a
+// store key, not an entry key: it must be non-empty valid UTF-8 without a
+// space, "\r" or NUL.
+func ParseRetiredLine(line string) (RetiredLine, error) {
+	ms, key, err := parseTimedLine(line, "retired-at", validateRetiredKey)
+	return RetiredLine{RetiredAt: ms, Key: key}, err
+}
+
 // ParseRetired parses the retired record: lines "<retired-at> <key>\n"
 // (DESIGN §3). An absent or empty record has no lines; a final line without
 // "\n" is accepted. A line that breaks a rule of ParseRetiredLine is
@@ -22,27 +31,7 @@ type RetiredLine struct {
 // examples). The keys of lines share one copy of data. ParseRetiredRecord
 // keeps the lines that do not parse instead.
 func ParseRetired(data []byte) (lines []RetiredLine, bad BadLines) {
-	return parseRetiredText(string(data))
-}
-
-// parseRetiredText is ParseRetired of text the lines' keys then share.
-func parseRetiredText(text string) (lines []RetiredLine, bad BadLines) {
-	return parseLines(text, ParseRetiredLine)
-}
-
-// ParseRetiredLine parses one line of the retired record (without "\n").
-// retired-at follows the rules of the journal's folded-at. The key is a
-// store key, not an entry key: it must be non-empty valid UTF-8 without a
-// space, "\r" or NUL.
-func ParseRetiredLine(line string) (RetiredLine, error) {
-	ms, key, err := parseTimedLine(line, "retired-at")
-	if err == nil {
-		err = validateRetiredKey(key)
-	}
-	if err != nil {
-		return RetiredLine{}, err
-	}
-	return RetiredLine{RetiredAt: ms, Key: key}, nil
+	return parseLines(string(data), false, ParseRetiredLine)
 }
 
 func validateRetiredKey(key string) error {
