@@ -71,7 +71,7 @@ func appendKeys(ctx context.Context, st *store.Store, keys []string, threshold i
 	if unfoldedN <= threshold {
 		return res, nil
 	}
-	lines, _ := parseJournalRecord(written)
+	lines, _ := store.ParseJournal(written)
 	if unfolded(lines) <= threshold {
 		return res, nil // lines that do not parse counted above
 	}
@@ -84,14 +84,16 @@ func appendKeys(ctx context.Context, st *store.Store, keys []string, threshold i
 }
 
 // appendJournal is the journal update of an append: every line of old kept
-// as it is, but blank lines and folded lines past their hour (expired), and
-// a line "0 <key>" added for each key. It reads only the folded-at field of
-// a line, not its key: an update of a journal of n lines costs a copy of n
-// lines, not n key parses (which made appends to a journal of 10,000 lines
-// spend most of their CPU validating keys they keep unchanged). A line
-// that does not parse is never dropped, as in a fold's rewrite (expired
-// checks its key before dropping). It returns the record, the lines
-// dropped, and the unfolded lines, counting lines whose key may not parse.
+// as it is, but blank lines and folded lines past their hour
+// (store.JournalLineExpired), and a line "0 <key>" added for each key. It
+// reads only the folded-at field of a line (store.LineTime), not its key:
+// an update of a journal of n lines costs a copy of n lines, not n key
+// parses (which made appends to a journal of 10,000 lines spend most of
+// their CPU validating keys they keep unchanged). A line that does not
+// parse is never dropped, as in a fold's rewrite: a line past its hour by
+// the field is dropped only if the whole line parses. It returns the
+// record, the lines dropped, and the unfolded lines, counting lines whose
+// key may not parse.
 func appendJournal(old []byte, add []string, now int64) (out []byte, dropped, unfoldedN int) {
 	n := len(old) + 1
 	for _, k := range add {
@@ -103,12 +105,11 @@ func appendJournal(old []byte, add []string, now int64) (out []byte, dropped, un
 		if len(l) == 0 {
 			continue // a blank line carries nothing
 		}
-		if ms, ok := foldedAt(l); ok {
+		if ms, ok := store.LineTime(l); ok {
 			if ms == 0 {
 				unfoldedN++
-			} else if now-ms > graceMs {
-				// Past its hour by the field: drop it if the whole line parses.
-				if pl, bad := parseJournalRecord(l); bad.Count == 0 && len(pl) == 1 && expired(pl[0], now) {
+			} else if store.JournalLineExpired(ms, now) {
+				if _, err := store.ParseJournalLine(string(l)); err == nil {
 					dropped++
 					continue
 				}
@@ -117,25 +118,9 @@ func appendJournal(old []byte, add []string, now int64) (out []byte, dropped, un
 		out = append(append(out, l...), '\n')
 	}
 	for _, k := range add {
-		out = store.AppendJournalLine(out, store.JournalLine{Key: k})
+		out = store.AppendLine(out, 0, k)
 	}
 	return out, dropped, unfoldedN + len(add)
-}
-
-// foldedAt reads the folded-at field of a journal line "<ms> <key>"; ok is
-// false when it is not a number.
-func foldedAt(l []byte) (ms int64, ok bool) {
-	num, _, found := bytes.Cut(l, []byte(" "))
-	if !found || len(num) == 0 || len(num) > 18 {
-		return 0, false
-	}
-	for _, c := range num {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		ms = ms*10 + int64(c-'0')
-	}
-	return ms, true
 }
 
 // PartialResult says what a partial fold did.
@@ -170,12 +155,12 @@ func Partial(ctx context.Context, st *store.Store) (PartialResult, error) {
 	if err != nil {
 		return PartialResult{}, fmt.Errorf("partial fold: %w", err)
 	}
-	lines, _ := parseJournalRecord(data)
+	lines, _ := store.ParseJournal(data)
 	return partialFrom(ctx, st, lines)
 }
 
 // partialFrom folds the unfolded lines of the journal read as lines.
-func partialFrom(ctx context.Context, st *store.Store, read []line) (PartialResult, error) {
+func partialFrom(ctx context.Context, st *store.Store, read []store.JournalLine) (PartialResult, error) {
 	var res PartialResult
 	keys := unfoldedKeys(read)
 	if len(keys) == 0 {
@@ -194,13 +179,7 @@ func partialFrom(ctx context.Context, st *store.Store, read []line) (PartialResu
 	if err != nil {
 		return res, fmt.Errorf("partial fold: %w", err)
 	}
-	parsed := read[:0:0]
-	for _, l := range read {
-		if !l.bad() {
-			parsed = append(parsed, l)
-		}
-	}
-	res.Marked, res.Dropped, res.Tries, err = markJournal(ctx, st, parsed)
+	res.Marked, res.Dropped, res.Tries, err = markJournal(ctx, st, read)
 	if err != nil {
 		return res, fmt.Errorf("partial fold into %s: %w", res.List, err)
 	}

@@ -13,12 +13,13 @@ import (
 // appendJournalRef is the journal update as a fold's rewrite does it:
 // parse every line, drop the expired ones, add, format.
 func appendJournalRef(old []byte, add []string, now int64) ([]byte, int) {
-	lines, _ := parseJournalRecord(old)
-	lines, dropped := dropExpired(lines, now)
+	rec := store.ParseJournalRecord(old)
+	var dropped int
+	rec.Lines, dropped = dropExpired(rec.Lines, now)
 	for _, k := range add {
-		lines = append(lines, line{key: k})
+		rec.Add(store.JournalLine{Key: k})
 	}
-	return formatRecord(lines), dropped
+	return rec.Text(), dropped
 }
 
 // sameJournal: appendJournal keeps and drops exactly the lines the
@@ -28,12 +29,12 @@ func sameJournal(t *testing.T, old []byte, add []string, now int64) {
 	t.Helper()
 	got, dropped, unf := appendJournal(old, add, now)
 	want, wantDropped := appendJournalRef(old, add, now)
-	gl, _ := parseJournalRecord(got)
-	wl, _ := parseJournalRecord(want)
-	if !reflect.DeepEqual(gl, wl) || dropped != wantDropped {
+	gl, wl := store.ParseJournalRecord(got), store.ParseJournalRecord(want)
+	if !reflect.DeepEqual(gl.Lines, wl.Lines) || dropped != wantDropped {
 		t.Fatalf("journal %q + %q at %d:\n got %q (dropped %d)\nwant %q (dropped %d)", old, add, now, got, dropped, want, wantDropped)
 	}
-	if n := unfolded(wl); unf < n {
+	parsed, _ := store.ParseJournal(want)
+	if n := unfolded(parsed); unf < n {
 		t.Fatalf("journal %q: %d unfolded counted, %d parse", old, unf, n)
 	}
 }

@@ -212,7 +212,7 @@ func checkRetired(ctx context.Context, st *store.Store, sn *store.Snapshot, max 
 		keys = append(keys, k)
 	}
 	for _, r := range sn.Retired {
-		if now-r.RetiredAt > graceMs {
+		if store.RetiredOverAnHourAgo(r.RetiredAt, now) {
 			due++
 		}
 	}

@@ -177,7 +177,7 @@ func Collect(ctx context.Context, st *store.Store, opts CollectOptions) (rep Col
 	rep.Forget.Keys = forget.keys
 	for _, l := range sn.Journal {
 		switch {
-		case expired(line{ms: l.FoldedAt, key: l.Key}, rep.Now):
+		case l.Expired(rep.Now):
 			rep.JournalLinesDropped++
 		case forget.names(l.Key):
 			rep.Forget.Lines++
@@ -190,7 +190,7 @@ func Collect(ctx context.Context, st *store.Store, opts CollectOptions) (rep Col
 			isDue[k] = true
 		}
 		for _, r := range sn.Retired {
-			if isDue[r.Key] && rep.Now-r.RetiredAt > graceMs {
+			if isDue[r.Key] && store.RetiredOverAnHourAgo(r.RetiredAt, rep.Now) {
 				rep.RetiredLinesDropped++
 			}
 		}
@@ -228,20 +228,17 @@ func Collect(ctx context.Context, st *store.Store, opts CollectOptions) (rep Col
 
 	// 3. Their retired lines.
 	if len(gone) > 0 {
-		cutoff := rep.Now - graceMs
 		res, err := st.UpdateRecord(ctx, store.RetiredKey, func(old []byte, _ bool) ([]byte, error) {
-			lines, _ := parseRetiredRecord(old)
-			kept := lines[:0]
-			for _, l := range lines {
-				if l.bad() || !gone[l.key] || l.ms >= cutoff {
-					kept = append(kept, l)
-				}
-			}
-			rep.RetiredLinesDropped = len(lines) - len(kept)
-			if len(kept) == len(lines) {
+			rec := store.ParseRetiredRecord(old)
+			n := len(rec.Lines)
+			rec.Lines = slices.DeleteFunc(rec.Lines, func(l store.RecordLine[store.RetiredLine]) bool {
+				return !l.Bad() && gone[l.Line.Key] && store.RetiredOverAnHourAgo(l.Line.RetiredAt, rep.Now)
+			})
+			rep.RetiredLinesDropped = n - len(rec.Lines)
+			if rep.RetiredLinesDropped == 0 {
 				return nil, store.ErrNoChange
 			}
-			return formatRecord(kept), nil
+			return rec.Text(), nil
 		})
 		rep.CASTries += res.Tries
 		if !res.Wrote {
@@ -290,10 +287,10 @@ func dryRunPlan(now int64, due []string, forget *forgetPlan, apply bool) *hooks 
 	}
 	h := &hooks{plan: func(sn *store.Snapshot) {
 		sn.Journal = slices.DeleteFunc(slices.Clone(sn.Journal), func(l store.JournalLine) bool {
-			return expired(line{ms: l.FoldedAt, key: l.Key}, now) || apply && forget.names(l.Key)
+			return l.Expired(now) || apply && forget.names(l.Key)
 		})
 		sn.Retired = slices.DeleteFunc(slices.Clone(sn.Retired), func(r store.RetiredLine) bool {
-			return isDue[r.Key] && now-r.RetiredAt > graceMs
+			return isDue[r.Key] && store.RetiredOverAnHourAgo(r.RetiredAt, now)
 		})
 		sn.Lists = slices.DeleteFunc(slices.Clone(sn.Lists), func(l store.ListInfo) bool { return isDue[l.Name] })
 	}}
@@ -339,11 +336,11 @@ func planRetired(sn *store.Snapshot, now int64, rep *CollectReport, w *warner) [
 		case !retirable(key):
 			rep.Refused = append(rep.Refused, key)
 			w.warn("retired record names %s, which a collection never deletes", key)
-		case now-at > graceMs:
+		case store.RetiredOverAnHourAgo(at, now):
 			due = append(due, key)
 		default:
 			rep.Waiting++
-			if next := at + graceMs + 1; rep.NextDue == 0 || next < rep.NextDue {
+			if next := store.RetiredDueAt(at); rep.NextDue == 0 || next < rep.NextDue {
 				rep.NextDue = next
 			}
 		}
@@ -434,14 +431,16 @@ func planForget(ctx context.Context, st *store.Store, objs []ForgetObject) (*for
 func dropJournalLines(ctx context.Context, st *store.Store, p *forgetPlan, forget bool) (tries, expiredN, forgotN int, err error) {
 	res, err := st.UpdateRecord(ctx, store.JournalKey, func(old []byte, _ bool) ([]byte, error) {
 		now := st.Clock().NowMs()
-		lines, _ := parseJournalRecord(old)
-		kept := lines[:0]
+		rec := store.ParseJournalRecord(old)
+		kept := rec.Lines[:0]
 		expiredN, forgotN = 0, 0
-		for _, l := range lines {
+		for _, l := range rec.Lines {
 			switch {
-			case expired(l, now):
+			case l.Bad():
+				kept = append(kept, l)
+			case l.Line.Expired(now):
 				expiredN++
-			case forget && !l.bad() && p.names(l.key):
+			case forget && p.names(l.Line.Key):
 				forgotN++
 			default:
 				kept = append(kept, l)
@@ -450,7 +449,8 @@ func dropJournalLines(ctx context.Context, st *store.Store, p *forgetPlan, forge
 		if expiredN+forgotN == 0 {
 			return nil, store.ErrNoChange
 		}
-		return formatRecord(kept), nil
+		rec.Lines = kept
+		return rec.Text(), nil
 	})
 	if err != nil || !res.Wrote {
 		expiredN, forgotN = 0, 0

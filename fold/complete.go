@@ -138,7 +138,7 @@ func complete(ctx context.Context, st *store.Store, opts Options, h *hooks) (rep
 	if h != nil && h.plan != nil {
 		h.plan(sn)
 	}
-	read := fromJournal(sn.Journal)
+	read := sn.Journal
 	rep.JournalLines, rep.JournalUnfolded = len(read), sn.UnfoldedLines()
 	rep.JournalBad, rep.RetiredBad = sn.JournalBad.Messages(), sn.RetiredBad.Messages()
 	for _, b := range rep.JournalBad {
@@ -181,7 +181,7 @@ func complete(ctx context.Context, st *store.Store, opts Options, h *hooks) (rep
 	// 4. The new complete set.
 	jkeys := make([]string, len(read))
 	for i, l := range read {
-		jkeys[i] = l.key
+		jkeys[i] = l.Key
 	}
 	set, journalOnly := mergeKeys(listed, sortedUnique(jkeys))
 	rep.JournalOnly = journalOnly
@@ -220,7 +220,7 @@ func complete(ctx context.Context, st *store.Store, opts Options, h *hooks) (rep
 	reviving := false
 	if oursRetired {
 		at, _ := retiredAt(sn, name)
-		if st.Clock().NowMs()-at >= reviveWindow.Milliseconds() {
+		if !revivable(at, st.Clock().NowMs()) {
 			return tooLate(ctx, st, rep, others, opts.DryRun, w)
 		}
 		reviving, rep.List.Revived = true, true
@@ -325,10 +325,10 @@ func tooLate(ctx context.Context, st *store.Store, rep Report, others []string, 
 
 // countExpired counts the folded lines past their hour at now, which the
 // journal update that marks lines drops.
-func countExpired(lines []line, now int64) int {
+func countExpired(lines []store.JournalLine, now int64) int {
 	n := 0
 	for _, l := range lines {
-		if expired(l, now) {
+		if l.Expired(now) {
 			n++
 		}
 	}

@@ -26,8 +26,12 @@
 //   - Check (oxyfs check) reports what does not match the spec.
 //
 // One word, one place: "what happens to a journal line" is in record.go
-// (expired, dropExpired, markRead), "what a retirement is" in lists.go
-// (retire, ensureList).
+// (dropExpired, markRead), "what a retirement is" in lists.go (retire,
+// ensureList), "when a retired list may be revived" in revive.go
+// (revivable). The records are read and written through store's
+// JournalRecord and RetiredRecord, which keep the lines a fold does not
+// understand verbatim in place, and the hour rules are store's
+// (store.JournalLineExpired, store.RetiredOverAnHourAgo).
 //
 // # Which lines a fold marks
 //

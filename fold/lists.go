@@ -92,28 +92,28 @@ func isRetired(ctx context.Context, st *store.Store, key string) (bool, error) {
 // changes nothing and returns errListRetired.
 func retire(ctx context.Context, st *store.Store, names []string, keep string) (tries int, err error) {
 	res, err := st.UpdateRecord(ctx, store.RetiredKey, func(old []byte, _ bool) ([]byte, error) {
-		lines, _ := parseRetiredRecord(old)
-		have := make(map[string]bool, len(lines))
-		for _, l := range lines {
-			if !l.bad() {
-				have[l.key] = true
+		rec := store.ParseRetiredRecord(old)
+		have := make(map[string]bool, len(rec.Lines))
+		for _, l := range rec.Lines {
+			if !l.Bad() {
+				have[l.Line.Key] = true
 			}
 		}
 		if keep != "" && have[keep] {
 			return nil, errListRetired
 		}
 		now := st.Clock().NowMs()
-		n := len(lines)
+		n := len(rec.Lines)
 		for _, name := range names {
 			if !have[name] {
 				have[name] = true
-				lines = append(lines, line{ms: now, key: name})
+				rec.Add(store.RetiredLine{RetiredAt: now, Key: name})
 			}
 		}
-		if len(lines) == n {
+		if len(rec.Lines) == n {
 			return nil, store.ErrNoChange
 		}
-		return formatRecord(lines), nil
+		return rec.Text(), nil
 	})
 	if err != nil {
 		return res.Tries, fmt.Errorf("retire %v: %w", names, err)
@@ -124,16 +124,16 @@ func retire(ctx context.Context, st *store.Store, names []string, keep string) (
 // markJournal marks the lines of read (see markRead) folded at the store's
 // now, in one compare-and-swap update of the journal that also drops folded
 // lines past their hour, as every update does.
-func markJournal(ctx context.Context, st *store.Store, read []line) (marked, dropped, tries int, err error) {
+func markJournal(ctx context.Context, st *store.Store, read []store.JournalLine) (marked, dropped, tries int, err error) {
 	res, err := st.UpdateRecord(ctx, store.JournalKey, func(old []byte, _ bool) ([]byte, error) {
 		now := st.Clock().NowMs()
-		cur, _ := parseJournalRecord(old)
-		marked = markRead(cur, read, now)
-		cur, dropped = dropExpired(cur, now)
+		cur := store.ParseJournalRecord(old)
+		marked = markRead(cur.Lines, read, now)
+		cur.Lines, dropped = dropExpired(cur.Lines, now)
 		if marked == 0 && dropped == 0 {
 			return nil, store.ErrNoChange
 		}
-		return formatRecord(cur), nil
+		return cur.Text(), nil
 	})
 	if err != nil {
 		return 0, 0, res.Tries, fmt.Errorf("mark journal lines folded: %w", err)
@@ -145,11 +145,11 @@ func markJournal(ctx context.Context, st *store.Store, read []line) (marked, dro
 }
 
 // unfoldedKeys returns the keys of the unfolded lines, sorted and unique.
-func unfoldedKeys(lines []line) []string {
+func unfoldedKeys(lines []store.JournalLine) []string {
 	var keys []string
 	for _, l := range lines {
-		if !l.bad() && l.ms == 0 {
-			keys = append(keys, l.key)
+		if !l.Folded() {
+			keys = append(keys, l.Key)
 		}
 	}
 	slices.Sort(keys)

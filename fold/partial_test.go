@@ -57,7 +57,7 @@ func TestPartialFoldLeavesLinesAddedMeanwhileUnmarked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	read, _ := parseJournalRecord(data)
+	read, _ := store.ParseJournal(data)
 
 	// Meanwhile alice signs again (the same key) and carol signs.
 	c := ekey(store.KindSig, "abcd", "carol")

@@ -433,7 +433,7 @@ func runReader(ctx context.Context, w *world, st *store.Store) {
 func checkJournalKept(w *world, cur, prev []store.JournalLine, now int64) []store.JournalLine {
 	need := map[string]int{}
 	for _, l := range prev {
-		if l.FoldedAt == 0 || now-l.FoldedAt <= graceMs {
+		if l.FoldedAt == 0 || now-l.FoldedAt <= ms(hour) {
 			need[l.Key]++
 		}
 	}
@@ -461,7 +461,7 @@ func checkRetiredKept(w *world, sn *store.Snapshot, now int64) {
 		listed[l.Name] = true
 	}
 	for _, r := range sn.Retired {
-		if _, _, isList := store.ParseEntryListName(r.Key); isList && now-r.RetiredAt <= graceMs && !listed[r.Key] {
+		if _, _, isList := store.ParseEntryListName(r.Key); isList && now-r.RetiredAt <= ms(hour) && !listed[r.Key] {
 			w.fail("%s retired at %d was deleted within its hour (now %d)", r.Key, r.RetiredAt, now)
 		}
 	}

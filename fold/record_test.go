@@ -17,12 +17,13 @@ func TestRewriteKeepsEveryBadLineVerbatimBeyondTheExamples(t *testing.T) {
 		}
 	}
 	data := []byte(b.String())
-	lines, bad := parseJournalRecord(data)
+	rec := store.ParseJournalRecord(data)
+	bad := rec.Bad
 	if bad.Count != 26 || len(bad.First) != store.MaxBadLineSamples {
 		t.Errorf("bad = %d, %d examples; want 26 (25 junk, 1 blank), %d", bad.Count, len(bad.First), store.MaxBadLineSamples)
 	}
 	want := strings.Replace(string(data), "\n\n", "\n", 1) // the blank line carries nothing
-	if got := string(formatRecord(lines)); got != want {
+	if got := string(rec.Text()); got != want {
 		t.Errorf("rewrite =\n%s\nwant\n%s", got, want)
 	}
 }

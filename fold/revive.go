@@ -33,6 +33,12 @@ import (
 // reviveWindow is how soon after its retirement a fold may revive a list.
 const reviveWindow = store.GracePeriod - 10*time.Minute
 
+// revivable reports whether a list retired at retiredAt is still within
+// reviveWindow at now, so a fold may revive it.
+func revivable(retiredAt, now int64) bool {
+	return now-retiredAt < reviveWindow.Milliseconds()
+}
+
 // errReviveTooLate: the list's retirement is older than reviveWindow.
 var errReviveTooLate = errors.New("retired too long ago to revive")
 
@@ -72,29 +78,29 @@ func revive(ctx context.Context, st *store.Store, name string, data []byte, othe
 		rep.List.Repaired = true
 	}
 	res, err := st.UpdateRecord(ctx, store.RetiredKey, func(old []byte, _ bool) ([]byte, error) {
-		lines, _ := parseRetiredRecord(old)
+		rec := store.ParseRetiredRecord(old)
 		now := st.Clock().NowMs()
-		have := make(map[string]bool, len(lines))
-		kept := lines[:0:0]
-		for _, l := range lines {
-			if !l.bad() && l.key == name {
-				if now-l.ms >= reviveWindow.Milliseconds() {
+		have := make(map[string]bool, len(rec.Lines))
+		kept := store.RetiredRecord{Lines: rec.Lines[:0:0]}
+		for _, l := range rec.Lines {
+			if !l.Bad() && l.Line.Key == name {
+				if !revivable(l.Line.RetiredAt, now) {
 					return nil, errReviveTooLate
 				}
 				continue
 			}
-			if !l.bad() {
-				have[l.key] = true
+			if !l.Bad() {
+				have[l.Line.Key] = true
 			}
-			kept = append(kept, l)
+			kept.Lines = append(kept.Lines, l)
 		}
 		for _, o := range others {
 			if !have[o] {
 				have[o] = true
-				kept = append(kept, line{ms: now, key: o})
+				kept.Add(store.RetiredLine{RetiredAt: now, Key: o})
 			}
 		}
-		return formatRecord(kept), nil
+		return kept.Text(), nil
 	})
 	if err != nil {
 		return res.Tries, fmt.Errorf("revive list %s, retire %v: %w", name, others, err)

@@ -169,6 +169,14 @@
 // A record's lines that do not parse are counted (BadLines) with the first
 // MaxBadLineSamples kept as examples: a journal of junk costs no memory per
 // line, and every caller reports the count.
+// The records (record.go) are read two ways: ParseJournal and ParseRetired
+// return the lines that parse, for readers; ParseJournalRecord and
+// ParseRetiredRecord return every line, one that does not parse kept
+// verbatim in place, for updates, whose AppendText writes the record back
+// (through AppendLine, the one writer of "<ms> <key>" lines) without losing
+// a line it does not understand. LineTime is the one parser of a line's
+// time, and hours.go holds the hour rules (RetiredOverAnHourAgo,
+// JournalLineExpired), one function each.
 //
 // # Errors
 //

@@ -83,18 +83,7 @@ var (
 // bad (the first MaxBadLineSamples kept). A signer listed twice is returned
 // twice, in order.
 func ParseLegacySigs(data []byte) (sigs []LegacySig, bad BadLines) {
-	eachLine(string(data), func(num int, line string) {
-		if line == "" {
-			return
-		}
-		sig, err := parseLegacySig(line)
-		if err != nil {
-			bad.Add(num, line, err)
-			return
-		}
-		sigs = append(sigs, sig)
-	})
-	return sigs, bad
+	return parseLines(string(data), true, parseLegacySig)
 }
 
 func parseLegacySig(line string) (LegacySig, error) {
@@ -140,21 +129,14 @@ func FormatLegacySigs(sigs []LegacySig) []byte {
 // other line that breaks a rule is skipped and counted in bad (the first
 // MaxBadLineSamples kept). The values share one copy of data.
 func ParseLegacyValues(data []byte) (values []string, bad BadLines) {
-	eachLine(string(data), func(num int, line string) {
-		if line == "" {
-			return
-		}
-		if strings.HasSuffix(line, "\r") {
-			bad.Add(num, line, errCRLF)
-			return
-		}
-		if err := ValidateValue(line); err != nil {
-			bad.Add(num, line, err)
-			return
-		}
-		values = append(values, line)
-	})
-	return values, bad
+	return parseLines(string(data), true, parseLegacyValue)
+}
+
+func parseLegacyValue(line string) (string, error) {
+	if strings.HasSuffix(line, "\r") {
+		return "", errCRLF
+	}
+	return line, ValidateValue(line)
 }
 
 // FormatLegacyValues formats values as a legacy list of values. The caller

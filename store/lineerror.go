@@ -3,7 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
-	"strconv"
+	"math"
 	"strings"
 )
 
@@ -80,10 +80,11 @@ var (
 	errEmptyKey  = errors.New("empty key")
 )
 
-// parseTimedLine splits a record line "<wall ms> <key>" at its first space.
-// what names the time in errors ("folded-at", "retired-at"). The time is
-// decimal digits only (no sign) and fits an int64.
-func parseTimedLine(line, what string) (ms int64, key string, err error) {
+// parseTimedLine splits a record line "<wall ms> <key>" at its first space
+// and checks the key with checkKey. what names the time in errors
+// ("folded-at", "retired-at"). The time follows LineTime's rules. On error
+// ms is 0 and key "".
+func parseTimedLine(line, what string, checkKey func(string) error) (ms int64, key string, err error) {
 	if line == "" {
 		return 0, "", errBlankLine
 	}
@@ -94,22 +95,74 @@ func parseTimedLine(line, what string) (ms int64, key string, err error) {
 	if !ok {
 		return 0, "", errNoSpace
 	}
-	if num == "" {
+	ms, rule := parseTime(num)
+	switch rule {
+	case timeMissing:
 		return 0, "", fmt.Errorf("%s is missing", what)
-	}
-	for i := 0; i < len(num); i++ {
-		if num[i] < '0' || num[i] > '9' {
-			return 0, "", fmt.Errorf("%s %q is not a number", what, clip(num))
-		}
-	}
-	ms, err = strconv.ParseInt(num, 10, 64)
-	if err != nil {
+	case timeNotNumber:
+		return 0, "", fmt.Errorf("%s %q is not a number", what, clip(num))
+	case timeOutOfRange:
 		return 0, "", fmt.Errorf("%s %q is out of range", what, clip(num))
 	}
 	if key == "" {
 		return 0, "", errEmptyKey
 	}
+	if err := checkKey(key); err != nil {
+		return 0, "", err
+	}
 	return ms, key, nil
+}
+
+// LineTime reads the time of a record line "<wall ms> <key>" (folded-at in
+// the journal, retired-at in the retired record): the field before its
+// first space, decimal digits only (no sign, leading zeros allowed) whose
+// value fits an int64. ok is false when the line has no space or the field
+// breaks a rule. It is the one parser of the field: ParseJournalLine and
+// ParseRetiredLine read it through the same rule, and an update that reads
+// only the time of a line (fold's journal append) reads it here.
+func LineTime[T string | []byte](line T) (ms int64, ok bool) {
+	for i := 0; i < len(line); i++ {
+		if line[i] == ' ' {
+			ms, rule := parseTime(line[:i])
+			return ms, rule == timeOK
+		}
+	}
+	return 0, false
+}
+
+// timeRule is the rule a time field breaks, if any.
+type timeRule int
+
+const (
+	timeOK timeRule = iota
+	timeMissing
+	timeNotNumber
+	timeOutOfRange
+)
+
+// parseTime parses a time field: decimal digits only, fitting an int64.
+func parseTime[T string | []byte](num T) (int64, timeRule) {
+	if len(num) == 0 {
+		return 0, timeMissing
+	}
+	var ms int64
+	rule := timeOK
+	for i := 0; i < len(num); i++ {
+		c := num[i]
+		if c < '0' || c > '9' {
+			return 0, timeNotNumber
+		}
+		d := int64(c - '0')
+		if ms > (math.MaxInt64-d)/10 {
+			rule = timeOutOfRange // still look for a non-digit, which says more
+			continue
+		}
+		ms = ms*10 + d
+	}
+	if rule != timeOK {
+		return 0, rule
+	}
+	return ms, timeOK
 }
 
 // eachLine calls fn for every line of text with its 1-based number and

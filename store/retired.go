@@ -2,7 +2,6 @@ package store
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -16,46 +15,23 @@ type RetiredLine struct {
 	Key       string
 }
 
+// ParseRetiredLine parses one line of the retired record (without "\n").
+// retired-at follows the rules of the journal's folded-at. The key is a
+// store key, not an entry key: it must be non-empty valid UTF-8 without a
+// space, "\r" or NUL.
+func ParseRetiredLine(line string) (RetiredLine, error) {
+	ms, key, err := parseTimedLine(line, "retired-at", validateRetiredKey)
+	return RetiredLine{RetiredAt: ms, Key: key}, err
+}
+
 // ParseRetired parses the retired record: lines "<retired-at> <key>\n"
 // (DESIGN §3). An absent or empty record has no lines; a final line without
-// "\n" is accepted. retired-at follows the rules of the journal's folded-at.
-// The key is a store key, not an entry key: it must be non-empty valid UTF-8
-// without a space, "\r" or NUL. A line that breaks a rule is skipped and
-// counted in bad (the first MaxBadLineSamples kept as examples). The keys of
-// lines share one copy of data.
+// "\n" is accepted. A line that breaks a rule of ParseRetiredLine is
+// skipped and counted in bad (the first MaxBadLineSamples kept as
+// examples). The keys of lines share one copy of data. ParseRetiredRecord
+// keeps the lines that do not parse instead.
 func ParseRetired(data []byte) (lines []RetiredLine, bad BadLines) {
-	return parseRetiredText(string(data))
-}
-
-// parseRetiredText is ParseRetired of text the lines' keys then share.
-func parseRetiredText(text string) (lines []RetiredLine, bad BadLines) {
-	eachRetiredLine(text, func(num int, raw string, l RetiredLine, err error) {
-		if err != nil {
-			bad.Add(num, raw, err)
-			return
-		}
-		lines = append(lines, l)
-	})
-	return lines, bad
-}
-
-// EachRetiredLine is EachJournalLine for the retired record.
-func EachRetiredLine(data []byte, fn func(num int, raw string, l RetiredLine, err error)) {
-	eachRetiredLine(string(data), fn)
-}
-
-func eachRetiredLine(text string, fn func(num int, raw string, l RetiredLine, err error)) {
-	eachLine(text, func(num int, line string) {
-		ms, key, err := parseTimedLine(line, "retired-at")
-		if err == nil {
-			err = validateRetiredKey(key)
-		}
-		if err != nil {
-			fn(num, line, RetiredLine{}, err)
-			return
-		}
-		fn(num, line, RetiredLine{RetiredAt: ms, Key: key}, nil)
-	})
+	return parseLines(string(data), false, ParseRetiredLine)
 }
 
 func validateRetiredKey(key string) error {
@@ -70,17 +46,4 @@ func validateRetiredKey(key string) error {
 
 // FormatRetired formats lines as the retired record. It never fails: the
 // caller guarantees valid keys and non-negative times.
-func FormatRetired(lines []RetiredLine) []byte {
-	n := 0
-	for _, l := range lines {
-		n += len(l.Key) + 16
-	}
-	dst := make([]byte, 0, n)
-	for _, l := range lines {
-		dst = strconv.AppendInt(dst, l.RetiredAt, 10)
-		dst = append(dst, ' ')
-		dst = append(dst, l.Key...)
-		dst = append(dst, '\n')
-	}
-	return dst
-}
+func FormatRetired(lines []RetiredLine) []byte { return formatLines(lines) }

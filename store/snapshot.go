@@ -124,13 +124,13 @@ func (s *Store) ReadSnapshot(ctx context.Context) (*Snapshot, error) {
 // setJournal keeps the journal's text and parses it.
 func (sn *Snapshot) setJournal(data []byte) {
 	sn.JournalText = string(data)
-	sn.Journal, sn.JournalBad = parseJournalText(sn.JournalText)
+	sn.Journal, sn.JournalBad = parseLines(sn.JournalText, false, ParseJournalLine)
 }
 
 // setRetired keeps the retired record's text and parses it.
 func (sn *Snapshot) setRetired(data []byte) {
 	sn.RetiredText = string(data)
-	sn.Retired, sn.RetiredBad = parseRetiredText(sn.RetiredText)
+	sn.Retired, sn.RetiredBad = parseLines(sn.RetiredText, false, ParseRetiredLine)
 }
 
 // listPacks lists the pack prefix (one LIST per page) into sn: the entry
