@@ -300,7 +300,9 @@ func (p *posixPlan) generate(ctx context.Context, url, dir string, journal int) 
 	if err := posixFits(c, 0); err != nil {
 		return genPosixResult{}, err
 	}
-	res := genPosixResult{planCost: c, Workers: 4 * runtime.GOMAXPROCS(0)}
+	// Most of a write is waiting on the filesystem's journal: more writers
+	// than cores keep it busy.
+	res := genPosixResult{planCost: c, Workers: max(16, 4*runtime.GOMAXPROCS(0))}
 	start := time.Now()
 	if err := p.write(dir, res.Workers, &res); err != nil {
 		return res, err

@@ -24,12 +24,14 @@ import (
 //	benchtool posixplan DIR N PEROBJ EXTRA_BYTES        what genposix needs under DIR (inodes, bytes) and whether it fits: JSON, or exit 1 saying why not
 //	benchtool genposix STORE DIR N PEROBJ SEED [JOURNAL] N per-object keys written as files into DIR, the directory of STORE's bucket on versitygw's posix backend, a journal of the last JOURNAL keys, and a check through STORE: JSON
 //	benchtool listall STORE PAR                          list every <kind>/<hh>/ prefix, PAR at a time, as a complete fold lists them: JSON of keys, wall, keys/s
+//	benchtool fuseops MOUNT                              the FUSE operations the oxyfs mount answered so far, by name (.oxy/status): JSON
 //	benchtool lookups STORE MOUNT N SEED                 stat N existing entries (not signatures) of STORE's lists on its fresh mount, then again: JSON of µs per path cold and warm, and the FUSE lookups
 var commands = map[string]func(ctx context.Context, args []string) error{
 	"posixplan": posixPlanCmd,
 	"genposix":  genPosix,
 	"listall":   listAll,
 	"lookups":   lookups,
+	"fuseops":   fuseOpsCmd,
 }
 
 // listAll lists what a complete fold lists, every entry key, without the
@@ -199,19 +201,40 @@ func sampleKeys(ctx context.Context, url string, n int, seed int64) ([]string, i
 
 // fuseLookups reads the mount's count of FUSE LOOKUPs answered.
 func fuseLookups(mnt string) (int64, error) {
+	ops, err := fuseOps(mnt)
+	if err != nil {
+		return 0, err
+	}
+	n, ok := ops["lookup"]
+	if !ok {
+		return 0, errors.New("the mount's status has no fuse_ops.lookup")
+	}
+	return n, nil
+}
+
+// fuseOps reads the FUSE operations the mount answered, by name.
+func fuseOps(mnt string) (map[string]int64, error) {
 	b, err := os.ReadFile(filepath.Join(mnt, ".oxy", "status"))
 	if err != nil {
-		return 0, fmt.Errorf("read the mount's status: %w", err)
+		return nil, fmt.Errorf("read the mount's status: %w", err)
 	}
 	var doc struct {
 		FuseOps map[string]int64 `json:"fuse_ops"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return 0, fmt.Errorf("parse the mount's status: %w", err)
+		return nil, fmt.Errorf("parse the mount's status: %w", err)
 	}
-	n, ok := doc.FuseOps["lookup"]
-	if !ok {
-		return 0, errors.New("the mount's status has no fuse_ops.lookup")
+	if doc.FuseOps == nil {
+		return nil, errors.New("the mount's status has no fuse_ops")
 	}
-	return n, nil
+	return doc.FuseOps, nil
+}
+
+func fuseOpsCmd(_ context.Context, args []string) error {
+	need(args, 1)
+	ops, err := fuseOps(args[0])
+	if err != nil {
+		return err
+	}
+	return printJSON(ops)
 }

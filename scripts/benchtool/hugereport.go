@@ -45,6 +45,27 @@ func nums(h *record) map[string]float64 {
 	return m
 }
 
+// fuseDelta is what the mount answered during a step, by FUSE operation
+// ("total": all of them), from its counts before and after.
+func fuseDelta(h *record) (map[string]int64, bool) {
+	if h == nil {
+		return nil, false
+	}
+	var v struct {
+		Before map[string]int64 `json:"fuse_before"`
+		After  map[string]int64 `json:"fuse_after"`
+	}
+	if json.Unmarshal(h.Result, &v) != nil || v.Before == nil || v.After == nil {
+		return nil, false
+	}
+	d := map[string]int64{}
+	for op, n := range v.After {
+		d[op] = n - v.Before[op]
+		d["total"] += n - v.Before[op]
+	}
+	return d, true
+}
+
 func (h *record) open() (openResult, bool) {
 	var v openResult
 	if !hugeOK(h) || json.Unmarshal(h.Result, &v) != nil || v.Entries == 0 {
@@ -159,10 +180,14 @@ func (r *results) hugeSection(w io.Writer) {
 		}
 		cell := func(h *record) (string, float64) {
 			files := nums(h)["files"]
-			if !hugeOK(h) || files == 0 {
-				return stepWall(h), 0
+			fuse := ""
+			if d, ok := fuseDelta(h); ok {
+				fuse = fmt.Sprintf("; FUSE: %s requests, %s LOOKUP, %s listings", count(d["total"]), count(d["lookup"]), count(d["readdir"]))
 			}
-			return fmt.Sprintf("%s (%s files; %s LIST)", secs(h.WallS), count(int64(files)), count(h.Req["LIST"])), h.WallS / files
+			if !hugeOK(h) || files == 0 {
+				return stepWall(h) + strings.TrimPrefix(fuse, ";"), 0
+			}
+			return fmt.Sprintf("%s (%s files; %s LIST%s)", secs(h.WallS), count(int64(files)), count(h.Req["LIST"]), fuse), h.WallS / files
 		}
 		ac, ap := cell(a)
 		bc, bp := cell(b)
