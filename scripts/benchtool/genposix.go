@@ -232,11 +232,11 @@ func posixFits(c planCost, extra int64) error {
 	return nil
 }
 
-// posixPlanCmd: benchtool posixplan DIR N PEROBJ EXTRA_BYTES — what genposix
-// would need under DIR, and whether it fits (exit status 1 if not).
+// posixPlanCmd: benchtool posixplan DIR N PEROBJ SEED EXTRA_BYTES — what
+// genposix would need under DIR, and whether it fits (exit status 1 if not).
 func posixPlanCmd(_ context.Context, args []string) error {
-	need(args, 4)
-	p, err := newPosixPlan(atoi(args[1]), atoi(args[2]), 1)
+	need(args, 5)
+	p, err := newPosixPlan(atoi(args[1]), atoi(args[2]), atoi64(args[3]))
 	if err != nil {
 		return err
 	}
@@ -244,7 +244,7 @@ func posixPlanCmd(_ context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := posixFits(c, atoi64(args[3])); err != nil {
+	if err := posixFits(c, atoi64(args[4])); err != nil {
 		return err
 	}
 	return printJSON(c)

@@ -21,7 +21,7 @@ import (
 // The commands of the 10,000,000-entry steps of scripts/bench (--huge),
 // beside those of main.go:
 //
-//	benchtool posixplan DIR N PEROBJ EXTRA_BYTES        what genposix needs under DIR (inodes, bytes) and whether it fits: JSON, or exit 1 saying why not
+//	benchtool posixplan DIR N PEROBJ SEED EXTRA_BYTES   what genposix needs under DIR (inodes, bytes) and whether it fits: JSON, or exit 1 saying why not
 //	benchtool genposix STORE DIR N PEROBJ SEED [JOURNAL] N per-object keys written as files into DIR, the directory of STORE's bucket on versitygw's posix backend, a journal of the last JOURNAL keys, and a check through STORE: JSON
 //	benchtool listall STORE PAR                          list every <kind>/<hh>/ prefix, PAR at a time, as a complete fold lists them: JSON of keys, wall, keys/s
 //	benchtool fuseops MOUNT                              the FUSE operations the oxyfs mount answered so far, by name (.oxy/status): JSON

@@ -128,6 +128,7 @@ func (r *results) hugeSection(w io.Writer) {
 	p("Each step on a folded store of %s entries, beside the same step on the folded store of %s entries, both made by `benchtool genlist` (the complete list and nothing else: the generator's mix, 1–2 entries an object, about 70%% signatures, 16 signers), in the same run, each on a fresh mount where it says so and capped at %s s. ",
 		count(bigN), count(smallN), r.machine["huge_cap"])
 	p("A ratio is the %s-entry figure over the one beside it, per entry (per file found, for find) where the work grows with the entries: 1.00× is linear. ", count(bigN))
+	p("A find's FUSE operations are the mount's counts (`.oxy/status`): a lookup there includes each directory a READDIRPLUS hands the kernel, a listing is one directory's, however many READDIR requests it took. ")
 	p("A lookup of an existing entry stats a path drawn from the lists (5,000 of them, no signatures: a signature's stat reads its bytes); a missing object's is one FUSE LOOKUP answered from the set, every time.\n\n")
 	p("| step | %s entries | %s entries (beside it) | ratio |\n|---|--:|--:|--:|\n", count(bigN), count(smallN))
 	if hugeOK(gl) {
@@ -182,7 +183,7 @@ func (r *results) hugeSection(w io.Writer) {
 			files := nums(h)["files"]
 			fuse := ""
 			if d, ok := fuseDelta(h); ok {
-				fuse = fmt.Sprintf("; FUSE: %s requests, %s LOOKUP, %s listings", count(d["total"]), count(d["lookup"]), count(d["readdir"]))
+				fuse = fmt.Sprintf("; the mount answered %s FUSE operations: %s lookups, %s listings", count(d["total"]), count(d["lookup"]), count(d["readdir"]))
 			}
 			if !hugeOK(h) || files == 0 {
 				return stepWall(h) + strings.TrimPrefix(fuse, ";"), 0

@@ -15,7 +15,7 @@
 //	benchtool report RESULTS.jsonl                  the markdown of docs/performance.md, from the results scripts/bench wrote
 //	benchtool freeport                              a free TCP port on 127.0.0.1
 //	benchtool latency STORE                         the server's own latency: sequential small PUTs, GETs, one-page LISTs: JSON
-//	benchtool posixplan|genposix|listall|lookups    the --huge steps (see huge.go)
+//	benchtool posixplan|genposix|listall|lookups|fuseops  the --huge steps (see huge.go)
 //
 // STORE is a blob URL as oxyfs takes it; every store is opened with the
 // bucket layout.
@@ -274,7 +274,7 @@ func freeport() error {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: benchtool mkbucket|genlist|open|write|put|putindex|listrate|getrate|latency|pingpong|statloop|report|freeport|posixplan|genposix|listall|lookups ARGS (see the package doc)")
+	fmt.Fprintln(os.Stderr, "usage: benchtool mkbucket|genlist|open|write|put|putindex|listrate|getrate|latency|pingpong|statloop|report|freeport|posixplan|genposix|listall|lookups|fuseops ARGS (see the package doc)")
 	os.Exit(2)
 }
 
