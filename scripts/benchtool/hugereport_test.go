@@ -89,3 +89,20 @@ func TestHugeReportCappedFold(t *testing.T) {
 		t.Logf("report:\n%s", out)
 	}
 }
+
+// FuzzReport: any results file renders or fails with an error, never a panic.
+func FuzzReport(f *testing.F) {
+	f.Add(strings.NewReplacer("%FOLD%", "ok", "%FOLDWALL%", "600").Replace(hugeResults))
+	f.Add(`{"kind":"huge","step":"huge-open","status":"ok","result":{"entries":-1}}`)
+	f.Add(`{"kind":"huge","step":"huge-find-warm","status":"ok","result":{"files":"x","fuse_before":{},"fuse_after":null}}`)
+	f.Add(`{"kind":"huge","step":"genposix","status":"ok","entries":0,"result":{"entries":0}}`)
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data string) {
+		name := filepath.Join(dir, "results.jsonl")
+		if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		report(name, &b) // an error is fine; a panic is not
+	})
+}
