@@ -17,6 +17,7 @@
 //	benchtool report RESULTS.jsonl                  the markdown of docs/performance.md, from the results scripts/bench wrote
 //	benchtool freeport                              a free TCP port on 127.0.0.1
 //	benchtool latency STORE                         the server's own latency: sequential small PUTs, GETs, one-page LISTs: JSON
+//	benchtool posixplan|genposix|listall|lookups|fuseops  the --huge steps (see huge.go)
 //
 // STORE is a blob URL as oxyfs takes it; every store is opened with the
 // bucket layout.
@@ -136,7 +137,11 @@ func main() {
 		}
 		err = getrate(ctx, args[0], atoi(args[1]), keys)
 	default:
-		usage()
+		cmd, ok := commands[os.Args[1]]
+		if !ok {
+			usage()
+		}
+		err = cmd(ctx, args)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "benchtool %s: %v\n", os.Args[1], err)
@@ -294,7 +299,7 @@ func freeport() error {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: benchtool mkbucket|genlist|genfolded|open|mountmem|write|put|putindex|listrate|getrate|latency|pingpong|statloop|report|freeport ARGS (see the package doc)")
+	fmt.Fprintln(os.Stderr, "usage: benchtool mkbucket|genlist|genfolded|open|mountmem|write|put|putindex|listrate|getrate|latency|pingpong|statloop|report|freeport|posixplan|genposix|listall|lookups|fuseops ARGS (see the package doc)")
 	os.Exit(2)
 }
 

@@ -45,6 +45,7 @@ type results struct {
 	gens    []record
 	writes  []record
 	rts     []record
+	huge    []record // the --huge steps (hugereport.go)
 }
 
 func readResults(name string) (*results, error) {
@@ -85,6 +86,8 @@ func readResults(name string) (*results, error) {
 			r.writes = append(r.writes, rec)
 		case "roundtrip":
 			r.rts = append(r.rts, rec)
+		case "huge":
+			r.huge = append(r.huge, rec)
 		}
 	}
 	return r, sc.Err()
@@ -323,6 +326,8 @@ func report(name string, w io.Writer) error {
 		p("\n")
 	}
 
+	r.hugeSection(w)
+
 	if len(r.writes) > 0 {
 		p("### Writes: 8 concurrent writers\n\n")
 		p("| store | writer | latency | signatures | wall | signatures/s | PUT | GET | journal updates (PUT of `pack-entries`) | per entry | errors |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
@@ -437,5 +442,6 @@ func (r *results) targets(w io.Writer) {
 		}
 		p("| fold of 1,000,000 entries on a local S3 server in ≤ 30 s | %s (%s LIST) | %s |\n", secs(f.WallS), count(f.Req["LIST"]), mark(f.Status == "ok" && f.WallS <= 30))
 	}
+	r.hugeTargets(w, mark)
 	p("\n")
 }

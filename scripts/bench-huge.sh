@@ -1,0 +1,118 @@
+# shellcheck shell=bash
+# scripts/bench-huge.sh — the --huge steps of scripts/bench, which sources
+# this file (it uses its functions and variables: timed, mount_oxyfs,
+# unmount, counts, reset, storeurl, BT, OXYFS, WORK, ...); not run alone.
+
+# ---------------------------------------------------------------- 10,000,000 entries
+# --huge: the questions above at HUGE_ENTRIES entries, each step under its
+# own cap (--huge-cap) and beside the same step on a folded store of
+# $ENTRIES entries made the same way (not list$ENTRIES, which the write
+# steps wrote to), so the report gives
+# each figure as a ratio to what ran beside it. Then a complete fold of a
+# store of HUGE_ENTRIES per-object keys, beside the server's own listing
+# of every key of it.
+record_huge() { # STEP STATUS WALL ENTRIES [REQ] [RESULT] [NOTE]
+	local res=${6:-}
+	[ -n "$res" ] || res=null
+	printf '{"kind":"huge","step":"%s","status":"%s","wall_s":%s,"entries":%d,"req":%s,"result":%s,"note":%s}\n' \
+		"$1" "$2" "$3" "$4" "${5:-{\}}" "$res" "$(json_str "${7:-}")" >>"$RESULTS"
+	say "  huge $1: $2 ${3}s $res"
+}
+htimed() { local CAP=$HUGE_CAP; timed "$@"; }
+rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
+# A lookup of an object that is not there: every stat is one FUSE LOOKUP
+# the mount answers from the set (failed lookups are not cached).
+MISSING=sig/7f/$(printf 'f%.0s' $(seq 62))
+
+# huge_find STEP N: find on the mount, with the FUSE requests it answered.
+huge_find() {
+	local ops0 ops1
+	ops0=$("$BT" fuseops "$MNT") || ops0=null
+	reset
+	htimed bash -c "cd '$MNT' && $FINDCMD"
+	ops1=$("$BT" fuseops "$MNT") || ops1=null
+	record_huge "$1" $STATUS "$WALL" "$2" "$(counts)" "{\"files\":${OUTPUT:-0},\"fuse_before\":$ops0,\"fuse_after\":$ops1}"
+}
+
+# huge_mount WHICH URL DIRECT N: on fresh mounts of URL (N entries), find
+# cold and warm and the mount's RSS before and after them; lookups of
+# existing entries, cold and warm; LOOKUPs of a missing object.
+huge_mount() {
+	local which=$1 save=$STORE n=$4
+	STORE=$2
+	if mount_oxyfs "$MNT"; then
+		record_huge "$which-mount-rss" ok 0 "$n" '{}' "{\"rss_kib\":$(rss_kib "$MPID")}"
+		huge_find "$which-find-cold" "$n"
+		if [ $STATUS = ok ]; then
+			huge_find "$which-find-warm" "$n"
+			record_huge "$which-find-rss" ok 0 "$n" '{}' "{\"rss_kib\":$(rss_kib "$MPID")}"
+		fi
+	else
+		record_huge "$which-find-cold" failed 0 "$n" '{}' "" "the mount failed"
+	fi
+	unmount "$MNT"
+	if mount_oxyfs "$MNT"; then
+		reset
+		htimed "$BT" lookups "$3" "$MNT" 5000 1
+		record_huge "$which-lookups" $STATUS "$WALL" "$n" "$(counts)" "$OUTPUT"
+		htimed "$BT" statloop "$MNT/$MISSING" 20000
+		record_huge "$which-lookup-missing" $STATUS "$WALL" "$n" '{}' "$OUTPUT"
+	fi
+	unmount "$MNT"
+	STORE=$save
+}
+
+if [ $HUGE = 1 ]; then
+	say "--huge: $HUGE_ENTRIES entries, each step capped at $HUGE_CAP s"
+	delay 0
+	MOUNT_WAIT=$HUGE_CAP
+	N=$HUGE_ENTRIES
+	b=hugelist
+	"$BT" mkbucket "http://127.0.0.1:$S3PORT" $b
+	"$BT" mkbucket "http://127.0.0.1:$S3PORT" hugesmall
+	"$BT" genlist "$(storeurl hugesmall "http://127.0.0.1:$S3PORT")" "$ENTRIES" 11 >/dev/null
+	htimed "$BT" genlist "$(storeurl $b "http://127.0.0.1:$S3PORT")" "$N" 11
+	record_huge genlist $STATUS "$WALL" "$N" '{}' "$OUTPUT" "benchtool genlist: the complete list of a folded store, one PUT"
+	if [ $STATUS = ok ]; then
+		for w in huge small; do
+			u=$(storeurl $b "$EP") n=$N
+			[ $w = small ] && u=$(storeurl hugesmall "$EP") n=$ENTRIES
+			reset
+			htimed "$BT" open "$u" 3
+			record_huge "$w-open" $STATUS "$WALL" "$n" "$(counts)" "$OUTPUT"
+		done
+		huge_mount huge "$(storeurl $b "$EP")" "$(storeurl $b "http://127.0.0.1:$S3PORT")" "$N"
+		huge_mount small "$(storeurl hugesmall "$EP")" "$(storeurl hugesmall "http://127.0.0.1:$S3PORT")" "$ENTRIES"
+	fi
+
+	# The fold: a store of N per-object keys written straight into the
+	# bucket's directory with the attributes versitygw gives a PUT (checked
+	# against PUTs of the same bytes), a journal naming the last 1,000.
+	b=hugefold
+	"$BT" mkbucket "http://127.0.0.1:$S3PORT" $b
+	say "  writing $N per-object keys into $WORK/s3data/$b"
+	htimed "$BT" genposix "$(storeurl $b "http://127.0.0.1:$S3PORT")" "$WORK/s3data/$b" "$N" $HUGE_PER_OBJECT $HUGE_SEED 1000
+	record_huge genposix $STATUS "$WALL" "$N" '{}' "$OUTPUT" "benchtool genposix: files and attributes written straight into versitygw's directory"
+	if [ $STATUS = ok ]; then
+		u=$(storeurl $b "$EP")
+		reset
+		htimed /usr/bin/time -f '%M' -o "$WORK/fold.rss" "$OXYFS" fold --layout bucket "$u"
+		rss=null
+		[ $STATUS = ok ] && rss=$(tail -1 "$WORK/fold.rss")
+		record_huge fold $STATUS "$WALL" "$N" "$(counts)" "{\"max_rss_kib\":$rss}" "oxyfs fold, through the proxy"
+		reset
+		htimed "$BT" listall "$u" 16
+		record_huge listall $STATUS "$WALL" "$N" "$(counts)" "$OUTPUT" "the server's listing of every key, as the fold lists them"
+		reset
+		htimed "$BT" open "$u" 3
+		record_huge fold-open $STATUS "$WALL" "$N" "$(counts)" "$OUTPUT" "the store the fold wrote"
+	fi
+	MOUNT_WAIT=60
+	if [ $KEEP = 0 ]; then
+		say "  removing the --huge buckets"
+		# rm waits on each unlink (the disk may discard each freed block):
+		# many at once, one <kind>/<hh> directory each.
+		htimed bash -c "find '$WORK/s3data/hugefold' -mindepth 2 -maxdepth 2 -type d -print0 | xargs -0 -r -P 16 -n 4 rm -rf && rm -rf '$WORK/s3data/hugefold' '$WORK/s3data/hugelist' '$WORK/s3data/hugesmall'"
+		record_huge cleanup $STATUS "$WALL" "$N"
+	fi
+fi
