@@ -255,9 +255,10 @@ func Generate(ctx context.Context, st *store.Store, g GenOptions) (GenReport, er
 			}
 			rep.Marker = true
 		}
-	case len(keys) > 0:
+	case len(keys) > 0 && st.Layout() == store.LayoutBucket:
 		// As a writer does: one journal update, partially folded past
-		// store.PartialFoldThreshold lines.
+		// store.PartialFoldThreshold lines. In the directory layout a
+		// writer keeps no journal (as Index.PutBatch): the keys are all.
 		if _, err := fold.Append(ctx, st, keys); err != nil {
 			return rep, fmt.Errorf("generate: %w", err)
 		}

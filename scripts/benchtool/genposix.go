@@ -120,8 +120,8 @@ func drawKind(r *rand.Rand) store.Kind {
 	return store.KindAccepted
 }
 
-// kindOf is object i's kind (the first draw of its source).
-func (p *posixPlan) kindOf(i int) store.Kind { return drawKind(p.source(i)) }
+// drawnKind is object i's kind (the first draw of its source).
+func (p *posixPlan) drawnKind(i int) store.Kind { return drawKind(p.source(i)) }
 
 func (p *posixPlan) object(i int) posixObject {
 	r := p.source(i)
@@ -205,7 +205,7 @@ func (p *posixPlan) cost(dir string) (planCost, error) {
 	c := planCost{Entries: p.entries, PerObject: p.perObject, Objects: p.objects(), PerKind: map[string]int{},
 		FreeInodes: int64(fs.Ffree), FreeBytes: int64(fs.Bavail) * fs.Bsize}
 	for i := range c.Objects {
-		k := p.kindOf(i)
+		k := p.drawnKind(i)
 		n := min(p.perObject, p.entries-i*p.perObject)
 		c.PerKind[k.String()] += n
 		if k == store.KindSig {

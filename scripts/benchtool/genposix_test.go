@@ -33,8 +33,8 @@ func TestPosixPlan(t *testing.T) {
 		if fmt.Sprint(o) != fmt.Sprint(again) {
 			t.Fatalf("object %d differs when drawn again", i)
 		}
-		if o.kind != p.kindOf(i) {
-			t.Fatalf("object %d: kind %s, kindOf says %s", i, o.kind, p.kindOf(i))
+		if o.kind != p.drawnKind(i) {
+			t.Fatalf("object %d: kind %s, drawnKind says %s", i, o.kind, p.drawnKind(i))
 		}
 		want := 8
 		if i == p.objects()-1 {

@@ -37,7 +37,7 @@ func (p *posixPlan) check(ctx context.Context, st *store.Store, storeURL, dir st
 	var sample []int
 	var seen [store.NumKinds]bool
 	for i := 0; i < p.objects() && i < 10000; i++ {
-		if k := p.kindOf(i); !seen[k] {
+		if k := p.drawnKind(i); !seen[k] {
 			seen[k] = true
 			sample = append(sample, i)
 		}
