@@ -167,6 +167,25 @@ func Start(t testing.TB, kind string) *Server {
 	return e.srv
 }
 
+// Program returns the absolute path of the server program of a kind,
+// located (built or installed if need be) as Start does, without starting
+// it: for a test that runs the program its own way (versitygw on a
+// directory it writes into). It skips or fails as Start does when the
+// program cannot be had.
+func Program(t testing.TB, kind string) string {
+	t.Helper()
+	b, ok := backends[kind]
+	if !ok {
+		t.Fatalf("testservers: unknown server kind %q (want one of %s)", kind, strings.Join(kinds(), ", "))
+	}
+	e := entryFor(kind)
+	e.locate(context.Background(), b)
+	if e.missing != "" {
+		skipOrFail(t, kind, e.missing)
+	}
+	return e.bin
+}
+
 func kinds() []string {
 	var ks []string
 	for k := range backends {

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/oxyfs/oxyfs/internal/testservers"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -107,28 +108,12 @@ func TestPosixAttrs(t *testing.T) {
 }
 
 // versitygw starts a versitygw posix server on a fresh directory and
-// returns its endpoint and directory. Missing, it skips, unless CI=true or
-// OXYFS_REQUIRE names s3 (as internal/testservers does).
+// returns its endpoint and directory. The program is internal/testservers'
+// (the pinned go tool): missing, it skips, unless CI=true or OXYFS_REQUIRE
+// names s3.
 func versitygw(t *testing.T) (endpoint, dir string) {
 	t.Helper()
-	bin, err := exec.LookPath("versitygw")
-	if err != nil {
-		for _, d := range filepath.SplitList(os.Getenv("OXYFS_TOOLS")) {
-			for _, c := range []string{filepath.Join(d, "versitygw"), filepath.Join(d, "bin", "versitygw")} {
-				if fi, err := os.Stat(c); err == nil && fi.Mode()&0o111 != 0 {
-					bin = c
-				}
-			}
-		}
-	}
-	if bin == "" {
-		req := os.Getenv("OXYFS_REQUIRE")
-		msg := "versitygw not found (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0, or set OXYFS_TOOLS)"
-		if os.Getenv("CI") == "true" || req == "all" || slices.Contains(strings.Split(req, ","), "s3") {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	bin := testservers.Program(t, "s3")
 	dir = t.TempDir()
 	if err := unix.Setxattr(dir, "user.oxyfs.probe", []byte("1"), 0); err != nil {
 		t.Fatalf("%s has no user extended attributes, which versitygw's posix backend needs: %v", dir, err)
