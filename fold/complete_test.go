@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -31,7 +32,7 @@ func TestFoldMarksOnlyLinesItRead(t *testing.T) {
 			t.Errorf("marked %d, want the 3 lines read", rep.Marked)
 		}
 		var got []string
-		for _, l := range readJournal(t, st) {
+		for _, l := range storefixture.ReadJournal(t, st) {
 			got = append(got, fmt.Sprintf("%d %s", l.FoldedAt, strings.TrimPrefix(l.Key, "sig/ab/cd/")))
 		}
 		want := []string{"1700000000007 alice", "1700000000007 alice", "1700000000007 bob", "0 alice", "0 carol"}
@@ -52,7 +53,7 @@ func TestFoldMarksOnlyLinesItRead(t *testing.T) {
 func TestFoldKeepsTheFoldedAtOfLinesFoldedBefore(t *testing.T) {
 	st, clk := newMem(t)
 	a, b := ekey(store.KindSeal, "abcd", "s1"), ekey(store.KindSeal, "abcd", "s2")
-	putObjects(t, st, a, b)
+	storefixture.PutObjects(t, st, a, b)
 	putRecord(t, st, store.JournalKey, fmt.Sprintf("%d %s\n0 %s\n", t0-5, a, b))
 	clk.Set(t0 + 9)
 	rep := mustComplete(t, st)
@@ -119,7 +120,7 @@ func TestFoldReportsMalformedKeysAndLeavesThemOut(t *testing.T) {
 	good := ekey(store.KindSig, "abcd", "alice")
 	write(t, st, good)
 	bad := []string{"sig/ab/cd", "sig/AB/cd/x", "seal/ab/cde/v", "cert/ab/cd/x/y"}
-	putObjects(t, st, bad...)
+	storefixture.PutObjects(t, st, bad...)
 	var warned []string
 	rep, err := Complete(context.Background(), st, Options{Warn: func(s string) { warned = append(warned, s) }})
 	if err != nil {
@@ -245,11 +246,11 @@ func TestFoldOntoAListRetiredOverTheWindowAgoLeavesTheStoreUnfolded(t *testing.T
 func TestFoldOntoAListRetiredOverTheWindowAgoDefersWhenNothingLeft(t *testing.T) {
 	st, clk := newMem(t)
 	a, b := ekey(store.KindSig, "abcd", "a"), ekey(store.KindSig, "abcd", "b")
-	putObjects(t, st, a, b)
+	storefixture.PutObjects(t, st, a, b)
 	listAB := mustComplete(t, st).List.Name
 	// Retire it by hand as another implementation's fold would, long ago,
 	// with a list of {a} live instead.
-	listA := writeList(t, st, true, a)
+	listA := storefixture.WriteList(t, st, true, a)
 	putRecord(t, st, store.RetiredKey, fmt.Sprintf("%d %s\n", clk.NowMs(), listAB))
 	clk.Advance(2 * hour)
 	rep := mustComplete(t, st)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -37,7 +38,7 @@ func TestPartialFoldAfterThresholdMarksLines(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("partial list holds %d keys, want the %d unfolded journal keys", len(got), len(want))
 	}
-	for _, l := range readJournal(t, st) {
+	for _, l := range storefixture.ReadJournal(t, st) {
 		if l.FoldedAt != t0+5 {
 			t.Fatalf("line %q folded at %d, want %d (the store clock)", l.Key, l.FoldedAt, t0+5)
 		}
@@ -75,7 +76,7 @@ func TestPartialFoldLeavesLinesAddedMeanwhileUnmarked(t *testing.T) {
 		t.Errorf("partial list = %v, want only what was read", got)
 	}
 	var folded []bool
-	for _, l := range readJournal(t, st) {
+	for _, l := range storefixture.ReadJournal(t, st) {
 		folded = append(folded, l.Folded())
 	}
 	if want := []bool{true, true, false, false}; !slices.Equal(folded, want) {
@@ -130,7 +131,7 @@ func TestPartialFoldMarksNothingWhenItsListIsRetired(t *testing.T) {
 	if second.List != first.List || second.Deferred == "" || second.Marked != 0 {
 		t.Errorf("partial fold onto a retired list: %+v; want it deferred with nothing marked", second)
 	}
-	lines := readJournal(t, st)
+	lines := storefixture.ReadJournal(t, st)
 	if last := lines[len(lines)-1]; last.Folded() {
 		t.Errorf("the new line was marked although only a retired list holds it")
 	}
