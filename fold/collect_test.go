@@ -193,7 +193,7 @@ func TestForgetObjectsRemovesKeysAndJournalLines(t *testing.T) {
 				t.Errorf("journal still names %s", l.Key)
 			}
 		}
-		list := listKeysOf(t, st, rep.Fold.List.Name)
+		list := storefixture.ReadList(t, st, rep.Fold.List.Name)
 		if !slices.Equal(list, slices.Sorted(slices.Values(kept))) {
 			t.Errorf("the next complete list = %v, want only %v", list, kept)
 		}

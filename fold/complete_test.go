@@ -106,7 +106,7 @@ func TestFoldRetiresEveryLiveListItReadButNeverItsOwn(t *testing.T) {
 	if len(live) != 1 || live[0].Name != rep.List.Name || !live[0].Complete {
 		t.Fatalf("live lists %+v, want only %s", live, rep.List.Name)
 	}
-	if got := listKeysOf(t, st, rep.List.Name); !slices.Equal(got, []string{a, b, c}) {
+	if got := storefixture.ReadList(t, st, rep.List.Name); !slices.Equal(got, []string{a, b, c}) {
 		t.Errorf("list = %v", got)
 	}
 	wantRetired := fmt.Sprintf("%d %s\n%d %s\n", t0+3, rep.Retired[0], t0+3, rep.Retired[1])
@@ -132,7 +132,7 @@ func TestFoldReportsMalformedKeysAndLeavesThemOut(t *testing.T) {
 	if len(warned) < len(bad) {
 		t.Errorf("warned %d times, want once per malformed key: %v", len(warned), warned)
 	}
-	if got := listKeysOf(t, st, rep.List.Name); !slices.Equal(got, []string{good}) {
+	if got := storefixture.ReadList(t, st, rep.List.Name); !slices.Equal(got, []string{good}) {
 		t.Errorf("list = %v, want only the good key", got)
 	}
 	if rep.Listed["sig"] != 1 {
@@ -150,7 +150,7 @@ func TestFoldKeepsJournalKeysWithNoObjectAndReportsThem(t *testing.T) {
 	if !slices.Equal(rep.JournalOnly, []string{ghost}) {
 		t.Errorf("journal only = %v, want the ghost key reported", rep.JournalOnly)
 	}
-	if got := listKeysOf(t, st, rep.List.Name); !slices.Equal(got, []string{ghost}) {
+	if got := storefixture.ReadList(t, st, rep.List.Name); !slices.Equal(got, []string{ghost}) {
 		t.Errorf("list = %v, want the journal key kept", got)
 	}
 }
@@ -271,7 +271,7 @@ func TestFoldRewritesACorruptLiveListOfItsSet(t *testing.T) {
 	if !rep.List.Unchanged || !rep.List.Repaired {
 		t.Errorf("list report %+v, want unchanged and repaired", rep.List)
 	}
-	listKeysOf(t, st, name) // verifies
+	storefixture.ReadList(t, st, name) // verifies
 }
 
 func TestFoldOfAnEmptyStoreMakesItFolded(t *testing.T) {

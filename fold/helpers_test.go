@@ -86,23 +86,6 @@ func readRecordText(t testing.TB, st *store.Store, key string) string {
 	return string(data)
 }
 
-// listKeysOf reads and decodes one entry list.
-func listKeysOf(t testing.TB, st *store.Store, name string) []string {
-	t.Helper()
-	data, err := st.Get(context.Background(), name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := store.VerifyEntryList(name, data); err != nil {
-		t.Fatal(err)
-	}
-	keys, err := store.DecodeEntryListAll(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return keys
-}
-
 // snapshot reads the store's snapshot.
 func snapshot(t testing.TB, st *store.Store) *store.Snapshot {
 	t.Helper()

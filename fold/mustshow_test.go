@@ -62,7 +62,7 @@ func TestFoldOfTheStoreTheSpecDescribes(t *testing.T) {
 			t.Fatalf("live lists %+v, want exactly the list just written %s", live, rep.List.Name)
 		}
 		all := perObjectKeys(t, st)
-		if got := listKeysOf(t, st, rep.List.Name); !slices.Equal(got, all) {
+		if got := storefixture.ReadList(t, st, rep.List.Name); !slices.Equal(got, all) {
 			t.Errorf("list\n  %v\nwant every per-object key\n  %v", got, all)
 		}
 		for _, k := range append(older, ekey(store.KindSig, obj, "bob"), ekey(store.KindSeal, chg, "change-1"), ekey(store.KindAccepted, obj, "main")) {

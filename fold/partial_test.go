@@ -33,7 +33,7 @@ func TestPartialFoldAfterThresholdMarksLines(t *testing.T) {
 	if _, complete, ok := store.ParseEntryListName(res.PartialList); !ok || complete {
 		t.Errorf("list %q is not a partial list name", res.PartialList)
 	}
-	got := listKeysOf(t, st, res.PartialList)
+	got := storefixture.ReadList(t, st, res.PartialList)
 	want := slices.Sorted(slices.Values(append(keys, one)))
 	if !slices.Equal(got, want) {
 		t.Errorf("partial list holds %d keys, want the %d unfolded journal keys", len(got), len(want))
@@ -72,7 +72,7 @@ func TestPartialFoldLeavesLinesAddedMeanwhileUnmarked(t *testing.T) {
 	if res.Marked != 2 {
 		t.Errorf("marked %d, want the 2 lines read", res.Marked)
 	}
-	if got := listKeysOf(t, st, res.List); !slices.Equal(got, []string{a, b}) {
+	if got := storefixture.ReadList(t, st, res.List); !slices.Equal(got, []string{a, b}) {
 		t.Errorf("partial list = %v, want only what was read", got)
 	}
 	var folded []bool

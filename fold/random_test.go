@@ -240,7 +240,7 @@ func randomRun(t *testing.T, b backend, seed uint64) map[string]int {
 		fatal("live lists %+v, want exactly one complete list", live)
 	}
 	all := perObjectKeys(t, st)
-	if got := listKeysOf(t, st, live[0].Name); !slices.Equal(got, all) {
+	if got := storefixture.ReadList(t, st, live[0].Name); !slices.Equal(got, all) {
 		fatal("the live list\n  %v\ndiffers from the per-object keys\n  %v", got, all)
 	}
 	if n := sn.UnfoldedLines(); n != 0 {

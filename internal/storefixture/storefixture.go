@@ -91,6 +91,24 @@ func WriteEntryList(t testing.TB, st *store.Store, complete bool, es ...store.En
 	return WriteList(t, st, complete, Keys(es...)...)
 }
 
+// ReadList reads one entry list, checks it against its name and returns
+// its keys.
+func ReadList(t testing.TB, st *store.Store, name string) []string {
+	t.Helper()
+	data, err := st.Get(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.VerifyEntryList(name, data); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := store.DecodeEntryListAll(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
 // WriteJournal replaces the journal with one line per entry, folded at
 // foldedAt (0: unfolded).
 func WriteJournal(t testing.TB, st *store.Store, foldedAt int64, es ...store.Entry) {

@@ -33,17 +33,7 @@ func TestWrittenStoreReadsBack(t *testing.T) {
 	}
 
 	name := WriteEntryList(t, st, true, b, a)
-	data, err := st.Get(ctx, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := store.VerifyEntryList(name, data); err != nil {
-		t.Fatal(err)
-	}
-	keys, err := store.DecodeEntryListAll(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := ReadList(t, st, name)
 	want := []string{a.Key(), b.Key()}
 	slices.Sort(want)
 	if !slices.Equal(keys, want) {
