@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"time"
@@ -44,4 +45,17 @@ func (x *indexFlags) checkMetricsAddr() error {
 func (x *indexFlags) indexOptions(logger *log.Logger) index.Options {
 	return index.Options{SigCacheBytes: x.sigCache, ReadAhead: x.readAhead,
 		Warn: func(msg string) { logger.Print("warning: ", msg) }}
+}
+
+// loadIndex reads the store into ix, then gives the open's transient back
+// to the OS (GOGC for the set: index.SettleMemory); it returns how long the
+// read took.
+func loadIndex(ctx context.Context, ix *index.Index) (time.Duration, error) {
+	began := time.Now()
+	if err := ix.Load(ctx); err != nil {
+		return 0, fmt.Errorf("open %s: %w", ix.Store().URL(), err)
+	}
+	took := time.Since(began)
+	index.SettleMemory(ix)
+	return took, nil
 }

@@ -113,12 +113,10 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	began := time.Now()
-	if err := ix.Load(bg); err != nil {
-		return fmt.Errorf("open %s: %w", st.URL(), err)
+	openTime, err := loadIndex(bg, ix)
+	if err != nil {
+		return err
 	}
-	openTime := time.Since(began)
-	index.SettleMemory(ix) // the open's transient back to the OS; GOGC for the set
 	m, err := fs.Mount(dir, ix, opts)
 	if err != nil {
 		ix.Close()

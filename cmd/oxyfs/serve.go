@@ -80,12 +80,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer ix.Close()
-	began := time.Now()
-	if err := ix.Load(ctx); err != nil {
-		return fmt.Errorf("open %s: %w", st.URL(), err)
+	openTime, err := loadIndex(ctx, ix)
+	if err != nil {
+		return err
 	}
-	openTime := time.Since(began)
-	index.SettleMemory(ix) // the open's transient back to the OS; GOGC for the set
 	if met != nil {
 		met.Watch(ix, nil)
 		stop, err := serveMetrics(sf.metricsAddr, met, logger)
