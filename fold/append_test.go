@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -77,7 +78,7 @@ func TestAppendDropsFoldedLinesAfterAnHour(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, l := range readJournal(t, st) {
+	for _, l := range storefixture.ReadJournal(t, st) {
 		got = append(got, fmt.Sprintf("%d %s", l.FoldedAt, strings.TrimPrefix(l.Key, "sig/ab/cd/")))
 	}
 	want := []string{"0 open", "0 n1", "0 n2", "0 n3"}
@@ -114,7 +115,7 @@ func TestConcurrentAppendsNeverLoseLines(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		if n := len(readJournal(t, st)); n != writers*each {
+		if n := len(storefixture.ReadJournal(t, st)); n != writers*each {
 			t.Errorf("journal has %d lines, want %d", n, writers*each)
 		}
 	})
@@ -149,7 +150,7 @@ func TestAppendReportsAFailedPartialFoldAsLanded(t *testing.T) {
 		t.Errorf("tries = %d, want the append's own 1", res.Tries)
 	}
 	fb.failOn("", "")
-	lines := readJournal(t, st)
+	lines := storefixture.ReadJournal(t, st)
 	if len(lines) != 5 {
 		t.Errorf("journal has %d lines, want the 5 the append landed", len(lines))
 	}

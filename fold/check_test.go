@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -34,7 +35,7 @@ func TestCheckReportsUnjournaledKeysAndMissingListKeys(t *testing.T) {
 	write(t, st, a, b)
 	mustComplete(t, st)
 	older := ekey(store.KindSeal, "abcd", "by-an-older-writer")
-	putObjects(t, st, older)                  // no journal line
+	storefixture.PutObjects(t, st, older)     // no journal line
 	if err := st.Delete(ctx, b); err != nil { // the list names it, yet it is gone
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestCheckReportsCorruptListsAndBadLines(t *testing.T) {
 	putRecord(t, st, "pack-"+strings.Repeat("0", 64)+".entries-part", "not zstd")
 	putRecord(t, st, store.JournalKey, readRecordText(t, st, store.JournalKey)+"garbage\n")
 	putRecord(t, st, store.RetiredKey, "soon pack-x\n")
-	putObjects(t, st, "cert/ab/cd/x/y")
+	storefixture.PutObjects(t, st, "cert/ab/cd/x/y")
 	rep, err := Check(context.Background(), st, CheckOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +84,7 @@ func TestCheckReportsCorruptListsAndBadLines(t *testing.T) {
 func TestCheckNotesAStoreNotYetFolded(t *testing.T) {
 	st, clk := newMem(t)
 	write(t, st, ekey(store.KindSig, "abcd", "a"))
-	putObjects(t, st, ekey(store.KindSig, "abcd", "older"))
+	storefixture.PutObjects(t, st, ekey(store.KindSig, "abcd", "older"))
 	putRecord(t, st, "sigs/ab/cdef", "x YQ==\n")
 	putRecord(t, st, store.RetiredKey, fmt.Sprintf("%d pack-gone.pack\n", t0))
 	clk.Advance(2 * hour)
@@ -106,7 +107,7 @@ func TestCheckCapsLongFindings(t *testing.T) {
 	st, _ := newMem(t)
 	mustComplete(t, st)
 	for i := range 7 {
-		putObjects(t, st, ekey(store.KindSig, "abcd", fmt.Sprint(i)))
+		storefixture.PutObjects(t, st, ekey(store.KindSig, "abcd", fmt.Sprint(i)))
 	}
 	rep, err := Check(context.Background(), st, CheckOptions{MaxItems: 3})
 	if err != nil {

@@ -7,15 +7,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
 func TestCollectDeletesOnlyRetiredOverAnHourAgo(t *testing.T) {
 	forBackends(t, func(t *testing.T, st *store.Store, clk *store.FakeClock) {
 		ctx := context.Background()
-		old := writeList(t, st, false, ekey(store.KindSig, "abcd", "old"))
-		edge := writeList(t, st, false, ekey(store.KindSig, "abcd", "edge"))
-		fresh := writeList(t, st, false, ekey(store.KindSig, "abcd", "fresh"))
+		old := storefixture.WriteList(t, st, false, ekey(store.KindSig, "abcd", "old"))
+		edge := storefixture.WriteList(t, st, false, ekey(store.KindSig, "abcd", "edge"))
+		fresh := storefixture.WriteList(t, st, false, ekey(store.KindSig, "abcd", "fresh"))
 		putRecord(t, st, "pack-0123.pack", "a pack a repack retired")
 		gone := "pack-4567.pack" // retired, and deleted by someone already
 		putRecord(t, st, store.RetiredKey, fmt.Sprintf("%d %s\n%d %s\n%d pack-0123.pack\n%d %s\n%d %s\n",
@@ -57,7 +58,7 @@ func TestCollectDeletesOnlyRetiredOverAnHourAgo(t *testing.T) {
 func TestCollectDropsFoldedLinesOverAnHourOld(t *testing.T) {
 	st, clk := newMem(t)
 	a, b, c := ekey(store.KindSeal, "abcd", "a"), ekey(store.KindSeal, "abcd", "b"), ekey(store.KindSeal, "abcd", "c")
-	putObjects(t, st, a, b, c)
+	storefixture.PutObjects(t, st, a, b, c)
 	putRecord(t, st, store.JournalKey, fmt.Sprintf("%d %s\n%d %s\n0 %s\n", t0, a, t0+ms(hour), b, c))
 	clk.Set(t0 + ms(hour) + 1)
 	rep, err := Collect(context.Background(), st, CollectOptions{})
@@ -68,7 +69,7 @@ func TestCollectDropsFoldedLinesOverAnHourOld(t *testing.T) {
 		t.Errorf("dropped %d journal lines, want 1", rep.JournalLinesDropped)
 	}
 	want := []store.JournalLine{{FoldedAt: t0 + ms(hour), Key: b}, {FoldedAt: t0 + ms(hour) + 1, Key: c}}
-	if got := readJournal(t, st); !slices.Equal(got, want) {
+	if got := storefixture.ReadJournal(t, st); !slices.Equal(got, want) {
 		t.Errorf("journal %v, want %v", got, want)
 	}
 }
@@ -187,12 +188,12 @@ func TestForgetObjectsRemovesKeysAndJournalLines(t *testing.T) {
 				t.Errorf("%s still exists", k)
 			}
 		}
-		for _, l := range readJournal(t, st) {
+		for _, l := range storefixture.ReadJournal(t, st) {
 			if strings.Contains(l.Key, "/"+obj[:2]+"/"+obj[2:]+"/") {
 				t.Errorf("journal still names %s", l.Key)
 			}
 		}
-		list := listKeysOf(t, st, rep.Fold.List.Name)
+		list := storefixture.ReadList(t, st, rep.Fold.List.Name)
 		if !slices.Equal(list, slices.Sorted(slices.Values(kept))) {
 			t.Errorf("the next complete list = %v, want only %v", list, kept)
 		}
@@ -214,7 +215,7 @@ func TestForgetObjectsWithoutApplyOnlyReports(t *testing.T) {
 	if !exists(t, st, k) {
 		t.Errorf("%s deleted without Apply", k)
 	}
-	if got := readJournal(t, st); len(got) != 1 || got[0].Key != k {
+	if got := storefixture.ReadJournal(t, st); len(got) != 1 || got[0].Key != k {
 		t.Errorf("journal %v (was %q), want its line kept", got, journal)
 	}
 	if !strings.Contains(rep.String(), "to delete with --apply") {
@@ -255,7 +256,7 @@ func TestCollectDeletesOnlyKindsTheRetiredRecordHolds(t *testing.T) {
 	var rec strings.Builder
 	for _, k := range append(append([]string(nil), keep...), gone...) {
 		if k != sig {
-			putObjects(t, st, k)
+			storefixture.PutObjects(t, st, k)
 		}
 		fmt.Fprintf(&rec, "%d %s\n", t0, k)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -31,7 +32,7 @@ func TestFoldMarksOnlyLinesItRead(t *testing.T) {
 			t.Errorf("marked %d, want the 3 lines read", rep.Marked)
 		}
 		var got []string
-		for _, l := range readJournal(t, st) {
+		for _, l := range storefixture.ReadJournal(t, st) {
 			got = append(got, fmt.Sprintf("%d %s", l.FoldedAt, strings.TrimPrefix(l.Key, "sig/ab/cd/")))
 		}
 		want := []string{"1700000000007 alice", "1700000000007 alice", "1700000000007 bob", "0 alice", "0 carol"}
@@ -52,7 +53,7 @@ func TestFoldMarksOnlyLinesItRead(t *testing.T) {
 func TestFoldKeepsTheFoldedAtOfLinesFoldedBefore(t *testing.T) {
 	st, clk := newMem(t)
 	a, b := ekey(store.KindSeal, "abcd", "s1"), ekey(store.KindSeal, "abcd", "s2")
-	putObjects(t, st, a, b)
+	storefixture.PutObjects(t, st, a, b)
 	putRecord(t, st, store.JournalKey, fmt.Sprintf("%d %s\n0 %s\n", t0-5, a, b))
 	clk.Set(t0 + 9)
 	rep := mustComplete(t, st)
@@ -105,7 +106,7 @@ func TestFoldRetiresEveryLiveListItReadButNeverItsOwn(t *testing.T) {
 	if len(live) != 1 || live[0].Name != rep.List.Name || !live[0].Complete {
 		t.Fatalf("live lists %+v, want only %s", live, rep.List.Name)
 	}
-	if got := listKeysOf(t, st, rep.List.Name); !slices.Equal(got, []string{a, b, c}) {
+	if got := storefixture.ReadList(t, st, rep.List.Name); !slices.Equal(got, []string{a, b, c}) {
 		t.Errorf("list = %v", got)
 	}
 	wantRetired := fmt.Sprintf("%d %s\n%d %s\n", t0+3, rep.Retired[0], t0+3, rep.Retired[1])
@@ -119,7 +120,7 @@ func TestFoldReportsMalformedKeysAndLeavesThemOut(t *testing.T) {
 	good := ekey(store.KindSig, "abcd", "alice")
 	write(t, st, good)
 	bad := []string{"sig/ab/cd", "sig/AB/cd/x", "seal/ab/cde/v", "cert/ab/cd/x/y"}
-	putObjects(t, st, bad...)
+	storefixture.PutObjects(t, st, bad...)
 	var warned []string
 	rep, err := Complete(context.Background(), st, Options{Warn: func(s string) { warned = append(warned, s) }})
 	if err != nil {
@@ -131,7 +132,7 @@ func TestFoldReportsMalformedKeysAndLeavesThemOut(t *testing.T) {
 	if len(warned) < len(bad) {
 		t.Errorf("warned %d times, want once per malformed key: %v", len(warned), warned)
 	}
-	if got := listKeysOf(t, st, rep.List.Name); !slices.Equal(got, []string{good}) {
+	if got := storefixture.ReadList(t, st, rep.List.Name); !slices.Equal(got, []string{good}) {
 		t.Errorf("list = %v, want only the good key", got)
 	}
 	if rep.Listed["sig"] != 1 {
@@ -149,7 +150,7 @@ func TestFoldKeepsJournalKeysWithNoObjectAndReportsThem(t *testing.T) {
 	if !slices.Equal(rep.JournalOnly, []string{ghost}) {
 		t.Errorf("journal only = %v, want the ghost key reported", rep.JournalOnly)
 	}
-	if got := listKeysOf(t, st, rep.List.Name); !slices.Equal(got, []string{ghost}) {
+	if got := storefixture.ReadList(t, st, rep.List.Name); !slices.Equal(got, []string{ghost}) {
 		t.Errorf("list = %v, want the journal key kept", got)
 	}
 }
@@ -245,11 +246,11 @@ func TestFoldOntoAListRetiredOverTheWindowAgoLeavesTheStoreUnfolded(t *testing.T
 func TestFoldOntoAListRetiredOverTheWindowAgoDefersWhenNothingLeft(t *testing.T) {
 	st, clk := newMem(t)
 	a, b := ekey(store.KindSig, "abcd", "a"), ekey(store.KindSig, "abcd", "b")
-	putObjects(t, st, a, b)
+	storefixture.PutObjects(t, st, a, b)
 	listAB := mustComplete(t, st).List.Name
 	// Retire it by hand as another implementation's fold would, long ago,
 	// with a list of {a} live instead.
-	listA := writeList(t, st, true, a)
+	listA := storefixture.WriteList(t, st, true, a)
 	putRecord(t, st, store.RetiredKey, fmt.Sprintf("%d %s\n", clk.NowMs(), listAB))
 	clk.Advance(2 * hour)
 	rep := mustComplete(t, st)
@@ -270,7 +271,7 @@ func TestFoldRewritesACorruptLiveListOfItsSet(t *testing.T) {
 	if !rep.List.Unchanged || !rep.List.Repaired {
 		t.Errorf("list report %+v, want unchanged and repaired", rep.List)
 	}
-	listKeysOf(t, st, name) // verifies
+	storefixture.ReadList(t, st, name) // verifies
 }
 
 func TestFoldOfAnEmptyStoreMakesItFolded(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"gocloud.dev/blob/driver"
 
 	"github.com/oxyfs/oxyfs/internal/blobtest"
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -104,7 +105,7 @@ func TestFoldStopsWhenTheListingLeavesOutAKeyThatExists(t *testing.T) {
 		obj := fmt.Sprintf("%s%04x", []string{"ab", "cd", "ef"}[i%3], i)
 		keys = append(keys, ekey(store.KindSig, obj, "signer"))
 	}
-	putObjects(t, st, keys...) // no journal lines: only the list names them
+	storefixture.PutObjects(t, st, keys...) // no journal lines: only the list names them
 	good := mustComplete(t, st).List.Name
 	write(t, st, ekey(store.KindSeal, "cd99", "new")) // an unfolded line the fold must not mark
 	journalBefore := readRecordText(t, st, store.JournalKey)
@@ -260,12 +261,12 @@ func TestCheckReportsAnExistingEntryAFoldLeftOutAsAProblem(t *testing.T) {
 		keys = append(keys, ekey(store.KindSig, fmt.Sprintf("%02x%04x", i%3*0x11+0xab, i), "signer"))
 	}
 	slices.Sort(keys)
-	putObjects(t, st, keys...)
+	storefixture.PutObjects(t, st, keys...)
 	good := mustComplete(t, st).List.Name
-	short := writeList(t, st, true, keys[:90]...)
+	short := storefixture.WriteList(t, st, true, keys[:90]...)
 	putRecord(t, st, store.RetiredKey, fmt.Sprintf("%d %s\n", clk.NowMs(), good))
 	older := ekey(store.KindSeal, "cd01", "older")
-	putObjects(t, st, older)
+	storefixture.PutObjects(t, st, older)
 	rep, err := Check(ctx, st, CheckOptions{MaxItems: 1000})
 	if err != nil {
 		t.Fatal(err)

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -32,12 +32,7 @@ var backends = []backend{
 
 func openStore(t testing.TB, u string, clk store.Clock) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), u, store.Options{Layout: store.LayoutBucket, Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
+	return storefixture.Open(t, u, store.Options{Layout: store.LayoutBucket, Clock: clk})
 }
 
 // newMem opens an empty mem store on a fake clock standing at t0.
@@ -65,27 +60,12 @@ func ekey(kind store.Kind, object, value string) string {
 // (a signature's bytes, or empty), then one journal append for all of them.
 func write(t testing.TB, st *store.Store, keys ...string) AppendResult {
 	t.Helper()
-	putObjects(t, st, keys...)
+	storefixture.PutObjects(t, st, keys...)
 	res, err := Append(context.Background(), st, keys)
 	if err != nil {
 		t.Fatalf("append %v: %v", keys, err)
 	}
 	return res
-}
-
-// putObjects writes keys' own objects only, as a writer that keeps no
-// journal (an older writer) does.
-func putObjects(t testing.TB, st *store.Store, keys ...string) {
-	t.Helper()
-	for _, k := range keys {
-		var data []byte
-		if strings.HasPrefix(k, "sig/") {
-			data = []byte("signature over " + k)
-		}
-		if err := st.Put(context.Background(), k, data); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // putRecord writes a record's raw text.
@@ -96,20 +76,6 @@ func putRecord(t testing.TB, st *store.Store, key, text string) {
 	}
 }
 
-// readJournal reads and parses the journal; it fails on a line that does not parse.
-func readJournal(t testing.TB, st *store.Store) []store.JournalLine {
-	t.Helper()
-	data, _, err := st.ReadRecord(context.Background(), store.JournalKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines, bad := store.ParseJournal(data)
-	if bad.Count > 0 {
-		t.Fatalf("journal has bad lines: %v", bad)
-	}
-	return lines
-}
-
 // readRecordText reads a record as text.
 func readRecordText(t testing.TB, st *store.Store, key string) string {
 	t.Helper()
@@ -118,37 +84,6 @@ func readRecordText(t testing.TB, st *store.Store, key string) string {
 		t.Fatal(err)
 	}
 	return string(data)
-}
-
-// writeList writes an entry list of keys, as an earlier fold would have.
-func writeList(t testing.TB, st *store.Store, complete bool, keys ...string) string {
-	t.Helper()
-	id, data, err := store.EncodeEntryList(keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := store.EntryListName(id, complete)
-	if err := st.Put(context.Background(), name, data); err != nil {
-		t.Fatal(err)
-	}
-	return name
-}
-
-// listKeysOf reads and decodes one entry list.
-func listKeysOf(t testing.TB, st *store.Store, name string) []string {
-	t.Helper()
-	data, err := st.Get(context.Background(), name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := store.VerifyEntryList(name, data); err != nil {
-		t.Fatal(err)
-	}
-	keys, err := store.DecodeEntryListAll(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return keys
 }
 
 // snapshot reads the store's snapshot.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -35,7 +36,7 @@ func TestLegacyFoldKeepsExistingPerObjectBytes(t *testing.T) {
 			}
 		}
 		want := []string{"seal/ab/cdef/v 2", "seal/ab/cdef/v1", "sig/ab/cdef/alice", "sig/ab/cdef/bob"}
-		if got := listKeysOf(t, st, rep.List.Name); !slices.Equal(got, want) {
+		if got := storefixture.ReadList(t, st, rep.List.Name); !slices.Equal(got, want) {
 			t.Errorf("list = %v, want %v", got, want)
 		}
 	})

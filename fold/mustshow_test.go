@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -40,17 +41,17 @@ func TestFoldOfTheStoreTheSpecDescribes(t *testing.T) {
 
 		// An older writer's per-object keys: no journal line names them.
 		older := []string{ekey(store.KindReceipt, "cdef01", "r1"), ekey(store.KindCert, "aabb", "k1")}
-		putObjects(t, st, older...)
+		storefixture.PutObjects(t, st, older...)
 
 		// Journal lines, their keys written first.
 		carol, yes, oldSeal := ekey(store.KindSig, obj, "carol"), ekey(store.KindApproval, chg, "yes"), ekey(store.KindSeal, chg, "old")
-		putObjects(t, st, carol, yes, oldSeal)
+		storefixture.PutObjects(t, st, carol, yes, oldSeal)
 		foldedAt := t0 - ms(hour)/6
 		putRecord(t, st, store.JournalKey, fmt.Sprintf("0 %s\n0 %s\n%d %s\n0 %s\n", carol, yes, foldedAt, oldSeal, carol))
 
 		// An older complete list and a partial list.
-		oldList := writeList(t, st, true, alice, oldSeal)
-		partList := writeList(t, st, false, carol)
+		oldList := storefixture.WriteList(t, st, true, alice, oldSeal)
+		partList := storefixture.WriteList(t, st, false, carol)
 
 		clk.Set(t0)
 		rep := mustComplete(t, st)
@@ -61,7 +62,7 @@ func TestFoldOfTheStoreTheSpecDescribes(t *testing.T) {
 			t.Fatalf("live lists %+v, want exactly the list just written %s", live, rep.List.Name)
 		}
 		all := perObjectKeys(t, st)
-		if got := listKeysOf(t, st, rep.List.Name); !slices.Equal(got, all) {
+		if got := storefixture.ReadList(t, st, rep.List.Name); !slices.Equal(got, all) {
 			t.Errorf("list\n  %v\nwant every per-object key\n  %v", got, all)
 		}
 		for _, k := range append(older, ekey(store.KindSig, obj, "bob"), ekey(store.KindSeal, chg, "change-1"), ekey(store.KindAccepted, obj, "main")) {
@@ -79,7 +80,7 @@ func TestFoldOfTheStoreTheSpecDescribes(t *testing.T) {
 		}
 		// Every line read is marked; the folded one keeps its time.
 		want := []store.JournalLine{{FoldedAt: t0, Key: carol}, {FoldedAt: t0, Key: yes}, {FoldedAt: foldedAt, Key: oldSeal}, {FoldedAt: t0, Key: carol}}
-		if got := readJournal(t, st); !slices.Equal(got, want) {
+		if got := storefixture.ReadJournal(t, st); !slices.Equal(got, want) {
 			t.Errorf("journal %v, want %v", got, want)
 		}
 		if rep.Marked != 3 {

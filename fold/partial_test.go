@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -32,12 +33,12 @@ func TestPartialFoldAfterThresholdMarksLines(t *testing.T) {
 	if _, complete, ok := store.ParseEntryListName(res.PartialList); !ok || complete {
 		t.Errorf("list %q is not a partial list name", res.PartialList)
 	}
-	got := listKeysOf(t, st, res.PartialList)
+	got := storefixture.ReadList(t, st, res.PartialList)
 	want := slices.Sorted(slices.Values(append(keys, one)))
 	if !slices.Equal(got, want) {
 		t.Errorf("partial list holds %d keys, want the %d unfolded journal keys", len(got), len(want))
 	}
-	for _, l := range readJournal(t, st) {
+	for _, l := range storefixture.ReadJournal(t, st) {
 		if l.FoldedAt != t0+5 {
 			t.Fatalf("line %q folded at %d, want %d (the store clock)", l.Key, l.FoldedAt, t0+5)
 		}
@@ -71,11 +72,11 @@ func TestPartialFoldLeavesLinesAddedMeanwhileUnmarked(t *testing.T) {
 	if res.Marked != 2 {
 		t.Errorf("marked %d, want the 2 lines read", res.Marked)
 	}
-	if got := listKeysOf(t, st, res.List); !slices.Equal(got, []string{a, b}) {
+	if got := storefixture.ReadList(t, st, res.List); !slices.Equal(got, []string{a, b}) {
 		t.Errorf("partial list = %v, want only what was read", got)
 	}
 	var folded []bool
-	for _, l := range readJournal(t, st) {
+	for _, l := range storefixture.ReadJournal(t, st) {
 		folded = append(folded, l.Folded())
 	}
 	if want := []bool{true, true, false, false}; !slices.Equal(folded, want) {
@@ -130,7 +131,7 @@ func TestPartialFoldMarksNothingWhenItsListIsRetired(t *testing.T) {
 	if second.List != first.List || second.Deferred == "" || second.Marked != 0 {
 		t.Errorf("partial fold onto a retired list: %+v; want it deferred with nothing marked", second)
 	}
-	lines := readJournal(t, st)
+	lines := storefixture.ReadJournal(t, st)
 	if last := lines[len(lines)-1]; last.Folded() {
 		t.Errorf("the new line was marked although only a retired list holds it")
 	}

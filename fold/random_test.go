@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -168,7 +169,7 @@ func randomRun(t *testing.T, b backend, seed uint64) map[string]int {
 		runOlder(ctx, w, st, []string{ekey(store.KindCert, randObjects[rng.IntN(len(randObjects))], "k1")})
 	}
 
-	prevJournal := readJournal(t, st)
+	prevJournal := storefixture.ReadJournal(t, st)
 	rounds := 6 + rng.IntN(5)
 	for round := range rounds {
 		now := clk.NowMs()
@@ -210,7 +211,7 @@ func randomRun(t *testing.T, b backend, seed uint64) map[string]int {
 			fatal("%s", strings.Join(w.errs, "\n"))
 		}
 		runReader(ctx, w, handles[rng.IntN(2)])
-		prevJournal = checkJournalKept(w, readJournal(t, st), prevJournal, now)
+		prevJournal = checkJournalKept(w, storefixture.ReadJournal(t, st), prevJournal, now)
 		checkRetiredKept(w, snapshot(t, st), now)
 		if len(w.errs) > 0 {
 			fatal("%s", strings.Join(w.errs, "\n"))
@@ -239,7 +240,7 @@ func randomRun(t *testing.T, b backend, seed uint64) map[string]int {
 		fatal("live lists %+v, want exactly one complete list", live)
 	}
 	all := perObjectKeys(t, st)
-	if got := listKeysOf(t, st, live[0].Name); !slices.Equal(got, all) {
+	if got := storefixture.ReadList(t, st, live[0].Name); !slices.Equal(got, all) {
 		fatal("the live list\n  %v\ndiffers from the per-object keys\n  %v", got, all)
 	}
 	if n := sn.UnfoldedLines(); n != 0 {
@@ -261,11 +262,7 @@ const smallPage = 2
 
 // pagedMem is a mem store listed smallPage keys a page.
 var pagedMem = backend{"mem-paged", func(t testing.TB, clk store.Clock) *store.Store {
-	st, err := store.Open(context.Background(), "mem://", store.Options{Layout: store.LayoutBucket, Clock: clk, PageSize: smallPage})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := storefixture.Open(t, "mem://", store.Options{Layout: store.LayoutBucket, Clock: clk, PageSize: smallPage})
 	return st
 }}
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -17,11 +18,7 @@ import (
 func TestListEntriesSplitsLargeKinds(t *testing.T) {
 	const page = 3
 	ctx := context.Background()
-	st, err := store.Open(ctx, "mem://", store.Options{Layout: store.LayoutBucket, PageSize: page})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storefixture.Open(t, "mem://", store.Options{Layout: store.LayoutBucket, PageSize: page})
 	pages := func(n int) int { return max(1, (n+page-1)/page) }
 
 	perDir := map[string]int{"0a": 1, "3c": 4, "ab": 7, "ff": 3}
@@ -36,7 +33,7 @@ func TestListEntriesSplitsLargeKinds(t *testing.T) {
 	bad := []string{"sig/stray", "sig/ab/bad"}
 	seals := []string{ekey(store.KindSeal, "01"+fmt.Sprintf("%062x", 1), "v1"), ekey(store.KindSeal, "02"+fmt.Sprintf("%062x", 2), "v2")}
 	valid = append(valid, seals...)
-	putObjects(t, st, append(slices.Clone(valid), bad...)...)
+	storefixture.PutObjects(t, st, append(slices.Clone(valid), bad...)...)
 	slices.Sort(valid)
 
 	before := st.Counts()

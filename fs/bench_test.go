@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 )
 
 // benchMount mounts ix in a new temporary directory; unmount is the caller's.
@@ -34,7 +35,7 @@ func benchMount(b *testing.B, ix *index.Index) *Server {
 // entries (the list only: browsing never reads the per-object keys).
 func benchIndex(b *testing.B, n int) *index.Index {
 	b.Helper()
-	st := newMem(b)
+	st := storefixture.NewMem(b)
 	if _, err := index.Generate(context.Background(), st, index.GenOptions{Entries: n, Seed: 42, Fold: true, SkipObjects: true}); err != nil {
 		b.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/oxyfs/oxyfs/internal/memtest"
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -54,7 +55,7 @@ func putBigList(t testing.TB, st *store.Store, n int) string {
 }
 
 func TestOxyListIsDecodedAsItIsRead(t *testing.T) {
-	st := newMem(t)
+	st := storefixture.NewMem(t)
 	name := putBigList(t, st, 1<<18) // 64 MiB of text
 	srv, _ := testMount(t, openIndex(t, st), Options{})
 	h := sha256.New()
@@ -117,7 +118,7 @@ func TestSignatureOverTheReadCapIsEFBIG(t *testing.T) {
 }
 
 func TestOpenWritesShareOneCap(t *testing.T) {
-	st := newMem(t)
+	st := storefixture.NewMem(t)
 	srv, logs := testMount(t, openIndex(t, st), Options{})
 	const each = 4 << 20
 	srv.wbuf.max = 2 * each // MaxWriteBuffers, scaled down: 2 files fit
@@ -149,7 +150,7 @@ func TestOpenWritesShareOneCap(t *testing.T) {
 			t.Errorf("close %d: %v, want ENOSPC: %v", i, err, want)
 		}
 	}
-	if got := journalKeys(t, st); fmt.Sprint(got) != "[sig/ab/cdef/w00 sig/ab/cdef/w01]" {
+	if got := storefixture.JournalKeys(t, st); fmt.Sprint(got) != "[sig/ab/cdef/w00 sig/ab/cdef/w01]" {
 		t.Errorf("journal = %v, want the 2 writes that fit", got)
 	}
 	if n := logs.count("(ENOSPC)"); n != 22 {

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -46,7 +47,7 @@ func mountWithoutHelper(t *testing.T) {
 	if _, err := exec.LookPath("fusermount3"); err == nil {
 		t.Fatal("fusermount3 is still runnable: the test does not test what it says")
 	}
-	st := newMem(t)
+	st := storefixture.NewMem(t)
 	e := store.Entry{Kind: store.KindSig, Object: "ab12", Value: "alice"}
 	if err := st.Put(t.Context(), e.Key(), []byte("sig")); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -17,7 +18,7 @@ import (
 // journal line.
 func TestCloseByAChildThatInheritedTheFileWritesNothing(t *testing.T) {
 	f, _, srv, _ := mountFixture(t, Options{})
-	e := entry(store.KindSig, "ab12cd34", "ivan")
+	e := storefixture.Ent(store.KindSig, "ab12cd34", "ivan")
 	fh, err := os.Create(srv.path(e))
 	if err != nil {
 		t.Fatal(err)
@@ -25,7 +26,7 @@ func TestCloseByAChildThatInheritedTheFileWritesNothing(t *testing.T) {
 	if _, err := fh.Write([]byte("first half, ")); err != nil {
 		t.Fatal(err)
 	}
-	during := delta(f.st, func() {
+	during := storefixture.Delta(f.st, func() {
 		if out, err := exec.Command("true").CombinedOutput(); err != nil {
 			t.Fatalf("true: %v %s", err, out)
 		}
@@ -40,7 +41,7 @@ func TestCloseByAChildThatInheritedTheFileWritesNothing(t *testing.T) {
 		t.Fatalf("close: %v", err)
 	}
 	landed(t, f.st, e, []byte("first half, second half"))
-	if n := countKey(journalKeys(t, f.st), e.Key()); n != 1 {
+	if n := countKey(storefixture.JournalKeys(t, f.st), e.Key()); n != 1 {
 		t.Errorf("the journal names %s %d times, want once", e.Key(), n)
 	}
 }
@@ -51,7 +52,7 @@ func TestCloseByAChildThatInheritedTheFileWritesNothing(t *testing.T) {
 // more.
 func TestChildWritingThroughAnInheritedDescriptorCommits(t *testing.T) {
 	f, _, srv, _ := mountFixture(t, Options{})
-	e := entry(store.KindSig, "ab12cd34", "judy")
+	e := storefixture.Ent(store.KindSig, "ab12cd34", "judy")
 	fh, err := os.Create(srv.path(e))
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +63,7 @@ func TestChildWritingThroughAnInheritedDescriptorCommits(t *testing.T) {
 		t.Fatalf("child: %v %s", err, out)
 	}
 	landed(t, f.st, e, []byte("written by the child"))
-	if d := delta(f.st, func() {
+	if d := storefixture.Delta(f.st, func() {
 		if err := fh.Close(); err != nil {
 			t.Errorf("parent's close: %v", err)
 		}

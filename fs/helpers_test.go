@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/internal/testdeps"
 	"github.com/oxyfs/oxyfs/store"
 )
@@ -86,16 +87,6 @@ func skipNoFUSE(t *testing.T, err error) {
 	testdeps.SkipOrFail(t, "fuse", fmt.Sprintf("FUSE cannot be used here: %v", err))
 }
 
-func newMem(t testing.TB) *store.Store {
-	t.Helper()
-	st, err := store.Open(context.Background(), "mem://", store.Options{Layout: store.LayoutBucket})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
 func openIndex(t testing.TB, st *store.Store) *index.Index {
 	t.Helper()
 	// Read-ahead off: these tests count the GETs each operation costs by itself.
@@ -119,32 +110,27 @@ type fixture struct {
 
 func (f *fixture) all() []store.Entry { return append(slices.Clone(f.listed), f.jrnl...) }
 
-func entry(kind store.Kind, obj, val string) store.Entry {
-	return store.Entry{Kind: kind, Object: obj, Value: val}
-}
-
 // buildFixture writes the fixture store.
 func buildFixture(t testing.TB) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	f := &fixture{st: newMem(t), sigs: map[string][]byte{}}
+	f := &fixture{st: storefixture.NewMem(t), sigs: map[string][]byte{}}
 	f.listed = []store.Entry{
-		entry(store.KindSig, "ab12cd34", "alice"),
-		entry(store.KindSig, "ab12cd34", "bob"),
-		entry(store.KindSig, "ff0011223344", "carol smith"),
-		entry(store.KindSeal, "ab12cd34", "change-1"),
-		entry(store.KindReceipt, "0102", "state-7"),
-		entry(store.KindApproval, "0102", "ops@example.com"),
-		entry(store.KindCert, "c0ffee", "key-2026"),
-		entry(store.KindAccepted, "beef", "main"),
+		storefixture.Ent(store.KindSig, "ab12cd34", "alice"),
+		storefixture.Ent(store.KindSig, "ab12cd34", "bob"),
+		storefixture.Ent(store.KindSig, "ff0011223344", "carol smith"),
+		storefixture.Ent(store.KindSeal, "ab12cd34", "change-1"),
+		storefixture.Ent(store.KindReceipt, "0102", "state-7"),
+		storefixture.Ent(store.KindApproval, "0102", "ops@example.com"),
+		storefixture.Ent(store.KindCert, "c0ffee", "key-2026"),
+		storefixture.Ent(store.KindAccepted, "beef", "main"),
 	}
 	f.jrnl = []store.Entry{
-		entry(store.KindSig, "ab99", "alice"),
-		entry(store.KindSeal, "cdef01", "change-2"),
+		storefixture.Ent(store.KindSig, "ab99", "alice"),
+		storefixture.Ent(store.KindSeal, "cdef01", "change-2"),
 	}
 	sizes := []int{137, 64, 5000, 1}
 	i := 0
-	var keys []string
 	for _, e := range f.all() {
 		var data []byte
 		if e.Kind == store.KindSig {
@@ -157,17 +143,7 @@ func buildFixture(t testing.TB) *fixture {
 			t.Fatal(err)
 		}
 	}
-	for _, e := range f.listed {
-		keys = append(keys, e.Key())
-	}
-	id, data, err := store.EncodeEntryList(keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.list = store.EntryListName(id, true)
-	if err := f.st.Put(ctx, f.list, data); err != nil {
-		t.Fatal(err)
-	}
+	f.list = storefixture.WriteEntryList(t, f.st, true, f.listed...)
 	var lines []store.JournalLine
 	for _, e := range f.jrnl {
 		lines = append(lines, store.JournalLine{Key: e.Key()})
@@ -189,28 +165,3 @@ func mountFixture(t *testing.T, opts Options) (*fixture, *index.Index, *Server, 
 
 // path is the mount path of an entry.
 func (s *Server) path(e store.Entry) string { return s.Dir() + "/" + e.Key() }
-
-// journalKeys reads the journal's keys from the store.
-func journalKeys(t testing.TB, st *store.Store) []string {
-	t.Helper()
-	data, err := st.Get(context.Background(), store.JournalKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines, bad := store.ParseJournal(data)
-	if bad.Count > 0 {
-		t.Fatalf("journal has bad lines: %v", bad)
-	}
-	var keys []string
-	for _, l := range lines {
-		keys = append(keys, l.Key)
-	}
-	return keys
-}
-
-// delta runs fn and returns the requests it sent.
-func delta(st *store.Store, fn func()) store.Counts {
-	before := st.Counts()
-	fn()
-	return st.Counts().Sub(before)
-}

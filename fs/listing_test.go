@@ -12,6 +12,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -89,7 +90,7 @@ func TestReaddirplusGivesNodesToDirectoriesOnly(t *testing.T) {
 	if kids := root.GetChild("by-signer").GetChild("alice").Children(); len(kids) != 0 {
 		t.Errorf("by-signer/alice holds %d nodes after a listing; want none (links)", len(kids))
 	}
-	alice := entry(store.KindSig, "ab12cd34", "alice")
+	alice := storefixture.Ent(store.KindSig, "ab12cd34", "alice")
 	fi, err := os.Lstat(srv.path(alice))
 	if err != nil || fi.Size() != int64(len(f.sigs[alice.Key()])) {
 		t.Fatalf("stat after the listing: %v %v, want size %d", fi, err, len(f.sigs[alice.Key()]))
@@ -110,11 +111,11 @@ func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
 // several READDIRPLUS requests, which read one listing of the index (each
 // name once, in order), even while writes land in the directory.
 func TestLongListingIsOneSnapshot(t *testing.T) {
-	st := newMem(t)
+	st := storefixture.NewMem(t)
 	ctx := context.Background()
 	var keys []string
 	for i := range 1500 { // by-signer/alice: ~1500 links, ~15 replies of os.ReadDir's 8 KiB
-		keys = append(keys, entry(store.KindSig, fmt.Sprintf("%04x%060x", i, i), "alice").Key())
+		keys = append(keys, storefixture.Ent(store.KindSig, fmt.Sprintf("%04x%060x", i, i), "alice").Key())
 	}
 	slices.Sort(keys)
 	id, data, err := store.EncodeEntryList(keys)

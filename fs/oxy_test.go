@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -92,7 +93,7 @@ func TestOxyFilesReportTheSizeTheyRead(t *testing.T) {
 	for p, w := range want {
 		full := filepath.Join(srv.Dir(), p)
 		var fi os.FileInfo
-		if d := delta(f.st, func() {
+		if d := storefixture.Delta(f.st, func() {
 			var err error
 			if fi, err = os.Stat(full); err != nil {
 				t.Fatal(err)
@@ -101,7 +102,7 @@ func TestOxyFilesReportTheSizeTheyRead(t *testing.T) {
 			t.Errorf("stat %s sent %v, want nothing", p, d)
 		}
 		var data []byte
-		d := delta(f.st, func() {
+		d := storefixture.Delta(f.st, func() {
 			var err error
 			if data, err = os.ReadFile(full); err != nil {
 				t.Fatal(err)
@@ -323,10 +324,10 @@ func TestOxyListOfAnUnfoldedStoreIsMeasuredOnce(t *testing.T) {
 		return fi.Size()
 	}
 	var size int64
-	if d := delta(f.st, func() { size = stat() }); d.Get != 1 || d.Total() != 1 {
+	if d := storefixture.Delta(f.st, func() { size = stat() }); d.Get != 1 || d.Total() != 1 {
 		t.Errorf("the first stat sent %v, want 1 GET", d)
 	}
-	if d := delta(f.st, func() { stat() }); d.Total() != 0 {
+	if d := storefixture.Delta(f.st, func() { stat() }); d.Total() != 0 {
 		t.Errorf("the second stat sent %v, want nothing", d)
 	}
 	text, err := os.ReadFile(p)
@@ -346,8 +347,8 @@ func TestOxyListThatChangedUnderItsNameFailsTheRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, keys := range [][]string{
-		{entry(store.KindSig, "ab12cd34", "alice").Key()},                                              // shorter
-		append(allKeys(f), entry(store.KindSeal, "ee01", "a longer text than the one measured").Key()), // longer
+		{storefixture.Ent(store.KindSig, "ab12cd34", "alice").Key()},                                              // shorter
+		append(allKeys(f), storefixture.Ent(store.KindSeal, "ee01", "a longer text than the one measured").Key()), // longer
 	} {
 		_, data, err := store.EncodeEntryList(keys)
 		if err != nil {

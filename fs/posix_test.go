@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -188,7 +189,7 @@ func checkRead(t *testing.T, k *kit) {
 			t.Errorf("%s: read %d bytes, want %d", e.Key(), len(got), len(want))
 		}
 	}
-	big := entry(store.KindSig, "ff0011223344", "carol smith")
+	big := storefixture.Ent(store.KindSig, "ff0011223344", "carol smith")
 	f, err := os.Open(k.srv.path(big))
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +263,7 @@ func checkSymlinks(t *testing.T, k *kit) {
 
 func checkOxyStatus(t *testing.T, k *kit) {
 	var data []byte
-	d := delta(k.f.st, func() {
+	d := storefixture.Delta(k.f.st, func() {
 		var err error
 		if data, err = os.ReadFile(k.p(".oxy/status")); err != nil {
 			t.Fatal(err)
@@ -299,7 +300,7 @@ func checkOxyFiles(t *testing.T, k *kit) {
 	read := func(rel string, gets int64) []byte {
 		t.Helper()
 		var data []byte
-		d := delta(k.f.st, func() {
+		d := storefixture.Delta(k.f.st, func() {
 			var err error
 			if data, err = os.ReadFile(k.p(rel)); err != nil {
 				t.Fatal(err)
@@ -321,7 +322,7 @@ func checkOxyFiles(t *testing.T, k *kit) {
 	slices.Sort(keys)
 	wantList := store.EntryListHeader + "\n" + strings.Join(keys, "\n") + "\n"
 	// Sizes are exact, and stating them sends nothing.
-	if d := delta(k.f.st, func() {
+	if d := storefixture.Delta(k.f.st, func() {
 		for rel, size := range map[string]int{".oxy/journal": len(want), ".oxy/retired": 0, ".oxy/lists/" + k.f.list: len(wantList)} {
 			if fi, err := os.Lstat(k.p(rel)); err != nil || fi.Size() != int64(size) {
 				t.Errorf("lstat /%s: %v %v, want %d bytes", rel, fi, err, size)
@@ -350,8 +351,8 @@ func checkOxyFiles(t *testing.T, k *kit) {
 }
 
 func checkRefused(t *testing.T, k *kit) {
-	sig := entry(store.KindSig, "ab12cd34", "alice")
-	seal := entry(store.KindSeal, "ab12cd34", "change-1")
+	sig := storefixture.Ent(store.KindSig, "ab12cd34", "alice")
+	seal := storefixture.Ent(store.KindSeal, "ab12cd34", "change-1")
 	obj := k.p("sig/ab/12cd34")
 	create := func(p string) error {
 		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)

@@ -12,13 +12,14 @@ import (
 	"testing"
 
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
 // mountGenerated mounts a folded store of n generated entries.
 func mountGenerated(t *testing.T, n int) (*store.Store, *Server) {
 	t.Helper()
-	st := newMem(t)
+	st := storefixture.NewMem(t)
 	if _, err := index.Generate(context.Background(), st, index.GenOptions{Entries: n, Seed: 11, Signers: 5, Fold: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -70,19 +71,19 @@ func TestBrowsingAFoldedStoreSendsNoRequest(t *testing.T) {
 	st, srv := mountGenerated(t, 3000)
 	var sigs []string
 	var files, dirs, regular int
-	if d := delta(st, func() { sigs, files, dirs, regular = walk(t, srv.Dir()) }); d.Total() != 0 {
+	if d := storefixture.Delta(st, func() { sigs, files, dirs, regular = walk(t, srv.Dir()) }); d.Total() != 0 {
 		t.Fatalf("walking %d dirs and %d files sent %v", dirs, files, d)
 	}
 	t.Logf("%d dirs, %d index entries and links, %d signatures", dirs, files, len(sigs))
 	if len(sigs) < 100 || files < 100 {
 		t.Fatalf("the store is too small to prove anything: %d signatures, %d files", len(sigs), files)
 	}
-	if d := delta(st, func() { walk(t, srv.Dir()) }); d.Total() != 0 {
+	if d := storefixture.Delta(st, func() { walk(t, srv.Dir()) }); d.Total() != 0 {
 		t.Fatalf("walking again sent %v", d)
 	}
 	if out, err := exec.Command("find", srv.Dir(), "-type", "f").Output(); err != nil {
 		t.Fatal(err)
-	} else if d := delta(st, func() { exec.Command("find", srv.Dir(), "-type", "f").Run() }); d.Total() != 0 {
+	} else if d := storefixture.Delta(st, func() { exec.Command("find", srv.Dir(), "-type", "f").Run() }); d.Total() != 0 {
 		t.Fatalf("find -type f sent %v", d)
 	} else if n := strings.Count(string(out), "\n"); n != len(sigs)+regular {
 		t.Errorf("find -type f found %d files, want %d", n, len(sigs)+regular)
@@ -94,13 +95,13 @@ func TestBrowsingAFoldedStoreSendsNoRequest(t *testing.T) {
 			}
 		}
 	}
-	if d := delta(st, stat); d.Get != int64(len(sigs)) || d.Total() != d.Get {
+	if d := storefixture.Delta(st, stat); d.Get != int64(len(sigs)) || d.Total() != d.Get {
 		t.Fatalf("the first stat of %d signatures sent %v, want %d GET", len(sigs), d, len(sigs))
 	}
-	if d := delta(st, stat); d.Total() != 0 {
+	if d := storefixture.Delta(st, stat); d.Total() != 0 {
 		t.Fatalf("the second stat sent %v", d)
 	}
-	if d := delta(st, func() {
+	if d := storefixture.Delta(st, func() {
 		for _, p := range sigs[:100] {
 			if _, err := os.ReadFile(p); err != nil {
 				t.Fatal(err)
@@ -118,7 +119,7 @@ func TestCatOfAnUnstatedSignatureIsOneGet(t *testing.T) {
 	sigs, _, _, _ := walk(t, srv.Dir())
 	for _, p := range sigs[:20] {
 		var data []byte
-		d := delta(st, func() {
+		d := storefixture.Delta(st, func() {
 			var err error
 			if data, err = os.ReadFile(p); err != nil {
 				t.Fatal(err)
@@ -127,7 +128,7 @@ func TestCatOfAnUnstatedSignatureIsOneGet(t *testing.T) {
 		if d.Get != 1 || d.Total() != 1 || len(data) == 0 {
 			t.Fatalf("cat %s: %d bytes, sent %v", p, len(data), d)
 		}
-		if d := delta(st, func() {
+		if d := storefixture.Delta(st, func() {
 			fi, err := os.Lstat(p)
 			if err != nil || fi.Size() != int64(len(data)) {
 				t.Errorf("stat after cat: %v %v, want %d", fi, err, len(data))
@@ -161,8 +162,8 @@ func TestInoAgreesWithIndex(t *testing.T) {
 func TestInvalidateShowsWhatARefreshChanged(t *testing.T) {
 	f, ix, srv, _ := mountFixture(t, Options{})
 	ctx := context.Background()
-	alice := entry(store.KindSig, "ab12cd34", "alice")
-	cert := entry(store.KindCert, "c0ffee", "key-2026")
+	alice := storefixture.Ent(store.KindSig, "ab12cd34", "alice")
+	cert := storefixture.Ent(store.KindCert, "c0ffee", "key-2026")
 	for _, e := range []store.Entry{alice, cert} {
 		if _, err := os.Lstat(srv.path(e)); err != nil { // cache name and size
 			t.Fatal(err)
@@ -176,7 +177,7 @@ func TestInvalidateShowsWhatARefreshChanged(t *testing.T) {
 	}
 	// Another writer: a new signature, and alice re-signs.
 	other := openIndex(t, store.New(f.st.Bucket(), f.st.Backend(), "", store.Options{Layout: store.LayoutBucket}))
-	ivan := entry(store.KindSig, "ab12cd34", "ivan")
+	ivan := storefixture.Ent(store.KindSig, "ab12cd34", "ivan")
 	for _, w := range []struct {
 		e    store.Entry
 		data string
@@ -228,7 +229,7 @@ func TestInvalidateShowsWhatARefreshChanged(t *testing.T) {
 	if _, err := os.Lstat(srv.path(cert)); !errors.Is(err, syscall.ENOENT) {
 		t.Errorf("folded-out cert: %v, want ENOENT", err)
 	}
-	if d := delta(f.st, srv.Invalidate); d.Total() != 0 {
+	if d := storefixture.Delta(f.st, srv.Invalidate); d.Total() != 0 {
 		t.Errorf("a second Invalidate sent %v", d)
 	}
 }
@@ -260,9 +261,9 @@ func TestUnfoldedStoreListsPrefixes(t *testing.T) {
 	if st := ix.Status(); st.Folded || st.Mode != index.ModePrefixListing {
 		t.Fatalf("mode %q folded %v", st.Mode, st.Folded)
 	}
-	alice := entry(store.KindSig, "ab12cd34", "alice")
+	alice := storefixture.Ent(store.KindSig, "ab12cd34", "alice")
 	var data []byte
-	d := delta(f.st, func() {
+	d := storefixture.Delta(f.st, func() {
 		var err error
 		if data, err = os.ReadFile(srv.path(alice)); err != nil {
 			t.Fatal(err)
@@ -275,7 +276,7 @@ func TestUnfoldedStoreListsPrefixes(t *testing.T) {
 		t.Fatalf("before: %v %v", des, err)
 	}
 	other := openIndex(t, store.New(f.st.Bucket(), f.st.Backend(), "", store.Options{Layout: store.LayoutBucket}))
-	ivan := entry(store.KindSig, "ab12cd34", "ivan")
+	ivan := storefixture.Ent(store.KindSig, "ab12cd34", "ivan")
 	if err := other.Put(ctx, ivan, []byte("ivan's")); err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +298,7 @@ func TestUnmountOfABusyMountSaysSo(t *testing.T) {
 	f := buildFixture(t)
 	ix := openIndex(t, f.st)
 	srv, _ := testMount(t, ix, Options{})
-	fh, err := os.Open(srv.path(entry(store.KindSig, "ab12cd34", "alice")))
+	fh, err := os.Open(srv.path(storefixture.Ent(store.KindSig, "ab12cd34", "alice")))
 	if err != nil {
 		t.Fatal(err)
 	}

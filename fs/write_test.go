@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -26,7 +27,7 @@ func landed(t *testing.T, st *store.Store, e store.Entry, data []byte) {
 	if !bytes.Equal(got, data) {
 		t.Errorf("per-object key %s holds %q, want %q", e.Key(), got, data)
 	}
-	if !slices.Contains(journalKeys(t, st), e.Key()) {
+	if !slices.Contains(storefixture.JournalKeys(t, st), e.Key()) {
 		t.Errorf("journal has no line for %s", e.Key())
 	}
 }
@@ -67,7 +68,7 @@ func TestCpWritesTheKeyThenTheJournalLine(t *testing.T) {
 	if err := os.WriteFile(src, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e := entry(store.KindSig, "ab12cd34", "dave")
+	e := storefixture.Ent(store.KindSig, "ab12cd34", "dave")
 	run(t, "cp", src, srv.path(e))
 	landed(t, f.st, e, data)
 	visible(t, srv, e, data)
@@ -78,7 +79,7 @@ func TestCpWritesTheKeyThenTheJournalLine(t *testing.T) {
 
 func TestShellRedirectWritesASignature(t *testing.T) {
 	f, _, srv, _ := mountFixture(t, Options{})
-	e := entry(store.KindSig, "ab12cd34", "erin")
+	e := storefixture.Ent(store.KindSig, "ab12cd34", "erin")
 	run(t, "sh", "-c", `printf 'sig by erin' > "$1"`, "sh", srv.path(e))
 	landed(t, f.st, e, []byte("sig by erin"))
 	visible(t, srv, e, []byte("sig by erin"))
@@ -86,18 +87,18 @@ func TestShellRedirectWritesASignature(t *testing.T) {
 
 func TestRewriteBySameSignerReplaces(t *testing.T) {
 	f, _, srv, _ := mountFixture(t, Options{AllowOverwrite: true})
-	e := entry(store.KindSig, "ff0011223344", "carol smith") // 5000 bytes, listed
+	e := storefixture.Ent(store.KindSig, "ff0011223344", "carol smith") // 5000 bytes, listed
 	if fi, err := os.Lstat(srv.path(e)); err != nil || fi.Size() != 5000 {
 		t.Fatalf("before: %v %v", fi, err)
 	}
 	// O_TRUNC comes before any write, so the old bytes are never read: a
 	// rewrite costs what a new signature does.
-	fresh := delta(f.st, func() {
-		if err := os.WriteFile(srv.path(entry(store.KindSig, "ff0011223344", "new")), []byte("x"), 0o644); err != nil {
+	fresh := storefixture.Delta(f.st, func() {
+		if err := os.WriteFile(srv.path(storefixture.Ent(store.KindSig, "ff0011223344", "new")), []byte("x"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	})
-	d := delta(f.st, func() {
+	d := storefixture.Delta(f.st, func() {
 		if err := os.WriteFile(srv.path(e), []byte("shorter"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +121,7 @@ func TestRewriteBySameSignerReplaces(t *testing.T) {
 // naming no open file (no FUSE_ATOMIC_O_TRUNC) rewrites the same way.
 func TestRewriteWithoutAtomicTrunc(t *testing.T) {
 	f, _, srv, _ := mountFixture(t, Options{noAtomicTrunc: true, AllowOverwrite: true})
-	e := entry(store.KindSig, "ab12cd34", "bob")
+	e := storefixture.Ent(store.KindSig, "ab12cd34", "bob")
 	if err := os.WriteFile(srv.path(e), []byte("bob again"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func TestRewriteWithoutAtomicTrunc(t *testing.T) {
 
 func TestAppendToASignature(t *testing.T) {
 	f, _, srv, _ := mountFixture(t, Options{AllowOverwrite: true})
-	e := entry(store.KindSig, "ab99", "alice")
+	e := storefixture.Ent(store.KindSig, "ab99", "alice")
 	old := f.sigs[e.Key()]
 	run(t, "sh", "-c", `printf '+more' >> "$1"`, "sh", srv.path(e))
 	want := append(slices.Clone(old), "+more"...)
@@ -151,9 +152,9 @@ func TestAppendToASignature(t *testing.T) {
 // sent; new signatures are still written. --allow-overwrite replaces.
 func TestExistingSignatureIsNotReplacedByDefault(t *testing.T) {
 	f, _, srv, logs := mountFixture(t, Options{})
-	e := entry(store.KindSig, "ab99", "alice")
+	e := storefixture.Ent(store.KindSig, "ab99", "alice")
 	old := f.sigs[e.Key()]
-	d := delta(f.st, func() {
+	d := storefixture.Delta(f.st, func() {
 		if err := os.WriteFile(srv.path(e), []byte("changed"), 0o644); !errors.Is(err, syscall.EPERM) {
 			t.Errorf("echo > an existing signature: %v, want EPERM", err)
 		}
@@ -176,7 +177,7 @@ func TestExistingSignatureIsNotReplacedByDefault(t *testing.T) {
 	if logs.count("--allow-overwrite") == 0 {
 		t.Errorf("the log does not say how to replace: %v", logs.all())
 	}
-	fresh := entry(store.KindSig, "ab99", "new-signer")
+	fresh := storefixture.Ent(store.KindSig, "ab99", "new-signer")
 	if err := os.WriteFile(srv.path(fresh), []byte("new sig"), 0o644); err != nil {
 		t.Fatalf("a new signature: %v", err)
 	}
@@ -185,20 +186,20 @@ func TestExistingSignatureIsNotReplacedByDefault(t *testing.T) {
 
 func TestEmptyFileUnderSealWritesTheEntry(t *testing.T) {
 	f, _, srv, _ := mountFixture(t, Options{})
-	e := entry(store.KindSeal, "ab12cd34", "change-9")
+	e := storefixture.Ent(store.KindSeal, "ab12cd34", "change-9")
 	if err := os.WriteFile(srv.path(e), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	landed(t, f.st, e, []byte{})
 	visible(t, srv, e, nil)
-	r := entry(store.KindReceipt, "0102", "state-8")
+	r := storefixture.Ent(store.KindReceipt, "0102", "state-8")
 	run(t, "touch", srv.path(r))
 	landed(t, f.st, r, []byte{})
 	// touch of an existing entry sets its times to now through the file it
 	// opened: accepted (utimes by name is EPERM, see checkRefused).
 	run(t, "touch", srv.path(r))
 	// Opening an existing entry for writing, and closing it, writes nothing.
-	if d := delta(f.st, func() {
+	if d := storefixture.Delta(f.st, func() {
 		if err := os.WriteFile(srv.path(r), nil, 0o644); err != nil {
 			t.Error(err)
 		}
@@ -211,7 +212,7 @@ func TestRefusedWritesLeaveNothing(t *testing.T) {
 	f, _, srv, l := mountFixture(t, Options{})
 	before := f.st.Counts()
 	// Bytes into a new index entry: the write is EINVAL, and close writes nothing.
-	seal := entry(store.KindSeal, "ab12cd34", "with-bytes")
+	seal := storefixture.Ent(store.KindSeal, "ab12cd34", "with-bytes")
 	fh, err := os.Create(srv.path(seal))
 	if err != nil {
 		t.Fatal(err)
@@ -223,7 +224,7 @@ func TestRefusedWritesLeaveNothing(t *testing.T) {
 		t.Errorf("close after a refused write: %v, want EINVAL", err)
 	}
 	// An empty signature: close says EINVAL.
-	sig := entry(store.KindSig, "ab12cd34", "empty")
+	sig := storefixture.Ent(store.KindSig, "ab12cd34", "empty")
 	fh, err = os.Create(srv.path(sig))
 	if err != nil {
 		t.Fatal(err)
@@ -232,7 +233,7 @@ func TestRefusedWritesLeaveNothing(t *testing.T) {
 		t.Errorf("close of an empty signature: %v, want EINVAL", err)
 	}
 	// Past MaxWriteBytes: EFBIG.
-	big := entry(store.KindSig, "ab12cd34", "big")
+	big := storefixture.Ent(store.KindSig, "ab12cd34", "big")
 	fh, err = os.Create(srv.path(big))
 	if err != nil {
 		t.Fatal(err)
@@ -271,7 +272,7 @@ func waitENOENT(t *testing.T, p string) {
 func TestMkdirMakesVirtualDirectoriesForCp(t *testing.T) {
 	f, _, srv, _ := mountFixture(t, Options{})
 	obj := srv.Dir() + "/sig/9a/0b1c2d"
-	if d := delta(f.st, func() { run(t, "mkdir", "-p", obj) }); d.Total() != 0 {
+	if d := storefixture.Delta(f.st, func() { run(t, "mkdir", "-p", obj) }); d.Total() != 0 {
 		t.Errorf("mkdir sent %v", d)
 	}
 	if des, err := os.ReadDir(obj); err != nil || len(des) != 0 {
@@ -286,11 +287,11 @@ func TestMkdirMakesVirtualDirectoriesForCp(t *testing.T) {
 	if err := os.Mkdir(srv.Dir()+"/sig/ab", 0o755); !errors.Is(err, syscall.EEXIST) {
 		t.Errorf("mkdir of an existing hh: %v, want EEXIST", err)
 	}
-	e := entry(store.KindSig, "9a0b1c2d", "frank")
+	e := storefixture.Ent(store.KindSig, "9a0b1c2d", "frank")
 	src := filepath.Join(t.TempDir(), "s")
 	os.WriteFile(src, []byte("frank's"), 0o600)
 	run(t, "cp", src, obj+"/")
-	e2 := entry(store.KindSig, "9a0b1c2d", "s") // cp into a directory keeps the name
+	e2 := storefixture.Ent(store.KindSig, "9a0b1c2d", "s") // cp into a directory keeps the name
 	landed(t, f.st, e2, []byte("frank's"))
 	run(t, "cp", src, srv.path(e))
 	landed(t, f.st, e, []byte("frank's"))
@@ -300,7 +301,7 @@ func TestMkdirMakesVirtualDirectoriesForCp(t *testing.T) {
 func TestCloseIsEIOWhenThePutFails(t *testing.T) {
 	f, ix, srv, l := mountFixture(t, Options{})
 	ix.Close() // writes now fail with index.ErrClosed
-	e := entry(store.KindSig, "ab12cd34", "gina")
+	e := storefixture.Ent(store.KindSig, "ab12cd34", "gina")
 	err := os.WriteFile(srv.path(e), []byte("never lands"), 0o644)
 	if !errors.Is(err, syscall.EIO) {
 		t.Fatalf("close: %v, want EIO", err)
@@ -316,7 +317,7 @@ func TestCloseIsEIOWhenThePutFails(t *testing.T) {
 
 func TestSecondFlushOfTheSameFileWritesNothing(t *testing.T) {
 	f, _, srv, _ := mountFixture(t, Options{})
-	e := entry(store.KindSig, "ab12cd34", "hank")
+	e := storefixture.Ent(store.KindSig, "ab12cd34", "hank")
 	fh, err := os.Create(srv.path(e))
 	if err != nil {
 		t.Fatal(err)
@@ -328,7 +329,7 @@ func TestSecondFlushOfTheSameFileWritesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := delta(f.st, func() {
+	first := storefixture.Delta(f.st, func() {
 		if err := syscall.Close(dup); err != nil {
 			t.Errorf("first close: %v", err)
 		}
@@ -336,7 +337,7 @@ func TestSecondFlushOfTheSameFileWritesNothing(t *testing.T) {
 	if first.Put == 0 {
 		t.Fatalf("the first close wrote nothing: %v", first)
 	}
-	if second := delta(f.st, func() {
+	if second := storefixture.Delta(f.st, func() {
 		if err := fh.Close(); err != nil {
 			t.Errorf("second close: %v", err)
 		}
@@ -345,7 +346,7 @@ func TestSecondFlushOfTheSameFileWritesNothing(t *testing.T) {
 	}
 	landed(t, f.st, e, []byte("hank's"))
 	n := 0
-	for _, k := range journalKeys(t, f.st) {
+	for _, k := range storefixture.JournalKeys(t, f.st) {
 		if k == e.Key() {
 			n++
 		}
@@ -362,7 +363,7 @@ func TestConcurrentWritersAllLand(t *testing.T) {
 	for w := range writers {
 		wg.Go(func() {
 			for i := range each {
-				e := entry(store.KindSig, fmt.Sprintf("c%d%04x", w, i), fmt.Sprintf("w%d", w))
+				e := storefixture.Ent(store.KindSig, fmt.Sprintf("c%d%04x", w, i), fmt.Sprintf("w%d", w))
 				if err := os.MkdirAll(filepath.Dir(srv.path(e)), 0o755); err != nil {
 					t.Error(err)
 					return
@@ -374,10 +375,10 @@ func TestConcurrentWritersAllLand(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	keys := journalKeys(t, f.st)
+	keys := storefixture.JournalKeys(t, f.st)
 	for w := range writers {
 		for i := range each {
-			e := entry(store.KindSig, fmt.Sprintf("c%d%04x", w, i), fmt.Sprintf("w%d", w))
+			e := storefixture.Ent(store.KindSig, fmt.Sprintf("c%d%04x", w, i), fmt.Sprintf("w%d", w))
 			if !slices.Contains(keys, e.Key()) {
 				t.Errorf("no journal line for %s", e.Key())
 			}
@@ -413,14 +414,14 @@ func TestOwnWriteIsListedAtOnce(t *testing.T) {
 	for _, d := range dirs {
 		names(d) // the kernel caches these listings
 	}
-	judy := entry(store.KindSig, "ab12cd34", "judy")
+	judy := storefixture.Ent(store.KindSig, "ab12cd34", "judy")
 	if err := os.WriteFile(srv.path(judy), []byte("judy's"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(srv.Dir()+"/sig/ab/77", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	alice := entry(store.KindSig, "ab77", "alice")
+	alice := storefixture.Ent(store.KindSig, "ab77", "alice")
 	if err := os.WriteFile(srv.path(alice), []byte("alice's"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -433,7 +434,7 @@ func TestOwnWriteIsListedAtOnce(t *testing.T) {
 		}
 	}
 	// A create that fails leaves no name in the listing.
-	empty := entry(store.KindSig, "ab12cd34", "empty")
+	empty := storefixture.Ent(store.KindSig, "ab12cd34", "empty")
 	os.WriteFile(srv.path(empty), nil, 0o644)
 	waitENOENT(t, srv.path(empty))
 	if got := names("sig/ab/12cd34"); slices.Contains(got, "empty") {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -15,7 +16,7 @@ import (
 // (only the list is written: an open never reads the per-object keys).
 func benchStore(b *testing.B, n int) (*store.Store, GenReport) {
 	b.Helper()
-	st := newMem(b)
+	st := storefixture.NewMem(b)
 	rep, err := Generate(context.Background(), st, GenOptions{Entries: n, Seed: 42, Fold: true, SkipObjects: true})
 	if err != nil {
 		b.Fatal(err)
@@ -56,7 +57,7 @@ func heapPerEntry(b *testing.B, st *store.Store, n int) (float64, int64) {
 // sig/<hh>/<62 hex>/signer-NN with 16 signers: the keys of DESIGN §7.
 func sigStore(b *testing.B, n int) (*store.Store, int64) {
 	b.Helper()
-	st := newMem(b)
+	st := storefixture.NewMem(b)
 	rng := rand.New(rand.NewPCG(1, 1))
 	keys := make([]string, 0, n)
 	var text int64
@@ -82,7 +83,7 @@ func sigStore(b *testing.B, n int) (*store.Store, int64) {
 
 // benchKeys returns the entries of a folded store for lookups.
 func benchEntries(b *testing.B, n int) (*Index, []store.Entry) {
-	st := newMem(b)
+	st := storefixture.NewMem(b)
 	var es []store.Entry
 	_, err := Generate(context.Background(), st, GenOptions{Entries: n, Seed: 7, Fold: true, SkipObjects: true,
 		OnEntry: func(e store.Entry, _ string) { es = append(es, e) }})

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -34,9 +35,9 @@ func TestFileSymlinksAreMalformedNotFollowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	bob := ent(store.KindSig, objA, "bob")
-	putKeys(t, st, bob)
-	evil := ent(store.KindSig, objA, "evil")
+	bob := storefixture.Ent(store.KindSig, objA, "bob")
+	storefixture.PutEntries(t, st, bob)
+	evil := storefixture.Ent(store.KindSig, objA, "evil")
 	for target, link := range map[string]string{
 		filepath.Join(outside, "secret"): evil.Key(),           // a signer
 		outside:                          "sig/cd",             // an <hh> directory
@@ -58,7 +59,7 @@ func TestFileSymlinksAreMalformedNotFollowed(t *testing.T) {
 			t.Errorf("Stat(%s) = %+v, want not found", p, n)
 		}
 	}
-	for _, e := range []store.Entry{evil, ent(store.KindSig, "cdef01", "alice"), ent(store.KindSig, objB, "alice")} {
+	for _, e := range []store.Entry{evil, storefixture.Ent(store.KindSig, "cdef01", "alice"), storefixture.Ent(store.KindSig, objB, "alice")} {
 		if got, err := ix.ReadSig(ctx, e); err == nil || strings.Contains(string(got), "SECRET") || strings.Contains(string(got), "OUTSIDE") {
 			t.Errorf("ReadSig(%s) = %q, %v; want it refused", e.Key(), got, err)
 		}

@@ -10,6 +10,7 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/oxyfs/oxyfs/internal/blobtest"
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -66,9 +67,9 @@ func waitFor(t *testing.T, mu *sync.Mutex, cond func() bool) {
 
 func TestSharedSignatureReadOutlivesTheCallerWhoStartedIt(t *testing.T) {
 	st, drv := newHeldStore(t)
-	e := ent(store.KindSig, "abcd", "alice")
-	putKeys(t, st, e)
-	writeJournal(t, st, 0, e)
+	e := storefixture.Ent(store.KindSig, "abcd", "alice")
+	storefixture.PutEntries(t, st, e)
+	storefixture.WriteJournal(t, st, 0, e)
 	ix, err := Open(context.Background(), st, Options{Warn: func(string) {}, ReadAhead: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -93,10 +94,10 @@ func TestSharedSignatureReadOutlivesTheCallerWhoStartedIt(t *testing.T) {
 		t.Errorf("first caller, canceled: %q, %v; want context.Canceled", r.data, r.err)
 	}
 	close(h.release)
-	if r := <-r2; string(r.data) != "sig of "+e.Key() || r.err != nil {
+	if r := <-r2; string(r.data) != string(storefixture.SigBytes(e.Key())) || r.err != nil {
 		t.Errorf("second caller: %q, %v; want the signature", r.data, r.err)
 	}
-	if got, err := ix.ReadSig(context.Background(), e); string(got) != "sig of "+e.Key() || err != nil {
+	if got, err := ix.ReadSig(context.Background(), e); string(got) != string(storefixture.SigBytes(e.Key())) || err != nil {
 		t.Errorf("cached read: %q, %v", got, err)
 	}
 	h.mu.Lock()
@@ -108,9 +109,9 @@ func TestSharedSignatureReadOutlivesTheCallerWhoStartedIt(t *testing.T) {
 
 func TestSharedReadIsCanceledWhenEveryCallerHasGone(t *testing.T) {
 	st, drv := newHeldStore(t)
-	e := ent(store.KindSig, "abcd", "alice")
-	putKeys(t, st, e)
-	writeJournal(t, st, 0, e)
+	e := storefixture.Ent(store.KindSig, "abcd", "alice")
+	storefixture.PutEntries(t, st, e)
+	storefixture.WriteJournal(t, st, 0, e)
 	ix, err := Open(context.Background(), st, Options{Warn: func(string) {}, ReadAhead: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -138,15 +139,15 @@ func TestSharedReadIsCanceledWhenEveryCallerHasGone(t *testing.T) {
 	}
 	// The next caller starts a new read.
 	drv.SetHooks(blobtest.Hooks{})
-	if got, err := ix.ReadSig(context.Background(), e); string(got) != "sig of "+e.Key() || err != nil {
+	if got, err := ix.ReadSig(context.Background(), e); string(got) != string(storefixture.SigBytes(e.Key())) || err != nil {
 		t.Errorf("read after: %q, %v", got, err)
 	}
 }
 
 func TestSharedListingOutlivesTheCallerWhoStartedIt(t *testing.T) {
 	st, drv := newHeldStore(t)
-	e := ent(store.KindSig, "abcd", "alice")
-	putKeys(t, st, e) // no list: readers list the object's prefix
+	e := storefixture.Ent(store.KindSig, "abcd", "alice")
+	storefixture.PutEntries(t, st, e) // no list: readers list the object's prefix
 	ix, err := Open(context.Background(), st, Options{Warn: func(string) {}, ReadAhead: -1})
 	if err != nil {
 		t.Fatal(err)

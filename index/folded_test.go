@@ -15,6 +15,7 @@ import (
 	"gocloud.dev/blob/memblob"
 
 	"github.com/oxyfs/oxyfs/internal/blobtest"
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -27,22 +28,22 @@ const (
 
 func TestFoldedOpenCostsOneListAndListsPlusTwoGets(t *testing.T) {
 	ctx := context.Background()
-	st := newMem(t)
-	complete := []store.Entry{ent(store.KindSig, objA, "alice"), ent(store.KindSeal, objC, "s1")}
-	part1 := []store.Entry{ent(store.KindSig, objB, "bob")}
-	part2 := []store.Entry{ent(store.KindReceipt, objD, "runner-1")}
-	journal := []store.Entry{ent(store.KindApproval, objC, "carol"), ent(store.KindSig, objA, "dave")}
+	st := storefixture.NewMem(t)
+	complete := []store.Entry{storefixture.Ent(store.KindSig, objA, "alice"), storefixture.Ent(store.KindSeal, objC, "s1")}
+	part1 := []store.Entry{storefixture.Ent(store.KindSig, objB, "bob")}
+	part2 := []store.Entry{storefixture.Ent(store.KindReceipt, objD, "runner-1")}
+	journal := []store.Entry{storefixture.Ent(store.KindApproval, objC, "carol"), storefixture.Ent(store.KindSig, objA, "dave")}
 	all := slices.Concat(complete, part1, part2, journal)
-	putKeys(t, st, all...)
-	writeList(t, st, true, complete...)
-	writeList(t, st, false, part1...)
-	writeList(t, st, false, part2...)
-	old := writeList(t, st, true, ent(store.KindSig, objA, "retired-only"))
-	retire(t, st, old)
-	writeJournal(t, st, 0, journal...)
+	storefixture.PutEntries(t, st, all...)
+	storefixture.WriteEntryList(t, st, true, complete...)
+	storefixture.WriteEntryList(t, st, false, part1...)
+	storefixture.WriteEntryList(t, st, false, part2...)
+	old := storefixture.WriteEntryList(t, st, true, storefixture.Ent(store.KindSig, objA, "retired-only"))
+	storefixture.Retire(t, st, old)
+	storefixture.WriteJournal(t, st, 0, journal...)
 
 	ix, w := openIndex(t, st)
-	d := delta(st, func() {
+	d := storefixture.Delta(st, func() {
 		if err := ix.Load(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +63,7 @@ func TestFoldedOpenCostsOneListAndListsPlusTwoGets(t *testing.T) {
 		t.Fatalf("status %+v, warnings %v", s, w.all())
 	}
 	// Load is idempotent.
-	if d := delta(st, func() { ix.Load(ctx) }); d.Total() != 0 {
+	if d := storefixture.Delta(st, func() { ix.Load(ctx) }); d.Total() != 0 {
 		t.Fatalf("second Load sent %v", d)
 	}
 	n, err := ix.Stat(ctx, "sig/ab/"+objA[2:]+"/dave")
@@ -77,7 +78,7 @@ func TestFoldedOpenCostsOneListAndListsPlusTwoGets(t *testing.T) {
 
 func TestFoldedReaderNeverListsPrefixes(t *testing.T) {
 	ctx := context.Background()
-	st := newMem(t)
+	st := storefixture.NewMem(t)
 	var es []store.Entry
 	if _, err := Generate(ctx, st, GenOptions{Entries: 2000, Seed: 3, Fold: true, Legacy: 20,
 		OnEntry: func(e store.Entry, _ string) { es = append(es, e) }}); err != nil {
@@ -94,7 +95,7 @@ func TestFoldedReaderNeverListsPrefixes(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var walked []string
-	d := delta(st, func() {
+	d := storefixture.Delta(st, func() {
 		for i := 0; i < 10000; i++ {
 			e := es[rng.IntN(len(es))]
 			p := e.Key()
@@ -131,17 +132,17 @@ func TestFoldedReaderNeverListsPrefixes(t *testing.T) {
 
 func TestRetiredListNotRead(t *testing.T) {
 	ctx := context.Background()
-	st := newMem(t)
-	kept := ent(store.KindSig, objA, "alice")
-	gone := ent(store.KindSig, objB, "only-in-the-retired-list")
-	older := ent(store.KindSig, objC, "older-writer") // per-object key only
-	putKeys(t, st, kept, gone, older)
-	old := writeList(t, st, true, kept, gone)
-	writeList(t, st, true, kept)
-	retire(t, st, old)
+	st := storefixture.NewMem(t)
+	kept := storefixture.Ent(store.KindSig, objA, "alice")
+	gone := storefixture.Ent(store.KindSig, objB, "only-in-the-retired-list")
+	older := storefixture.Ent(store.KindSig, objC, "older-writer") // per-object key only
+	storefixture.PutEntries(t, st, kept, gone, older)
+	old := storefixture.WriteEntryList(t, st, true, kept, gone)
+	storefixture.WriteEntryList(t, st, true, kept)
+	storefixture.Retire(t, st, old)
 
 	ix, _ := openIndex(t, st)
-	d := delta(st, func() {
+	d := storefixture.Delta(st, func() {
 		if err := ix.Load(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +172,7 @@ func zstdText(t *testing.T, text string) []byte {
 }
 
 func TestCorruptListFallsBackToPrefixListing(t *testing.T) {
-	a, b := ent(store.KindSig, objA, "alice"), ent(store.KindSeal, objC, "s1")
+	a, b := storefixture.Ent(store.KindSig, objA, "alice"), storefixture.Ent(store.KindSeal, objC, "s1")
 	cases := map[string][]byte{
 		"not zstd":   []byte("this is not a zstd stream"),
 		"bad header": zstdText(t, "oxy-entries 2\n"+a.Key()+"\n"),
@@ -181,8 +182,8 @@ func TestCorruptListFallsBackToPrefixListing(t *testing.T) {
 	for name, data := range cases {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			st := newMem(t)
-			putKeys(t, st, a, b)
+			st := storefixture.NewMem(t)
+			storefixture.PutEntries(t, st, a, b)
 			if err := st.Put(ctx, store.EntryListName(strings.Repeat("ab", 32), true), data); err != nil {
 				t.Fatal(err)
 			}
@@ -201,7 +202,7 @@ func TestCorruptListFallsBackToPrefixListing(t *testing.T) {
 				t.Fatalf("warnings: %q", ws)
 			}
 			var got []string
-			d := delta(st, func() { got = walkEntries(t, ix) })
+			d := storefixture.Delta(st, func() { got = walkEntries(t, ix) })
 			if want := keysOf([]store.Entry{a, b}); !slices.Equal(got, want) {
 				t.Fatalf("tree %v, want %v", got, want)
 			}
@@ -221,8 +222,8 @@ func TestCorruptListFallsBackToPrefixListing(t *testing.T) {
 
 func TestMalformedKeySkippedAndReported(t *testing.T) {
 	ctx := context.Background()
-	st := newMem(t)
-	good := []store.Entry{ent(store.KindSig, objA, "alice"), ent(store.KindCert, objC, "k1")}
+	st := storefixture.NewMem(t)
+	good := []store.Entry{storefixture.Ent(store.KindSig, objA, "alice"), storefixture.Ent(store.KindCert, objC, "k1")}
 	keys := []string{
 		"bogus/ab/cdef/x",   // unknown kind
 		good[1].Key(),       // cert/...
@@ -240,8 +241,8 @@ func TestMalformedKeySkippedAndReported(t *testing.T) {
 	if err := st.Put(ctx, store.EntryListName(id, true), data); err != nil {
 		t.Fatal(err)
 	}
-	j := ent(store.KindSeal, objD, "s")
-	writeJournalText(t, st, "0 "+j.Key()+"\n0 sig/zz/0000/x\nnot a line\n")
+	j := storefixture.Ent(store.KindSeal, objD, "s")
+	storefixture.WriteJournalText(t, st, "0 "+j.Key()+"\n0 sig/zz/0000/x\nnot a line\n")
 	ix, w := openIndex(t, st)
 	if err := ix.Load(ctx); err != nil {
 		t.Fatal(err)
@@ -263,9 +264,9 @@ func TestMalformedKeySkippedAndReported(t *testing.T) {
 }
 
 func TestPutBeforeLoadAndStatusBeforeLoad(t *testing.T) {
-	st := newMem(t)
+	st := storefixture.NewMem(t)
 	ix, _ := openIndex(t, st)
-	if d := delta(st, func() { ix.Status() }); d.Total() != 0 {
+	if d := storefixture.Delta(st, func() { ix.Status() }); d.Total() != 0 {
 		t.Fatalf("Status sent %v", d)
 	}
 	if s := ix.Status(); s.Loaded {
@@ -291,9 +292,9 @@ func TestListGoneRereadsSnapshotThenFallsBack(t *testing.T) {
 	}})
 	st := store.New(blob.NewBucket(drv), "mem", "", store.Options{Layout: store.LayoutBucket})
 	defer st.Close()
-	a := ent(store.KindSig, objA, "alice")
-	putKeys(t, st, a)
-	writeList(t, st, true, a)
+	a := storefixture.Ent(store.KindSig, objA, "alice")
+	storefixture.PutEntries(t, st, a)
+	storefixture.WriteEntryList(t, st, true, a)
 	if err := st.Put(ctx, store.LegacyFoldedMarker, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +302,7 @@ func TestListGoneRereadsSnapshotThenFallsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	ix, w := openIndex(t, st)
-	d := delta(st, func() {
+	d := storefixture.Delta(st, func() {
 		if err := ix.Load(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -8,29 +8,14 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
-
-// newMem opens a fresh in-memory bucket store.
-func newMem(t testing.TB) *store.Store {
-	t.Helper()
-	st, err := store.Open(context.Background(), "mem://", store.Options{Layout: store.LayoutBucket})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
 
 // newFile opens a fresh file:// store in a temporary directory.
 func newFile(t testing.TB, layout store.Layout) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), "file://"+t.TempDir(), store.Options{Layout: layout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
+	return storefixture.Open(t, "file://"+t.TempDir(), store.Options{Layout: layout})
 }
 
 // otherHandle opens a second handle on the same bucket: another writer.
@@ -61,85 +46,6 @@ func openIndex(t testing.TB, st *store.Store) (*Index, *warnings) {
 	}
 	t.Cleanup(func() { ix.Close() })
 	return ix, w
-}
-
-// delta runs fn and returns the requests it sent.
-func delta(st *store.Store, fn func()) store.Counts {
-	before := st.Counts()
-	fn()
-	return st.Counts().Sub(before)
-}
-
-// put writes raw per-object keys (uncounted concerns aside) as a writer does.
-func putKeys(t testing.TB, st *store.Store, es ...store.Entry) {
-	t.Helper()
-	for _, e := range es {
-		var data []byte
-		if e.Kind == store.KindSig {
-			data = []byte("sig of " + e.Key())
-		}
-		if err := st.Put(context.Background(), e.Key(), data); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// writeList writes a list of the entries' keys; it returns its name.
-func writeList(t testing.TB, st *store.Store, complete bool, es ...store.Entry) string {
-	t.Helper()
-	keys := make([]string, len(es))
-	for i, e := range es {
-		keys[i] = e.Key()
-	}
-	id, data, err := store.EncodeEntryList(keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := store.EntryListName(id, complete)
-	if err := st.Put(context.Background(), name, data); err != nil {
-		t.Fatal(err)
-	}
-	return name
-}
-
-// writeJournal replaces the journal with lines naming the entries (folded at
-// foldedAt, 0 = unfolded).
-func writeJournal(t testing.TB, st *store.Store, foldedAt int64, es ...store.Entry) {
-	t.Helper()
-	lines := make([]store.JournalLine, len(es))
-	for i, e := range es {
-		lines[i] = store.JournalLine{FoldedAt: foldedAt, Key: e.Key()}
-	}
-	writeJournalText(t, st, string(store.FormatJournal(lines)))
-}
-
-func writeJournalText(t testing.TB, st *store.Store, text string) {
-	t.Helper()
-	_, err := st.UpdateRecord(context.Background(), store.JournalKey, func([]byte, bool) ([]byte, error) {
-		return []byte(text), nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// retire writes the retired record naming keys.
-func retire(t testing.TB, st *store.Store, keys ...string) {
-	t.Helper()
-	lines := make([]store.RetiredLine, len(keys))
-	for i, k := range keys {
-		lines[i] = store.RetiredLine{RetiredAt: 1, Key: k}
-	}
-	_, err := st.UpdateRecord(context.Background(), store.RetiredKey, func([]byte, bool) ([]byte, error) {
-		return store.FormatRetired(lines), nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func ent(kind store.Kind, obj, val string) store.Entry {
-	return store.Entry{Kind: kind, Object: obj, Value: val}
 }
 
 // names returns the nodes' names.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -29,7 +30,7 @@ func genStore(t *testing.T, st *store.Store, g GenOptions) []string {
 }
 
 func TestFSFolded(t *testing.T) {
-	st := newMem(t)
+	st := storefixture.NewMem(t)
 	paths := genStore(t, st, GenOptions{Entries: 300, Seed: 11, Fold: true, Signers: 4})
 	ix, _ := openIndex(t, st)
 	if err := fstest.TestFS(ix.FS(), paths...); err != nil {
@@ -41,7 +42,7 @@ func TestFSFolded(t *testing.T) {
 }
 
 func TestFSUnfolded(t *testing.T) {
-	st := newMem(t)
+	st := storefixture.NewMem(t)
 	paths := genStore(t, st, GenOptions{Entries: 150, Unjournaled: 20, Legacy: 10, Seed: 12, Signers: 4})
 	ix, _ := openIndex(t, st)
 	if err := fstest.TestFS(ix.FS(), paths...); err != nil {
@@ -87,11 +88,11 @@ func TestFSSymlinks(t *testing.T) {
 		t.Fatalf("Lstat %v %v", li, err)
 	}
 	fi, err := fs.Stat(fsys, link)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len("sig of "+a.Key())) || fi.Name() != objA {
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len(storefixture.SigBytes(a.Key()))) || fi.Name() != objA {
 		t.Fatalf("Stat %v %v", fi, err)
 	}
 	data, err := fs.ReadFile(fsys, link)
-	if err != nil || string(data) != "sig of "+a.Key() {
+	if err != nil || string(data) != string(storefixture.SigBytes(a.Key())) {
 		t.Fatalf("ReadFile %q %v", data, err)
 	}
 	if _, err := fs.ReadLink(fsys, a.Key()); err == nil {

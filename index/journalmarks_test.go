@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -86,16 +87,16 @@ func sameAsAFreshOpen(t *testing.T, ix *Index, st *store.Store) {
 // shows, for no request more than a refresh that reads one new list.
 func TestRefreshWithAnUnchangedJournalAndNewListsShowsAFreshOpen(t *testing.T) {
 	ctx := context.Background()
-	st := newMem(t)
-	a := ent(store.KindSig, objA, "alice")  // in both lists, no line
-	b := ent(store.KindSig, objB, "bob")    // in the first list, one folded line
-	c := ent(store.KindSeal, objC, "s1")    // one unfolded line, in no list
-	d := ent(store.KindReceipt, objD, "r1") // one folded line, in no list
-	e := ent(store.KindSig, objA, "carol")  // replaced: a folded and an unfolded line, in no list
-	f := ent(store.KindCert, objC, "k1")    // only in the second list
-	putKeys(t, st, a, b, c, d, e, f)
-	first := writeList(t, st, true, a, b)
-	writeJournalText(t, st, string(store.FormatJournal([]store.JournalLine{
+	st := storefixture.NewMem(t)
+	a := storefixture.Ent(store.KindSig, objA, "alice")  // in both lists, no line
+	b := storefixture.Ent(store.KindSig, objB, "bob")    // in the first list, one folded line
+	c := storefixture.Ent(store.KindSeal, objC, "s1")    // one unfolded line, in no list
+	d := storefixture.Ent(store.KindReceipt, objD, "r1") // one folded line, in no list
+	e := storefixture.Ent(store.KindSig, objA, "carol")  // replaced: a folded and an unfolded line, in no list
+	f := storefixture.Ent(store.KindCert, objC, "k1")    // only in the second list
+	storefixture.PutEntries(t, st, a, b, c, d, e, f)
+	first := storefixture.WriteEntryList(t, st, true, a, b)
+	storefixture.WriteJournalText(t, st, string(store.FormatJournal([]store.JournalLine{
 		{FoldedAt: 5, Key: b.Key()}, {Key: c.Key()}, {FoldedAt: 5, Key: d.Key()},
 		{FoldedAt: 5, Key: e.Key()}, {Key: e.Key()},
 	})))
@@ -111,9 +112,9 @@ func TestRefreshWithAnUnchangedJournalAndNewListsShowsAFreshOpen(t *testing.T) {
 	}
 	journal := readRecord(t, st, store.JournalKey)
 
-	writeList(t, st, true, a, f)
-	retire(t, st, first)
-	d2 := delta(st, func() {
+	storefixture.WriteEntryList(t, st, true, a, f)
+	storefixture.Retire(t, st, first)
+	d2 := storefixture.Delta(st, func() {
 		if err := reader.Refresh(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -139,13 +140,13 @@ func TestRefreshWithAnUnchangedJournalAndNewListsShowsAFreshOpen(t *testing.T) {
 	if err := st.Put(ctx, e.Key(), []byte("v3")); err != nil {
 		t.Fatal(err)
 	}
-	writeJournalText(t, st, string(journal)+string(store.FormatJournal([]store.JournalLine{{Key: e.Key()}})))
+	storefixture.WriteJournalText(t, st, string(journal)+string(store.FormatJournal([]store.JournalLine{{Key: e.Key()}})))
 	if err := reader.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
 	sameAsAFreshOpen(t, reader, st)
-	d2 = delta(st, func() {
-		if got, err := reader.ReadSig(ctx, b); err != nil || string(got) != "sig of "+b.Key() {
+	d2 = storefixture.Delta(st, func() {
+		if got, err := reader.ReadSig(ctx, b); err != nil || string(got) != string(storefixture.SigBytes(b.Key())) {
 			t.Fatalf("read of b: %q %v", got, err)
 		}
 		if got, err := reader.ReadSig(ctx, e); err != nil || string(got) != "v3" {
@@ -164,11 +165,11 @@ func TestRefreshWithAnUnchangedJournalAndNewListsShowsAFreshOpen(t *testing.T) {
 // must hold them.
 func TestRefreshFromPrefixModeWithAnUnchangedJournal(t *testing.T) {
 	ctx := context.Background()
-	st := newMem(t)
-	a := ent(store.KindSig, objA, "alice")
-	b := ent(store.KindSeal, objC, "s1")
-	putKeys(t, st, a, b)
-	writeJournal(t, st, 5, a, b)
+	st := storefixture.NewMem(t)
+	a := storefixture.Ent(store.KindSig, objA, "alice")
+	b := storefixture.Ent(store.KindSeal, objC, "s1")
+	storefixture.PutEntries(t, st, a, b)
+	storefixture.WriteJournal(t, st, 5, a, b)
 	reader, _ := openIndex(t, st)
 	if err := reader.Load(ctx); err != nil {
 		t.Fatal(err)
@@ -176,7 +177,7 @@ func TestRefreshFromPrefixModeWithAnUnchangedJournal(t *testing.T) {
 	if s := reader.Status(); s.Mode != ModePrefixListing {
 		t.Fatalf("mode %s", s.Mode)
 	}
-	writeList(t, st, true, a)
+	storefixture.WriteEntryList(t, st, true, a)
 	if err := reader.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -199,12 +200,12 @@ func TestAFoldedLineWhoseKeyIsInAListCostsOneBit(t *testing.T) {
 	ctx := context.Background()
 	const n = 20000
 	var keys []string
-	clean := newMem(t)
+	clean := storefixture.NewMem(t)
 	if _, err := Generate(ctx, clean, GenOptions{Entries: n, Seed: 3, Fold: true, SkipObjects: true,
 		OnEntry: func(e store.Entry, _ string) { keys = append(keys, e.Key()) }}); err != nil {
 		t.Fatal(err)
 	}
-	folded := newMem(t)
+	folded := storefixture.NewMem(t)
 	sn, err := clean.ReadSnapshot(ctx)
 	if err != nil || len(sn.Lists) != 1 {
 		t.Fatalf("%v %v", sn, err)
@@ -220,7 +221,7 @@ func TestAFoldedLineWhoseKeyIsInAListCostsOneBit(t *testing.T) {
 	for i, k := range keys {
 		lines[i] = store.JournalLine{FoldedAt: time.Now().UnixMilli(), Key: k}
 	}
-	writeJournalText(t, folded, string(store.FormatJournal(lines)))
+	storefixture.WriteJournalText(t, folded, string(store.FormatJournal(lines)))
 
 	kept := func(st *store.Store) (*Index, int64) {
 		var m0, m1 runtime.MemStats

@@ -5,6 +5,8 @@ import (
 	"math"
 	"runtime/debug"
 	"testing"
+
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 )
 
 func TestMemorySettingsUnderALimit(t *testing.T) {
@@ -46,7 +48,7 @@ func TestMemorySettingsUnderALimit(t *testing.T) {
 func TestOpenSizesTheCacheByTheMemoryLimit(t *testing.T) {
 	old := debug.SetMemoryLimit(128 << 20)
 	defer debug.SetMemoryLimit(old)
-	st := newMem(t)
+	st := storefixture.NewMem(t)
 	ix, err := Open(context.Background(), st, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -233,7 +234,7 @@ func TestInodesStable(t *testing.T) {
 func TestGenerateDeterministic(t *testing.T) {
 	ctx := context.Background()
 	list := func(g GenOptions) []string {
-		st := newMem(t)
+		st := storefixture.NewMem(t)
 		if _, err := Generate(ctx, st, g); err != nil {
 			t.Fatal(err)
 		}
@@ -258,7 +259,7 @@ func TestGenerateDeterministic(t *testing.T) {
 	}
 	g.Fold = true
 	var rep GenReport
-	st := newMem(t)
+	st := storefixture.NewMem(t)
 	rep, err := Generate(ctx, st, g)
 	if err != nil || rep.List == "" || !rep.Marker || rep.JournalLines != 0 || rep.ListEntries != rep.Entries+rep.LegacyEntries {
 		t.Fatalf("fold report %+v %v", rep, err)

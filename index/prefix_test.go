@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -22,19 +23,19 @@ func mustReadDir(t *testing.T, ix *Index, dir string) []string {
 
 func TestUnfoldedStoreListsPerObjectPrefix(t *testing.T) {
 	ctx := context.Background()
-	st := newMem(t)
-	a1, a2 := ent(store.KindSig, objA, "alice"), ent(store.KindSig, objA, "bob")
-	b1 := ent(store.KindSig, objB, "carol")
-	c1 := ent(store.KindSeal, objC, "s1")
-	older := ent(store.KindSig, objC, "older-writer") // per-object key only
-	journalOnly := ent(store.KindSig, objD, "journal-only")
-	putKeys(t, st, a1, a2, b1, c1, older)
-	writeJournal(t, st, 0, a1, a2, b1, c1, journalOnly)
+	st := storefixture.NewMem(t)
+	a1, a2 := storefixture.Ent(store.KindSig, objA, "alice"), storefixture.Ent(store.KindSig, objA, "bob")
+	b1 := storefixture.Ent(store.KindSig, objB, "carol")
+	c1 := storefixture.Ent(store.KindSeal, objC, "s1")
+	older := storefixture.Ent(store.KindSig, objC, "older-writer") // per-object key only
+	journalOnly := storefixture.Ent(store.KindSig, objD, "journal-only")
+	storefixture.PutEntries(t, st, a1, a2, b1, c1, older)
+	storefixture.WriteJournal(t, st, 0, a1, a2, b1, c1, journalOnly)
 	if err := st.Put(ctx, store.LegacyFoldedMarker, nil); err != nil {
 		t.Fatal(err)
 	}
 	ix, _ := openIndex(t, st)
-	if d := delta(st, func() { ix.Load(ctx) }); d != (store.Counts{List: 1, Get: 2}) {
+	if d := storefixture.Delta(st, func() { ix.Load(ctx) }); d != (store.Counts{List: 1, Get: 2}) {
 		t.Fatalf("open sent %v, want 1 LIST + 2 GET", d)
 	}
 	if s := ix.Status(); s.Mode != ModePrefixListing || s.Folded || s.LegacyRead {
@@ -42,7 +43,7 @@ func TestUnfoldedStoreListsPerObjectPrefix(t *testing.T) {
 	}
 	check := func(what string, want store.Counts, fn func()) {
 		t.Helper()
-		if d := delta(st, fn); d != want {
+		if d := storefixture.Delta(st, fn); d != want {
 			t.Fatalf("%s sent %v, want %v", what, d, want)
 		}
 	}
@@ -96,9 +97,9 @@ func TestUnfoldedStoreListsPerObjectPrefix(t *testing.T) {
 
 func TestLegacyListsReadUntilMarker(t *testing.T) {
 	ctx := context.Background()
-	st := newMem(t)
-	both := ent(store.KindSig, objA, "alice") // per-object key and legacy line
-	putKeys(t, st, both)
+	st := storefixture.NewMem(t)
+	both := storefixture.Ent(store.KindSig, objA, "alice") // per-object key and legacy line
+	storefixture.PutEntries(t, st, both)
 	legacySigs := store.FormatLegacySigs([]store.LegacySig{{Signer: "alice", Sig: []byte("old alice")}, {Signer: "zed", Sig: []byte("zed's sig")}})
 	for key, data := range map[string][]byte{
 		store.LegacyKey(store.KindSig, objA):  legacySigs,
@@ -116,7 +117,7 @@ func TestLegacyListsReadUntilMarker(t *testing.T) {
 		t.Fatalf("status %+v", s)
 	}
 	var nodes []Node
-	d := delta(st, func() {
+	d := storefixture.Delta(st, func() {
 		var err error
 		if nodes, err = ix.ReadDir(ctx, objectPath(store.KindSig, objA)); err != nil {
 			t.Fatal(err)
@@ -130,7 +131,7 @@ func TestLegacyListsReadUntilMarker(t *testing.T) {
 		t.Fatalf("nodes %+v", nodes)
 	}
 	// Legacy bytes come from the legacy list; a per-object key wins.
-	d = delta(st, func() {
+	d = storefixture.Delta(st, func() {
 		if b, err := ix.ReadSig(ctx, nodes[1].Entry); err != nil || string(b) != "zed's sig" {
 			t.Fatalf("legacy sig %q %v", b, err)
 		}
@@ -138,7 +139,7 @@ func TestLegacyListsReadUntilMarker(t *testing.T) {
 	if d.Total() != 0 {
 		t.Fatalf("reading a legacy signature sent %v", d)
 	}
-	if b, err := ix.ReadSig(ctx, both); err != nil || string(b) != "sig of "+both.Key() {
+	if b, err := ix.ReadSig(ctx, both); err != nil || string(b) != string(storefixture.SigBytes(both.Key())) {
 		t.Fatalf("per-object sig %q %v", b, err)
 	}
 	if got := walkEntries(t, ix); !slices.Equal(got, []string{
@@ -159,7 +160,7 @@ func TestLegacyListsReadUntilMarker(t *testing.T) {
 	if ix.Status().LegacyRead {
 		t.Fatal("legacy still read after the marker")
 	}
-	d = delta(st, func() {
+	d = storefixture.Delta(st, func() {
 		if got := mustReadDir(t, ix, objectPath(store.KindSig, objA)); !slices.Equal(got, []string{"alice"}) {
 			t.Fatalf("object after marker: %v", got)
 		}
@@ -171,16 +172,16 @@ func TestLegacyListsReadUntilMarker(t *testing.T) {
 
 func TestFoldedReaderIgnoresLegacyLists(t *testing.T) {
 	ctx := context.Background()
-	st := newMem(t)
-	a := ent(store.KindSig, objA, "alice")
-	putKeys(t, st, a)
-	writeList(t, st, true, a)
+	st := storefixture.NewMem(t)
+	a := storefixture.Ent(store.KindSig, objA, "alice")
+	storefixture.PutEntries(t, st, a)
+	storefixture.WriteEntryList(t, st, true, a)
 	if err := st.Put(ctx, store.LegacyKey(store.KindSig, objB), store.FormatLegacySigs([]store.LegacySig{{Signer: "x", Sig: []byte{1}}})); err != nil {
 		t.Fatal(err)
 	}
 	ix, _ := openIndex(t, st)
 	var got []string
-	d := delta(st, func() { got = walkEntries(t, ix) })
+	d := storefixture.Delta(st, func() { got = walkEntries(t, ix) })
 	if d != (store.Counts{List: 1, Get: 3}) || !slices.Equal(got, []string{a.Key()}) {
 		t.Fatalf("sent %v, tree %v", d, got)
 	}
@@ -189,10 +190,10 @@ func TestFoldedReaderIgnoresLegacyLists(t *testing.T) {
 func TestDirectoryLayoutListsPrefixes(t *testing.T) {
 	ctx := context.Background()
 	st := newFile(t, store.LayoutDirectory)
-	a, b := ent(store.KindSig, objA, "alice"), ent(store.KindAccepted, objD, "att")
-	putKeys(t, st, a, b)
+	a, b := storefixture.Ent(store.KindSig, objA, "alice"), storefixture.Ent(store.KindAccepted, objD, "att")
+	storefixture.PutEntries(t, st, a, b)
 	ix, _ := openIndex(t, st)
-	if d := delta(st, func() { ix.Load(ctx) }); d != (store.Counts{Head: 1}) {
+	if d := storefixture.Delta(st, func() { ix.Load(ctx) }); d != (store.Counts{Head: 1}) {
 		t.Fatalf("open of a directory sent %v, want one HEAD of the marker", d)
 	}
 	if s := ix.Status(); s.Mode != ModeDirectory || !s.LegacyRead {
@@ -202,8 +203,8 @@ func TestDirectoryLayoutListsPrefixes(t *testing.T) {
 		t.Fatalf("tree %v", got)
 	}
 	// A write in a directory has no journal: just the key.
-	c := ent(store.KindSig, objC, "carol")
-	d := delta(st, func() {
+	c := storefixture.Ent(store.KindSig, objC, "carol")
+	d := storefixture.Delta(st, func() {
 		if err := ix.Put(ctx, c, []byte("sig")); err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -77,7 +78,7 @@ func TestReadAheadSendsOneGetPerSignatureInOrder(t *testing.T) {
 	st, lb, sigs := sigFixture(t, 600, time.Millisecond)
 	ix := openWith(t, st, Options{})
 	lb.peak.Store(0)
-	d := delta(st, func() {
+	d := storefixture.Delta(st, func() {
 		catAll(t, ix, sigs)
 		ix.Close() // waits for read-ahead: nothing may still be in flight
 	})
@@ -101,7 +102,7 @@ func TestReadAheadOffSendsOneGetPerSignatureOneAtATime(t *testing.T) {
 	st, lb, sigs := sigFixture(t, 200, 0)
 	ix := openWith(t, st, Options{ReadAhead: -1})
 	lb.peak.Store(0)
-	d := delta(st, func() { catAll(t, ix, sigs) })
+	d := storefixture.Delta(st, func() { catAll(t, ix, sigs) })
 	if d != (store.Counts{Get: int64(len(sigs))}) || lb.peak.Load() != 1 {
 		t.Fatalf("sent %v, peak %d in flight", d, lb.peak.Load())
 	}
@@ -113,7 +114,7 @@ func TestReadDirAndStatFetchNothingAhead(t *testing.T) {
 	st, _, sigs := sigFixture(t, 300, 0)
 	ix := openWith(t, st, Options{})
 	ctx := context.Background()
-	d := delta(st, func() {
+	d := storefixture.Delta(st, func() {
 		err := fs.WalkDir(ix.FS(), ".", func(p string, de fs.DirEntry, err error) error {
 			if err != nil {
 				return err
@@ -146,7 +147,7 @@ func TestReadDirAndStatFetchNothingAhead(t *testing.T) {
 func TestReadAheadStaysWithinTheCache(t *testing.T) {
 	st, _, sigs := sigFixture(t, 400, 0)
 	ix := openWith(t, st, Options{SigCacheBytes: 8 << 10, ReadAhead: 1000})
-	d := delta(st, func() {
+	d := storefixture.Delta(st, func() {
 		catAll(t, ix, sigs)
 		ix.Close()
 	})
@@ -201,7 +202,7 @@ func TestCloseCancelsReadAhead(t *testing.T) {
 		t.Fatal("reader waiting on a cancelled read-ahead GET never returned")
 	}
 	lb.releaseGets()
-	d := delta(st, func() {
+	d := storefixture.Delta(st, func() {
 		if _, err := ix.ReadSig(ctx, sigs[2]); err != nil {
 			t.Fatal(err)
 		}
@@ -222,7 +223,7 @@ func TestReadAheadGrowsInFlightWhenTheWireIsTheBound(t *testing.T) {
 	st, lb, sigs := sigFixture(t, 1500, 20*time.Millisecond)
 	ix := openWith(t, st, Options{})
 	lb.peak.Store(0)
-	d := delta(st, func() {
+	d := storefixture.Delta(st, func() {
 		catAll(t, ix, sigs)
 		ix.Close()
 	})

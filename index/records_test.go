@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"testing"
 
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -29,19 +30,19 @@ func listTextOf(t *testing.T, st *store.Store, name string) int64 {
 // that finds them unchanged keeps it.
 func TestRecordsAreTheViewsText(t *testing.T) {
 	ctx := context.Background()
-	st := newMem(t)
-	a, b := ent(store.KindSig, "ab12", "alice"), ent(store.KindSeal, "cd34", "change-1")
-	putKeys(t, st, a, b)
-	list := writeList(t, st, true, a)
+	st := storefixture.NewMem(t)
+	a, b := storefixture.Ent(store.KindSig, "ab12", "alice"), storefixture.Ent(store.KindSeal, "cd34", "change-1")
+	storefixture.PutEntries(t, st, a, b)
+	list := storefixture.WriteEntryList(t, st, true, a)
 	journal := "0 " + b.Key() + "\nnot a line\n"
-	writeJournalText(t, st, journal)
-	retire(t, st, "pack-gone")
+	storefixture.WriteJournalText(t, st, journal)
+	storefixture.Retire(t, st, "pack-gone")
 	ix, _ := openIndex(t, st)
 	if err := ix.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
 	var j, r string
-	if d := delta(st, func() {
+	if d := storefixture.Delta(st, func() {
 		var err error
 		if j, r, err = ix.Records(ctx); err != nil {
 			t.Fatal(err)
@@ -58,7 +59,7 @@ func TestRecordsAreTheViewsText(t *testing.T) {
 	if j, _, _ := ix.Records(ctx); j != journal {
 		t.Errorf("after a refresh that changed nothing: %q", j)
 	}
-	writeJournalText(t, st, journal+"0 "+a.Key()+"\n")
+	storefixture.WriteJournalText(t, st, journal+"0 "+a.Key()+"\n")
 	if j, _, _ := ix.Records(ctx); j != journal {
 		t.Errorf("before the refresh: %q, want the view's", j)
 	}
@@ -80,20 +81,20 @@ func TestRecordsAreTheViewsText(t *testing.T) {
 func TestRecordsOfALongJournalAreReadAgain(t *testing.T) {
 	ctx := context.Background()
 	defer func(n int) { maxKeptJournalText = n }(maxKeptJournalText)
-	st := newMem(t)
-	a, b := ent(store.KindSig, "ab12", "alice"), ent(store.KindSeal, "cd34", "change-1")
-	putKeys(t, st, a, b)
-	writeList(t, st, true, a)
+	st := storefixture.NewMem(t)
+	a, b := storefixture.Ent(store.KindSig, "ab12", "alice"), storefixture.Ent(store.KindSeal, "cd34", "change-1")
+	storefixture.PutEntries(t, st, a, b)
+	storefixture.WriteEntryList(t, st, true, a)
 	journal := "0 " + b.Key() + "\n"
 	maxKeptJournalText = len(journal) - 1
-	writeJournalText(t, st, journal)
+	storefixture.WriteJournalText(t, st, journal)
 	ix, _ := openIndex(t, st)
 	if err := ix.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for _, step := range []string{"after the open", "after a refresh that changed nothing"} {
 		var j string
-		if d := delta(st, func() {
+		if d := storefixture.Delta(st, func() {
 			var err error
 			if j, _, err = ix.Records(ctx); err != nil {
 				t.Fatal(err)
@@ -110,7 +111,7 @@ func TestRecordsOfALongJournalAreReadAgain(t *testing.T) {
 	}
 	maxKeptJournalText = 1 << 20
 	longer := journal + "0 " + a.Key() + "\n"
-	writeJournalText(t, st, longer)
+	storefixture.WriteJournalText(t, st, longer)
 	if j, _, _ := ix.Records(ctx); j != longer {
 		t.Errorf("a journal the view does not keep is the store's: %q, want %q", j, longer)
 	}
@@ -118,7 +119,7 @@ func TestRecordsOfALongJournalAreReadAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	var j string
-	if d := delta(st, func() { j, _, _ = ix.Records(ctx) }); d.Total() != 0 || j != longer {
+	if d := storefixture.Delta(st, func() { j, _, _ = ix.Records(ctx) }); d.Total() != 0 || j != longer {
 		t.Errorf("a short journal again: Records = %q sending %v, want %q and nothing", j, d, longer)
 	}
 }
@@ -129,10 +130,10 @@ func TestRecordsOfALongJournalAreReadAgain(t *testing.T) {
 // drops the list; a name that is not a live list does not exist.
 func TestListTextSizeOfAnUnreadListIsOneGetOnce(t *testing.T) {
 	ctx := context.Background()
-	st := newMem(t)
-	a := ent(store.KindSig, "ab12", "alice")
-	putKeys(t, st, a)
-	partial := writeList(t, st, false, a)
+	st := storefixture.NewMem(t)
+	a := storefixture.Ent(store.KindSig, "ab12", "alice")
+	storefixture.PutEntries(t, st, a)
+	partial := storefixture.WriteEntryList(t, st, false, a)
 	ix, _ := openIndex(t, st)
 	if err := ix.Load(ctx); err != nil {
 		t.Fatal(err)
@@ -145,7 +146,7 @@ func TestListTextSizeOfAnUnreadListIsOneGetOnce(t *testing.T) {
 	}
 	want := listTextOf(t, st, partial)
 	var n int64
-	if d := delta(st, func() {
+	if d := storefixture.Delta(st, func() {
 		var err error
 		if n, err = ix.ListTextSize(ctx, partial); err != nil {
 			t.Fatal(err)
@@ -153,7 +154,7 @@ func TestListTextSizeOfAnUnreadListIsOneGetOnce(t *testing.T) {
 	}); n != want || d.Get != 1 || d.Total() != 1 {
 		t.Errorf("ListTextSize = %d, sent %v; want %d, 1 GET", n, d, want)
 	}
-	if d := delta(st, func() { n, _ = ix.ListTextSize(ctx, partial) }); n != want || d.Total() != 0 {
+	if d := storefixture.Delta(st, func() { n, _ = ix.ListTextSize(ctx, partial) }); n != want || d.Total() != 0 {
 		t.Errorf("again: %d, sent %v", n, d)
 	}
 	if data, size, err := ix.ReadList(ctx, partial); err != nil || size != want || len(data) == 0 {
@@ -164,7 +165,7 @@ func TestListTextSizeOfAnUnreadListIsOneGetOnce(t *testing.T) {
 			t.Errorf("ListTextSize(%s) = %v, want ErrNotExist", name, err)
 		}
 	}
-	retire(t, st, partial)
+	storefixture.Retire(t, st, partial)
 	if err := ix.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}

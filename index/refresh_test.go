@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/fold"
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -28,15 +29,11 @@ func newRefreshFixture(t *testing.T) *refreshFixture {
 	t.Helper()
 	ctx := context.Background()
 	clk := store.NewFakeClock(1_700_000_000_000)
-	base, err := store.Open(ctx, "mem://", store.Options{Layout: store.LayoutBucket, Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { base.Close() })
+	base := storefixture.Open(t, "mem://", store.Options{Layout: store.LayoutBucket, Clock: clk})
 	f := &refreshFixture{clk: clk, wst: base}
 	f.rst = store.New(base.Bucket(), "mem", "", store.Options{Layout: store.LayoutBucket, Clock: clk})
-	f.want = []store.Entry{ent(store.KindSig, objA, "alice"), ent(store.KindSeal, objC, "s1")}
-	putKeys(t, base, f.want...)
+	f.want = []store.Entry{storefixture.Ent(store.KindSig, objA, "alice"), storefixture.Ent(store.KindSeal, objC, "s1")}
+	storefixture.PutEntries(t, base, f.want...)
 	f.complete(t)
 	f.reader, _ = openIndex(t, f.rst)
 	f.writer, _ = openIndex(t, base)
@@ -64,7 +61,7 @@ func (f *refreshFixture) put(t *testing.T, es ...store.Entry) {
 	for _, e := range es {
 		var data []byte
 		if e.Kind == store.KindSig {
-			data = []byte("sig of " + e.Key())
+			data = storefixture.SigBytes(e.Key())
 		}
 		if err := f.writer.Put(context.Background(), e, data); err != nil {
 			t.Fatal(err)
@@ -77,7 +74,7 @@ func (f *refreshFixture) put(t *testing.T, es ...store.Entry) {
 // then shows exactly the store's entries.
 func (f *refreshFixture) refresh(t *testing.T, want store.Counts) {
 	t.Helper()
-	d := delta(f.rst, func() {
+	d := storefixture.Delta(f.rst, func() {
 		if err := f.reader.Refresh(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +104,7 @@ func TestRefreshOfAnUnchangedFoldedStoreSendsNoList(t *testing.T) {
 		t.Fatal("an unchanged refresh bumped the generation")
 	}
 	// A quiet mount with --refresh-interval 10s: 360 refreshes an hour.
-	d := delta(f.rst, func() {
+	d := storefixture.Delta(f.rst, func() {
 		for range 360 {
 			if err := f.reader.Refresh(context.Background()); err != nil {
 				t.Fatal(err)
@@ -125,7 +122,7 @@ func TestRefreshOfAnUnchangedFoldedStoreSendsNoList(t *testing.T) {
 func TestRefreshAfterAWriterAppendedListsButReadsNoList(t *testing.T) {
 	f := newRefreshFixture(t)
 	g := f.reader.Generation()
-	f.put(t, ent(store.KindSig, objB, "bob"), ent(store.KindReceipt, objD, "runner-1"))
+	f.put(t, storefixture.Ent(store.KindSig, objB, "bob"), storefixture.Ent(store.KindReceipt, objD, "runner-1"))
 	f.refresh(t, listed)
 	if f.reader.Generation() == g {
 		t.Fatal("a refresh that showed new entries kept the generation")
@@ -135,7 +132,7 @@ func TestRefreshAfterAWriterAppendedListsButReadsNoList(t *testing.T) {
 
 func TestRefreshAfterAPartialFoldReadsOnlyThePartialList(t *testing.T) {
 	f := newRefreshFixture(t)
-	f.put(t, ent(store.KindSig, objB, "bob"), ent(store.KindSeal, objD, "s2"))
+	f.put(t, storefixture.Ent(store.KindSig, objB, "bob"), storefixture.Ent(store.KindSeal, objD, "s2"))
 	f.refresh(t, listed)
 	res, err := fold.Partial(context.Background(), f.wst)
 	if err != nil || res.Marked != 2 {
@@ -155,9 +152,9 @@ func TestRefreshAfterAPartialFoldReadsOnlyThePartialList(t *testing.T) {
 
 func TestRefreshAfterACompleteFoldReadsOnlyTheNewList(t *testing.T) {
 	f := newRefreshFixture(t)
-	f.put(t, ent(store.KindSig, objB, "bob"))
-	older := ent(store.KindCert, objD, "k1") // an older writer: key only, no line
-	putKeys(t, f.wst, older)
+	f.put(t, storefixture.Ent(store.KindSig, objB, "bob"))
+	older := storefixture.Ent(store.KindCert, objD, "k1") // an older writer: key only, no line
+	storefixture.PutEntries(t, f.wst, older)
 	f.want = append(f.want, older)
 	rep := f.complete(t)
 	if !rep.List.Written || len(rep.Retired) != 1 || rep.Marked != 1 {
@@ -178,7 +175,7 @@ func TestRefreshAfterACompleteFoldReadsOnlyTheNewList(t *testing.T) {
 func TestRefreshAfterACollection(t *testing.T) {
 	ctx := context.Background()
 	f := newRefreshFixture(t)
-	f.put(t, ent(store.KindSig, objB, "bob"))
+	f.put(t, storefixture.Ent(store.KindSig, objB, "bob"))
 	f.complete(t) // retires the fixture's list
 	f.refresh(t, listedAndOne)
 	f.clk.Advance(store.GracePeriod + time.Minute)
@@ -198,8 +195,8 @@ func TestRefreshAfterACollection(t *testing.T) {
 
 	// An older writer's entry: the collection's fold writes a new list and
 	// retires the old one, which is all the reader reads.
-	older := ent(store.KindApproval, objD, "carol")
-	putKeys(t, f.wst, older)
+	older := storefixture.Ent(store.KindApproval, objD, "carol")
+	storefixture.PutEntries(t, f.wst, older)
 	f.want = append(f.want, older)
 	rep, err = fold.Collect(ctx, f.wst, fold.CollectOptions{})
 	if err != nil || !rep.Fold.List.Written || len(rep.Fold.Retired) != 1 {
@@ -219,8 +216,8 @@ func TestRefreshOfAStoreThatStopsBeingFoldedListsPrefixes(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	older := ent(store.KindSig, objD, "dave") // seen only by listing prefixes now
-	putKeys(t, f.wst, older)
+	older := storefixture.Ent(store.KindSig, objD, "dave") // seen only by listing prefixes now
+	storefixture.PutEntries(t, f.wst, older)
 	f.want = append(f.want, older)
 	f.refresh(t, listed)
 	if s := f.reader.Status(); s.Mode != ModePrefixListing || s.Folded {
@@ -238,9 +235,9 @@ func TestRefreshOfAStoreThatStopsBeingFoldedListsPrefixes(t *testing.T) {
 // reader that is not folded lists anyway, so it finds the list.
 func TestRefreshOfAnUnfoldedStoreSeesItsFirstFold(t *testing.T) {
 	ctx := context.Background()
-	st := newMem(t)
-	a := ent(store.KindSig, objA, "alice") // older writer: key only
-	putKeys(t, st, a)
+	st := storefixture.NewMem(t)
+	a := storefixture.Ent(store.KindSig, objA, "alice") // older writer: key only
+	storefixture.PutEntries(t, st, a)
 	ix, _ := openIndex(t, st)
 	if err := ix.Load(ctx); err != nil {
 		t.Fatal(err)
@@ -252,13 +249,13 @@ func TestRefreshOfAnUnfoldedStoreSeesItsFirstFold(t *testing.T) {
 	if err != nil || !rep.List.Written || len(rep.Retired) != 0 || rep.Marked != 0 {
 		t.Fatalf("first fold: %+v %v", rep, err)
 	}
-	if d := delta(st, func() { ix.Refresh(ctx) }); d != (store.Counts{List: 1, Get: 3}) {
+	if d := storefixture.Delta(st, func() { ix.Refresh(ctx) }); d != (store.Counts{List: 1, Get: 3}) {
 		t.Fatalf("refresh sent %v", d)
 	}
 	if s := ix.Status(); s.Mode != ModeFolded {
 		t.Fatalf("mode %s after the first fold", s.Mode)
 	}
-	if d := delta(st, func() {
+	if d := storefixture.Delta(st, func() {
 		if got := walkEntries(t, ix); !slices.Equal(got, []string{a.Key()}) {
 			t.Fatalf("tree %v", got)
 		}
@@ -274,29 +271,29 @@ func TestRefreshOfAnUnfoldedStoreSeesItsFirstFold(t *testing.T) {
 // record changes; no journaled entry is ever missed.
 func TestRefreshMissesASecondFirstFoldUntilARecordChanges(t *testing.T) {
 	ctx := context.Background()
-	st := newMem(t)
-	a := ent(store.KindSig, objA, "alice")
-	older := ent(store.KindSig, objB, "older-writer")
-	putKeys(t, st, a, older)
-	writeList(t, st, true, a) // the first fold's list: its listing missed older
+	st := storefixture.NewMem(t)
+	a := storefixture.Ent(store.KindSig, objA, "alice")
+	older := storefixture.Ent(store.KindSig, objB, "older-writer")
+	storefixture.PutEntries(t, st, a, older)
+	storefixture.WriteEntryList(t, st, true, a) // the first fold's list: its listing missed older
 	ix, _ := openIndex(t, st)
 	if err := ix.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
-	writeList(t, st, true, a, older) // the second fold's, after the reader's snapshot
-	if d := delta(st, func() { ix.Refresh(ctx) }); d != (store.Counts{Get: 2}) {
+	storefixture.WriteEntryList(t, st, true, a, older) // the second fold's, after the reader's snapshot
+	if d := storefixture.Delta(st, func() { ix.Refresh(ctx) }); d != (store.Counts{Get: 2}) {
 		t.Fatalf("refresh sent %v", d)
 	}
 	if _, err := ix.Stat(ctx, older.Key()); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("Stat of the older writer's entry: %v (the lag this test pins down is gone: update the docs)", err)
 	}
 	w, _ := openIndex(t, otherHandle(st))
-	b := ent(store.KindSig, objC, "bob")
+	b := storefixture.Ent(store.KindSig, objC, "bob")
 	if err := w.Put(ctx, b, []byte("b")); err != nil {
 		t.Fatal(err)
 	}
 	// A complete list prev did not hold: the set is built afresh (both lists).
-	if d := delta(st, func() { ix.Refresh(ctx) }); d != (store.Counts{List: 1, Get: 4}) {
+	if d := storefixture.Delta(st, func() { ix.Refresh(ctx) }); d != (store.Counts{List: 1, Get: 4}) {
 		t.Fatalf("refresh sent %v", d)
 	}
 	if got := walkEntries(t, ix); !slices.Equal(got, keysOf([]store.Entry{a, older, b})) {
@@ -312,7 +309,7 @@ func TestRefreshMissesASecondFirstFoldUntilARecordChanges(t *testing.T) {
 func TestRefreshDropsAnEntryWhoseOnlyJournalLineLeft(t *testing.T) {
 	ctx := context.Background()
 	f := newRefreshFixture(t)
-	x := ent(store.KindSig, objB, "bob")
+	x := storefixture.Ent(store.KindSig, objB, "bob")
 	f.put(t, x)
 	f.refresh(t, listed)
 	g := f.reader.Generation()
@@ -351,8 +348,8 @@ func TestRefreshListsWhenItsLastLookIsOverTheTrustWindow(t *testing.T) {
 
 	// An older writer's entry; a fold by hand lists it into a new list and
 	// retires the old one (no journal line to mark).
-	older := ent(store.KindSig, objD, "dave")
-	putKeys(t, f.wst, older)
+	older := storefixture.Ent(store.KindSig, objD, "dave")
+	storefixture.PutEntries(t, f.wst, older)
 	f.want = append(f.want, older)
 	rep := f.complete(t)
 	if !rep.List.Written || len(rep.Retired) != 1 || rep.Retired[0] != old {
@@ -365,8 +362,8 @@ func TestRefreshListsWhenItsLastLookIsOverTheTrustWindow(t *testing.T) {
 	// A second change that reverts both records: write a list by hand,
 	// retire the reader's list, then, an hour later, delete it and put the
 	// retired record back to the bytes the reader saw.
-	newer := ent(store.KindSeal, objD, "s7")
-	putKeys(t, f.wst, newer)
+	newer := storefixture.Ent(store.KindSeal, objD, "s7")
+	storefixture.PutEntries(t, f.wst, newer)
 	f.want = append(f.want, newer)
 	afterFirst := readRecord(t, f.wst, store.RetiredKey)
 	rep = f.complete(t)
@@ -420,7 +417,7 @@ func writeRecordBytes(t testing.TB, st *store.Store, key string, data []byte) {
 func TestRefreshDropsAnOwnWriteACollectionForgot(t *testing.T) {
 	ctx := context.Background()
 	f := newRefreshFixture(t)
-	mine := ent(store.KindSeal, objD, "s5")
+	mine := storefixture.Ent(store.KindSeal, objD, "s5")
 	if err := f.reader.Put(ctx, mine, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -121,7 +122,7 @@ func signerStore(t testing.TB, st *store.Store) {
 			if (i+j)%3 == 0 {
 				continue
 			}
-			e := ent(store.KindSig, obj, s)
+			e := storefixture.Ent(store.KindSig, obj, s)
 			if i%2 == 0 {
 				listed = append(listed, e)
 			} else {
@@ -129,27 +130,27 @@ func signerStore(t testing.TB, st *store.Store) {
 			}
 		}
 	}
-	putKeys(t, st, append(listed, journaled...)...)
-	writeList(t, st, true, listed...)
-	writeJournal(t, st, 0, journaled...)
+	storefixture.PutEntries(t, st, append(listed, journaled...)...)
+	storefixture.WriteEntryList(t, st, true, listed...)
+	storefixture.WriteJournal(t, st, 0, journaled...)
 }
 
 // TestSignerPagesAreByReadDir: a folded store's signers and each signer's
 // objects, paged either way at any size, are exactly what ReadDir shows,
 // own writes included, and paging sends no request.
 func TestSignerPagesAreByReadDir(t *testing.T) {
-	st := newMem(t)
+	st := storefixture.NewMem(t)
 	signerStore(t, st)
 	ix, _ := openIndex(t, st)
 	ctx := context.Background()
 	if err := ix.Load(ctx); err != nil || !ix.Status().Folded {
 		t.Fatalf("load: %v, folded %v", err, ix.Status().Folded)
 	}
-	if d := delta(st, func() { checkSignerPages(t, ix) }); d.Total() != 0 {
+	if d := storefixture.Delta(st, func() { checkSignerPages(t, ix) }); d.Total() != 0 {
 		t.Errorf("paging a folded store sent %v", d)
 	}
 	// Own writes: a new signer, and a new object of an old one.
-	for _, e := range []store.Entry{ent(store.KindSig, "0a0b", "aaron"), ent(store.KindSig, "ff00", "bob")} {
+	for _, e := range []store.Entry{storefixture.Ent(store.KindSig, "0a0b", "aaron"), storefixture.Ent(store.KindSig, "ff00", "bob")} {
 		if err := ix.Put(ctx, e, []byte("own")); err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +161,7 @@ func TestSignerPagesAreByReadDir(t *testing.T) {
 // TestSignerPagesOfAnUnfoldedStore: where lookups list prefixes, the pages
 // are ReadDir's too.
 func TestSignerPagesOfAnUnfoldedStore(t *testing.T) {
-	st := newMem(t)
+	st := storefixture.NewMem(t)
 	signerStore(t, st)
 	if err := st.Bucket().Delete(context.Background(), store.JournalKey); err != nil {
 		t.Fatal(err)
@@ -223,7 +224,7 @@ func FuzzSignerPage(f *testing.F) {
 	f.Add("0f", "", uint8(1), "alice")
 	f.Add("", "7e000006", uint8(2), "éve")
 	f.Add("\xff", "a", uint8(0), "zz\x00")
-	st := newMem(f)
+	st := storefixture.NewMem(f)
 	signerStore(f, st)
 	ix, _ := openIndex(f, st)
 	ctx := context.Background()

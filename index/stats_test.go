@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -12,12 +13,12 @@ import (
 // that holds one at a time and checks the counts exactly.
 func TestSigCacheStatsCountHitsMissesEvictions(t *testing.T) {
 	ctx := context.Background()
-	st := newMem(t)
-	a := ent(store.KindSig, strings.Repeat("a", 64), "alice")
-	b := ent(store.KindSig, strings.Repeat("b", 64), "alice")
-	putKeys(t, st, a, b)
-	writeJournal(t, st, 0, a, b)
-	cost := int64(len(a.Key())+len("sig of ")+len(a.Key())) + sigItemOverhead
+	st := storefixture.NewMem(t)
+	a := storefixture.Ent(store.KindSig, strings.Repeat("a", 64), "alice")
+	b := storefixture.Ent(store.KindSig, strings.Repeat("b", 64), "alice")
+	storefixture.PutEntries(t, st, a, b)
+	storefixture.WriteJournal(t, st, 0, a, b)
+	cost := int64(len(a.Key())+len(storefixture.SigBytes(a.Key()))) + sigItemOverhead
 	ix := openWith(t, st, Options{SigCacheBytes: cost, ReadAhead: -1})
 	for _, e := range []store.Entry{a, a, a, b, a} {
 		if _, err := ix.ReadSig(ctx, e); err != nil {
@@ -35,7 +36,7 @@ func TestSigCacheStatsCountHitsMissesEvictions(t *testing.T) {
 // Refresh, and the failures counted.
 func TestStatusReportsLastRefresh(t *testing.T) {
 	ctx := context.Background()
-	st := newMem(t)
+	st := storefixture.NewMem(t)
 	ix := openWith(t, st, Options{})
 	if s := ix.Status(); !s.LastRefreshTime.IsZero() || s.LastRefreshError != "" || s.RefreshFailures != 0 {
 		t.Fatalf("before any refresh: %v %q %d", s.LastRefreshTime, s.LastRefreshError, s.RefreshFailures)

@@ -12,34 +12,18 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/fold"
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
 // foldedStore is a mem store folded with one entry.
 func foldedStore(t *testing.T) (*store.Store, store.Entry) {
 	t.Helper()
-	st := newMem(t)
-	a := ent(store.KindSig, objA, "alice")
-	putKeys(t, st, a)
-	writeList(t, st, true, a)
+	st := storefixture.NewMem(t)
+	a := storefixture.Ent(store.KindSig, objA, "alice")
+	storefixture.PutEntries(t, st, a)
+	storefixture.WriteEntryList(t, st, true, a)
 	return st, a
-}
-
-func journalKeys(t *testing.T, st *store.Store) []string {
-	t.Helper()
-	data, _, err := st.ReadRecord(context.Background(), store.JournalKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines, bad := store.ParseJournal(data)
-	if bad.Count > 0 {
-		t.Fatalf("bad journal lines: %v", bad)
-	}
-	var keys []string
-	for _, l := range lines {
-		keys = append(keys, l.Key)
-	}
-	return keys
 }
 
 func TestOwnWriteVisibleAtOnce(t *testing.T) {
@@ -50,8 +34,8 @@ func TestOwnWriteVisibleAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := ix.Generation()
-	b := ent(store.KindSig, objB, "bob")
-	c := ent(store.KindReceipt, objC, "runner-1")
+	b := storefixture.Ent(store.KindSig, objB, "bob")
+	c := storefixture.Ent(store.KindReceipt, objC, "runner-1")
 	if err := ix.Put(ctx, b, []byte("bob's sig")); err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +45,7 @@ func TestOwnWriteVisibleAtOnce(t *testing.T) {
 	if ix.Generation() == g {
 		t.Fatal("an own write did not bump the generation")
 	}
-	d := delta(st, func() {
+	d := storefixture.Delta(st, func() {
 		n, err := ix.Stat(ctx, b.Key())
 		if err != nil || n.Source != sourceOwnWrite || n.Size != int64(len("bob's sig")) {
 			t.Fatalf("Stat %+v %v", n, err)
@@ -105,14 +89,14 @@ func TestPutRefusesBadWrites(t *testing.T) {
 	st, _ := foldedStore(t)
 	ix, _ := openIndex(t, st)
 	for name, w := range map[string]Write{
-		"bad value":          {Entry: ent(store.KindSig, objA, "a/b"), Data: []byte("x")},
-		"bad object":         {Entry: ent(store.KindSig, "ABCD", "a"), Data: []byte("x")},
-		"empty signature":    {Entry: ent(store.KindSig, objA, "a")},
-		"bytes in an index":  {Entry: ent(store.KindSeal, objA, "s"), Data: []byte("x")},
-		"one bad in a batch": {Entry: ent(store.KindSeal, objA, ".."), Data: nil},
+		"bad value":          {Entry: storefixture.Ent(store.KindSig, objA, "a/b"), Data: []byte("x")},
+		"bad object":         {Entry: storefixture.Ent(store.KindSig, "ABCD", "a"), Data: []byte("x")},
+		"empty signature":    {Entry: storefixture.Ent(store.KindSig, objA, "a")},
+		"bytes in an index":  {Entry: storefixture.Ent(store.KindSeal, objA, "s"), Data: []byte("x")},
+		"one bad in a batch": {Entry: storefixture.Ent(store.KindSeal, objA, ".."), Data: nil},
 	} {
-		d := delta(st, func() {
-			err := ix.PutBatch(ctx, []Write{{Entry: ent(store.KindCert, objC, "ok")}, w})
+		d := storefixture.Delta(st, func() {
+			err := ix.PutBatch(ctx, []Write{{Entry: storefixture.Ent(store.KindCert, objC, "ok")}, w})
 			if !errors.Is(err, store.ErrBadKey) {
 				t.Errorf("%s: %v, want ErrBadKey", name, err)
 			}
@@ -139,8 +123,8 @@ func TestPutWritesObjectBeforeJournal(t *testing.T) {
 		return real(ctx, s, keys)
 	}
 	ws := []Write{
-		{Entry: ent(store.KindSig, objB, "bob"), Data: []byte("b")},
-		{Entry: ent(store.KindSeal, objC, "s")},
+		{Entry: storefixture.Ent(store.KindSig, objB, "bob"), Data: []byte("b")},
+		{Entry: storefixture.Ent(store.KindSeal, objC, "s")},
 	}
 	if err := ix.PutBatch(ctx, ws); err != nil {
 		t.Fatal(err)
@@ -149,7 +133,7 @@ func TestPutWritesObjectBeforeJournal(t *testing.T) {
 	if slices.Sort(checked); !slices.Equal(checked, want) {
 		t.Fatalf("appended %v", checked)
 	}
-	got := journalKeys(t, st)
+	got := storefixture.JournalKeys(t, st)
 	if slices.Sort(got); !slices.Equal(got, want) {
 		t.Fatalf("journal %v", got)
 	}
@@ -165,7 +149,7 @@ func TestJournalFailureReportsUnjournaledKeys(t *testing.T) {
 	ix.appendFn = func(context.Context, *store.Store, []string) (fold.AppendResult, error) {
 		return fold.AppendResult{}, errors.New("injected CAS failure")
 	}
-	b := ent(store.KindSig, objB, "bob")
+	b := storefixture.Ent(store.KindSig, objB, "bob")
 	err := ix.Put(ctx, b, []byte("b"))
 	if err == nil || !strings.Contains(err.Error(), "injected CAS failure") || !strings.Contains(err.Error(), "journal lines were not") {
 		t.Fatalf("Put: %v", err)
@@ -190,7 +174,7 @@ func TestFailedPartialFoldAfterLandedLinesStillAcknowledges(t *testing.T) {
 		}
 		return res, fmt.Errorf("append: %w: injected", fold.ErrPartialFold)
 	}
-	b := ent(store.KindSig, objB, "bob")
+	b := storefixture.Ent(store.KindSig, objB, "bob")
 	if err := ix.Put(ctx, b, []byte("b")); err != nil {
 		t.Fatalf("Put whose journal line landed: %v", err)
 	}
@@ -209,9 +193,9 @@ func TestGroupCommitBatchesJournalUpdates(t *testing.T) {
 	const n = 1000
 	var es []store.Entry
 	for i := 0; i < n; i++ {
-		es = append(es, ent(store.KindSig, fmt.Sprintf("%064x", i+1), "signer"))
+		es = append(es, storefixture.Ent(store.KindSig, fmt.Sprintf("%064x", i+1), "signer"))
 	}
-	d := delta(st, func() {
+	d := storefixture.Delta(st, func() {
 		var wg sync.WaitGroup
 		for _, e := range es {
 			wg.Add(1)
@@ -233,7 +217,7 @@ func TestGroupCommitBatchesJournalUpdates(t *testing.T) {
 	if s.JournalKeys != n {
 		t.Fatalf("journaled %d keys, want %d", s.JournalKeys, n)
 	}
-	if got := journalKeys(t, st); len(got) != n {
+	if got := storefixture.JournalKeys(t, st); len(got) != n {
 		t.Fatalf("journal has %d lines, want %d", len(got), n)
 	}
 	if err := ix.Refresh(ctx); err != nil {
@@ -256,7 +240,7 @@ func TestCloseWaitsForPendingAppends(t *testing.T) {
 		return real(ctx, s, keys)
 	}
 	done := make(chan error)
-	go func() { done <- ix.Put(ctx, ent(store.KindSig, objB, "b"), []byte("b")) }()
+	go func() { done <- ix.Put(ctx, storefixture.Ent(store.KindSig, objB, "b"), []byte("b")) }()
 	<-entered
 	closed := make(chan struct{})
 	go func() { ix.Close(); close(closed) }()
@@ -270,17 +254,17 @@ func TestCloseWaitsForPendingAppends(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-closed
-	if got := journalKeys(t, st); len(got) != 1 {
+	if got := storefixture.JournalKeys(t, st); len(got) != 1 {
 		t.Fatalf("journal %v", got)
 	}
-	if err := ix.Put(ctx, ent(store.KindSig, objC, "c"), []byte("c")); !errors.Is(err, ErrClosed) {
+	if err := ix.Put(ctx, storefixture.Ent(store.KindSig, objC, "c"), []byte("c")); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Put after Close: %v", err)
 	}
 }
 
 func TestSigCacheBoundedAndInvalidatedOnReplace(t *testing.T) {
 	ctx := context.Background()
-	st := newMem(t)
+	st := storefixture.NewMem(t)
 	var sigs []store.Entry
 	if _, err := Generate(ctx, st, GenOptions{Entries: 200, Seed: 9, Fold: true, OnEntry: func(e store.Entry, _ string) {
 		if e.Kind == store.KindSig {
@@ -298,7 +282,7 @@ func TestSigCacheBoundedAndInvalidatedOnReplace(t *testing.T) {
 	if err := ix.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
-	d := delta(st, func() {
+	d := storefixture.Delta(st, func() {
 		for _, e := range sigs {
 			if _, err := ix.ReadSig(ctx, e); err != nil {
 				t.Fatal(err)
@@ -313,7 +297,7 @@ func TestSigCacheBoundedAndInvalidatedOnReplace(t *testing.T) {
 	}
 	last := sigs[len(sigs)-1]
 	// The most recent one is cached; sizes are known for all.
-	d = delta(st, func() {
+	d = storefixture.Delta(st, func() {
 		for i := 0; i < 3; i++ {
 			ix.ReadSig(ctx, last)
 		}
@@ -330,14 +314,14 @@ func TestSigCacheBoundedAndInvalidatedOnReplace(t *testing.T) {
 		t.Fatalf("cached reads sent %v", d)
 	}
 	// The first one was evicted: reading it again is one GET.
-	if d := delta(st, func() { ix.ReadSig(ctx, sigs[0]) }); d != (store.Counts{Get: 1}) {
+	if d := storefixture.Delta(st, func() { ix.ReadSig(ctx, sigs[0]) }); d != (store.Counts{Get: 1}) {
 		t.Fatalf("evicted read sent %v", d)
 	}
 	// Replacing it through this handle replaces the cached bytes.
 	if err := ix.Put(ctx, last, []byte("replaced")); err != nil {
 		t.Fatal(err)
 	}
-	d = delta(st, func() {
+	d = storefixture.Delta(st, func() {
 		if b, err := ix.ReadSig(ctx, last); err != nil || string(b) != "replaced" {
 			t.Fatalf("after replace %q %v", b, err)
 		}
@@ -352,7 +336,7 @@ func TestSignerReplacesSignature(t *testing.T) {
 	st, a := foldedStore(t)
 	writer, _ := openIndex(t, st)
 	reader, _ := openIndex(t, otherHandle(st))
-	if b, err := reader.ReadSig(ctx, a); err != nil || !bytes.Equal(b, []byte("sig of "+a.Key())) {
+	if b, err := reader.ReadSig(ctx, a); err != nil || !bytes.Equal(b, storefixture.SigBytes(a.Key())) {
 		t.Fatalf("first read %q %v", b, err)
 	}
 	if err := writer.Put(ctx, a, []byte("v2")); err != nil {
@@ -387,13 +371,13 @@ func TestRefreshSeesOtherWriter(t *testing.T) {
 	}
 	g := reader.Generation()
 	// Nothing changed: two conditional GETs, no LIST, same generation.
-	if d := delta(st, func() { reader.Refresh(ctx) }); d != (store.Counts{Get: 2}) {
+	if d := storefixture.Delta(st, func() { reader.Refresh(ctx) }); d != (store.Counts{Get: 2}) {
 		t.Fatalf("idle refresh sent %v", d)
 	}
 	if reader.Generation() != g {
 		t.Fatal("an idle refresh bumped the generation")
 	}
-	b := ent(store.KindSig, objB, "bob")
+	b := storefixture.Ent(store.KindSig, objB, "bob")
 	if err := writer.Put(ctx, b, []byte("b")); err != nil {
 		t.Fatal(err)
 	}
@@ -401,7 +385,7 @@ func TestRefreshSeesOtherWriter(t *testing.T) {
 		t.Fatal("seen before refresh")
 	}
 	// The journal changed: the pack listing, no list read.
-	d := delta(st, func() {
+	d := storefixture.Delta(st, func() {
 		if err := reader.Refresh(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -419,7 +403,7 @@ func TestRefreshSeesOtherWriter(t *testing.T) {
 	if _, err := fold.Complete(ctx, otherHandle(st), fold.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if d := delta(st, func() { reader.Refresh(ctx) }); d != (store.Counts{List: 1, Get: 3}) {
+	if d := storefixture.Delta(st, func() { reader.Refresh(ctx) }); d != (store.Counts{List: 1, Get: 3}) {
 		t.Fatalf("refresh after a fold sent %v", d)
 	}
 	if got := walkEntries(t, reader); !slices.Equal(got, keysOf([]store.Entry{a, b})) {
@@ -435,7 +419,7 @@ func TestBigBatchFoldsPartialListAndStaysVisible(t *testing.T) {
 	var ws []Write
 	var es []store.Entry
 	for i := 0; i < store.PartialFoldThreshold+200; i++ {
-		e := ent(store.KindSeal, fmt.Sprintf("%08x", i), "s")
+		e := storefixture.Ent(store.KindSeal, fmt.Sprintf("%08x", i), "s")
 		ws = append(ws, Write{Entry: e})
 		es = append(es, e)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -49,11 +50,7 @@ func newFixture(t *testing.T, opts Options) *fixture {
 func newFixtureOf(t *testing.T, opts Options, entries []store.Entry) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, "mem://", store.Options{Layout: store.LayoutBucket})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := storefixture.NewMem(t)
 	for _, e := range entries {
 		var data []byte
 		if e.Kind == store.KindSig {

@@ -15,6 +15,7 @@ import (
 	"github.com/oxyfs/oxyfs/fs"
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/metrics"
+	"github.com/oxyfs/oxyfs/internal/refreshloop"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -28,19 +29,15 @@ func init() {
 }
 
 type mountFlags struct {
-	readOnly    bool
-	overwrite   bool
-	refresh     time.Duration
-	allowOther  bool
-	uid, gid    int
-	fileMode    string
-	dirMode     string
-	debug       bool
-	sigCache    int64
-	readAhead   int
-	metricsAddr string
-	allowRemote bool
-	options     string
+	indexFlags
+	readOnly   bool
+	overwrite  bool
+	allowOther bool
+	uid, gid   int
+	fileMode   string
+	dirMode    string
+	debug      bool
+	options    string
 }
 
 func runMount(ctx context.Context, e *env, args []string) error {
@@ -48,17 +45,13 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	f := e.flags
 	f.BoolVar(&mf.readOnly, "read-only", false, "refuse every write (EROFS)")
 	f.BoolVar(&mf.overwrite, "allow-overwrite", false, "let a write replace an existing signature (without it: EPERM/EEXIST, only new entries)")
-	f.DurationVar(&mf.refresh, "refresh-interval", 0, "re-read the journal and lists this often (0: only on SIGHUP)")
 	f.BoolVar(&mf.allowOther, "allow-other", false, "let other users see the mount (needs user_allow_other in /etc/fuse.conf for non-root)")
 	f.IntVar(&mf.uid, "uid", os.Getuid(), "owner of every file")
 	f.IntVar(&mf.gid, "gid", os.Getgid(), "group of every file")
 	f.StringVar(&mf.fileMode, "file-mode", "", "permission bits of files, octal (default 0644, 0444 read-only)")
 	f.StringVar(&mf.dirMode, "dir-mode", "", "permission bits of directories, octal (default 0755, 0555 read-only)")
 	f.BoolVar(&mf.debug, "debug", false, "log every FUSE operation")
-	f.Int64Var(&mf.sigCache, "sig-cache-size", 0, "bytes of signatures kept in memory (0: 64 MiB, or an eighth of GOMEMLIMIT when that is less)")
-	f.IntVar(&mf.readAhead, "read-ahead", 0, fmt.Sprintf("signatures fetched ahead (in parallel, in key order) once one is read or stat'ed (0: %d, negative: off)", index.DefaultReadAhead))
-	f.StringVar(&mf.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at this address, a loopback one unless --allow-remote (e.g. 127.0.0.1:9310)")
-	f.BoolVar(&mf.allowRemote, "allow-remote", false, "let --metrics-addr be an address that is not loopback, such as :9310 (the metrics have no authentication)")
+	mf.indexFlags.register(f)
 	f.StringVarP(&mf.options, "options", "o", "", "mount options as in fstab: ro, rw, allow_other, uid=N, gid=N, refresh=DURATION, timeout=DURATION, layout=L (others are ignored)")
 	pos, err := e.parse(args, 0, 2)
 	if err != nil {
@@ -67,10 +60,8 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	if err := applyMountOptions(&mf, &e.common, mf.options); err != nil {
 		return err
 	}
-	if mf.metricsAddr != "" {
-		if _, err := checkListenAddr("--metrics-addr", mf.metricsAddr, mf.allowRemote, "metrics are served"); err != nil {
-			return err
-		}
+	if err := mf.checkMetricsAddr(); err != nil {
+		return err
 	}
 	var storeURL, dir string
 	switch len(pos) {
@@ -118,16 +109,14 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	}
 	defer st.Close()
 	opts.FSName = "oxyfs:" + st.URL()
-	ix, err := index.Open(bg, st, index.Options{SigCacheBytes: mf.sigCache, ReadAhead: mf.readAhead, Warn: func(msg string) { logger.Print("warning: ", msg) }})
+	ix, err := index.Open(bg, st, mf.indexOptions(logger))
 	if err != nil {
 		return err
 	}
-	began := time.Now()
-	if err := ix.Load(bg); err != nil {
-		return fmt.Errorf("open %s: %w", st.URL(), err)
+	openTime, err := loadIndex(bg, ix)
+	if err != nil {
+		return err
 	}
-	openTime := time.Since(began)
-	index.SettleMemory(ix) // the open's transient back to the OS; GOGC for the set
 	m, err := fs.Mount(dir, ix, opts)
 	if err != nil {
 		ix.Close()
@@ -150,7 +139,7 @@ func runMount(ctx context.Context, e *env, args []string) error {
 }
 
 // serveMount runs until the kernel unmounts or SIGINT/SIGTERM arrives;
-// SIGHUP and the refresh interval re-read the store.
+// SIGHUP and the refresh interval re-read the store (refreshloop).
 func serveMount(ctx context.Context, ix *index.Index, m *fs.Server, every time.Duration, logger *log.Logger) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -162,40 +151,26 @@ func serveMount(ctx context.Context, ix *index.Index, m *fs.Server, every time.D
 	if ctx.Err() != nil {
 		term <- os.Interrupt
 	}
-	var tick <-chan time.Time
-	if every > 0 {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		tick = t.C
-	}
+	// Each refresh drops what the kernel caches of what changed, and every
+	// one is logged.
+	rc := refreshloop.Config{Every: every, Hangup: hup, Logf: logger.Printf, Refreshed: m.Invalidate}
+	stopRefresh := refreshloop.Start(ix, rc)
 	done := make(chan struct{})
 	go func() { m.Wait(); close(done) }()
-	refresh := func(why string) {
-		before, gen := ix.Store().Counts(), ix.Generation()
-		if err := ix.Refresh(context.Background()); err != nil {
-			logger.Printf("refresh (%s): %v; still serving what was read before", why, err)
-			return
-		}
-		if ix.Generation() != gen {
-			index.SettleMemory(ix) // the previous set and the build's transient back to the OS
-		}
-		m.Invalidate()
-		logger.Printf("refreshed (%s): %s", why, strings.TrimPrefix(ix.Store().Counts().Sub(before).String(), "requests: "))
-	}
 	for {
 		select {
-		case <-hup:
-			refresh("SIGHUP")
-		case <-tick:
-			refresh("interval")
 		case <-done:
+			stopRefresh()
 			return ix.Close()
 		case <-term:
 			// Unmount first (it waits for the writes in flight), and only
 			// then close the index: a mount still in use keeps serving.
+			// A refresh in flight ends before the unmount begins.
 			logger.Printf("unmounting: flushing pending writes")
+			stopRefresh()
 			if err := m.Unmount(); err != nil {
 				logger.Printf("%v; still mounted and serving: close what uses it and send SIGINT again", err)
+				stopRefresh = refreshloop.Start(ix, rc)
 				continue
 			}
 			<-done

@@ -17,6 +17,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/metrics"
+	"github.com/oxyfs/oxyfs/internal/refreshloop"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/web"
 )
@@ -34,14 +35,10 @@ func init() {
 const defaultServeAddr = "127.0.0.1:8080"
 
 type serveFlags struct {
-	addr        string
-	webdavRoot  bool
-	refresh     time.Duration
-	allowRemote bool
-	sigCache    int64
-	readAhead   int
-	limits      web.Limits
-	metricsAddr string
+	indexFlags
+	addr       string
+	webdavRoot bool
+	limits     web.Limits
 }
 
 func runServe(ctx context.Context, e *env, args []string) error {
@@ -49,11 +46,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	f := e.flags
 	f.StringVar(&sf.addr, "http", defaultServeAddr, "listen at this address (host:port; port 0 picks a free one)")
 	f.BoolVar(&sf.webdavRoot, "webdav", false, "serve WebDAV at every path, so a client can mount http://ADDR/ itself (it is always served under /dav/)")
-	f.DurationVar(&sf.refresh, "refresh-interval", 0, "re-read the journal and lists this often (0: only on SIGHUP); on a folded store an unchanged one costs 2 GETs and no LIST")
-	f.BoolVar(&sf.allowRemote, "allow-remote", false, "allow an address that is not loopback, and Host headers that are not loopback names (there is no authentication: put it behind one)")
-	f.Int64Var(&sf.sigCache, "sig-cache-size", 0, "bytes of signatures kept in memory (0: 64 MiB, or an eighth of GOMEMLIMIT when that is less)")
-	f.IntVar(&sf.readAhead, "read-ahead", 0, fmt.Sprintf("signatures fetched ahead of one read, in key order (0: %d, negative: off)", index.DefaultReadAhead))
-	f.StringVar(&sf.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at this address, a loopback one unless --allow-remote (e.g. 127.0.0.1:9310)")
+	sf.indexFlags.register(f)
 	registerLimits(f, &sf.limits)
 	pos, err := e.parse(args, 1, 1)
 	if err != nil {
@@ -65,10 +58,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	var met *metrics.Metrics
 	sopts := store.Options{ReadOnly: true}
+	if err := sf.checkMetricsAddr(); err != nil {
+		return err
+	}
 	if sf.metricsAddr != "" {
-		if _, err := checkListenAddr("--metrics-addr", sf.metricsAddr, sf.allowRemote, "metrics are served"); err != nil {
-			return err
-		}
 		met = metrics.New()
 		sopts.Observe = met.ObserveStore
 	}
@@ -82,18 +75,15 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	ix, err := index.Open(bg, st, index.Options{SigCacheBytes: sf.sigCache, ReadAhead: sf.readAhead,
-		Warn: func(msg string) { logger.Print("warning: ", msg) }})
+	ix, err := index.Open(bg, st, sf.indexOptions(logger))
 	if err != nil {
 		return err
 	}
 	defer ix.Close()
-	began := time.Now()
-	if err := ix.Load(ctx); err != nil {
-		return fmt.Errorf("open %s: %w", st.URL(), err)
+	openTime, err := loadIndex(ctx, ix)
+	if err != nil {
+		return err
 	}
-	openTime := time.Since(began)
-	index.SettleMemory(ix) // the open's transient back to the OS; GOGC for the set
 	if met != nil {
 		met.Watch(ix, nil)
 		stop, err := serveMetrics(sf.metricsAddr, met, logger)
@@ -118,50 +108,27 @@ func runServe(ctx context.Context, e *env, args []string) error {
 }
 
 // serveHTTP runs until ctx ends (SIGINT, SIGTERM) or the server fails;
-// SIGHUP and the refresh interval re-read the store.
+// SIGHUP and the refresh interval re-read the store (refreshloop).
 func serveHTTP(ctx context.Context, ix *index.Index, srv *http.Server, served <-chan error, every time.Duration, logger *log.Logger) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	var tick <-chan time.Time
-	if every > 0 {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		tick = t.C
-	}
-	refresh := func(why string) {
-		gen := ix.Generation()
-		if err := ix.Refresh(context.Background()); err != nil {
-			logger.Printf("refresh (%s): %v; still serving what was read before", why, err)
-			return
+	// A quiet store is refreshed every interval: say so only when something
+	// changed, or when asked.
+	stopRefresh := refreshloop.Start(ix, refreshloop.Config{Every: every, Hangup: hup, Logf: logger.Printf, Quiet: true})
+	defer stopRefresh()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+		logger.Printf("stopping: finishing the requests in flight")
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		err := srv.Shutdown(sctx)
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = srv.Close()
 		}
-		// A quiet store is refreshed every interval: say so only when
-		// something changed, or when asked.
-		if ix.Generation() != gen {
-			index.SettleMemory(ix) // the previous set and the build's transient back to the OS
-		}
-		if ix.Generation() != gen || why == "SIGHUP" {
-			logger.Printf("refreshed (%s): %s", why, strings.TrimPrefix(ix.Status().LastRefresh.String(), "requests: "))
-		}
-	}
-	for {
-		select {
-		case <-hup:
-			refresh("SIGHUP")
-		case <-tick:
-			refresh("interval")
-		case err := <-served:
-			return fmt.Errorf("serve: %w", err)
-		case <-ctx.Done():
-			logger.Printf("stopping: finishing the requests in flight")
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			err := srv.Shutdown(sctx)
-			if errors.Is(err, context.DeadlineExceeded) {
-				err = srv.Close()
-			}
-			return err
-		}
+		return err
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -21,11 +22,7 @@ func setup(t *testing.T) (*Metrics, *index.Index, store.Entry) {
 	t.Helper()
 	ctx := context.Background()
 	m := New()
-	st, err := store.Open(ctx, "mem://", store.Options{Layout: store.LayoutBucket, Observe: m.ObserveStore})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := storefixture.Open(t, "mem://", store.Options{Layout: store.LayoutBucket, Observe: m.ObserveStore})
 	ix, err := index.Open(ctx, st, index.Options{ReadAhead: -1})
 	if err != nil {
 		t.Fatal(err)

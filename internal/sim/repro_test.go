@@ -6,6 +6,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -16,11 +17,7 @@ import (
 func TestReproOwnWriteOfForgottenObject(t *testing.T) {
 	ctx := context.Background()
 	clk := store.NewFakeClock(t0)
-	st, err := store.Open(ctx, "mem://", store.Options{Layout: store.LayoutBucket, Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storefixture.Open(t, "mem://", store.Options{Layout: store.LayoutBucket, Clock: clk})
 	h, err := index.Open(ctx, st, index.Options{Warn: nopWarn, ReadAhead: -1})
 	if err != nil {
 		t.Fatal(err)
