@@ -315,20 +315,26 @@ func (p *prefixCache) legacySigScan(ctx context.Context, by map[string][]string)
 
 // unionSorted merges two sorted, duplicate-free lists.
 func unionSorted(a, b []string) []string {
+	return unionBy(a, b, func(s string) string { return s })
+}
+
+// unionBy merges two lists sorted by key, each without duplicate keys; a
+// wins on a tie.
+func unionBy[T any](a, b []T, key func(T) string) []T {
 	if len(b) == 0 {
 		return a
 	}
 	if len(a) == 0 {
 		return b
 	}
-	out := make([]string, 0, len(a)+len(b))
+	out := make([]T, 0, len(a)+len(b))
 	i, j := 0, 0
 	for i < len(a) || j < len(b) {
 		switch {
-		case j == len(b) || i < len(a) && a[i] < b[j]:
+		case j == len(b) || i < len(a) && key(a[i]) < key(b[j]):
 			out = append(out, a[i])
 			i++
-		case i == len(a) || b[j] < a[i]:
+		case i == len(a) || key(b[j]) < key(a[i]):
 			out = append(out, b[j])
 			j++
 		default:

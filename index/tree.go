@@ -300,29 +300,7 @@ func (ix *Index) objEntries(ctx context.Context, v *view, kind store.Kind, obj s
 
 // unionEntries merges b into a (both sorted by value); a wins on a tie.
 func unionEntries(a, b []entrySource) []entrySource {
-	if len(b) == 0 {
-		return a
-	}
-	if len(a) == 0 {
-		return b
-	}
-	out := make([]entrySource, 0, len(a)+len(b))
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case j == len(b) || i < len(a) && a[i].val < b[j].val:
-			out = append(out, a[i])
-			i++
-		case i == len(a) || b[j].val < a[i].val:
-			out = append(out, b[j])
-			j++
-		default:
-			out = append(out, a[i])
-			i++
-			j++
-		}
-	}
-	return out
+	return unionBy(a, b, func(e entrySource) string { return e.val })
 }
 
 func (ix *Index) signers(ctx context.Context, v *view) ([]string, error) {
