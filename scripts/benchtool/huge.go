@@ -32,6 +32,7 @@ var commands = map[string]func(ctx context.Context, args []string) error{
 	"listall":   listAll,
 	"lookups":   lookups,
 	"fuseops":   fuseOpsCmd,
+	"memstates": memStatesCmd,
 }
 
 // listAll lists what a complete fold lists, every entry key, without the

@@ -18,6 +18,7 @@
 //	benchtool freeport                              a free TCP port on 127.0.0.1
 //	benchtool latency STORE                         the server's own latency: sequential small PUTs, GETs, one-page LISTs: JSON
 //	benchtool posixplan|genposix|listall|lookups|fuseops  the --huge steps (see huge.go)
+//	benchtool memstates FILE                        result lines of the BenchmarkOpen states in FILE (go test -bench output; memstates.go)
 //
 // STORE is a blob URL as oxyfs takes it; every store is opened with the
 // bucket layout.
@@ -299,7 +300,7 @@ func freeport() error {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: benchtool mkbucket|genlist|genfolded|open|mountmem|write|put|putindex|listrate|getrate|latency|pingpong|statloop|report|freeport|posixplan|genposix|listall|lookups|fuseops ARGS (see the package doc)")
+	fmt.Fprintln(os.Stderr, "usage: benchtool mkbucket|genlist|genfolded|open|mountmem|write|put|putindex|listrate|getrate|latency|pingpong|statloop|report|freeport|posixplan|genposix|listall|lookups|fuseops|memstates ARGS (see the package doc)")
 	os.Exit(2)
 }
 

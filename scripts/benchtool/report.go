@@ -46,6 +46,8 @@ type results struct {
 	writes  []record
 	rts     []record
 	huge    []record // the --huge steps (hugereport.go)
+	// memory in every state (memstates.go)
+	memstates []record
 }
 
 func readResults(name string) (*results, error) {
@@ -88,6 +90,8 @@ func readResults(name string) (*results, error) {
 			r.rts = append(r.rts, rec)
 		case "huge":
 			r.huge = append(r.huge, rec)
+		case "memstate":
+			r.memstates = append(r.memstates, rec)
 		}
 	}
 	return r, sc.Err()
@@ -326,6 +330,7 @@ func report(name string, w io.Writer) error {
 		p("\n")
 	}
 
+	r.memStatesSection(w)
 	r.hugeSection(w)
 
 	if len(r.writes) > 0 {
@@ -442,6 +447,7 @@ func (r *results) targets(w io.Writer) {
 		}
 		p("| fold of 1,000,000 entries on a local S3 server in ≤ 30 s | %s (%s LIST) | %s |\n", secs(f.WallS), count(f.Req["LIST"]), mark(f.Status == "ok" && f.WallS <= 30))
 	}
+	r.memStateTargets(w, mark)
 	r.hugeTargets(w, mark)
 	p("\n")
 }
