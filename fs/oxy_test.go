@@ -371,3 +371,62 @@ func allKeys(f *fixture) []string {
 	}
 	return keys
 }
+
+// TestOxyJournalTheViewDoesNotKeep: a journal longer than
+// index.Options.KeepJournalText is not in memory. Listing .oxy (ls -l does
+// a LOOKUP of each file) sends nothing; a stat of .oxy/journal reads it
+// (one GET) and reports its exact size; the read that follows gets those
+// very bytes (held with the stat, no second GET); .oxy/retired costs nothing.
+func TestOxyJournalTheViewDoesNotKeep(t *testing.T) {
+	f := buildFixture(t)
+	ix, err := index.Open(context.Background(), f.st, index.Options{Warn: func(string) {}, ReadAhead: -1, KeepJournalText: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	clock := &fakeClock{t: time.Unix(1700000000, 0)}
+	srv, _ := testMount(t, ix, Options{now: clock.now})
+	if err := ix.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(srv.Dir(), ".oxy")
+	if d := storefixture.Delta(f.st, func() {
+		if _, err := os.ReadDir(dir); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Lstat(filepath.Join(dir, "retired")); err != nil {
+			t.Fatal(err)
+		}
+	}); d.Total() != 0 {
+		t.Errorf("listing .oxy and a stat of .oxy/retired sent %v, want nothing", d)
+	}
+	want := storeText(t, f.st, store.JournalKey)
+	var fi os.FileInfo
+	if d := storefixture.Delta(f.st, func() {
+		var err error
+		if fi, err = os.Stat(filepath.Join(dir, "journal")); err != nil {
+			t.Fatal(err)
+		}
+	}); d.Get != 1 || d.Total() != 1 {
+		t.Errorf("stat .oxy/journal sent %v, want 1 GET", d)
+	}
+	var data []byte
+	if d := storefixture.Delta(f.st, func() {
+		var err error
+		if data, err = os.ReadFile(filepath.Join(dir, "journal")); err != nil {
+			t.Fatal(err)
+		}
+	}); d.Total() != 0 {
+		t.Errorf("reading .oxy/journal within the hold of its stat sent %v, want nothing", d)
+	}
+	if fi.Size() != int64(len(want)) || !bytes.Equal(data, want) {
+		t.Errorf(".oxy/journal: stat %d bytes, read %q; want the store's %d bytes %q", fi.Size(), data, len(want), want)
+	}
+	if d := storefixture.Delta(f.st, func() {
+		if _, err := os.ReadFile(filepath.Join(dir, "retired")); err != nil {
+			t.Fatal(err)
+		}
+	}); d.Total() != 0 {
+		t.Errorf("reading .oxy/retired sent %v, want nothing", d)
+	}
+}

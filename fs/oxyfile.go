@@ -20,7 +20,10 @@ import (
 // tools that trust st_size (cp, tar, wc -c, less, du) see every byte.
 //
 // status, journal and retired are texts made from memory (the index's
-// status, the records as the current view read them): a stat renders the
+// status, the records as the current view read them; a journal longer than
+// index.Options.KeepJournalText is not kept, so its stat reads the store's
+// journal, one GET, and a lookup reports no size, so listing .oxy sends
+// nothing): a stat renders the
 // text and measures it, and every stat and open within oxyHold of that
 // rendering gets the very same text, not a newer one — .oxy/status changes
 // with every request, so a second rendering would rarely have the same
@@ -61,10 +64,15 @@ func (f *oxyFile) setAttr(out *fuse.AttrOut, size int64, timeout time.Duration) 
 	out.SetTimeout(timeout)
 }
 
-// lookupAttr is what a lookup answers: a list's size when it is known
-// without a request (else 0, not cached, so a stat asks Getattr, which
-// measures it, as for a signature); the others are measured as a stat.
+// lookupAttr is what a lookup answers: a list's size, or the journal's,
+// when it is known without a request (else 0, not cached, so a stat asks
+// Getattr, which measures it, as for a signature: a find or an ls of .oxy
+// sends nothing); the others are measured as a stat.
 func (f *oxyFile) lookupAttr(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
+	if f.what == oxyJournal && !f.m.ix.JournalTextKept() {
+		f.setAttr(out, 0, 0)
+		return 0
+	}
 	if f.what != "list" {
 		return f.stat(ctx, out)
 	}
@@ -146,12 +154,10 @@ func (f *oxyFile) render(ctx context.Context) (string, error) {
 		doc := statusDoc{Status: m.ix.Status(), Mountpoint: m.dir, ReadOnly: m.ro, FuseOps: m.Ops()}
 		data, err := json.MarshalIndent(doc, "", "  ")
 		return string(append(data, '\n')), err
-	case oxyJournal, oxyRetired:
-		journal, retired, err := m.ix.Records(ctx)
-		if f.what == oxyRetired {
-			return retired, err
-		}
-		return journal, err
+	case oxyJournal:
+		return m.ix.JournalText(ctx)
+	case oxyRetired:
+		return m.ix.RetiredText(ctx)
 	}
 	return "", fmt.Errorf("no content for %s", f.what)
 }

@@ -25,7 +25,17 @@ type Options struct {
 	// ReadAheadWorkers bounds the read-ahead GETs in flight; 0 =
 	// DefaultReadAheadWorkers.
 	ReadAheadWorkers int
+	// KeepJournalText is the longest journal whose text a view keeps for
+	// Records and JournalText (.oxy/journal) without a request; 0 =
+	// DefaultKeepJournalText, < 0 = none (every read is one GET).
+	KeepJournalText int
 }
+
+// DefaultKeepJournalText is Options.KeepJournalText when left 0: 1 MiB,
+// about 10,000 lines. Right after a complete fold every entry has a folded
+// line for an hour (~100 B an entry): the view keeps the entries, not that
+// text.
+const DefaultKeepJournalText = 1 << 20
 
 // DefaultSigCacheBytes bounds the signature byte cache when Options leave it 0.
 const DefaultSigCacheBytes = 64 << 20
@@ -50,9 +60,10 @@ var ErrNotDir = errors.New("not a directory")
 // reading rules of spec §13.7 and the tree of DESIGN §4. It is safe for
 // concurrent use.
 type Index struct {
-	st       *store.Store
-	warnFn   func(string)
-	appendFn func(ctx context.Context, st *store.Store, keys []string) (fold.AppendResult, error)
+	keepJournal int // Options.KeepJournalText, resolved: -1 keeps none
+	st          *store.Store
+	warnFn      func(string)
+	appendFn    func(ctx context.Context, st *store.Store, keys []string) (fold.AppendResult, error)
 
 	loadMu      sync.Mutex           // serializes Load and Refresh
 	v           atomic.Pointer[view] // nil until the first load
@@ -127,6 +138,12 @@ func Open(ctx context.Context, st *store.Store, opts Options) (*Index, error) {
 	}
 	ix.sigs = newSigCache(max, knownSizesFor(memoryLimit()))
 	ix.ra.init(ix, opts.ReadAhead, opts.ReadAheadWorkers)
+	switch ix.keepJournal = opts.KeepJournalText; {
+	case ix.keepJournal == 0:
+		ix.keepJournal = DefaultKeepJournalText
+	case ix.keepJournal < 0:
+		ix.keepJournal = -1
+	}
 	ix.own.init()
 	ix.commit.init(ix)
 	return ix, nil

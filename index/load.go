@@ -55,7 +55,7 @@ func (ix *Index) openLayout(ctx context.Context, prev *view) (*view, error) {
 	}
 	reread := false
 	for {
-		v := snapshotView(sn, prev)
+		v := snapshotView(sn, prev, ix.keepJournal)
 		if !sn.Folded() {
 			return ix.prefixView(v, sn, prev), nil
 		}
@@ -90,13 +90,13 @@ func (ix *Index) openLayout(ctx context.Context, prev *view) (*view, error) {
 
 // snapshotView fills what every bucket view reports from a snapshot. It
 // keeps the journal's text for Records when it is at most
-// maxKeptJournalText long (an unchanged journal: when prev kept it).
-func snapshotView(sn *store.Snapshot, prev *view) *view {
+// keep long (an unchanged journal: when prev kept it).
+func snapshotView(sn *store.Snapshot, prev *view, keep int) *view {
 	v := &view{rec: records(sn), modTime: sn.ModTime, folded: sn.Folded()}
 	if sameJournal(sn, prev) {
 		v.journalText = prev.journalText
 	} else {
-		v.journalText = len(sn.JournalText) <= maxKeptJournalText
+		v.journalText = len(sn.JournalText) <= keep
 	}
 	if !v.journalText {
 		v.rec.JournalText = ""

@@ -16,33 +16,54 @@ import (
 // Records returns the journal and the retired record as the current view
 // read them (at the open or the last refresh that found them changed),
 // "" when absent and in the directory layout. It sends no request once the
-// index is loaded, but for a journal longer than maxKeptJournalText: the
+// index is loaded, but for a journal longer than Options.KeepJournalText: the
 // view keeps the journal's entries, not its text (right after a complete
 // fold every entry has a folded line for an hour: ~100 B an entry), so
 // such a journal is read again (one GET) and shows the store's journal as
 // it is now, which may be newer than the view.
 func (ix *Index) Records(ctx context.Context) (journal, retired string, err error) {
-	v, err := ix.current(ctx)
-	if err != nil {
+	if journal, err = ix.JournalText(ctx); err != nil {
 		return "", "", err
 	}
-	if v.rec == nil {
-		return "", "", nil
-	}
-	journal = v.rec.JournalText
-	if !v.journalText {
-		data, _, err := ix.st.ReadRecord(ctx, store.JournalKey)
-		if err != nil {
-			return "", "", err // ReadRecord names the key
-		}
-		journal = string(data)
-	}
-	return journal, v.rec.RetiredText, nil
+	retired, err = ix.RetiredText(ctx)
+	return journal, retired, err
 }
 
-// maxKeptJournalText is the longest journal whose text a view keeps for
-// Records (1 MiB: ~10,000 lines). A variable for tests.
-var maxKeptJournalText = 1 << 20
+// JournalText is the journal as Records returns it: the view's text, or
+// one GET of the store's journal when the view does not keep it
+// (JournalTextKept).
+func (ix *Index) JournalText(ctx context.Context) (string, error) {
+	v, err := ix.current(ctx)
+	if err != nil || v.rec == nil {
+		return "", err
+	}
+	if v.journalText {
+		return v.rec.JournalText, nil
+	}
+	data, _, err := ix.st.ReadRecord(ctx, store.JournalKey)
+	if err != nil {
+		return "", err // ReadRecord names the key
+	}
+	return string(data), nil
+}
+
+// RetiredText is the retired record as the view read it ("" when absent
+// and in the directory layout). It sends no request once the index is
+// loaded.
+func (ix *Index) RetiredText(ctx context.Context) (string, error) {
+	v, err := ix.current(ctx)
+	if err != nil || v.rec == nil {
+		return "", err
+	}
+	return v.rec.RetiredText, nil
+}
+
+// JournalTextKept reports whether JournalText answers from memory: the
+// index is loaded and its view keeps the journal's text (or has none).
+func (ix *Index) JournalTextKept() bool {
+	v := ix.v.Load()
+	return v != nil && (v.rec == nil || v.journalText)
+}
 
 // ListTextSize returns the length of a live entry list's text (decompressed,
 // as store.EntryListText serves it). A folded open decoded every live list,

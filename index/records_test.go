@@ -75,53 +75,68 @@ func TestRecordsAreTheViewsText(t *testing.T) {
 }
 
 // TestRecordsOfALongJournalAreReadAgain: the view does not keep a journal
-// longer than maxKeptJournalText; Records reads it (one GET) and shows the
-// store's journal as it is now, before and after a refresh that finds it
-// unchanged, and a view whose journal is short again keeps it once more.
+// longer than Options.KeepJournalText; JournalText reads it (one GET) and
+// shows the store's journal as it is now, before and after a refresh that
+// finds it unchanged; the retired record never costs a request; a view
+// whose journal is short again keeps it once more.
 func TestRecordsOfALongJournalAreReadAgain(t *testing.T) {
 	ctx := context.Background()
-	defer func(n int) { maxKeptJournalText = n }(maxKeptJournalText)
 	st := storefixture.NewMem(t)
 	a, b := storefixture.Ent(store.KindSig, "ab12", "alice"), storefixture.Ent(store.KindSeal, "cd34", "change-1")
 	storefixture.PutEntries(t, st, a, b)
 	storefixture.WriteEntryList(t, st, true, a)
-	journal := "0 " + b.Key() + "\n"
-	maxKeptJournalText = len(journal) - 1
-	storefixture.WriteJournalText(t, st, journal)
-	ix, _ := openIndex(t, st)
+	short := "0 " + b.Key() + "\n"
+	long := short + "0 " + a.Key() + "\n"
+	storefixture.WriteJournalText(t, st, short)
+	ix, err := Open(ctx, st, Options{Warn: func(string) {}, KeepJournalText: len(short)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
 	if err := ix.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for _, step := range []string{"after the open", "after a refresh that changed nothing"} {
+	check := func(step, want string, gets int64) {
+		t.Helper()
 		var j string
-		if d := storefixture.Delta(st, func() {
+		d := storefixture.Delta(st, func() {
 			var err error
-			if j, _, err = ix.Records(ctx); err != nil {
+			if j, err = ix.JournalText(ctx); err != nil {
 				t.Fatal(err)
 			}
-		}); d.Get != 1 || d.Total() != 1 {
-			t.Errorf("%s: Records sent %v, want 1 GET", step, d)
+		})
+		if d.Get != gets || d.Total() != gets {
+			t.Errorf("%s: JournalText sent %v, want %d GET", step, d, gets)
 		}
-		if j != journal {
-			t.Errorf("%s: Records = %q, want %q", step, j, journal)
+		if j != want {
+			t.Errorf("%s: JournalText = %q, want %q", step, j, want)
 		}
-		if err := ix.Refresh(ctx); err != nil {
-			t.Fatal(err)
+		if kept := ix.JournalTextKept(); kept != (gets == 0) {
+			t.Errorf("%s: JournalTextKept = %v", step, kept)
+		}
+		if d := storefixture.Delta(st, func() { ix.RetiredText(ctx) }); d.Total() != 0 {
+			t.Errorf("%s: RetiredText sent %v", step, d)
 		}
 	}
-	maxKeptJournalText = 1 << 20
-	longer := journal + "0 " + a.Key() + "\n"
-	storefixture.WriteJournalText(t, st, longer)
-	if j, _, _ := ix.Records(ctx); j != longer {
-		t.Errorf("a journal the view does not keep is the store's: %q, want %q", j, longer)
-	}
+	check("a short journal", short, 0)
+	storefixture.WriteJournalText(t, st, long)
+	check("before the refresh: the view's", short, 0)
 	if err := ix.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var j string
-	if d := storefixture.Delta(st, func() { j, _, _ = ix.Records(ctx) }); d.Total() != 0 || j != longer {
-		t.Errorf("a short journal again: Records = %q sending %v, want %q and nothing", j, d, longer)
+	check("a long journal", long, 1)
+	if err := ix.Refresh(ctx); err != nil {
+		t.Fatal(err)
 	}
+	check("a long journal, after a refresh that changed nothing", long, 1)
+	longer := long + "0 " + b.Key() + "\n"
+	storefixture.WriteJournalText(t, st, longer)
+	check("a long journal changed since the view: the store's", longer, 1)
+	storefixture.WriteJournalText(t, st, short)
+	if err := ix.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("a short journal again", short, 0)
 }
 
 // TestListTextSizeOfAnUnreadListIsOneGetOnce: in the prefix modes the index
