@@ -73,15 +73,21 @@ type UpdateResult struct {
 // the record before the re-read does fn apply twice: for the journal that is a
 // duplicate line, which readers and folds tolerate (a key may be journaled
 // any number of times), and every other update (marking, retiring, dropping)
-// recomputes the same change. At most MaxReadTries-1 lost writes are tried
-// again; each round counts in Tries.
+// recomputes the same change. A lost write after which the record is found
+// changed by another writer was a lost race (versitygw answers a failed
+// conditional PUT before reading its body and closes the connection, so a
+// lost race reaches the client as a reset): it counts as a conflict. Only
+// lost writes after which the record is found unchanged count against the
+// store: after MaxReadTries-1 of them the next lost write fails the update.
+// Each round counts in Tries.
 func (s *Store) UpdateRecord(ctx context.Context, key string, fn func(old []byte, exists bool) ([]byte, error)) (res UpdateResult, err error) {
 	if s.readOnly {
 		return res, fmt.Errorf("update record %q: %w", key, ErrReadOnly)
 	}
 	defer func() { s.casStats.add(res) }()
-	var lost []byte // what a write whose answer was lost carried
-	lostWrites := 0
+	var lost []byte    // what a write whose answer was lost carried
+	var lostAt Version // the version that write was to replace
+	unanswered := 0    // lost writes after which the record was found unchanged
 	for res.Tries < MaxCASTries {
 		res.Tries++
 		began := time.Now()
@@ -89,9 +95,15 @@ func (s *Store) UpdateRecord(ctx context.Context, key string, fn func(old []byte
 		if err != nil {
 			return res, fmt.Errorf("update record %q: %w", key, err)
 		}
-		if lost != nil && v.Exists && bytes.Equal(old, lost) {
-			res.Wrote = true // the write whose answer was lost landed
-			return res, nil
+		if lost != nil {
+			if v.Exists && bytes.Equal(old, lost) {
+				res.Wrote = true // the write whose answer was lost landed
+				return res, nil
+			}
+			if v == lostAt {
+				unanswered++ // neither it nor another writer's landed
+			}
+			lost = nil
 		}
 		data, err := fn(old, v.Exists)
 		if errors.Is(err, ErrNoChange) {
@@ -107,9 +119,8 @@ func (s *Store) UpdateRecord(ctx context.Context, key string, fn func(old []byte
 		}
 		switch {
 		case errors.Is(err, ErrConflict):
-		case errors.Is(err, ErrUnavailable) && lostWrites < MaxReadTries-1 && ctx.Err() == nil:
-			lostWrites++
-			lost = data
+		case errors.Is(err, ErrUnavailable) && unanswered < MaxReadTries-1 && ctx.Err() == nil:
+			lost, lostAt = data, v
 		default:
 			return res, fmt.Errorf("update record %q: %w", key, err)
 		}

@@ -274,6 +274,42 @@ func TestLostWritesGiveUp(t *testing.T) {
 	}
 }
 
+// TestLostRacesAreConflicts: versitygw answers a conditional PUT that lost
+// its race before reading the body and closes the connection, so the loser
+// sees a reset, not a 412. A lost write after which the record is found
+// changed by another writer is such a race: the update goes on as after a
+// conflict (5 in a row here, more than MaxReadTries) and lands once, after
+// every line of the winners.
+func TestLostRacesAreConflicts(t *testing.T) {
+	st, lb := lossyStore(t)
+	ctx := context.Background()
+	const races = 5
+	lb.loseNext(store.JournalKey, races)
+	lb.dropWrites = true
+	other := 0
+	lb.raced = func() {
+		other++
+		if _, err := st.UpdateRecord(ctx, store.JournalKey, appendLine(fmt.Sprintf("0 seal/ab/cdef/v%d", other))); err != nil {
+			t.Errorf("the winner's write: %v", err)
+		}
+	}
+	res, err := st.UpdateRecord(ctx, store.JournalKey, appendLine("0 sig/ab/cdef/alice"))
+	if err != nil {
+		t.Fatalf("update that lost %d races: %v", races, err)
+	}
+	if res.Tries != races+1 || !res.Wrote {
+		t.Errorf("%+v, want %d tries and written", res, races+1)
+	}
+	got, _, _ := st.ReadRecord(ctx, store.JournalKey)
+	want := ""
+	for i := 1; i <= races; i++ {
+		want += fmt.Sprintf("0 seal/ab/cdef/v%d\n", i)
+	}
+	if want += "0 sig/ab/cdef/alice\n"; string(got) != want {
+		t.Errorf("journal %q, want %q", got, want)
+	}
+}
+
 func appendLine(line string) func([]byte, bool) ([]byte, error) {
 	return func(old []byte, _ bool) ([]byte, error) {
 		return append(append([]byte(nil), old...), line+"\n"...), nil
@@ -288,6 +324,10 @@ type lossyBucket struct {
 	dropWrites bool
 	afterLoss  func() // runs at the first read after a lost write landed
 	pending    func()
+	// raced, with dropWrites, runs at the first read after each dropped
+	// write: another writer that won the race. Its own writes pass.
+	raced  func()
+	racing bool
 }
 
 func lossyStore(t *testing.T) (*store.Store, *lossyBucket) {
@@ -315,8 +355,19 @@ func (b *lossyBucket) before(_ context.Context, op blobtest.Op, key string) erro
 	defer b.mu.Unlock()
 	switch op {
 	case blobtest.OpPut:
-		if b.dropWrites && b.lose[key] > 0 {
+		if b.dropWrites && b.lose[key] > 0 && !b.racing {
 			b.lose[key]--
+			if b.raced != nil {
+				b.pending = func() {
+					b.mu.Lock()
+					b.racing = true
+					b.mu.Unlock()
+					b.raced()
+					b.mu.Lock()
+					b.racing = false
+					b.mu.Unlock()
+				}
+			}
 			return errReset
 		}
 	case blobtest.OpGet:
@@ -334,7 +385,7 @@ func (b *lossyBucket) before(_ context.Context, op blobtest.Op, key string) erro
 func (b *lossyBucket) afterPut(key string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.lose[key] == 0 {
+	if b.lose[key] == 0 || b.racing {
 		return nil
 	}
 	b.lose[key]--
