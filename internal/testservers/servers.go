@@ -149,19 +149,9 @@ var (
 // start fails the test (and every later Start of that kind).
 func Start(t testing.TB, kind string) *Server {
 	t.Helper()
-	b, ok := backends[kind]
-	if !ok {
-		t.Fatalf("testservers: unknown server kind %q (want one of %s)", kind, strings.Join(kinds(), ", "))
-	}
-	e := entryFor(kind)
-	e.locate(context.Background(), b)
-	if e.missing == "" {
-		e.startOnce.Do(func() { e.srv, e.err = startServer(b, e.bin) })
-	}
-	switch {
-	case e.missing != "":
-		skipOrFail(t, kind, e.missing)
-	case e.err != nil:
+	b, e := located(t, kind)
+	e.startOnce.Do(func() { e.srv, e.err = startServer(b, e.bin) })
+	if e.err != nil {
 		t.Fatalf("testservers: %v", e.err)
 	}
 	return e.srv
@@ -174,6 +164,15 @@ func Start(t testing.TB, kind string) *Server {
 // program cannot be had.
 func Program(t testing.TB, kind string) string {
 	t.Helper()
+	_, e := located(t, kind)
+	return e.bin
+}
+
+// located is the backend and registry entry of a kind whose program was
+// found; a program that cannot be had skips or fails t (skipOrFail ends
+// the test), as does an unknown kind.
+func located(t testing.TB, kind string) (*backend, *entry) {
+	t.Helper()
 	b, ok := backends[kind]
 	if !ok {
 		t.Fatalf("testservers: unknown server kind %q (want one of %s)", kind, strings.Join(kinds(), ", "))
@@ -183,7 +182,7 @@ func Program(t testing.TB, kind string) string {
 	if e.missing != "" {
 		skipOrFail(t, kind, e.missing)
 	}
-	return e.bin
+	return b, e
 }
 
 func kinds() []string {
