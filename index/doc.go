@@ -69,9 +69,10 @@
 // prefix modes) and on every own write. Status.LastRefresh says what the
 // last refresh sent.
 //
-// Records returns the journal and the retired record as the view read them
-// (a mount's .oxy/journal and .oxy/retired: what its tree shows, at no
-// request). ListTextSize returns the length of a live list's text (its
+// JournalText and RetiredText return the records as the view read them (a
+// mount's .oxy/journal and .oxy/retired: what its tree shows, at no
+// request), but a journal longer than Options.KeepJournalText, which the
+// view does not keep: JournalText reads it (one GET). ListTextSize returns the length of a live list's text (its
 // .oxy/lists/<name>): a folded open counts it while decoding the list; in
 // the prefix modes the first call reads and decodes the list once. ReadList
 // reads a list for serving its text.

@@ -26,7 +26,7 @@ type Options struct {
 	// DefaultReadAheadWorkers.
 	ReadAheadWorkers int
 	// KeepJournalText is the longest journal whose text a view keeps for
-	// Records and JournalText (.oxy/journal) without a request; 0 =
+	// JournalText (.oxy/journal) without a request; 0 =
 	// DefaultKeepJournalText, < 0 = none (every read is one GET).
 	KeepJournalText int
 }
@@ -94,7 +94,7 @@ type view struct {
 	// journal's lines: journal keeps what a refresh needs of them.
 	rec           *store.Snapshot
 	modTime       time.Time // the snapshot's ModTime
-	journalText   bool      // rec holds the journal's text (Records)
+	journalText   bool      // rec holds the journal's text (JournalText)
 	mode          string
 	folded        bool // the snapshot had a live complete list
 	legacy        bool // the older one-list keys are read (no marker)
@@ -113,8 +113,8 @@ type view struct {
 // what ReadSnapshotSince copies of an unchanged record, but for the
 // journal's lines. An unchanged journal then comes back with no lines, and
 // the refresh takes its entries from the view's marks (journalFrom).
-// It keeps the records' text for Records too (snapshotView drops a long
-// journal's).
+// It keeps the records' text for JournalText and RetiredText too
+// (snapshotView drops a long journal's).
 func records(sn *store.Snapshot) *store.Snapshot {
 	return &store.Snapshot{
 		JournalVersion: sn.JournalVersion, JournalBad: sn.JournalBad, JournalText: sn.JournalText,

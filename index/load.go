@@ -89,7 +89,7 @@ func (ix *Index) openLayout(ctx context.Context, prev *view) (*view, error) {
 }
 
 // snapshotView fills what every bucket view reports from a snapshot. It
-// keeps the journal's text for Records when it is at most
+// keeps the journal's text for JournalText when it is at most
 // keep long (an unchanged journal: when prev kept it).
 func snapshotView(sn *store.Snapshot, prev *view, keep int) *view {
 	v := &view{rec: records(sn), modTime: sn.ModTime, folded: sn.Folded()}

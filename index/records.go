@@ -13,25 +13,14 @@ import (
 // the live lists, with their exact sizes, so that a stat of .oxy/journal
 // or .oxy/lists/<name> reports what a read returns.
 
-// Records returns the journal and the retired record as the current view
-// read them (at the open or the last refresh that found them changed),
-// "" when absent and in the directory layout. It sends no request once the
-// index is loaded, but for a journal longer than Options.KeepJournalText: the
-// view keeps the journal's entries, not its text (right after a complete
-// fold every entry has a folded line for an hour: ~100 B an entry), so
-// such a journal is read again (one GET) and shows the store's journal as
-// it is now, which may be newer than the view.
-func (ix *Index) Records(ctx context.Context) (journal, retired string, err error) {
-	if journal, err = ix.JournalText(ctx); err != nil {
-		return "", "", err
-	}
-	retired, err = ix.RetiredText(ctx)
-	return journal, retired, err
-}
-
-// JournalText is the journal as Records returns it: the view's text, or
-// one GET of the store's journal when the view does not keep it
-// (JournalTextKept).
+// JournalText returns the journal as the current view read it (at the
+// open or the last refresh that found it changed), "" when absent and in
+// the directory layout. It sends no request once the index is loaded, but
+// for a journal longer than Options.KeepJournalText: the view keeps the
+// journal's entries, not its text (right after a complete fold every entry
+// has a folded line for an hour: ~100 B an entry), so such a journal is
+// read again (one GET) and shows the store's journal as it is now, which
+// may be newer than the view (JournalTextKept says which).
 func (ix *Index) JournalText(ctx context.Context) (string, error) {
 	v, err := ix.current(ctx)
 	if err != nil || v.rec == nil {

@@ -24,7 +24,7 @@ func listTextOf(t *testing.T, st *store.Store, name string) int64 {
 	return n
 }
 
-// TestRecordsAreTheViewsText: Records returns the journal and the retired
+// TestRecordsAreTheViewsText: JournalText and RetiredText return the journal and the retired
 // record as the view read them, byte for byte (a bad line included), with
 // no request; a refresh that finds them changed shows the new text, one
 // that finds them unchanged keeps it.
@@ -44,29 +44,32 @@ func TestRecordsAreTheViewsText(t *testing.T) {
 	var j, r string
 	if d := storefixture.Delta(st, func() {
 		var err error
-		if j, r, err = ix.Records(ctx); err != nil {
+		if j, err = ix.JournalText(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if r, err = ix.RetiredText(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}); d.Total() != 0 {
-		t.Errorf("Records sent %v", d)
+		t.Errorf("JournalText and RetiredText sent %v", d)
 	}
 	if j != journal || r != string(store.FormatRetired([]store.RetiredLine{{RetiredAt: 1, Key: "pack-gone"}})) {
-		t.Errorf("Records = %q, %q", j, r)
+		t.Errorf("JournalText, RetiredText = %q, %q", j, r)
 	}
 	if err := ix.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if j, _, _ := ix.Records(ctx); j != journal {
+	if j, _ := ix.JournalText(ctx); j != journal {
 		t.Errorf("after a refresh that changed nothing: %q", j)
 	}
 	storefixture.WriteJournalText(t, st, journal+"0 "+a.Key()+"\n")
-	if j, _, _ := ix.Records(ctx); j != journal {
+	if j, _ := ix.JournalText(ctx); j != journal {
 		t.Errorf("before the refresh: %q, want the view's", j)
 	}
 	if err := ix.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if j, _, _ := ix.Records(ctx); j != journal+"0 "+a.Key()+"\n" {
+	if j, _ := ix.JournalText(ctx); j != journal+"0 "+a.Key()+"\n" {
 		t.Errorf("after a refresh that found the journal changed: %q", j)
 	}
 	if n, ok := ix.ListTextKnown(list); !ok || n != listTextOf(t, st, list) {
