@@ -202,7 +202,11 @@ func report(name string, w io.Writer) error {
 	m := r.machine
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 
-	p("## Run of %s: %s entries\n\n", m["date"], m["entries"])
+	if m["only"] == "huge" {
+		p("## Run of %s: the --huge steps only\n\n", m["date"])
+	} else {
+		p("## Run of %s: %s entries\n\n", m["date"], m["entries"])
+	}
 	p("`%s`\n\n", m["command"])
 	p("**Machine.** %s CPUs (%s), %s of memory, Linux %s, %s; versitygw %s (posix backend) on 127.0.0.1, %s, %s. ",
 		m["nproc"], m["model"], m["memory"], m["kernel"], m["go"], m["versitygw"], m["rclone"], m["s3fs"])
@@ -227,6 +231,26 @@ func report(name string, w io.Writer) error {
 	}
 	p("\n\n")
 
+	if len(r.browse) > 0 {
+		r.browseSection(w)
+	}
+	if len(r.opens) > 0 {
+		r.openSection(w)
+	}
+	r.memStatesSection(w)
+	r.hugeSection(w)
+	if len(r.writes) > 0 {
+		r.writeSection(w)
+	}
+	r.targets(w)
+	return nil
+}
+
+// browseSection is the table of the browsing steps, system by system and
+// latency by latency.
+func (r *results) browseSection(w io.Writer) {
+	m := r.machine
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	lats := r.latencies()
 	p("### Browsing the same bucket\n\n")
 	p("Wall time (median of the runs where there were several) and the requests that reached the server, by kind, counted by `scripts/countproxy` on the server side of the wire, with each latency added to every request. ")
@@ -297,6 +321,11 @@ func report(name string, w io.Writer) error {
 		p("\n")
 	}
 
+}
+
+// openSection is the table of the opens and the folds.
+func (r *results) openSection(w io.Writer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	p("### Opening, memory, fold\n\n")
 	p("| store | latency | entries | open (median / min of runs) | requests of one open | heap kept per entry | × key text | mount RSS |\n|---|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, o := range r.opens {
@@ -330,42 +359,40 @@ func report(name string, w io.Writer) error {
 		p("\n")
 	}
 
-	r.memStatesSection(w)
-	r.hugeSection(w)
+}
 
-	if len(r.writes) > 0 {
-		p("### Writes: 8 concurrent writers\n\n")
-		p("| store | writer | latency | signatures | wall | signatures/s | PUT | GET | journal updates (PUT of `pack-entries`) | per entry | errors |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
-		for _, wr := range r.writes {
-			var v writeResult
-			json.Unmarshal(wr.Result, &v)
-			how := v.How
-			switch {
-			case v.Batch > 1:
-				how = fmt.Sprintf("`oxyfs put --batch` (%d per process)", v.Batch)
-			case v.How == "oxyfs put":
-				how = "`oxyfs put` (one process per signature)"
-			case v.How == "index.Put":
-				how = "index.Put in one process (the mount's write path without FUSE)"
-			default:
-				how = "**through the mount** (mkdir, create, write, close)"
-			}
-			per := float64(wr.Req["JOURNAL_PUT"]) / float64(max(v.Count, 1))
-			errs := fmt.Sprint(v.Errors)
-			if v.FirstEr != "" {
-				errs += " (" + strings.ReplaceAll(v.FirstEr, "|", "/") + ")"
-			}
-			wall := secs(v.WallS)
-			if v.PerS == 0 {
-				wall = "> " + wall
-			}
-			p("| %s | %s | %d ms | %s | %s | %.0f | %s | %s | %s | %.3f | %s |\n", wr.Note, how, wr.LatencyMS, count(int64(v.Count)), wall, v.PerS,
-				count(wr.Req["PUT"]), count(wr.Req["GET"]), count(wr.Req["JOURNAL_PUT"]), per, errs)
+// writeSection is the table of the write runs.
+func (r *results) writeSection(w io.Writer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	p("### Writes: 8 concurrent writers\n\n")
+	p("| store | writer | latency | signatures | wall | signatures/s | PUT | GET | journal updates (PUT of `pack-entries`) | per entry | errors |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, wr := range r.writes {
+		var v writeResult
+		json.Unmarshal(wr.Result, &v)
+		how := v.How
+		switch {
+		case v.Batch > 1:
+			how = fmt.Sprintf("`oxyfs put --batch` (%d per process)", v.Batch)
+		case v.How == "oxyfs put":
+			how = "`oxyfs put` (one process per signature)"
+		case v.How == "index.Put":
+			how = "index.Put in one process (the mount's write path without FUSE)"
+		default:
+			how = "**through the mount** (mkdir, create, write, close)"
 		}
-		p("\n")
+		per := float64(wr.Req["JOURNAL_PUT"]) / float64(max(v.Count, 1))
+		errs := fmt.Sprint(v.Errors)
+		if v.FirstEr != "" {
+			errs += " (" + strings.ReplaceAll(v.FirstEr, "|", "/") + ")"
+		}
+		wall := secs(v.WallS)
+		if v.PerS == 0 {
+			wall = "> " + wall
+		}
+		p("| %s | %s | %d ms | %s | %s | %.0f | %s | %s | %s | %.3f | %s |\n", wr.Note, how, wr.LatencyMS, count(int64(v.Count)), wall, v.PerS,
+			count(wr.Req["PUT"]), count(wr.Req["GET"]), count(wr.Req["JOURNAL_PUT"]), per, errs)
 	}
-	r.targets(w)
-	return nil
+	p("\n")
 }
 
 func countsString(l, g, h int64) string {
@@ -392,7 +419,9 @@ func (r *results) targets(w io.Writer) {
 			steps++
 		}
 	}
-	p("| 0 LIST requests while browsing a folded store | %s LIST in %d oxyfs browsing steps (find, ls -R, ls -lR, cat; every latency) | %s |\n", count(lists), steps, mark(lists == 0 && steps > 0))
+	if steps > 0 {
+		p("| 0 LIST requests while browsing a folded store | %s LIST in %d oxyfs browsing steps (find, ls -R, ls -lR, cat; every latency) | %s |\n", count(lists), steps, mark(lists == 0 && steps > 0))
+	}
 
 	// Open cost and time and memory.
 	for _, o := range r.opens {
