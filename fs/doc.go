@@ -79,17 +79,26 @@
 //     signature, the index forgets its size at the refresh and Invalidate
 //     drops the kernel's attributes of it.
 //   - Content: a signature is read once, at open (ix.ReadSig), into the open
-//     file, and read with FOPEN_DIRECT_IO. Direct I/O does not trust the
-//     kernel's idea of the size (which may still be the 0 of a lookup), so
-//     cat always returns every byte; there is no page cache to invalidate
-//     when a signature is replaced (a reader that has it open keeps the
-//     version it opened, the next open sees the new one); signatures are a
-//     few hundred bytes, so the page cache would save nothing the index's
-//     byte cache does not already. The cost: mmap with MAP_SHARED fails
-//     (ENODEV); MAP_PRIVATE works. Index entries are empty and opened
-//     without direct I/O: the kernel answers their reads itself. Writes use
-//     direct I/O too (the bytes go to the open file's buffer). .oxy files are
-//     sized exactly and read with direct I/O (next item).
+//     file. The kernel reads it through its page cache, so cat's second
+//     read (the one that finds the end) costs no request — unless the size
+//     the kernel holds may be stale: a signature that changed (a refresh
+//     showed it replaced, an own write, a read whose size differed from the
+//     one remembered) within AttrTimeout + a minute of the open, or one
+//     being written, is opened with FOPEN_DIRECT_IO, which reads exactly the
+//     handle's bytes whatever size the kernel holds (entryNode.readFlags).
+//     The page cache is safe otherwise because the kernel reads at most the
+//     size it holds while its attributes are fresh and asks (GETATTR)
+//     before reading past it when they are not (a lookup's size 0 has
+//     timeout 0): every size it can hold is that of the bytes ReadSig
+//     returns. The pages are dropped at every open (no FOPEN_KEEP_CACHE),
+//     so a replaced signature's old bytes are never served from them.
+//     Reads of a signature, an index entry and an .oxy file are opened with
+//     FOPEN_NOFLUSH: their close sends no FLUSH (a reader has nothing to
+//     write). With direct I/O, mmap with MAP_SHARED fails (ENODEV);
+//     MAP_PRIVATE works. Index entries are empty and opened without direct
+//     I/O: the kernel answers their reads itself. Writes use direct I/O (the
+//     bytes go to the open file's buffer). .oxy files are sized exactly and
+//     read with direct I/O (next item).
 //   - .oxy files report the exact length of what a read returns, so cp,
 //     tar, wc -c, less and du see every byte (oxyfile.go). status, journal
 //     and retired are texts from memory, with attribute timeout 0: a stat

@@ -3,6 +3,7 @@ package fs
 import (
 	"context"
 	"syscall"
+	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -121,8 +122,9 @@ func (n *entryNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.Set
 }
 
 // Open: reading a signature reads its bytes once, at open (one GET unless
-// cached), into the handle, and reads them with direct I/O (see the package
-// doc, "Kernel caching"). Writing opens a writeHandle.
+// cached), into the handle; the kernel reads them through its page cache
+// unless a size it holds may be stale (readFlags; see the package doc,
+// "Kernel caching"). Writing opens a writeHandle.
 func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	m := n.m
 	defer m.ops.start(opOpen)()
@@ -138,13 +140,39 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 		return m.newWriteHandle(n.path, n.e, flags, false), fuse.FOPEN_DIRECT_IO, 0
 	}
 	if n.e.Kind != store.KindSig {
-		return &readHandle{m: m}, 0, 0 // empty, and known to be: the page cache answers
+		return &readHandle{m: m}, fuse.FOPEN_NOFLUSH, 0 // empty, and known to be: the page cache answers
 	}
 	data, err := m.ix.ReadSig(bg(ctx), n.e)
 	if err != nil {
 		return nil, 0, m.errno("read", n.path, err)
 	}
-	return &readHandle{m: m, data: data}, fuse.FOPEN_DIRECT_IO, 0
+	return &readHandle{m: m, data: data}, n.readFlags(), 0
+}
+
+// sizeSettle is how much longer than AttrTimeout a size reported before a
+// signature changed may outlive the change in the kernel: a reply that was
+// on its way when the change was seen.
+const sizeSettle = time.Minute
+
+// readFlags are the open flags of a signature opened for reading. No
+// FLUSH: a reader's close has nothing to write. The page cache, not direct
+// I/O, when the kernel's size of the file cannot be stale: the kernel reads
+// at most the size it holds while its attributes are fresh, and asks
+// (GETATTR) before reading past it when they are not, so the size it holds
+// must be that of these bytes — true unless the signature changed within
+// AttrTimeout (+ sizeSettle) of now (ix.SigChangedAt) or is being written.
+// Then cat's second read, the one that finds the end, is answered by the
+// kernel, not by a READ. The pages are dropped at every open (no
+// FOPEN_KEEP_CACHE): an open reads the bytes it opened, but for a reader
+// that keeps a signature open past AttrTimeout across its replacement,
+// whose pages another open of the new bytes may fill. Direct I/O reads
+// exactly the handle's bytes whatever size the kernel holds.
+func (n *entryNode) readFlags() uint32 {
+	m := n.m
+	if m.pending.get(n.path) != nil || time.Since(m.ix.SigChangedAt(n.e)) <= m.attrTTL+sizeSettle {
+		return fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH
+	}
+	return fuse.FOPEN_NOFLUSH
 }
 
 func (n *entryNode) source(ctx context.Context) (string, syscall.Errno) {

@@ -135,7 +135,7 @@ func (f *oxyFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 		return nil, 0, m.errno("read", f.path, err)
 	}
 	// Direct I/O: reads come here whatever size the kernel last saw.
-	return &oxyHandle{m: m, path: f.path, text: text}, fuse.FOPEN_DIRECT_IO, 0
+	return &oxyHandle{m: m, path: f.path, text: text}, fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH, 0
 }
 
 // statusDoc is .oxy/status: the index's status, with the mount's own.
@@ -197,7 +197,7 @@ func (f *oxyFile) openList(ctx context.Context) (gofs.FileHandle, uint32, syscal
 	if err == nil {
 		var lt *store.EntryListText
 		if lt, err = store.NewEntryListTextOfSize(data, size); err == nil {
-			return &listHandle{m: f.m, path: f.path, lt: lt, size: size}, fuse.FOPEN_DIRECT_IO, 0
+			return &listHandle{m: f.m, path: f.path, lt: lt, size: size}, fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH, 0
 		}
 		err = fmt.Errorf("decode %s: %w", f.key, err)
 	}

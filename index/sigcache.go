@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/oxyfs/oxyfs/store"
 )
@@ -37,6 +38,9 @@ type sigCache struct {
 	m      map[string]*list.Element
 	sizes  map[string]int64
 	flight map[string]*sigFlight
+
+	changes sigChanges       // when signatures last changed (sigchange.go)
+	now     func() time.Time // the clock of changes (tests set it)
 
 	// hits, misses: reads of a signature answered from the cache, and
 	// those that waited for a GET (their own or one in flight); evictions:
@@ -70,7 +74,7 @@ type sigFlight struct {
 }
 
 func newSigCache(max int64, sizes int) *sigCache {
-	return &sigCache{max: max, sizesN: sizes, ll: list.New(), m: map[string]*list.Element{}, sizes: map[string]int64{}, flight: map[string]*sigFlight{}}
+	return &sigCache{max: max, sizesN: sizes, ll: list.New(), m: map[string]*list.Element{}, sizes: map[string]int64{}, flight: map[string]*sigFlight{}, now: time.Now}
 }
 
 func (c *sigCache) used() int64 {
@@ -115,8 +119,12 @@ func (c *sigCache) get(key string) ([]byte, bool) {
 // insertLocked keeps data for key, evicting the least recently used.
 func (c *sigCache) insertLocked(key string, data []byte) {
 	c.removeLocked(key)
+	if old, ok := c.sizes[key]; ok && old != int64(len(data)) {
+		c.changedLocked(key) // replaced without a journal line
+	}
 	if len(c.sizes) >= c.sizesN {
 		clear(c.sizes)
+		c.allChangedLocked() // a size forgotten here can no longer be compared
 	}
 	c.sizes[key] = int64(len(data))
 	cost := int64(len(key)+len(data)) + sigItemOverhead
@@ -148,6 +156,7 @@ func (c *sigCache) put(key string, data []byte) {
 	if f, ok := c.flight[key]; ok {
 		f.stale = true
 	}
+	c.changedLocked(key)
 	c.insertLocked(key, slices.Clone(data))
 }
 
@@ -158,6 +167,7 @@ func (c *sigCache) invalidate(key string) {
 	if f, ok := c.flight[key]; ok {
 		f.stale = true
 	}
+	c.changedLocked(key)
 	c.removeLocked(key)
 	delete(c.sizes, key)
 }
@@ -168,6 +178,7 @@ func (c *sigCache) clearAll() {
 	for _, f := range c.flight {
 		f.stale = true
 	}
+	c.allChangedLocked()
 	c.ll.Init()
 	clear(c.m)
 	clear(c.sizes)

@@ -1,0 +1,81 @@
+package index
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// TestSigChangesAreEveryWayBytesChange: each way a signature's bytes can
+// change under a reader moves its time, and nothing else does: a first read,
+// a read of the same size again, and another key's change leave it alone.
+func TestSigChangesAreEveryWayBytesChange(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	c := newSigCache(1<<20, 1<<10)
+	c.now = func() time.Time { return clock }
+	tick := func() time.Time { clock = clock.Add(time.Second); return clock }
+	const k, other = "sig/ab/12/alice", "sig/ab/12/bob"
+	want := func(what string, key string, at time.Time) {
+		t.Helper()
+		if got := c.changedAt(key); !got.Equal(at) {
+			t.Errorf("after %s: %s changed at %v, want %v", what, key, got, at)
+		}
+	}
+	c.insertLocked(k, []byte("four"))
+	want("a first read", k, time.Time{})
+	tick()
+	c.removeLocked(k) // evicted, size remembered
+	c.insertLocked(k, []byte("same"))
+	want("a read of the same size", k, time.Time{})
+	t1 := tick()
+	c.insertLocked(k, []byte("longer now"))
+	want("a read of another size (replaced without a journal line)", k, t1)
+	want("another key's change", other, time.Time{})
+	t2 := tick()
+	c.put(k, []byte("own write"))
+	want("an own write", k, t2)
+	t3 := tick()
+	c.invalidate(k)
+	want("a refresh that shows it replaced", k, t3)
+	t4 := tick()
+	c.clearAll()
+	want("a directory-layout refresh", other, t4)
+	want("a directory-layout refresh", k, t4)
+	t5 := tick()
+	c.put(k, []byte("x"))
+	want("a change after everything changed", k, t5)
+	want("a change after everything changed", other, t4)
+}
+
+// TestSigChangesStayBounded: past maxSigChanges keys the table starts over
+// and every key counts as changed then; past the remembered sizes' bound,
+// too (a size forgotten cannot be compared).
+func TestSigChangesStayBounded(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	c := newSigCache(1<<20, 1<<20)
+	c.now = func() time.Time { return clock }
+	for i := range maxSigChanges + 1 {
+		clock = clock.Add(time.Millisecond)
+		c.invalidate(fmt.Sprintf("sig/00/%d/x", i))
+	}
+	if n := len(c.changes.at); n > maxSigChanges {
+		t.Errorf("%d changes remembered, bound %d", n, maxSigChanges)
+	}
+	if got := c.changedAt("sig/ff/never/x"); got.IsZero() {
+		t.Error("after the table started over, a key never changed reads as never changed")
+	}
+
+	c = newSigCache(1<<20, 4)
+	c.now = func() time.Time { return clock }
+	for i := range 4 {
+		c.insertLocked(fmt.Sprintf("sig/00/%d/x", i), []byte("b"))
+	}
+	if got := c.changedAt("sig/00/0/x"); !got.IsZero() {
+		t.Fatalf("changed at %v before the sizes started over", got)
+	}
+	clock = clock.Add(time.Second)
+	c.insertLocked("sig/00/5/x", []byte("b"))
+	if got := c.changedAt("sig/00/0/x"); !got.Equal(clock) {
+		t.Errorf("after the sizes started over: changed at %v, want %v", got, clock)
+	}
+}
