@@ -20,7 +20,12 @@ import (
 // client that counts every request on the wire by method, so tests can prove
 // the store-level counters equal what was sent. URLs with S3 options this
 // opener does not handle go to gocloud's own opener (wire is then nil).
-func openS3(ctx context.Context, u *url.URL) (*blob.Bucket, *wireCounter, error) {
+//
+// The client keeps idle up to idle connections to the endpoint, as many as
+// the store may have requests in flight: net/http keeps 2 a host by default
+// and the SDK 10, so read-ahead's 16–64 GETs would close and open
+// connections on every burst (a TCP handshake each, and CPU on both sides).
+func openS3(ctx context.Context, u *url.URL, idle int) (*blob.Bucket, *wireCounter, error) {
 	q := u.Query()
 	prefix := q.Get("prefix")
 	q.Del("prefix")
@@ -73,7 +78,10 @@ func openS3(ctx context.Context, u *url.URL) (*blob.Bucket, *wireCounter, error)
 	}
 	cfg.Logger = logging.Nop{} // no "SDK ... WARN" lines on stderr
 	wc := &wireCounter{}
-	base := awshttp.NewBuildableClient()
+	base := awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+		t.MaxIdleConns = max(t.MaxIdleConns, idle)
+		t.MaxIdleConnsPerHost = max(t.MaxIdleConnsPerHost, idle)
+	})
 	cfg.HTTPClient = wc.wrap(base)
 	client := s3.NewFromConfig(cfg, opts...)
 	b, err := s3blob.OpenBucket(ctx, client, u.Host, &s3blob.Options{RequestChecksumCalculation: cfg.RequestChecksumCalculation})
@@ -84,6 +92,16 @@ func openS3(ctx context.Context, u *url.URL) (*blob.Bucket, *wireCounter, error)
 		b = blob.PrefixedBucket(b, prefix)
 	}
 	return b, wc, nil
+}
+
+// idleConns is how many idle connections an S3 client keeps: the requests
+// the store may have in flight (Options.MaxRequests), and
+// DefaultMaxRequests when that is not capped.
+func idleConns(opts Options) int {
+	if opts.MaxRequests > 0 {
+		return opts.MaxRequests
+	}
+	return DefaultMaxRequests
 }
 
 // wireCounter counts HTTP requests by S3 operation.

@@ -392,3 +392,50 @@ func (b *lossyBucket) afterPut(key string) error {
 	b.pending, b.afterLoss = b.afterLoss, nil
 	return errReset
 }
+
+// TestS3ClientKeepsItsConnections: bursts of GETs as wide as read-ahead
+// sends reuse the connections of the first burst: the client keeps as many
+// idle as the store may have requests in flight (net/http keeps 2 a host,
+// the AWS SDK 10), so a burst costs no TCP handshake and no new connection
+// on the server.
+func TestS3ClientKeepsItsConnections(t *testing.T) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "9")
+		w.Header().Set("ETag", `"0123456789abcdef0123456789abcdef"`)
+		w.Header().Set("Last-Modified", time.Unix(1e9, 0).UTC().Format(http.TimeFormat))
+		io.WriteString(w, "signature")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	st := s3At(t, srv.Listener.Addr().String(), 5*time.Second)
+	const width = 48 // read-ahead's GETs in flight, under DefaultMaxRequests
+	burst := func() {
+		var wg sync.WaitGroup
+		for i := range width {
+			wg.Go(func() {
+				if _, err := st.Get(context.Background(), fmt.Sprintf("sig/ab/%04d/alice", i)); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		time.Sleep(100 * time.Millisecond) // the last connections go back to the pool after their bodies
+	}
+	burst()
+	first := conns.Load()
+	if first == 0 || first > width {
+		t.Fatalf("the first burst of %d GETs opened %d connections", width, first)
+	}
+	for range 3 {
+		burst()
+	}
+	if n := conns.Load() - first; n != 0 {
+		t.Errorf("3 more bursts of %d GETs opened %d new connections (the first opened %d); want 0", width, n, first)
+	}
+}
