@@ -111,8 +111,8 @@ var gcsRetryOff sync.Map // *storage.Client -> *sync.Once
 
 var gcsBackend = backend{
 	name: "gcs", scheme: "gs",
-	open: func(ctx context.Context, u *url.URL, _ Options) (*blob.Bucket, backendDriver, error) {
-		b, err := openGCS(ctx, u)
+	open: func(ctx context.Context, u *url.URL, opts Options) (*blob.Bucket, backendDriver, error) {
+		b, err := openGCS(ctx, u, idleConns(opts))
 		if err == nil {
 			ownGCSRetries(b)
 		}

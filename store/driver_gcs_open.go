@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"net/http"
 	"net/url"
 	"strconv"
 
@@ -13,8 +14,9 @@ import (
 
 // openGCS opens a gs:// URL as gocloud's opener does, but finds the
 // credentials first: gocloud's prints a warning on stdout when there are
-// none, and goes on with empty ones that fail every request.
-func openGCS(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
+// none, and goes on with empty ones that fail every request. Its client
+// keeps idle up to idle connections to the service (idleTransport).
+func openGCS(ctx context.Context, u *url.URL, idle int) (*blob.Bucket, error) {
 	if anyEnv("STORAGE_EMULATOR_HOST", "STORAGE_EMULATOR_HOST_GRPC") {
 		return blob.OpenBucket(ctx, u.String()) // an emulator: no credentials
 	}
@@ -34,9 +36,20 @@ func openGCS(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
 		}
 		return nil, e
 	}
-	client, err := gcp.NewHTTPClient(gcp.DefaultTransport(), creds.TokenSource)
+	client, err := gcp.NewHTTPClient(idleTransport(idle), creds.TokenSource)
 	if err != nil {
 		return nil, err
 	}
 	return (&gcsblob.URLOpener{Client: client, TokenSource: gcp.CredentialsTokenSource(creds)}).OpenBucketURL(ctx, u)
+}
+
+// idleTransport is net/http's default transport keeping idle up to idle
+// connections a host, as many as the store may have requests in flight:
+// the default keeps 2, so read-ahead's 16–64 GETs would close and open
+// (TLS handshake and all) connections on every burst.
+func idleTransport(idle int) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = max(t.MaxIdleConns, idle)
+	t.MaxIdleConnsPerHost = max(t.MaxIdleConnsPerHost, idle)
+	return t
 }
