@@ -427,15 +427,14 @@ func TestS3ClientKeepsItsConnections(t *testing.T) {
 		wg.Wait()
 		time.Sleep(100 * time.Millisecond) // the last connections go back to the pool after their bodies
 	}
-	burst()
-	first := conns.Load()
-	if first == 0 || first > width {
-		t.Fatalf("the first burst of %d GETs opened %d connections", width, first)
-	}
-	for range 3 {
+	for range 4 {
 		burst()
 	}
-	if n := conns.Load() - first; n != 0 {
-		t.Errorf("3 more bursts of %d GETs opened %d new connections (the first opened %d); want 0", width, n, first)
+	// A request that finds no idle connection dials one, and uses
+	// whichever comes first, the dial or a connection another request
+	// gives back: a busy machine may open a few more than width. Keeping
+	// 10 idle (the SDK's default) or 2 (net/http's), 4 bursts open ~140.
+	if n := conns.Load(); n == 0 || n > width+width/2 {
+		t.Errorf("4 bursts of %d GETs opened %d connections; want at most %d", width, n, width+width/2)
 	}
 }
