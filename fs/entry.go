@@ -227,7 +227,17 @@ type readHandle struct {
 	data []byte
 }
 
-var _ = (gofs.FileReader)((*readHandle)(nil))
+var (
+	_ = (gofs.FileReader)((*readHandle)(nil))
+	_ = (gofs.FileFlusher)((*readHandle)(nil))
+)
+
+// Flush has nothing to write. Opens ask the kernel not to send it
+// (FOPEN_NOFLUSH); it is counted, so a kernel that sends it shows.
+func (h *readHandle) Flush(ctx context.Context) syscall.Errno {
+	defer h.m.ops.start(opFlush)()
+	return 0
+}
 
 func (h *readHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	defer h.m.ops.start(opRead)()
