@@ -151,11 +151,11 @@ func (k *kindSet) addObj(ob []byte) bool {
 			k.objOff[i] = uint32(i * k.objW)
 		}
 	}
-	k.objs = append(k.objs, ob...)
+	k.objs = append(grown(k.objs, len(ob)), ob...)
 	if k.objOff != nil {
-		k.objOff = append(k.objOff, uint32(len(k.objs)))
+		k.objOff = append(grown(k.objOff, 1), uint32(len(k.objs)))
 	}
-	k.first = append(k.first, uint32(len(k.vals)))
+	k.first = append(grown(k.first, 1), uint32(len(k.vals)))
 	return true
 }
 
@@ -169,8 +169,8 @@ func (k *kindSet) add(ob []byte, val uint32, src uint8) bool {
 		}
 		n++
 	}
-	k.vals = append(k.vals, val)
-	k.srcs = append(k.srcs, src)
+	k.vals = append(grown(k.vals, 1), val)
+	k.srcs = append(grown(k.srcs, 1), src)
 	k.first[n] = uint32(len(k.vals))
 	return true
 }
@@ -432,6 +432,18 @@ func hexString(b []byte) string { return hex.EncodeToString(b) }
 
 // exact returns s in a slice of exactly its length, so no growth slack stays
 // resident.
+// grown is s with room for n more, its capacity doubled when it must grow.
+// append grows a large slice by 1.25× a time, which at 1e7 entries copied
+// each array about 5 times over and faulted in every new copy: 8 of the 17
+// s of an open of a 1e7-entry list went to memmove, and as much again to
+// the kernel's page faults. finish trims the arrays to their length.
+func grown[T any](s []T, n int) []T {
+	if len(s)+n <= cap(s) {
+		return s
+	}
+	return slices.Grow(s, max(n, len(s)))
+}
+
 func exact[T any](s []T) []T {
 	if len(s) == cap(s) || s == nil {
 		return s
