@@ -393,19 +393,17 @@ func (b *lossyBucket) afterPut(key string) error {
 	return errReset
 }
 
-// TestS3ClientKeepsItsConnections: bursts of GETs as wide as read-ahead
-// sends reuse the connections of the first burst: the client keeps as many
-// idle as the store may have requests in flight (net/http keeps 2 a host,
-// the AWS SDK 10), so a burst costs no TCP handshake and no new connection
-// on the server.
-func TestS3ClientKeepsItsConnections(t *testing.T) {
+// burstWidth is read-ahead's GETs in flight, under DefaultMaxRequests.
+const burstWidth = 48
+
+// connsOfBursts serves handler and sends 4 bursts of burstWidth concurrent
+// GETs through the get that client makes for the server's address (i: the
+// request's number in its burst); it returns the connections the server
+// accepted.
+func connsOfBursts(t *testing.T, handler http.HandlerFunc, client func(addr string) func(i int) error) int64 {
+	t.Helper()
 	var conns atomic.Int64
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Length", "9")
-		w.Header().Set("ETag", `"0123456789abcdef0123456789abcdef"`)
-		w.Header().Set("Last-Modified", time.Unix(1e9, 0).UTC().Format(http.TimeFormat))
-		io.WriteString(w, "signature")
-	}))
+	srv := httptest.NewUnstartedServer(handler)
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
 			conns.Add(1)
@@ -413,13 +411,12 @@ func TestS3ClientKeepsItsConnections(t *testing.T) {
 	}
 	srv.Start()
 	t.Cleanup(srv.Close)
-	st := s3At(t, srv.Listener.Addr().String(), 5*time.Second)
-	const width = 48 // read-ahead's GETs in flight, under DefaultMaxRequests
-	burst := func() {
+	get := client(srv.Listener.Addr().String())
+	for range 4 {
 		var wg sync.WaitGroup
-		for i := range width {
+		for i := range burstWidth {
 			wg.Go(func() {
-				if _, err := st.Get(context.Background(), fmt.Sprintf("sig/ab/%04d/alice", i)); err != nil {
+				if err := get(i); err != nil {
 					t.Error(err)
 				}
 			})
@@ -427,14 +424,59 @@ func TestS3ClientKeepsItsConnections(t *testing.T) {
 		wg.Wait()
 		time.Sleep(100 * time.Millisecond) // the last connections go back to the pool after their bodies
 	}
-	for range 4 {
-		burst()
+	return conns.Load()
+}
+
+// checkConnsOfBursts: a request that finds no idle connection dials one,
+// and uses whichever comes first, the dial or a connection another request
+// gives back, so a busy machine may open a few more than burstWidth.
+// Keeping 10 idle (the SDK's default) or 2 (net/http's), 4 bursts opened
+// 96–132 and 184 here.
+func checkConnsOfBursts(t *testing.T, n int64) {
+	t.Helper()
+	if limit := int64(burstWidth + burstWidth/2); n == 0 || n > limit {
+		t.Errorf("4 bursts of %d GETs opened %d connections; want at most %d", burstWidth, n, limit)
 	}
-	// A request that finds no idle connection dials one, and uses
-	// whichever comes first, the dial or a connection another request
-	// gives back: a busy machine may open a few more than width. Keeping
-	// 10 idle (the SDK's default) or 2 (net/http's), 4 bursts open ~140.
-	if n := conns.Load(); n == 0 || n > width+width/2 {
-		t.Errorf("4 bursts of %d GETs opened %d connections; want at most %d", width, n, width+width/2)
-	}
+}
+
+// TestS3ClientKeepsItsConnections: bursts of GETs as wide as read-ahead
+// sends reuse the connections of the first burst: the client keeps as many
+// idle as the store may have requests in flight (net/http keeps 2 a host,
+// the AWS SDK 10), so a burst costs no TCP handshake and no new connection
+// on the server.
+func TestS3ClientKeepsItsConnections(t *testing.T) {
+	n := connsOfBursts(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "9")
+		w.Header().Set("ETag", `"0123456789abcdef0123456789abcdef"`)
+		w.Header().Set("Last-Modified", time.Unix(1e9, 0).UTC().Format(http.TimeFormat))
+		io.WriteString(w, "signature")
+	}, func(addr string) func(int) error {
+		st := s3At(t, addr, 5*time.Second)
+		return func(i int) error {
+			_, err := st.Get(context.Background(), fmt.Sprintf("sig/ab/%04d/alice", i))
+			return err
+		}
+	})
+	checkConnsOfBursts(t, n)
+}
+
+// TestIdleTransportKeepsItsConnections: the GCS client's transport keeps
+// as many idle connections as the store may have requests in flight, so
+// bursts of GETs as wide as read-ahead's reuse the first burst's
+// connections (net/http's default keeps 2 a host and reconnects the rest).
+func TestIdleTransportKeepsItsConnections(t *testing.T) {
+	n := connsOfBursts(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "signature")
+	}, func(addr string) func(int) error {
+		client := &http.Client{Transport: store.IdleTransport(store.DefaultMaxRequests)}
+		return func(int) error {
+			resp, err := client.Get("http://" + addr + "/")
+			if err != nil {
+				return err
+			}
+			io.Copy(io.Discard, resp.Body)
+			return resp.Body.Close()
+		}
+	})
+	checkConnsOfBursts(t, n)
 }

@@ -320,7 +320,6 @@ func (r *results) browseSection(w io.Writer) {
 	if len(notes) > 0 {
 		p("\n")
 	}
-
 }
 
 // openSection is the table of the opens and the folds.
@@ -358,7 +357,6 @@ func (r *results) openSection(w io.Writer) {
 		}
 		p("\n")
 	}
-
 }
 
 // writeSection is the table of the write runs.

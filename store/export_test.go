@@ -1,0 +1,4 @@
+package store
+
+// IdleTransport is idleTransport, for the tests of package store_test.
+var IdleTransport = idleTransport
