@@ -66,5 +66,12 @@ func (ix *Index) SigChangedAt(e store.Entry) time.Time {
 	if e.Kind != store.KindSig {
 		return time.Time{}
 	}
-	return ix.sigs.changedAt(e.Key())
+	c := ix.sigs
+	c.mu.Lock()
+	none, all := len(c.changes.at) == 0, c.changes.all
+	c.mu.Unlock()
+	if none { // the usual case: no key to format on every open
+		return all
+	}
+	return c.changedAt(e.Key())
 }
