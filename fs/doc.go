@@ -181,6 +181,7 @@
 //	truncate of a signature by name (not open)          EPERM
 //	a write past MaxWriteBytes                          EFBIG
 //	a write past MaxWriteBuffers (all open writes)      ENOSPC (logged; close writes nothing)
+//	  (a refusal stays: a later write that fits does not clear it; close reports the first)
 //	anything that writes under .oxy/                    EROFS
 //	setxattr / removexattr of user.oxy.*                EPERM
 //	setxattr of any other name                          ENOTSUP (cp -a, rsync -X carry on)
