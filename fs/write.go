@@ -319,6 +319,13 @@ func (h *writeHandle) commitLocked() syscall.Errno {
 		return h.errno
 	}
 	h.dirty = false
+	if h.e.Kind == store.KindSig && len(h.buf) == 0 {
+		// Nothing to write yet. Not logged here: a shell's `exec 3>file`
+		// closes its first descriptor before writing through the dup'ed
+		// one, and that write lands. Release logs what stays empty.
+		h.errno = syscall.EINVAL
+		return h.errno
+	}
 	h.errno = h.m.put(h.path, h.e, h.buf)
 	if h.errno == 0 {
 		h.landed = true
@@ -333,6 +340,9 @@ func (h *writeHandle) Release(ctx context.Context) syscall.Errno {
 	h.mu.Lock()
 	errno := h.commitLocked()
 	landed := h.landed
+	if !landed && h.refused == 0 && h.e.Kind == store.KindSig && len(h.buf) == 0 && errno == syscall.EINVAL {
+		h.m.logf("oxyfs: write /%s: a signature needs bytes; nothing written (EINVAL)", h.path)
+	}
 	h.holdLocked(0)
 	h.buf = nil
 	h.mu.Unlock()
@@ -353,10 +363,6 @@ func (h *writeHandle) Release(ctx context.Context) syscall.Errno {
 // put writes one entry, returning the errno close reports. Its cause is
 // logged once: close does not retry.
 func (m *Server) put(p string, e store.Entry, data []byte) syscall.Errno {
-	if e.Kind == store.KindSig && len(data) == 0 {
-		m.logf("oxyfs: write /%s: a signature needs bytes; nothing written (EINVAL)", p)
-		return syscall.EINVAL
-	}
 	m.writes.Add(1)
 	defer m.writes.Done()
 	err := m.ix.Put(context.Background(), e, data)
