@@ -54,7 +54,7 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	f.StringVar(&mf.dirMode, "dir-mode", "", "permission bits of directories, octal (default 0755, 0555 read-only)")
 	f.BoolVar(&mf.debug, "debug", false, "log every FUSE operation")
 	mf.indexFlags.register(f)
-	f.StringVarP(&mf.options, "options", "o", "", "mount options as in fstab: ro, rw, allow_other, allow_overwrite, allow_any_name, uid=N, gid=N, refresh=DURATION, timeout=DURATION, layout=L (others are ignored)")
+	f.StringVarP(&mf.options, "options", "o", "", "mount options as in fstab: ro, rw, allow_other, allow_overwrite, allow_any_name, uid=N, gid=N, refresh=DURATION (0: only on SIGHUP), timeout=DURATION, layout=L (others are ignored)")
 	pos, err := e.parse(args, 0, 2)
 	if err != nil {
 		return err
@@ -153,9 +153,10 @@ func serveMount(ctx context.Context, ix *index.Index, m *fs.Server, every time.D
 	if ctx.Err() != nil {
 		term <- os.Interrupt
 	}
-	// Each refresh drops what the kernel caches of what changed, and every
-	// one is logged.
-	rc := refreshloop.Config{Every: every, Hangup: hup, Logf: logger.Printf, Refreshed: m.Invalidate}
+	// Each refresh drops what the kernel caches of what changed. A quiet
+	// store is refreshed every interval (on by default): an interval
+	// refresh is logged only when it changed the view; SIGHUP's always.
+	rc := refreshloop.Config{Every: every, Hangup: hup, Logf: logger.Printf, Refreshed: m.Invalidate, Quiet: true}
 	stopRefresh := refreshloop.Start(ix, rc)
 	done := make(chan struct{})
 	go func() { m.Wait(); close(done) }()
