@@ -47,6 +47,26 @@ func (e *env) openIndex(ctx context.Context, url string, opts store.Options) (*i
 	return ix, nil
 }
 
+// openReader is openIndex for a command that reads the tree (ls, cat): it
+// loads the index, refuses a location holding no store (requireStore) and,
+// with browsing, says what browsing an unfolded store costs.
+func (e *env) openReader(ctx context.Context, url string, browsing bool) (*index.Index, error) {
+	ix, err := e.openIndex(ctx, url, store.Options{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	err = ix.Load(ctx)
+	if err == nil {
+		err = e.openedIndex(ctx, ix, browsing)
+	}
+	if err != nil {
+		ix.Close()
+		ix.Store().Close()
+		return nil, err
+	}
+	return ix, nil
+}
+
 // cleanPath turns a user's path into a tree path ("" = root).
 func cleanPath(p string) string {
 	p = path.Clean("/" + p)
@@ -67,6 +87,7 @@ func runLs(ctx context.Context, e *env, args []string) error {
 	e.common.registerJSON(e.flags)
 	recursive := e.flags.BoolP("recursive", "R", false, "print every entry below PATH, one path per line, relative to the mount root")
 	long := e.flags.BoolP("long", "l", false, "long format: type, size, source and store key (a signature's size costs one GET)")
+	e.registerCreate()
 	pos, err := e.parse(args, 1, 2)
 	if err != nil {
 		return err
@@ -75,7 +96,7 @@ func runLs(ctx context.Context, e *env, args []string) error {
 	if len(pos) == 2 {
 		dir = cleanPath(pos[1])
 	}
-	ix, err := e.openIndex(ctx, pos[0], store.Options{ReadOnly: true})
+	ix, err := e.openReader(ctx, pos[0], true)
 	if err != nil {
 		return err
 	}
@@ -216,11 +237,12 @@ func walkNodes(ctx context.Context, ix *index.Index, dir string, nodes []index.N
 }
 
 func runCat(ctx context.Context, e *env, args []string) error {
+	e.registerCreate()
 	pos, err := e.parse(args, 2, 2)
 	if err != nil {
 		return err
 	}
-	ix, err := e.openIndex(ctx, pos[0], store.Options{ReadOnly: true})
+	ix, err := e.openReader(ctx, pos[0], false)
 	if err != nil {
 		return err
 	}

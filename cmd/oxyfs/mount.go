@@ -54,7 +54,8 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	f.StringVar(&mf.dirMode, "dir-mode", "", "permission bits of directories, octal (default 0755, 0555 read-only)")
 	f.BoolVar(&mf.debug, "debug", false, "log every FUSE operation")
 	mf.indexFlags.register(f)
-	f.StringVarP(&mf.options, "options", "o", "", "mount options as in fstab: ro, rw, allow_other, allow_overwrite, allow_any_name, uid=N, gid=N, refresh=DURATION (0: only on SIGHUP), timeout=DURATION, layout=L (others are ignored)")
+	e.registerCreate()
+	f.StringVarP(&mf.options, "options", "o", "", "mount options as in fstab: ro, rw, allow_other, allow_overwrite, allow_any_name, uid=N, gid=N, refresh=DURATION (0: only on SIGHUP), timeout=DURATION, layout=L, create (others are ignored)")
 	pos, err := e.parse(args, 0, 2)
 	if err != nil {
 		return err
@@ -117,6 +118,10 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	}
 	openTime, err := loadIndex(bg, ix)
 	if err != nil {
+		return err
+	}
+	if err := e.openedIndex(bg, ix, true); err != nil {
+		ix.Close()
 		return err
 	}
 	m, err := fs.Mount(dir, ix, opts)
@@ -224,6 +229,8 @@ func applyMountOptions(mf *mountFlags, c *commonFlags, opts string) error {
 			c.timeout, err = time.ParseDuration(v)
 		case "debug":
 			mf.debug = true
+		case "create":
+			c.create = true
 		default:
 			// mount(8) passes generic options (defaults, noauto, _netdev, …) too.
 		}
