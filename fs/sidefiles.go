@@ -11,7 +11,8 @@ import (
 // they edit or show, never a signer or an index entry's value. Created in
 // an object's directory they would be stored (a vim swap file .alice.swp
 // as the signature of a signer ".alice.swp"), so a create of one is EPERM,
-// logged once per name, unless Options.AllowAnyName.
+// logged once per name (the line names the first path refused), unless
+// Options.AllowAnyName.
 
 // maxSideLogged bounds the names logged: past it, one line says further
 // refusals go unlogged (a sync client writing .DS_Store everywhere must not
@@ -23,12 +24,12 @@ type sideFiles struct {
 	allow bool // Options.AllowAnyName: take every name
 
 	mu     sync.Mutex
-	logged map[string]bool // paths whose refusal was logged; guarded by mu
+	logged map[string]bool // names whose refusal was logged; guarded by mu
 	full   bool            // maxSideLogged reached and said; guarded by mu
 }
 
-// refuse is EPERM when name is a side file (logged the first time p is
-// refused), else 0.
+// refuse is EPERM when name is a side file (logged, with its path p, the
+// first time the name is refused), else 0.
 func (s *sideFiles) refuse(m *Server, p, name string) syscall.Errno {
 	if s.allow {
 		return 0
@@ -40,7 +41,7 @@ func (s *sideFiles) refuse(m *Server, p, name string) syscall.Errno {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case s.logged[p]:
+	case s.logged[name]:
 	case len(s.logged) >= maxSideLogged:
 		if !s.full {
 			s.full = true
@@ -50,7 +51,7 @@ func (s *sideFiles) refuse(m *Server, p, name string) syscall.Errno {
 		if s.logged == nil {
 			s.logged = make(map[string]bool)
 		}
-		s.logged[p] = true
+		s.logged[name] = true
 		m.logf("oxyfs: create /%s: refused (EPERM): a side file (%s), not an entry; mount with --allow-any-name to store such names", p, what)
 	}
 	return syscall.EPERM

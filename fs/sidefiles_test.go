@@ -21,8 +21,9 @@ var sideFileNames = []string{
 
 // TestSideFilesAreRefused: an editor's swap file, vim's probe, a backup,
 // macOS' AppleDouble and Finder files, Windows' thumbnails and Office's
-// owner files are refused with EPERM, logged once per name, in a signature
-// directory and an index entry's alike; nothing is sent (issue 24 item 6).
+// owner files are refused with EPERM, logged once per name (wherever it is
+// tried), in a signature directory and an index entry's alike; nothing is
+// sent (issue 24 item 6).
 func TestSideFilesAreRefused(t *testing.T) {
 	f, _, srv, l := mountFixture(t, Options{})
 	before := f.st.Counts()
@@ -38,9 +39,15 @@ func TestSideFilesAreRefused(t *testing.T) {
 					t.Errorf("create %s/%s: %v, want EPERM", dir, name, err)
 				}
 			}
-			if n := l.count("/" + dir + "/" + name + ":"); n != 1 {
-				t.Errorf("%s/%s: logged %d times, want once: %q", dir, name, n, l.all())
-			}
+		}
+	}
+	// Once per name, the line naming the first path refused.
+	for _, name := range sideFileNames {
+		if n := l.count("/" + name + ":"); n != 1 {
+			t.Errorf("%s: logged %d times, want once: %q", name, n, l.all())
+		}
+		if n := l.count("/sig/ab/12cd34/" + name + ":"); n != 1 {
+			t.Errorf("%s: the line does not name the first path refused: %q", name, l.all())
 		}
 	}
 	if d := f.st.Counts().Sub(before); d.Put != 0 {
