@@ -129,7 +129,7 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 	case st.Layout() == store.LayoutDirectory:
 		note("directory layout: lookups list the per-object prefixes; %d entries", len(sc.keys))
 	case !rep.Folded:
-		note("store is not folded (no live complete list): readers list the per-object prefixes; run `oxyfs gc` to fold it")
+		note("store is not folded (no live complete list): readers list the per-object prefixes; browsing it costs a LIST for every directory listed and every object looked up; run `oxyfs fold` to fold it")
 		if len(waiting) > 0 {
 			note("%d per-object keys are in no list or journal line yet; the first complete fold picks them up", len(waiting))
 		}

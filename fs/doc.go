@@ -173,14 +173,19 @@
 //	rm, rmdir, rename, link, symlink, mknod             EPERM
 //	create or mkdir where the tree has no such level    EPERM (root, sig/, sig/<hh>/ for files,
 //	                                                    objects for directories, by-signer/)
+//	create of a side file's name (.x.swp, 4913, x~, .#x, EPERM (logged once per name; not with
+//	  #x#, ._x, .DS_Store, Thumbs.db, ~$x: sidefiles.go)   Options.AllowAnyName)
 //	a name that breaks DESIGN §3 (uppercase or odd hex,  EINVAL
 //	  NUL, CR, LF, > 255 bytes, not UTF-8)
 //	bytes written into an index entry                   EINVAL (and close writes nothing)
-//	close of an empty signature                         EINVAL (nothing written)
+//	close of an empty signature                         EINVAL (nothing written; logged at
+//	                                                    release if it stays empty, so a dup'ed
+//	                                                    descriptor's first close logs nothing)
 //	truncate of an index entry to a size > 0            EINVAL
 //	truncate of a signature by name (not open)          EPERM
 //	a write past MaxWriteBytes                          EFBIG
 //	a write past MaxWriteBuffers (all open writes)      ENOSPC (logged; close writes nothing)
+//	  (a refusal stays: a later write that fits does not clear it; close reports the first)
 //	anything that writes under .oxy/                    EROFS
 //	setxattr / removexattr of user.oxy.*                EPERM
 //	setxattr of any other name                          ENOTSUP (cp -a, rsync -X carry on)

@@ -33,6 +33,10 @@ type Options struct {
 	// EEXIST (mountpoint-s3's --allow-overwrite).
 	AllowOverwrite bool
 	AllowOther     bool // let other users see the mount (needs user_allow_other in /etc/fuse.conf unless root)
+	// AllowAnyName lets a create take a name editors and operating systems
+	// write as side files (.x.swp, 4913, x~, .DS_Store, …; sidefiles.go):
+	// without it such a create is EPERM, logged once per name.
+	AllowAnyName bool
 	// UID and GID own every node; 0 means the caller's.
 	UID, GID uint32
 	// FileMode and DirMode are the permission bits of files and
@@ -92,6 +96,7 @@ type Server struct {
 	pending pendingWrites
 	texts   oxyTexts       // what .oxy/ stats measured and opens read (oxyfile.go)
 	wbuf    writeBudget    // the bytes all open writes hold (write.go)
+	sides   sideFiles      // side files refused and logged (sidefiles.go)
 	writes  sync.WaitGroup // Puts in flight
 
 	invalMu sync.Mutex
@@ -170,6 +175,7 @@ func Mount(dir string, ix *index.Index, opts Options) (*Server, error) {
 func newMount(dir string, ix *index.Index, opts Options) *Server {
 	m := &Server{dir: dir, ix: ix, ro: opts.ReadOnly, overwrite: opts.AllowOverwrite, debug: opts.Debug, mtime: time.Now(), logf: opts.Logf}
 	m.ops.observe = opts.Observe
+	m.sides.allow = opts.AllowAnyName
 	if m.logf == nil {
 		m.logf = log.Printf
 	}

@@ -347,6 +347,9 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 		return nil, nil, 0, makeErrno(err)
 	}
 	p := index.JoinPath(d.path, name)
+	if errno := m.sides.refuse(m, p, name); errno != 0 {
+		return nil, nil, 0, errno
+	}
 	if flags&syscall.O_EXCL != 0 || at.Kind == store.KindSig && !m.overwrite {
 		// O_EXCL, or a signature that would replace one without
 		// --allow-overwrite (the kernel creates a name it has no entry for).

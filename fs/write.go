@@ -75,7 +75,8 @@ type writeHandle struct {
 	dirty  bool          // changed since the last commit
 	landed bool          // a commit landed
 	errno  syscall.Errno // the last commit's result
-	// refused: a write was refused; close reports it and writes nothing.
+	// refused: the first write or truncate refused; close reports it and
+	// writes nothing. Set only by refuseLocked, never cleared.
 	refused syscall.Errno
 	// writers are the processes (thread group ids) that wrote or truncated
 	// through this open file; tgids caches the thread group of each thread
@@ -137,11 +138,10 @@ func (h *writeHandle) Write(ctx context.Context, data []byte, off int64) (uint32
 	defer h.mu.Unlock()
 	if h.e.Kind != store.KindSig {
 		// An index entry's value is its name; it holds no bytes.
-		h.refused = syscall.EINVAL
-		return 0, h.refused
+		return 0, h.refuseLocked(syscall.EINVAL)
 	}
 	if errno := h.loadLocked(ctx); errno != 0 {
-		return 0, errno
+		return 0, h.refuseLocked(errno)
 	}
 	h.wroteLocked(ctx)
 	if h.append {
@@ -149,12 +149,11 @@ func (h *writeHandle) Write(ctx context.Context, data []byte, off int64) (uint32
 	}
 	end := off + int64(len(data))
 	if off < 0 || end > MaxWriteBytes {
-		h.refused = syscall.EFBIG
-		return 0, h.refused
+		return 0, h.refuseLocked(syscall.EFBIG)
 	}
 	if end > int64(len(h.buf)) {
-		if h.refused = h.holdLocked(end); h.refused != 0 {
-			return 0, h.refused
+		if errno := h.holdLocked(end); errno != 0 {
+			return 0, h.refuseLocked(errno)
 		}
 		h.buf = slices.Grow(h.buf, int(end)-len(h.buf))[:end]
 	}
@@ -162,6 +161,17 @@ func (h *writeHandle) Write(ctx context.Context, data []byte, off int64) (uint32
 	h.dirty = true
 	h.size.Store(int64(len(h.buf)))
 	return uint32(len(data)), 0
+}
+
+// refuseLocked records that a write or truncate was refused and returns
+// errno. A refusal stays: a later write that fits does not clear it, and
+// close writes nothing and reports the first refusal — committing would
+// store a signature with a zero-filled gap or missing the refused bytes.
+func (h *writeHandle) refuseLocked(errno syscall.Errno) syscall.Errno {
+	if h.refused == 0 {
+		h.refused = errno
+	}
+	return errno
 }
 
 // holdLocked makes the handle hold n bytes of the mount's write budget:
@@ -183,23 +193,23 @@ func (h *writeHandle) holdLocked(n int64) syscall.Errno {
 
 // truncate sets the size of a signature being written.
 func (h *writeHandle) truncate(ctx context.Context, size uint64) syscall.Errno {
-	if size > MaxWriteBytes {
-		return syscall.EFBIG
-	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if size > MaxWriteBytes {
+		return h.refuseLocked(syscall.EFBIG)
+	}
 	h.wroteLocked(ctx)
 	if size == 0 {
 		h.buf, h.loaded = h.buf[:0], true
 	} else if errno := h.loadLocked(ctx); errno != 0 {
-		return errno
+		return h.refuseLocked(errno)
 	}
 	if int(size) <= len(h.buf) {
 		h.buf = h.buf[:size]
 		h.holdLocked(int64(size)) // gives back: cannot fail
 	} else {
-		if h.refused = h.holdLocked(int64(size)); h.refused != 0 {
-			return h.refused
+		if errno := h.holdLocked(int64(size)); errno != 0 {
+			return h.refuseLocked(errno)
 		}
 		h.buf = append(h.buf, make([]byte, int(size)-len(h.buf))...)
 	}
@@ -309,6 +319,13 @@ func (h *writeHandle) commitLocked() syscall.Errno {
 		return h.errno
 	}
 	h.dirty = false
+	if h.e.Kind == store.KindSig && len(h.buf) == 0 {
+		// Nothing to write yet. Not logged here: a shell's `exec 3>file`
+		// closes its first descriptor before writing through the dup'ed
+		// one, and that write lands. Release logs what stays empty.
+		h.errno = syscall.EINVAL
+		return h.errno
+	}
 	h.errno = h.m.put(h.path, h.e, h.buf)
 	if h.errno == 0 {
 		h.landed = true
@@ -323,6 +340,9 @@ func (h *writeHandle) Release(ctx context.Context) syscall.Errno {
 	h.mu.Lock()
 	errno := h.commitLocked()
 	landed := h.landed
+	if !landed && h.refused == 0 && h.e.Kind == store.KindSig && len(h.buf) == 0 && errno == syscall.EINVAL {
+		h.m.logf("oxyfs: write /%s: a signature needs bytes; nothing written (EINVAL)", h.path)
+	}
 	h.holdLocked(0)
 	h.buf = nil
 	h.mu.Unlock()
@@ -343,10 +363,6 @@ func (h *writeHandle) Release(ctx context.Context) syscall.Errno {
 // put writes one entry, returning the errno close reports. Its cause is
 // logged once: close does not retry.
 func (m *Server) put(p string, e store.Entry, data []byte) syscall.Errno {
-	if e.Kind == store.KindSig && len(data) == 0 {
-		m.logf("oxyfs: write /%s: a signature needs bytes; nothing written (EINVAL)", p)
-		return syscall.EINVAL
-	}
 	m.writes.Add(1)
 	defer m.writes.Done()
 	err := m.ix.Put(context.Background(), e, data)

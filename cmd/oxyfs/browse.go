@@ -47,6 +47,26 @@ func (e *env) openIndex(ctx context.Context, url string, opts store.Options) (*i
 	return ix, nil
 }
 
+// openReader is openIndex for a command that reads the tree (ls, cat): it
+// loads the index, refuses a location holding no store (requireStore) and,
+// with browsing, says what browsing an unfolded store costs.
+func (e *env) openReader(ctx context.Context, url string, browsing bool) (*index.Index, error) {
+	ix, err := e.openIndex(ctx, url, store.Options{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	err = ix.Load(ctx)
+	if err == nil {
+		err = e.openedIndex(ctx, ix, browsing)
+	}
+	if err != nil {
+		ix.Close()
+		ix.Store().Close()
+		return nil, err
+	}
+	return ix, nil
+}
+
 // cleanPath turns a user's path into a tree path ("" = root).
 func cleanPath(p string) string {
 	p = path.Clean("/" + p)
@@ -67,6 +87,7 @@ func runLs(ctx context.Context, e *env, args []string) error {
 	e.common.registerJSON(e.flags)
 	recursive := e.flags.BoolP("recursive", "R", false, "print every entry below PATH, one path per line, relative to the mount root")
 	long := e.flags.BoolP("long", "l", false, "long format: type, size, source and store key (a signature's size costs one GET)")
+	e.registerCreate()
 	pos, err := e.parse(args, 1, 2)
 	if err != nil {
 		return err
@@ -75,7 +96,7 @@ func runLs(ctx context.Context, e *env, args []string) error {
 	if len(pos) == 2 {
 		dir = cleanPath(pos[1])
 	}
-	ix, err := e.openIndex(ctx, pos[0], store.Options{ReadOnly: true})
+	ix, err := e.openReader(ctx, pos[0], true)
 	if err != nil {
 		return err
 	}
@@ -118,12 +139,16 @@ func runLs(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	case *recursive:
+		var skipped []string
 		err = walk(ctx, ix, dir, func(p string, n index.Node) error {
 			if n.Type == index.NodeDir {
 				return nil
 			}
 			return emit(p, n)
-		})
+		}, func(p string) { skipped = append(skipped, p) })
+		if len(skipped) > 0 {
+			fmt.Fprintf(e.stderr, "oxyfs: warning: skipped %d object(s) that hold no valid entry (first: %s); oxyfs check names what their keys hold\n", len(skipped), termsafe.Quote(skipped[0]))
+		}
 	default:
 		nodes, err := ix.ReadDir(ctx, dir)
 		if err != nil {
@@ -164,34 +189,60 @@ func runLs(ctx context.Context, e *env, args []string) error {
 
 // walk visits every node below dir in name order. With dir at the root it
 // skips by-signer/, whose symlinks repeat the sig/ entries.
-func walk(ctx context.Context, ix *index.Index, dir string, fn func(p string, n index.Node) error) error {
+//
+// A directory listed by its parent that turns out to hold no valid entry is
+// skipped and passed to skip (DESIGN §3: skip, say so, go on). A listing by
+// prefix names an object from any key under it, valid or not: an older
+// one-list key with no lines, a lone symlink or subdirectory of a
+// directory-layout store, an S3 console "folder" key (sig/ab/cdef/).
+func walk(ctx context.Context, ix *index.Index, dir string, fn func(p string, n index.Node) error, skip func(p string)) error {
 	nodes, err := ix.ReadDir(ctx, dir)
 	if err != nil {
 		return err
 	}
+	return walkNodes(ctx, ix, dir, nodes, fn, skip)
+}
+
+// walkNodes visits nodes, the listing of dir, and below them. A directory
+// is read before it is visited (one read each): one that holds nothing is
+// not shown at all.
+func walkNodes(ctx context.Context, ix *index.Index, dir string, nodes []index.Node, fn func(p string, n index.Node) error, skip func(p string)) error {
 	for _, n := range nodes {
 		p := path.Join(dir, n.Name)
 		if dir == "" && n.Name == index.BySigner {
 			continue
 		}
+		if n.Type != index.NodeDir {
+			if err := fn(p, n); err != nil {
+				return err
+			}
+			continue
+		}
+		children, err := ix.ReadDir(ctx, p)
+		if errors.Is(err, iofs.ErrNotExist) {
+			skip(p)
+			continue
+		}
+		if err != nil {
+			return err
+		}
 		if err := fn(p, n); err != nil {
 			return err
 		}
-		if n.Type == index.NodeDir {
-			if err := walk(ctx, ix, p, fn); err != nil {
-				return err
-			}
+		if err := walkNodes(ctx, ix, p, children, fn, skip); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
 func runCat(ctx context.Context, e *env, args []string) error {
+	e.registerCreate()
 	pos, err := e.parse(args, 2, 2)
 	if err != nil {
 		return err
 	}
-	ix, err := e.openIndex(ctx, pos[0], store.Options{ReadOnly: true})
+	ix, err := e.openReader(ctx, pos[0], false)
 	if err != nil {
 		return err
 	}

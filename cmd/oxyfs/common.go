@@ -22,6 +22,7 @@ type commonFlags struct {
 	json    bool
 	timeout time.Duration
 	maxReqs int
+	create  bool // --create, where a command takes it (presence.go)
 
 	mu     sync.Mutex
 	stores []*store.Store // opened stores, for --stats
@@ -101,6 +102,9 @@ func (e *env) openStore(ctx context.Context, url string, opts store.Options) (*s
 		return nil, usagef("--max-requests must be positive")
 	}
 	opts.MaxRequests = e.common.maxReqs
+	if e.common.create {
+		opts.Create = true
+	}
 	s, err := store.Open(ctx, url, opts)
 	if err != nil {
 		return nil, err

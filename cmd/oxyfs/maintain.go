@@ -39,6 +39,7 @@ func (e *env) warnFunc() func(string) {
 func runFold(ctx context.Context, e *env, args []string) error {
 	e.common.registerJSON(e.flags)
 	dry := e.flags.Bool("dry-run", false, "report what the fold would write, retire and mark; change nothing")
+	e.registerCreate()
 	pos, err := e.parse(args, 1, 1)
 	if err != nil {
 		return err
@@ -48,6 +49,9 @@ func runFold(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
+	if err := e.requireStore(ctx, st, false); err != nil {
+		return err
+	}
 	bar := e.newProgress("fold")
 	rep, err := fold.Complete(ctx, st, fold.Options{DryRun: *dry, Progress: bar.update, Warn: e.warnFunc()})
 	bar.done()
@@ -66,6 +70,7 @@ func runGC(ctx context.Context, e *env, args []string) error {
 	dry := e.flags.Bool("dry-run", false, "report exactly what would be deleted and dropped; change nothing")
 	forget := e.flags.String("forget-objects", "", "file (- for stdin) of objects a repository collection deleted, one per line: OBJECT or KIND[,KIND]:OBJECT")
 	apply := e.flags.Bool("apply", false, "with --forget-objects: really delete their entries (without it they are only reported)")
+	e.registerCreate()
 	pos, err := e.parse(args, 1, 1)
 	if err != nil {
 		return err
@@ -84,6 +89,9 @@ func runGC(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
+	if err := e.requireStore(ctx, st, false); err != nil {
+		return err
+	}
 	bar := e.newProgress("gc")
 	opts.Progress = bar.update
 	rep, err := fold.Collect(ctx, st, opts)
@@ -138,6 +146,11 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
+	// A location holding nothing of a store is no store to pass: exit 1,
+	// saying why (one LIST; the check lists everything anyway).
+	if err := e.requireStore(ctx, st, false); err != nil {
+		return err
+	}
 	bar := e.newProgress("check")
 	rep, err := fold.Check(ctx, st, fold.CheckOptions{Progress: bar.update, Warn: e.warnFunc()})
 	bar.done()

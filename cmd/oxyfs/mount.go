@@ -32,6 +32,7 @@ type mountFlags struct {
 	indexFlags
 	readOnly   bool
 	overwrite  bool
+	anyName    bool
 	allowOther bool
 	uid, gid   int
 	fileMode   string
@@ -45,6 +46,7 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	f := e.flags
 	f.BoolVar(&mf.readOnly, "read-only", false, "refuse every write (EROFS)")
 	f.BoolVar(&mf.overwrite, "allow-overwrite", false, "let a write replace an existing signature (without it: EPERM/EEXIST, only new entries)")
+	f.BoolVar(&mf.anyName, "allow-any-name", false, "let a create take a name editors and systems write as side files (.x.swp, 4913, x~, .#x, #x#, ._x, .DS_Store, Thumbs.db, ~$x); without it: EPERM, logged once per name")
 	f.BoolVar(&mf.allowOther, "allow-other", false, "let other users see the mount (needs user_allow_other in /etc/fuse.conf for non-root)")
 	f.IntVar(&mf.uid, "uid", os.Getuid(), "owner of every file")
 	f.IntVar(&mf.gid, "gid", os.Getgid(), "group of every file")
@@ -52,7 +54,8 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	f.StringVar(&mf.dirMode, "dir-mode", "", "permission bits of directories, octal (default 0755, 0555 read-only)")
 	f.BoolVar(&mf.debug, "debug", false, "log every FUSE operation")
 	mf.indexFlags.register(f)
-	f.StringVarP(&mf.options, "options", "o", "", "mount options as in fstab: ro, rw, allow_other, uid=N, gid=N, refresh=DURATION, timeout=DURATION, layout=L (others are ignored)")
+	e.registerCreate()
+	f.StringVarP(&mf.options, "options", "o", "", "mount options as in fstab: ro, rw, allow_other, allow_overwrite, allow_any_name, uid=N, gid=N, refresh=DURATION (0: only on SIGHUP), timeout=DURATION, layout=L, create (others are ignored)")
 	pos, err := e.parse(args, 0, 2)
 	if err != nil {
 		return err
@@ -78,7 +81,7 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	default:
 		return usagef("want STORE MOUNTPOINT, or no arguments for the demo store")
 	}
-	opts := fs.Options{ReadOnly: mf.readOnly, AllowOverwrite: mf.overwrite, AllowOther: mf.allowOther, UID: uint32(mf.uid), GID: uint32(mf.gid), Debug: mf.debug}
+	opts := fs.Options{ReadOnly: mf.readOnly, AllowOverwrite: mf.overwrite, AllowAnyName: mf.anyName, AllowOther: mf.allowOther, UID: uint32(mf.uid), GID: uint32(mf.gid), Debug: mf.debug}
 	if opts.FileMode, err = parseMode(mf.fileMode); err != nil {
 		return err
 	}
@@ -117,6 +120,10 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := e.openedIndex(bg, ix, true); err != nil {
+		ix.Close()
+		return err
+	}
 	m, err := fs.Mount(dir, ix, opts)
 	if err != nil {
 		ix.Close()
@@ -151,9 +158,10 @@ func serveMount(ctx context.Context, ix *index.Index, m *fs.Server, every time.D
 	if ctx.Err() != nil {
 		term <- os.Interrupt
 	}
-	// Each refresh drops what the kernel caches of what changed, and every
-	// one is logged.
-	rc := refreshloop.Config{Every: every, Hangup: hup, Logf: logger.Printf, Refreshed: m.Invalidate}
+	// Each refresh drops what the kernel caches of what changed. A quiet
+	// store is refreshed every interval (on by default): an interval
+	// refresh is logged only when it changed the view; SIGHUP's always.
+	rc := refreshloop.Config{Every: every, Hangup: hup, Logf: logger.Printf, Refreshed: m.Invalidate, Quiet: true}
 	stopRefresh := refreshloop.Start(ix, rc)
 	done := make(chan struct{})
 	go func() { m.Wait(); close(done) }()
@@ -207,6 +215,8 @@ func applyMountOptions(mf *mountFlags, c *commonFlags, opts string) error {
 			mf.allowOther = true
 		case "allow_overwrite":
 			mf.overwrite = true
+		case "allow_any_name":
+			mf.anyName = true
 		case "uid":
 			mf.uid, err = strconv.Atoi(v)
 		case "gid":
@@ -219,6 +229,8 @@ func applyMountOptions(mf *mountFlags, c *commonFlags, opts string) error {
 			c.timeout, err = time.ParseDuration(v)
 		case "debug":
 			mf.debug = true
+		case "create":
+			c.create = true
 		default:
 			// mount(8) passes generic options (defaults, noauto, _netdev, …) too.
 		}

@@ -47,6 +47,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	f.StringVar(&sf.addr, "http", defaultServeAddr, "listen at this address (host:port; port 0 picks a free one)")
 	f.BoolVar(&sf.webdavRoot, "webdav", false, "serve WebDAV at every path, so a client can mount http://ADDR/ itself (it is always served under /dav/)")
 	sf.indexFlags.register(f)
+	e.registerCreate()
 	registerLimits(f, &sf.limits)
 	pos, err := e.parse(args, 1, 1)
 	if err != nil {
@@ -82,6 +83,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	defer ix.Close()
 	openTime, err := loadIndex(ctx, ix)
 	if err != nil {
+		return err
+	}
+	if err := e.openedIndex(ctx, ix, true); err != nil {
 		return err
 	}
 	if met != nil {

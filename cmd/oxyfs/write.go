@@ -174,6 +174,7 @@ func runGen(ctx context.Context, e *env, args []string) error {
 	e.flags.IntVar(&g.Legacy, "legacy", 0, "older one-list keys (sigs/, seals/, …)")
 	e.flags.BoolVar(&g.Fold, "fold", false, "write one complete list of the entries, as a fold would, instead of journal lines")
 	e.flags.IntVar(&g.Parallel, "parallel", 32, "concurrent writes")
+	force := e.flags.Bool("force", false, "write into a location that is not empty (its synthetic entries mix with what is there)")
 	pos, err := e.parse(args, 1, 1)
 	if err != nil {
 		return err
@@ -186,6 +187,15 @@ func runGen(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
+	if !*force {
+		p, err := st.Presence(ctx)
+		if err != nil {
+			return err
+		}
+		if !p.Empty {
+			return fmt.Errorf("%s is not empty (it holds %s…): gen writes synthetic entries, so it refuses to mix them with what is there; pass --force to write anyway", st.URL(), strings.Join(p.Names, ", "))
+		}
+	}
 	bar := e.newProgress("gen")
 	g.Progress = func(done, total int) { bar.update(int64(done), int64(total), "writing") }
 	rep, err := index.Generate(ctx, st, g)
