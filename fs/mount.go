@@ -91,6 +91,7 @@ type Server struct {
 	virt    virtualDirs
 	pending pendingWrites
 	texts   oxyTexts       // what .oxy/ stats measured and opens read (oxyfile.go)
+	lists   oxyLists       // the open .oxy/lists texts, one per list (oxylists.go)
 	wbuf    writeBudget    // the bytes all open writes hold (write.go)
 	writes  sync.WaitGroup // Puts in flight
 

@@ -1,0 +1,136 @@
+package fs
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"syscall"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// An open .oxy/lists/<name> reads one text of the list shared by every
+// handle open on it (oxyLists): the list is read once (one GET, at most
+// store.MaxEntryListBytes) however many opens there are while one is open,
+// and its text is decoded as it is read (store.EntryListText), never held
+// whole: a bounded window of decoded blocks (8 × 1 MiB, from one pool of
+// 64 MiB for the process) and a checkpoint per block the stream passed, so
+// a read at any offset (less scrolling up) decodes one block, not the text
+// from its start. A handle reads exactly the size a stat reported.
+
+// oxyLists is the open lists' texts, by list name.
+type oxyLists struct {
+	mu sync.Mutex
+	m  map[string]*sharedList // guarded by mu
+}
+
+// sharedList is the text of one list and the handles open on it.
+type sharedList struct {
+	ready chan struct{} // closed once lt, size and err are set
+	lt    *store.EntryListText
+	size  int64 // the text's length
+	err   error
+	open  int // handles holding it (guarded by oxyLists.mu)
+}
+
+// acquire returns the shared text of name, read by read if no handle holds
+// it (the callers of one read wait for it). Each acquire that returns nil
+// error is matched by one release.
+func (l *oxyLists) acquire(ctx context.Context, name string, read func() (*store.EntryListText, int64, error)) (*sharedList, error) {
+	l.mu.Lock()
+	s := l.m[name]
+	first := s == nil
+	if first {
+		s = &sharedList{ready: make(chan struct{})}
+		if l.m == nil {
+			l.m = make(map[string]*sharedList)
+		}
+		l.m[name] = s
+	}
+	s.open++
+	l.mu.Unlock()
+	if first {
+		s.lt, s.size, s.err = read()
+		close(s.ready)
+	} else {
+		select {
+		case <-s.ready:
+		case <-ctx.Done():
+			l.release(name, s)
+			return nil, ctx.Err()
+		}
+	}
+	if s.err != nil {
+		l.release(name, s)
+		return nil, s.err
+	}
+	return s, nil
+}
+
+// release ends one hold of s; the last one closes its text, and the next
+// open reads the list again.
+func (l *oxyLists) release(name string, s *sharedList) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s.open--; s.open > 0 {
+		return
+	}
+	if l.m[name] == s {
+		delete(l.m, name)
+	}
+	if s.lt != nil {
+		s.lt.Close()
+	}
+}
+
+// openList opens .oxy/lists/<name> on the list's shared text.
+func (f *oxyFile) openList(ctx context.Context) (gofs.FileHandle, uint32, syscall.Errno) {
+	m := f.m
+	s, err := m.lists.acquire(ctx, f.key, func() (*store.EntryListText, int64, error) {
+		data, size, err := m.ix.ReadList(bg(ctx), f.key)
+		if err != nil {
+			return nil, 0, err
+		}
+		lt, err := store.NewEntryListTextOfSize(data, size)
+		if err != nil {
+			return nil, 0, fmt.Errorf("decode %s: %w", f.key, err)
+		}
+		return lt, size, nil
+	})
+	if err != nil {
+		return nil, 0, m.errno("read", f.path, err)
+	}
+	return &listHandle{m: m, path: f.path, key: f.key, s: s}, fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH, 0
+}
+
+// listHandle is an open .oxy/lists/<name>.
+type listHandle struct {
+	m    *Server
+	path string
+	key  string
+	s    *sharedList
+}
+
+var (
+	_ = (gofs.FileReader)((*listHandle)(nil))
+	_ = (gofs.FileReleaser)((*listHandle)(nil))
+)
+
+func (h *listHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	defer h.m.ops.start(opRead)()
+	n, err := h.s.lt.ReadAt(dest, off)
+	if err != nil && err != io.EOF {
+		return nil, h.m.errno("read", h.path, err)
+	}
+	return fuse.ReadResultData(dest[:n]), 0
+}
+
+func (h *listHandle) Release(ctx context.Context) syscall.Errno {
+	defer h.m.ops.start(opRelease)()
+	h.m.lists.release(h.key, h.s)
+	return 0
+}
