@@ -230,3 +230,42 @@ func TestOxyListReadsBackwardFromCheckpoints(t *testing.T) {
 		t.Errorf("reading a list of 32 MiB backward took %d MiB of heap, want < %d", peak/memtest.MiB, limit/memtest.MiB)
 	}
 }
+
+// TestOxyListOpensShareOneBudget: the open lists of a mount hold at most
+// openListBudget together. With room for one list, a second list's open
+// is EAGAIN and sends no GET; once the first is closed it opens.
+func TestOxyListOpensShareOneBudget(t *testing.T) {
+	st := storefixture.NewMem(t)
+	a, b := putBigList(t, st, 1<<12), putBigList(t, st, 1<<12+1)
+	var most int64
+	for _, name := range []string{a, b} {
+		n, err := st.Size(context.Background(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		most = max(most, n)
+	}
+	old := openListBudget
+	openListBudget = store.ListTextHeld(most) + 1
+	t.Cleanup(func() { openListBudget = old })
+	srv, _ := testMount(t, openIndex(t, st), Options{})
+	dir := filepath.Join(srv.Dir(), ".oxy/lists")
+	fa, err := os.Open(filepath.Join(dir, a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := st.Counts()
+	fb, err := os.Open(filepath.Join(dir, b))
+	if err == nil {
+		fb.Close()
+	}
+	if gets := st.Counts().Sub(before).Get; !errors.Is(err, syscall.EAGAIN) || gets != 0 {
+		t.Errorf("open of a second list past the budget: %v, %d GETs; want EAGAIN and none", err, gets)
+	}
+	fa.Close()
+	fb, err = os.Open(filepath.Join(dir, b))
+	if err != nil {
+		t.Fatalf("open after the first list was closed: %v", err)
+	}
+	fb.Close()
+}

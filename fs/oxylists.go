@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -20,12 +21,24 @@ import (
 // whole: a bounded window of decoded blocks (8 × 1 MiB, from one pool of
 // 64 MiB for the process) and a checkpoint per block the stream passed, so
 // a read at any offset (less scrolling up) decodes one block, not the text
-// from its start. A handle reads exactly the size a stat reported.
+// from its start. A handle reads exactly the size a stat reported. The
+// open lists together hold at most openListBudget beside their windows.
+
+// openListBudget caps what the texts of all open lists of a mount hold
+// together beside their windows: each its compressed list and its
+// checkpoints (store.ListTextHeld). It fits one list at its cap, so any
+// one list opens; an open that would pass it is refused (EAGAIN) before
+// its GET, and logged.
+var openListBudget = store.ListTextHeld(store.MaxEntryListBytes)
+
+// errListBudget is an open of a list refused by openListBudget.
+var errListBudget = errors.New("the open .oxy/lists files hold their budget")
 
 // oxyLists is the open lists' texts, by list name.
 type oxyLists struct {
-	mu sync.Mutex
-	m  map[string]*sharedList // guarded by mu
+	mu   sync.Mutex
+	m    map[string]*sharedList // guarded by mu
+	held int64                  // bytes reserved by the texts in m (openListBudget); guarded by mu
 }
 
 // sharedList is the text of one list and the handles open on it.
@@ -34,13 +47,28 @@ type sharedList struct {
 	lt    *store.EntryListText
 	size  int64 // the text's length
 	err   error
-	open  int // handles holding it (guarded by oxyLists.mu)
+	open  int   // handles holding it (guarded by oxyLists.mu)
+	hold  int64 // bytes reserved in oxyLists.held (guarded by oxyLists.mu)
+}
+
+// reserve moves s's reservation to n bytes, if the budget has room.
+func (l *oxyLists) reserve(s *sharedList, n int64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n > s.hold && l.held+n-s.hold > openListBudget {
+		return false
+	}
+	l.held += n - s.hold
+	s.hold = n
+	return true
 }
 
 // acquire returns the shared text of name, read by read if no handle holds
-// it (the callers of one read wait for it). Each acquire that returns nil
-// error is matched by one release.
-func (l *oxyLists) acquire(ctx context.Context, name string, read func() (*store.EntryListText, int64, error)) (*sharedList, error) {
+// it (the callers of one read wait for it). stored is the list's
+// compressed size as listed: the first opener reserves what its text will
+// hold before reading it, and again from the size read (a listing may
+// lie). Each acquire that returns nil error is matched by one release.
+func (l *oxyLists) acquire(ctx context.Context, name string, stored int64, read func() (*store.EntryListText, int64, int64, error)) (*sharedList, error) {
 	l.mu.Lock()
 	s := l.m[name]
 	first := s == nil
@@ -54,7 +82,15 @@ func (l *oxyLists) acquire(ctx context.Context, name string, read func() (*store
 	s.open++
 	l.mu.Unlock()
 	if first {
-		s.lt, s.size, s.err = read()
+		if !l.reserve(s, store.ListTextHeld(stored)) {
+			s.err = fmt.Errorf("open %s (%d bytes stored): %w", name, stored, errListBudget)
+		} else {
+			var n int64
+			s.lt, s.size, n, s.err = read()
+			if s.err == nil && !l.reserve(s, store.ListTextHeld(n)) {
+				s.err = fmt.Errorf("open %s (%d bytes read, %d listed): %w", name, n, stored, errListBudget)
+			}
+		}
 		close(s.ready)
 	} else {
 		select {
@@ -82,6 +118,8 @@ func (l *oxyLists) release(name string, s *sharedList) {
 	if l.m[name] == s {
 		delete(l.m, name)
 	}
+	l.held -= s.hold
+	s.hold = 0
 	if s.lt != nil {
 		s.lt.Close()
 	}
@@ -90,17 +128,22 @@ func (l *oxyLists) release(name string, s *sharedList) {
 // openList opens .oxy/lists/<name> on the list's shared text.
 func (f *oxyFile) openList(ctx context.Context) (gofs.FileHandle, uint32, syscall.Errno) {
 	m := f.m
-	s, err := m.lists.acquire(ctx, f.key, func() (*store.EntryListText, int64, error) {
+	stored, _ := m.ix.ListStoredSize(f.key)
+	s, err := m.lists.acquire(ctx, f.key, stored, func() (*store.EntryListText, int64, int64, error) {
 		data, size, err := m.ix.ReadList(bg(ctx), f.key)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		lt, err := store.NewEntryListTextOfSize(data, size)
 		if err != nil {
-			return nil, 0, fmt.Errorf("decode %s: %w", f.key, err)
+			return nil, 0, 0, fmt.Errorf("decode %s: %w", f.key, err)
 		}
-		return lt, size, nil
+		return lt, size, int64(len(data)), nil
 	})
+	if errors.Is(err, errListBudget) {
+		m.logf("oxyfs: open /%s: %v (EAGAIN)", f.path, err)
+		return nil, 0, syscall.EAGAIN
+	}
 	if err != nil {
 		return nil, 0, m.errno("read", f.path, err)
 	}

@@ -83,6 +83,21 @@ func (ix *Index) ListTextKnown(name string) (int64, bool) {
 	return ix.lists.get(name)
 }
 
+// ListStoredSize returns a live list's size as stored (compressed), as the
+// current view's pack listing gave it.
+func (ix *Index) ListStoredSize(name string) (int64, bool) {
+	v := ix.v.Load()
+	if v == nil {
+		return 0, false
+	}
+	for _, l := range v.live {
+		if l.Name == name {
+			return l.Size, true
+		}
+	}
+	return 0, false
+}
+
 // ReadList reads a live entry list (one GET) and returns its compressed
 // bytes and the length of its text, for store.NewEntryListTextOfSize. When
 // the length is not known yet it is measured from these bytes.

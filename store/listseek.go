@@ -30,6 +30,10 @@ const (
 	listCheckpointSlack = 16 * ListTextBlock
 )
 
+// ListTextHeld is the most an EntryListText of a list of n compressed bytes
+// holds beside its window: the list and its checkpoints.
+func ListTextHeld(n int64) int64 { return 2*n + listCheckpointSlack }
+
 // listTextStreamed counts the bytes of text every EntryListText decoded
 // from its list's stream (ListTextStreamed).
 var listTextStreamed atomic.Int64
