@@ -19,8 +19,9 @@ import (
 //     name, and its compressed bytes are dropped once decoded. The GETs
 //     hold at most listBytesInFlight of compressed bytes at once (a list's
 //     bytes are reserved, as the pack listing gave its size, before its GET
-//     is sent; a list larger than the whole budget takes all of it). The
-//     first failure, a GET's or a decode's, stops the rest: no GET starts
+//     is sent, and the GET is capped at that size; a list larger than the
+//     whole budget, or whose size the listing did not give, takes all of
+//     it). The first failure, a GET's or a decode's, stops the rest: no GET starts
 //     after it and the open fails or falls back as for that one list.
 //   - Keys: one cap, maxLiveKeys (store.MaxEntryListKeys, the cap of one
 //     list), covers the keys of all live lists together. Past it the open
@@ -99,7 +100,11 @@ func (ix *Index) loadLists(ctx context.Context, b *builder, lists []store.ListIn
 		defer wg.Done()
 		defer close(sent)
 		for i, l := range lists {
-			hold := min(max(l.Size, 1), budget)
+			// A size the listing did not give reserves the whole budget.
+			hold := budget
+			if l.Size > 0 {
+				hold = min(l.Size, budget)
+			}
 			if sem.Acquire(ctx, hold) != nil {
 				return
 			}
@@ -114,7 +119,7 @@ func (ix *Index) loadLists(ctx context.Context, b *builder, lists []store.ListIn
 			go func() {
 				defer wg.Done()
 				defer func() { <-slots }()
-				data, err := ix.st.Get(ctx, l.Name)
+				data, err := ix.getList(ctx, l)
 				if errors.Is(err, store.ErrNotFound) {
 					err = &listGoneError{name: l.Name}
 				} else if err != nil {
@@ -161,6 +166,20 @@ func (ix *Index) loadLists(ctx context.Context, b *builder, lists []store.ListIn
 		return nil, gone
 	}
 	return runs, nil
+}
+
+// getList reads a live list (one GET), capped at the size the pack
+// listing gave, which its reservation counted: a listing that understates
+// a list's size fails its GET (store.ErrTooLarge) before the body is read.
+func (ix *Index) getList(ctx context.Context, l store.ListInfo) ([]byte, error) {
+	if l.Size <= 0 {
+		return ix.st.Get(ctx, l.Name)
+	}
+	data, err := ix.st.GetAtMost(ctx, l.Name, l.Size)
+	if errors.Is(err, store.ErrTooLarge) {
+		return nil, fmt.Errorf("listed at %d bytes: %w", l.Size, err)
+	}
+	return data, err
 }
 
 func isGone(err error) bool {

@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/memblob"
+
+	"github.com/oxyfs/oxyfs/internal/blobtest"
 	"github.com/oxyfs/oxyfs/internal/memtest"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
@@ -126,5 +130,54 @@ func TestLiveListsShareOneKeyCap(t *testing.T) {
 	t.Logf("peak heap: %d MiB capped at %d keys, %d MiB for all eight lists", capped/memtest.MiB, 2*n+n/4, all/memtest.MiB)
 	if capped*2 > all {
 		t.Errorf("open past the cap took %d MiB of heap; want under half of the %d MiB of all eight lists", capped/memtest.MiB, all/memtest.MiB)
+	}
+}
+
+// Six partial lists that the pack listing shows at 8 bytes each and whose
+// GETs bring 48 MiB each (the object replaced between the LIST and the
+// GET, as a listing that understates sizes would have it): each GET is
+// capped at its listed size, which the budget reserved, so none is read.
+func TestLiveListGetIsCappedAtItsListedSize(t *testing.T) {
+	const each = 48 << 20
+	setLimits(t, each, store.MaxEntryListKeys)
+	ctx := context.Background()
+	inner := memblob.OpenBucket(nil)
+	drv := blobtest.New(inner)
+	st := store.New(blob.NewBucket(drv), "mem", "", store.Options{Layout: store.LayoutBucket})
+	t.Cleanup(func() { st.Close() })
+	putKeysList(t, st, listKeys(10, 0), true)
+	lying := map[string]bool{}
+	for i := range 6 {
+		sum := sha256.Sum256([]byte{byte(i)})
+		name := store.EntryListName(hex.EncodeToString(sum[:]), false)
+		if err := st.Put(ctx, name, []byte("8 bytes.")); err != nil {
+			t.Fatal(err)
+		}
+		lying[name] = true
+	}
+	// The big body is written once, before the heap is measured; the hook
+	// copies it under a list's name (memblob shares the bytes).
+	if err := inner.WriteAll(ctx, "big", bytes.Repeat([]byte("not zstd"), each/8), nil); err != nil {
+		t.Fatal(err)
+	}
+	drv.SetHooks(blobtest.Hooks{Before: func(ctx context.Context, op blobtest.Op, key string) error {
+		if op == blobtest.OpGet && lying[key] {
+			return inner.Copy(ctx, key, "big", nil)
+		}
+		return nil
+	}})
+	var ix *Index
+	var w *warnings
+	peak := memtest.Peak(func() { ix, w = openLoaded(t, st) })
+	t.Logf("peak heap %d MiB", peak/memtest.MiB)
+	found := false
+	for _, m := range w.all() {
+		found = found || strings.Contains(m, "listed at 8 bytes") && strings.Contains(m, "falling back to prefix listing")
+	}
+	if ix.Status().Mode != ModePrefixListing || !found {
+		t.Errorf("mode %s, warnings %q; want prefix listing and a warning naming the listed size", ix.Status().Mode, w.all())
+	}
+	if peak > each {
+		t.Errorf("open took %d MiB of heap, want < %d: no body over its listed size is read", peak/memtest.MiB, each/memtest.MiB)
 	}
 }
