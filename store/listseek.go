@@ -79,6 +79,7 @@ type seekState struct {
 	ckpt      [][]byte // ckpt[k]: block k of the text, compressed on its own
 	ckptBytes int64    // the bytes of ckpt
 	full      bool     // checkpoints reached their cap: no more are kept
+	ckptCap   int64    // cap on ckptBytes; 0: the list's size + listCheckpointSlack (lower in tests)
 	win       []winBlock
 	scratch   []byte // a block the stream passes and no window keeps
 }
@@ -203,7 +204,7 @@ func (t *EntryListText) checkpoint(b []byte) {
 	}
 	enc, _ := checkpointCodec()
 	c := enc.EncodeAll(b, nil)
-	if st.ckptBytes+int64(len(c)) > int64(len(t.data))+listCheckpointSlack {
+	if st.ckptBytes+int64(len(c)) > cmp.Or(st.ckptCap, int64(len(t.data))+listCheckpointSlack) {
 		st.full = true
 		return
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"io"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -53,5 +54,38 @@ func TestEntryListTextWindowsShareOnePool(t *testing.T) {
 	defer textPool.mu.Unlock()
 	if textPool.held != 0 {
 		t.Errorf("after every Close the pool counts %d blocks, want 0", textPool.held)
+	}
+}
+
+// TestEntryListTextReadsBlocksInAnyOrder reads a text of several blocks at
+// random offsets and lengths, across block ends, with checkpoints uncapped
+// and capped at about two blocks (past which a read behind the stream
+// decodes from the start): every read gives the text's bytes.
+func TestEntryListTextReadsBlocksInAnyOrder(t *testing.T) {
+	data, text := longWindowList(t, 300000)
+	for _, capped := range []int64{0, 2 * ListTextBlock / 8} {
+		lt, err := NewEntryListTextOfSize(data, int64(len(text)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lt.seek.ckptCap = capped
+		rng := rand.New(rand.NewPCG(1, uint64(capped)))
+		for i := range 200 {
+			off := rng.Int64N(int64(len(text)) + 10)
+			p := make([]byte, rng.IntN(3*ListTextBlock/2)+1)
+			n, err := lt.ReadAt(p, off)
+			want := text[min(off, int64(len(text))):min(off+int64(len(p)), int64(len(text)))]
+			wantErr := error(nil)
+			if len(want) < len(p) {
+				wantErr = io.EOF
+			}
+			if string(p[:n]) != want || err != wantErr {
+				t.Fatalf("cap %d, read %d: ReadAt(%d bytes at %d) = %d bytes, %v; want %d bytes, %v", capped, i, len(p), off, n, err, len(want), wantErr)
+			}
+		}
+		if capped > 0 && (!lt.seek.full || lt.seek.ckptBytes > capped) {
+			t.Errorf("checkpoints of %d bytes (full %v), want the cap of %d reached and kept", lt.seek.ckptBytes, lt.seek.full, capped)
+		}
+		lt.Close()
 	}
 }
