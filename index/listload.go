@@ -169,15 +169,16 @@ func (ix *Index) loadLists(ctx context.Context, b *builder, lists []store.ListIn
 }
 
 // getList reads a live list (one GET), capped at the size the pack
-// listing gave, which its reservation counted: a listing that understates
-// a list's size fails its GET (store.ErrTooLarge) before the body is read.
+// listing gave, which its reservation counted: a list whose GET brings
+// more is corrupt (store.ErrCorrupt), refused before its body is read.
 func (ix *Index) getList(ctx context.Context, l store.ListInfo) ([]byte, error) {
 	if l.Size <= 0 {
 		return ix.st.Get(ctx, l.Name)
 	}
 	data, err := ix.st.GetAtMost(ctx, l.Name, l.Size)
 	if errors.Is(err, store.ErrTooLarge) {
-		return nil, fmt.Errorf("listed at %d bytes: %w", l.Size, err)
+		// A list's name fixes its bytes: this is not the list listed.
+		return nil, fmt.Errorf("%w: listed at %d bytes, its GET brings more (%v)", store.ErrCorrupt, l.Size, err)
 	}
 	return data, err
 }
