@@ -269,3 +269,24 @@ func TestOxyListOpensShareOneBudget(t *testing.T) {
 	}
 	fb.Close()
 }
+
+// TestOxyListReopenedSoonSendsNoGET: a list opened, read, closed and
+// opened again within listHold is read once.
+func TestOxyListReopenedSoonSendsNoGET(t *testing.T) {
+	st := storefixture.NewMem(t)
+	name := putBigList(t, st, 1<<12)
+	srv, _ := testMount(t, openIndex(t, st), Options{})
+	p := filepath.Join(srv.Dir(), ".oxy/lists", name)
+	before := st.Counts()
+	var texts []string
+	for range 2 {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts = append(texts, string(data))
+	}
+	if gets := st.Counts().Sub(before).Get; gets != 1 || texts[0] != texts[1] || len(texts[0]) == 0 {
+		t.Errorf("two reads of a list, one after the other: %d GETs, %d and %d bytes; want 1 GET and the same text", gets, len(texts[0]), len(texts[1]))
+	}
+}

@@ -42,7 +42,8 @@
 // Each open file holds its bytes (a signature: its size, at most
 // store.MaxEntryBytes; a write: up to MaxWriteBytes, and all writes together
 // up to MaxWriteBuffers, 256 MiB). The opens of one .oxy/lists/<name>
-// share one text of it (oxylists.go: one GET while one is open): the list's
+// share one text of it (oxylists.go: one GET while one is open and 10 s
+// after): the list's
 // compressed bytes, one zstd decoder, a checkpoint per 1 MiB block the
 // stream passed and a window of 8 decoded blocks from one 64 MiB pool
 // (store.EntryListText), never the whole text: a read at any offset

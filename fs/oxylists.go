@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 	"syscall"
+	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -16,7 +17,8 @@ import (
 
 // An open .oxy/lists/<name> reads one text of the list shared by every
 // handle open on it (oxyLists): the list is read once (one GET, at most
-// store.MaxEntryListBytes) however many opens there are while one is open,
+// store.MaxEntryListBytes) however many opens there are while one is open
+// or within listHold of the last close,
 // and its text is decoded as it is read (store.EntryListText), never held
 // whole: a bounded window of decoded blocks (8 × 1 MiB, from one pool of
 // 64 MiB for the process) and a checkpoint per block the stream passed, so
@@ -41,20 +43,38 @@ type oxyLists struct {
 	held int64                  // bytes reserved by the texts in m (openListBudget); guarded by mu
 }
 
-// sharedList is the text of one list and the handles open on it.
+// listHold is how long a list's text is kept after its last close, for
+// the open that follows (less after wc, a second grep): within it, and
+// within the budget, an open sends no GET.
+const listHold = oxyHold
+
+// sharedList is the text of one list and the handles open on it. With no
+// handle open it is idle: kept listHold, or until an open of another list
+// needs its share of the budget.
 type sharedList struct {
+	name  string
 	ready chan struct{} // closed once lt, size and err are set
 	lt    *store.EntryListText
 	size  int64 // the text's length
 	err   error
 	open  int   // handles holding it (guarded by oxyLists.mu)
 	hold  int64 // bytes reserved in oxyLists.held (guarded by oxyLists.mu)
+	idle  int   // times it became idle (guarded by oxyLists.mu)
 }
 
-// reserve moves s's reservation to n bytes, if the budget has room.
+// reserve moves s's reservation to n bytes, if the budget has room, once
+// idle texts are dropped if it has not.
 func (l *oxyLists) reserve(s *sharedList, n int64) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	for _, o := range l.m {
+		if l.held+n-s.hold <= openListBudget {
+			break
+		}
+		if o != s && o.open == 0 {
+			l.drop(o)
+		}
+	}
 	if n > s.hold && l.held+n-s.hold > openListBudget {
 		return false
 	}
@@ -73,7 +93,7 @@ func (l *oxyLists) acquire(ctx context.Context, name string, stored int64, read 
 	s := l.m[name]
 	first := s == nil
 	if first {
-		s = &sharedList{ready: make(chan struct{})}
+		s = &sharedList{name: name, ready: make(chan struct{})}
 		if l.m == nil {
 			l.m = make(map[string]*sharedList)
 		}
@@ -107,21 +127,39 @@ func (l *oxyLists) acquire(ctx context.Context, name string, stored int64, read 
 	return s, nil
 }
 
-// release ends one hold of s; the last one closes its text, and the next
-// open reads the list again.
+// release ends one hold of s. After the last one the text is kept
+// listHold for the next open (a failed one is dropped at once).
 func (l *oxyLists) release(name string, s *sharedList) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if s.open--; s.open > 0 {
 		return
 	}
-	if l.m[name] == s {
-		delete(l.m, name)
+	if s.err != nil || s.lt == nil {
+		l.drop(s)
+		return
+	}
+	s.idle++
+	idle := s.idle
+	time.AfterFunc(listHold, func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if s.open == 0 && s.idle == idle { // not opened since
+			l.drop(s)
+		}
+	})
+}
+
+// drop forgets an idle text and closes it. l.mu is held.
+func (l *oxyLists) drop(s *sharedList) {
+	if l.m[s.name] == s {
+		delete(l.m, s.name)
 	}
 	l.held -= s.hold
 	s.hold = 0
 	if s.lt != nil {
 		s.lt.Close()
+		s.lt = nil
 	}
 }
 
