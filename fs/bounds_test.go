@@ -169,3 +169,124 @@ func TestOpenWritesShareOneCap(t *testing.T) {
 		t.Errorf("closed writes still hold %d bytes 10 s after closing", u)
 	}
 }
+
+// TestOxyListReadsBackwardFromCheckpoints reads .oxy/lists/<name> from its
+// end to its start in 128 KiB blocks, as less scrolls up, through three
+// opens held at once: one GET in all, each byte of the text decoded from
+// the list's stream once, and a bounded heap.
+func TestOxyListReadsBackwardFromCheckpoints(t *testing.T) {
+	st := storefixture.NewMem(t)
+	name := putBigList(t, st, 1<<17) // 32 MiB of text
+	srv, _ := testMount(t, openIndex(t, st), Options{})
+	p := filepath.Join(srv.Dir(), ".oxy/lists", name)
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := fi.Size()
+	text := make([]byte, size)
+	before, streamed := st.Counts(), store.ListTextStreamed()
+	const block = 128 << 10
+	var rerr error
+	peak := memtest.Peak(func() {
+		var fs []*os.File
+		defer func() {
+			for _, f := range fs {
+				f.Close()
+			}
+		}()
+		for range 3 {
+			f, err := os.Open(p)
+			if err != nil {
+				rerr = err
+				return
+			}
+			fs = append(fs, f)
+		}
+		for off := (size - 1) / block * block; off >= 0; off -= block {
+			n, err := fs[off/block%3].ReadAt(text[off:min(off+block, size)], off)
+			if err != nil && !(err == io.EOF && off+int64(n) == size) {
+				rerr = fmt.Errorf("read at %d: %d bytes, %w", off, n, err)
+				return
+			}
+		}
+	})
+	gets := st.Counts().Sub(before).Get
+	decoded := store.ListTextStreamed() - streamed
+	t.Logf("%d bytes of text read backward: %d GETs, %d bytes decoded from the stream, peak heap %d MiB", size, gets, decoded, peak/memtest.MiB)
+	sum := sha256.Sum256(text)
+	if id, _, _ := store.ParseEntryListName(name); rerr != nil || hex.EncodeToString(sum[:]) != id {
+		t.Fatalf("read backward: %v; want the text whose SHA-256 is its id", rerr)
+	}
+	if gets != 1 {
+		t.Errorf("three opens of one list sent %d GETs, want 1", gets)
+	}
+	if decoded > size+store.ListTextBlock {
+		t.Errorf("reading %d bytes backward decoded %d from the stream; want each byte once", size, decoded)
+	}
+	// The compressed list (under 1 MiB), its checkpoints, a window of 8
+	// blocks and a decoder's, not the 32 MiB text.
+	if limit := int64(store.ListTextWindow*store.ListTextBlock + 16<<20); int64(peak) > limit {
+		t.Errorf("reading a list of 32 MiB backward took %d MiB of heap, want < %d", peak/memtest.MiB, limit/memtest.MiB)
+	}
+}
+
+// TestOxyListOpensShareOneBudget: the open lists of a mount hold at most
+// openListBudget together. With room for one list, a second list's open
+// is EAGAIN and sends no GET; once the first is closed it opens.
+func TestOxyListOpensShareOneBudget(t *testing.T) {
+	st := storefixture.NewMem(t)
+	a, b := putBigList(t, st, 1<<12), putBigList(t, st, 1<<12+1)
+	var most int64
+	for _, name := range []string{a, b} {
+		n, err := st.Size(context.Background(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		most = max(most, n)
+	}
+	old := openListBudget
+	openListBudget = store.ListTextHeld(most) + 1
+	t.Cleanup(func() { openListBudget = old })
+	srv, _ := testMount(t, openIndex(t, st), Options{})
+	dir := filepath.Join(srv.Dir(), ".oxy/lists")
+	fa, err := os.Open(filepath.Join(dir, a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := st.Counts()
+	fb, err := os.Open(filepath.Join(dir, b))
+	if err == nil {
+		fb.Close()
+	}
+	if gets := st.Counts().Sub(before).Get; !errors.Is(err, syscall.EAGAIN) || gets != 0 {
+		t.Errorf("open of a second list past the budget: %v, %d GETs; want EAGAIN and none", err, gets)
+	}
+	fa.Close()
+	fb, err = os.Open(filepath.Join(dir, b))
+	if err != nil {
+		t.Fatalf("open after the first list was closed: %v", err)
+	}
+	fb.Close()
+}
+
+// TestOxyListReopenedSoonSendsNoGET: a list opened, read, closed and
+// opened again within listHold is read once.
+func TestOxyListReopenedSoonSendsNoGET(t *testing.T) {
+	st := storefixture.NewMem(t)
+	name := putBigList(t, st, 1<<12)
+	srv, _ := testMount(t, openIndex(t, st), Options{})
+	p := filepath.Join(srv.Dir(), ".oxy/lists", name)
+	before := st.Counts()
+	var texts []string
+	for range 2 {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts = append(texts, string(data))
+	}
+	if gets := st.Counts().Sub(before).Get; gets != 1 || texts[0] != texts[1] || len(texts[0]) == 0 {
+		t.Errorf("two reads of a list, one after the other: %d GETs, %d and %d bytes; want 1 GET and the same text", gets, len(texts[0]), len(texts[1]))
+	}
+}

@@ -41,10 +41,13 @@
 // every directory (~0.8 per entry) but no file, until something stats them.
 // Each open file holds its bytes (a signature: its size, at most
 // store.MaxEntryBytes; a write: up to MaxWriteBytes, and all writes together
-// up to MaxWriteBuffers, 256 MiB). An open .oxy/lists/<name> holds the
-// list's compressed bytes and one zstd decoder (store.EntryListText), never
-// its text: a read that follows the last continues the stream, a read
-// before it decodes again from the start. .oxy/status, journal and retired
+// up to MaxWriteBuffers, 256 MiB). The opens of one .oxy/lists/<name>
+// share one text of it (oxylists.go: one GET while one is open and 10 s
+// after): the list's
+// compressed bytes, one zstd decoder, a checkpoint per 1 MiB block the
+// stream passed and a window of 8 decoded blocks from one 64 MiB pool
+// (store.EntryListText), never the whole text: a read at any offset
+// decodes at most one block. .oxy/status, journal and retired
 // keep the text a stat measured or an open reads (oxyTexts: three at most;
 // journal and retired are the index's own strings, not copies).
 //

@@ -95,6 +95,7 @@ type Server struct {
 	virt    virtualDirs
 	pending pendingWrites
 	texts   oxyTexts       // what .oxy/ stats measured and opens read (oxyfile.go)
+	lists   oxyLists       // the open .oxy/lists texts, one per list (oxylists.go)
 	wbuf    writeBudget    // the bytes all open writes hold (write.go)
 	sides   sideFiles      // side files refused and logged (sidefiles.go)
 	writes  sync.WaitGroup // Puts in flight

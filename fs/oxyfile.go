@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"sync"
 	"syscall"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/store"
 )
 
 // The files of .oxy/ report the exact length of what a read returns, so
@@ -40,6 +38,7 @@ import (
 // the first stat reads and decodes the list once. An open reads exactly
 // that many bytes (store.NewEntryListTextOfSize): a list whose key came to
 // hold other bytes fails the read (EIO) rather than return another length.
+// Opens of a list share one read of it (oxylists.go).
 
 // oxyHold is how long the text a stat measured is kept for the open that
 // follows it (a tar, an rsync of one file, cp after test -s).
@@ -91,7 +90,7 @@ func (f *oxyFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.Att
 		f.setAttr(out, int64(len(h.text)), 0)
 		return 0
 	case *listHandle:
-		f.setAttr(out, h.size, f.m.attrTTL)
+		f.setAttr(out, h.s.size, f.m.attrTTL)
 		return 0
 	}
 	return f.stat(ctx, out)
@@ -185,50 +184,6 @@ func (h *oxyHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.Read
 func (h *oxyHandle) Release(ctx context.Context) syscall.Errno {
 	defer h.m.ops.start(opRelease)()
 	h.m.texts.release(h.path)
-	return 0
-}
-
-// openList opens .oxy/lists/<name>: the list's compressed bytes are read
-// once (one GET, at most store.MaxEntryListBytes) and its text is decoded as
-// it is read (store.EntryListText), never held whole, exactly as long as
-// the size a stat reported.
-func (f *oxyFile) openList(ctx context.Context) (gofs.FileHandle, uint32, syscall.Errno) {
-	data, size, err := f.m.ix.ReadList(bg(ctx), f.key)
-	if err == nil {
-		var lt *store.EntryListText
-		if lt, err = store.NewEntryListTextOfSize(data, size); err == nil {
-			return &listHandle{m: f.m, path: f.path, lt: lt, size: size}, fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH, 0
-		}
-		err = fmt.Errorf("decode %s: %w", f.key, err)
-	}
-	return nil, 0, f.m.errno("read", f.path, err)
-}
-
-// listHandle is an open .oxy/lists/<name>.
-type listHandle struct {
-	m    *Server
-	path string
-	lt   *store.EntryListText
-	size int64 // the text's length
-}
-
-var (
-	_ = (gofs.FileReader)((*listHandle)(nil))
-	_ = (gofs.FileReleaser)((*listHandle)(nil))
-)
-
-func (h *listHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	defer h.m.ops.start(opRead)()
-	n, err := h.lt.ReadAt(dest, off)
-	if err != nil && err != io.EOF {
-		return nil, h.m.errno("read", h.path, err)
-	}
-	return fuse.ReadResultData(dest[:n]), 0
-}
-
-func (h *listHandle) Release(ctx context.Context) syscall.Errno {
-	defer h.m.ops.start(opRelease)()
-	h.lt.Close()
 	return 0
 }
 

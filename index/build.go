@@ -44,6 +44,8 @@ type builder struct {
 	srcNames []string
 	mal      []malformed
 	texts    map[string]int64 // the text length of each list decoded (.oxy/lists: listTexts)
+	keys     int              // keys of the lists decoded so far, with the set's before them (loadLists)
+	maxKeys  int              // cap on keys (maxLiveKeys); 0: none
 }
 
 // malformed counts the malformed keys one source held.
@@ -125,6 +127,9 @@ func (b *builder) decodeList(name string, data []byte) (*run, error) {
 		cur := &keyChunk{}
 		var err error
 		_, text, err = store.DecodeEntryListSized(data, func(key []byte) error {
+			if b.keys++; b.maxKeys > 0 && b.keys > b.maxKeys {
+				return fmt.Errorf("%w: more than %d", errLiveKeys, b.maxKeys)
+			}
 			cur.buf = append(cur.buf, key...)
 			cur.ends = append(cur.ends, uint32(len(cur.buf)))
 			if len(cur.buf) < chunkBytes {

@@ -191,8 +191,9 @@
 // to an eighth of the limit, and the sizes to as many as another eighth
 // holds (memory.go).
 //
-// While an open builds the set it also holds the compressed lists, the
-// runs being merged and the builder's map of distinct values, and the
+// While an open builds the set it also holds the compressed lists (those
+// in flight: at most store.MaxEntryListsInFlight, 256 MiB, together; each
+// list is decoded as its GET returns, listload.go), the runs being merged and the builder's map of distinct values, and the
 // journal's bytes, lines and sort records: a peak of about 180 MB of heap
 // for 1e6 entries with an empty journal (4.7 × the set), 525 MB with
 // 1e6 journal lines (102 MB of journal). None of it is kept: the heap
@@ -228,7 +229,12 @@
 // is one goroutine, started by the first write; Close waits for it to finish
 // every pending update.
 //
-// Parallel work (an open's GETs of the lists, 8 at once; the legacy
+// The keys of all live lists together are capped at
+// store.MaxEntryListKeys, the cap of one list: past it an open falls back to
+// prefix listing and says why, as for one list over its cap (listload.go).
+//
+// Parallel work (an open's GETs of the lists, 8 at once and within the
+// bytes in flight (listload.go); the legacy
 // signature lists, 16; a write batch's PUTs, 16; gen's PUTs) runs through
 // internal/par: the first error stops what has not started, what is in
 // flight finishes, and that first error, wrapped with the operation and

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/oxyfs/oxyfs/internal/par"
 	"github.com/oxyfs/oxyfs/store"
 )
 
-// listFetchParallel bounds the live lists fetched at once.
+// listFetchParallel bounds the live lists fetched at once (within
+// listBytesInFlight: listload.go).
 const listFetchParallel = 8
 
 // open reads what an open reads (spec §13.7 "Reading"): for a bucket one
@@ -204,19 +204,10 @@ func (ix *Index) foldedBase(ctx context.Context, sn *store.Snapshot, prev *view)
 			return s, jv, append(carried, mal...), nil
 		}
 	}
-	datas, err := ix.fetchLists(ctx, live)
+	b := newBuilder()
+	runs, err := ix.loadLists(ctx, b, live, 0)
 	if err != nil {
 		return nil, nil, nil, err
-	}
-	b := newBuilder()
-	runs := make([]*run, 0, len(live)+1)
-	for i, l := range live {
-		r, err := b.decodeList(l.Name, datas[i])
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		datas[i] = nil
-		runs = append(runs, r)
 	}
 	je := journalOf(b, sn, prev)
 	runs = append(runs, je.r)
@@ -246,53 +237,14 @@ func addedPartials(held []string, live []store.ListInfo) ([]store.ListInfo, bool
 // addLists reads lists and merges them into prev's set, whose journal
 // part it recomputes from sn's journal (withJournal).
 func (ix *Index) addLists(ctx context.Context, prev *view, lists []store.ListInfo, sn *store.Snapshot) (*entrySet, *journalView, []malformed, error) {
-	datas, err := ix.fetchLists(ctx, lists)
+	b := newBuilderFrom(prev.base)
+	runs, err := ix.loadLists(ctx, b, lists, prev.base.entries())
 	if err != nil {
 		return nil, nil, nil, err
-	}
-	b := newBuilderFrom(prev.base)
-	runs := make([]*run, 0, len(lists))
-	for i, l := range lists {
-		r, err := b.decodeList(l.Name, datas[i])
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		datas[i] = nil
-		runs = append(runs, r)
 	}
 	ix.lists.learn(b.texts)
 	s, jv := b.withJournal(prev.base, runs, journalOf(b, sn, prev), sn.JournalVersion)
 	return s, jv, b.mal, nil
-}
-
-// fetchLists reads lists (one GET each, up to listFetchParallel at once).
-// A list whose GET finds nothing is a *listGoneError.
-func (ix *Index) fetchLists(ctx context.Context, lists []store.ListInfo) ([][]byte, error) {
-	datas := make([][]byte, len(lists))
-	gone := make([]error, len(lists))
-	err := par.ForEach(ctx, len(lists), listFetchParallel, func(ctx context.Context, i int) error {
-		name := lists[i].Name
-		data, err := ix.st.Get(ctx, name)
-		if errors.Is(err, store.ErrNotFound) {
-			// Not fatal to the other GETs: the caller reads the snapshot
-			// again, so every list is read (and counted) either way.
-			gone[i] = &listGoneError{name: name}
-			return nil
-		} else if err != nil {
-			return fmt.Errorf("read entry list %q: %w", name, err)
-		}
-		datas[i] = data
-		return nil
-	})
-	for _, g := range gone {
-		if err == nil {
-			err = g
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	return datas, nil
 }
 
 // reportMalformed counts the malformed keys an open skipped, and the journal

@@ -83,14 +83,31 @@ func (ix *Index) ListTextKnown(name string) (int64, bool) {
 	return ix.lists.get(name)
 }
 
-// ReadList reads a live entry list (one GET) and returns its compressed
-// bytes and the length of its text, for store.NewEntryListTextOfSize. When
+// ListStoredSize returns a live list's size as stored (compressed), as the
+// current view's pack listing gave it.
+func (ix *Index) ListStoredSize(name string) (int64, bool) {
+	v := ix.v.Load()
+	if v == nil {
+		return 0, false
+	}
+	for _, l := range v.live {
+		if l.Name == name {
+			return l.Size, true
+		}
+	}
+	return 0, false
+}
+
+// ReadList reads a live entry list (one GET, capped at the size the pack
+// listing gave, as an open's) and returns its compressed bytes and the
+// length of its text, for store.NewEntryListTextOfSize. When
 // the length is not known yet it is measured from these bytes.
 func (ix *Index) ReadList(ctx context.Context, name string) ([]byte, int64, error) {
 	if err := ix.liveList(ctx, name); err != nil {
 		return nil, 0, err
 	}
-	data, err := ix.st.Get(ctx, name)
+	stored, _ := ix.ListStoredSize(name)
+	data, err := ix.getList(ctx, store.ListInfo{Name: name, Size: stored})
 	if err != nil {
 		return nil, 0, fmt.Errorf("read entry list %q: %w", name, err)
 	}

@@ -151,6 +151,10 @@
 //	one GET of any other key (older lists)        MaxOtherBytes     256 MiB
 //	an entry list's text (decompressed)           MaxEntryListSize    4 GiB
 //	an entry list's keys                          MaxEntryListKeys   32 Mi
+//	the keys of all live lists of an open         MaxEntryListKeys   32 Mi (index)
+//	live lists read, not yet decoded (compressed) MaxEntryListsInFlight 256 MiB (index)
+//	an open list text's decoded window           ListTextWindow     8 × ListTextBlock (1 MiB)
+//	the decoded windows of the process            ListTextPool       64 blocks (64 MiB)
 //	an entry list's zstd window                   MaxEntryListWindow 128 MiB (2^27)
 //	an entry list's line                          MaxEntryListLine    4 KiB
 //	bad lines kept of a record or an older list  MaxBadLineSamples  10 (the rest counted)
@@ -160,7 +164,8 @@
 // cap; the error wraps ErrTooLarge and says the size and the cap, and is
 // final (not retried). An entry list is never held decompressed: readers
 // stream it (DecodeEntryList, DecodeEntryListHashed, DecodeEntryListSized;
-// EntryListText serves its text at any offset from one decoder, and
+// EntryListText serves its text at any offset from one decoder, a
+// checkpoint per 1 MiB block (listseek.go) and a bounded window, and
 // EntryListTextSize measures it). A frame that declares a size
 // over MaxEntryListSize or a window over MaxEntryListWindow is refused from
 // its header, before anything is decoded; one that declares nothing stops

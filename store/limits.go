@@ -24,6 +24,10 @@ const (
 	// MaxEntryListBytes caps one entry list as stored (compressed). A list
 	// of 10 million keys compresses to about 400 MB.
 	MaxEntryListBytes int64 = 1 << 30
+	// MaxEntryListsInFlight caps the compressed bytes of the live lists
+	// one open holds at once: read, not yet decoded (index/listload.go).
+	// A list larger than this is read alone.
+	MaxEntryListsInFlight int64 = 256 << 20
 	// MaxOtherBytes caps any other key read whole (older one-list keys).
 	MaxOtherBytes int64 = 256 << 20
 )

@@ -13,17 +13,22 @@ import (
 )
 
 // EntryListText serves the decompressed text of one entry list at any
-// offset while holding only its compressed bytes and one decoder: a read
-// that starts where the last one ended continues the stream, a read ahead of
-// it decodes and drops the bytes between, and a read before it decodes again
-// from the start. A reader going through the text once (cat, a copy) so
-// decodes it once; memory is the compressed list and a window
-// (MaxEntryListWindow at most), never the text. The text ends at
-// MaxEntryListSize: a read past it fails with ErrCorrupt, as does a stream
-// that does not decode. The bytes are the stream's as they come: lines are
-// not checked (DecodeEntryList does that).
+// offset while holding its compressed bytes, one decoder and a bounded
+// decoded window (see listseek.go): the text is cut in blocks of
+// ListTextBlock bytes, and each block the stream passes is kept compressed
+// on its own (a checkpoint), so a read before the stream's position
+// decodes that one block, not the text from its start. Decoded blocks are
+// kept in a window of ListTextWindow blocks, drawn from one pool of
+// ListTextPool blocks for every text of the process. Memory is the
+// compressed list, its checkpoints (at most the list's size plus
+// ListTextBlock×16), a window and the decoder's (MaxEntryListWindow at
+// most), never the text. The text ends at MaxEntryListSize: a read past it
+// fails with ErrCorrupt, as does a stream that does not decode. The bytes
+// are the stream's as they come: lines are not checked (DecodeEntryList
+// does that).
 //
-// Methods are safe for concurrent use. Close returns the decoder.
+// Methods are safe for concurrent use. Close returns the decoder and the
+// window.
 type EntryListText struct {
 	mu    sync.Mutex
 	data  []byte
@@ -33,6 +38,7 @@ type EntryListText struct {
 	put   func()
 	pos   int64 // offset of the decoder in the text; -1: not started
 	err   error // what ended the stream at pos (io.EOF at its end)
+	seek  seekState
 }
 
 // NewEntryListText returns a reader of the text of the list data. A frame
@@ -91,7 +97,8 @@ func (t *EntryListText) size() (int64, error) {
 }
 
 // ReadAt reads len(p) bytes of the text at off; n < len(p) only at the end
-// of the text (err io.EOF) or on an error.
+// of the text (err io.EOF) or on an error. It reads block by block
+// (block, listseek.go).
 func (t *EntryListText) ReadAt(p []byte, off int64) (n int, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -101,25 +108,23 @@ func (t *EntryListText) ReadAt(p []byte, off int64) (n int, err error) {
 	if off < 0 {
 		return 0, fmt.Errorf("entry list text: negative offset %d", off)
 	}
-	if t.pos < 0 || off < t.pos {
-		if err := t.dec.Reset(bytes.NewReader(t.data)); err != nil {
-			t.pos, t.err = 0, t.corrupt(err)
-		} else {
-			t.pos, t.err = 0, nil
+	for n < len(p) {
+		k, in := off/ListTextBlock, int(off%ListTextBlock)
+		b, err := t.block(k)
+		if in < len(b) {
+			c := copy(p[n:], b[in:])
+			n += c
+			off += int64(c)
+			if n == len(p) {
+				break
+			}
 		}
-	}
-	if off > t.pos && t.err == nil {
-		t.advance(nil, off-t.pos)
-	}
-	if off > t.pos || t.err != nil && off == t.pos && len(p) > 0 {
-		if t.err == nil {
-			return 0, io.EOF
+		switch {
+		case err != nil:
+			return n, err
+		case len(b) < ListTextBlock:
+			return n, io.EOF
 		}
-		return 0, t.err
-	}
-	n = t.advance(p, int64(len(p)))
-	if n < len(p) {
-		return n, t.err
 	}
 	return n, nil
 }
@@ -183,5 +188,6 @@ func (t *EntryListText) Close() {
 	if t.dec != nil {
 		t.put()
 		t.dec, t.data = nil, nil
+		t.dropWindow()
 	}
 }

@@ -406,12 +406,16 @@ func (s *Store) List(ctx context.Context, prefix, delimiter string, fn func(List
 // besides the body (a version token). A body that fails midway is
 // errBodyRead, which read retries.
 func (s *Store) readBody(ctx context.Context, key string, opts *blob.ReaderOptions, then func(r *blob.Reader, data []byte) error) ([]byte, error) {
+	return s.readBodyAtMost(ctx, key, ReadCap(key), opts, then)
+}
+
+// readBodyAtMost is readBody with the cap limit.
+func (s *Store) readBodyAtMost(ctx context.Context, key string, limit int64, opts *blob.ReaderOptions, then func(r *blob.Reader, data []byte) error) ([]byte, error) {
 	r, err := s.bucket.NewReader(ctx, key, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	limit := ReadCap(key)
 	if n := r.Size(); n > limit {
 		return nil, tooLarge(n, limit)
 	}
