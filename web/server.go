@@ -234,14 +234,19 @@ func (h *handler) serveTree(w http.ResponseWriter, r *http.Request, prefix strin
 			redirect(w, r, escapePath(prefix+"/"+p))
 			return
 		}
+		q := r.URL.Query()
+		if q.Get("view") == "page" && n.Entry.Kind == store.KindSig {
+			size, shown, err := h.sigPrefix(ctx, n.Entry)
+			if err != nil {
+				h.fail(w, r, err)
+				return
+			}
+			h.sigPage(w, r, prefix, p, n.Entry, size, shown)
+			return
+		}
 		data, err := h.ix.ReadSig(ctx, n.Entry)
 		if err != nil {
 			h.fail(w, r, err)
-			return
-		}
-		q := r.URL.Query()
-		if q.Get("view") == "page" && n.Entry.Kind == store.KindSig {
-			h.sigPage(w, r, prefix, p, n.Entry, data)
 			return
 		}
 		if q.Get("download") == "1" {
