@@ -17,7 +17,13 @@ import (
 // os.ErrPermission. Symlinks are followed: a by-signer link is the file it
 // points to, in Stat and in a directory's Readdir alike. Errors keep the
 // shapes x/net/webdav tests with os.IsNotExist and errors.Is.
-type davFS struct{ fsys fs.FS }
+//
+// Every call reads on the context WebDAV gives it, the request's
+// (index.FSContext): a client that leaves stops a PROPFIND's reads of
+// sizes, one GET each, at the next one.
+type davFS struct {
+	fsys func(ctx context.Context) fs.FS // the view reading on ctx
+}
 
 var _ webdav.FileSystem = davFS{}
 
@@ -54,12 +60,12 @@ func (d davFS) Mkdir(_ context.Context, name string, _ os.FileMode) error {
 func (d davFS) RemoveAll(_ context.Context, name string) error    { return denied("remove", name) }
 func (d davFS) Rename(_ context.Context, oldName, _ string) error { return denied("rename", oldName) }
 
-func (d davFS) Stat(_ context.Context, name string) (os.FileInfo, error) {
+func (d davFS) Stat(ctx context.Context, name string) (os.FileInfo, error) {
 	p, err := d.name("stat", name)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := fs.Stat(d.fsys, p)
+	fi, err := fs.Stat(d.fsys(ctx), p)
 	if err != nil {
 		return nil, davErr("stat", name, err)
 	}
@@ -69,7 +75,7 @@ func (d davFS) Stat(_ context.Context, name string) (os.FileInfo, error) {
 // writeFlags are the open flags that would change the file.
 const writeFlags = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREATE | os.O_TRUNC
 
-func (d davFS) OpenFile(_ context.Context, name string, flag int, _ os.FileMode) (webdav.File, error) {
+func (d davFS) OpenFile(ctx context.Context, name string, flag int, _ os.FileMode) (webdav.File, error) {
 	if flag&writeFlags != 0 {
 		return nil, denied("open", name)
 	}
@@ -77,16 +83,20 @@ func (d davFS) OpenFile(_ context.Context, name string, flag int, _ os.FileMode)
 	if err != nil {
 		return nil, err
 	}
-	f, err := d.fsys.Open(p)
+	fsys := d.fsys(ctx)
+	f, err := fsys.Open(p)
 	if err != nil {
 		return nil, davErr("open", name, err)
 	}
-	return &davFile{d: d, name: name, p: p, f: f}, nil
+	return &davFile{ctx: ctx, d: d, fsys: fsys, name: name, p: p, f: f}, nil
 }
 
-// davFile is an open file or directory of a davFS.
+// davFile is an open file or directory of a davFS; it reads on the
+// context it was opened with.
 type davFile struct {
+	ctx  context.Context
 	d    davFS
+	fsys fs.FS  // d.fsys(ctx)
 	name string // as WebDAV named it
 	p    string // io/fs path
 	f    fs.File
@@ -95,7 +105,7 @@ type davFile struct {
 func (f *davFile) Close() error               { return f.f.Close() }
 func (f *davFile) Write([]byte) (int, error)  { return 0, denied("write", f.name) }
 func (f *davFile) Read(b []byte) (int, error) { return f.f.Read(b) }
-func (f *davFile) Stat() (os.FileInfo, error) { return f.d.Stat(context.Background(), f.name) }
+func (f *davFile) Stat() (os.FileInfo, error) { return f.d.Stat(f.ctx, f.name) }
 
 func (f *davFile) Seek(off int64, whence int) (int64, error) {
 	s, ok := f.f.(io.Seeker)
@@ -117,7 +127,7 @@ func (f *davFile) Readdir(count int) ([]os.FileInfo, error) {
 		var fi fs.FileInfo
 		var ierr error
 		if de.Type()&fs.ModeSymlink != 0 {
-			fi, ierr = fs.Stat(f.d.fsys, path.Join(f.p, de.Name()))
+			fi, ierr = fs.Stat(f.fsys, path.Join(f.p, de.Name()))
 		} else {
 			fi, ierr = de.Info()
 		}

@@ -70,7 +70,7 @@ func Handler(ix *index.Index, opts Options) http.Handler {
 	logf := opts.Logf
 	opts.Logf = func(format string, args ...any) { logf("%s", termsafe.Line(fmt.Sprintf(format, args...))) }
 	h := &handler{ix: ix, opts: opts}
-	fsys := davFS{fsys: ix.FS()}
+	fsys := davFS{fsys: ix.FSContext}
 	h.dav = &webdav.Handler{Prefix: DAVPrefix, FileSystem: fsys, LockSystem: webdav.NewMemLS(), Logger: h.davLog}
 	h.davRoot = &webdav.Handler{FileSystem: fsys, LockSystem: webdav.NewMemLS(), Logger: h.davLog}
 	return h
@@ -148,8 +148,10 @@ func (h *handler) serveDAV(w http.ResponseWriter, r *http.Request, dh *webdav.Ha
 	dh.ServeHTTP(w, r)
 }
 
+// davLog logs what WebDAV failed to do, but a name that does not exist, a
+// write refused, and anything of a client who left.
 func (h *handler) davLog(r *http.Request, err error) {
-	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) && r.Context().Err() == nil {
 		h.opts.Logf("oxyfs: %s %s: %v", r.Method, r.URL.Path, err)
 	}
 }
