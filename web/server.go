@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/net/webdav"
@@ -263,15 +265,56 @@ func (h *handler) serveTree(w http.ResponseWriter, r *http.Request, prefix strin
 	}
 }
 
-// fail answers an index error: 404 for a path that does not exist, else
-// 502 (the store did not answer as it should), logged.
+// StatusClientClosedRequest is the status (nginx's 499) a request whose
+// client left before its answer is given: nothing is sent, and nothing
+// logged, but a log of statuses shows it.
+const StatusClientClosedRequest = 499
+
+// RetryAfter is the Retry-After of a 503: what was refused for now (the
+// bytes readers may hold are spent) is worth asking again in a second.
+const RetryAfter = "1"
+
+// failStatus is the status that answers err:
+//
+//	the request's context done (the client left)        499
+//	a path that does not exist                           404
+//	over its size cap (store.ErrTooLarge)                500
+//	refused for now (EAGAIN: the readers' budget)        503 with Retry-After
+//	the store's deadline passed                          504
+//	anything else: the store did not answer as it should 502
+func failStatus(r *http.Request, err error) int {
+	switch {
+	case r.Context().Err() != nil:
+		return StatusClientClosedRequest
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, index.ErrNotDir):
+		return http.StatusNotFound
+	case errors.Is(err, store.ErrTooLarge):
+		return http.StatusInternalServerError
+	case errors.Is(err, syscall.EAGAIN):
+		return http.StatusServiceUnavailable
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusBadGateway
+}
+
+// fail answers an index error (failStatus): 499 with nothing, 404 as
+// http.NotFound, else with the error's text, redacted and escaped, and
+// logged once.
 func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, index.ErrNotDir) {
+	code := failStatus(r, err)
+	switch code {
+	case StatusClientClosedRequest:
+		w.WriteHeader(code)
+		return
+	case http.StatusNotFound:
 		http.NotFound(w, r)
 		return
+	case http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", RetryAfter)
 	}
 	h.opts.Logf("oxyfs: %s %s: %v", r.Method, r.URL.Path, err)
-	http.Error(w, termsafe.Line(err.Error()), http.StatusBadGateway)
+	http.Error(w, termsafe.Line(err.Error()), code)
 }
 
 // entry is one line of a directory page (and one element of its JSON).
