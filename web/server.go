@@ -260,7 +260,9 @@ func (h *handler) serveTree(w http.ResponseWriter, r *http.Request, prefix strin
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:16])+`"`)
-		w.Header().Set("X-Oxy-Key", n.Entry.Key())
+		// Escaped as bodies are: a header printed by curl -i must not
+		// drive the terminal either.
+		w.Header().Set("X-Oxy-Key", termsafe.Escape(n.Entry.Key()))
 		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(data))
 	}
 }
