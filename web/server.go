@@ -1,10 +1,7 @@
 package web
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -248,7 +245,7 @@ func (h *handler) serveTree(w http.ResponseWriter, r *http.Request, prefix strin
 			h.sigPage(w, r, prefix, p, n.Entry, size, shown)
 			return
 		}
-		data, err := h.ix.ReadSig(ctx, n.Entry)
+		content, etag, err := h.sigContent(ctx, n.Entry)
 		if err != nil {
 			h.fail(w, r, err)
 			return
@@ -256,14 +253,13 @@ func (h *handler) serveTree(w http.ResponseWriter, r *http.Request, prefix strin
 		if q.Get("download") == "1" {
 			attachment(w, n.Entry)
 		}
-		sum := sha256.Sum256(data)
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
-		w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:16])+`"`)
+		w.Header().Set("ETag", etag)
 		// Escaped as bodies are: a header printed by curl -i must not
 		// drive the terminal either.
 		w.Header().Set("X-Oxy-Key", termsafe.Escape(n.Entry.Key()))
-		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(data))
+		http.ServeContent(w, r, "", time.Time{}, content)
 	}
 }
 

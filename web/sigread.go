@@ -3,9 +3,26 @@ package web
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
 
 	"github.com/oxyfs/oxyfs/store"
 )
+
+// The signature bytes serve sends are read here, through the index, on
+// the request's context.
+
+// sigContent returns a signature's (or another entry's, empty) bytes to
+// serve, and their ETag (the first 128 bits of their SHA-256).
+func (h *handler) sigContent(ctx context.Context, e store.Entry) (io.ReadSeeker, string, error) {
+	data, err := h.ix.ReadSig(ctx, e)
+	if err != nil {
+		return nil, "", err
+	}
+	sum := sha256.Sum256(data)
+	return bytes.NewReader(data), `"` + hex.EncodeToString(sum[:16]) + `"`, nil
+}
 
 // sigPrefix returns a signature's size and its first SigPagePrefix bytes
 // (a copy: the page holds no more of it while it is written).
