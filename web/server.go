@@ -245,11 +245,12 @@ func (h *handler) serveTree(w http.ResponseWriter, r *http.Request, prefix strin
 			h.sigPage(w, r, prefix, p, n.Entry, size, shown)
 			return
 		}
-		content, etag, err := h.sigContent(ctx, n.Entry)
+		content, etag, release, err := h.sigContent(ctx, n.Entry)
 		if err != nil {
 			h.fail(w, r, err)
 			return
 		}
+		defer release()
 		if q.Get("download") == "1" {
 			attachment(w, n.Entry)
 		}

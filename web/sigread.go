@@ -11,17 +11,20 @@ import (
 )
 
 // The signature bytes serve sends are read here, through the index, on
-// the request's context.
+// the request's context: the one place to change for a shared source of
+// them (each function takes the bytes and gives them back before it
+// returns, or through release).
 
 // sigContent returns a signature's (or another entry's, empty) bytes to
-// serve, and their ETag (the first 128 bits of their SHA-256).
-func (h *handler) sigContent(ctx context.Context, e store.Entry) (io.ReadSeeker, string, error) {
+// serve and their ETag (the first 128 bits of their SHA-256); release gives
+// the bytes back once they are sent.
+func (h *handler) sigContent(ctx context.Context, e store.Entry) (content io.ReadSeeker, etag string, release func(), err error) {
 	data, err := h.ix.ReadSig(ctx, e)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	sum := sha256.Sum256(data)
-	return bytes.NewReader(data), `"` + hex.EncodeToString(sum[:16]) + `"`, nil
+	return bytes.NewReader(data), `"` + hex.EncodeToString(sum[:16]) + `"`, func() {}, nil
 }
 
 // sigPrefix returns a signature's size and its first SigPagePrefix bytes
