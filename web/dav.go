@@ -5,12 +5,42 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"path"
 	"strings"
 
 	"golang.org/x/net/webdav"
 )
+
+// propfindReads reads, on the request's context, what a PROPFIND of depth
+// "0" or "1" reports: the target's size and, for a directory at depth 1,
+// its children's (fetched once, then known to the index). An error is then
+// answered with its own status (fail) before WebDAV writes a word: WebDAV
+// answers a target it cannot stat with 405, and leaves out of its listing,
+// without a word, a child it cannot stat.
+func (h *handler) propfindReads(r *http.Request, dh *webdav.Handler, depth string) error {
+	name := strings.TrimPrefix(r.URL.Path, dh.Prefix)
+	if len(name) == len(r.URL.Path) && dh.Prefix != "" {
+		return nil // WebDAV answers 404
+	}
+	fsys, ok := dh.FileSystem.(davFS)
+	if !ok {
+		return nil
+	}
+	ctx := r.Context()
+	fi, err := fsys.Stat(ctx, name)
+	if err != nil || !fi.IsDir() || depth != "1" {
+		return err
+	}
+	f, err := fsys.OpenFile(ctx, name, os.O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.Readdir(0)
+	return err
+}
 
 // davFS is a read-only webdav.FileSystem over an io/fs view (index.FS):
 // every write (Mkdir, RemoveAll, Rename, OpenFile for writing, Write) is
@@ -40,6 +70,9 @@ func (d davFS) name(op, name string) (string, error) {
 }
 
 // davErr maps an io/fs error to what os.IsNotExist and os.IsPermission see.
+// Any other error (a read that failed) is a readFailure, not an
+// *os.PathError, which WebDAV would take for a file "just bad" and leave out
+// of a PROPFIND without a word: it stops the answer instead.
 func davErr(op, name string, err error) error {
 	switch {
 	case err == nil:
@@ -49,8 +82,14 @@ func davErr(op, name string, err error) error {
 	case errors.Is(err, fs.ErrPermission):
 		return &os.PathError{Op: op, Path: name, Err: os.ErrPermission}
 	}
-	return err
+	return readFailure{err}
 }
+
+// readFailure is a read of the io/fs view that failed (davErr).
+type readFailure struct{ err error }
+
+func (e readFailure) Error() string { return e.err.Error() }
+func (e readFailure) Unwrap() error { return e.err }
 
 func denied(op, name string) error { return &os.PathError{Op: op, Path: name, Err: os.ErrPermission} }
 
@@ -122,6 +161,9 @@ func (f *davFile) Readdir(count int) ([]os.FileInfo, error) {
 		return nil, &os.PathError{Op: "readdir", Path: f.name, Err: errors.New("not a directory")}
 	}
 	des, err := rd.ReadDir(count)
+	if err != nil && err != io.EOF {
+		err = davErr("readdir", f.name, err)
+	}
 	out := make([]os.FileInfo, 0, len(des))
 	for _, de := range des {
 		var fi fs.FileInfo

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -100,5 +101,82 @@ func TestOversizedSignatureIs500(t *testing.T) {
 		if !strings.Contains(string(body), store.ErrTooLarge.Error()) || !strings.Contains(string(body), fmt.Sprint(store.MaxEntryBytes)) {
 			t.Errorf("GET %s: %s", p, body)
 		}
+	}
+}
+
+// TestPropfindSaysWhatWentWrong: a PROPFIND whose sizes cannot be read
+// (the store fails one signature's GET) is answered by what went wrong —
+// 502 with the error, logged — before WebDAV writes a word. Before, WebDAV
+// skipped what it could not stat: Depth 1 of the object answered 207 with
+// the directory alone (its signatures dropped without a word), and Depth 0
+// of the signature 405.
+func TestPropfindSaysWhatWentWrong(t *testing.T) {
+	ctx := context.Background()
+	drv := blobtest.New(nil)
+	st := store.New(blob.NewBucket(drv), "mem", "", store.Options{Layout: store.LayoutBucket, RequestTimeout: time.Minute})
+	t.Cleanup(func() { st.Close() })
+	for _, e := range []store.Entry{alice, bob} {
+		if err := st.Put(ctx, e.Key(), []byte("sig")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var logged strings.Builder
+	f := serveStore(t, st, index.Options{ReadAhead: -1}, Options{Logf: func(format string, args ...any) { fmt.Fprintf(&logged, format+"\n", args...) }})
+	drv.SetHooks(blobtest.Hooks{Before: func(_ context.Context, op blobtest.Op, key string) error {
+		if op == blobtest.OpGet && key == bob.Key() {
+			return errors.New("planted: connection refused")
+		}
+		return nil
+	}})
+	obj := "/dav/sig/ab/" + objA[2:] + "/"
+	for _, c := range []struct{ path, depth string }{{obj, "1"}, {obj + "bob", "0"}, {"/dav/by-signer/bob/", "1"}} {
+		resp, body := f.do(t, noRedirect, "PROPFIND", c.path, map[string]string{"Depth": c.depth}, "")
+		if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(body), "planted: connection refused") {
+			t.Errorf("PROPFIND %s Depth %s: %s\n%s", c.path, c.depth, resp.Status, body)
+		}
+	}
+	if n := strings.Count(logged.String(), "planted: connection refused"); n != 3 {
+		t.Errorf("logged %d times, want 3:\n%s", n, logged.String())
+	}
+	// What can be read is answered as before.
+	ms, _ := f.propfind(t, obj+"alice", "0")
+	if got := hrefs(ms); len(got) != 1 || got[0] != obj+"alice" {
+		t.Errorf("PROPFIND of alice: %v", got)
+	}
+}
+
+// TestDavFSFailureIsNotAPathError: WebDAV leaves out of a PROPFIND, without
+// a word, a file whose Stat fails with an *os.PathError ("just bad"); a read
+// that failed must stop the answer instead, so davFS gives it another type
+// (keeping the error for errors.Is). Not-exist and permission stay
+// *os.PathError, as WebDAV tests them.
+func TestDavFSFailureIsNotAPathError(t *testing.T) {
+	ctx := context.Background()
+	drv := blobtest.New(nil)
+	st := store.New(blob.NewBucket(drv), "mem", "", store.Options{Layout: store.LayoutBucket, RequestTimeout: time.Minute})
+	t.Cleanup(func() { st.Close() })
+	if err := st.Put(ctx, bob.Key(), []byte("sig")); err != nil {
+		t.Fatal(err)
+	}
+	f := serveStore(t, st, index.Options{ReadAhead: -1}, Options{})
+	planted := errors.New("planted: connection refused")
+	drv.SetHooks(blobtest.Hooks{Before: func(_ context.Context, op blobtest.Op, key string) error {
+		if op == blobtest.OpGet && key == bob.Key() {
+			return planted
+		}
+		return nil
+	}})
+	d := davFS{fsys: f.ix.FSContext}
+	_, err := d.Stat(ctx, "/"+bob.Key())
+	var pe *os.PathError
+	if err == nil || !strings.Contains(err.Error(), planted.Error()) {
+		t.Errorf("Stat of a signature whose GET fails: %T %v", err, err)
+	}
+	if _, ok := err.(*os.PathError); ok {
+		t.Errorf("a failed read is an *os.PathError, which WebDAV skips: %v", err)
+	}
+	_, err = d.Stat(ctx, "/sig/ab/nothing")
+	if !errors.As(err, &pe) || !os.IsNotExist(err) {
+		t.Errorf("Stat of nothing: %T %v", err, err)
 	}
 }

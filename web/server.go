@@ -134,13 +134,19 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveDAV hands a read request to WebDAV, refusing an infinite PROPFIND.
+// serveDAV hands a read request to WebDAV, refusing an infinite PROPFIND
+// and answering one whose reads fail (propfindReads).
 func (h *handler) serveDAV(w http.ResponseWriter, r *http.Request, dh *webdav.Handler) {
 	if r.Method == "PROPFIND" {
-		if d := strings.TrimSpace(r.Header.Get("Depth")); d != "0" && d != "1" {
+		d := strings.TrimSpace(r.Header.Get("Depth"))
+		if d != "0" && d != "1" {
 			w.Header().Set("Content-Type", "application/xml; charset=utf-8")
 			w.WriteHeader(http.StatusForbidden)
 			fmt.Fprint(w, `<?xml version="1.0" encoding="utf-8"?>`+"\n"+`<D:error xmlns:D="DAV:"><D:propfind-finite-depth/></D:error>`+"\n")
+			return
+		}
+		if err := h.propfindReads(r, dh, d); err != nil {
+			h.fail(w, r, err)
 			return
 		}
 	}
