@@ -91,7 +91,11 @@
 // hold are spent), 504 when the store's deadline passed, and 502 for
 // anything else (the store did not answer as it should). A request whose
 // client left is 499 (StatusClientClosedRequest), with nothing sent and
-// nothing logged; WebDAV's errors of such a request are not logged either. What a client or a log is shown passes
+// nothing logged; WebDAV's errors of such a request are not logged either.
+// A PROPFIND reads the sizes it reports (the target's, and at Depth 1 its
+// children's) before WebDAV writes its answer, so a read that fails is
+// answered the same way; WebDAV alone answers 405 for a target it cannot
+// stat and leaves a child it cannot stat out of the listing without a word. What a client or a log is shown passes
 // through termsafe: secrets in a store URL are redacted (store.Redact) and
 // control characters escaped, in error texts, log lines, the names on
 // HTML pages (links keep the exact bytes, percent-encoded) and response
