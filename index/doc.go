@@ -118,6 +118,12 @@
 // A sequential cat of every signature sends exactly one GET each. In the
 // prefix modes the window is what memory holds; read-ahead never lists.
 //
+// The io/fs view (FS) reads on context.Background; FSContext(ctx) is the
+// same view reading on ctx, every lookup, size and read of a file opened
+// from it: once ctx is done they fail with its error and start no request.
+// A server makes one per request (serve's WebDAV), so a client that leaves
+// stops the reads it asked for.
+//
 // # Writes
 //
 // Put and PutBatch validate every entry first (store.Entry.Validate; a

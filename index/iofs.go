@@ -13,11 +13,20 @@ import (
 // FS returns a read-only io/fs view of the tree, for scripts and tests
 // (testing/fstest). Open, Stat and ReadFile follow by-signer symlinks;
 // Lstat and ReadLink do not. A signature's FileInfo.Size is its real size,
-// read once (one GET) if the cache does not know it. It uses
-// context.Background.
-func (ix *Index) FS() fs.FS { return ioFS{ix} }
+// read once (one GET) if the cache does not know it. It reads on
+// context.Background: FSContext(ctx) is the same view reading on ctx.
+func (ix *Index) FS() fs.FS { return ioFS{ix, context.Background()} }
 
-type ioFS struct{ ix *Index }
+// FSContext is FS whose every lookup and read (of a file opened from it,
+// and of FileInfo.Size, too) follows ctx: once ctx is done they fail with
+// its error and send nothing more. A server makes one per request on the
+// request's context, so a client that leaves stops the reads it asked for.
+func (ix *Index) FSContext(ctx context.Context) fs.FS { return ioFS{ix, ctx} }
+
+type ioFS struct {
+	ix  *Index
+	ctx context.Context // every read's
+}
 
 var (
 	_ fs.ReadDirFS  = ioFS{}
@@ -35,6 +44,15 @@ func fsErr(op, name string, err error) error {
 	return &fs.PathError{Op: op, Path: name, Err: err}
 }
 
+// live fails once the view's context is done, before a lookup or read
+// would start a request for a caller who is gone.
+func (f ioFS) live(op, name string) error {
+	if err := f.ctx.Err(); err != nil {
+		return &fs.PathError{Op: op, Path: name, Err: err}
+	}
+	return nil
+}
+
 func indexPath(name string) string {
 	if name == "." {
 		return ""
@@ -48,7 +66,10 @@ func (f ioFS) node(op, name string, follow bool) (Node, error) {
 	if !fs.ValidPath(name) {
 		return Node{}, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
 	}
-	ctx := context.Background()
+	if err := f.live(op, name); err != nil {
+		return Node{}, err
+	}
+	ctx := f.ctx
 	p := indexPath(name)
 	n, err := f.ix.Stat(ctx, p)
 	if err != nil {
@@ -78,8 +99,11 @@ func (f ioFS) info(op, name string, n Node) (fs.FileInfo, error) {
 		size = int64(len(n.Target))
 	case NodeFile:
 		if size < 0 {
+			if err := f.live(op, name); err != nil {
+				return nil, err
+			}
 			var err error
-			if size, err = f.ix.SigSize(context.Background(), n.Entry); err != nil {
+			if size, err = f.ix.SigSize(f.ctx, n.Entry); err != nil {
 				return nil, fsErr(op, name, err)
 			}
 		}
@@ -129,7 +153,10 @@ func (f ioFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrInvalid}
 	}
-	nodes, err := f.ix.ReadDir(context.Background(), indexPath(name))
+	if err := f.live("readdir", name); err != nil {
+		return nil, err
+	}
+	nodes, err := f.ix.ReadDir(f.ctx, indexPath(name))
 	if err != nil {
 		return nil, fsErr("readdir", name, err)
 	}
@@ -148,7 +175,7 @@ func (f ioFS) ReadFile(name string) ([]byte, error) {
 	if n.Type == NodeDir {
 		return nil, &fs.PathError{Op: "readfile", Path: name, Err: errIsDir}
 	}
-	data, err := f.ix.ReadSig(context.Background(), n.Entry)
+	data, err := f.ix.ReadSig(f.ctx, n.Entry)
 	if err != nil {
 		return nil, fsErr("readfile", name, err)
 	}
@@ -241,7 +268,10 @@ func (e *entryFile) load() error {
 	if e.r != nil {
 		return nil
 	}
-	data, err := e.f.ix.ReadSig(context.Background(), e.n.Entry)
+	if err := e.f.live("read", e.name); err != nil {
+		return err
+	}
+	data, err := e.f.ix.ReadSig(e.f.ctx, e.n.Entry)
 	if err != nil {
 		return fsErr("read", e.name, err)
 	}

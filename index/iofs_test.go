@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"slices"
 	"testing"
@@ -113,5 +114,52 @@ func TestFSSymlinks(t *testing.T) {
 		if _, err := fs.Stat(fsys, bad); err == nil {
 			t.Errorf("Stat %q succeeded", bad)
 		}
+	}
+}
+
+// TestFSContextFollowsItsContext: the view FSContext(ctx) reads on ctx;
+// once ctx is done, a signature's size, its bytes and a directory fail
+// with ctx's error and send nothing. On a live context it is the same
+// tree as FS.
+func TestFSContextFollowsItsContext(t *testing.T) {
+	st := storefixture.NewMem(t)
+	genStore(t, st, GenOptions{Entries: 40, Seed: 14, Fold: true, Signers: 2})
+	ix, _ := openIndex(t, st)
+	ctx, cancel := context.WithCancel(context.Background())
+	fsys := ix.FSContext(ctx)
+	if err := fstest.TestFS(fsys, "sig", BySigner); err != nil {
+		t.Fatal(err)
+	}
+	var sig string // a signature not read yet: its size is not known
+	ix2, _ := openIndex(t, st)
+	fsys = ix2.FSContext(ctx)
+	if err := fs.WalkDir(ix2.FS(), "sig", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && sig == "" && !d.IsDir() {
+			sig = p
+		}
+		return err
+	}); err != nil || sig == "" {
+		t.Fatalf("no signature found (%v)", err)
+	}
+	cancel()
+	d := storefixture.Delta(st, func() {
+		if _, err := fs.Stat(fsys, sig); !errors.Is(err, context.Canceled) {
+			t.Errorf("Stat %s on a canceled context: %v", sig, err)
+		}
+		if _, err := fs.ReadFile(fsys, sig); !errors.Is(err, context.Canceled) {
+			t.Errorf("ReadFile %s on a canceled context: %v", sig, err)
+		}
+		if _, err := fs.ReadDir(fsys, "sig"); !errors.Is(err, context.Canceled) {
+			t.Errorf("ReadDir sig on a canceled context: %v", err)
+		}
+		if f, err := fsys.Open(sig); !errors.Is(err, context.Canceled) {
+			if err == nil {
+				f.Close()
+			}
+			t.Errorf("Open %s on a canceled context: %v", sig, err)
+		}
+	})
+	if d.Total() != 0 {
+		t.Errorf("a canceled view sent %v", d)
 	}
 }

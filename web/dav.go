@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"path"
 	"strings"
@@ -12,12 +13,47 @@ import (
 	"golang.org/x/net/webdav"
 )
 
+// propfindReads reads, on the request's context, what a PROPFIND of depth
+// "0" or "1" reports: the target's size and, for a directory at depth 1,
+// its children's (fetched once, then known to the index). An error is then
+// answered with its own status (fail) before WebDAV writes a word: WebDAV
+// answers a target it cannot stat with 405, and leaves out of its listing,
+// without a word, a child it cannot stat.
+func (h *handler) propfindReads(r *http.Request, dh *webdav.Handler, depth string) error {
+	name := strings.TrimPrefix(r.URL.Path, dh.Prefix)
+	if len(name) == len(r.URL.Path) && dh.Prefix != "" {
+		return nil // WebDAV answers 404
+	}
+	fsys, ok := dh.FileSystem.(davFS)
+	if !ok {
+		return nil
+	}
+	ctx := r.Context()
+	fi, err := fsys.Stat(ctx, name)
+	if err != nil || !fi.IsDir() || depth != "1" {
+		return err
+	}
+	f, err := fsys.OpenFile(ctx, name, os.O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.Readdir(0)
+	return err
+}
+
 // davFS is a read-only webdav.FileSystem over an io/fs view (index.FS):
 // every write (Mkdir, RemoveAll, Rename, OpenFile for writing, Write) is
 // os.ErrPermission. Symlinks are followed: a by-signer link is the file it
 // points to, in Stat and in a directory's Readdir alike. Errors keep the
 // shapes x/net/webdav tests with os.IsNotExist and errors.Is.
-type davFS struct{ fsys fs.FS }
+//
+// Every call reads on the context WebDAV gives it, the request's
+// (index.FSContext): a client that leaves stops a PROPFIND's reads of
+// sizes, one GET each, at the next one.
+type davFS struct {
+	fsys func(ctx context.Context) fs.FS // the view reading on ctx
+}
 
 var _ webdav.FileSystem = davFS{}
 
@@ -34,6 +70,9 @@ func (d davFS) name(op, name string) (string, error) {
 }
 
 // davErr maps an io/fs error to what os.IsNotExist and os.IsPermission see.
+// Any other error (a read that failed) is a readFailure, not an
+// *os.PathError, which WebDAV would take for a file "just bad" and leave out
+// of a PROPFIND without a word: it stops the answer instead.
 func davErr(op, name string, err error) error {
 	switch {
 	case err == nil:
@@ -43,8 +82,14 @@ func davErr(op, name string, err error) error {
 	case errors.Is(err, fs.ErrPermission):
 		return &os.PathError{Op: op, Path: name, Err: os.ErrPermission}
 	}
-	return err
+	return readFailure{err}
 }
+
+// readFailure is a read of the io/fs view that failed (davErr).
+type readFailure struct{ err error }
+
+func (e readFailure) Error() string { return e.err.Error() }
+func (e readFailure) Unwrap() error { return e.err }
 
 func denied(op, name string) error { return &os.PathError{Op: op, Path: name, Err: os.ErrPermission} }
 
@@ -54,12 +99,12 @@ func (d davFS) Mkdir(_ context.Context, name string, _ os.FileMode) error {
 func (d davFS) RemoveAll(_ context.Context, name string) error    { return denied("remove", name) }
 func (d davFS) Rename(_ context.Context, oldName, _ string) error { return denied("rename", oldName) }
 
-func (d davFS) Stat(_ context.Context, name string) (os.FileInfo, error) {
+func (d davFS) Stat(ctx context.Context, name string) (os.FileInfo, error) {
 	p, err := d.name("stat", name)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := fs.Stat(d.fsys, p)
+	fi, err := fs.Stat(d.fsys(ctx), p)
 	if err != nil {
 		return nil, davErr("stat", name, err)
 	}
@@ -69,7 +114,7 @@ func (d davFS) Stat(_ context.Context, name string) (os.FileInfo, error) {
 // writeFlags are the open flags that would change the file.
 const writeFlags = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREATE | os.O_TRUNC
 
-func (d davFS) OpenFile(_ context.Context, name string, flag int, _ os.FileMode) (webdav.File, error) {
+func (d davFS) OpenFile(ctx context.Context, name string, flag int, _ os.FileMode) (webdav.File, error) {
 	if flag&writeFlags != 0 {
 		return nil, denied("open", name)
 	}
@@ -77,16 +122,20 @@ func (d davFS) OpenFile(_ context.Context, name string, flag int, _ os.FileMode)
 	if err != nil {
 		return nil, err
 	}
-	f, err := d.fsys.Open(p)
+	fsys := d.fsys(ctx)
+	f, err := fsys.Open(p)
 	if err != nil {
 		return nil, davErr("open", name, err)
 	}
-	return &davFile{d: d, name: name, p: p, f: f}, nil
+	return &davFile{ctx: ctx, d: d, fsys: fsys, name: name, p: p, f: f}, nil
 }
 
-// davFile is an open file or directory of a davFS.
+// davFile is an open file or directory of a davFS; it reads on the
+// context it was opened with.
 type davFile struct {
+	ctx  context.Context
 	d    davFS
+	fsys fs.FS  // d.fsys(ctx)
 	name string // as WebDAV named it
 	p    string // io/fs path
 	f    fs.File
@@ -95,7 +144,7 @@ type davFile struct {
 func (f *davFile) Close() error               { return f.f.Close() }
 func (f *davFile) Write([]byte) (int, error)  { return 0, denied("write", f.name) }
 func (f *davFile) Read(b []byte) (int, error) { return f.f.Read(b) }
-func (f *davFile) Stat() (os.FileInfo, error) { return f.d.Stat(context.Background(), f.name) }
+func (f *davFile) Stat() (os.FileInfo, error) { return f.d.Stat(f.ctx, f.name) }
 
 func (f *davFile) Seek(off int64, whence int) (int64, error) {
 	s, ok := f.f.(io.Seeker)
@@ -112,12 +161,15 @@ func (f *davFile) Readdir(count int) ([]os.FileInfo, error) {
 		return nil, &os.PathError{Op: "readdir", Path: f.name, Err: errors.New("not a directory")}
 	}
 	des, err := rd.ReadDir(count)
+	if err != nil && err != io.EOF {
+		err = davErr("readdir", f.name, err)
+	}
 	out := make([]os.FileInfo, 0, len(des))
 	for _, de := range des {
 		var fi fs.FileInfo
 		var ierr error
 		if de.Type()&fs.ModeSymlink != 0 {
-			fi, ierr = fs.Stat(f.d.fsys, path.Join(f.p, de.Name()))
+			fi, ierr = fs.Stat(f.fsys, path.Join(f.p, de.Name()))
 		} else {
 			fi, ierr = de.Info()
 		}

@@ -14,8 +14,9 @@
 //	                           Content-Length; Range and If-None-Match work);
 //	                           ?download=1: the same with Content-Disposition:
 //	                           attachment (filename <signer>.sig)
-//	GET  /sig/...?view=page    the signature's page: breadcrumbs, key, bytes as
-//	                           hex and base64, download and raw links
+//	GET  /sig/...?view=page    the signature's page: breadcrumbs, key, size, its
+//	                           first SigPagePrefix (16 KiB) bytes as hex and
+//	                           base64, download and raw links for the whole
 //	GET  /<kind>/.../<value>   an empty body (the value is in the name)
 //	GET  /by-signer/<s>/<obj>  a redirect (302) to the signature it links to
 //	GET  /.oxy/status          index.Status as JSON (requests sent so far
@@ -53,6 +54,14 @@
 // store (index.Signers, index.SignedBy: in memory, a page at a time). The handler uses the index as it is; refresh
 // it (Index.Refresh) to see other writers.
 //
+// Every read runs on the request's context: pages, bytes and listings
+// through the index, WebDAV through the io/fs view made for the request
+// (index.FSContext). A client that leaves stops what it asked for at the
+// next read: a PROPFIND Depth 1 of a signer of 19,907 signatures, left
+// after 0.3 s, sends no GET more (before, the rest: 14,758). Read-ahead
+// already scheduled still runs, within its window
+// (index.Options.ReadAhead).
+//
 // # Security
 //
 // The tree is read-only and the handler has no authentication: serve it on
@@ -74,11 +83,22 @@
 //
 // # Errors
 //
-// A path that does not exist is 404; a lookup or read that fails (the store
-// did not answer) is 502 with the error's text and is logged once per
-// request through Options.Logf. What a client or a log is shown passes
+// A path that does not exist is 404. A lookup or read that fails is
+// answered with the error's text and logged once per request through
+// Options.Logf: 500 for a signature over its size cap (store.ErrTooLarge,
+// refused before its body is read), 503 with Retry-After when the read is
+// refused for now (an error wrapping syscall.EAGAIN: the bytes readers may
+// hold are spent), 504 when the store's deadline passed, and 502 for
+// anything else (the store did not answer as it should). A request whose
+// client left is 499 (StatusClientClosedRequest), with nothing sent and
+// nothing logged; WebDAV's errors of such a request are not logged either.
+// A PROPFIND reads the sizes it reports (the target's, and at Depth 1 its
+// children's) before WebDAV writes its answer, so a read that fails is
+// answered the same way; WebDAV alone answers 405 for a target it cannot
+// stat and leaves a child it cannot stat out of the listing without a word. What a client or a log is shown passes
 // through termsafe: secrets in a store URL are redacted (store.Redact) and
-// control characters escaped, in error texts, log lines, and the names on
-// HTML pages (links keep the exact bytes, percent-encoded); JSON escapes
-// them as \u001b, \u007f, \u009b.
+// control characters escaped, in error texts, log lines, the names on
+// HTML pages (links keep the exact bytes, percent-encoded) and response
+// headers (X-Oxy-Key; a download's filename and a redirect's Location are
+// encoded); JSON escapes them as \u001b, \u007f, \u009b.
 package web

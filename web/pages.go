@@ -39,9 +39,16 @@ func breadcrumbs(prefix, p string) []crumb {
 
 func escapeSeg(s string) string { return escapePath(s) }
 
-// sigPage writes a signature's page: its key, bytes as hex and base64, and
-// a link that downloads them.
-func (h *handler) sigPage(w http.ResponseWriter, r *http.Request, prefix, p string, e store.Entry, data []byte) {
+// SigPagePrefix is the most bytes of a signature its page shows (as hex
+// and as base64); the page links the whole (raw and ?download=1). A page is
+// then a few tens of KiB however big the signature: a 60 MiB one shown
+// whole was a 215 MB page.
+const SigPagePrefix = 16 << 10
+
+// sigPage writes a signature's page: its key, size, first SigPagePrefix
+// bytes as hex and base64, and links to the whole. size is the
+// signature's; shown its first bytes (at most SigPagePrefix).
+func (h *handler) sigPage(w http.ResponseWriter, r *http.Request, prefix, p string, e store.Entry, size int64, shown []byte) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
 	if r.Method == http.MethodHead {
@@ -49,18 +56,19 @@ func (h *handler) sigPage(w http.ResponseWriter, r *http.Request, prefix, p stri
 	}
 	cs := breadcrumbs(prefix, p)
 	cs[len(cs)-1].Href = ""
+	shown = shown[:min(len(shown), SigPagePrefix)]
 	v := struct {
 		Path          string
 		Crumbs        []crumb
 		Key, Signer   string
 		Object        string
-		Size          int
+		Size, Shown   int64
 		Hex, Base64   string
 		Raw, Download string
 	}{
 		Path: termsafe.Escape(prefix + "/" + p), Crumbs: cs, Key: termsafe.Escape(e.Key()),
-		Signer: termsafe.Escape(e.Value), Object: e.Object, Size: len(data),
-		Hex: hex.EncodeToString(data), Base64: base64.StdEncoding.EncodeToString(data),
+		Signer: termsafe.Escape(e.Value), Object: e.Object, Size: size, Shown: int64(len(shown)),
+		Hex: hex.EncodeToString(shown), Base64: base64.StdEncoding.EncodeToString(shown),
 		Raw: "./" + escapeSeg(path.Base(p)), Download: "./" + escapeSeg(path.Base(p)) + "?download=1",
 	}
 	if err := sigTmpl.Execute(w, v); err != nil {
@@ -139,6 +147,9 @@ var sigTmpl = template.Must(template.Must(template.New("sig").Parse(crumbsTmpl))
 <tr><th>hex</th><td id="hex" class="b">{{.Hex}}</td></tr>
 <tr><th>base64</th><td id="base64" class="b">{{.Base64}}</td></tr>
 </table>
+{{- if lt .Shown .Size}}
+<p id="shown">The first {{.Shown}} of {{.Size}} bytes are shown: download the signature for all of them.</p>
+{{- end}}
 <p><a id="download" href="{{.Download}}">download</a> · <a id="raw" href="{{.Raw}}">raw bytes</a></p>
 </body></html>
 `))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/blobtest"
+	"github.com/oxyfs/oxyfs/internal/termsafe"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -76,6 +78,47 @@ func TestFailedReadShowsNoSecretAndNoControl(t *testing.T) {
 	for _, x := range []string{"planted-user", "PLANTEDSIG", "\x1b", "\x07"} {
 		if strings.Contains(out, x) {
 			t.Errorf("%q shown: %q", x, out)
+		}
+	}
+}
+
+// TestHeadersAreEscaped: a signer named with ESC, BEL, DEL and a C1 CSI
+// reaches no response header raw — X-Oxy-Key is escaped as bodies are
+// (termsafe.Escape), the download's filename and the redirects' Location
+// encode it. The headers are read off the wire. Before, X-Oxy-Key held the
+// key's bytes as they were.
+func TestHeadersAreEscaped(t *testing.T) {
+	evil := store.Entry{Kind: store.KindSig, Object: objA, Value: "evil\x1b]0;pwned\x07\x7f\u009b"}
+	f := newFixtureOf(t, Options{}, []store.Entry{evil})
+	for _, target := range []string{
+		"GET " + keyURL(evil),
+		"HEAD " + keyURL(evil),
+		"GET " + keyURL(evil) + "?download=1",
+		"GET " + keyURL(evil) + "?view=page",
+		"GET " + escapePath("/by-signer/"+evil.Value+"/"+evil.Object),
+		"GET " + escapePath("/sig/ab/"+objA[2:]+"/"+evil.Value) + "/",
+	} {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(f.srv.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "%s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", target)
+		resp, err := io.ReadAll(conn)
+		conn.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, _, ok := strings.Cut(string(resp), "\r\n\r\n")
+		if !ok || !strings.HasPrefix(head, "HTTP/1.1 ") {
+			t.Fatalf("%s: %q", target, resp)
+		}
+		for _, line := range strings.Split(head, "\r\n") {
+			if !termsafe.Safe(line) {
+				t.Errorf("%s: the header %q is not safe on a terminal", target, line)
+			}
+		}
+		if strings.HasSuffix(strings.Fields(target)[1], keyURL(evil)) && !strings.Contains(head, "\r\nX-Oxy-Key: "+termsafe.Escape(evil.Key())+"\r\n") {
+			t.Errorf("%s: no X-Oxy-Key %s in\n%s", target, termsafe.Escape(evil.Key()), head)
 		}
 	}
 }

@@ -1,9 +1,7 @@
 package web
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +13,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/net/webdav"
@@ -70,7 +69,7 @@ func Handler(ix *index.Index, opts Options) http.Handler {
 	logf := opts.Logf
 	opts.Logf = func(format string, args ...any) { logf("%s", termsafe.Line(fmt.Sprintf(format, args...))) }
 	h := &handler{ix: ix, opts: opts}
-	fsys := davFS{fsys: ix.FS()}
+	fsys := davFS{fsys: ix.FSContext}
 	h.dav = &webdav.Handler{Prefix: DAVPrefix, FileSystem: fsys, LockSystem: webdav.NewMemLS(), Logger: h.davLog}
 	h.davRoot = &webdav.Handler{FileSystem: fsys, LockSystem: webdav.NewMemLS(), Logger: h.davLog}
 	return h
@@ -135,21 +134,29 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveDAV hands a read request to WebDAV, refusing an infinite PROPFIND.
+// serveDAV hands a read request to WebDAV, refusing an infinite PROPFIND
+// and answering one whose reads fail (propfindReads).
 func (h *handler) serveDAV(w http.ResponseWriter, r *http.Request, dh *webdav.Handler) {
 	if r.Method == "PROPFIND" {
-		if d := strings.TrimSpace(r.Header.Get("Depth")); d != "0" && d != "1" {
+		d := strings.TrimSpace(r.Header.Get("Depth"))
+		if d != "0" && d != "1" {
 			w.Header().Set("Content-Type", "application/xml; charset=utf-8")
 			w.WriteHeader(http.StatusForbidden)
 			fmt.Fprint(w, `<?xml version="1.0" encoding="utf-8"?>`+"\n"+`<D:error xmlns:D="DAV:"><D:propfind-finite-depth/></D:error>`+"\n")
+			return
+		}
+		if err := h.propfindReads(r, dh, d); err != nil {
+			h.fail(w, r, err)
 			return
 		}
 	}
 	dh.ServeHTTP(w, r)
 }
 
+// davLog logs what WebDAV failed to do, but a name that does not exist, a
+// write refused, and anything of a client who left.
 func (h *handler) davLog(r *http.Request, err error) {
-	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) && r.Context().Err() == nil {
 		h.opts.Logf("oxyfs: %s %s: %v", r.Method, r.URL.Path, err)
 	}
 }
@@ -234,37 +241,85 @@ func (h *handler) serveTree(w http.ResponseWriter, r *http.Request, prefix strin
 			redirect(w, r, escapePath(prefix+"/"+p))
 			return
 		}
-		data, err := h.ix.ReadSig(ctx, n.Entry)
+		q := r.URL.Query()
+		if q.Get("view") == "page" && n.Entry.Kind == store.KindSig {
+			size, shown, err := h.sigPrefix(ctx, n.Entry)
+			if err != nil {
+				h.fail(w, r, err)
+				return
+			}
+			h.sigPage(w, r, prefix, p, n.Entry, size, shown)
+			return
+		}
+		content, etag, release, err := h.sigContent(ctx, n.Entry)
 		if err != nil {
 			h.fail(w, r, err)
 			return
 		}
-		q := r.URL.Query()
-		if q.Get("view") == "page" && n.Entry.Kind == store.KindSig {
-			h.sigPage(w, r, prefix, p, n.Entry, data)
-			return
-		}
+		defer release()
 		if q.Get("download") == "1" {
 			attachment(w, n.Entry)
 		}
-		sum := sha256.Sum256(data)
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
-		w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:16])+`"`)
-		w.Header().Set("X-Oxy-Key", n.Entry.Key())
-		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(data))
+		w.Header().Set("ETag", etag)
+		// Escaped as bodies are: a header printed by curl -i must not
+		// drive the terminal either.
+		w.Header().Set("X-Oxy-Key", termsafe.Escape(n.Entry.Key()))
+		http.ServeContent(w, r, "", time.Time{}, content)
 	}
 }
 
-// fail answers an index error: 404 for a path that does not exist, else
-// 502 (the store did not answer as it should), logged.
+// StatusClientClosedRequest is the status (nginx's 499) a request whose
+// client left before its answer is given: nothing is sent, and nothing
+// logged, but a log of statuses shows it.
+const StatusClientClosedRequest = 499
+
+// RetryAfter is the Retry-After of a 503: what was refused for now (the
+// bytes readers may hold are spent) is worth asking again in a second.
+const RetryAfter = "1"
+
+// failStatus is the status that answers err:
+//
+//	the request's context done (the client left)        499
+//	a path that does not exist                           404
+//	over its size cap (store.ErrTooLarge)                500
+//	refused for now (EAGAIN: the readers' budget)        503 with Retry-After
+//	the store's deadline passed                          504
+//	anything else: the store did not answer as it should 502
+func failStatus(r *http.Request, err error) int {
+	switch {
+	case r.Context().Err() != nil:
+		return StatusClientClosedRequest
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, index.ErrNotDir):
+		return http.StatusNotFound
+	case errors.Is(err, store.ErrTooLarge):
+		return http.StatusInternalServerError
+	case errors.Is(err, syscall.EAGAIN):
+		return http.StatusServiceUnavailable
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusBadGateway
+}
+
+// fail answers an index error (failStatus): 499 with nothing, 404 as
+// http.NotFound, else with the error's text, redacted and escaped, and
+// logged once.
 func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, index.ErrNotDir) {
+	code := failStatus(r, err)
+	switch code {
+	case StatusClientClosedRequest:
+		w.WriteHeader(code)
+		return
+	case http.StatusNotFound:
 		http.NotFound(w, r)
 		return
+	case http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", RetryAfter)
 	}
 	h.opts.Logf("oxyfs: %s %s: %v", r.Method, r.URL.Path, err)
-	http.Error(w, termsafe.Line(err.Error()), http.StatusBadGateway)
+	http.Error(w, termsafe.Line(err.Error()), code)
 }
 
 // entry is one line of a directory page (and one element of its JSON).
