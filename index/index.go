@@ -182,6 +182,7 @@ func (ix *Index) Load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	v.journal.takeLineAt() // only a refresh compares lines with a view before
 	ix.v.Store(v)
 	ix.lists.keep(v.listNames)
 	ix.gen.Add(1)

@@ -21,14 +21,19 @@ func TestSigChangesAreEveryWayBytesChange(t *testing.T) {
 			t.Errorf("after %s: %s changed at %v, want %v", what, key, got, at)
 		}
 	}
-	c.insertLocked(k, []byte("four"))
+	ins := func(key string, data []byte) { c.insertLocked(key, data, c.digest(data)) }
+	ins(k, []byte("four"))
 	want("a first read", k, time.Time{})
 	tick()
-	c.removeLocked(k) // evicted, size remembered
-	c.insertLocked(k, []byte("same"))
-	want("a read of the same size", k, time.Time{})
+	c.removeLocked(k) // evicted, size and digest remembered
+	ins(k, []byte("four"))
+	want("a read of the same bytes", k, time.Time{})
+	t0 := tick()
+	c.removeLocked(k)
+	ins(k, []byte("same"))
+	want("a read of other bytes of the same size (replaced without a journal line)", k, t0)
 	t1 := tick()
-	c.insertLocked(k, []byte("longer now"))
+	ins(k, []byte("longer now"))
 	want("a read of another size (replaced without a journal line)", k, t1)
 	want("another key's change", other, time.Time{})
 	t2 := tick()
@@ -68,13 +73,13 @@ func TestSigChangesStayBounded(t *testing.T) {
 	c = newSigCache(1<<20, 4)
 	c.now = func() time.Time { return clock }
 	for i := range 4 {
-		c.insertLocked(fmt.Sprintf("sig/00/%d/x", i), []byte("b"))
+		c.insertLocked(fmt.Sprintf("sig/00/%d/x", i), []byte("b"), 0)
 	}
 	if got := c.changedAt("sig/00/0/x"); !got.IsZero() {
 		t.Fatalf("changed at %v before the sizes started over", got)
 	}
 	clock = clock.Add(time.Second)
-	c.insertLocked("sig/00/5/x", []byte("b"))
+	c.insertLocked("sig/00/5/x", []byte("b"), 0)
 	if got := c.changedAt("sig/00/0/x"); !got.Equal(clock) {
 		t.Errorf("after the sizes started over: changed at %v, want %v", got, clock)
 	}
