@@ -153,7 +153,8 @@ func (d *dirNode) newDir(ctx context.Context, name string, level index.Level, in
 	return d.NewInode(ctx, c, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino})
 }
 
-// newFile makes the node of an entry file. A signature whose size is not
+// newFile makes the node of an entry file: of the signature's current
+// version (its generation; see versions.go). A signature whose size is not
 // known yet (size < 0) reports 0 with no attribute caching, so stat asks
 // Getattr, which reads it (one GET); a lookup never does. Nor is the size of
 // a file being written (writing) cached.
@@ -164,8 +165,8 @@ func (d *dirNode) newFile(ctx context.Context, p string, e store.Entry, size int
 	}
 	d.m.fileAttr(&out.Attr, size)
 	d.m.entryOut(out, known)
-	n := &entryNode{base: base{m: d.m}, path: p, e: e}
-	return d.NewInode(ctx, n, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: index.PathIno(p)})
+	n := &entryNode{base: base{m: d.m}, path: p, e: e, ver: d.m.ix.SigVersion(e)}
+	return d.NewInode(ctx, n, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: index.PathIno(p), Gen: n.ver})
 }
 
 func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
