@@ -234,11 +234,15 @@ func (h *handler) serveTree(w http.ResponseWriter, r *http.Request, prefix strin
 			redirect(w, r, escapePath(prefix+"/"+p))
 			return
 		}
-		data, err := h.ix.ReadSig(ctx, n.Entry)
+		// One copy of a signature's bytes, shared by every request on the
+		// same version, within the readers' budget (index.OpenSig).
+		sh, err := h.ix.OpenSig(ctx, n.Entry)
 		if err != nil {
 			h.fail(w, r, err)
 			return
 		}
+		defer sh.Release()
+		data := sh.Bytes()
 		q := r.URL.Query()
 		if q.Get("view") == "page" && n.Entry.Kind == store.KindSig {
 			h.sigPage(w, r, prefix, p, n.Entry, data)
@@ -256,11 +260,18 @@ func (h *handler) serveTree(w http.ResponseWriter, r *http.Request, prefix strin
 	}
 }
 
-// fail answers an index error: 404 for a path that does not exist, else
-// 502 (the store did not answer as it should), logged.
+// fail answers an index error: 404 for a path that does not exist, 503 for
+// an open the readers' budget refused (index.ErrBusy), else 502 (the store
+// did not answer as it should), logged.
 func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, index.ErrNotDir) {
 		http.NotFound(w, r)
+		return
+	}
+	if errors.Is(err, index.ErrBusy) { // the readers' budget: refused before the body was read
+		h.opts.Logf("oxyfs: %s %s: %v", r.Method, r.URL.Path, err)
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, termsafe.Line(err.Error()), http.StatusServiceUnavailable)
 		return
 	}
 	h.opts.Logf("oxyfs: %s %s: %v", r.Method, r.URL.Path, err)
