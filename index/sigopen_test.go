@@ -147,3 +147,37 @@ func TestOpenSigOfANewVersionIsANewCopy(t *testing.T) {
 		t.Errorf("old handle %d bytes v%d, new %q v%d, SigVersion %d", len(h1.Bytes()), h1.Version(), h2.Bytes(), h2.Version(), ix.SigVersion(a))
 	}
 }
+
+// TestIOFSFilesShareOneCopy: open files of the io/fs view on one signature
+// hold one copy between them, given back when they close.
+func TestIOFSFilesShareOneCopy(t *testing.T) {
+	ctx := context.Background()
+	st := storefixture.NewMem(t)
+	a, data := bigSig(t, st, "alice", 1000)
+	storefixture.WriteEntryList(t, st, true, a)
+	ix, _ := openIndex(t, st)
+	if err := ix.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var files []interface{ Close() error }
+	for range 3 {
+		f, err := ix.FS().Open(a.Key())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, len(data)+1)
+		if n, _ := f.Read(got); !bytes.Equal(got[:n], data) {
+			t.Fatalf("read %d bytes", n)
+		}
+		files = append(files, f)
+	}
+	if rs := ix.ReadersStats(); rs.HeldBytes != int64(len(data)) {
+		t.Errorf("three open files hold %d bytes, want one copy, %d", rs.HeldBytes, len(data))
+	}
+	for _, f := range files {
+		f.Close()
+	}
+	if rs := ix.ReadersStats(); rs.HeldBytes != 0 {
+		t.Errorf("after Close the files hold %d bytes", rs.HeldBytes)
+	}
+}
