@@ -313,6 +313,7 @@ type Status struct {
 	LastRefreshTime  time.Time     `json:"last_refresh_time,omitzero"`
 	LastRefreshError string        `json:"last_refresh_error,omitempty"`
 	SigCache         SigCacheStats `json:"sig_cache"`
+	Readers          ReadersStats  `json:"readers"` // the bytes open readers hold (OpenSig)
 }
 
 // refreshEnd is when a Refresh ended and its error ("" if none).
@@ -346,6 +347,7 @@ func (ix *Index) Status() Status {
 	}
 	s.RefreshFailures = ix.refreshFail.Load()
 	s.SigCache = ix.sigs.stats()
+	s.Readers = ix.ReadersStats()
 	for _, k := range store.Kinds {
 		s.EntriesPerKind[k.String()] = 0
 	}
