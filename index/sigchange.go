@@ -137,7 +137,7 @@ func (w *sigWatch) noteLocked(key string) {
 	}
 	if key == "" || len(w.keys) >= maxWatchNotes {
 		w.all, w.keys = true, w.keys[:0]
-	} else if !w.all {
+	} else if !w.all && (len(w.keys) == 0 || w.keys[len(w.keys)-1] != key) {
 		w.keys = append(w.keys, key)
 	}
 	select {

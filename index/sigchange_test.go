@@ -1,9 +1,13 @@
 package index
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/oxyfs/oxyfs/internal/storefixture"
+	"github.com/oxyfs/oxyfs/store"
 )
 
 // TestSigChangesAreEveryWayBytesChange: each way a signature's bytes can
@@ -82,5 +86,60 @@ func TestSigChangesStayBounded(t *testing.T) {
 	c.insertLocked("sig/00/5/x", []byte("b"), 0)
 	if got := c.changedAt("sig/00/0/x"); !got.Equal(clock) {
 		t.Errorf("after the sizes started over: changed at %v, want %v", got, clock)
+	}
+}
+
+// TestWatchSigChangesHearsEveryVersionMove: a watcher is called with the
+// key of each signature whose version moves (an own write, bytes a read
+// found replaced) and with "" when every signature's may have; a read of
+// the same bytes calls nothing.
+func TestWatchSigChangesHearsEveryVersionMove(t *testing.T) {
+	ctx := context.Background()
+	st := storefixture.NewMem(t)
+	a := storefixture.Ent(store.KindSig, objA, "alice")
+	storefixture.PutEntries(t, st, a)
+	storefixture.WriteEntryList(t, st, true, a)
+	ix, err := Open(ctx, st, Options{Warn: func(string) {}, ReadAhead: -1, SigCacheBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	heard := make(chan string, 16)
+	ix.WatchSigChanges(func(key string) { heard <- key })
+	expect := func(what, want string) {
+		t.Helper()
+		if got := <-heard; got != want {
+			t.Fatalf("after %s the watcher heard %q, want %q", what, got, want)
+		}
+	}
+	v0 := ix.SigVersion(a)
+	if _, err := ix.ReadSig(ctx, a); err != nil { // a first read: no change
+		t.Fatal(err)
+	}
+	if err := st.Put(ctx, a.Key(), []byte("other bytes")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.ReadSig(ctx, a); err != nil { // the cache holds nothing: a GET finds them
+		t.Fatal(err)
+	}
+	expect("a read that found other bytes", a.Key())
+	v1 := ix.SigVersion(a)
+	if _, err := ix.ReadSig(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Put(ctx, a, []byte("own")); err != nil {
+		t.Fatal(err)
+	}
+	expect("an own write", a.Key())
+	v2 := ix.SigVersion(a)
+	ix.sigs.clearAll()
+	expect("every signature changed", "")
+	if v3 := ix.SigVersion(a); v0 == v1 || v1 == v2 || v2 == v3 {
+		t.Errorf("versions %d %d %d %d: each change must move it", v0, v1, v2, v3)
+	}
+	select {
+	case k := <-heard:
+		t.Errorf("heard %q more", k)
+	default:
 	}
 }
