@@ -7,6 +7,7 @@ import (
 	"os"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
@@ -148,4 +149,42 @@ func TestReplacedBytesFoundByAReadReachTheKernel(t *testing.T) {
 		t.Errorf("mmap again: %d bytes, want %d", len(got), len(longer))
 	}
 	readEvery(t, p, longer)
+}
+
+// TestAReadElsewhereTellsTheKernel (issue 22, item 2): the kernel holds a
+// signature's size for an hour; its bytes are replaced with no journal
+// line, and a read that does not go through the kernel (read-ahead, or
+// serve on the same index) finds them. The kernel is told (the index's
+// watcher drops the name), so stat, with no Invalidate and no open, says
+// the new size.
+func TestAReadElsewhereTellsTheKernel(t *testing.T) {
+	f := buildFixture(t)
+	ctx := context.Background()
+	ix, err := index.Open(ctx, f.st, index.Options{Warn: func(string) {}, ReadAhead: -1, SigCacheBytes: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	srv, _ := testMount(t, ix, Options{})
+	bob := storefixture.Ent(store.KindSig, "ab12cd34", "bob")
+	p := srv.path(bob)
+	if got := statSize(t, p); got != int64(len(f.sigs[bob.Key()])) {
+		t.Fatalf("stat before: %d", got)
+	}
+	longer := bytes.Repeat([]byte("B"), 1000)
+	if err := f.st.Put(ctx, bob.Key(), longer); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ix.ReadSig(ctx, bob); err != nil || !bytes.Equal(got, longer) {
+		t.Fatalf("the index's read: %d bytes %v", len(got), err)
+	}
+	// The watcher runs in a goroutine of its own: wait for it a while.
+	got := statSize(t, p)
+	for i := 0; i < 300 && got != int64(len(longer)); i++ {
+		time.Sleep(10 * time.Millisecond)
+		got = statSize(t, p)
+	}
+	if got != int64(len(longer)) {
+		t.Errorf("stat after a read elsewhere found the new bytes: %d, want %d", got, len(longer))
+	}
 }
