@@ -23,7 +23,9 @@
 // may be made. Nodes are made by Lookup with NewInode (never persistent),
 // numbered with the index's stable inode numbers (index.Node.Ino, and
 // index.PathIno for what the index does not hold), and go-fuse drops them when
-// the kernel forgets them. A node holds no attributes: go-fuse may hand back
+// the kernel forgets them. A signature's node is one version of it: its
+// generation is index.SigVersion, so a new version is a new node (see
+// "Versions" below and versions.go). A node holds no attributes: go-fuse may hand back
 // an older node of the same number, so sizes are asked of the index afresh.
 // The only state of the mount's own is what the index cannot know yet: the
 // directories mkdir made (virtual, in memory until unmount: an object's
@@ -39,15 +41,17 @@
 // invalidation, drop_caches). READDIRPLUS gives nodes to directories only
 // (see dirHandle.Lookup): after a find over the whole tree the kernel holds
 // every directory (~0.8 per entry) but no file, until something stats them.
-// Each open file holds its bytes (a signature: its size, at most
-// store.MaxEntryBytes; a write: up to MaxWriteBytes, and all writes together
-// up to MaxWriteBuffers, 256 MiB). The opens of one .oxy/lists/<name>
-// share one text of it (oxylists.go: one GET while one is open and 10 s
-// after): the list's
-// compressed bytes, one zstd decoder, a checkpoint per 1 MiB block the
-// stream passed and a window of 8 decoded blocks from one 64 MiB pool
-// (store.EntryListText), never the whole text: a read at any offset
-// decodes at most one block. .oxy/status, journal and retired
+// A signature open for reading holds a handle on its bytes (index.OpenSig):
+// one copy per version, shared by every descriptor on it, the signature
+// cache's own when cached; all of them together stay within the index's
+// readers' budget, and an open past it is EAGAIN (logged), refused before
+// its body is read. A write holds its bytes (up to MaxWriteBytes, and all
+// writes together up to MaxWriteBuffers, 256 MiB). The opens of one
+// .oxy/lists/<name> share one text of it (oxylists.go: one GET while one is
+// open and 10 s after): the list's compressed bytes, one zstd decoder, a
+// checkpoint per 1 MiB block the stream passed and a window of 8 decoded
+// blocks from one 64 MiB pool (store.EntryListText), never the whole text:
+// a read at any offset decodes at most one block. .oxy/status, journal and retired
 // keep the text a stat measured or an open reads (oxyTexts: three at most;
 // journal and retired are the index's own strings, not copies).
 //
@@ -78,11 +82,21 @@
 //     never reads them: a signature whose size the index does not know yet
 //     is reported with size 0 and attribute timeout 0, so stat calls Getattr,
 //     which reads it (ix.SigSize: one GET, kept by the index's cache) and
-//     returns the real size for AttrTimeout. When another writer replaces a
-//     signature, the index forgets its size at the refresh and Invalidate
-//     drops the kernel's attributes of it.
-//   - Content: a signature is read once, at open (ix.ReadSig), into the open
-//     file. The kernel reads it through its page cache, so cat's second
+//     returns the real size for AttrTimeout. When a signature is replaced
+//     its version moves (next item).
+//   - Versions: a signature's node is one version of its bytes (its
+//     generation is ix.SigVersion, which moves when a refresh shows it
+//     replaced, on an own write, and when a read finds other bytes than the
+//     last). A new version is a new node ID, as a file renamed over
+//     another is a new inode: the index pushes each change to the kernel as
+//     it sees it (ix.WatchSigChanges: NotifyEntry of the name; Invalidate
+//     does the same for what a refresh changed), and a node of an older
+//     version answers a stat or an open by name with ESTALE, on which the
+//     kernel looks the name up again and gets the new node. A descriptor
+//     held open keeps its node and its handle: it reads the version it
+//     opened, whole, and fstat on it answers from the handle.
+//   - Content: a signature is read once, at open (ix.OpenSig), into a
+//     handle shared by every open of the version. The kernel reads it through its page cache, so cat's second
 //     read (the one that finds the end) costs no request — unless the size
 //     the kernel holds may be stale: a signature that changed (a refresh
 //     showed it replaced, an own write, a read whose size differed from the
@@ -194,6 +208,8 @@
 //	setxattr of any other name                          ENOTSUP (cp -a, rsync -X carry on)
 //	getxattr of any other name                          ENODATA
 //	close when the key or the journal line failed       EIO (cause logged once)
+//	open of a signature past the readers' budget        EAGAIN (logged; retry once readers closed)
+//	stat or open by name of a replaced version's node   ESTALE (the kernel looks the name up again)
 //
 // # Requests
 //

@@ -8,6 +8,7 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
+	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -23,11 +24,13 @@ const xattrList = xattrKey + "\x00" + xattrSource + "\x00"
 // entryNode is one entry: sig/<hh>/<rest>/<signer> (the signature bytes) or
 // <kind>/<hh>/<rest>/<value> (empty). It holds no attributes: go-fuse may
 // hand an older node of the same inode number back, so every answer is
-// asked of the index (or of a write in progress) afresh.
+// asked of the index (or of a write in progress) afresh. A signature's node
+// is one version of it (ver, its generation: versions.go).
 type entryNode struct {
 	base
 	path string
 	e    store.Entry
+	ver  uint64 // index.SigVersion when the node was made
 }
 
 var (
@@ -60,15 +63,29 @@ func (n *entryNode) size(ctx context.Context) (size int64, known bool, errno sys
 	return sz, true, 0
 }
 
+// Getattr: fstat of a signature open for reading answers from its handle
+// (the version it opened); a node of a version that is no longer the
+// signature's is ESTALE, so that the kernel looks the name up again.
 func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	defer n.m.ops.start(opGetattr)()
+	if h, ok := f.(*readHandle); ok && n.e.Kind == store.KindSig {
+		n.m.fileAttr(&out.Attr, int64(len(h.data)))
+		out.SetTimeout(n.m.attrTTL)
+		return 0
+	}
 	return n.getattr(ctx, out)
 }
 
 func (n *entryNode) getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
+	if n.stale() {
+		return syscall.ESTALE
+	}
 	size, known, errno := n.size(ctx)
 	if errno != 0 {
 		return errno
+	}
+	if n.stale() { // the read that learnt the size found other bytes
+		return syscall.ESTALE
 	}
 	n.m.fileAttr(&out.Attr, size)
 	if known {
@@ -121,10 +138,14 @@ func (n *entryNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.Set
 	return n.getattr(ctx, out)
 }
 
-// Open: reading a signature reads its bytes once, at open (one GET unless
-// cached), into the handle; the kernel reads them through its page cache
-// unless a size it holds may be stale (readFlags; see the package doc,
-// "Kernel caching"). Writing opens a writeHandle.
+// Open: reading a signature takes a handle on its bytes at open
+// (index.OpenSig: one GET unless cached or open already, one copy shared by
+// every handle on the version, EAGAIN past the readers' budget); the kernel
+// reads them through its page cache unless a size it holds may be stale
+// (readFlags; see the package doc, "Kernel caching"). A node whose version
+// is no longer the signature's, or whose bytes the open found to be
+// another version's, is ESTALE: the kernel looks the name up again and
+// opens the new version's node. Writing opens a writeHandle.
 func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	m := n.m
 	defer m.ops.start(opOpen)()
@@ -142,11 +163,18 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	if n.e.Kind != store.KindSig {
 		return &readHandle{m: m}, fuse.FOPEN_NOFLUSH, 0 // empty, and known to be: the page cache answers
 	}
-	data, err := m.ix.ReadSig(bg(ctx), n.e)
+	if n.stale() {
+		return nil, 0, syscall.ESTALE
+	}
+	sh, err := m.ix.OpenSig(bg(ctx), n.e)
 	if err != nil {
 		return nil, 0, m.errno("read", n.path, err)
 	}
-	return &readHandle{m: m, data: data}, n.readFlags(), 0
+	if sh.Version() != n.ver && m.pending.get(n.path) == nil {
+		sh.Release()
+		return nil, 0, syscall.ESTALE
+	}
+	return &readHandle{m: m, data: sh.Bytes(), sig: sh}, n.readFlags(), 0
 }
 
 // sizeSettle is how much longer than AttrTimeout a size reported before a
@@ -220,17 +248,29 @@ func copyXattr(dest []byte, v string) (uint32, syscall.Errno) {
 	return uint32(copy(dest, v)), 0
 }
 
-// readHandle is an open file's bytes, read at open: a reader sees one
-// version of the entry however long it keeps the file open.
+// readHandle is an open file's bytes, taken at open: a reader sees one
+// version of the entry however long it keeps the file open. A signature's
+// are shared with every handle on the same version (sig), given back at
+// release.
 type readHandle struct {
 	m    *Server
-	data []byte
+	data []byte           // read-only
+	sig  *index.SigHandle // nil for an index entry
 }
 
 var (
 	_ = (gofs.FileReader)((*readHandle)(nil))
 	_ = (gofs.FileFlusher)((*readHandle)(nil))
+	_ = (gofs.FileReleaser)((*readHandle)(nil))
 )
+
+// Release gives the bytes back to the readers' budget.
+func (h *readHandle) Release(ctx context.Context) syscall.Errno {
+	if h.sig != nil {
+		h.sig.Release()
+	}
+	return 0
+}
 
 // Flush has nothing to write. Opens ask the kernel not to send it
 // (FOPEN_NOFLUSH); it is counted, so a kernel that sends it shows.

@@ -60,9 +60,11 @@ func (v *virtualDirs) children(dir string) []string {
 //     its listing dropped (NotifyContent);
 //   - a name the index no longer has is dropped (NotifyEntry, which drops
 //     the subtree of a directory);
-//   - a signature whose size the index no longer knows (another writer
-//     replaced it) has its attributes dropped (NotifyContent), so the next
-//     stat reads it.
+//   - a signature node of a version that is no longer the signature's (a
+//     writer replaced it) has its name dropped (NotifyEntry): the next use
+//     looks it up and gets the new version's node (versions.go); one whose
+//     size the index no longer knows has its attributes dropped
+//     (NotifyContent), so the next stat reads it.
 //
 // On a store that is not folded, checking a name would list its prefix, so
 // every cached name under the kind and by-signer directories is dropped
@@ -153,7 +155,11 @@ func (w *invalidation) dir(in *gofs.Inode, d *dirNode) {
 		case *dirNode:
 			w.dir(kid, op)
 		case *entryNode:
-			if op.e.Kind == store.KindSig && n.Size < 0 && m.pending.get(p) == nil {
+			switch {
+			case op.stale():
+				in.NotifyEntry(name) // a new version: the next use looks it up (versions.go)
+				w.names++
+			case op.e.Kind == store.KindSig && n.Size < 0 && m.pending.get(p) == nil:
 				kid.NotifyContent(0, 0)
 				w.sizes++
 			}

@@ -102,6 +102,8 @@ type Server struct {
 
 	invalMu sync.Mutex
 	seenGen atomic.Uint64
+
+	unmounted atomic.Bool // Unmount was called: the index's watcher tells the kernel nothing
 }
 
 // Mount mounts ix at dir and returns once the kernel serves it. It loads the
@@ -170,6 +172,7 @@ func Mount(dir string, ix *index.Index, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("mount %s: %w", abs, mountErr(err))
 	}
 	m.server = server
+	ix.WatchSigChanges(m.sigChanged)
 	return m, nil
 }
 
@@ -244,6 +247,7 @@ func (m *Server) Debug() bool { return m.debug }
 // line), then unmounts. Closing the index is the caller's part.
 func (m *Server) Unmount() error {
 	m.writes.Wait()
+	m.unmounted.Store(true)
 	if err := m.server.Unmount(); err != nil {
 		msg := strings.Join(strings.Fields(err.Error()), " ") // fusermount's output spans lines
 		if errors.Is(err, syscall.EBUSY) || strings.Contains(msg, "busy") {
@@ -380,6 +384,9 @@ func (m *Server) errno(op, p string, err error) syscall.Errno {
 	case errors.Is(err, store.ErrTooLarge):
 		m.logf("oxyfs: %s /%s: %v (EFBIG)", op, p, err)
 		return syscall.EFBIG
+	case errors.Is(err, index.ErrBusy):
+		m.logf("oxyfs: %s /%s: %v (EAGAIN)", op, p, err)
+		return syscall.EAGAIN
 	}
 	m.logf("oxyfs: %s /%s: %v (EIO)", op, p, err)
 	return syscall.EIO

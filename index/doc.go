@@ -123,6 +123,28 @@
 // from it: once ctx is done they fail with its error and start no request.
 // A server makes one per request (serve's WebDAV), so a client that leaves
 // stops the reads it asked for.
+// # Versions and open readers
+//
+// A signature's version (SigVersion) is the identity of its bytes as this
+// handle knows them: it moves when a refresh shows a new journal line for
+// it (journalView.replaced: a line more, an unfolded line more, or more
+// lines unfolded or folded after the previous view's newest fold than it
+// had unfolded — a re-sign whose old folded line left as its new one came,
+// folded since, has one folded line before and after), on an own write,
+// and when a read finds other bytes than the last read of the key (size or
+// a maphash digest, computed on every GET). SigChangedAt is when it last
+// moved; WatchSigChanges hands each move to a watcher (the mount, which
+// tells the kernel) from a goroutine of its own (sigchange.go).
+//
+// OpenSig opens a signature for a reader that keeps it (a mount's read
+// handle, serve's answer, the io/fs view's open file): a handle on one
+// shared, read-only copy per version, refcounted, the cache's own slice
+// when cached; Release gives it back. The bytes all handles hold, and the
+// bodies being read for an open, stay within the readers' budget
+// (Options.ReaderBytes; by default the cache's bound or
+// store.MaxEntryBytes, whichever is more): an open past it is ErrBusy,
+// refused from the GET's response size before the body is read
+// (store.GetAdmitted). ReadSig returns a copy the caller owns.
 //
 // # Writes
 //
@@ -163,7 +185,9 @@
 // keeps only marks on it (journalmarks.go): one bit per entry of each kind
 // the journal names (n/8 bytes, only while it names one), and 6 B per
 // signature whose lines are not exactly one folded line (its line counts,
-// for the signature cache). A folded line whose key a list holds — every
+// for the signature cache), and the newest folded-at (8 B). While a
+// refresh builds a view it also holds the folded-at of every signature
+// line (16 B a line), dropped once compared with the previous view. A folded line whose key a list holds — every
 // line right after a complete fold, for the hour they stay — costs its bit;
 // an unfolded line no list holds costs its entry in the set (above) and
 // 6 B if a signature. The journal's bytes, its parsed lines and the map of
@@ -189,8 +213,8 @@
 //
 // Not in those figures: own writes since the last refresh (a Go map and
 // strings, ~150 B each), the signature cache (Options.SigCacheBytes), the
-// sizes of signatures read (~128 B each, at most 1<<20 remembered: 128
-// MiB), the text length of each live list (~100 B each), the records'
+// bytes open readers hold (Options.ReaderBytes), the sizes and digests of
+// signatures read (~136 B each, at most 1<<20 remembered: 136 MiB), the text length of each live list (~100 B each), the records'
 // text (which their parsed lines' keys share), and in the prefix modes the
 // listings of the open. Under a Go
 // memory limit (GOMEMLIMIT) an Options.SigCacheBytes of 0 bounds the cache

@@ -18,7 +18,11 @@ type Options struct {
 	// SigCacheBytes bounds the signature byte cache; 0 = DefaultSigCacheBytes,
 	// or an eighth of the process's Go memory limit (GOMEMLIMIT) when less.
 	SigCacheBytes int64
-	Warn          func(msg string) // warnings (malformed keys, unreadable lists); nil = log.Printf
+	// ReaderBytes bounds the bytes open readers hold (OpenSig: the
+	// readers' budget, sigopen.go); 0 = the signature cache's bound, or
+	// store.MaxEntryBytes if that is more.
+	ReaderBytes int64
+	Warn        func(msg string) // warnings (malformed keys, unreadable lists); nil = log.Printf
 	// ReadAhead is how many signatures past one read (ReadSig, SigSize) are
 	// fetched ahead, in key order; 0 = DefaultReadAhead, < 0 = off.
 	ReadAhead int
@@ -137,6 +141,9 @@ func Open(ctx context.Context, st *store.Store, opts Options) (*Index, error) {
 		max = defaultSigCacheBytes()
 	}
 	ix.sigs = newSigCache(max, knownSizesFor(memoryLimit()))
+	if opts.ReaderBytes > 0 {
+		ix.sigs.readers.max = opts.ReaderBytes
+	}
 	ix.ra.init(ix, opts.ReadAhead, opts.ReadAheadWorkers)
 	switch ix.keepJournal = opts.KeepJournalText; {
 	case ix.keepJournal == 0:
@@ -182,6 +189,7 @@ func (ix *Index) Load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	v.journal.takeLineAt() // only a refresh compares lines with a view before
 	ix.v.Store(v)
 	ix.lists.keep(v.listNames)
 	ix.gen.Add(1)
@@ -305,6 +313,7 @@ type Status struct {
 	LastRefreshTime  time.Time     `json:"last_refresh_time,omitzero"`
 	LastRefreshError string        `json:"last_refresh_error,omitempty"`
 	SigCache         SigCacheStats `json:"sig_cache"`
+	Readers          ReadersStats  `json:"readers"` // the bytes open readers hold (OpenSig)
 }
 
 // refreshEnd is when a Refresh ended and its error ("" if none).
@@ -338,6 +347,7 @@ func (ix *Index) Status() Status {
 	}
 	s.RefreshFailures = ix.refreshFail.Load()
 	s.SigCache = ix.sigs.stats()
+	s.Readers = ix.ReadersStats()
 	for _, k := range store.Kinds {
 		s.EntriesPerKind[k.String()] = 0
 	}

@@ -253,16 +253,26 @@ func (d *dirFile) ReadDir(count int) ([]fs.DirEntry, error) {
 	return out, nil
 }
 
-// entryFile is an open entry; a signature's bytes are read at the first read.
+// entryFile is an open entry; a signature's bytes are taken at the first
+// read (OpenSig: shared with every reader of the version, within the
+// readers' budget) and given back at Close.
 type entryFile struct {
 	f    ioFS
 	name string
 	n    Node
 	r    *bytes.Reader
+	h    *SigHandle
 }
 
 func (e *entryFile) Stat() (fs.FileInfo, error) { return e.f.info("stat", e.name, e.n) }
-func (e *entryFile) Close() error               { return nil }
+
+func (e *entryFile) Close() error {
+	if e.h != nil {
+		e.h.Release()
+		e.h, e.r = nil, nil
+	}
+	return nil
+}
 
 func (e *entryFile) load() error {
 	if e.r != nil {
@@ -271,11 +281,11 @@ func (e *entryFile) load() error {
 	if err := e.f.live("read", e.name); err != nil {
 		return err
 	}
-	data, err := e.f.ix.ReadSig(e.f.ctx, e.n.Entry)
+	h, err := e.f.ix.OpenSig(e.f.ctx, e.n.Entry)
 	if err != nil {
 		return fsErr("read", e.name, err)
 	}
-	e.r = bytes.NewReader(data)
+	e.h, e.r = h, bytes.NewReader(h.Bytes())
 	return nil
 }
 

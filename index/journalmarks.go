@@ -29,6 +29,17 @@ import (
 //     for an unchanged journal, and the view kept none;
 //   - per signature, the lines naming it (replaced, the signature cache's
 //     invalidation): a signature another writer replaced has a new line.
+//
+// A new line is not always a line more. A signer who signs again an hour
+// after a fold (or after a collection forgot the object) leaves one folded
+// line before and after: the old one was dropped past its hour by the same
+// journal update that appended the new one, which a fold then marked. So a
+// view also keeps the newest folded-at of its journal (foldedMax), and
+// while it is being built the folded-at of each signature line (lineAt,
+// dropped once the signature cache has read it): a line folded after the
+// previous view's newest fold, or not folded, is one that view either did
+// not have or had unfolded (a fold marks lines with its own time, later
+// than every fold before it).
 
 // jcount counts the journal lines that name one signature: a new line for
 // it (another writer replaced the signature) raises one of the two counts
@@ -66,6 +77,12 @@ type jents struct {
 	cnt           []jcount // per entry of r.kinds[KindSig]
 	lines, folded int
 	mal           *malformed // the journal's keys store.SplitKey refused
+	foldedMax     int64      // the newest folded-at of any line
+	// atStart[i]..atStart[i+1] index the folded-at (0: unfolded) of the
+	// lines of signature entry i in ats; nil when built from marks
+	// (journalFrom), which keep no line.
+	atStart []uint32
+	ats     []int64
 }
 
 // journalView is what a view keeps of the journal: its version and line
@@ -79,6 +96,21 @@ type journalView struct {
 	has           [store.NumKinds][]uint64 // bit j: entry j of set.kinds[k] has a line; nil when own, or no line of the kind
 	exIdx         []uint32                 // signature entries whose counts are not oneFolded, ascending
 	exCnt         []jcount                 // their counts
+	foldedMax     int64                    // the newest folded-at of any line (0: none folded)
+
+	// lineAt is the folded-at of every signature line, by the set's entry
+	// index, ascending: only from the build until the signature cache has
+	// compared it with the previous view (takeLineAt), then nil. It is
+	// written before the view is published and taken by the one refresh
+	// that built it (Index.loadMu).
+	lineAt []lineAt
+}
+
+// lineAt is one signature line's folded-at (0: unfolded), for the set's
+// signature entry j.
+type lineAt struct {
+	j  uint32
+	at int64
 }
 
 // noJournal is the journal of a view that has none (a directory).
@@ -159,10 +191,10 @@ func (jv *journalView) each(k store.Kind, fn func(i, j int)) {
 // lines that name it. A malformed key is skipped and counted.
 func (b *builder) journalEntries(lines []store.JournalLine) *jents {
 	type jrec struct {
-		kind   store.Kind
-		obj    []byte // packed
-		val    uint32
-		folded bool
+		kind store.Kind
+		obj  []byte // packed
+		val  uint32
+		at   int64 // folded-at; 0: unfolded
 	}
 	je := &jents{lines: len(lines)}
 	recs := make([]jrec, 0, len(lines))
@@ -172,6 +204,7 @@ func (b *builder) journalEntries(lines []store.JournalLine) *jents {
 	for _, l := range lines {
 		if l.Folded() {
 			je.folded++
+			je.foldedMax = max(je.foldedMax, l.FoldedAt)
 		}
 		kind, ob, val, ok := store.SplitKey(l.Key, &objBuf)
 		if !ok {
@@ -180,7 +213,7 @@ func (b *builder) journalEntries(lines []store.JournalLine) *jents {
 		}
 		start := len(arena)
 		arena = append(arena, ob...)
-		recs = append(recs, jrec{kind: kind, obj: arena[start:len(arena):len(arena)], val: b.internString(val), folded: l.Folded()})
+		recs = append(recs, jrec{kind: kind, obj: arena[start:len(arena):len(arena)], val: b.internString(val), at: l.FoldedAt})
 	}
 	if mal.n > 0 {
 		je.mal = &mal
@@ -202,12 +235,15 @@ func (b *builder) journalEntries(lines []store.JournalLine) *jents {
 			je.r.kinds[x.kind].add(x.obj, x.val, srcJournal)
 			if x.kind == store.KindSig {
 				je.cnt = append(je.cnt, jcount{})
+				je.atStart = append(je.atStart, uint32(len(je.ats)))
 			}
 		}
 		if x.kind == store.KindSig {
-			je.cnt[len(je.cnt)-1].add(x.folded)
+			je.cnt[len(je.cnt)-1].add(x.at != 0)
+			je.ats = append(je.ats, x.at)
 		}
 	}
+	je.atStart = append(je.atStart, uint32(len(je.ats)))
 	return je
 }
 
@@ -215,7 +251,7 @@ func (b *builder) journalEntries(lines []store.JournalLine) *jents {
 // journal is the one being read again (its version unchanged), into b's
 // value table.
 func (b *builder) journalFrom(jv *journalView) *jents {
-	je := &jents{r: &run{}, lines: jv.lines, folded: jv.folded, mal: jv.mal}
+	je := &jents{r: &run{}, lines: jv.lines, folded: jv.folded, mal: jv.mal, foldedMax: jv.foldedMax}
 	if jv.mal != nil {
 		b.mal = append(b.mal, *jv.mal)
 	}
@@ -256,7 +292,7 @@ func (je *jents) notIn(vt *vtab, known func(kind store.Kind, obj []byte, val []b
 // built with them, or with a run holding them), and returns the view's
 // journal. vt is the value table of je's ids.
 func markIn(s *entrySet, je *jents, vt *vtab, version store.Version) *journalView {
-	jv := &journalView{version: version, lines: je.lines, folded: je.folded, mal: je.mal, set: s}
+	jv := &journalView{version: version, lines: je.lines, folded: je.folded, mal: je.mal, set: s, foldedMax: je.foldedMax}
 	var buf [2 * store.MaxValueLen]byte
 	sig := 0
 	for k := range je.r.kinds {
@@ -281,6 +317,9 @@ func markIn(s *entrySet, je *jents, vt *vtab, version store.Version) *journalVie
 					continue
 				}
 				has[at/64] |= 1 << (at % 64)
+				if k == int(store.KindSig) {
+					jv.lineAt = je.linesAt(jv.lineAt, sig-1, at)
+				}
 				if c != oneFolded {
 					jv.exIdx = append(jv.exIdx, uint32(at))
 					jv.exCnt = append(jv.exCnt, c)
@@ -298,7 +337,10 @@ func markIn(s *entrySet, je *jents, vt *vtab, version store.Version) *journalVie
 // (the prefix modes): the entries get a set of their own.
 func ownJournal(b *builder, je *jents, version store.Version) *journalView {
 	s := b.set(je.r)
-	jv := &journalView{version: version, lines: je.lines, folded: je.folded, mal: je.mal, set: s, own: true}
+	jv := &journalView{version: version, lines: je.lines, folded: je.folded, mal: je.mal, set: s, own: true, foldedMax: je.foldedMax}
+	for j := range je.cnt {
+		jv.lineAt = je.linesAt(jv.lineAt, j, j)
+	}
 	for j, c := range je.cnt {
 		if c != oneFolded {
 			jv.exIdx = append(jv.exIdx, uint32(j))
@@ -309,10 +351,35 @@ func ownJournal(b *builder, je *jents, version store.Version) *journalView {
 	return jv
 }
 
+// linesAt appends the folded-at of the lines of je's signature entry i,
+// as the set's entry j, to out.
+func (je *jents) linesAt(out []lineAt, i, j int) []lineAt {
+	if je.atStart == nil {
+		return out
+	}
+	for _, at := range je.ats[je.atStart[i]:je.atStart[i+1]] {
+		out = append(out, lineAt{j: uint32(j), at: at})
+	}
+	return out
+}
+
+// takeLineAt returns the view's lineAt and drops it.
+func (jv *journalView) takeLineAt() []lineAt {
+	l := jv.lineAt
+	if l != nil { // noJournal is shared: never written
+		jv.lineAt = nil
+	}
+	return l
+}
+
 // replaced lists the signature keys with a line in jv that prev did not
-// count (a writer replaced them since prev, or first wrote them), for the
-// signature cache. An unchanged journal replaced nothing.
-func (jv *journalView) replaced(prev *journalView) []string {
+// have (a writer replaced them since prev, or first wrote them), for the
+// signature cache. An unchanged journal replaced nothing. A line is new
+// when jv counts a line more than prev, or an unfolded one more, or when
+// more of its lines are unfolded or folded after prev's newest fold than
+// prev had unfolded (lines, from the build: a re-sign whose old line left
+// as its new one came, folded since).
+func (jv *journalView) replaced(prev *journalView, lines []lineAt) []string {
 	if prev == nil {
 		prev = noJournal
 	}
@@ -323,9 +390,31 @@ func (jv *journalView) replaced(prev *journalView) []string {
 	ks := &jv.set.kinds[store.KindSig]
 	jv.each(store.KindSig, func(i, j int) {
 		signer := jv.set.vt.str(ks.vals[j])
-		if jv.count(j).newerThan(prev.countOf(ks.obj(i), signer)) {
+		p := prev.countOf(ks.obj(i), signer)
+		newer := jv.count(j).newerThan(p)
+		if !newer && lines != nil {
+			at, _ := slices.BinarySearchFunc(lines, uint32(j), func(l lineAt, j uint32) int { return cmpU32(l.j, j) })
+			fresh := 0
+			for ; at < len(lines) && lines[at].j == uint32(j); at++ {
+				if t := lines[at].at; t == 0 || t > prev.foldedMax {
+					fresh++
+				}
+			}
+			newer = fresh > int(p.unfolded)
+		}
+		if newer {
 			keys = append(keys, store.Entry{Kind: store.KindSig, Object: hexString(ks.obj(i)), Value: signer}.Key())
 		}
 	})
 	return keys
+}
+
+func cmpU32(a, b uint32) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }

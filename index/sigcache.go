@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io/fs"
 	"slices"
 	"sync"
@@ -20,7 +21,8 @@ import (
 const maxKnownSizes = 1 << 20
 
 // sizeItemBytes is about what one remembered size costs (115–135 B
-// measured): the key (79 bytes for a 9-byte signer, in an 80-byte
+// measured with the size alone; the digest makes its map slot 8 B
+// larger): the key (79 bytes for a 9-byte signer, in an 80-byte
 // allocation) and its slot in the map.
 const sizeItemBytes = 128
 
@@ -28,7 +30,9 @@ const sizeItemBytes = 128
 const sigItemOverhead = 96
 
 // sigCache keeps signature bytes read from their own keys: an LRU bounded by
-// bytes, the sizes of signatures read, and one GET in flight per key.
+// bytes, the size and digest of signatures read, one GET in flight per key,
+// and the bytes open readers hold (sigopen.go). Every field but the
+// atomics, seed and now is guarded by mu.
 type sigCache struct {
 	mu     sync.Mutex
 	max    int64
@@ -36,11 +40,15 @@ type sigCache struct {
 	bytes  int64
 	ll     *list.List // of *sigItem, most recent first
 	m      map[string]*list.Element
-	sizes  map[string]int64
+	sizes  map[string]sigMeta
 	flight map[string]*sigFlight
+	seed   maphash.Seed // of the digests (set once)
 
-	changes sigChanges       // when signatures last changed (sigchange.go)
+	changes sigChanges       // when signatures last changed, their versions (sigchange.go)
+	watch   sigWatch         // who is told of changes (sigchange.go)
 	now     func() time.Time // the clock of changes (tests set it)
+
+	readers sigReaders // the readers' budget (sigopen.go)
 
 	// hits, misses: reads of a signature answered from the cache, and
 	// those that waited for a GET (their own or one in flight); evictions:
@@ -62,20 +70,36 @@ func (c *sigCache) stats() SigCacheStats {
 
 type sigItem struct {
 	key  string
-	data []byte
+	data []byte // never modified: open readers share it (sigopen.go)
+}
+
+// sigMeta is what is remembered of a signature read: its size, and a
+// digest of its bytes (maphash, this process's seed), which tells a read
+// of other bytes from a read of the same.
+type sigMeta struct {
+	size int64
+	sum  uint64
 }
 
 type sigFlight struct {
 	*flight
 	data     []byte
 	err      error
-	stale    bool // the key was written while the GET ran: do not keep its result
-	prefetch bool // read-ahead started it: a waiter does not inherit its failure
+	ver      uint64 // the version of data, when kept (not stale)
+	kept     bool   // data was kept as the key's current bytes: ver is theirs
+	stale    bool   // the key was written while the GET ran: do not keep its result
+	prefetch bool   // read-ahead started it: a waiter does not inherit its failure
+	admitted bool   // a reader's open started it under the budget: another caller does not inherit ErrBusy
 }
 
 func newSigCache(max int64, sizes int) *sigCache {
-	return &sigCache{max: max, sizesN: sizes, ll: list.New(), m: map[string]*list.Element{}, sizes: map[string]int64{}, flight: map[string]*sigFlight{}, now: time.Now}
+	c := &sigCache{max: max, sizesN: sizes, ll: list.New(), m: map[string]*list.Element{}, sizes: map[string]sigMeta{}, flight: map[string]*sigFlight{}, seed: maphash.MakeSeed(), now: time.Now}
+	c.readers.init(max)
+	return c
 }
+
+// digest is the sum sigMeta keeps of data.
+func (c *sigCache) digest(data []byte) uint64 { return maphash.Bytes(c.seed, data) }
 
 func (c *sigCache) used() int64 {
 	c.mu.Lock()
@@ -87,8 +111,8 @@ func (c *sigCache) used() int64 {
 func (c *sigCache) size(key string) int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if n, ok := c.sizes[key]; ok {
-		return n
+	if m, ok := c.sizes[key]; ok {
+		return m.size
 	}
 	return -1
 }
@@ -116,17 +140,19 @@ func (c *sigCache) get(key string) ([]byte, bool) {
 	return nil, false
 }
 
-// insertLocked keeps data for key, evicting the least recently used.
-func (c *sigCache) insertLocked(key string, data []byte) {
+// insertLocked keeps data (whose digest is sum) for key, evicting the least
+// recently used.
+func (c *sigCache) insertLocked(key string, data []byte, sum uint64) {
 	c.removeLocked(key)
-	if old, ok := c.sizes[key]; ok && old != int64(len(data)) {
+	meta := sigMeta{size: int64(len(data)), sum: sum}
+	if old, ok := c.sizes[key]; ok && old != meta {
 		c.changedLocked(key) // replaced without a journal line
 	}
 	if len(c.sizes) >= c.sizesN {
 		clear(c.sizes)
 		c.allChangedLocked() // a size forgotten here can no longer be compared
 	}
-	c.sizes[key] = int64(len(data))
+	c.sizes[key] = meta
 	cost := int64(len(key)+len(data)) + sigItemOverhead
 	if cost > c.max {
 		return
@@ -151,13 +177,15 @@ func (c *sigCache) removeLocked(key string) {
 
 // put replaces a key's bytes: this handle has just written them.
 func (c *sigCache) put(key string, data []byte) {
+	data = slices.Clone(data)
+	sum := c.digest(data)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if f, ok := c.flight[key]; ok {
 		f.stale = true
 	}
 	c.changedLocked(key)
-	c.insertLocked(key, slices.Clone(data))
+	c.insertLocked(key, data, sum)
 }
 
 // invalidate forgets a key's bytes and size.
@@ -208,19 +236,30 @@ func (c *sigCache) has(key string) bool {
 	return cached || flying
 }
 
+// fetched is what fetch returns: the bytes, and their version when known
+// (kept: the bytes are the key's current ones, as of version ver).
+type fetched struct {
+	data []byte
+	ver  uint64
+	kept bool
+}
+
 // fetch reads a key once however many callers ask at the same time, and
 // keeps the result. The read runs on a flight's context (see flight): one
 // caller that goes away does not fail the others; closing is done when the
 // index closes. A caller that waited for a read-ahead GET that failed
-// (cancelled by Close, or any error) reads the key itself.
-func (c *sigCache) fetch(ctx, closing context.Context, key string, read func(ctx context.Context) ([]byte, error)) ([]byte, error) {
+// (cancelled by Close, or any error), or for a reader's GET refused by the
+// readers' budget (admitted), reads the key itself; admitted says this
+// caller's read is one.
+func (c *sigCache) fetch(ctx, closing context.Context, key string, admitted bool, read func(ctx context.Context) ([]byte, error)) (fetched, error) {
 	for try := 0; ; try++ {
 		c.mu.Lock()
 		if el, ok := c.m[key]; ok {
 			c.ll.MoveToFront(el)
+			ver := c.versionLocked(key)
 			c.mu.Unlock()
 			c.hits.Add(1)
-			return el.Value.(*sigItem).data, nil
+			return fetched{data: el.Value.(*sigItem).data, ver: ver, kept: true}, nil
 		}
 		if try == 0 {
 			c.misses.Add(1)
@@ -228,22 +267,24 @@ func (c *sigCache) fetch(ctx, closing context.Context, key string, read func(ctx
 		f, ok := c.flight[key]
 		if !ok {
 			f = c.startLocked(ctx, closing, key, read)
+			f.admitted = admitted
 		}
+		mine := !ok
 		f.waiters++
 		c.mu.Unlock()
 		select {
 		case <-f.done:
-			if f.err != nil && f.prefetch {
+			if f.err != nil && (f.prefetch || f.admitted && !mine && errors.Is(f.err, ErrBusy)) {
 				continue
 			}
-			return f.data, f.err
+			return fetched{data: f.data, ver: f.ver, kept: f.kept}, f.err
 		case <-ctx.Done():
 			c.mu.Lock()
 			if f.leave() && !f.prefetch && c.flight[key] == f {
 				delete(c.flight, key) // canceled: the next caller starts anew
 			}
 			c.mu.Unlock()
-			return nil, ctx.Err()
+			return fetched{}, ctx.Err()
 		}
 	}
 }
@@ -262,12 +303,17 @@ func (c *sigCache) startLocked(ctx, closing context.Context, key string, read fu
 // land ends the shared read f of key: it hands its result to the waiters
 // and caches the bytes unless a refresh made them stale.
 func (c *sigCache) land(key string, f *sigFlight, data []byte, err error) {
+	var sum uint64
+	if err == nil {
+		sum = c.digest(data) // outside the lock: a big signature takes a while
+	}
 	c.mu.Lock()
 	f.data, f.err = data, err
 	if c.flight[key] == f {
 		delete(c.flight, key)
 		if err == nil && !f.stale {
-			c.insertLocked(key, data)
+			c.insertLocked(key, data, sum)
+			f.ver, f.kept = c.versionLocked(key), true
 		}
 	}
 	c.mu.Unlock()
@@ -295,6 +341,7 @@ func (c *sigCache) prefetch(key string, read func() ([]byte, error)) {
 // signature another writer replaced has a new journal line. A directory
 // keeps no journal, so its cache starts over.
 func (c *sigCache) invalidateRefresh(prev, v *view) {
+	lines := v.journal.takeLineAt()
 	if prev == nil {
 		return
 	}
@@ -302,7 +349,7 @@ func (c *sigCache) invalidateRefresh(prev, v *view) {
 		c.clearAll()
 		return
 	}
-	for _, k := range v.journal.replaced(prev.journal) {
+	for _, k := range v.journal.replaced(prev.journal, lines) {
 		c.invalidate(k)
 	}
 }
@@ -337,14 +384,18 @@ func (ix *Index) ReadSig(ctx context.Context, e store.Entry) ([]byte, error) {
 			return slices.Clone(se.sig), nil
 		}
 	}
-	data, err := ix.sigs.fetch(ctx, ix.ra.ctx, key, func(ctx context.Context) ([]byte, error) { return ix.st.Get(ctx, key) })
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("read signature %q: %w: %w", key, fs.ErrNotExist, err)
-	}
+	got, err := ix.sigs.fetch(ctx, ix.ra.ctx, key, false, func(ctx context.Context) ([]byte, error) { return ix.st.Get(ctx, key) })
 	if err != nil {
-		return nil, fmt.Errorf("read signature %q: %w", key, err)
+		return nil, readSigErr(key, err)
 	}
-	return slices.Clone(data), nil
+	return slices.Clone(got.data), nil
+}
+
+func readSigErr(key string, err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("read signature %q: %w: %w", key, fs.ErrNotExist, err)
+	}
+	return fmt.Errorf("read signature %q: %w", key, err)
 }
 
 // SigSize returns a signature's size: from the cache, else by reading it

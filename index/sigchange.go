@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"time"
 
 	"github.com/oxyfs/oxyfs/store"
@@ -12,48 +13,70 @@ import (
 const maxSigChanges = 1 << 12
 
 // sigChanges remembers when this index last saw a signature's bytes change,
-// or lost the means to tell: the mount reads a signature through the page
-// cache only when no size the kernel may still hold can be older than that
-// (fs: Options.AttrTimeout). It lives in sigCache and is guarded by its mu.
+// or lost the means to tell, and numbers the changes: a signature's version
+// (SigVersion) is the number of its last change. The mount reads a
+// signature through the page cache only when no size the kernel may still
+// hold can be older than that (fs: Options.AttrTimeout), and makes each
+// version of a signature a node of its own (its inode generation). It
+// lives in sigCache and is guarded by its mu.
 //
 // A change is: a refresh that shows a signature replaced (a new journal
-// line for its key), this process's own write of it, a read whose size
-// differs from the one remembered (bytes replaced without a journal line),
-// and — for every signature at once — a directory-layout refresh (no
-// journal says what changed), the remembered sizes starting over, and this
-// table starting over.
+// line for its key: journalView.replaced), this process's own write of it,
+// a read whose bytes differ from the ones last read (size or digest:
+// replaced without a journal line), and — for every signature at once — a
+// directory-layout refresh (no journal says what changed), the remembered
+// sizes starting over, and this table starting over.
 type sigChanges struct {
-	at  map[string]time.Time // by key
-	all time.Time            // every signature changed at this time
+	at  map[string]sigChange // by key
+	all sigChange            // every signature changed then
+	seq uint64               // the number of the last change
+}
+
+// sigChange is one change: when, and its number.
+type sigChange struct {
+	at  time.Time
+	seq uint64
 }
 
 // changedLocked notes that key's bytes changed now; c.mu is held.
 func (c *sigCache) changedLocked(key string) {
 	if c.changes.at == nil {
-		c.changes.at = make(map[string]time.Time)
+		c.changes.at = make(map[string]sigChange)
 	}
 	if len(c.changes.at) >= maxSigChanges {
 		c.allChangedLocked()
 	}
-	c.changes.at[key] = c.now()
+	c.changes.seq++
+	c.changes.at[key] = sigChange{at: c.now(), seq: c.changes.seq}
+	c.watch.noteLocked(key)
 }
 
 // allChangedLocked notes that any signature may have changed now; c.mu is
 // held.
 func (c *sigCache) allChangedLocked() {
-	c.changes.all = c.now()
+	c.changes.seq++
+	c.changes.all = sigChange{at: c.now(), seq: c.changes.seq}
 	clear(c.changes.at)
+	c.watch.noteLocked("")
 }
+
+// lastLocked is key's last change (all's when key has none of its own
+// since); c.mu is held.
+func (c *sigCache) lastLocked(key string) sigChange {
+	if k, ok := c.changes.at[key]; ok && k.seq > c.changes.all.seq {
+		return k
+	}
+	return c.changes.all
+}
+
+// versionLocked is key's version; c.mu is held.
+func (c *sigCache) versionLocked(key string) uint64 { return c.lastLocked(key).seq }
 
 // changedAt is the last time key changed, or the zero time.
 func (c *sigCache) changedAt(key string) time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t := c.changes.all
-	if k, ok := c.changes.at[key]; ok && k.After(t) {
-		t = k
-	}
-	return t
+	return c.lastLocked(key).at
 }
 
 // SigChangedAt is the last time this index saw the bytes of signature e
@@ -68,10 +91,99 @@ func (ix *Index) SigChangedAt(e store.Entry) time.Time {
 	}
 	c := ix.sigs
 	c.mu.Lock()
-	none, all := len(c.changes.at) == 0, c.changes.all
+	none, all := len(c.changes.at) == 0, c.changes.all.at
 	c.mu.Unlock()
 	if none { // the usual case: no key to format on every open
 		return all
 	}
 	return c.changedAt(e.Key())
+}
+
+// SigVersion is the version of signature e's bytes as this index knows
+// them: it moves whenever SigChangedAt does, and only then, so two reads
+// with the same version returned the same bytes. It is not the store's:
+// each Index numbers its own. Entries of other kinds are always 0.
+func (ix *Index) SigVersion(e store.Entry) uint64 {
+	if e.Kind != store.KindSig {
+		return 0
+	}
+	c := ix.sigs
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.changes.at) == 0 {
+		return c.changes.all.seq
+	}
+	return c.versionLocked(e.Key())
+}
+
+// maxWatchNotes bounds the keys waiting to be told to a watcher; past it
+// the watcher is told that every signature may have changed.
+const maxWatchNotes = 1 << 12
+
+// sigWatch hands signature changes to a watcher (WatchSigChanges), from a
+// goroutine of its own: a change is noted under sigCache.mu, which the
+// watcher must not be called under (the mount tells the kernel, which may
+// wait for a request that waits for that lock). Guarded by sigCache.mu.
+type sigWatch struct {
+	fn    func(key string) // nil: nobody watches
+	keys  []string         // changed since the watcher was last called
+	all   bool             // every signature changed since
+	ready chan struct{}    // signalled (capacity 1) when keys or all is set
+}
+
+func (w *sigWatch) noteLocked(key string) {
+	if w.fn == nil {
+		return
+	}
+	if key == "" || len(w.keys) >= maxWatchNotes {
+		w.all, w.keys = true, w.keys[:0]
+	} else if !w.all && (len(w.keys) == 0 || w.keys[len(w.keys)-1] != key) {
+		w.keys = append(w.keys, key)
+	}
+	select {
+	case w.ready <- struct{}{}:
+	default:
+	}
+}
+
+// WatchSigChanges calls fn with the key of every signature whose version
+// (SigVersion) moves from now on, or with "" when every signature's may
+// have. fn runs in one goroutine of its own, some time after the change,
+// never two at once, until the index closes; changes noted while it runs
+// come in the next calls. Only the last watcher set is called.
+func (ix *Index) WatchSigChanges(fn func(key string)) {
+	c := ix.sigs
+	c.mu.Lock()
+	start := c.watch.fn == nil
+	c.watch.fn = fn
+	if c.watch.ready == nil {
+		c.watch.ready = make(chan struct{}, 1)
+	}
+	ready := c.watch.ready
+	c.mu.Unlock()
+	if start {
+		go c.watchLoop(ix.ra.ctx, ready)
+	}
+}
+
+// watchLoop calls the watcher with what changed until done ends.
+func (c *sigCache) watchLoop(done context.Context, ready chan struct{}) {
+	for {
+		select {
+		case <-done.Done():
+			return
+		case <-ready:
+		}
+		c.mu.Lock()
+		fn, keys, all := c.watch.fn, c.watch.keys, c.watch.all
+		c.watch.keys, c.watch.all = nil, false
+		c.mu.Unlock()
+		if all {
+			fn("")
+			continue
+		}
+		for _, k := range keys {
+			fn(k)
+		}
+	}
 }

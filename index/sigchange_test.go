@@ -1,9 +1,13 @@
 package index
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/oxyfs/oxyfs/internal/storefixture"
+	"github.com/oxyfs/oxyfs/store"
 )
 
 // TestSigChangesAreEveryWayBytesChange: each way a signature's bytes can
@@ -21,14 +25,19 @@ func TestSigChangesAreEveryWayBytesChange(t *testing.T) {
 			t.Errorf("after %s: %s changed at %v, want %v", what, key, got, at)
 		}
 	}
-	c.insertLocked(k, []byte("four"))
+	ins := func(key string, data []byte) { c.insertLocked(key, data, c.digest(data)) }
+	ins(k, []byte("four"))
 	want("a first read", k, time.Time{})
 	tick()
-	c.removeLocked(k) // evicted, size remembered
-	c.insertLocked(k, []byte("same"))
-	want("a read of the same size", k, time.Time{})
+	c.removeLocked(k) // evicted, size and digest remembered
+	ins(k, []byte("four"))
+	want("a read of the same bytes", k, time.Time{})
+	t0 := tick()
+	c.removeLocked(k)
+	ins(k, []byte("same"))
+	want("a read of other bytes of the same size (replaced without a journal line)", k, t0)
 	t1 := tick()
-	c.insertLocked(k, []byte("longer now"))
+	ins(k, []byte("longer now"))
 	want("a read of another size (replaced without a journal line)", k, t1)
 	want("another key's change", other, time.Time{})
 	t2 := tick()
@@ -68,14 +77,69 @@ func TestSigChangesStayBounded(t *testing.T) {
 	c = newSigCache(1<<20, 4)
 	c.now = func() time.Time { return clock }
 	for i := range 4 {
-		c.insertLocked(fmt.Sprintf("sig/00/%d/x", i), []byte("b"))
+		c.insertLocked(fmt.Sprintf("sig/00/%d/x", i), []byte("b"), 0)
 	}
 	if got := c.changedAt("sig/00/0/x"); !got.IsZero() {
 		t.Fatalf("changed at %v before the sizes started over", got)
 	}
 	clock = clock.Add(time.Second)
-	c.insertLocked("sig/00/5/x", []byte("b"))
+	c.insertLocked("sig/00/5/x", []byte("b"), 0)
 	if got := c.changedAt("sig/00/0/x"); !got.Equal(clock) {
 		t.Errorf("after the sizes started over: changed at %v, want %v", got, clock)
+	}
+}
+
+// TestWatchSigChangesHearsEveryVersionMove: a watcher is called with the
+// key of each signature whose version moves (an own write, bytes a read
+// found replaced) and with "" when every signature's may have; a read of
+// the same bytes calls nothing.
+func TestWatchSigChangesHearsEveryVersionMove(t *testing.T) {
+	ctx := context.Background()
+	st := storefixture.NewMem(t)
+	a := storefixture.Ent(store.KindSig, objA, "alice")
+	storefixture.PutEntries(t, st, a)
+	storefixture.WriteEntryList(t, st, true, a)
+	ix, err := Open(ctx, st, Options{Warn: func(string) {}, ReadAhead: -1, SigCacheBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	heard := make(chan string, 16)
+	ix.WatchSigChanges(func(key string) { heard <- key })
+	expect := func(what, want string) {
+		t.Helper()
+		if got := <-heard; got != want {
+			t.Fatalf("after %s the watcher heard %q, want %q", what, got, want)
+		}
+	}
+	v0 := ix.SigVersion(a)
+	if _, err := ix.ReadSig(ctx, a); err != nil { // a first read: no change
+		t.Fatal(err)
+	}
+	if err := st.Put(ctx, a.Key(), []byte("other bytes")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.ReadSig(ctx, a); err != nil { // the cache holds nothing: a GET finds them
+		t.Fatal(err)
+	}
+	expect("a read that found other bytes", a.Key())
+	v1 := ix.SigVersion(a)
+	if _, err := ix.ReadSig(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Put(ctx, a, []byte("own")); err != nil {
+		t.Fatal(err)
+	}
+	expect("an own write", a.Key())
+	v2 := ix.SigVersion(a)
+	ix.sigs.clearAll()
+	expect("every signature changed", "")
+	if v3 := ix.SigVersion(a); v0 == v1 || v1 == v2 || v2 == v3 {
+		t.Errorf("versions %d %d %d %d: each change must move it", v0, v1, v2, v3)
+	}
+	select {
+	case k := <-heard:
+		t.Errorf("heard %q more", k)
+	default:
 	}
 }

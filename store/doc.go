@@ -162,7 +162,9 @@
 // A GET over its cap (ReadCap) is refused before its body is read when the
 // response declares its size (every backend's does), else one byte past the
 // cap; the error wraps ErrTooLarge and says the size and the cap, and is
-// final (not retried). An entry list is never held decompressed: readers
+// final (not retried). GetAdmitted lets a caller that bounds what it holds
+// (the index's readers' budget) refuse a body the same way: its admission
+// is asked with the response's size before the body is read. An entry list is never held decompressed: readers
 // stream it (DecodeEntryList, DecodeEntryListHashed, DecodeEntryListSized;
 // EntryListText serves its text at any offset from one decoder, a
 // checkpoint per 1 MiB block (listseek.go) and a bounded window, and

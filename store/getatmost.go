@@ -15,7 +15,7 @@ func (s *Store) GetAtMost(ctx context.Context, key string, limit int64) ([]byte,
 	limit = min(max(limit, 0), ReadCap(key))
 	var data []byte
 	err := s.read(ctx, &s.n.get, func(ctx context.Context) (err error) {
-		data, err = s.readBodyAtMost(ctx, key, limit, nil, nil)
+		data, err = s.readBodyAtMost(ctx, key, limit, nil, nil, nil)
 		return err
 	})
 	if err != nil {

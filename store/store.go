@@ -230,7 +230,7 @@ func (s *Store) Close() error { return s.bucket.Close() }
 func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	var data []byte
 	err := s.read(ctx, &s.n.get, func(ctx context.Context) (err error) {
-		data, err = s.readBody(ctx, key, nil, nil)
+		data, err = s.readBody(ctx, key, nil, nil, nil)
 		return err
 	})
 	if err != nil {
@@ -404,13 +404,13 @@ func (s *Store) List(ctx context.Context, prefix, delimiter string, fn func(List
 // an error wrapping ErrTooLarge, before reading when the size is known), then the callback then
 // (if not nil) with the reader still open, for what the response carries
 // besides the body (a version token). A body that fails midway is
-// errBodyRead, which read retries.
-func (s *Store) readBody(ctx context.Context, key string, opts *blob.ReaderOptions, then func(r *blob.Reader, data []byte) error) ([]byte, error) {
-	return s.readBodyAtMost(ctx, key, ReadCap(key), opts, then)
+// errBodyRead, which read retries. admit, if not nil, is GetAdmitted's.
+func (s *Store) readBody(ctx context.Context, key string, opts *blob.ReaderOptions, admit func(int64) (func(), error), then func(r *blob.Reader, data []byte) error) ([]byte, error) {
+	return s.readBodyAtMost(ctx, key, ReadCap(key), opts, admit, then)
 }
 
 // readBodyAtMost is readBody with the cap limit.
-func (s *Store) readBodyAtMost(ctx context.Context, key string, limit int64, opts *blob.ReaderOptions, then func(r *blob.Reader, data []byte) error) ([]byte, error) {
+func (s *Store) readBodyAtMost(ctx context.Context, key string, limit int64, opts *blob.ReaderOptions, admit func(int64) (func(), error), then func(r *blob.Reader, data []byte) error) ([]byte, error) {
 	r, err := s.bucket.NewReader(ctx, key, opts)
 	if err != nil {
 		return nil, err
@@ -418,6 +418,13 @@ func (s *Store) readBodyAtMost(ctx context.Context, key string, limit int64, opt
 	defer r.Close()
 	if n := r.Size(); n > limit {
 		return nil, tooLarge(n, limit)
+	}
+	if admit != nil {
+		release, err := admit(r.Size())
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 	}
 	data := make([]byte, 0, max(r.Size(), 0)+1)
 	data, err = readAllInto(data, io.LimitReader(r, limit+1))
@@ -441,7 +448,7 @@ func (s *Store) readWithToken(ctx context.Context, key string, opts *blob.Reader
 	var data []byte
 	var tok string
 	err := s.read(ctx, &s.n.get, func(ctx context.Context) (err error) {
-		data, err = s.readBody(ctx, key, opts, func(r *blob.Reader, data []byte) (err error) {
+		data, err = s.readBody(ctx, key, opts, nil, func(r *blob.Reader, data []byte) (err error) {
 			tok, err = s.drv.changeToken(r, data)
 			return err
 		})

@@ -284,7 +284,7 @@ const RetryAfter = "1"
 //	the request's context done (the client left)        499
 //	a path that does not exist                           404
 //	over its size cap (store.ErrTooLarge)                500
-//	refused for now (EAGAIN: the readers' budget)        503 with Retry-After
+//	refused for now (EAGAIN, index.ErrBusy: the readers' budget) 503 with Retry-After
 //	the store's deadline passed                          504
 //	anything else: the store did not answer as it should 502
 func failStatus(r *http.Request, err error) int {
@@ -295,7 +295,7 @@ func failStatus(r *http.Request, err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, store.ErrTooLarge):
 		return http.StatusInternalServerError
-	case errors.Is(err, syscall.EAGAIN):
+	case errors.Is(err, syscall.EAGAIN) || errors.Is(err, index.ErrBusy):
 		return http.StatusServiceUnavailable
 	case errors.Is(err, context.DeadlineExceeded):
 		return http.StatusGatewayTimeout

@@ -11,28 +11,31 @@ import (
 )
 
 // The signature bytes serve sends are read here, through the index, on
-// the request's context: the one place to change for a shared source of
-// them (each function takes the bytes and gives them back before it
-// returns, or through release).
+// the request's context: one copy per version, shared by every request on
+// it within the readers' budget (index.OpenSig); each function gives the
+// bytes back before it returns, or through release.
 
 // sigContent returns a signature's (or another entry's, empty) bytes to
 // serve and their ETag (the first 128 bits of their SHA-256); release gives
 // the bytes back once they are sent.
 func (h *handler) sigContent(ctx context.Context, e store.Entry) (content io.ReadSeeker, etag string, release func(), err error) {
-	data, err := h.ix.ReadSig(ctx, e)
+	sh, err := h.ix.OpenSig(ctx, e)
 	if err != nil {
 		return nil, "", nil, err
 	}
+	data := sh.Bytes()
 	sum := sha256.Sum256(data)
-	return bytes.NewReader(data), `"` + hex.EncodeToString(sum[:16]) + `"`, func() {}, nil
+	return bytes.NewReader(data), `"` + hex.EncodeToString(sum[:16]) + `"`, sh.Release, nil
 }
 
 // sigPrefix returns a signature's size and its first SigPagePrefix bytes
 // (a copy: the page holds no more of it while it is written).
 func (h *handler) sigPrefix(ctx context.Context, e store.Entry) (int64, []byte, error) {
-	data, err := h.ix.ReadSig(ctx, e)
+	sh, err := h.ix.OpenSig(ctx, e)
 	if err != nil {
 		return 0, nil, err
 	}
+	defer sh.Release()
+	data := sh.Bytes()
 	return int64(len(data)), bytes.Clone(data[:min(len(data), SigPagePrefix)]), nil
 }

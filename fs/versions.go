@@ -1,0 +1,77 @@
+package fs
+
+import (
+	"strings"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+
+	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// Versions of a signature.
+//
+// Each version of a signature's bytes (index.SigVersion) is a node of its
+// own: its inode generation is the version, so go-fuse gives it a node ID of
+// its own, as a local filesystem gives a new inode to a file renamed over
+// another. A descriptor held open keeps its node, its handle's bytes and
+// its size (fstat answers from the handle): it reads the version it opened,
+// whole, however the signature changes. A node whose version is no longer
+// the signature's answers a stat or an open by name with ESTALE, and the
+// kernel looks the name up again (LOOKUP_REVAL), which gives the new
+// version's node. Each change the index sees (a refresh, an own write, a
+// read that found other bytes) is pushed to the kernel as it happens
+// (index.WatchSigChanges → NotifyEntry of the name), so a stat that the
+// kernel would answer from its cache asks again.
+
+// stale reports whether n is a signature node of a version that is no
+// longer the signature's (and no write of it is in progress, whose node
+// stays until close).
+func (n *entryNode) stale() bool {
+	return n.e.Kind == store.KindSig && n.m.pending.get(n.path) == nil && n.ver != n.m.ix.SigVersion(n.e)
+}
+
+// sigChanged is the index's watcher: it drops the kernel's name of a
+// signature whose version moved (every such name for ""), so that the next
+// use of the name looks it up and gets the new version's node. It runs in
+// the index's watcher goroutine, never in a FUSE request (a notice waits
+// for the directory's lock, which a request in it may hold).
+func (m *Server) sigChanged(key string) {
+	if m.unmounted.Load() {
+		return
+	}
+	if key == "" {
+		m.dropStaleNames(m.root.EmbeddedInode())
+		return
+	}
+	dir := m.root.EmbeddedInode()
+	names := strings.Split(key, "/")
+	for _, name := range names[:len(names)-1] {
+		if dir = dir.GetChild(name); dir == nil {
+			return // the kernel holds no name of it
+		}
+	}
+	name := names[len(names)-1]
+	if kid := dir.GetChild(name); kid != nil {
+		if n, ok := kid.Operations().(*entryNode); ok && n.stale() {
+			dir.NotifyEntry(name)
+		}
+	}
+}
+
+// dropStaleNames drops the names of every stale signature node the kernel
+// holds under in.
+func (m *Server) dropStaleNames(in *gofs.Inode) {
+	for name, kid := range in.Children() {
+		switch op := kid.Operations().(type) {
+		case *dirNode:
+			if op.level != index.LevelSigners {
+				m.dropStaleNames(kid)
+			}
+		case *entryNode:
+			if op.stale() {
+				in.NotifyEntry(name)
+			}
+		}
+	}
+}
