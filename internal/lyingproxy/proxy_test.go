@@ -38,8 +38,8 @@ var cannedServers = []*canned{
 		objPath:  "/storage/v1/b/b/o/a%2F1?alt=media",
 	},
 	{
-		kind: "azure",
-		page: `<?xml version="1.0" encoding="utf-8"?><EnumerationResults ServiceEndpoint="http://127.0.0.1/devstoreaccount1" ContainerName="b"><Prefix>a/</Prefix><MaxResults>4</MaxResults><Blobs><Blob><Name>a/1</Name><Properties><Content-Length>1</Content-Length></Properties></Blob><Blob><Name>a/2</Name><Properties><Content-Length>1</Content-Length></Properties></Blob><Blob><Name>a/3</Name><Properties><Content-Length>1</Content-Length></Properties></Blob><Blob><Name>a/4</Name><Properties><Content-Length>1</Content-Length></Properties></Blob></Blobs><NextMarker>tok1</NextMarker></EnumerationResults>`,
+		kind:     "azure",
+		page:     `<?xml version="1.0" encoding="utf-8"?><EnumerationResults ServiceEndpoint="http://127.0.0.1/devstoreaccount1" ContainerName="b"><Prefix>a/</Prefix><MaxResults>4</MaxResults><Blobs><Blob><Name>a/1</Name><Properties><Content-Length>1</Content-Length></Properties></Blob><Blob><Name>a/2</Name><Properties><Content-Length>1</Content-Length></Properties></Blob><Blob><Name>a/3</Name><Properties><Content-Length>1</Content-Length></Properties></Blob><Blob><Name>a/4</Name><Properties><Content-Length>1</Content-Length></Properties></Blob></Blobs><NextMarker>tok1</NextMarker></EnumerationResults>`,
 		listPath: "/devstoreaccount1/b?restype=container&comp=list&prefix=a%2F",
 		objPath:  "/devstoreaccount1/b/a/1",
 	},
