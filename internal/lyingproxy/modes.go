@@ -128,8 +128,8 @@ func OmitKeys(keys ...string) Mode {
 }
 
 // PadList pads every LIST page with n bytes of whitespace before its
-// closing tag or brace: the page stays valid, and is streamed (the proxy
-// holds 64 KiB of it whatever n is).
+// closing tag or brace: the page stays valid, and is streamed without a
+// Content-Length (the proxy holds 64 KiB of it whatever n is).
 func PadList(n int64) Mode { return func(c *config) { c.pad = n } }
 
 // NotFound answers 404 to GETs and HEADs of keys (as the server would for
