@@ -82,6 +82,7 @@ func TestListEndsOnARepeatedContinuation(t *testing.T) {
 			st, p := liarStore(t, kind, store.Options{PageSize: 2})
 			p.Set(lyingproxy.RepeatToken())
 			keys, err := listAll(st, "a/")
+			t.Logf("%s: a continuation that repeats: %d LISTs, %d keys, err %v", kind, p.Count(lyingproxy.OpList), len(keys), err)
 			if !errors.Is(err, store.ErrBadListing) {
 				t.Fatalf("a LIST whose continuation repeats: %d keys, err %v; want ErrBadListing", len(keys), err)
 			}
