@@ -123,8 +123,11 @@ func TestListPageBodyIsBounded(t *testing.T) {
 			if !errors.Is(err, store.ErrTooLarge) {
 				t.Errorf("err %v, want ErrTooLarge", err)
 			}
-			if peak > 64*memtest.MiB {
-				t.Errorf("heap peak %d MiB, want at most 64 MiB", peak>>20)
+			// The page is cut at 16 MiB; a decoder's buffer growing to it
+			// holds the old and the new one at once (about 2.25 × 16 MiB,
+			// measured 35 MiB, 51 MiB under -race): well under the page.
+			if peak > 80*memtest.MiB {
+				t.Errorf("heap peak %d MiB, want at most 80 MiB", peak>>20)
 			}
 		})
 	}
