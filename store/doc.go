@@ -82,6 +82,9 @@
 // fail the listing; a listing walked whole (List) also fails on a
 // continuation any earlier page carried, on more than 2^20 pages or 2^28
 // keys, and on more than 64 empty pages in a row that still say "more".
+// One ListPage may cost several LISTs (gocloud, and the GCS client's pager,
+// fill a page from as many server pages as it takes): on S3, GCS and Azure
+// it sends at most 65 and never one continuation twice (driver_http.go).
 // Each failure wraps ErrBadListing and names the key and prefix, or what
 // repeated: a listing that went wrong is an error, never "no more keys".
 //

@@ -91,3 +91,25 @@ func TestCappedBody(t *testing.T) {
 		t.Fatalf("a page over the cap: %v, want ErrTooLarge", err)
 	}
 }
+
+func TestPageGuardBoundsTheListsOfOnePage(t *testing.T) {
+	g := withPageGuard(t.Context()).Value(pageGuardKey{}).(*pageGuard)
+	for i := 0; i < maxPageRequests; i++ {
+		if err := g.send(string(rune('a' + i%26)) + strings.Repeat("x", i)); err != nil {
+			t.Fatalf("LIST %d: %v", i+1, err)
+		}
+	}
+	if err := g.send("new"); !errors.Is(err, ErrBadListing) {
+		t.Fatalf("LIST %d of one page: err %v", maxPageRequests+1, err)
+	}
+	g = withPageGuard(t.Context()).Value(pageGuardKey{}).(*pageGuard)
+	if err := g.send(""); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.send("t"); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.send("t"); !errors.Is(err, ErrBadListing) {
+		t.Fatalf("a continuation sent twice for one page: err %v", err)
+	}
+}
