@@ -95,7 +95,7 @@ func TestCappedBody(t *testing.T) {
 func TestPageGuardBoundsTheListsOfOnePage(t *testing.T) {
 	g := withPageGuard(t.Context()).Value(pageGuardKey{}).(*pageGuard)
 	for i := 0; i < maxPageRequests; i++ {
-		if err := g.send(string(rune('a' + i%26)) + strings.Repeat("x", i)); err != nil {
+		if err := g.send(string(rune('a'+i%26)) + strings.Repeat("x", i)); err != nil {
 			t.Fatalf("LIST %d: %v", i+1, err)
 		}
 	}
