@@ -352,13 +352,16 @@ func (s *Store) ListPage(ctx context.Context, prefix, delimiter string, token []
 	if pageSize <= 0 {
 		pageSize = s.pageSize
 	}
+	asked := token
 	if token == nil {
 		token = blob.FirstPageToken
 	}
 	var objs []*blob.ListObject
 	var next []byte
 	page := func(ctx context.Context) (err error) {
-		objs, next, err = s.bucket.ListPage(ctx, token, pageSize, &blob.ListOptions{Prefix: prefix, Delimiter: delimiter})
+		// gocloud may send several LISTs to fill one page: the HTTP
+		// guard counts them per attempt (driver_http.go).
+		objs, next, err = s.bucket.ListPage(withPageGuard(ctx), token, pageSize, &blob.ListOptions{Prefix: prefix, Delimiter: delimiter})
 		return err
 	}
 	err := s.read(ctx, &s.n.list, page)
@@ -377,16 +380,23 @@ func (s *Store) ListPage(ctx context.Context, prefix, delimiter string, token []
 	if len(next) == 0 {
 		next = nil
 	}
+	if err := checkPage(prefix, asked, items, next); err != nil { // listcheck.go
+		return nil, nil, fmt.Errorf("list %q: %w", prefix, err)
+	}
 	return items, next, nil
 }
 
 // List walks every page of a listing, one LIST request per page.
 func (s *Store) List(ctx context.Context, prefix, delimiter string, fn func(ListItem) error) error {
 	var token []byte
+	check := newListCheck(prefix)
 	for {
 		items, next, err := s.ListPage(ctx, prefix, delimiter, token, 0)
 		if err != nil {
 			return err
+		}
+		if err := check.page(len(items), next); err != nil {
+			return fmt.Errorf("list %q: %w", prefix, err)
 		}
 		for _, it := range items {
 			if err := fn(it); err != nil {
