@@ -1,7 +1,6 @@
 package fs
 
 import (
-	"strings"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 
@@ -44,14 +43,17 @@ func (m *Server) sigChanged(key string) {
 		m.dropStaleNames(m.root.EmbeddedInode())
 		return
 	}
+	e, err := index.ParseEntryPath(key) // a signature's key is its path
+	if err != nil || len(e.Object) < 2 {
+		return // not a signature's key: no node of it
+	}
 	dir := m.root.EmbeddedInode()
-	names := strings.Split(key, "/")
-	for _, name := range names[:len(names)-1] {
+	for _, name := range [...]string{e.Kind.String(), e.Object[:2], e.Object[2:]} {
 		if dir = dir.GetChild(name); dir == nil {
 			return // the kernel holds no name of it
 		}
 	}
-	name := names[len(names)-1]
+	name := e.Value
 	if kid := dir.GetChild(name); kid != nil {
 		if n, ok := kid.Operations().(*entryNode); ok && n.stale() {
 			dir.NotifyEntry(name)
