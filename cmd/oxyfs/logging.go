@@ -68,6 +68,7 @@ type logSink struct {
 	w    io.Writer      // guarded by mu; nil with sys nil: nowhere
 	sys  *syslog.Writer // guarded by mu; set: syslog, by each line's level
 	file *os.File       // guarded by mu; the --log-file, if any
+	tee  io.Writer      // guarded by mu; also written, ignoring w's errors: the file while a detaching mount still logs to stderr
 	name string         // guarded by mu; what the sink is, for messages: "stderr", the file's path, "syslog", "nowhere"
 }
 
@@ -90,6 +91,9 @@ func (s *logSink) write(level slog.Level, line, bare []byte) {
 		}
 	case s.w != nil:
 		_, _ = s.w.Write(line)
+	}
+	if s.tee != nil {
+		_, _ = s.tee.Write(line)
 	}
 }
 
@@ -244,8 +248,9 @@ type oxyLog struct {
 
 // newLog makes the log that lf asks for; it writes to stderr unless
 // --log-file names a file, which it opens (appending) now, so a path that
-// cannot be written fails before anything is mounted.
-func newLog(stderr io.Writer, lf logFlags) (*oxyLog, error) {
+// cannot be written fails before anything is mounted. A mount that will
+// detach writes both until it does (the user sees how the mount began).
+func newLog(stderr io.Writer, lf logFlags, detaching bool) (*oxyLog, error) {
 	level, err := parseLevel(lf.level)
 	if err != nil {
 		return nil, err
@@ -265,6 +270,9 @@ func newLog(stderr io.Writer, lf logFlags) (*oxyLog, error) {
 			return nil, fmt.Errorf("log file: %w", err)
 		}
 		sink.w, sink.file, sink.name = f, f, lf.file
+		if detaching {
+			sink.w, sink.tee = stderr, f
+		}
 	}
 	l := &oxyLog{Logger: slog.New(&logHandler{sink: sink, level: level, json: asJSON}), sink: sink}
 	l.std = log.New(printfWriter{l.Logger}, "", 0)
@@ -292,7 +300,7 @@ func (l *oxyLog) close() {
 	defer l.sink.mu.Unlock()
 	if l.sink.file != nil {
 		l.sink.file.Close()
-		l.sink.file, l.sink.w = nil, nil
+		l.sink.file, l.sink.w, l.sink.tee = nil, nil, nil
 	}
 }
 
@@ -324,7 +332,7 @@ func (l *oxyLog) detach() (*os.File, error) {
 	l.sink.mu.Lock()
 	switch {
 	case file != nil:
-		// The file already is the sink.
+		l.sink.w, l.sink.tee, l.sink.name = file, nil, file.Name()
 	case sys != nil:
 		l.sink.sys, l.sink.w, l.sink.name = sys, nil, "syslog"
 	default:

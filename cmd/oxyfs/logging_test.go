@@ -26,7 +26,7 @@ func logLines(t *testing.T, b *bytes.Buffer) []string {
 // kept on one line, secrets redacted.
 func TestLogIsOneTimestampedLinePerEvent(t *testing.T) {
 	var text bytes.Buffer
-	lg, err := newLog(&text, logFlags{level: "info", format: "text"})
+	lg, err := newLog(&text, logFlags{level: "info", format: "text"}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestLogIsOneTimestampedLinePerEvent(t *testing.T) {
 	}
 
 	var js bytes.Buffer
-	lg, err = newLog(&js, logFlags{level: "debug", format: "json"})
+	lg, err = newLog(&js, logFlags{level: "debug", format: "json"}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestLogIsOneTimestampedLinePerEvent(t *testing.T) {
 	}
 
 	for _, bad := range []logFlags{{level: "loud", format: "text"}, {level: "info", format: "xml"}} {
-		if _, err := newLog(&js, bad); err == nil {
+		if _, err := newLog(&js, bad, false); err == nil {
 			t.Errorf("newLog(%+v) accepted it", bad)
 		}
 	}
@@ -89,7 +89,7 @@ func TestLogFileIsOpenedBeforeTheMount(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stderr bytes.Buffer
-	lg, err := newLog(&stderr, logFlags{level: "info", format: "text", file: p})
+	lg, err := newLog(&stderr, logFlags{level: "info", format: "text", file: p}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestLogFileIsOpenedBeforeTheMount(t *testing.T) {
 	if len(lines) != 2 || lines[0] != "before" || !textLineRE.MatchString(lines[1]) || stderr.Len() != 0 {
 		t.Fatalf("log file:\n%s\nstderr: %q", data, stderr.String())
 	}
-	if _, err := newLog(&stderr, logFlags{file: filepath.Join(t.TempDir(), "no", "such", "dir", "x.log")}); err == nil {
+	if _, err := newLog(&stderr, logFlags{file: filepath.Join(t.TempDir(), "no", "such", "dir", "x.log")}, false); err == nil {
 		t.Fatal("a log file in a missing directory was accepted")
 	}
 }
@@ -152,7 +152,7 @@ func TestDetachedLogGoesToSyslogAndSaysSo(t *testing.T) {
 	got := listenUnixgram(t, syslogSocket)
 
 	var stderr bytes.Buffer
-	lg, err := newLog(&stderr, logFlags{level: "info", format: "text"})
+	lg, err := newLog(&stderr, logFlags{level: "info", format: "text"}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,9 +178,29 @@ func TestDetachedLogGoesToSyslogAndSaysSo(t *testing.T) {
 		t.Errorf("a detached log still writes stderr: %q", stderr.String()[n:])
 	}
 
+	// With --log-file: both until it detaches, then the file alone.
+	file := filepath.Join(dir, "mount.log")
+	stderr.Reset()
+	lg, err = newLog(&stderr, logFlags{level: "info", format: "text", file: file}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg.Info("mounted file:///s at /m")
+	if out, err = lg.detach(); err != nil || out.Name() != file {
+		t.Fatalf("detach with a log file: %v %v; want the log file as the new stderr", out, err)
+	}
+	lg.Info("refreshed (SIGHUP): list=0 get=2")
+	lg.close()
+	data, _ := os.ReadFile(file)
+	if !strings.Contains(stderr.String(), "mounted file:///s") || !strings.Contains(stderr.String(), "logging to log file "+file) ||
+		strings.Contains(stderr.String(), "refreshed") ||
+		!strings.Contains(string(data), "mounted file:///s") || !strings.Contains(string(data), "refreshed (SIGHUP)") {
+		t.Errorf("stderr:\n%s\nlog file:\n%s\nwant the start on both, what follows in the file only", stderr.String(), data)
+	}
+
 	syslogSocket = filepath.Join(dir, "none")
 	stderr.Reset()
-	lg, _ = newLog(&stderr, logFlags{level: "info", format: "text"})
+	lg, _ = newLog(&stderr, logFlags{level: "info", format: "text"}, false)
 	if out, err = lg.detach(); err != nil {
 		t.Fatal(err)
 	}

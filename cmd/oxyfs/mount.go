@@ -72,7 +72,7 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	}
 	// A log nobody reads any more (a closed pipe) must not stop the mount.
 	ignoreSIGPIPE()
-	lg, err := newLog(e.stderr, mf.logFlags)
+	lg, err := newLog(e.stderr, mf.logFlags, child != nil)
 	if err != nil {
 		return err
 	}

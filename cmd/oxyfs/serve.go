@@ -68,7 +68,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	// A log nobody reads any more (a closed pipe) must not stop the server.
 	ignoreSIGPIPE()
-	lg, err := newLog(e.stderr, sf.logFlags)
+	lg, err := newLog(e.stderr, sf.logFlags, false)
 	if err != nil {
 		return err
 	}
