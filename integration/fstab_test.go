@@ -1,12 +1,12 @@
 package integration
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -90,6 +90,11 @@ func fstabScenarios(t *testing.T) {
 		if err := os.Mkdir(mnt, 0o755); err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() {
+			if isMounted(mnt) {
+				_ = syscall.Unmount(mnt, syscall.MNT_DETACH)
+			}
+		})
 		return mnt, filepath.Join(tmp, name+".log")
 	}
 
@@ -99,7 +104,7 @@ func fstabScenarios(t *testing.T) {
 		if err != nil {
 			t.Fatalf("mount -t fuse.oxyfs: %v\n%s%s", err, out, errOut)
 		}
-		exercise(t, mnt, logPid(t, log), log)
+		exercise(t, mnt, mountPid(t, mnt), log)
 	})
 	t.Run("mount.oxyfs with its output closed", func(t *testing.T) {
 		mnt, log := newDir("helper")
@@ -107,7 +112,7 @@ func fstabScenarios(t *testing.T) {
 		if err != nil {
 			t.Fatalf("mount.oxyfs >&- 2>&-: %v\n%s%s", err, out, errOut)
 		}
-		exercise(t, mnt, logPid(t, log), log)
+		exercise(t, mnt, mountPid(t, mnt), log)
 	})
 	t.Run("foreground piped to head -1", func(t *testing.T) {
 		mnt, _ := newDir("head")
@@ -156,7 +161,7 @@ func fstabScenarios(t *testing.T) {
 		if !strings.Contains(r.stderr, "oxyfs: mounted") || !strings.Contains(r.stderr, "logging to log file "+log) {
 			t.Errorf("oxyfs mount --daemon said:\n%s\nwant the mounted line and where it logs", r.stderr)
 		}
-		exercise(t, mnt, logPid(t, log), log)
+		exercise(t, mnt, mountPid(t, mnt), log)
 	})
 }
 
@@ -166,12 +171,7 @@ func fstabScenarios(t *testing.T) {
 // mount's log file, "" for none.
 func exercise(t *testing.T, mnt string, pid int, log string) {
 	t.Helper()
-	t.Cleanup(func() {
-		if isMounted(mnt) {
-			_ = syscall.Unmount(mnt, syscall.MNT_DETACH)
-		}
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	})
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 	sigs := lines(run(t, "find", filepath.Join(mnt, "sig"), "-type", "f"))
 	if len(sigs) == 0 {
 		t.Fatal("no signature on the mount")
@@ -250,23 +250,25 @@ func exercise(t *testing.T, mnt string, pid int, log string) {
 	}
 }
 
-// logPid reads the pid of a detached mount from its log file's
-// "detached (pid N)" line.
-func logPid(t *testing.T, log string) int {
+// mountPid finds the process that serves mnt: the one whose command line
+// names mnt and is not a mount(8) or helper parent that already exited.
+func mountPid(t *testing.T, mnt string) int {
 	t.Helper()
-	f, err := os.Open(log)
-	if err != nil {
-		t.Fatalf("the detached mount's log: %v", err)
-	}
-	defer f.Close()
-	for sc := bufio.NewScanner(f); sc.Scan(); {
-		if _, rest, ok := strings.Cut(sc.Text(), "detached (pid "); ok {
-			if pid, err := strconv.Atoi(rest[:strings.IndexByte(rest, ')')]); err == nil {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
+		if len(args) > 1 && filepath.Base(args[0]) == "oxyfs" && slices.Contains(args, mnt) {
+			pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+			if err == nil && !zombie(pid) {
 				return pid
 			}
 		}
 	}
-	t.Fatalf("no \"detached (pid N)\" line in %s:\n%s", log, readLog(log))
+	t.Fatalf("no oxyfs process serves %s", mnt)
 	return 0
 }
 
