@@ -183,6 +183,8 @@ func serveMount(ctx context.Context, ix *index.Index, m *fs.Server, every time.D
 	for {
 		select {
 		case <-done:
+			_ = sdNotify("STOPPING=1")
+			lg.Info(fmt.Sprintf("unmounted from outside (umount %s); exiting", m.Dir()))
 			stopRefresh()
 			return ix.Close()
 		case <-term:
