@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Detached mounts: `oxyfs mount --daemon` and the mount helper.
@@ -202,8 +204,8 @@ func detachedChild() *daemonChild {
 func (c *daemonChild) serving(l *oxyLog) {
 	out, err := l.detach()
 	if err == nil {
-		_ = syscall.Dup2(int(out.Fd()), 1)
-		_ = syscall.Dup2(int(out.Fd()), 2)
+		_ = unix.Dup2(int(out.Fd()), 1)
+		_ = unix.Dup2(int(out.Fd()), 2)
 		if out.Name() == os.DevNull {
 			out.Close()
 		}
