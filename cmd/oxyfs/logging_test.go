@@ -252,3 +252,41 @@ func TestHelperArgsDropWhatMountAdds(t *testing.T) {
 		t.Errorf("mount.oxyfs without arguments: exit %d, want 2 (it must not mount the demo)", code)
 	}
 }
+
+// FuzzLogLineIsOneLine: whatever a message or attribute holds (a store's
+// names may hold any byte but NUL and /), it is one line, text or JSON, with
+// no control character left raw, and JSON that decodes.
+func FuzzLogLineIsOneLine(f *testing.F) {
+	f.Add("refreshed (SIGHUP): list=0 get=2", "key", "v a l")
+	f.Add("oxyfs: bad\xffvalue\x1b[2J\nsecond line\r", "k\n", "\x00\u009b")
+	f.Fuzz(func(t *testing.T, msg, key, val string) {
+		for _, format := range []string{"text", "json"} {
+			var b bytes.Buffer
+			lg, err := newLog(&b, logFlags{level: "debug", format: format}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lg.Info(msg, key, val)
+			lg.printf("%s", msg)
+			out := b.String()
+			if strings.Count(out, "\n") != 2 || !strings.HasSuffix(out, "\n") {
+				t.Fatalf("%s: want 2 lines, got %q", format, out)
+			}
+			for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+				for _, r := range l {
+					if r < 0x20 && r != '\t' || r == 0x7f || r >= 0x80 && r <= 0x9f {
+						t.Fatalf("%s: control character %U in %q", format, r, l)
+					}
+				}
+				if format == "json" {
+					var v map[string]any
+					if err := json.Unmarshal([]byte(l), &v); err != nil {
+						t.Fatalf("json line %q: %v", l, err)
+					}
+				} else if !textLineRE.MatchString(l) {
+					t.Fatalf("text line %q is not TIME LEVEL oxyfs: MSG", l)
+				}
+			}
+		}
+	})
+}
