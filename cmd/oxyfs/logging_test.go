@@ -290,3 +290,24 @@ func FuzzLogLineIsOneLine(f *testing.F) {
 		}
 	})
 }
+
+// TestMountOptionsOfAnFstabLine: the log options and the others of an fstab
+// line are read; mount(8)'s and systemd's are ignored quietly, and one that
+// is nobody's (a typo) is returned to be named.
+func TestMountOptionsOfAnFstabLine(t *testing.T) {
+	var mf mountFlags
+	var c commonFlags
+	unknown, err := applyMountOptions(&mf, &c, "ro,refresh=2s,log_file=/var/log/oxy.log,log_level=debug,log_format=json,noauto,_netdev,x-systemd.automount,nofail,refresh_interval=10m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mf.readOnly || mf.refresh != 2*time.Second || mf.file != "/var/log/oxy.log" || mf.level != "debug" || mf.format != "json" {
+		t.Errorf("options read as %+v", mf)
+	}
+	if !slices.Equal(unknown, []string{"refresh_interval=10m"}) {
+		t.Errorf("unknown options %q, want the typo alone", unknown)
+	}
+	if _, err := applyMountOptions(&mf, &c, "refresh=soon"); err == nil {
+		t.Error("refresh=soon was accepted")
+	}
+}

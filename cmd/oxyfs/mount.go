@@ -60,8 +60,12 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := applyMountOptions(&mf, &e.common, mf.options); err != nil {
+	unknown, err := applyMountOptions(&mf, &e.common, mf.options)
+	if err != nil {
 		return err
+	}
+	for _, o := range unknown {
+		fmt.Fprintf(e.stderr, "oxyfs: mount option %q is neither oxyfs's nor mount(8)'s; ignored\n", o)
 	}
 	if err := mf.checkMetricsAddr(); err != nil {
 		return err
@@ -218,9 +222,11 @@ func parseMode(s string) (os.FileMode, error) {
 }
 
 // applyMountOptions reads fstab-style options (-o ro,allow_other,uid=1000).
-func applyMountOptions(mf *mountFlags, c *commonFlags, opts string) error {
+// It returns the options it ignored that are not mount(8)'s either (a typo
+// such as refresh_interval=10m), for the caller to name.
+func applyMountOptions(mf *mountFlags, c *commonFlags, opts string) (unknown []string, err error) {
 	if opts == "" {
-		return nil
+		return nil, nil
 	}
 	for _, o := range strings.Split(opts, ",") {
 		k, v, _ := strings.Cut(strings.TrimSpace(o), "=")
@@ -254,12 +260,28 @@ func applyMountOptions(mf *mountFlags, c *commonFlags, opts string) error {
 			mf.format = v
 		default:
 			// mount(8) passes generic options (defaults, noauto, _netdev, …) too.
+			if !genericMountOption(k) {
+				unknown = append(unknown, o)
+			}
 		}
 		if err != nil {
-			return usagef("mount option %q: %v", o, err)
+			return nil, usagef("mount option %q: %v", o, err)
 		}
 	}
-	return nil
+	return unknown, nil
+}
+
+// genericMountOption reports whether k is an option of mount(8), systemd or
+// the kernel's FUSE mount rather than oxyfs's, which oxyfs ignores quietly.
+func genericMountOption(k string) bool {
+	switch k {
+	case "", "defaults", "auto", "noauto", "user", "nouser", "users", "owner", "group", "_netdev", "nofail",
+		"suid", "nosuid", "dev", "nodev", "exec", "noexec", "sync", "async", "dirsync",
+		"atime", "noatime", "relatime", "norelatime", "strictatime", "diratime", "nodiratime", "lazytime",
+		"comment", "default_permissions", "max_read", "blksize", "fsname", "subtype":
+		return true
+	}
+	return strings.HasPrefix(k, "x-") || strings.HasPrefix(k, "comment=")
 }
 
 // demoStore returns the embedded default: a local store generated on the
