@@ -1,8 +1,10 @@
 package fs
 
 import (
+	"errors"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
@@ -11,9 +13,11 @@ import (
 
 // TestRootMountsWithoutFusermount: as root, a mount needs no fusermount
 // helper (Debian's fuse3 is not installed on a fresh machine). The test runs
-// itself again in a private mount namespace (unshare -m) where
-// /usr/bin/fusermount3 is hidden under /dev/null, so no helper can run; the
-// child then mounts, reads through the mount and unmounts.
+// itself again in a private mount namespace (unshare -m) where every
+// fusermount3 and fusermount is hidden under /dev/null, so no helper can run;
+// the child then mounts, reads through the mount, sees an unmount of the
+// busy mount refused as busy (go-fuse's fallback to /bin/fusermount hid
+// EBUSY), and unmounts.
 func TestRootMountsWithoutFusermount(t *testing.T) {
 	if os.Getenv("OXYFS_TEST_NO_FUSERMOUNT") != "" {
 		mountWithoutHelper(t)
@@ -29,8 +33,10 @@ func TestRootMountsWithoutFusermount(t *testing.T) {
 	if err != nil {
 		t.Fatalf("unshare (util-linux) is needed to hide fusermount: %v", err)
 	}
-	script := `for f in /usr/bin/fusermount3 /bin/fusermount3 /usr/local/bin/fusermount3; do
-	[ -e "$f" ] && mount --bind /dev/null "$f"
+	script := `for d in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
+	for f in "$d/fusermount3" "$d/fusermount"; do
+		[ -e "$f" ] && mount --bind /dev/null "$f"
+	done
 done
 exec "$@"`
 	cmd := exec.Command(unshare, "--mount", "--propagation", "private", "sh", "-c", script, "sh",
@@ -44,8 +50,10 @@ exec "$@"`
 }
 
 func mountWithoutHelper(t *testing.T) {
-	if _, err := exec.LookPath("fusermount3"); err == nil {
-		t.Fatal("fusermount3 is still runnable: the test does not test what it says")
+	for _, name := range []string{"fusermount3", "fusermount", "/bin/fusermount3", "/bin/fusermount"} {
+		if p, err := exec.LookPath(name); err == nil {
+			t.Fatalf("%s is still runnable: the test does not test what it says", p)
+		}
 	}
 	st := storefixture.NewMem(t)
 	e := store.Entry{Kind: store.KindSig, Object: "ab12", Value: "alice"}
@@ -56,5 +64,16 @@ func mountWithoutHelper(t *testing.T) {
 	got, err := os.ReadFile(srv.path(e))
 	if err != nil || string(got) != "sig" {
 		t.Fatalf("read through a mount made without fusermount: %q %v", got, err)
+	}
+	fh, err := os.Open(srv.path(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = srv.Unmount()
+	fh.Close()
+	if !errors.Is(err, ErrMountBusy) || !strings.Contains(err.Error(), "umount -l "+srv.Dir()) {
+		t.Errorf("unmount with a file open, without fusermount: %v; want ErrMountBusy and the hint umount -l %s", err, srv.Dir())
+	} else {
+		t.Log(err)
 	}
 }

@@ -13,6 +13,9 @@
 //
 // Mount returns a *Server; Invalidate after every ix.Refresh; Unmount waits
 // for the writes in flight, then unmounts (closing the index is the caller's).
+// Root mounts and unmounts with mount(2)/umount(2) itself, so neither needs
+// a fusermount helper and a busy unmount is ErrMountBusy (EBUSY) with or
+// without one.
 //
 // # Model
 //

@@ -103,7 +103,9 @@ type Server struct {
 	invalMu sync.Mutex
 	seenGen atomic.Uint64
 
-	unmounted atomic.Bool // Unmount was called: the index's watcher tells the kernel nothing
+	quiet     atomic.Bool // an unmount is under way or done: the index's watcher tells the kernel nothing
+	unmountMu sync.Mutex  // serializes Unmount
+	unmounted bool        // guarded by unmountMu: Unmount succeeded
 }
 
 // Mount mounts ix at dir and returns once the kernel serves it. It loads the
@@ -245,9 +247,40 @@ func (m *Server) Debug() bool { return m.debug }
 
 // Unmount waits for the writes in flight (a close waiting for its journal
 // line), then unmounts. Closing the index is the caller's part.
+//
+// Root unmounts with umount(2) itself, as it mounts: go-fuse would fall back
+// to a fusermount helper, which a fresh machine lacks and whose failure
+// hides EBUSY. A busy mount is ErrMountBusy either way, with a hint that
+// names what works for this user (umount -l for root, fusermount3 -uz
+// otherwise). Unmount may be called again after a failure.
 func (m *Server) Unmount() error {
 	m.writes.Wait()
-	m.unmounted.Store(true)
+	m.unmountMu.Lock()
+	defer m.unmountMu.Unlock()
+	if m.unmounted {
+		return nil
+	}
+	// While it unmounts, nothing is pushed to the kernel; a failed
+	// unmount (busy) serves on, and pushes again.
+	m.quiet.Store(true)
+	defer func() { m.quiet.Store(m.unmounted) }()
+	if os.Geteuid() == 0 {
+		err := unmountDirect(m.dir)
+		if err == nil {
+			// As after any umount: the kernel ends the serve loop.
+			m.server.Wait()
+			m.unmounted = true
+			return nil
+		}
+		if errors.Is(err, syscall.EBUSY) {
+			return fmt.Errorf("unmount %s: %w: files or directories under it are still in use (close them, or detach lazily with umount -l %s): %v", m.dir, ErrMountBusy, m.dir, err)
+		}
+		if !errors.Is(err, syscall.EPERM) {
+			return fmt.Errorf("unmount %s: %w", m.dir, err)
+		}
+		// EPERM: root of a user namespace that does not own the mount;
+		// the helper may still do it.
+	}
 	if err := m.server.Unmount(); err != nil {
 		msg := strings.Join(strings.Fields(err.Error()), " ") // fusermount's output spans lines
 		if errors.Is(err, syscall.EBUSY) || strings.Contains(msg, "busy") {
@@ -255,25 +288,54 @@ func (m *Server) Unmount() error {
 		}
 		return fmt.Errorf("unmount %s: %s", m.dir, msg)
 	}
+	m.unmounted = true
+	return nil
+}
+
+// unmountDirect is umount(2) of dir, tried a few times while it is busy:
+// the kernel may not yet have seen the release of a file just closed (as
+// go-fuse's own unmount does).
+func unmountDirect(dir string) error {
+	delay := 5 * time.Millisecond
+	var err error
+	for try := 0; try < 5; try++ {
+		if err = syscall.Unmount(dir, 0); !errors.Is(err, syscall.EBUSY) {
+			break
+		}
+		time.Sleep(delay)
+		delay *= 2
+	}
+	if err != nil {
+		return &os.PathError{Op: "umount", Path: dir, Err: err}
+	}
 	return nil
 }
 
 // Wait blocks until the file system is unmounted.
 func (m *Server) Wait() { m.server.Wait() }
 
+// unmountCommand is the command that unmounts dir for this user: umount for
+// root (which needs no fusermount helper), else fusermount3 -u.
+func unmountCommand(dir string) string {
+	if os.Geteuid() == 0 {
+		return "umount " + dir
+	}
+	return "fusermount3 -u " + dir
+}
+
 // preflight turns the usual reasons a mount fails into clear errors.
 func preflight(dir string) error {
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, syscall.ENOTCONN):
-		return fmt.Errorf("%w: %s is a FUSE mount whose server is gone (transport endpoint is not connected); unmount it first: fusermount3 -u %s", ErrMountBusy, dir, dir)
+		return fmt.Errorf("%w: %s is a FUSE mount whose server is gone (transport endpoint is not connected); unmount it first: %s", ErrMountBusy, dir, unmountCommand(dir))
 	case err != nil:
 		return fmt.Errorf("mountpoint: %w", err)
 	case !fi.IsDir():
 		return fmt.Errorf("mountpoint %s is not a directory", dir)
 	}
 	if mounted, _ := isMountPoint(dir); mounted {
-		return fmt.Errorf("%w: %s is already a mount point; unmount it first (fusermount3 -u %s)", ErrMountBusy, dir, dir)
+		return fmt.Errorf("%w: %s is already a mount point; unmount it first (%s)", ErrMountBusy, dir, unmountCommand(dir))
 	}
 	return CheckFUSE()
 }

@@ -1,7 +1,6 @@
 package fs
 
 import (
-
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 
 	"github.com/oxyfs/oxyfs/index"
@@ -36,7 +35,7 @@ func (n *entryNode) stale() bool {
 // the index's watcher goroutine, never in a FUSE request (a notice waits
 // for the directory's lock, which a request in it may hold).
 func (m *Server) sigChanged(key string) {
-	if m.unmounted.Load() {
+	if m.quiet.Load() {
 		return
 	}
 	if key == "" {

@@ -221,6 +221,10 @@ func (l *lineLog) first(sub string) string {
 	return ""
 }
 
+// readyLineRE is the ready line of `oxyfs mount`: a log line (time, level,
+// message) saying it mounted.
+var readyLineRE = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}(Z|[+-]\d\d:\d\d) INFO oxyfs: mounted `)
+
 // mountProc is `oxyfs mount STORE DIR` running as a child process.
 type mountProc struct {
 	t      *testing.T
@@ -260,8 +264,8 @@ func startMount(t *testing.T, srv *testservers.Server, storeURL, dir string, fla
 	if err := m.waitLog("oxyfs: mounted", 1, mountReady); err != nil {
 		t.Fatalf("oxyfs %s: %v\n--- stderr ---\n%s", strings.Join(args, " "), err, m.stderr)
 	}
-	if l := m.stderr.first("oxyfs: mounted"); !strings.HasPrefix(l, "oxyfs: mounted") {
-		t.Errorf("the ready line does not start with \"oxyfs: mounted\": %q", l)
+	if l := m.stderr.first("oxyfs: mounted"); !readyLineRE.MatchString(l) {
+		t.Errorf("the ready line is not one log line, \"TIME INFO oxyfs: mounted …\": %q", l)
 	}
 	if !isMounted(dir) {
 		t.Fatalf("oxyfs mount said it mounted %s, but /proc/self/mountinfo does not list it\n%s", dir, m.stderr)

@@ -53,11 +53,17 @@ func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
 
+// exitCode makes the command exit with this code, having said all there is
+// to say (a detached mount's parent passes on its child's).
+type exitCode int
+
+func (c exitCode) Error() string { return fmt.Sprintf("exit status %d", int(c)) }
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	var code int
 	if args, ok := helperArgs(os.Args[0], os.Args[1:]); ok {
-		code = runHelper(ctx, args, termsafe.Writer{W: os.Stderr})
+		code = runHelper(args, termsafe.Writer{W: os.Stderr})
 	} else {
 		code = run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	}
@@ -102,9 +108,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	stopProfile()
 	e.common.printStats(stderr)
 	var ue *usageError
+	var ec exitCode
 	switch {
 	case err == nil:
 		return 0
+	case errors.As(err, &ec):
+		return int(ec)
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.As(err, &ue):

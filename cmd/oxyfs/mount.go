@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -23,13 +22,15 @@ func init() {
 	register(&command{
 		name:    "mount",
 		args:    "[STORE MOUNTPOINT]",
-		summary: "mount the store's entries (sig/, seal/, …, by-signer/, .oxy/) at MOUNTPOINT, in the foreground; without arguments, a demo store generated on first run",
+		summary: "mount the store's entries (sig/, seal/, …, by-signer/, .oxy/) at MOUNTPOINT, in the foreground (--daemon: detached once it serves); without arguments, a demo store generated on first run",
 		run:     runMount,
 	})
 }
 
 type mountFlags struct {
 	indexFlags
+	logFlags
+	daemon     bool
 	readOnly   bool
 	overwrite  bool
 	anyName    bool
@@ -53,18 +54,38 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	f.StringVar(&mf.fileMode, "file-mode", "", "permission bits of files, octal (default 0644, 0444 read-only)")
 	f.StringVar(&mf.dirMode, "dir-mode", "", "permission bits of directories, octal (default 0755, 0555 read-only)")
 	f.BoolVar(&mf.debug, "debug", false, "log every FUSE operation")
+	f.BoolVar(&mf.daemon, "daemon", false, "detach once the mount serves, as the fstab helper (mount.oxyfs) always does; the log then goes to --log-file, else to syslog when /dev/log is there, else nowhere")
 	mf.indexFlags.register(f)
 	e.registerCreate()
-	f.StringVarP(&mf.options, "options", "o", "", "mount options as in fstab: ro, rw, allow_other, allow_overwrite, allow_any_name, uid=N, gid=N, refresh=DURATION (0: only on SIGHUP), timeout=DURATION, layout=L, create (others are ignored)")
+	mf.logFlags.register(f)
+	f.StringVarP(&mf.options, "options", "o", "", "mount options as in fstab: ro, rw, allow_other, allow_overwrite, allow_any_name, uid=N, gid=N, refresh=DURATION (0: only on SIGHUP), timeout=DURATION, layout=L, create, log_file=PATH, log_level=L, log_format=F, debug (others are ignored)")
 	pos, err := e.parse(args, 0, 2)
 	if err != nil {
 		return err
 	}
-	if err := applyMountOptions(&mf, &e.common, mf.options); err != nil {
+	unknown, err := applyMountOptions(&mf, &e.common, mf.options)
+	if err != nil {
 		return err
+	}
+	for _, o := range unknown {
+		fmt.Fprintf(e.stderr, "oxyfs: mount option %q is neither oxyfs's nor mount(8)'s; ignored\n", o)
 	}
 	if err := mf.checkMetricsAddr(); err != nil {
 		return err
+	}
+	child := detachedChild()
+	if mf.daemon && child == nil {
+		return exitCode(runDetached(append([]string{"mount"}, args...), e.stderr))
+	}
+	// A log nobody reads any more (a closed pipe) must not stop the mount.
+	ignoreSIGPIPE()
+	lg, err := newLog(e.stderr, mf.logFlags, child != nil)
+	if err != nil {
+		return err
+	}
+	defer lg.close()
+	if mf.file != "" && child == nil {
+		fmt.Fprintf(e.stderr, "oxyfs: logging to %s\n", mf.file)
 	}
 	var storeURL, dir string
 	switch len(pos) {
@@ -88,8 +109,8 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	if opts.DirMode, err = parseMode(mf.dirMode); err != nil {
 		return err
 	}
-	logger := log.New(e.stderr, "oxyfs: ", log.LstdFlags)
-	opts.Logf = logger.Printf
+	logger := lg.std
+	opts.Logf = lg.printf
 
 	// Check the mountpoint before sending the store anything.
 	if fi, err := os.Stat(dir); err != nil {
@@ -130,8 +151,8 @@ func runMount(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	s := ix.Status()
-	fmt.Fprintf(e.stderr, "oxyfs: mounted %s at %s (%s, %s layout, %d entries; open took %s and %s)\n",
-		st.URL(), dir, s.Mode, s.Layout, s.Entries, openTime.Round(time.Millisecond), strings.TrimPrefix(s.OpenRequests.String(), "requests: "))
+	lg.Info(fmt.Sprintf("mounted %s at %s (%s, %s layout, %d entries; open took %s and %s)",
+		st.URL(), dir, s.Mode, s.Layout, s.Entries, openTime.Round(time.Millisecond), strings.TrimPrefix(s.OpenRequests.String(), "requests: ")))
 	if mf.metricsAddr != "" {
 		met.Watch(ix, m.Ops)
 		stop, err := serveMetrics(mf.metricsAddr, met, logger)
@@ -142,12 +163,18 @@ func runMount(ctx context.Context, e *env, args []string) error {
 		}
 		defer stop()
 	}
-	return serveMount(ctx, ix, m, mf.refresh, logger)
+	if err := sdNotify("READY=1"); err != nil {
+		lg.Warn(err.Error())
+	}
+	if child != nil {
+		child.serving(lg)
+	}
+	return serveMount(ctx, ix, m, mf.refresh, lg)
 }
 
 // serveMount runs until the kernel unmounts or SIGINT/SIGTERM arrives;
 // SIGHUP and the refresh interval re-read the store (refreshloop).
-func serveMount(ctx context.Context, ix *index.Index, m *fs.Server, every time.Duration, logger *log.Logger) error {
+func serveMount(ctx context.Context, ix *index.Index, m *fs.Server, every time.Duration, lg *oxyLog) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -161,23 +188,27 @@ func serveMount(ctx context.Context, ix *index.Index, m *fs.Server, every time.D
 	// Each refresh drops what the kernel caches of what changed. A quiet
 	// store is refreshed every interval (on by default): an interval
 	// refresh is logged only when it changed the view; SIGHUP's always.
-	rc := refreshloop.Config{Every: every, Hangup: hup, Logf: logger.Printf, Refreshed: m.Invalidate, Quiet: true}
+	rc := refreshloop.Config{Every: every, Hangup: hup, Logf: lg.printf, Refreshed: m.Invalidate, Quiet: true}
 	stopRefresh := refreshloop.Start(ix, rc)
 	done := make(chan struct{})
 	go func() { m.Wait(); close(done) }()
 	for {
 		select {
 		case <-done:
+			_ = sdNotify("STOPPING=1")
+			lg.Info(fmt.Sprintf("unmounted from outside (umount %s); exiting", m.Dir()))
 			stopRefresh()
 			return ix.Close()
 		case <-term:
 			// Unmount first (it waits for the writes in flight), and only
 			// then close the index: a mount still in use keeps serving.
 			// A refresh in flight ends before the unmount begins.
-			logger.Printf("unmounting: flushing pending writes")
+			_ = sdNotify("STOPPING=1")
+			lg.Info("unmounting: flushing pending writes")
 			stopRefresh()
 			if err := m.Unmount(); err != nil {
-				logger.Printf("%v; still mounted and serving: close what uses it and send SIGINT again", err)
+				lg.Error(fmt.Sprintf("%v; still mounted and serving: close what uses it and send SIGINT again", err))
+				_ = sdNotify("READY=1")
 				stopRefresh = refreshloop.Start(ix, rc)
 				continue
 			}
@@ -199,9 +230,11 @@ func parseMode(s string) (os.FileMode, error) {
 }
 
 // applyMountOptions reads fstab-style options (-o ro,allow_other,uid=1000).
-func applyMountOptions(mf *mountFlags, c *commonFlags, opts string) error {
+// It returns the options it ignored that are not mount(8)'s either (a typo
+// such as refresh_interval=10m), for the caller to name.
+func applyMountOptions(mf *mountFlags, c *commonFlags, opts string) (unknown []string, err error) {
 	if opts == "" {
-		return nil
+		return nil, nil
 	}
 	for _, o := range strings.Split(opts, ",") {
 		k, v, _ := strings.Cut(strings.TrimSpace(o), "=")
@@ -231,14 +264,36 @@ func applyMountOptions(mf *mountFlags, c *commonFlags, opts string) error {
 			mf.debug = true
 		case "create":
 			c.create = true
+		case "log_file":
+			mf.file = v
+		case "log_level":
+			mf.level = v
+		case "log_format":
+			mf.format = v
 		default:
 			// mount(8) passes generic options (defaults, noauto, _netdev, …) too.
+			if !genericMountOption(k) {
+				unknown = append(unknown, o)
+			}
 		}
 		if err != nil {
-			return usagef("mount option %q: %v", o, err)
+			return nil, usagef("mount option %q: %v", o, err)
 		}
 	}
-	return nil
+	return unknown, nil
+}
+
+// genericMountOption reports whether k is an option of mount(8), systemd or
+// the kernel's FUSE mount rather than oxyfs's, which oxyfs ignores quietly.
+func genericMountOption(k string) bool {
+	switch k {
+	case "", "defaults", "auto", "noauto", "user", "nouser", "users", "owner", "group", "_netdev", "nofail",
+		"suid", "nosuid", "dev", "nodev", "exec", "noexec", "sync", "async", "dirsync",
+		"atime", "noatime", "relatime", "norelatime", "strictatime", "diratime", "nodiratime", "lazytime",
+		"comment", "default_permissions", "max_read", "blksize", "fsname", "subtype":
+		return true
+	}
+	return strings.HasPrefix(k, "x-") || strings.HasPrefix(k, "comment=")
 }
 
 // demoStore returns the embedded default: a local store generated on the

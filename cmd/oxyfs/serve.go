@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
 	"net"
 	"net/http"
 	"os"
@@ -36,6 +35,7 @@ const defaultServeAddr = "127.0.0.1:8080"
 
 type serveFlags struct {
 	indexFlags
+	logFlags
 	addr       string
 	webdavRoot bool
 	limits     web.Limits
@@ -48,6 +48,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	f.BoolVar(&sf.webdavRoot, "webdav", false, "serve WebDAV at every path, so a client can mount http://ADDR/ itself (it is always served under /dav/)")
 	sf.indexFlags.register(f)
 	e.registerCreate()
+	sf.logFlags.register(f)
 	registerLimits(f, &sf.limits)
 	pos, err := e.parse(args, 1, 1)
 	if err != nil {
@@ -66,7 +67,17 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		met = metrics.New()
 		sopts.Observe = met.ObserveStore
 	}
-	logger := log.New(e.stderr, "oxyfs: ", log.LstdFlags)
+	// A log nobody reads any more (a closed pipe) must not stop the server.
+	ignoreSIGPIPE()
+	lg, err := newLog(e.stderr, sf.logFlags, false)
+	if err != nil {
+		return err
+	}
+	defer lg.close()
+	if sf.file != "" {
+		fmt.Fprintf(e.stderr, "oxyfs: logging to %s\n", sf.file)
+	}
+	logger := lg.std
 
 	// The index works on its own context: a signal stops the server, and
 	// requests in flight finish on their own contexts.
@@ -101,31 +112,35 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	srv := web.NewServer(web.Handler(ix, web.Options{WebDAVRoot: sf.webdavRoot, LoopbackOnly: loopback && !sf.allowRemote,
-		Logf: logger.Printf, MaxRequestBody: sf.limits.MaxRequestBody}), sf.limits, logger)
+		Logf: lg.printf, MaxRequestBody: sf.limits.MaxRequestBody}), sf.limits, logger)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	s := ix.Status()
-	fmt.Fprintf(e.stderr, "oxyfs: serving %s at http://%s/\n", st.URL(), ln.Addr())
-	fmt.Fprintf(e.stderr, "oxyfs: %s, %s layout, %d entries; open took %s and %s; WebDAV at http://%s%s/\n",
-		s.Mode, s.Layout, s.Entries, openTime.Round(time.Millisecond), strings.TrimPrefix(s.OpenRequests.String(), "requests: "), ln.Addr(), davAt(sf.webdavRoot))
-	return serveHTTP(ctx, ix, srv, served, sf.refresh, logger)
+	lg.Info(fmt.Sprintf("serving %s at http://%s/", st.URL(), ln.Addr()))
+	lg.Info(fmt.Sprintf("%s, %s layout, %d entries; open took %s and %s; WebDAV at http://%s%s/",
+		s.Mode, s.Layout, s.Entries, openTime.Round(time.Millisecond), strings.TrimPrefix(s.OpenRequests.String(), "requests: "), ln.Addr(), davAt(sf.webdavRoot)))
+	if err := sdNotify("READY=1"); err != nil {
+		lg.Warn(err.Error())
+	}
+	return serveHTTP(ctx, ix, srv, served, sf.refresh, lg)
 }
 
 // serveHTTP runs until ctx ends (SIGINT, SIGTERM) or the server fails;
 // SIGHUP and the refresh interval re-read the store (refreshloop).
-func serveHTTP(ctx context.Context, ix *index.Index, srv *http.Server, served <-chan error, every time.Duration, logger *log.Logger) error {
+func serveHTTP(ctx context.Context, ix *index.Index, srv *http.Server, served <-chan error, every time.Duration, lg *oxyLog) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	// A quiet store is refreshed every interval: say so only when something
 	// changed, or when asked.
-	stopRefresh := refreshloop.Start(ix, refreshloop.Config{Every: every, Hangup: hup, Logf: logger.Printf, Quiet: true})
+	stopRefresh := refreshloop.Start(ix, refreshloop.Config{Every: every, Hangup: hup, Logf: lg.printf, Quiet: true})
 	defer stopRefresh()
 	select {
 	case err := <-served:
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
-		logger.Printf("stopping: finishing the requests in flight")
+		_ = sdNotify("STOPPING=1")
+		lg.Info("stopping: finishing the requests in flight")
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		err := srv.Shutdown(sctx)

@@ -24,6 +24,9 @@ type channel struct {
 	markerDir string    // where the O_EXCL markers are made
 	stderr    io.Writer // when the parent is not the go command, or on any error
 	now       func() time.Time
+	// getfd duplicates fd of process pid into this one: the same open file
+	// description, offset included (pidfdGetfd).
+	getfd func(pid, fd int) (*os.File, error)
 }
 
 func defaultChannel() *channel {
@@ -33,6 +36,7 @@ func defaultChannel() *channel {
 		markerDir: filepath.Join(os.TempDir(), fmt.Sprintf("oxyfs-test-skips-%d", os.Getuid())),
 		stderr:    os.Stderr,
 		now:       time.Now,
+		getfd:     pidfdGetfd,
 	}
 }
 
@@ -66,9 +70,11 @@ func (c *channel) send(key, line string) {
 }
 
 // openGoStderr opens the go command's standard error for appending. A
-// regular file is opened only if the go command appends to it too (a shell's
-// >>): one that it writes at its own offset (a shell's >) would overwrite
-// what this process appended.
+// regular file that the go command writes at its own offset (a shell's >)
+// is not opened anew, which would write at an offset of its own that the go
+// command's next output overwrites: it is duplicated from the go command
+// (pidfd_getfd(2)), the same open file description, so the line goes at the
+// go command's offset and moves it on.
 func (c *channel) openGoStderr() (*os.File, error) {
 	p := c.procPath("fd", "2")
 	st, err := os.Stat(p)
@@ -85,7 +91,14 @@ func (c *channel) openGoStderr() (*os.File, error) {
 			return nil, err
 		}
 		if flags&syscall.O_APPEND == 0 {
-			return nil, errors.New("the go command writes its stderr file at its own offset")
+			if c.getfd == nil {
+				return nil, errors.New("the go command writes its stderr file at its own offset")
+			}
+			f, err := c.getfd(c.ppid, 2)
+			if err != nil {
+				return nil, fmt.Errorf("the go command writes its stderr file at its own offset, and it cannot be shared: %w", err)
+			}
+			return f, nil
 		}
 	}
 	return os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -59,7 +62,8 @@ func (p *fakeParent) setStart(t *testing.T, comm string, start uint64) {
 
 // binary returns the channel of one test binary whose parent is p.
 func (p *fakeParent) binary(stderr *bytes.Buffer) *channel {
-	return &channel{proc: p.proc, ppid: p.pid, markerDir: p.markerDir, stderr: stderr, now: time.Now}
+	return &channel{proc: p.proc, ppid: p.pid, markerDir: p.markerDir, stderr: stderr, now: time.Now,
+		getfd: func(pid, fd int) (*os.File, error) { return nil, syscall.EPERM }}
 }
 
 func (p *fakeParent) shown(t *testing.T) string {
@@ -170,8 +174,72 @@ func TestSendFallsBackToStderr(t *testing.T) {
 	}
 }
 
-// The go command's stderr is a file it writes at its own offset (a shell's
-// >): appending to it from here would be overwritten, so the line goes to
+// TestSendWritesAtTheGoCommandsOffset: the go command's stderr is a file
+// it writes at its own offset (`go test ./... > out 2>&1`). The line is
+// written through the go command's own descriptor, so what the go command
+// writes next follows it instead of overwriting it. The "go command" is a
+// real process (sh) with the file as its fd 2, opened without O_APPEND;
+// /proc/PID/comm and stat are faked to name it go.
+func TestSendWritesAtTheGoCommandsOffset(t *testing.T) {
+	root := t.TempDir()
+	out := filepath.Join(root, "out")
+	sh := exec.Command("sh", "-c", `exec 2>"$1"; echo "ok  	store	1.2s" >&2; read go_on; echo "ok  	web	3.4s" >&2`, "sh", out)
+	stdin, err := sh.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sh.Process.Kill(); sh.Wait() })
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if b, _ := os.ReadFile(out); strings.HasSuffix(string(b), "\n") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("sh wrote nothing to its stderr file")
+		}
+	}
+	pid := sh.Process.Pid
+	proc := filepath.Join(root, "proc")
+	dir := filepath.Join(proc, strconv.Itoa(pid))
+	for _, d := range []string{"fd", "fdinfo"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/2", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if flags, err := fdFlags(string(info)); err != nil || flags&syscall.O_APPEND != 0 {
+		t.Fatalf("sh's fd 2: flags %o %v; want a file written at its own offset", flags, err)
+	}
+	stat := fmt.Sprintf("%d (go) S 1 1 1 0 -1 4194304 100 0 0 0 5 3 0 0 20 0 12 0 777 1000000 500 1\n", pid)
+	for name, data := range map[string]string{"comm": "go\n", "stat": stat, "fdinfo/2": string(info)} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(out, filepath.Join(dir, "fd", "2")); err != nil {
+		t.Fatal(err)
+	}
+	var e bytes.Buffer
+	c := &channel{proc: proc, ppid: pid, markerDir: filepath.Join(root, "markers"), stderr: &e, now: time.Now, getfd: pidfdGetfd}
+	c.send("skip-s3", "oxyfs tests: skipped tests that need s3")
+	stdin.Write([]byte("\n"))
+	if err := sh.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(out)
+	want := "ok  \tstore\t1.2s\noxyfs tests: skipped tests that need s3\nok  \tweb\t3.4s\n"
+	if string(got) != want || e.Len() != 0 {
+		t.Fatalf("the go command's file:\n%s\nbinary's stderr %q; want:\n%s", got, e.String(), want)
+	}
+}
+
+// Where the go command's descriptor cannot be shared (pidfd_getfd refused),
+// appending to its file from here would be overwritten, so the line goes to
 // the binary's stderr, and no marker is claimed.
 func TestSendLeavesAFileTheGoCommandDoesNotAppendTo(t *testing.T) {
 	p := newFakeParent(t, "go", 1000)

@@ -32,11 +32,13 @@
 //   - The line is written to the go command's own standard error,
 //     /proc/PPID/fd/2 opened for appending, which is the user's terminal
 //     (or whatever it was redirected to) and is not captured. A regular
-//     file is written only if the go command appends to it as well (a
-//     shell's >>, read from /proc/PPID/fdinfo/2): into a file that the go
-//     command writes at its own offset (a shell's >) its next output would
-//     overwrite the line, so the line then goes to os.Stderr, where go test
-//     shows it only for a package that fails or with -v.
+//     file that the go command writes at its own offset (a shell's >, read
+//     from /proc/PPID/fdinfo/2) is not opened anew, since the go command's
+//     next output would overwrite the line: the go command's descriptor is
+//     duplicated (pidfd_getfd(2)), so the line is written at the go
+//     command's offset and moves it on. Where that is refused (a kernel
+//     before 5.6, Yama's ptrace scope) the line goes to os.Stderr, where go
+//     test shows it only for a package that fails or with -v.
 //
 // When the parent process is not the go command (a test binary run by hand
 // or by another test) there is no run to share: every line goes to
