@@ -98,7 +98,8 @@ func (b *Bucket) SetLiar(l Liar) {
 	b.mu.Unlock()
 }
 
-func (b *Bucket) lies() Liar {
+// Lies returns the lies told.
+func (b *Bucket) Lies() Liar {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.liar
@@ -149,7 +150,7 @@ func (b *Bucket) Attributes(ctx context.Context, key string) (*driver.Attributes
 	if err := b.before(ctx, OpHead, key); err != nil {
 		return nil, err
 	}
-	if l := b.lies(); l.NotFound != nil && l.NotFound(OpHead, key) {
+	if l := b.Lies(); l.NotFound != nil && l.NotFound(OpHead, key) {
 		return nil, ErrLiedNotFound
 	}
 	a, err := b.inner.Attributes(ctx, key)
@@ -171,7 +172,7 @@ func (b *Bucket) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driv
 	if size <= 0 {
 		size = 1000
 	}
-	l := b.lies()
+	l := b.Lies()
 	prefix := opts.Prefix
 	if l.IgnorePrefix != nil && l.IgnorePrefix(prefix) {
 		prefix = ""
@@ -194,7 +195,7 @@ func (b *Bucket) NewRangeReader(ctx context.Context, key string, offset, length 
 	if err := b.before(ctx, OpGet, key); err != nil {
 		return nil, err
 	}
-	if l := b.lies(); l.NotFound != nil && l.NotFound(OpGet, key) {
+	if l := b.Lies(); l.NotFound != nil && l.NotFound(OpGet, key) {
 		return nil, ErrLiedNotFound
 	}
 	r, err := b.inner.NewRangeReader(ctx, key, offset, length, nil)
@@ -226,7 +227,7 @@ func (b *Bucket) Delete(ctx context.Context, key string, _ *driver.DeleteOptions
 	if err := b.before(ctx, OpDelete, key); err != nil {
 		return err
 	}
-	if l := b.lies(); l.KeepOnDelete != nil && l.KeepOnDelete(key) {
+	if l := b.Lies(); l.KeepOnDelete != nil && l.KeepOnDelete(key) {
 		return nil
 	}
 	return b.inner.Delete(ctx, key)
