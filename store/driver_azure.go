@@ -156,11 +156,11 @@ var azureStatus = statusAs(func(e *azcore.ResponseError) int { return e.StatusCo
 
 var azureBackend = backend{
 	name: "azure", scheme: "azblob",
-	open: func(ctx context.Context, u *url.URL, _ Options) (*blob.Bucket, backendDriver, error) {
+	open: func(ctx context.Context, u *url.URL, opts Options) (*blob.Bucket, backendDriver, error) {
 		if err := azureCredentials(ctx, u); err != nil {
 			return nil, nil, err
 		}
-		b, err := openGocloud(ctx, u)
+		b, err := openAzure(ctx, u, idleConns(opts)) // driver_azure_open.go
 		return b, &azureDriver{prefix: u.Query().Get("prefix"), direct: true}, err
 	},
 	wrap: func(*blob.Bucket, string) backendDriver { return &azureDriver{} },

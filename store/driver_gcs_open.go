@@ -2,21 +2,85 @@ package store
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
+	"strings"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/gcsblob"
 	"gocloud.dev/gcp"
 	"golang.org/x/oauth2/google"
+	"google.golang.org/api/option"
 )
 
 // openGCS opens a gs:// URL as gocloud's opener does, but finds the
 // credentials first: gocloud's prints a warning on stdout when there are
 // none, and goes on with empty ones that fail every request. Its client
-// keeps idle up to idle connections to the service (idleTransport).
+// keeps idle up to idle connections to the service (idleTransport), and
+// is driver_http.go's: answers bounded, no redirect to another host (the
+// bearer token the client adds to every request never goes with one).
+//
+// endpoint=URL sends the requests there instead of storage.googleapis.com
+// (or STORAGE_EMULATOR_HOST): a GCS-compatible service or a proxy. gRPC
+// URLs (grpc=, zonal=) go to gocloud's opener as they are.
 func openGCS(ctx context.Context, u *url.URL, idle int) (*blob.Bucket, error) {
+	q := u.Query()
+	endpoint := q.Get("endpoint")
+	if q.Has("grpc") || q.Has("zonal") {
+		if endpoint != "" {
+			return nil, errors.New("endpoint= cannot be combined with grpc= or zonal=")
+		}
+		return openGCSgRPC(ctx, u)
+	}
+	q.Del("endpoint")
+	hc := guardedClient(idleTransport(idle), isGCSList)
+	client := &gcp.HTTPClient{Client: *hc}
+	var clientOpts []option.ClientOption
+	emulator := os.Getenv("STORAGE_EMULATOR_HOST")
+	anon, _ := strconv.ParseBool(q.Get("anonymous"))
+	switch {
+	case emulator != "" || anon || q.Get("access_id") == "-":
+		// An emulator, or a public bucket: no credentials.
+		clientOpts = append(clientOpts, option.WithoutAuthentication())
+	default:
+		creds, err := google.FindDefaultCredentialsWithParams(ctx, google.CredentialsParams{
+			Scopes:         []string{"https://www.googleapis.com/auth/cloud-platform"},
+			UniverseDomain: q.Get("universe_domain"),
+		})
+		if err != nil {
+			e := &noCredentials{who: "Google Cloud", hint: "set GOOGLE_APPLICATION_CREDENTIALS to a key file, or run gcloud auth application-default login"}
+			if anyEnv("GOOGLE_APPLICATION_CREDENTIALS") {
+				e.cause = err
+			}
+			return nil, e
+		}
+		if client, err = gcp.NewHTTPClient(hc.Transport, creds.TokenSource); err != nil {
+			return nil, err
+		}
+		client.CheckRedirect = checkRedirect
+	}
+	switch {
+	case endpoint != "":
+		clientOpts = append(clientOpts, option.WithEndpoint(endpoint))
+	case emulator != "":
+		clientOpts = append(clientOpts, option.WithEndpoint("http://"+emulator+"/storage/v1/"))
+	}
+	// Last, so that it wins over the client gocloud picks (with
+	// STORAGE_EMULATOR_HOST, http.DefaultClient).
+	clientOpts = append(clientOpts, option.WithHTTPClient(&client.Client))
+	mux := new(blob.URLMux)
+	mux.RegisterBucket(gcsblob.Scheme, &gcsblob.URLOpener{Client: client, Options: gcsblob.Options{ClientOptions: clientOpts}})
+	v := *u
+	v.RawQuery = q.Encode()
+	return mux.OpenBucketURL(ctx, &v)
+}
+
+// openGCSgRPC opens a gRPC gs:// URL with gocloud's opener, credentials
+// found first (the HTTP guards of driver_http.go do not apply to gRPC).
+func openGCSgRPC(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
 	if anyEnv("STORAGE_EMULATOR_HOST", "STORAGE_EMULATOR_HOST_GRPC") {
 		return blob.OpenBucket(ctx, u.String()) // an emulator: no credentials
 	}
@@ -36,11 +100,22 @@ func openGCS(ctx context.Context, u *url.URL, idle int) (*blob.Bucket, error) {
 		}
 		return nil, e
 	}
-	client, err := gcp.NewHTTPClient(idleTransport(idle), creds.TokenSource)
-	if err != nil {
-		return nil, err
+	return (&gcsblob.URLOpener{TokenSource: gcp.CredentialsTokenSource(creds)}).OpenBucketURL(ctx, u)
+}
+
+// isGCSList tells a LIST (GET .../storage/v1/b/BUCKET/o) from the other
+// requests.
+func isGCSList(r *http.Request) bool {
+	if r.Method != http.MethodGet {
+		return false
 	}
-	return (&gcsblob.URLOpener{Client: client, TokenSource: gcp.CredentialsTokenSource(creds)}).OpenBucketURL(ctx, u)
+	path := r.URL.Path
+	i := strings.LastIndex(path, "/b/")
+	if i < 0 || !strings.HasSuffix(path[:i], "/storage/v1") {
+		return false
+	}
+	bucket, rest, _ := strings.Cut(path[i+3:], "/")
+	return bucket != "" && rest == "o"
 }
 
 // idleTransport is net/http's default transport keeping idle up to idle

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -93,15 +94,23 @@ func (m *fastListDeserializer) HandleDeserialize(ctx context.Context, in middlew
 		return out, md, err
 	})
 	out, md, err := m.orig.HandleDeserialize(ctx, in, peek)
-	if err != nil || page == nil {
+	if err != nil {
 		return out, md, err
 	}
 	res, ok := out.Result.(*s3.ListObjectsV2Output)
 	if !ok {
 		return out, md, errors.New("s3 list: unexpected output type")
 	}
-	res.Contents, res.CommonPrefixes = page.contents, page.prefixes
-	res.IsTruncated, res.NextContinuationToken, res.KeyCount = page.truncated, page.next, page.keyCount
+	if page != nil {
+		res.Contents, res.CommonPrefixes = page.contents, page.prefixes
+		res.IsTruncated, res.NextContinuationToken, res.KeyCount = page.truncated, page.next, page.keyCount
+	}
+	// gocloud ends a listing at a page without a continuation, whatever
+	// IsTruncated says: a page that says there is more and gives no way
+	// to it fails the listing (listcheck.go).
+	if aws.ToBool(res.IsTruncated) && aws.ToString(res.NextContinuationToken) == "" {
+		return out, md, fmt.Errorf("%w: the page is marked truncated but carries no continuation token", ErrBadListing)
+	}
 	return out, md, err
 }
 

@@ -78,11 +78,11 @@ func openS3(ctx context.Context, u *url.URL, idle int) (*blob.Bucket, *wireCount
 	}
 	cfg.Logger = logging.Nop{} // no "SDK ... WARN" lines on stderr
 	wc := &wireCounter{}
-	base := awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+	tr := awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
 		t.MaxIdleConns = max(t.MaxIdleConns, idle)
 		t.MaxIdleConnsPerHost = max(t.MaxIdleConnsPerHost, idle)
-	})
-	cfg.HTTPClient = wc.wrap(base)
+	}).GetTransport()
+	cfg.HTTPClient = wc.wrap(s3HTTPClient(tr))
 	client := s3.NewFromConfig(cfg, opts...)
 	b, err := s3blob.OpenBucket(ctx, client, u.Host, &s3blob.Options{RequestChecksumCalculation: cfg.RequestChecksumCalculation})
 	if err != nil {
@@ -104,6 +104,26 @@ func idleConns(opts Options) int {
 	return DefaultMaxRequests
 }
 
+// s3HTTPClient is the S3 client's HTTP client (driver_http.go): answers
+// bounded, a redirect followed only on 307 and 308 (the SDK's own rule: a
+// method kept) and only to the same origin.
+func s3HTTPClient(tr http.RoundTripper) *http.Client {
+	c := guardedClient(tr, isS3List)
+	c.CheckRedirect = func(r *http.Request, via []*http.Request) error {
+		if s := r.Response.StatusCode; s != http.StatusTemporaryRedirect && s != http.StatusPermanentRedirect {
+			return http.ErrUseLastResponse
+		}
+		return checkRedirect(r, via)
+	}
+	return c
+}
+
+// isS3List tells a LIST (ListObjects, ListObjectsV2) from the other GETs.
+func isS3List(r *http.Request) bool {
+	q := r.URL.Query()
+	return r.Method == http.MethodGet && (q.Has("list-type") || q.Has("delimiter") || q.Has("prefix"))
+}
+
 // wireCounter counts HTTP requests by S3 operation.
 type wireCounter struct{ n counters }
 
@@ -119,7 +139,7 @@ func (wc *wireCounter) wrap(next aws.HTTPClient) aws.HTTPClient {
 func (c *countingClient) Do(r *http.Request) (*http.Response, error) {
 	switch r.Method {
 	case http.MethodGet:
-		if r.URL.Query().Has("list-type") || r.URL.Query().Has("delimiter") || r.URL.Query().Has("prefix") {
+		if isS3List(r) {
 			c.wc.n.list.Add(1)
 		} else {
 			c.wc.n.get.Add(1)

@@ -352,6 +352,7 @@ func (s *Store) ListPage(ctx context.Context, prefix, delimiter string, token []
 	if pageSize <= 0 {
 		pageSize = s.pageSize
 	}
+	asked := token
 	if token == nil {
 		token = blob.FirstPageToken
 	}
@@ -377,16 +378,23 @@ func (s *Store) ListPage(ctx context.Context, prefix, delimiter string, token []
 	if len(next) == 0 {
 		next = nil
 	}
+	if err := checkPage(prefix, asked, items, next); err != nil { // listcheck.go
+		return nil, nil, fmt.Errorf("list %q: %w", prefix, err)
+	}
 	return items, next, nil
 }
 
 // List walks every page of a listing, one LIST request per page.
 func (s *Store) List(ctx context.Context, prefix, delimiter string, fn func(ListItem) error) error {
 	var token []byte
+	check := newListCheck(prefix)
 	for {
 		items, next, err := s.ListPage(ctx, prefix, delimiter, token, 0)
 		if err != nil {
 			return err
+		}
+		if err := check.page(len(items), next); err != nil {
+			return fmt.Errorf("list %q: %w", prefix, err)
 		}
 		for _, it := range items {
 			if err := fn(it); err != nil {

@@ -1,0 +1,92 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+	azblob "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/azureblob"
+)
+
+// openAzure opens an azblob:// URL as gocloud's opener does (the same
+// query parameters and environment: azureblob's ServiceURLOptions), with
+// the container client made here so that its transport is driver_http.go's:
+// answers bounded, no redirect to another host.
+func openAzure(ctx context.Context, u *url.URL, idle int) (*blob.Bucket, error) {
+	hc := guardedClient(idleTransport(idle), isAzureList)
+	mux := new(blob.URLMux)
+	mux.RegisterBucket(azureblob.Scheme, &azureblob.URLOpener{
+		MakeClient: func(svc azureblob.ServiceURL, name azureblob.ContainerName) (*container.Client, error) {
+			return azureContainerClient(svc, name, hc)
+		},
+		ServiceURLOptions: *azureblob.NewDefaultServiceURLOptions(),
+	})
+	return mux.OpenBucketURL(ctx, u)
+}
+
+// azureContainerClient is gocloud's azureblob client for the credentials
+// of the environment (credentials.go's table), with transport hc: an
+// account key, a SAS token (only for the service the environment names:
+// gocloud's rule, so that a URL cannot send the token elsewhere), a
+// connection string, or azidentity's default chain.
+func azureContainerClient(svc azureblob.ServiceURL, name azureblob.ContainerName, hc *http.Client) (*container.Client, error) {
+	opts := &container.ClientOptions{ClientOptions: azcore.ClientOptions{
+		Transport: hc,
+		Telemetry: policy.TelemetryOptions{ApplicationID: "oxyfs"},
+	}}
+	containerURL, err := url.JoinPath(string(svc), string(name))
+	if err != nil {
+		return nil, err
+	}
+	account, key := os.Getenv("AZURE_STORAGE_ACCOUNT"), os.Getenv("AZURE_STORAGE_KEY")
+	conn := os.Getenv("AZURE_STORAGE_CONNECTION_STRING")
+	if conn == "" {
+		conn = os.Getenv("AZURE_STORAGEBLOB_CONNECTIONSTRING")
+	}
+	switch {
+	case account != "" && key != "":
+		cred, err := azblob.NewSharedKeyCredential(account, key)
+		if err != nil {
+			return nil, fmt.Errorf("azure shared key: %w", err)
+		}
+		return container.NewClientWithSharedKeyCredential(containerURL, cred, opts)
+	case os.Getenv("AZURE_STORAGE_SAS_TOKEN") != "":
+		def, err := azureblob.NewServiceURL(azureblob.NewDefaultServiceURLOptions())
+		if err != nil {
+			return nil, err
+		}
+		if !sameOrigin(string(def), string(svc)) {
+			return nil, errors.New("azureblob: bucket URL cannot change the service endpoint when AZURE_STORAGE_SAS_TOKEN is set")
+		}
+		return container.NewClientWithNoCredential(containerURL, opts)
+	case conn != "":
+		return container.NewClientFromConnectionString(conn, string(name), opts)
+	}
+	cred, err := azidentity.NewDefaultAzureCredential(nil)
+	if err != nil {
+		return nil, fmt.Errorf("azidentity default credential: %w", err)
+	}
+	return container.NewClient(containerURL, cred, opts)
+}
+
+// sameOrigin reports whether two URLs have one scheme and host.
+func sameOrigin(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	return err1 == nil && err2 == nil && strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Host, ub.Host)
+}
+
+// isAzureList tells a List Blobs (comp=list) from the other requests.
+func isAzureList(r *http.Request) bool {
+	return r.Method == http.MethodGet && r.URL.Query().Get("comp") == "list"
+}
