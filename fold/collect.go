@@ -118,12 +118,20 @@ type CollectReport struct {
 
 // Collect is `oxyfs gc`: it collects what folds replaced, then folds.
 //
-// It plans first, reading only: the snapshot (journal, retired record, pack
-// listing), the keys retired more than store.GracePeriod ago, and the keys of
-// every object to forget (one LIST of the object's prefix per kind, one HEAD
-// of its older one-list key per kind). Any failed listing or read ends it
-// there, before anything is changed. A dry run ends there too, and reports
-// exactly what would be deleted. Then, in this order:
+// It plans first, reading only, and takes no single answer's word (adr-0055
+// D6): the snapshot (journal, retired record, pack listing), cross-checked
+// (checkPackListing: a list the retired record or the journal's folded lines
+// show to be there that the listing lacks stops it; the live lists are read
+// once), the keys retired more than store.GracePeriod ago, and the keys of
+// every object to forget from two sources that must agree (forgetPlan.plan:
+// one LIST of the object's prefix per kind, each key checked to be the
+// object's and confirmed by a HEAD, one HEAD of its older one-list key per
+// kind; and the journal's and live lists' keys of the object, a HEAD for
+// each the listing lacks). Any failed listing or read, or answers that
+// contradict each other, end it there, before anything is changed. A dry
+// run ends there too, and reports exactly what would be deleted: the keys a
+// HEAD finds (the retired keys gone already are reported apart). Then, in
+// this order:
 //
 //  1. One compare-and-swap update of the journal drops the folded lines past
 //     their hour and, with Apply, every line naming a forgotten object.
@@ -132,15 +140,18 @@ type CollectReport struct {
 //     one retired later, never the journal, the retired record or the
 //     marker (such names are reported in Refused), never a live list (a
 //     list the retired record names is not live).
+//     Every DELETE is followed by a HEAD: a key still there is a failed
+//     deletion (Failed, ErrDeleteFailed), whatever the DELETE answered.
 //  3. One compare-and-swap update of the retired record drops the lines of
-//     the keys it deleted or found gone, and no other.
+//     the keys a HEAD found gone, and no other.
 //  4. A complete fold (Complete), which leaves the forgotten objects'
 //     entries out of its list and of the older lists' copies.
 //  5. With Apply, the forgotten objects' keys are deleted — only now, once
 //     no live list names them: a fold that failed leaves them in place and
-//     still listed, never a list naming keys that are gone. A key this step
-//     fails to delete is in no list, as an older writer's key would be,
-//     until the collection is run again.
+//     still listed, never a list naming keys that are gone. Each deletion
+//     is confirmed by a HEAD (ForgetReport.Deleted counts only those). A
+//     key this step fails to delete is in no list, as an older writer's
+//     key would be, until the collection is run again.
 //
 // Run one collection at a time per store, as oxy gc runs. Folds and writers
 // may run beside it.

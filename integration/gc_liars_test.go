@@ -134,6 +134,14 @@ var gcLiarCases = []struct {
 		g.p.Set(lyingproxy.IgnorePrefix(), lyingproxy.ListsUnder(g.key(store.KindSig, g.forgotten, "")))
 		g.refused(t, g.gcForget(t), before)
 	}},
+	// Item 1, the plan's own check: a key under the forgotten object's
+	// prefix that is no entry of it is not deleted on the listing's word.
+	{"1-forget-listing-shows-no-entry", func(t *testing.T, g *gcLiar) {
+		g.folded(t)
+		storefixture.PutObjects(t, g.st, g.key(store.KindSig, g.forgotten, "")+"not/an-entry")
+		before := g.state(t)
+		g.refused(t, g.gcForget(t), before)
+	}},
 	// Item 3: the pack listing hides the live complete list; gc exited 0
 	// and left it live, naming the keys it deleted.
 	{"3-pack-listing-hides-live-list", func(t *testing.T, g *gcLiar) {
