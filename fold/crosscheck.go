@@ -24,7 +24,6 @@ var ErrIncompletePackListing = errors.New("the pack listing left out entry lists
 type crossCheck struct {
 	now   int64    // the store clock the check used
 	named []string // the forgotten objects' keys the journal and the live lists hold
-	heads int      // HEADs sent
 }
 
 // crossCheckAttempts bounds how often a collection reads its snapshot again
@@ -92,7 +91,6 @@ func checkPackListing(ctx context.Context, st *store.Store, sn *store.Snapshot, 
 	}
 	slices.Sort(lookup)
 	there, _, err := existing(ctx, st, lookup)
-	cc.heads += len(lookup)
 	if err != nil {
 		return nil, fmt.Errorf("look up retired lists the pack listing did not show: %w", err)
 	}
@@ -141,7 +139,6 @@ func checkPackListing(ctx context.Context, st *store.Store, sn *store.Snapshot, 
 		found := ""
 		if !listed[part] {
 			ok, err := st.Exists(ctx, part)
-			cc.heads++
 			if err != nil {
 				return nil, fmt.Errorf("look up list %s, which journal lines folded at %d imply: %w", part, at, err)
 			}

@@ -22,7 +22,6 @@ var ErrWrongAnswer = errors.New("the server's answers contradict each other")
 type forgetPlan struct {
 	objects map[string][store.NumKinds]bool // object -> kinds forgotten
 	keys    []string                        // keys to delete, sorted: each listed (or the older one-list key) and found by a HEAD
-	heads   int                             // HEADs the plan sent
 }
 
 // names reports whether an entry key belongs to a forgotten object.
@@ -107,7 +106,6 @@ func (p *forgetPlan) plan(ctx context.Context, st *store.Store, named []string) 
 			return fmt.Errorf("forget %s: %w", legacy, err)
 		}
 		mu.Lock()
-		p.heads++
 		listed = append(listed, keys...)
 		if ok {
 			p.keys = append(p.keys, legacy)
@@ -122,9 +120,6 @@ func (p *forgetPlan) plan(ctx context.Context, st *store.Store, named []string) 
 	// Every listed key, confirmed.
 	err = forEach(ctx, len(listed), func(ctx context.Context, i int) error {
 		ok, err := st.Exists(ctx, listed[i])
-		mu.Lock()
-		p.heads++
-		mu.Unlock()
 		if err != nil {
 			return fmt.Errorf("forget %s: %w", listed[i], err)
 		}
@@ -140,9 +135,6 @@ func (p *forgetPlan) plan(ctx context.Context, st *store.Store, named []string) 
 	_, unlisted := mergeKeys(listed, sortedUnique(slices.Clone(named)))
 	err = forEach(ctx, len(unlisted), func(ctx context.Context, i int) error {
 		ok, err := st.Exists(ctx, unlisted[i])
-		mu.Lock()
-		p.heads++
-		mu.Unlock()
 		if err != nil {
 			return fmt.Errorf("forget %s: %w", unlisted[i], err)
 		}

@@ -260,6 +260,36 @@ func TestCollectGoesOnWhenARetiredListIsGoneBeforeItsHour(t *testing.T) {
 	}
 }
 
+// TestCollectGoesOnAfterAFoldRetiredEveryList: a fold that found its set
+// under a list retired too long ago retires every live list and leaves the
+// store unfolded (revive.go's tooLate); journal lines folded before that
+// retirement then name keys no live list holds, and that is no hidden list.
+// The same lines with no retirement after them are one.
+func TestCollectGoesOnAfterAFoldRetiredEveryList(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		retiredAt int64 // the list's retirement, against the lines folded at t0
+		want      error
+	}{
+		{"retired after the lines were folded", t0 + 1, nil},
+		{"retired before", t0 - 1, ErrIncompletePackListing},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st, clk := newMem(t)
+			k := ekey(store.KindSig, kept, "alice")
+			storefixture.PutObjects(t, st, k)
+			l := storefixture.WriteList(t, st, true, k)
+			putRecord(t, st, store.JournalKey, fmt.Sprintf("%d %s\n", t0, k))
+			putRecord(t, st, store.RetiredKey, fmt.Sprintf("%d %s\n", c.retiredAt, l))
+			clk.Set(t0 + ms(hour)/2)
+			_, err := Collect(context.Background(), st, CollectOptions{})
+			if !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {
+				t.Errorf("collect: %v, want %v", err, c.want)
+			}
+		})
+	}
+}
+
 // TestFirstFoldLooksUpJournalKeysTheListingLacks (issue 23 item 4): an
 // unfolded store with older writers' keys, and a sig/ page cut in half: the
 // first fold wrote a list without the cut keys (readers lost them), having
