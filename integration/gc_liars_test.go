@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/oxyfs/oxyfs/fold"
@@ -252,6 +253,50 @@ var gcLiarCases = []struct {
 				t.Errorf("after a 404 for %s the handle shows %d entries, want %d as before", record, n, before)
 			}
 			ix.Close()
+		}
+	}},
+	// Item 7 through a real mount: a SIGHUP refresh that gets 404 for a
+	// record keeps what the mount shows.
+	{"7-mount-refresh-record-404", func(t *testing.T, g *gcLiar) {
+		testservers.RequireFUSE(t)
+		ctx := context.Background()
+		g.folded(t)
+		if _, err := fold.Collect(ctx, g.st, fold.CollectOptions{Apply: true, ForgetObjects: []fold.ForgetObject{{Object: g.forgotten}}}); err != nil {
+			t.Fatal(err)
+		}
+		w, err := index.Open(ctx, g.st, index.Options{Warn: func(string) {}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		if err := w.Put(ctx, store.Entry{Kind: store.KindSeal, Object: g.kept, Value: "s2"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		m := startMount(t, g.srv, g.url, dir)
+		files := func() []string { return lines(run(t, "find", dir, "-path", dir+"/.oxy", "-prune", "-o", "-type", "f", "-print")) }
+		before := files()
+		if len(before) != 3 { // kept's alice and s1, and s2 in the journal only
+			t.Fatalf("the mount shows %v, want kept's 3 entries", before)
+		}
+		for _, record := range []string{store.JournalKey, store.RetiredKey} {
+			g.p.Set(lyingproxy.NotFound(record))
+			n, _ := m.stderr.count("(SIGHUP)") // "refreshed (SIGHUP)" or "refresh (SIGHUP): error"
+			m.signal(syscall.SIGHUP)
+			if err := m.waitLog("(SIGHUP)", n+1, cmdTimeout); err != nil {
+				t.Fatalf("refresh with %s answering 404: %v\n%s", record, err, m.stderr)
+			}
+			if k, _ := m.stderr.count("refresh (SIGHUP): open index: refresh: " + record + ": a record this handle read answers 404"); k != 1 {
+				t.Errorf("the refresh with %s answering 404 did not fail saying so\n%s", record, m.stderr)
+			}
+			if got := files(); !slices.Equal(got, before) {
+				t.Errorf("after a 404 for %s the mount shows %v, want %v as before", record, got, before)
+			}
+			g.p.Set()
+			m.refresh()
+			if got := files(); !slices.Equal(got, before) {
+				t.Errorf("once %s answers: %v, want %v", record, got, before)
+			}
 		}
 	}},
 	// Item 8: on an empty sig/ page check called every key missing.
