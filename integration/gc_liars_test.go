@@ -274,7 +274,9 @@ var gcLiarCases = []struct {
 		}
 		dir := t.TempDir()
 		m := startMount(t, g.srv, g.url, dir)
-		files := func() []string { return lines(run(t, "find", dir, "-path", dir+"/.oxy", "-prune", "-o", "-type", "f", "-print")) }
+		files := func() []string {
+			return lines(run(t, "find", dir, "-path", dir+"/.oxy", "-prune", "-o", "-type", "f", "-print"))
+		}
 		before := files()
 		if len(before) != 3 { // kept's alice and s1, and s2 in the journal only
 			t.Fatalf("the mount shows %v, want kept's 3 entries", before)
