@@ -73,6 +73,33 @@
 // (per request, through the context). Only URLs openS3 hands to gocloud's
 // own opener (ssetype, kmskeyid, accelerate) keep the SDK's retries.
 //
+// # Answers that lie
+//
+// A server's answer is never taken on its word (adr-0055 D6). Every page a
+// listing returns is checked before it is used (listcheck.go): a key or
+// common prefix outside the prefix asked for, a continuation equal to the
+// one asked with, and on S3 a page marked truncated with no continuation
+// fail the listing; a listing walked whole (List) also fails on a
+// continuation any earlier page carried, on more than 2^20 pages or 2^28
+// keys, and on more than 64 empty pages in a row that still say "more".
+// One ListPage may cost several LISTs (gocloud, and the GCS client's pager,
+// fill a page from as many server pages as it takes): on S3, GCS and Azure
+// it sends at most 65 and never one continuation twice (driver_http.go).
+// Each failure wraps ErrBadListing and names the key and prefix, or what
+// repeated: a listing that went wrong is an error, never "no more keys".
+//
+// The S3, GCS and Azure clients share one HTTP guard (driver_http.go): an
+// error answer's body is read to at most 4 KiB (the SDKs buffer error
+// bodies whole; the status stays in the error, so a 503 is still
+// transient), a LIST answer's body past 16 MiB fails the listing
+// (ErrTooLarge, final), and a redirect is followed only to the same scheme
+// and host:port, so no signature or bearer token goes to another host, port
+// or to plain http (the error says "redirect refused" and names both
+// origins; it is final). gs:// URLs take endpoint=URL (a GCS-compatible
+// service or a proxy). gRPC gs:// URLs and the S3 URLs gocloud's own opener
+// handles (ssetype, kmskeyid, accelerate) get the listing checks but not the
+// HTTP guard.
+//
 // # Compare-and-swap
 //
 // Records (the journal, the retired record) change only through
@@ -99,7 +126,9 @@
 // (driver.go), implemented once per backend in its own file, as gocloud's
 // drivers are: driver_s3.go (with driver_s3_open.go, the opener that counts
 // requests on the wire, and driver_s3_list.go, the ListObjectsV2 page
-// scanner), driver_gcs.go, driver_azure.go, driver_file.go (around the
+// scanner), driver_gcs.go (driver_gcs_open.go), driver_azure.go
+// (driver_azure_open.go), driver_http.go (the HTTP guard of the three),
+// driver_file.go (around the
 // file:// gocloud driver below) and driver_mem.go. Each lists at its top the
 // As types it uses; no code outside them asks which backend a store is
 // (TestNoBackendNameComparisonOutsideDrivers checks it), and Backend() is a

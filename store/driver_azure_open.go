@@ -23,7 +23,7 @@ import (
 // the container client made here so that its transport is driver_http.go's:
 // answers bounded, no redirect to another host.
 func openAzure(ctx context.Context, u *url.URL, idle int) (*blob.Bucket, error) {
-	hc := guardedClient(idleTransport(idle), isAzureList)
+	hc := guardedClient(idleTransport(idle), azureListToken)
 	mux := new(blob.URLMux)
 	mux.RegisterBucket(azureblob.Scheme, &azureblob.URLOpener{
 		MakeClient: func(svc azureblob.ServiceURL, name azureblob.ContainerName) (*container.Client, error) {
@@ -86,7 +86,12 @@ func sameOrigin(a, b string) bool {
 	return err1 == nil && err2 == nil && strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Host, ub.Host)
 }
 
-// isAzureList tells a List Blobs (comp=list) from the other requests.
-func isAzureList(r *http.Request) bool {
-	return r.Method == http.MethodGet && r.URL.Query().Get("comp") == "list"
+// azureListToken tells a List Blobs (comp=list) from the other requests,
+// with its marker.
+func azureListToken(r *http.Request) (string, bool) {
+	q := r.URL.Query()
+	if r.Method != http.MethodGet || q.Get("comp") != "list" {
+		return "", false
+	}
+	return q.Get("marker"), true
 }

@@ -36,7 +36,7 @@ func openGCS(ctx context.Context, u *url.URL, idle int) (*blob.Bucket, error) {
 		return openGCSgRPC(ctx, u)
 	}
 	q.Del("endpoint")
-	hc := guardedClient(idleTransport(idle), isGCSList)
+	hc := guardedClient(idleTransport(idle), gcsListToken)
 	client := &gcp.HTTPClient{Client: *hc}
 	var clientOpts []option.ClientOption
 	emulator := os.Getenv("STORAGE_EMULATOR_HOST")
@@ -103,19 +103,22 @@ func openGCSgRPC(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
 	return (&gcsblob.URLOpener{TokenSource: gcp.CredentialsTokenSource(creds)}).OpenBucketURL(ctx, u)
 }
 
-// isGCSList tells a LIST (GET .../storage/v1/b/BUCKET/o) from the other
-// requests.
-func isGCSList(r *http.Request) bool {
+// gcsListToken tells a LIST (GET .../storage/v1/b/BUCKET/o) from the
+// other requests, with its pageToken.
+func gcsListToken(r *http.Request) (string, bool) {
 	if r.Method != http.MethodGet {
-		return false
+		return "", false
 	}
 	path := r.URL.Path
 	i := strings.LastIndex(path, "/b/")
 	if i < 0 || !strings.HasSuffix(path[:i], "/storage/v1") {
-		return false
+		return "", false
 	}
 	bucket, rest, _ := strings.Cut(path[i+3:], "/")
-	return bucket != "" && rest == "o"
+	if bucket == "" || rest != "o" {
+		return "", false
+	}
+	return r.URL.Query().Get("pageToken"), true
 }
 
 // idleTransport is net/http's default transport keeping idle up to idle

@@ -8,6 +8,12 @@ package store
 //	               their error keeps the status either way)
 //	LIST pages     a LIST answer's body past maxListPage fails the
 //	               listing (ErrTooLarge): the SDKs decode a page whole
+//	LIST requests  one ListPage sends at most maxPageRequests LISTs, none
+//	               with a continuation it sent before: gocloud's ListPage
+//	               (and the GCS client's pager) fill a page from as many
+//	               server pages as it takes, so a server whose pages are
+//	               empty but say "more", or repeat their continuation,
+//	               would keep one call asking forever (ErrBadListing)
 //	redirects      followed only to the same scheme and host (host:port);
 //	               another host, another port or plain http from https is
 //	               refused (errRedirectRefused), so no credential goes
@@ -17,10 +23,12 @@ package store
 //	               another port of the same host
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 )
 
 // maxErrorBody is how much of an error answer's body is read: an
@@ -48,19 +56,75 @@ func checkRedirect(r *http.Request, via []*http.Request) error {
 	return nil
 }
 
+// maxPageRequests bounds the LIST requests of one ListPage: a server
+// that answers fewer keys than asked for more than maxEmptyRun times in a
+// row to fill one page is treated as listcheck.go treats empty pages.
+const maxPageRequests = maxEmptyRun + 1
+
+// listToken tells a LIST request and the continuation it carries ("" on
+// the first page).
+type listToken func(r *http.Request) (token string, isList bool)
+
 // guardedClient is the HTTP client of a driver: next's transport with
-// the answers bounded (isList tells a LIST request), redirects checked.
-func guardedClient(next http.RoundTripper, isList func(*http.Request) bool) *http.Client {
-	return &http.Client{Transport: &boundedTransport{next: next, isList: isList}, CheckRedirect: checkRedirect}
+// the answers bounded and the LISTs of one page checked (list tells a
+// LIST request), redirects checked.
+func guardedClient(next http.RoundTripper, list listToken) *http.Client {
+	return &http.Client{Transport: &boundedTransport{next: next, list: list}, CheckRedirect: checkRedirect}
 }
 
-// boundedTransport bounds the bodies of error answers and LIST pages.
+// pageGuard follows the LIST requests of one ListPage attempt; the store
+// puts one in the attempt's context (withPageGuard).
+type pageGuard struct {
+	mu     sync.Mutex // guards the fields below
+	sent   int
+	tokens map[string]struct{}
+}
+
+type pageGuardKey struct{}
+
+// withPageGuard is ctx with a fresh pageGuard, for one ListPage attempt.
+func withPageGuard(ctx context.Context) context.Context {
+	return context.WithValue(ctx, pageGuardKey{}, &pageGuard{tokens: map[string]struct{}{}})
+}
+
+// send checks one more LIST request carrying token.
+func (g *pageGuard) send(token string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.sent++
+	if g.sent > maxPageRequests {
+		return fmt.Errorf("%w: %d LIST requests for one page: the server's pages come back empty or short but say there is more", ErrBadListing, maxPageRequests)
+	}
+	if token == "" {
+		return nil
+	}
+	if _, seen := g.tokens[token]; seen {
+		return fmt.Errorf("%w: the server gave the same continuation twice while one page was filled: the listing would never end", ErrBadListing)
+	}
+	g.tokens[token] = struct{}{}
+	return nil
+}
+
+// boundedTransport bounds the bodies of error answers and LIST pages, and
+// the LIST requests of one page.
 type boundedTransport struct {
-	next   http.RoundTripper
-	isList func(*http.Request) bool
+	next http.RoundTripper
+	list listToken
 }
 
 func (t *boundedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	token, isList := "", false
+	if t.list != nil {
+		token, isList = t.list(r)
+	}
+	if g, ok := r.Context().Value(pageGuardKey{}).(*pageGuard); ok && isList {
+		if err := g.send(token); err != nil {
+			if r.Body != nil {
+				r.Body.Close()
+			}
+			return nil, err
+		}
+	}
 	resp, err := t.next.RoundTrip(r)
 	if err != nil || resp.Body == nil {
 		return resp, err
@@ -69,7 +133,7 @@ func (t *boundedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		resp.Body = &cappedBody{rc: resp.Body, left: maxErrorBody}
 		resp.ContentLength = -1
-	case t.isList != nil && t.isList(r):
+	case isList:
 		if resp.ContentLength > maxListPage {
 			resp.Body.Close()
 			return nil, listPageTooLarge(resp.ContentLength)

@@ -78,6 +78,9 @@ func (m *fastListDeserializer) HandleDeserialize(ctx context.Context, in middlew
 		}
 		body, rerr := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		if errors.Is(rerr, ErrTooLarge) {
+			return out, md, rerr // a page over maxListPage (driver_http.go)
+		}
 		if rerr != nil {
 			// The SDK's deserializer reports a body it cannot read.
 			resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{rerr}))

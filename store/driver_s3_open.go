@@ -108,7 +108,7 @@ func idleConns(opts Options) int {
 // bounded, a redirect followed only on 307 and 308 (the SDK's own rule: a
 // method kept) and only to the same origin.
 func s3HTTPClient(tr http.RoundTripper) *http.Client {
-	c := guardedClient(tr, isS3List)
+	c := guardedClient(tr, s3ListToken)
 	c.CheckRedirect = func(r *http.Request, via []*http.Request) error {
 		if s := r.Response.StatusCode; s != http.StatusTemporaryRedirect && s != http.StatusPermanentRedirect {
 			return http.ErrUseLastResponse
@@ -122,6 +122,18 @@ func s3HTTPClient(tr http.RoundTripper) *http.Client {
 func isS3List(r *http.Request) bool {
 	q := r.URL.Query()
 	return r.Method == http.MethodGet && (q.Has("list-type") || q.Has("delimiter") || q.Has("prefix"))
+}
+
+// s3ListToken is an S3 LIST's continuation (ListObjects' marker).
+func s3ListToken(r *http.Request) (string, bool) {
+	if !isS3List(r) {
+		return "", false
+	}
+	q := r.URL.Query()
+	if t := q.Get("continuation-token"); t != "" {
+		return t, true
+	}
+	return q.Get("marker"), true
 }
 
 // wireCounter counts HTTP requests by S3 operation.

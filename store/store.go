@@ -359,7 +359,9 @@ func (s *Store) ListPage(ctx context.Context, prefix, delimiter string, token []
 	var objs []*blob.ListObject
 	var next []byte
 	page := func(ctx context.Context) (err error) {
-		objs, next, err = s.bucket.ListPage(ctx, token, pageSize, &blob.ListOptions{Prefix: prefix, Delimiter: delimiter})
+		// gocloud may send several LISTs to fill one page: the HTTP
+		// guard counts them per attempt (driver_http.go).
+		objs, next, err = s.bucket.ListPage(withPageGuard(ctx), token, pageSize, &blob.ListOptions{Prefix: prefix, Delimiter: delimiter})
 		return err
 	}
 	err := s.read(ctx, &s.n.list, page)

@@ -31,6 +31,7 @@
 //	                  on GCS and Azure the token is only dropped)
 //	CutPage           the first half of a page, marked last
 //	EmptyPages        a page with no items, marked last
+//	EndlessEmptyPages a page with no items and a new continuation, forever
 //	OmitKeys(k...)    the keys dropped from every page
 //	ListsUnder(p...)  the LIST lies above only for prefixes under p
 //	PadList(n)        n bytes of whitespace in every page, streamed

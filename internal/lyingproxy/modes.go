@@ -15,6 +15,7 @@ type config struct {
 	truncatedNoToken bool
 	cutPage          bool
 	emptyPages       bool
+	endlessEmpty     bool
 	omit             map[string]bool
 	pad              int64
 
@@ -59,7 +60,7 @@ func (c *config) listLies() bool {
 
 // pageChanges: the page is decoded and encoded again.
 func (c *config) pageChanges() bool {
-	return c.repeatToken || c.truncatedNoToken || c.cutPage || c.emptyPages || len(c.omit) > 0
+	return c.repeatToken || c.truncatedNoToken || c.cutPage || c.emptyPages || c.endlessEmpty || len(c.omit) > 0
 }
 
 func (c *config) listApplies(prefix string) bool {
@@ -114,6 +115,11 @@ func CutPage() Mode { return func(c *config) { c.cutPage = true } }
 
 // EmptyPages answers every LIST with no items and no continuation.
 func EmptyPages() Mode { return func(c *config) { c.emptyPages = true } }
+
+// EndlessEmptyPages answers every LIST with no items and a new
+// continuation each time, forever (the next LIST, carrying it, is sent to
+// the server without it).
+func EndlessEmptyPages() Mode { return func(c *config) { c.endlessEmpty = true } }
 
 // OmitKeys drops keys (full object names) from every LIST page.
 func OmitKeys(keys ...string) Mode {

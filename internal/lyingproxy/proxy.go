@@ -81,8 +81,9 @@ type Proxy struct {
 	srv    *httptest.Server
 	rp     *httputil.ReverseProxy
 
-	cfg   atomic.Pointer[config]
-	count [6]atomic.Int64 // by index in ops
+	cfg    atomic.Pointer[config]
+	emptyN atomic.Int64    // the continuations EndlessEmptyPages made
+	count  [6]atomic.Int64 // by index in ops
 
 	// The listeners a Redirect sends clients to: another host
 	// (127.0.0.2, or another port when that cannot be bound) and
@@ -278,7 +279,7 @@ func (p *Proxy) list(w http.ResponseWriter, r *http.Request, cfg *config) {
 		q.Del(p.proto.prefixParam())
 		changed = true
 	}
-	if cfg.repeatToken && q.Get(p.proto.tokenParam()) == fakeToken {
+	if (cfg.repeatToken || cfg.endlessEmpty) && strings.HasPrefix(q.Get(p.proto.tokenParam()), fakeToken) {
 		q.Del(p.proto.tokenParam())
 		changed = true
 	}
@@ -329,6 +330,10 @@ func (p *Proxy) list(w http.ResponseWriter, r *http.Request, cfg *config) {
 		}
 		if cfg.repeatToken {
 			pg.setToken(fakeToken, true)
+		}
+		if cfg.endlessEmpty {
+			pg.keep(func(int) bool { return false })
+			pg.setToken(fakeToken+"-"+strconv.FormatInt(p.emptyN.Add(1), 10), true)
 		}
 		if body, err = pg.encode(); err != nil {
 			http.Error(w, "lyingproxy: encode page: "+err.Error(), http.StatusBadGateway)
