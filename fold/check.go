@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"sync/atomic"
 
 	"github.com/oxyfs/oxyfs/store"
 )
@@ -45,7 +47,10 @@ func (r CheckReport) OK() bool { return len(r.Problems) == 0 }
 //   - the journal and the retired record parse (each bad line is a problem);
 //   - every live list decodes, is sorted, its id matches its content
 //     (store.VerifyEntryList), and holds only entry keys;
-//   - every key a live list or the journal names exists;
+//   - every key a live list or the journal names exists: of those the
+//     listing did not show, the ones a report names (MaxItems per list and
+//     for the journal) are looked up (HEAD) first; one a HEAD finds proves
+//     the listing wrong, which is reported instead (confirmMissing);
 //   - every per-object key is an entry key, and is named by a live list or
 //     the journal; one that is not is a problem if a retired list that still
 //     exists held it (a fold left out a key that exists: the gap a listing
@@ -109,18 +114,31 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 	if err != nil {
 		return rep, fmt.Errorf("check: read lists: %w", err)
 	}
-	named := checkListFindings(&rep, live, found, len(sc.keys), max)
 
-	// Keys the journal names but the listing did not show.
+	// Keys the journal or a live list names but the listing did not show:
+	// the examples a report would name are looked up first.
 	jkeys := make([]string, len(sn.Journal))
 	for i, l := range sn.Journal {
 		jkeys[i] = l.Key
 	}
 	jkeys = sortedUnique(jkeys)
 	_, missing := mergeKeys(sc.keys, jkeys)
-	capped(&rep.Problems, max, missing, func(k string) string {
-		return fmt.Sprintf("journal names %s, which does not exist", k)
-	})
+	examples := slices.Clone(missing[:min(len(missing), max)])
+	for _, f := range found {
+		if f.named != nil {
+			examples = append(examples, f.missingEx...)
+		}
+	}
+	gone, err := confirmMissing(ctx, st, sortedUnique(examples), max, problem)
+	if err != nil {
+		return rep, fmt.Errorf("check: %w", err)
+	}
+	named := checkListFindings(&rep, live, found, len(sc.keys), max, gone)
+	if !slices.ContainsFunc(missing[:min(len(missing), max)], func(k string) bool { return !gone(k) }) {
+		capped(&rep.Problems, max, missing, func(k string) string {
+			return fmt.Sprintf("journal names %s, which does not exist", k)
+		})
+	}
 
 	// Per-object keys that neither names.
 	var waiting []string
@@ -284,4 +302,64 @@ func heldByRetired(ctx context.Context, st *store.Store, sn *store.Snapshot, key
 		})
 	}
 	return out, nil
+}
+
+// confirmMissing looks up (HEAD, up to workers at once) keys a live list or
+// the journal names that the listing did not show (the examples a report
+// would name: a bounded number, whatever the list's size), and returns a
+// function that reports those a HEAD found gone: only they are reported
+// missing. Normally every one is gone. One a HEAD finds means the listing
+// of the entry prefixes left it out (an empty or cut page): that is the
+// problem reported, once, and the look-ups stop there, since the listing
+// can no longer tell which named keys are missing; a key not looked up is
+// not reported missing.
+func confirmMissing(ctx context.Context, st *store.Store, keys []string, max int, problem func(string, ...any)) (func(string) bool, error) {
+	const (
+		unchecked = iota
+		isGone
+		isThere
+	)
+	state := make([]uint8, len(keys))
+	var wrong atomic.Bool
+	err := forEach(ctx, len(keys), func(ctx context.Context, i int) error {
+		if wrong.Load() {
+			return nil
+		}
+		ok, err := st.Exists(ctx, keys[i])
+		if err != nil {
+			return fmt.Errorf("look up %s, which the listing did not show: %w", keys[i], err)
+		}
+		if ok {
+			state[i] = isThere
+			wrong.Store(true)
+		} else {
+			state[i] = isGone
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var there []string
+	left := 0
+	for i, k := range keys {
+		switch state[i] {
+		case isThere:
+			there = append(there, k)
+		case unchecked:
+			left++
+		}
+	}
+	if len(there) > 0 {
+		shown := there[:min(len(there), max)]
+		problem("the listing of the entry prefixes did not show %s%s, which a HEAD found: the server's listing is wrong (an empty or cut page?); keys a list or the journal names are reported missing only once a HEAD found them gone (%d not looked up)",
+			strings.Join(shown, ", "), more(len(there)-len(shown)), left)
+	}
+	gone := make(map[string]bool, len(keys))
+	for i, k := range keys {
+		if state[i] == isGone {
+			gone[k] = true
+		}
+	}
+	return func(k string) bool { return gone[k] }, nil
 }

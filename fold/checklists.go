@@ -116,8 +116,10 @@ func checkList(ctx context.Context, st *store.Store, name string, keys []string,
 }
 
 // checkListFindings puts what checkLists found into rep, and returns the
-// listing keys the lists name.
-func checkListFindings(rep *CheckReport, live []store.ListInfo, found []listFindings, nkeys, max int) keyBits {
+// listing keys the lists name. A list's keys the listing did not show are
+// reported missing only if gone says a HEAD found every example gone
+// (confirmMissing); otherwise the listing was wrong, which is reported once.
+func checkListFindings(rep *CheckReport, live []store.ListInfo, found []listFindings, nkeys, max int, gone func(string) bool) keyBits {
 	var problems []string
 	for _, f := range found {
 		problems = append(problems, f.problems...)
@@ -137,6 +139,9 @@ func checkListFindings(rep *CheckReport, live []store.ListInfo, found []listFind
 		}
 		named.or(f.named)
 		missing += f.missing
+		if slices.ContainsFunc(f.missingEx, func(k string) bool { return !gone(k) }) {
+			continue
+		}
 		for _, k := range f.missingEx {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("list %s names %s, which does not exist", live[i].Name, k))
 		}

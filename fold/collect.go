@@ -2,11 +2,9 @@ package fold
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/oxyfs/oxyfs/store"
 )
@@ -96,7 +94,8 @@ type ForgetReport struct {
 	Applied bool     `json:"applied"` // deleted; otherwise only reported
 	Keys    []string `json:"keys"`    // their entry keys and older one-list keys
 	Lines   int      `json:"lines"`   // journal lines naming their entries (dropped if applied)
-	Deleted int      `json:"deleted"` // of Keys, how many are gone now
+	Deleted int      `json:"deleted"` // of Keys, how many a HEAD found gone after their DELETE
+	Failed  []string `json:"failed"`  // of Keys, those a HEAD still found after their DELETE
 }
 
 // CollectReport says what a collection did (or, in a dry run, would do).
@@ -105,6 +104,7 @@ type CollectReport struct {
 	Now                 int64        `json:"now"`      // the store clock the plan used, wall ms
 	Deleted             []string     `json:"deleted"`  // retired over an hour ago and deleted (or that would be)
 	Missing             []string     `json:"missing"`  // retired over an hour ago and gone already
+	Failed              []string     `json:"failed"`   // deleted, yet a HEAD still finds them: their retired lines stay
 	Waiting             int          `json:"waiting"`  // retired within the hour: kept
 	NextDue             int64        `json:"next_due"` // wall ms after which the next waiting key may go; 0: none
 	Refused             []string     `json:"refused"`  // named in the retired record but never deleted (the records, the marker)
@@ -118,12 +118,20 @@ type CollectReport struct {
 
 // Collect is `oxyfs gc`: it collects what folds replaced, then folds.
 //
-// It plans first, reading only: the snapshot (journal, retired record, pack
-// listing), the keys retired more than store.GracePeriod ago, and the keys of
-// every object to forget (one LIST of the object's prefix per kind, one HEAD
-// of its older one-list key per kind). Any failed listing or read ends it
-// there, before anything is changed. A dry run ends there too, and reports
-// exactly what would be deleted. Then, in this order:
+// It plans first, reading only, and takes no single answer's word (adr-0055
+// D6): the snapshot (journal, retired record, pack listing), cross-checked
+// (checkPackListing: a list the retired record or the journal's folded lines
+// show to be there that the listing lacks stops it; the live lists are read
+// once), the keys retired more than store.GracePeriod ago, and the keys of
+// every object to forget from two sources that must agree (forgetPlan.plan:
+// one LIST of the object's prefix per kind, each key checked to be the
+// object's and confirmed by a HEAD, one HEAD of its older one-list key per
+// kind; and the journal's and live lists' keys of the object, a HEAD for
+// each the listing lacks). Any failed listing or read, or answers that
+// contradict each other, end it there, before anything is changed. A dry
+// run ends there too, and reports exactly what would be deleted: the keys a
+// HEAD finds (the retired keys gone already are reported apart). Then, in
+// this order:
 //
 //  1. One compare-and-swap update of the journal drops the folded lines past
 //     their hour and, with Apply, every line naming a forgotten object.
@@ -132,15 +140,18 @@ type CollectReport struct {
 //     one retired later, never the journal, the retired record or the
 //     marker (such names are reported in Refused), never a live list (a
 //     list the retired record names is not live).
+//     Every DELETE is followed by a HEAD: a key still there is a failed
+//     deletion (Failed, ErrDeleteFailed), whatever the DELETE answered.
 //  3. One compare-and-swap update of the retired record drops the lines of
-//     the keys it deleted or found gone, and no other.
+//     the keys a HEAD found gone, and no other.
 //  4. A complete fold (Complete), which leaves the forgotten objects'
 //     entries out of its list and of the older lists' copies.
 //  5. With Apply, the forgotten objects' keys are deleted — only now, once
 //     no live list names them: a fold that failed leaves them in place and
-//     still listed, never a list naming keys that are gone. A key this step
-//     fails to delete is in no list, as an older writer's key would be,
-//     until the collection is run again.
+//     still listed, never a list naming keys that are gone. Each deletion
+//     is confirmed by a HEAD (ForgetReport.Deleted counts only those). A
+//     key this step fails to delete is in no list, as an older writer's
+//     key would be, until the collection is run again.
 //
 // Run one collection at a time per store, as oxy gc runs. Folds and writers
 // may run beside it.
@@ -163,14 +174,14 @@ func Collect(ctx context.Context, st *store.Store, opts CollectOptions) (rep Col
 	}
 
 	// Plan.
-	sn, err := readSnapshot(ctx, st)
+	forget := newForgetPlan(opts.ForgetObjects)
+	sn, cc, err := crossCheckedSnapshot(ctx, st, forget, w)
 	if err != nil {
 		return rep, fmt.Errorf("collect: %w", err)
 	}
-	rep.Now = st.Clock().NowMs()
+	rep.Now = cc.now
 	due := planRetired(sn, rep.Now, &rep, w)
-	forget, err := planForget(ctx, st, opts.ForgetObjects)
-	if err != nil {
+	if err := forget.plan(ctx, st, cc.named); err != nil {
 		return rep, fmt.Errorf("collect: %w", err)
 	}
 	rep.Forget.Applied = opts.Apply && !opts.DryRun
@@ -184,7 +195,13 @@ func Collect(ctx context.Context, st *store.Store, opts CollectOptions) (rep Col
 		}
 	}
 	if opts.DryRun {
-		rep.Deleted = due
+		// Name only what is there (DESIGN §6: exactly what would be
+		// deleted); the forgotten keys were found by the plan already.
+		there, gone, err := existing(ctx, st, due)
+		if err != nil {
+			return rep, fmt.Errorf("collect: look up retired keys: %w", err)
+		}
+		rep.Deleted, rep.Missing = there, gone
 		isDue := make(map[string]bool, len(due))
 		for _, k := range due {
 			isDue[k] = true
@@ -216,13 +233,14 @@ func Collect(ctx context.Context, st *store.Store, opts CollectOptions) (rep Col
 	}
 
 	// 2. What was retired over an hour ago.
-	deleted, missing, delErr := deleteKeys(ctx, st, due, prog, "delete")
-	rep.Deleted, rep.Missing = deleted, missing
-	gone := make(map[string]bool, len(deleted)+len(missing))
-	for _, k := range deleted {
+	// A key a HEAD still finds after its DELETE keeps its retired line.
+	del, delErr := deleteKeys(ctx, st, due, prog, "delete")
+	rep.Deleted, rep.Missing, rep.Failed = del.gone, del.missing, del.kept
+	gone := make(map[string]bool, len(del.gone)+len(del.missing))
+	for _, k := range del.gone {
 		gone[k] = true
 	}
-	for _, k := range missing {
+	for _, k := range del.missing {
 		gone[k] = true
 	}
 
@@ -265,8 +283,9 @@ func Collect(ctx context.Context, st *store.Store, opts CollectOptions) (rep Col
 
 	// 5. The forgotten objects' keys, once no live list names them.
 	if apply {
-		deleted, missing, err := deleteKeys(ctx, st, forget.keys, prog, "forget")
-		rep.Forget.Deleted = len(deleted) + len(missing)
+		del, err := deleteKeys(ctx, st, forget.keys, prog, "forget")
+		rep.Forget.Deleted = len(del.gone) + len(del.missing)
+		rep.Forget.Failed = del.kept
 		if err != nil {
 			return rep, fmt.Errorf("collect: forget: %w", err)
 		}
@@ -350,81 +369,6 @@ func planRetired(sn *store.Snapshot, now int64, rep *CollectReport, w *warner) [
 	return due
 }
 
-// forgetPlan is what forgetting objects deletes.
-type forgetPlan struct {
-	objects map[string][store.NumKinds]bool // object -> kinds forgotten
-	keys    []string                        // keys to delete, sorted
-}
-
-// names reports whether an entry key belongs to a forgotten object.
-func (p *forgetPlan) names(key string) bool {
-	if len(p.objects) == 0 {
-		return false
-	}
-	e, err := store.ParseKey(key)
-	if err != nil {
-		return false
-	}
-	kinds, ok := p.objects[e.Object]
-	return ok && kinds[e.Kind]
-}
-
-// planForget lists the keys of every object to forget: everything under
-// <kind>/<hh>/<rest>/ for each kind, and its older one-list key if there.
-func planForget(ctx context.Context, st *store.Store, objs []ForgetObject) (*forgetPlan, error) {
-	p := &forgetPlan{objects: map[string][store.NumKinds]bool{}}
-	for _, f := range objs {
-		kinds := p.objects[f.Object]
-		for _, k := range f.kinds() {
-			kinds[k] = true
-		}
-		p.objects[f.Object] = kinds
-	}
-	type job struct {
-		object string
-		kind   store.Kind
-	}
-	var jobs []job
-	for obj, kinds := range p.objects {
-		for _, k := range store.Kinds {
-			if kinds[k] {
-				jobs = append(jobs, job{obj, k})
-			}
-		}
-	}
-	var mu sync.Mutex
-	err := forEach(ctx, len(jobs), func(ctx context.Context, i int) error {
-		j := jobs[i]
-		prefix := store.Entry{Kind: j.kind, Object: j.object}.Key() // "<kind>/<hh>/<rest>/"
-		var keys []string
-		if err := list(ctx, st, prefix, "", func() { keys = keys[:0] }, func(it store.ListItem) error {
-			if !it.IsDir {
-				keys = append(keys, it.Key)
-			}
-			return nil
-		}); err != nil {
-			return fmt.Errorf("forget %s: %w", prefix, err)
-		}
-		legacy := store.LegacyKey(j.kind, j.object)
-		ok, err := st.Exists(ctx, legacy)
-		if err != nil {
-			return fmt.Errorf("forget %s: %w", legacy, err)
-		}
-		if ok {
-			keys = append(keys, legacy)
-		}
-		mu.Lock()
-		p.keys = append(p.keys, keys...)
-		mu.Unlock()
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	p.keys = sortedUnique(p.keys)
-	return p, nil
-}
-
 // dropJournalLines drops, in one compare-and-swap update of the journal, the
 // folded lines past their hour and, with forget, the lines naming forgotten
 // objects.
@@ -459,30 +403,4 @@ func dropJournalLines(ctx context.Context, st *store.Store, p *forgetPlan, forge
 		return res.Tries, 0, 0, fmt.Errorf("drop journal lines: %w", err)
 	}
 	return res.Tries, expiredN, forgotN, nil
-}
-
-// deleteKeys deletes keys, up to workers at a time, and returns those it
-// deleted and those that were missing already, each sorted. After a failure
-// it starts no further deletion.
-func deleteKeys(ctx context.Context, st *store.Store, keys []string, prog *progress, phase string) (deleted, missing []string, err error) {
-	var mu sync.Mutex
-	err = forEach(ctx, len(keys), func(ctx context.Context, i int) error {
-		err := st.Delete(ctx, keys[i])
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
-		mu.Lock()
-		if err == nil {
-			deleted = append(deleted, keys[i])
-		} else {
-			missing = append(missing, keys[i])
-		}
-		n := len(deleted) + len(missing)
-		mu.Unlock()
-		prog.report(int64(n), int64(len(keys)), phase)
-		return nil
-	})
-	slices.Sort(deleted)
-	slices.Sort(missing)
-	return deleted, missing, err
 }

@@ -59,6 +59,7 @@ func TestCollectDropsFoldedLinesOverAnHourOld(t *testing.T) {
 	st, clk := newMem(t)
 	a, b, c := ekey(store.KindSeal, "abcd", "a"), ekey(store.KindSeal, "abcd", "b"), ekey(store.KindSeal, "abcd", "c")
 	storefixture.PutObjects(t, st, a, b, c)
+	storefixture.WriteList(t, st, true, a, b) // the list the folds that marked a and b wrote
 	putRecord(t, st, store.JournalKey, fmt.Sprintf("%d %s\n%d %s\n0 %s\n", t0, a, t0+ms(hour), b, c))
 	clk.Set(t0 + ms(hour) + 1)
 	rep, err := Collect(context.Background(), st, CollectOptions{})

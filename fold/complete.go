@@ -68,9 +68,11 @@ type Report struct {
 //  3. List every entry prefix. Malformed keys are reported and left out.
 //  4. The new complete set is the journal's keys (folded lines included)
 //     together with the listed keys. A journal key the listing did not show
-//     is kept (the journal is what a writer claimed, and a writer writes the
-//     object first) and reported in JournalOnly. It drops out by itself once
-//     its line is folded and past its hour. Then every live list is read,
+//     is looked up (HEAD): if it exists, the listing was wrong (a cut or
+//     empty page) and the fold stops with ErrIncompleteListing, having
+//     written nothing; if not, it is kept (the journal is what a writer
+//     claimed) and reported in JournalOnly. It drops out by itself once its
+//     line is folded and past its hour. Then every live list is read,
 //     and each entry it holds that the set leaves out is looked up (HEAD): if its key exists, the listing was wrong and
 //     the fold stops with ErrIncompleteListing, having written nothing
 //     (leftOut). A collection's forgotten keys are not looked up.
@@ -185,8 +187,14 @@ func complete(ctx context.Context, st *store.Store, opts Options, h *hooks) (rep
 	}
 	set, journalOnly := mergeKeys(listed, sortedUnique(jkeys))
 	rep.JournalOnly = journalOnly
+	// 4a. A journal key the listing did not show is looked up: one that
+	// exists means the listing was cut (a first fold has no live list for
+	// leftOut to read, and would otherwise trust the cut page).
+	if err := journalOnlyGone(ctx, st, journalOnly, gone); err != nil {
+		return rep, fmt.Errorf("fold: %w", err)
+	}
 	for _, k := range journalOnly {
-		w.warn("journal names %s, which the listing did not show: kept in the list", k)
+		w.warn("journal names %s, which the listing did not show and a HEAD did not find: kept in the list", k)
 	}
 	if h != nil && h.afterScan != nil {
 		h.afterScan()

@@ -110,6 +110,27 @@
 // would look live. A listing that fails because a key vanished under it (the
 // file backend lists a directory, then looks at each file) starts again.
 //
+// # Answers that lie
+//
+// A server may answer a LIST with keys outside its prefix, a cut or empty
+// page, a page that leaves keys out; a DELETE with success while it keeps the
+// object; a GET or HEAD with 404 for a key that is there (issue 23). Nothing
+// is deleted, and no record changed, on one answer's word (adr-0055 D6):
+//
+//   - A forget plans from two sources that must agree (forget.go): the
+//     listing of the object's prefixes, each key the object's entry and
+//     confirmed by a HEAD (a 404 for a key just listed stops it), and the
+//     journal's and live lists' keys of the object (one the listing lacks
+//     that a HEAD finds stops it).
+//   - A collection cross-checks the pack listing with the retired record and
+//     the journal before it plans (crosscheck.go), reading it again while a
+//     contradiction may be a fold running beside it.
+//   - Every DELETE is confirmed by a HEAD (deleteKeys); a key still there is
+//     a failed deletion, and its retired line stays.
+//   - A complete fold looks up the journal keys the listing lacks
+//     (journalOnlyGone), as leftOut looks up the live lists' entries.
+//   - Check looks up a key before it calls it missing (confirmMissing).
+//
 // # Crash safety
 //
 // Each step leaves every entry findable by a fresh reader, whatever happens
@@ -131,6 +152,7 @@
 //     dropped, due keys deleted), so it reports what gc then does.
 //   - Collect fails closed: it plans with reads only, and a failed listing,
 //     read or the first compare-and-swap ends it before anything is deleted.
+//     So do answers that contradict each other (see "Answers that lie").
 //     It then drops journal lines (folded past their hour, or of forgotten
 //     objects), deletes forgotten objects' keys, deletes keys retired over
 //     an hour ago, and only then drops the retired lines of keys gone. A

@@ -122,3 +122,31 @@ func listHolding(lists []store.ListInfo) string {
 	}
 	return fmt.Sprintf("one of %d live lists", len(lists))
 }
+
+// journalOnlyGone looks up (HEAD) every journal key the listing of the
+// entry prefixes did not show, but those gone reports the caller deleted
+// (a collection's forgotten objects). One that exists means the listing
+// left it out (a page cut short, an empty page): it returns an error
+// wrapping ErrIncompleteListing, and the fold writes nothing. Normally
+// there is none to look up: a writer writes its key before its line.
+func journalOnlyGone(ctx context.Context, st *store.Store, keys []string, gone func(string) bool) error {
+	var check []string
+	for _, k := range keys {
+		if gone == nil || !gone(k) {
+			check = append(check, k)
+		}
+	}
+	there, _, err := existing(ctx, st, check)
+	if err != nil {
+		return fmt.Errorf("look up journal keys the listing did not show: %w", err)
+	}
+	if len(there) == 0 {
+		return nil
+	}
+	prefix := there[0]
+	if e, err := store.ParseKey(prefix); err == nil {
+		prefix = store.Entry{Kind: e.Kind, Object: e.Object}.Key()
+	}
+	return fmt.Errorf("%w: the journal names %s, which exists, but listing %s did not show it%s; nothing was written, retired or marked (run the fold again; if it persists, the server's listing is wrong)",
+		ErrIncompleteListing, there[0], prefix, more(len(there)-1))
+}

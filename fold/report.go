@@ -97,6 +97,9 @@ func (r CollectReport) String() string {
 	for _, k := range r.Missing {
 		fmt.Fprintf(&b, "  gone already %s\n", k)
 	}
+	for _, k := range r.Failed {
+		fmt.Fprintf(&b, "  still there after its DELETE (retired line kept) %s\n", k)
+	}
 	if r.Waiting > 0 {
 		fmt.Fprintf(&b, "retired within the hour: %d kept (next due after %s)\n", r.Waiting, time.UnixMilli(r.NextDue).UTC().Format(time.RFC3339))
 	}
@@ -111,9 +114,21 @@ func (r CollectReport) String() string {
 		case r.DryRun:
 			fv = "would delete (with --apply)"
 		}
-		fmt.Fprintf(&b, "forgotten objects: %d keys and %d journal lines %s\n", len(r.Forget.Keys), r.Forget.Lines, fv)
+		if r.Forget.Applied {
+			fmt.Fprintf(&b, "forgotten objects: %d keys (%d confirmed gone) and %d journal lines dropped\n", len(r.Forget.Keys), r.Forget.Deleted, r.Forget.Lines)
+		} else {
+			fmt.Fprintf(&b, "forgotten objects: %d keys and %d journal lines %s\n", len(r.Forget.Keys), r.Forget.Lines, fv)
+		}
+		failed := make(map[string]bool, len(r.Forget.Failed))
+		for _, k := range r.Forget.Failed {
+			failed[k] = true
+		}
 		for _, k := range r.Forget.Keys {
-			fmt.Fprintf(&b, "  %s\n", k)
+			if failed[k] {
+				fmt.Fprintf(&b, "  %s (still there after its DELETE)\n", k)
+			} else {
+				fmt.Fprintf(&b, "  %s\n", k)
+			}
 		}
 	}
 	if r.Fold != nil {

@@ -67,7 +67,10 @@
 // In the prefix modes a refresh always lists pack- and drops the listings.
 // Generation bumps when a refresh changed what the tree shows (always in the
 // prefix modes) and on every own write. Status.LastRefresh says what the
-// last refresh sent.
+// last refresh sent. A refresh that gets 404 for the journal or the retired
+// record after the handle read it fails with ErrRecordVanished, logged
+// once, and the view stays as it was: nothing deletes either record, so the
+// answer is a lie or a stale read (refresh.go).
 //
 // JournalText and RetiredText return the records as the view read them (a
 // mount's .oxy/journal and .oxy/retired: what its tree shows, at no

@@ -2,6 +2,8 @@ package index
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/oxyfs/oxyfs/store"
@@ -106,10 +108,44 @@ func (ix *Index) refreshSnapshot(ctx context.Context, prev *view) (*store.Snapsh
 	if err != nil {
 		return nil, err
 	}
+	if err := recordVanished(prev.rec, sn); err != nil {
+		ix.warnOnce("vanished:"+err.Error(), err.Error()+"; keeping the previous view")
+		return nil, err
+	}
 	if !changed && !list {
 		return nil, nil
 	}
 	return sn, nil
+}
+
+// ErrRecordVanished: a refresh got 404 for the journal or the retired record
+// although this handle had read it. Nothing deletes either record (spec
+// §13.7: both change only by compare-and-swap), so the answer is a lie or a
+// stale read, not the record's absence: taken at its word it would drop
+// every journal-only entry (the journal) or make every retired list live
+// again and bring forgotten entries back (the retired record). The refresh
+// fails, and the handle keeps serving its previous view, as it does when
+// the server does not answer.
+var ErrRecordVanished = errors.New("a record this handle read answers 404")
+
+// recordVanished returns an error wrapping ErrRecordVanished when sn lacks
+// a record prev held.
+func recordVanished(prev, sn *store.Snapshot) error {
+	if sn == nil {
+		return nil
+	}
+	for _, r := range []struct {
+		key        string
+		was, isNow bool
+	}{
+		{store.JournalKey, prev.JournalVersion.Exists, sn.JournalVersion.Exists},
+		{store.RetiredKey, prev.RetiredVersion.Exists, sn.RetiredVersion.Exists},
+	} {
+		if r.was && !r.isNow {
+			return fmt.Errorf("refresh: %s: %w (nothing deletes it: a lying server or a stale read)", r.key, ErrRecordVanished)
+		}
+	}
+	return nil
 }
 
 // trustWindow is how long a look at the journal and the retired record lets

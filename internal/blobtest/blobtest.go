@@ -6,7 +6,13 @@
 // the way a network or a server makes them fail, through its ordinary
 // blob.Bucket, and counts them as it counts any other.
 //
-// Hooks may be changed while requests run; each request reads them once.
+// A Liar (SetLiar) makes the bucket answer as a server that lies does: a
+// listing that ignores its prefix or leaves keys out, a DELETE that answers
+// success and keeps the object, a HEAD or GET that answers 404 for a key
+// that is there.
+//
+// Hooks and the liar may be changed while requests run; each request reads
+// them once.
 package blobtest
 
 import (
@@ -44,11 +50,30 @@ type Hooks struct {
 	AfterPut func(key string) error
 }
 
+// Liar says which answers to falsify. A nil field tells no lie.
+type Liar struct {
+	// IgnorePrefix, true for a listing's prefix, answers that listing as
+	// if no prefix had been asked: every key of the bucket.
+	IgnorePrefix func(prefix string) bool
+	// Omit, true for a listed key, leaves it out of the page.
+	Omit func(prefix, key string) bool
+	// KeepOnDelete, true for a key, answers its DELETE with success and
+	// deletes nothing.
+	KeepOnDelete func(key string) bool
+	// NotFound, true for a request (OpHead or OpGet) and its key, answers
+	// 404 whether or not the key exists.
+	NotFound func(op Op, key string) bool
+}
+
+// ErrLiedNotFound is the 404 a Liar answers; its code is NotFound.
+var ErrLiedNotFound = errors.New("blobtest: not found (a lie)")
+
 // Bucket is the driver. Open a *blob.Bucket over it with blob.NewBucket.
 type Bucket struct {
 	inner *blob.Bucket
-	mu    sync.Mutex
+	mu    sync.Mutex // guards hooks and liar
 	hooks Hooks
+	liar  Liar
 }
 
 // New returns a driver over inner, or over a new in-memory bucket if nil.
@@ -64,6 +89,20 @@ func (b *Bucket) SetHooks(h Hooks) {
 	b.mu.Lock()
 	b.hooks = h
 	b.mu.Unlock()
+}
+
+// SetLiar replaces the lies told; Liar{} tells none.
+func (b *Bucket) SetLiar(l Liar) {
+	b.mu.Lock()
+	b.liar = l
+	b.mu.Unlock()
+}
+
+// Lies returns the lies told.
+func (b *Bucket) Lies() Liar {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.liar
 }
 
 func (b *Bucket) before(ctx context.Context, op Op, key string) error {
@@ -94,6 +133,8 @@ func (b *Bucket) ErrorCode(err error) gcerrors.ErrorCode {
 		return gcerrors.Canceled
 	case errors.Is(err, context.DeadlineExceeded):
 		return gcerrors.DeadlineExceeded
+	case errors.Is(err, ErrLiedNotFound):
+		return gcerrors.NotFound
 	}
 	if c := gcerrors.Code(err); c != gcerrors.Unknown {
 		return c
@@ -108,6 +149,9 @@ func (b *Bucket) Close() error            { return b.inner.Close() }
 func (b *Bucket) Attributes(ctx context.Context, key string) (*driver.Attributes, error) {
 	if err := b.before(ctx, OpHead, key); err != nil {
 		return nil, err
+	}
+	if l := b.Lies(); l.NotFound != nil && l.NotFound(OpHead, key) {
+		return nil, ErrLiedNotFound
 	}
 	a, err := b.inner.Attributes(ctx, key)
 	if err != nil {
@@ -128,12 +172,20 @@ func (b *Bucket) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driv
 	if size <= 0 {
 		size = 1000
 	}
-	objs, next, err := b.inner.ListPage(ctx, token, size, &blob.ListOptions{Prefix: opts.Prefix, Delimiter: opts.Delimiter})
+	l := b.Lies()
+	prefix := opts.Prefix
+	if l.IgnorePrefix != nil && l.IgnorePrefix(prefix) {
+		prefix = ""
+	}
+	objs, next, err := b.inner.ListPage(ctx, token, size, &blob.ListOptions{Prefix: prefix, Delimiter: opts.Delimiter})
 	if err != nil {
 		return nil, err
 	}
 	page := &driver.ListPage{NextPageToken: next}
 	for _, o := range objs {
+		if l.Omit != nil && l.Omit(opts.Prefix, o.Key) {
+			continue
+		}
 		page.Objects = append(page.Objects, &driver.ListObject{Key: o.Key, ModTime: o.ModTime, Size: o.Size, MD5: o.MD5, IsDir: o.IsDir})
 	}
 	return page, nil
@@ -142,6 +194,9 @@ func (b *Bucket) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driv
 func (b *Bucket) NewRangeReader(ctx context.Context, key string, offset, length int64, _ *driver.ReaderOptions) (driver.Reader, error) {
 	if err := b.before(ctx, OpGet, key); err != nil {
 		return nil, err
+	}
+	if l := b.Lies(); l.NotFound != nil && l.NotFound(OpGet, key) {
+		return nil, ErrLiedNotFound
 	}
 	r, err := b.inner.NewRangeReader(ctx, key, offset, length, nil)
 	if err != nil {
@@ -171,6 +226,9 @@ func (b *Bucket) Copy(ctx context.Context, dst, src string, _ *driver.CopyOption
 func (b *Bucket) Delete(ctx context.Context, key string, _ *driver.DeleteOptions) error {
 	if err := b.before(ctx, OpDelete, key); err != nil {
 		return err
+	}
+	if l := b.Lies(); l.KeepOnDelete != nil && l.KeepOnDelete(key) {
+		return nil
 	}
 	return b.inner.Delete(ctx, key)
 }
