@@ -56,10 +56,10 @@ func TestManyHandlesOnOneBucket(t *testing.T) {
 
 	const (
 		mounts       = 3
-		cpsEach      = 12 // cp per mount writer
-		batches      = 8  // host D's PutBatch calls, 3 entries each
-		cliPuts      = 4  // `oxyfs put --force` runs
-		heldRounds   = 2  // held descriptors per held reader (mounts 0 and 1)
+		cpsEach      = 18 // cp per mount writer
+		batches      = 12 // host D's PutBatch calls, 3 entries each
+		cliPuts      = 6  // `oxyfs put --force` runs
+		heldRounds   = 3  // held descriptors per held reader (mounts 0 and 1)
 		keysPerOwner = 3  // each writer re-signs its own few keys
 		interval     = "1s"
 	)
@@ -170,8 +170,8 @@ func TestManyHandlesOnOneBucket(t *testing.T) {
 	var bg sync.WaitGroup // host D's refresher and folder: until stop
 	var counts struct {
 		sync.Mutex
-		refreshes, partial, complete, collect, held, heldOld int
-		scans, scannedFiles, interrupted                     int
+		refreshes, partial, partialMarked, complete, collect, held, heldOld int
+		scans, scannedFiles, interrupted                                    int
 	}
 	// Readers walk every mount (through the kernel, so it holds listings
 	// and attributes across refreshes) and serve while the writers run. A
@@ -233,12 +233,16 @@ func TestManyHandlesOnOneBucket(t *testing.T) {
 			}
 			switch round % 3 {
 			case 0:
-				if _, err := fold.Partial(ctx, stD); err != nil {
+				res, err := fold.Partial(ctx, stD)
+				if err != nil {
 					fail("partial fold: %v", err)
 					continue
 				}
 				counts.Lock()
 				counts.partial++
+				if res.Marked > 0 {
+					counts.partialMarked++
+				}
 				counts.Unlock()
 			case 1:
 				if _, err := fold.Complete(ctx, stD, fold.Options{}); err != nil {
@@ -440,8 +444,8 @@ func TestManyHandlesOnOneBucket(t *testing.T) {
 
 	counts.Lock()
 	defer counts.Unlock()
-	if counts.partial == 0 || counts.complete == 0 || counts.collect == 0 {
-		t.Errorf("beside the writers ran %d partial folds, %d complete folds, %d collections: want each at least once", counts.partial, counts.complete, counts.collect)
+	if counts.partialMarked == 0 || counts.complete == 0 || counts.collect == 0 {
+		t.Errorf("beside the writers ran %d partial folds (%d of them folding lines), %d complete folds, %d collections: want each at least once", counts.partial, counts.partialMarked, counts.complete, counts.collect)
 	}
 	if counts.held != 2*heldRounds {
 		t.Errorf("%d of %d held-descriptor rounds completed", counts.held, 2*heldRounds)
@@ -452,9 +456,9 @@ func TestManyHandlesOnOneBucket(t *testing.T) {
 			files++
 		}
 	}
-	t.Logf("%d handles (3 mounts, serve, host D) on one bucket: start %v, writing %v; %d acknowledged keys (%d lost), fresh reader %d names (%d files); beside the writers %d partial folds, %d complete, %d gc, %d host D refreshes; %d descriptors held across a replacement (%d read the old version whole, the rest the new); %d reader walks beside the writers (%d files read, %d walks cut short by a vanished name); total %v",
+	t.Logf("%d handles (3 mounts, serve, host D) on one bucket: start %v, writing %v; %d acknowledged keys (%d lost), fresh reader %d names (%d files); beside the writers %d partial folds (%d folding lines), %d complete, %d gc, %d host D refreshes; %d descriptors held across a replacement (%d read the old version whole, the rest the new); %d reader walks beside the writers (%d files read, %d walks cut short by a vanished name); total %v",
 		mounts+2, started.Round(time.Millisecond), writing.Round(time.Millisecond), len(acked), lost, len(want), files,
-		counts.partial, counts.complete, counts.collect, counts.refreshes, counts.held, counts.heldOld, counts.scans, counts.scannedFiles, counts.interrupted, time.Since(began).Round(time.Millisecond))
+		counts.partial, counts.partialMarked, counts.complete, counts.collect, counts.refreshes, counts.held, counts.heldOld, counts.scans, counts.scannedFiles, counts.interrupted, time.Since(began).Round(time.Millisecond))
 }
 
 // heldRead holds a signature open on a mount across its replacement: host D
