@@ -60,6 +60,34 @@ func TestALocationHoldingNoStoreIsRefused(t *testing.T) {
 	}
 }
 
+// TestANonStorePathIsRefusedAsSuchByCheckFoldAndGC: a file:// path with no
+// pack- key is detected as the directory layout; check, fold and gc on such
+// a path that holds no store at all (a typo, an empty directory, /etc) said
+// "has the directory layout … pass --layout bucket" (exit 2), sending the
+// user after the layout instead of the path. They say what is there (exit
+// 1), as with --layout bucket.
+func TestANonStorePathIsRefusedAsSuchByCheckFoldAndGC(t *testing.T) {
+	for name, dir := range notAStore(t) {
+		want := "holds no oxy store"
+		if name == "empty" {
+			want = "holds nothing"
+		}
+		for _, cmd := range []string{"check", "fold", "gc"} {
+			_, errOut, code := runBounded(t, cmd, "file://"+dir)
+			if code != 1 || !strings.Contains(errOut, want) || !strings.Contains(errOut, "--create") {
+				t.Errorf("%s: oxyfs %s (layout detected): exit %d, want 1 and a message saying %q and naming --create:\n%s", name, cmd, code, want, errOut)
+			}
+		}
+	}
+	// A repository's own directory (a store, directory layout) is still
+	// told that these commands need the bucket layout (a usage error).
+	repo := t.TempDir()
+	writeFile(t, repo, "sig/ab/cdef/alice", []byte("sig"))
+	if _, errOut, code := runBounded(t, "check", "file://"+repo); code != 2 || !strings.Contains(errOut, "--layout bucket") {
+		t.Errorf("check of a directory-layout store: exit %d, want 2 naming --layout bucket:\n%s", code, errOut)
+	}
+}
+
 // TestCreateStartsANewStore: --create takes an empty location (a file://
 // directory not made yet included) as a new, empty store.
 func TestCreateStartsANewStore(t *testing.T) {
