@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -253,4 +254,45 @@ func snapshotDir(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// TestUnfoldedNoticeIsAnEventOfTheMountLog: a mount's notice that its store
+// is not folded is one event of its log, in the log's format and where the
+// log goes (--log-file, syslog once detached); it was written to stderr
+// alone, unformatted, so a mount from fstab or systemd with a log file
+// never logged it.
+func TestUnfoldedNoticeIsAnEventOfTheMountLog(t *testing.T) {
+	unfolded := filepath.Join(t.TempDir(), "u")
+	if _, errOut, code := runCLI(t, "gen", "--entries", "20", "--layout", "bucket", "file://"+unfolded); code != 0 {
+		t.Fatalf("gen: %s", errOut)
+	}
+	logFile := filepath.Join(t.TempDir(), "mount.log")
+	_, errOut, code := runBounded(t, "mount", "--log-file", logFile, "--log-format", "json", "file://"+unfolded, t.TempDir())
+	if code != 0 {
+		t.Fatalf("mount: exit %d: %s", code, errOut)
+	}
+	if strings.Contains(errOut, "not folded") {
+		t.Errorf("the notice went to stderr, not to --log-file:\n%s", errOut)
+	}
+	data, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notices int
+	for line := range strings.Lines(string(data)) {
+		var ev struct{ Time, Level, Msg string }
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Errorf("log line is not JSON: %q: %v", line, err)
+			continue
+		}
+		if strings.Contains(ev.Msg, "is not folded: browsing it lists prefixes") {
+			notices++
+			if ev.Time == "" || ev.Level != "INFO" || strings.HasSuffix(ev.Msg, "\n") {
+				t.Errorf("notice event: %+v", ev)
+			}
+		}
+	}
+	if notices != 1 {
+		t.Errorf("log file has %d notices that the store is not folded, want 1:\n%s", notices, data)
+	}
 }
