@@ -36,7 +36,7 @@
 // Every method sends a known number of requests and counts them by kind
 // (Counts): Get, ReadRecord and ReadRecordIfChanged one GET (a 304 too),
 // Exists and Size one HEAD, Put one PUT, ListPage one LIST (List one per
-// page), Presence one LIST (of the root, delimiter "/", a page of 100: does
+// page), Presence one LIST (of the root, delimiter "/", a page of 1000: does
 // the location hold anything of a store? presence.go), Delete one DELETE (on S3 also the HEAD s3blob sends first:
 // DeleteRequests says which). A compare-and-swap write is one PUT on S3, GCS
 // and Azure, and one GET plus one PUT under the lock on file and mem. On S3 the

@@ -26,8 +26,12 @@ type Presence struct {
 }
 
 // presencePage is the page size of the one LIST Presence sends: a store's
-// root holds a handful of names, so a small page says all of it.
-const presencePage = 100
+// root holds a handful of names, but a location that is not a store may
+// hold many that sort before them (/etc holds about 150), and a page of 100
+// left such a root unsure, taken for a store. 1000 is the most S3 and GCS
+// return in one page, so the one LIST costs the same and says all of a
+// root of up to 1000 names.
+const presencePage = 1000
 
 // presenceShown is how many of a location's names Presence keeps.
 const presenceShown = 3

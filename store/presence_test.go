@@ -58,7 +58,7 @@ func TestPresenceTellsAStoreFromAnythingElse(t *testing.T) {
 func TestPresenceOfACrowdedRootIsUnsure(t *testing.T) {
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
-	for i := range 150 {
+	for i := range 1050 {
 		if err := st.Put(ctx, fmt.Sprintf("IMG_%04d.jpg", i), []byte("x")); err != nil {
 			t.Fatal(err)
 		}
@@ -68,11 +68,11 @@ func TestPresenceOfACrowdedRootIsUnsure(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p.Held || !p.Unsure {
-		t.Errorf("150 photos: %+v, want unsure", p)
+		t.Errorf("1050 photos: %+v, want unsure", p)
 	}
 	// Past the last name a store may hold, one page is enough.
 	st2 := storefixture.NewMem(t)
-	for i := range 150 {
+	for i := range 1050 {
 		if err := st2.Put(ctx, fmt.Sprintf("zz/%04d", i), []byte("x")); err != nil {
 			t.Fatal(err)
 		}
@@ -81,6 +81,31 @@ func TestPresenceOfACrowdedRootIsUnsure(t *testing.T) {
 		}
 	}
 	if p, err := st2.Presence(ctx); err != nil || p.Held || p.Unsure || p.Empty {
-		t.Errorf("150 names after the store's: %+v, %v; want no store, sure", p, err)
+		t.Errorf("2100 names after the store's: %+v, %v; want no store, sure", p, err)
+	}
+}
+
+// TestPresenceOfAnEtcSizedRootIsSure: /etc holds about 150 names, most
+// sorting before a store's (a page of 100 ended at "postgresql", before
+// "sig/", and /etc was taken for a store: ls showed an empty tree, mount
+// and serve served it). One LIST says all of a root of that size: no store.
+func TestPresenceOfAnEtcSizedRootIsSure(t *testing.T) {
+	ctx := context.Background()
+	st := storefixture.NewMem(t)
+	for i := range 150 {
+		if err := st.Put(ctx, fmt.Sprintf("conf%03d", i), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := st.Counts()
+	p, err := st.Presence(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := st.Counts().Sub(before); d != (store.Counts{List: 1}) {
+		t.Errorf("Presence sent %v, want one LIST", d)
+	}
+	if p.Held || p.Unsure || p.Empty {
+		t.Errorf("150 names of /etc: %+v, want no store, sure", p)
 	}
 }

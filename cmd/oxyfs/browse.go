@@ -57,7 +57,7 @@ func (e *env) openReader(ctx context.Context, url string, browsing bool) (*index
 	}
 	err = ix.Load(ctx)
 	if err == nil {
-		err = e.openedIndex(ctx, ix, browsing)
+		err = e.openedIndex(ctx, ix, browsing, nil)
 	}
 	if err != nil {
 		ix.Close()

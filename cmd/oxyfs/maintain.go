@@ -170,12 +170,22 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 
 // openBucketStore opens a store for fold, gc and check, which only apply to
 // the bucket layout: a repository's own directory keeps no journal or lists.
+// A location that holds no store is refused as such (requireStore), whatever
+// layout was detected for it.
 func (e *env) openBucketStore(ctx context.Context, url string, readOnly bool) (*store.Store, error) {
 	st, err := e.openStore(ctx, url, store.Options{ReadOnly: readOnly})
 	if err != nil {
 		return nil, err
 	}
 	if st.Layout() != store.LayoutBucket {
+		// A file:// location with no pack- key is taken for a directory
+		// store; if it holds nothing of a store at all (a path typo, an
+		// empty or unrelated directory), say that (exit 1), not that its
+		// layout is wrong.
+		if err := e.requireStore(ctx, st, false); err != nil {
+			st.Close()
+			return nil, err
+		}
 		st.Close()
 		return nil, usagef("%s has the %s layout, which keeps no journal or lists; pass --layout bucket for a store kept in the bucket layout", st.URL(), st.Layout())
 	}

@@ -141,7 +141,7 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := e.openedIndex(bg, ix, true); err != nil {
+	if err := e.openedIndex(bg, ix, true, lg.printf); err != nil {
 		ix.Close()
 		return err
 	}

@@ -61,14 +61,16 @@ func errNotAStore(url string, p store.Presence) error {
 
 // openedIndex checks a loaded index's store: refused if the location holds
 // no store (requireStore); with browsing, an unfolded store says once what
-// browsing it costs and how to fold it.
-func (e *env) openedIndex(ctx context.Context, ix *index.Index, browsing bool) error {
+// browsing it costs and how to fold it. logf, when not nil, is the log of a
+// mount or serve (the notice is then one event of it, in its format and
+// where it goes: a log file, syslog once detached); nil: stderr.
+func (e *env) openedIndex(ctx context.Context, ix *index.Index, browsing bool, logf func(format string, args ...any)) error {
 	s := ix.Status()
 	if err := e.requireStore(ctx, ix.Store(), knownStore(s)); err != nil {
 		return err
 	}
 	if browsing {
-		e.sayUnfolded(ix.Store(), s)
+		e.sayUnfolded(ix.Store(), s, logf)
 	}
 	return nil
 }
@@ -77,9 +79,12 @@ func (e *env) openedIndex(ctx context.Context, ix *index.Index, browsing bool) e
 // listing prefixes: a LIST for every directory listed and every object
 // looked up, so a find over the tree sends about one per object. A fold
 // writes the complete list that a reader answers from, with no LIST.
-func (e *env) sayUnfolded(st *store.Store, s index.Status) {
+func (e *env) sayUnfolded(st *store.Store, s index.Status, logf func(format string, args ...any)) {
 	if st.Layout() != store.LayoutBucket || s.Folded {
 		return
 	}
-	fmt.Fprintf(e.stderr, "oxyfs: %s is not folded: browsing it lists prefixes, a LIST for every directory listed and every object looked up (a find over the tree sends about one per object); `oxyfs fold %s` folds it once, and then browsing sends no LIST\n", st.URL(), st.URL())
+	if logf == nil {
+		logf = func(format string, args ...any) { fmt.Fprintf(e.stderr, format+"\n", args...) }
+	}
+	logf("oxyfs: %s is not folded: browsing it lists prefixes, a LIST for every directory listed and every object looked up (a find over the tree sends about one per object); `oxyfs fold %s` folds it once, and then browsing sends no LIST", st.URL(), st.URL())
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -57,6 +58,34 @@ func TestALocationHoldingNoStoreIsRefused(t *testing.T) {
 		if entries, err := os.ReadDir(dir); err != nil || name == "empty" && len(entries) != 0 {
 			t.Errorf("%s: the refused commands wrote into it: %v %v", name, entries, err)
 		}
+	}
+}
+
+// TestANonStorePathIsRefusedAsSuchByCheckFoldAndGC: a file:// path with no
+// pack- key is detected as the directory layout; check, fold and gc on such
+// a path that holds no store at all (a typo, an empty directory, /etc) said
+// "has the directory layout … pass --layout bucket" (exit 2), sending the
+// user after the layout instead of the path. They say what is there (exit
+// 1), as with --layout bucket.
+func TestANonStorePathIsRefusedAsSuchByCheckFoldAndGC(t *testing.T) {
+	for name, dir := range notAStore(t) {
+		want := "holds no oxy store"
+		if name == "empty" {
+			want = "holds nothing"
+		}
+		for _, cmd := range []string{"check", "fold", "gc"} {
+			_, errOut, code := runBounded(t, cmd, "file://"+dir)
+			if code != 1 || !strings.Contains(errOut, want) || !strings.Contains(errOut, "--create") {
+				t.Errorf("%s: oxyfs %s (layout detected): exit %d, want 1 and a message saying %q and naming --create:\n%s", name, cmd, code, want, errOut)
+			}
+		}
+	}
+	// A repository's own directory (a store, directory layout) is still
+	// told that these commands need the bucket layout (a usage error).
+	repo := t.TempDir()
+	writeFile(t, repo, "sig/ab/cdef/alice", []byte("sig"))
+	if _, errOut, code := runBounded(t, "check", "file://"+repo); code != 2 || !strings.Contains(errOut, "--layout bucket") {
+		t.Errorf("check of a directory-layout store: exit %d, want 2 naming --layout bucket:\n%s", code, errOut)
 	}
 }
 
@@ -225,4 +254,45 @@ func snapshotDir(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// TestUnfoldedNoticeIsAnEventOfTheMountLog: a mount's notice that its store
+// is not folded is one event of its log, in the log's format and where the
+// log goes (--log-file, syslog once detached); it was written to stderr
+// alone, unformatted, so a mount from fstab or systemd with a log file
+// never logged it.
+func TestUnfoldedNoticeIsAnEventOfTheMountLog(t *testing.T) {
+	unfolded := filepath.Join(t.TempDir(), "u")
+	if _, errOut, code := runCLI(t, "gen", "--entries", "20", "--layout", "bucket", "file://"+unfolded); code != 0 {
+		t.Fatalf("gen: %s", errOut)
+	}
+	logFile := filepath.Join(t.TempDir(), "mount.log")
+	_, errOut, code := runBounded(t, "mount", "--log-file", logFile, "--log-format", "json", "file://"+unfolded, t.TempDir())
+	if code != 0 {
+		t.Fatalf("mount: exit %d: %s", code, errOut)
+	}
+	if strings.Contains(errOut, "not folded") {
+		t.Errorf("the notice went to stderr, not to --log-file:\n%s", errOut)
+	}
+	data, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notices int
+	for line := range strings.Lines(string(data)) {
+		var ev struct{ Time, Level, Msg string }
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Errorf("log line is not JSON: %q: %v", line, err)
+			continue
+		}
+		if strings.Contains(ev.Msg, "is not folded: browsing it lists prefixes") {
+			notices++
+			if ev.Time == "" || ev.Level != "INFO" || strings.HasSuffix(ev.Msg, "\n") {
+				t.Errorf("notice event: %+v", ev)
+			}
+		}
+	}
+	if notices != 1 {
+		t.Errorf("log file has %d notices that the store is not folded, want 1:\n%s", notices, data)
+	}
 }

@@ -96,7 +96,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := e.openedIndex(ctx, ix, true); err != nil {
+	if err := e.openedIndex(ctx, ix, true, lg.printf); err != nil {
 		return err
 	}
 	if met != nil {
