@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -20,7 +21,7 @@ import (
 
 // registerCreate adds --create to a command that opens a store.
 func (e *env) registerCreate() {
-	e.flags.BoolVar(&e.common.create, "create", false, "start a new, empty store at STORE (a file:// directory is made if missing); without it a location holding nothing of an oxy store (an empty bucket, a wrong bucket, prefix= or path, a directory of something else) is refused")
+	e.flags.BoolVar(&e.common.create, "create", false, "start a new, empty store at STORE if it holds none (an empty journal is written; a file:// directory is made if missing; ls, cat, serve and a read-only mount only show it empty); without it a location holding nothing of an oxy store (an empty bucket, a wrong bucket, prefix= or path, a directory of something else) is refused")
 }
 
 // knownStore: what an open read shows a store is there (a journal line, an
@@ -30,9 +31,13 @@ func knownStore(s index.Status) bool {
 }
 
 // requireStore refuses a location holding nothing of an oxy store, unless
-// known (the open found one) or --create: one LIST of its root, counted.
+// known (the open found one): one LIST of its root, counted. With --create
+// it starts the store instead: an empty journal, written only if none is
+// there (one PUT; a writer that made it first wins, and a read-only store
+// is shown empty and left as it is), so the location holds a store from
+// then on, whether or not anything is written to it.
 func (e *env) requireStore(ctx context.Context, st *store.Store, known bool) error {
-	if known || e.common.create {
+	if known {
 		return nil
 	}
 	p, err := st.Presence(ctx)
@@ -40,6 +45,13 @@ func (e *env) requireStore(ctx context.Context, st *store.Store, known bool) err
 		return err
 	}
 	if p.Held || p.Unsure {
+		return nil
+	}
+	if e.common.create {
+		err := st.PutIfAbsent(ctx, store.JournalKey, nil)
+		if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrReadOnly) {
+			return fmt.Errorf("start a new store at %s: %w", st.URL(), err)
+		}
 		return nil
 	}
 	return errNotAStore(st.URL(), p)

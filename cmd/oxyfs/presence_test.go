@@ -96,6 +96,18 @@ func TestCreateStartsANewStore(t *testing.T) {
 	if out, errOut, code := runCLI(t, "ls", "--create", "--layout", "bucket", "file://"+fresh); code != 0 {
 		t.Errorf("ls --create of a new location: exit %d: %s%s", code, out, errOut)
 	}
+	// ls is read-only: it showed the store empty and started nothing.
+	if _, _, code := runCLI(t, "ls", "--layout", "bucket", "file://"+fresh); code != 1 {
+		t.Errorf("ls after ls --create: exit %d, want 1 (a read-only command starts no store)", code)
+	}
+	// A writer's --create starts it (an empty journal): it stays a store
+	// though nothing is written to it (before, it held nothing again).
+	if _, errOut, code := runCLI(t, "gc", "--create", "--layout", "bucket", "file://"+fresh); code != 0 {
+		t.Errorf("gc --create: exit %d: %s", code, errOut)
+	}
+	if out, errOut, code := runCLI(t, "ls", "--layout", "bucket", "file://"+fresh); code != 0 {
+		t.Errorf("ls after gc --create: exit %d: %s%s", code, out, errOut)
+	}
 	if _, errOut, code := runCLI(t, "fold", "--create", "--layout", "bucket", "file://"+fresh); code != 0 {
 		t.Errorf("fold --create: exit %d: %s", code, errOut)
 	}
