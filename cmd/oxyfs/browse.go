@@ -147,7 +147,7 @@ func runLs(ctx context.Context, e *env, args []string) error {
 			return emit(p, n)
 		}, func(p string) { skipped = append(skipped, p) })
 		if len(skipped) > 0 {
-			fmt.Fprintf(e.stderr, "oxyfs: warning: skipped %d object(s) that hold no valid entry (first: %s); oxyfs check names what their keys hold\n", len(skipped), termsafe.Quote(skipped[0]))
+			fmt.Fprintf(e.stderr, "oxyfs: warning: skipped %d object(s) that hold no valid entry (first: %s); oxyfs check names what their keys hold (on a directory-layout store: oxyfs check --layout bucket)\n", len(skipped), termsafe.Quote(skipped[0]))
 		}
 	default:
 		nodes, err := ix.ReadDir(ctx, dir)

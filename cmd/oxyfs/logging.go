@@ -40,7 +40,7 @@ type logFlags struct {
 func (l *logFlags) register(f *flag.FlagSet) {
 	f.StringVar(&l.level, "log-level", "info", "log events of this level and above: debug, info, warn or error")
 	f.StringVar(&l.format, "log-format", "text", "one line per event: text (time, level, message) or json (an object with time, level and msg)")
-	f.StringVar(&l.file, "log-file", "", "append the log to this file instead of stderr (fstab: log_file=PATH); a detached mount without it logs to syslog when /dev/log is there, else nowhere")
+	f.StringVar(&l.file, "log-file", "", "append the log to this file instead of stderr (fstab: log_file=PATH); a detached mount (mount --daemon, fstab) without it logs to syslog when /dev/log is there, else nowhere")
 }
 
 // parseLevel reads a --log-level.
@@ -339,7 +339,7 @@ func (l *oxyLog) detach() (*os.File, error) {
 		l.sink.w, l.sink.name = nil, "nowhere"
 	}
 	l.sink.mu.Unlock()
-	if file != nil || sys != nil {
+	if sys != nil { // a log file had the line above already (the tee)
 		l.Info(fmt.Sprintf("detached (pid %d); logging here", pid))
 	}
 	if file != nil {

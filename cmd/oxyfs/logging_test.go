@@ -197,6 +197,9 @@ func TestDetachedLogGoesToSyslogAndSaysSo(t *testing.T) {
 		!strings.Contains(string(data), "mounted file:///s") || !strings.Contains(string(data), "refreshed (SIGHUP)") {
 		t.Errorf("stderr:\n%s\nlog file:\n%s\nwant the start on both, what follows in the file only", stderr.String(), data)
 	}
+	if n := strings.Count(string(data), "detached (pid"); n != 1 {
+		t.Errorf("the log file says it detached %d times, want once:\n%s", n, data)
+	}
 
 	syslogSocket = filepath.Join(dir, "none")
 	stderr.Reset()
