@@ -84,7 +84,8 @@ func fileRoot(u *url.URL, create bool) (string, error) {
 			return "", fmt.Errorf("file URL: unknown parameter %q (want prefix)", k)
 		}
 	}
-	root := u.Path
+	dir := fileURLPath(u)
+	root := dir
 	if p := q.Get("prefix"); p != "" {
 		root = strings.TrimSuffix(root, "/") + "/" + p
 	}
@@ -93,10 +94,10 @@ func fileRoot(u *url.URL, create bool) (string, error) {
 			return "", err
 		}
 	}
-	if fi, err := os.Stat(u.Path); err != nil {
+	if fi, err := os.Stat(dir); err != nil {
 		return "", err
 	} else if !fi.IsDir() {
-		return "", fmt.Errorf("%s is not a directory", u.Path)
+		return "", fmt.Errorf("%s is not a directory", dir)
 	}
 	return root, nil
 }
@@ -104,7 +105,7 @@ func fileRoot(u *url.URL, create bool) (string, error) {
 // openFileURL opens the bucket of a file:// URL that fileRoot accepted: the
 // directory of its path, keys under its prefix=.
 func openFileURL(u *url.URL) (*blob.Bucket, error) {
-	drv, err := newFileBucket(u.Path)
+	drv, err := newFileBucket(fileURLPath(u))
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,10 @@
 package store
 
-import "golang.org/x/sys/unix"
+import (
+	"net/url"
+
+	"golang.org/x/sys/unix"
+)
 
 // The macOS side of the file:// driver's path resolution (file_path.go).
 // macOS has no openat2(2): every key is opened by the walk of openat(2)
@@ -17,3 +21,6 @@ func probeOpenat2() bool { return false }
 
 // openat2Beneath is never called on macOS (probeOpenat2 is false).
 func openat2Beneath(int, string, int) (int, error) { return -1, unix.ENOSYS }
+
+// fileURLPath is the directory a file:// URL names: its path.
+func fileURLPath(u *url.URL) string { return u.Path }

@@ -1,6 +1,10 @@
 package store
 
-import "golang.org/x/sys/unix"
+import (
+	"net/url"
+
+	"golang.org/x/sys/unix"
+)
 
 // The Linux side of the file:// driver's path resolution (file_path.go):
 // openat2(2) where the kernel has it, O_PATH for opens that read nothing.
@@ -30,3 +34,6 @@ func openat2Beneath(dirfd int, rel string, flags int) (fd int, err error) {
 		}
 	}
 }
+
+// fileURLPath is the directory a file:// URL names: its path.
+func fileURLPath(u *url.URL) string { return u.Path }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,6 +33,17 @@ import (
 //
 // A key component holding \ or : cannot name a file here (: would name an
 // alternate data stream). Writes sync the file; Windows syncs no directory.
+
+// fileURLPath is the directory a file:// URL names: file:///C:/store is
+// C:\store (the path's leading / before a drive letter dropped), and
+// file:///store is \store on the current drive.
+func fileURLPath(u *url.URL) string {
+	p := u.Path
+	if len(p) >= 3 && p[0] == '/' && p[2] == ':' && ('A' <= p[1] && p[1] <= 'Z' || 'a' <= p[1] && p[1] <= 'z') {
+		p = p[1:]
+	}
+	return filepath.FromSlash(p)
+}
 
 // winKeyParts is keyParts, refusing components Windows would read as more
 // than one name.
