@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 )
 
@@ -33,47 +32,6 @@ func noCredentialsEnv(t *testing.T) {
 	was := onEC2
 	onEC2 = func() bool { return false }
 	t.Cleanup(func() { onEC2 = was })
-}
-
-// captureOutput runs fn with the process's stdout and stderr — the file
-// descriptors, so whatever an SDK writes however it writes it — sent to
-// files, and returns what was written to both.
-func captureOutput(t *testing.T, fn func()) string {
-	t.Helper()
-	type redirect struct {
-		fd, saved int
-		f         *os.File
-	}
-	var rs []redirect
-	for _, fd := range []int{1, 2} {
-		f, err := os.CreateTemp(t.TempDir(), "out")
-		if err != nil {
-			t.Fatal(err)
-		}
-		saved, err := syscall.Dup(fd)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := syscall.Dup3(int(f.Fd()), fd, 0); err != nil {
-			t.Fatal(err)
-		}
-		rs = append(rs, redirect{fd, saved, f})
-	}
-	fn()
-	var out strings.Builder
-	for _, r := range rs {
-		if err := syscall.Dup3(r.saved, r.fd, 0); err != nil {
-			t.Fatal(err)
-		}
-		syscall.Close(r.saved)
-		data, err := os.ReadFile(r.f.Name())
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.f.Close()
-		out.Write(data)
-	}
-	return out.String()
 }
 
 // openQuietly opens u and returns the store, the error, and what was

@@ -108,7 +108,9 @@
 // still at the Version read — S3 If-Match/If-None-Match on the ETag, GCS
 // generation preconditions, Azure ETag access conditions, and for file:// an
 // exclusive flock(2) on the store's directory around read-compare-write
-// (correct across processes; it leaves no file behind), for mem:// a mutex.
+// (correct across processes; it leaves no file behind; on Windows LockFileEx
+// on a lock file named as a temporary file, file_lock_windows.go), for
+// mem:// a mutex.
 // A lost race is ErrConflict; UpdateRecord retries up to MaxCASTries with
 // exponential, jittered backoff scaled by the round trip. A backend without
 // compare-and-swap refuses to write records (ErrNoCAS); nothing is written
@@ -164,7 +166,14 @@
 // RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS, else an openat O_NOFOLLOW walk): a
 // read, HEAD, write or delete through one is refused, and a listing returns
 // a link or special file with ListItem.Irregular set, which readers report
-// as malformed. Writes go to a short temporary name in the key's directory
+// as malformed. That is Linux; macOS has no openat2 and no O_PATH and
+// always walks with O_NOFOLLOW (file_path_darwin.go). Windows
+// (file_windows.go) has no openat: each component of a key is checked with
+// Lstat and none may be a reparse point (FILE_ATTRIBUTE_REPARSE_POINT: links,
+// junctions, mount points), the file is opened with
+// FILE_FLAG_OPEN_REPARSE_POINT and must be the one checked; a key component
+// holding \ or : names no file there. macOS and Windows are compile-checked
+// in CI (.ci/run's cross-build), not tested. Writes go to a short temporary name in the key's directory
 // (255-byte names fit), synced, renamed over the key, the directory synced;
 // create-only links it (one winner). InjectFileFault lets tests fail a
 // listing's readdir or stat, which permission bits cannot do for root.

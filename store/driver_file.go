@@ -6,19 +6,17 @@ package store
 //
 //	*fs.FileMode  blob.ListObject  the mode of a listed file (Irregular)
 //
-// Compare-and-swap is a read-compare-write under an exclusive flock(2) on
-// the store's directory (lockedWrites, dirLock): correct across processes,
-// no file left behind. The change token is the SHA-256 of the bytes.
+// Compare-and-swap is a read-compare-write under an exclusive lock of the
+// store's directory (lockedWrites, dirLock): flock(2) on the directory on
+// Linux and macOS (lock_unix.go), LockFileEx on a lock file on Windows
+// (lock_windows.go); correct across processes either way. The change token is the SHA-256 of the bytes.
 
 import (
 	"context"
-	"fmt"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
-	"sync"
-	"syscall"
 
 	"gocloud.dev/blob"
 )
@@ -69,48 +67,6 @@ func fileLayout(root string) Layout {
 		}
 	}
 	return LayoutDirectory
-}
-
-// dirLock is an exclusive flock(2) on the store's directory. flock locks
-// belong to the open file description, so two handles in one process exclude
-// each other as two processes do. It leaves no file behind.
-type dirLock struct {
-	dir string
-	mu  sync.Mutex // one holder per handle at a time
-	f   *os.File
-}
-
-func fileLock(dir string) locker { return &dirLock{dir: dir} }
-
-func (l *dirLock) Lock() error {
-	l.mu.Lock()
-	f, err := os.Open(l.dir)
-	if err != nil {
-		l.mu.Unlock()
-		return fmt.Errorf("open %s for locking: %w", l.dir, err)
-	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		l.mu.Unlock()
-		return fmt.Errorf("flock %s: %w", l.dir, err)
-	}
-	l.f = f
-	return nil
-}
-
-func (l *dirLock) Unlock() {
-	if l.f != nil {
-		syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
-		l.f.Close()
-		l.f = nil
-	}
-	l.mu.Unlock()
 }
 
 var fileBackend = backend{

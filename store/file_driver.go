@@ -1,3 +1,5 @@
+//go:build linux || darwin
+
 package store
 
 import (
@@ -8,117 +10,17 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
-	"gocloud.dev/blob"
 	"gocloud.dev/blob/driver"
 	"gocloud.dev/gcerrors"
 	"golang.org/x/sys/unix"
 )
 
-// fileBucket is the gocloud driver of file:// stores (it replaces gocloud's
-// fileblob, which skipped directories it could not read, followed symbolic
-// links and could not write a 255-byte name). A key is exactly the file
-// root/key: no escaping, no .attrs sidecar, so a repository's .oxy/objects
-// stays valid for other implementations.
-//
-//   - No symbolic link is followed below root (file_path.go): reads, HEADs,
-//     writes and deletes refuse a key any of whose components is one, and
-//     a listing returns a link (or a pipe, socket, device) as an item whose
-//     mode says what it is (ListItem.Irregular), never as a key that reads.
-//   - A listing fails on any error reading a directory or stating a file:
-//     a key that vanished under it is NotFound (the store lists again), every
-//     other error ends the listing. Nothing is skipped but this driver's own
-//     temporary files.
-//   - A write goes to a temporary file (tempPrefix, in the key's directory),
-//     synced, then renamed over the key and the directory synced. A
-//     create-only write (IfNotExist) links the temporary file to the key,
-//     which fails if the key exists: atomic, one winner.
-type fileBucket struct {
-	root string // absolute
-}
-
-// newFileBucket returns the driver of the file:// bucket rooted at the
-// directory root.
-func newFileBucket(root string) (*fileBucket, error) {
-	abs, err := filepath.Abs(root)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.IsDir() {
-		return nil, fmt.Errorf("%s is not a directory", abs)
-	}
-	return &fileBucket{root: abs}, nil
-}
-
-// OpenFileBucket opens the file:// bucket rooted at the directory root with
-// oxyfs's own driver (what Open uses for a file:// URL), for New.
-func OpenFileBucket(root string) (*blob.Bucket, error) {
-	drv, err := newFileBucket(root)
-	if err != nil {
-		return nil, err
-	}
-	return blob.NewBucket(drv), nil
-}
-
-// fileRoot checks a file:// URL and returns the directory of its store
-// (with its prefix=, the OS lock's directory), creating it if asked.
-func fileRoot(u *url.URL, create bool) (string, error) {
-	if u.Host != "" && u.Host != "localhost" {
-		return "", errors.New("file URL must not name a host (use file:///abs/path)")
-	}
-	q := u.Query()
-	for k := range q {
-		switch k {
-		case "prefix", "create_dir", "no_tmp_dir":
-		case "metadata":
-			if q.Get(k) != "skip" {
-				return "", fmt.Errorf("file URL: metadata=%s: a file:// store writes no metadata (only metadata=skip)", q.Get(k))
-			}
-		default:
-			return "", fmt.Errorf("file URL: unknown parameter %q (want prefix)", k)
-		}
-	}
-	root := u.Path
-	if p := q.Get("prefix"); p != "" {
-		root = strings.TrimSuffix(root, "/") + "/" + p
-	}
-	if create || q.Get("create_dir") != "" {
-		if err := os.MkdirAll(root, 0o755); err != nil {
-			return "", err
-		}
-	}
-	if fi, err := os.Stat(u.Path); err != nil {
-		return "", err
-	} else if !fi.IsDir() {
-		return "", fmt.Errorf("%s is not a directory", u.Path)
-	}
-	return root, nil
-}
-
-// openFileURL opens the bucket of a file:// URL that fileRoot accepted: the
-// directory of its path, keys under its prefix=.
-func openFileURL(u *url.URL) (*blob.Bucket, error) {
-	drv, err := newFileBucket(u.Path)
-	if err != nil {
-		return nil, err
-	}
-	if p := u.Query().Get("prefix"); p != "" {
-		return blob.NewBucket(driver.NewPrefixedBucket(drv, p)), nil
-	}
-	return blob.NewBucket(drv), nil
-}
-
 // openRoot opens the root directory (following links in its own path)
-// with mode unix.O_PATH, or unix.O_RDONLY for a listing.
+// with mode oPath, or unix.O_RDONLY for a listing.
 func (b *fileBucket) openRoot(mode int) (int, error) {
 	fd, err := unix.Open(b.root, mode|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -127,26 +29,13 @@ func (b *fileBucket) openRoot(mode int) (int, error) {
 	return fd, nil
 }
 
-func (b *fileBucket) ErrorCode(err error) gcerrors.ErrorCode { return fileErrorCode(err) }
-func (b *fileBucket) As(any) bool                            { return false }
-func (b *fileBucket) ErrorAs(error, any) bool                { return false }
-func (b *fileBucket) Close() error                           { return nil }
-
-func (b *fileBucket) Copy(context.Context, string, string, *driver.CopyOptions) error {
-	return fileErr(gcerrors.Unimplemented, "file store: copy is not supported")
-}
-
-func (b *fileBucket) SignedURL(context.Context, string, *driver.SignedURLOptions) (string, error) {
-	return "", fileErr(gcerrors.Unimplemented, "file store: signed URLs are not supported")
-}
-
 // statKey opens key with flags and checks it is a regular file.
 func (b *fileBucket) statKey(key string, flags int) (int, *unix.Stat_t, error) {
 	parts, err := keyParts(key)
 	if err != nil {
 		return -1, nil, err
 	}
-	root, err := b.openRoot(unix.O_PATH)
+	root, err := b.openRoot(oPath)
 	if err != nil {
 		return -1, nil, err
 	}
@@ -160,7 +49,7 @@ func (b *fileBucket) statKey(key string, flags int) (int, *unix.Stat_t, error) {
 		unix.Close(fd)
 		return -1, nil, &fs.PathError{Op: "stat", Path: key, Err: err}
 	}
-	if err := regular(key, st.Mode); err != nil {
+	if err := regular(key, uint32(st.Mode)); err != nil {
 		unix.Close(fd)
 		return -1, nil, err
 	}
@@ -183,12 +72,12 @@ func regular(key string, mode uint32) error {
 
 // Attributes implements driver.Bucket (a HEAD: opens no file for reading).
 func (b *fileBucket) Attributes(_ context.Context, key string) (*driver.Attributes, error) {
-	fd, st, err := b.statKey(key, unix.O_PATH)
+	fd, st, err := b.statKey(key, oPath)
 	if err != nil {
 		return nil, err
 	}
 	unix.Close(fd)
-	mt := time.Unix(st.Mtim.Unix())
+	mt := statMtime(st)
 	return &driver.Attributes{
 		ContentType: "application/octet-stream",
 		ModTime:     mt,
@@ -224,32 +113,10 @@ func (b *fileBucket) NewRangeReader(_ context.Context, key string, offset, lengt
 	}
 	return &fileReader{f: f, r: r, attrs: driver.ReaderAttributes{
 		ContentType: "application/octet-stream",
-		ModTime:     time.Unix(st.Mtim.Unix()),
+		ModTime:     statMtime(st),
 		Size:        st.Size,
 	}}, nil
 }
-
-// asFile is the As of a read's or write's Before hook: **os.File, the file.
-func asFile(f *os.File) func(any) bool {
-	return func(i any) bool {
-		p, ok := i.(**os.File)
-		if ok {
-			*p = f
-		}
-		return ok
-	}
-}
-
-type fileReader struct {
-	f     *os.File
-	r     io.Reader
-	attrs driver.ReaderAttributes
-}
-
-func (r *fileReader) Read(p []byte) (int, error)           { return r.r.Read(p) }
-func (r *fileReader) Close() error                         { return r.f.Close() }
-func (r *fileReader) Attributes() *driver.ReaderAttributes { return &r.attrs }
-func (r *fileReader) As(any) bool                          { return false }
 
 // NewTypedWriter implements driver.Bucket: a temporary file in the key's
 // directory (created as needed, through no symbolic link), renamed over the
@@ -361,14 +228,14 @@ func (b *fileBucket) Delete(_ context.Context, key string, opts *driver.DeleteOp
 	if err != nil {
 		return err
 	}
-	root, err := b.openRoot(unix.O_PATH)
+	root, err := b.openRoot(oPath)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(root)
 	dir := root
 	if len(parts) > 1 {
-		if dir, err = openBeneath(root, parts[:len(parts)-1], unix.O_PATH|unix.O_DIRECTORY); err != nil {
+		if dir, err = openBeneath(root, parts[:len(parts)-1], oPath|unix.O_DIRECTORY); err != nil {
 			return err
 		}
 		defer unix.Close(dir)
@@ -384,21 +251,6 @@ func (b *fileBucket) Delete(_ context.Context, key string, opts *driver.DeleteOp
 		return &fs.PathError{Op: "delete", Path: key, Err: fs.ErrNotExist}
 	default:
 		return &fs.PathError{Op: "delete", Path: key, Err: err}
-	}
-}
-
-// errPageFull ends a listing walk once the page is full.
-var errPageFull = errors.New("page full")
-
-// fileEntryMode is what a listed item's As gives for *fs.FileMode: the
-// mode of the file (a symbolic link's own, never its target's).
-func fileEntryMode(m fs.FileMode) func(any) bool {
-	return func(i any) bool {
-		p, ok := i.(*fs.FileMode)
-		if ok {
-			*p = m
-		}
-		return ok
 	}
 }
 

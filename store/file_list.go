@@ -1,46 +1,18 @@
+//go:build linux || darwin
+
 package store
 
 import (
-	"context"
-	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"gocloud.dev/blob/driver"
 	"golang.org/x/sys/unix"
 )
-
-// fileLister is one page of a file:// listing: a walk of the directories
-// under the prefix, in key order, that fails on the first error.
-//
-// Key order: a directory's keys all start with its name and "/", so its
-// entries are visited sorted by name, a directory's name taken with its
-// "/" ("a-b" < "a/" < "a0"), which is the keys' bytewise order. A page
-// walks from the prefix's directory again and skips every directory whose
-// keys all sort before the page token, so a page costs the directories on
-// its way, not every key before it.
-type fileLister struct {
-	ctx    context.Context
-	root   string // for messages and the directory names given to os
-	prefix string
-	delim  bool // delimiter "/": each directory is one common prefix
-	token  string
-	size   int
-	out    []*driver.ListObject
-	more   bool
-}
-
-// fileDirent is one directory entry.
-type fileDirent struct {
-	name string
-	dir  bool
-	sort string // name, or name + "/" for a directory
-}
 
 // walk lists the directory dirfd, whose keys start with dirKey.
 func (l *fileLister) walk(dirfd int, dirKey string) error {
@@ -99,8 +71,8 @@ func (l *fileLister) walk(dirfd int, dirKey string) error {
 		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 			return listErr("stat", key, unix.ENOENT) // replaced by a directory meanwhile: list again
 		}
-		mode := fileMode(st.Mode)
-		obj := &driver.ListObject{Key: key, ModTime: time.Unix(st.Mtim.Unix()), AsFunc: fileEntryMode(mode)}
+		mode := fileMode(uint32(st.Mode))
+		obj := &driver.ListObject{Key: key, ModTime: statMtime(&st), AsFunc: fileEntryMode(mode)}
 		if mode.IsRegular() {
 			obj.Size = st.Size
 		}
@@ -108,15 +80,6 @@ func (l *fileLister) walk(dirfd int, dirKey string) error {
 			return err
 		}
 	}
-	return nil
-}
-
-func (l *fileLister) add(o *driver.ListObject) error {
-	if len(l.out) == l.size {
-		l.more = true
-		return errPageFull
-	}
-	l.out = append(l.out, o)
 	return nil
 }
 
@@ -189,14 +152,6 @@ func (l *fileLister) readDir(dirfd int, dirKey string) ([]fileDirent, error) {
 	return ents, nil
 }
 
-func unwrapPathErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
 func fstatatRetry(dirfd int, name string, st *unix.Stat_t) error {
 	for {
 		err := unix.Fstatat(dirfd, name, st, unix.AT_SYMLINK_NOFOLLOW)
@@ -233,19 +188,4 @@ func fileMode(m uint32) fs.FileMode {
 		mode |= fs.ModeDevice
 	}
 	return mode
-}
-
-// irregularName says what a mode that is not a regular file's is.
-func irregularName(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "symbolic link"
-	case m&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeDevice != 0:
-		return "device"
-	}
-	return "not a regular file"
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log"
 	"log/slog"
-	"log/syslog"
 	"os"
 	"os/signal"
 	"strconv"
@@ -65,11 +64,11 @@ var syslogSocket = "/dev/log"
 // logSink is where log lines go; a detached mount switches it once.
 type logSink struct {
 	mu   sync.Mutex
-	w    io.Writer      // guarded by mu; nil with sys nil: nowhere
-	sys  *syslog.Writer // guarded by mu; set: syslog, by each line's level
-	file *os.File       // guarded by mu; the --log-file, if any
-	tee  io.Writer      // guarded by mu; also written, ignoring w's errors: the file while a detaching mount still logs to stderr
-	name string         // guarded by mu; what the sink is, for messages: "stderr", the file's path, "syslog", "nowhere"
+	w    io.Writer     // guarded by mu; nil with sys nil: nowhere
+	sys  *syslogWriter // guarded by mu; set: syslog, by each line's level
+	file *os.File      // guarded by mu; the --log-file, if any
+	tee  io.Writer     // guarded by mu; also written, ignoring w's errors: the file while a detaching mount still logs to stderr
+	name string        // guarded by mu; what the sink is, for messages: "stderr", the file's path, "syslog", "nowhere"
 }
 
 // write writes one line; a failure is dropped (the package doc says why).
@@ -314,7 +313,7 @@ func (l *oxyLog) detach() (*os.File, error) {
 	l.sink.mu.Lock()
 	file := l.sink.file
 	l.sink.mu.Unlock()
-	var sys *syslog.Writer
+	var sys *syslogWriter
 	where := ""
 	switch {
 	case file != nil:
@@ -346,22 +345,6 @@ func (l *oxyLog) detach() (*os.File, error) {
 		return file, nil
 	}
 	return os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-}
-
-// dialSyslog connects to the syslog socket at path (a datagram socket, as
-// journald's and rsyslog's /dev/log are, else a stream one).
-func dialSyslog(path string) (*syslog.Writer, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, err
-	}
-	w, err := syslog.Dial("unixgram", path, syslog.LOG_DAEMON|syslog.LOG_INFO, "oxyfs")
-	if err != nil {
-		w, err = syslog.Dial("unix", path, syslog.LOG_DAEMON|syslog.LOG_INFO, "oxyfs")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("syslog at %s: %w", path, err)
-	}
-	return w, nil
 }
 
 // sigpipe receives SIGPIPE for ignoreSIGPIPE (nobody reads it).

@@ -82,7 +82,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 0
 	}
 	if args[0] == "--version" || args[0] == "version" {
-		fmt.Fprintln(stdout, "oxyfs", version)
+		if len(args) > 1 {
+			fmt.Fprintf(stderr, "oxyfs %s: takes no arguments (got %q)\n", args[0], args[1:])
+			return 2
+		}
+		buildVersion().print(stdout)
 		return 0
 	}
 	c, ok := commands[args[0]]
@@ -126,10 +130,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 }
 
-const version = "0.1.0"
-
 func printUsage(w io.Writer) {
-	fmt.Fprintf(w, "oxyfs %s — the signatures and index entries of an oxy store as a filesystem\n\nusage: oxyfs COMMAND [flags] ARGS\n\ncommands:\n", version)
+	fmt.Fprintf(w, "oxyfs %s — the signatures and index entries of an oxy store as a filesystem\n\nusage: oxyfs COMMAND [flags] ARGS\n\ncommands:\n", buildVersion().Version)
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
@@ -248,7 +247,7 @@ func xattrTempDir() (string, error) {
 		probe := filepath.Join(dir, "xattr-probe")
 		err = os.WriteFile(probe, nil, 0o644)
 		if err == nil {
-			err = syscall.Setxattr(probe, "user.oxyfs.probe", []byte("1"), 0)
+			err = setxattrProbe(probe)
 			os.Remove(probe)
 			if err == nil {
 				return dir, nil

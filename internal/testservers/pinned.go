@@ -203,7 +203,7 @@ func lockIn(ctx context.Context, name string) (unlock func(), err error) {
 		return nil, fmt.Errorf("open lock: %w", err)
 	}
 	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err = tryLock(f)
 		if err == nil {
 			return func() { f.Close() }, nil // closing the file releases the lock
 		}

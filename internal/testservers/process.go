@@ -71,10 +71,7 @@ func spawn(bin string, args, env []string, dir, logPath string) (*process, error
 	cmd.Stdin = nil
 	cmd.Stdout = logf
 	cmd.Stderr = logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Setpgid:   true, // kill() signals the whole group
-		Pdeathsig: syscall.SIGKILL,
-	}
+	cmd.SysProcAttr = serverProcAttr()
 	if err := startCmd(cmd); err != nil {
 		return nil, fmt.Errorf("exec %s: %w", bin, err)
 	}
@@ -124,7 +121,7 @@ func (p *process) kill() error {
 	default:
 	}
 	pid := p.cmd.Process.Pid
-	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+	if err := killGroup(pid); err != nil && !errors.Is(err, syscall.ESRCH) {
 		if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
 			return fmt.Errorf("kill pid %d: %w", pid, err)
 		}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The detaching of a mount on Linux (daemon.go says how it goes).
+
+// runDetached runs `oxyfs ARGS` (a mount) as a detached child, copies its
+// stderr to stderr until it serves or exits, and returns its exit status (0
+// once it serves).
+func runDetached(args []string, stderr io.Writer) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "oxyfs: detach: "+format+"\n", a...)
+		return 1
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fail("%v", err)
+	}
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer devnull.Close()
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		return fail("%v", err)
+	}
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		return fail("%v", err)
+	}
+	cmd := &exec.Cmd{Path: self, Args: append([]string{"oxyfs"}, args...)}
+	cmd.Env = append(os.Environ(), envDaemonChild+"=3")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // no terminal's SIGHUP or SIGINT
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, devnull, errW
+	cmd.ExtraFiles = []*os.File{readyW} // fd 3
+	err = cmd.Start()
+	errW.Close()
+	readyW.Close()
+	if err != nil {
+		errR.Close()
+		readyR.Close()
+		return fail("start %s: %v", self, err)
+	}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		sc := bufio.NewScanner(errR)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			fmt.Fprintln(stderr, sc.Text())
+		}
+		errR.Close()
+	}()
+	ready := make(chan bool, 1)
+	go func() {
+		b, _ := io.ReadAll(readyR)
+		readyR.Close()
+		ready <- string(b) == "ready\n"
+	}()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	timeout := time.NewTimer(readyTimeout)
+	defer timeout.Stop()
+	select {
+	case ok := <-ready:
+		if ok {
+			// The child closed its stderr before it said ready: what it
+			// wrote there is all copied now.
+			<-copied
+			return 0
+		}
+		// It closed the pipe without a word: it exits.
+		return exitStatus(<-exited, copied, stderr)
+	case err := <-exited:
+		return exitStatus(err, copied, stderr)
+	case <-timeout.C:
+		_ = cmd.Process.Kill()
+		return fail("the mount did not serve within %v; killed it", readyTimeout)
+	}
+}
+
+// exitStatus reports how a detached child that never served ended.
+func exitStatus(err error, copied <-chan struct{}, stderr io.Writer) int {
+	<-copied
+	code := 1
+	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() > 0 {
+		code = ee.ExitCode()
+	}
+	if err == nil {
+		err = fmt.Errorf("exited before it was serving")
+	}
+	fmt.Fprintf(stderr, "oxyfs: mount failed: %v\n", err)
+	return code
+}
+
+// daemonChild is the detached child's end of runDetached, nil in any other
+// process.
+type daemonChild struct{ ready *os.File }
+
+// detachedChild returns the child's end if this process is the detached
+// child, taking the ready pipe out of what its own children inherit.
+func detachedChild() *daemonChild {
+	v := os.Getenv(envDaemonChild)
+	if v == "" {
+		return nil
+	}
+	os.Unsetenv(envDaemonChild)
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return &daemonChild{}
+	}
+	syscall.CloseOnExec(fd)
+	return &daemonChild{ready: os.NewFile(uintptr(fd), "ready")}
+}
+
+// serving moves the log off stderr (oxyLog.detach), makes fd 1 and 2 the
+// log file or /dev/null, and tells the parent the mount serves.
+func (c *daemonChild) serving(l *oxyLog) {
+	out, err := l.detach()
+	if err == nil {
+		_ = unix.Dup2(int(out.Fd()), 1)
+		_ = unix.Dup2(int(out.Fd()), 2)
+		if out.Name() == os.DevNull {
+			out.Close()
+		}
+	} else {
+		l.Error(fmt.Sprintf("detach: %v; stderr stays as it is", err))
+	}
+	if c.ready != nil {
+		_, _ = c.ready.WriteString("ready\n")
+		c.ready.Close()
+	}
+}

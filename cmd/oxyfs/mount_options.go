@@ -1,0 +1,104 @@
+package main
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The flags and -o options of `oxyfs mount`, on every OS (the mount itself
+// is Linux's: mount.go, mount_other.go).
+
+type mountFlags struct {
+	indexFlags
+	logFlags
+	daemon     bool
+	readOnly   bool
+	overwrite  bool
+	anyName    bool
+	allowOther bool
+	uid, gid   int
+	fileMode   string
+	dirMode    string
+	debug      bool
+	options    string
+}
+
+func parseMode(s string) (os.FileMode, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(s, 8, 32)
+	if err != nil || n > 0o7777 {
+		return 0, usagef("bad mode %q: want octal permission bits such as 0644", s)
+	}
+	return os.FileMode(n), nil
+}
+
+// applyMountOptions reads fstab-style options (-o ro,allow_other,uid=1000).
+// It returns the options it ignored that are not mount(8)'s either (a typo
+// such as refresh_interval=10m), for the caller to name.
+func applyMountOptions(mf *mountFlags, c *commonFlags, opts string) (unknown []string, err error) {
+	if opts == "" {
+		return nil, nil
+	}
+	for _, o := range strings.Split(opts, ",") {
+		k, v, _ := strings.Cut(strings.TrimSpace(o), "=")
+		var err error
+		switch k {
+		case "ro":
+			mf.readOnly = true
+		case "rw":
+			mf.readOnly = false
+		case "allow_other":
+			mf.allowOther = true
+		case "allow_overwrite":
+			mf.overwrite = true
+		case "allow_any_name":
+			mf.anyName = true
+		case "uid":
+			mf.uid, err = strconv.Atoi(v)
+		case "gid":
+			mf.gid, err = strconv.Atoi(v)
+		case "refresh":
+			mf.refresh, err = time.ParseDuration(v)
+		case "layout":
+			c.layout = v
+		case "timeout":
+			c.timeout, err = time.ParseDuration(v)
+		case "debug":
+			mf.debug = true
+		case "create":
+			c.create = true
+		case "log_file":
+			mf.file = v
+		case "log_level":
+			mf.level = v
+		case "log_format":
+			mf.format = v
+		default:
+			// mount(8) passes generic options (defaults, noauto, _netdev, …) too.
+			if !genericMountOption(k) {
+				unknown = append(unknown, o)
+			}
+		}
+		if err != nil {
+			return nil, usagef("mount option %q: %v", o, err)
+		}
+	}
+	return unknown, nil
+}
+
+// genericMountOption reports whether k is an option of mount(8), systemd or
+// the kernel's FUSE mount rather than oxyfs's, which oxyfs ignores quietly.
+func genericMountOption(k string) bool {
+	switch k {
+	case "", "defaults", "auto", "noauto", "user", "nouser", "users", "owner", "group", "_netdev", "nofail",
+		"suid", "nosuid", "dev", "nodev", "exec", "noexec", "sync", "async", "dirsync",
+		"atime", "noatime", "relatime", "norelatime", "strictatime", "diratime", "nodiratime", "lazytime",
+		"comment", "default_permissions", "max_read", "blksize", "fsname", "subtype":
+		return true
+	}
+	return strings.HasPrefix(k, "x-") || strings.HasPrefix(k, "comment=")
+}
