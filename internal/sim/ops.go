@@ -63,6 +63,9 @@ func (s *sim) putThroughHandle(ws []index.Write) error {
 		for _, w := range ws {
 			s.m.written(w.Entry.Key(), w.Data, true)
 			s.hs.sure[w.Entry.Key()] = true
+			if s.bs.own != nil {
+				s.bs.own[w.Entry.Key()] = true
+			}
 		}
 		return nil
 	}
@@ -474,6 +477,9 @@ func (s *sim) forgetDone(fs []fold.ForgetObject, rep *fold.CollectReport, err er
 			}
 			if ok, xerr := s.inner.Exists(s.ctx, k); xerr == nil && !ok {
 				delete(s.m.e, k)
+				if s.bs.hist != nil {
+					s.noteForgot([]string{k})
+				}
 			} else {
 				left = append(left, k)
 			}
