@@ -41,6 +41,7 @@ type byteState struct {
 	lo     map[string]int
 	pinned map[string]bool
 	own    map[string]bool // keys this operation wrote through the handle and that landed
+	r1     map[string]int  // known defect R1's state per key (noteForgot)
 	held   []*heldReader
 
 	mnt     *fs.Server
@@ -62,7 +63,7 @@ type heldReader struct {
 }
 
 func (b *byteState) init() {
-	b.hist, b.lo, b.pinned, b.own = map[string][][]byte{}, map[string]int{}, map[string]bool{}, map[string]bool{}
+	b.hist, b.lo, b.pinned, b.own, b.r1 = map[string][][]byte{}, map[string]int{}, map[string]bool{}, map[string]bool{}, map[string]int{}
 }
 
 // noteWrite is the model's write hook: a key's bytes changed.
@@ -80,7 +81,15 @@ func (s *sim) noteWrite(key string, data []byte, journaled bool) {
 	}
 	// A write the handle's refresh cannot tell from the journal: an older
 	// writer's, or one whose operation had a fault.
-	s.bs.pinned[key] = !journaled || s.faulty()
+	switch {
+	case s.bs.own[key]:
+		delete(s.bs.r1, key) // the handle replaced its own bytes
+	case s.bs.r1[key] == r1Forgotten && journaled:
+		s.bs.r1[key] = r1Reput
+	case s.bs.r1[key] == r1Reput && journaled:
+		delete(s.bs.r1, key) // a second line: a refresh tells
+	}
+	s.bs.pinned[key] = !journaled || s.faulty() || s.bs.r1[key] == r1Reput
 	for _, hr := range s.bs.held {
 		if hr.key == key {
 			hr.ok = append(hr.ok, data)
@@ -88,14 +97,27 @@ func (s *sim) noteWrite(key string, data []byte, journaled bool) {
 	}
 }
 
-// noteForgot starts the versions of forgotten keys again.
+// noteForgot notes forgotten keys. Their versions stay: the handle may show
+// them until it refreshes. Unless Config.StrictForget, a signature
+// forgotten and then put again by another writer is known defect R1
+// (Classes): the handle may keep showing the forgotten bytes (its cache
+// keeps them; the key's journal lines count one line again) until the next
+// journaled write of the key or a reopen — whether or not a refresh saw
+// the key gone in between.
 func (s *sim) noteForgot(keys []string) {
+	if s.cfg.StrictForget {
+		return
+	}
 	for _, k := range keys {
-		delete(s.bs.hist, k)
-		delete(s.bs.lo, k)
-		delete(s.bs.pinned, k)
+		s.bs.r1[k] = r1Forgotten
 	}
 }
+
+// R1's states per key.
+const (
+	r1Forgotten = 1 // forgotten
+	r1Reput     = 2 // and put again: the handle may show the old bytes
+)
 
 // window is the versions of key a reader of the long-lived handle may be
 // shown now.
@@ -117,6 +139,12 @@ func (s *sim) settle() {
 		return
 	}
 	reopen := s.exactHandle == "handle-open"
+	for k, st := range s.bs.r1 {
+		if reopen {
+			_ = st
+			delete(s.bs.r1, k)
+		}
+	}
 	for k, h := range s.bs.hist {
 		if reopen {
 			s.bs.pinned[k] = false

@@ -49,6 +49,11 @@ type Config struct {
 	// through the mount (0: no mount). The mount needs /dev/fuse and root
 	// (or fusermount3).
 	MountPercent int
+	// StrictForget holds readers to the model's bytes after a signature is
+	// forgotten and put again by another writer between two refreshes
+	// (known defect R1, bytes.go noteForgot): without it the old bytes
+	// are allowed there.
+	StrictForget bool
 }
 
 // Violation is one way a reader's view, or a safety rule, disagreed with

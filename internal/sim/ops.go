@@ -61,11 +61,11 @@ func (s *sim) putThroughHandle(ws []index.Write) error {
 	err := s.h.PutBatch(s.ctx, ws)
 	if err == nil {
 		for _, w := range ws {
-			s.m.written(w.Entry.Key(), w.Data, true)
-			s.hs.sure[w.Entry.Key()] = true
 			if s.bs.own != nil {
 				s.bs.own[w.Entry.Key()] = true
 			}
+			s.m.written(w.Entry.Key(), w.Data, true)
+			s.hs.sure[w.Entry.Key()] = true
 		}
 		return nil
 	}
