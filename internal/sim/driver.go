@@ -81,6 +81,7 @@ type Result struct {
 	// compared with the model (every reader's, summed).
 	MountOps      int
 	BytesCompared int64
+	Tolerated     int // refreshes after which a key's old bytes stayed allowed for known defect R1
 	Violations    []Violation
 	Log           []string // one line per operation
 }
