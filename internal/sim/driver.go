@@ -49,10 +49,11 @@ type Config struct {
 	// through the mount (0: no mount). The mount needs /dev/fuse and root
 	// (or fusermount3).
 	MountPercent int
-	// StrictForget holds readers to the model's bytes after a signature is
-	// forgotten and put again by another writer between two refreshes
-	// (known defect R1, bytes.go noteForgot): without it the old bytes
-	// are allowed there.
+	// StrictForget holds readers to the newest bytes where known defect
+	// R1 (Classes; bytes.go settle and noteForgot) would allow the old:
+	// a re-sign whose key's journal lines count no more than at the
+	// handle's last refresh (the old line forgotten or dropped past its
+	// hour).
 	StrictForget bool
 }
 
