@@ -31,6 +31,11 @@ var Classes = map[string]string{
 	"D3":  "refresh trusts records that returned to the same bytes (ABA) and misses list changes",
 	"D5":  "gc dry run plans the fold on the journal before gc drops expired lines",
 	"D7":  "ghost entries: journal lines whose key does not exist, shown on a store that is not folded",
+	"B1":  "bytes: a new open or read (handle, serve, mount read/pread/mmap) shows bytes that are no version the model allows",
+	"B2":  "bytes: a reader held open across changes does not read one whole version (old or new)",
+	"B3":  "bytes: stat on the mount says a size no allowed version has",
+	"B4":  "bytes: a write refused on the mount did not stay refused (close succeeded or wrote bytes)",
+	"R1":  "index: a re-sign whose key's journal lines count no more than at the handle's last refresh (the old line forgotten, or dropped past its hour, and one new line) is not seen by the refresh: the handle keeps the old bytes; allowed unless Config.StrictForget",
 	"NEW": "not one of the known defects",
 }
 

@@ -74,6 +74,40 @@
 // same way. The retries of a read that got a 503 sleep (wall time), which
 // changes timing only.
 //
+// # Bytes (Config.Bytes; TestByteSimulation; simtool -bytes)
+//
+// The model keeps every signature's versions (bytes.go: hist), and per key
+// the window of them a reader of the long-lived handle may be shown: only
+// the newest after a refresh or an open (or after the handle's own write),
+// older ones too between refreshes, and older ones after a refresh when
+// the handle cannot know the key changed (an older writer's re-sign with no
+// journal line, a write whose operation had a fault, and known defect R1
+// unless Config.StrictForget: see Classes). Byte mode adds operations:
+// re-signs through the handle and by another writer (store.Put +
+// fold.Append, put --force), each longer, shorter, the same length, or the
+// same length with one byte changed (some past a page); forget then re-put;
+// hold (a descriptor on the mount, its first 8 bytes read at once, and an
+// OpenSig handle, kept across later operations); a write through the mount
+// refused (EFBIG) between two that fit, whose close must fail and write
+// nothing. The sim's clock moves 1 ms before every operation, as real
+// clocks do, so no re-sign is folded in the millisecond of the fold before.
+//
+// After each operation (bytecheck.go) — every signature of the model's set
+// after a refresh or an open, the keys the handle wrote otherwise — the
+// handle's ReadSig and OpenSig, and serve's handler (web.Handler, GET
+// /<key>), must return one version of the window, byte for byte. On
+// MountPercent of the refreshes, a FUSE mount of the handle (fs.Mount,
+// Invalidate after each refresh as mount's refresh loop does) is read too:
+// stat (a size of the window), read(2) to EOF, pread in 1000-byte pieces,
+// and a MAP_PRIVATE mmap (copied out through a write(2), never touched by
+// this process: a page fault it serves itself would deadlock with the
+// garbage collector). After each refresh every held reader is read to its
+// end (pread from 0, and read(2) after the first bytes): one whole version
+// of those it may read (the window when it opened, and every later one),
+// the same one its first bytes came from, fstat its size; half are closed.
+// Classes: B1 a new open or read shows no allowed version, B2 a held reader
+// not one whole version, B3 stat's size, B4 a refused write not refused.
+//
 // # Backends
 //
 // mem (memblob), file (a temporary directory, bucket layout, CAS under an

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -40,6 +41,20 @@ type Config struct {
 	Backend string // one of Backends
 	Ops     int    // operations to run (the setup is not counted)
 	TempDir string // parent of the file backend's directory; "" = os.TempDir()
+	// Bytes runs the byte level (doc.go "Bytes"): re-signs, held readers,
+	// every signature's bytes compared through the handle, serve and (with
+	// MountPercent > 0) a FUSE mount of the handle.
+	Bytes bool
+	// MountPercent is the share of operations whose byte check also reads
+	// through the mount (0: no mount). The mount needs /dev/fuse and root
+	// (or fusermount3).
+	MountPercent int
+	// StrictForget holds readers to the newest bytes where known defect
+	// R1 (Classes; bytes.go settle and noteForgot) would allow the old:
+	// a re-sign whose key's journal lines count no more than at the
+	// handle's last refresh (the old line forgotten or dropped past its
+	// hour).
+	StrictForget bool
 }
 
 // Violation is one way a reader's view, or a safety rule, disagreed with
@@ -58,13 +73,18 @@ func (v Violation) String() string {
 // Result is what a run did and found. A run stops at the first operation
 // after which a violation was found (every violation found then is listed).
 type Result struct {
-	Config     Config
-	Ops        int                      // operations run
-	OpCounts   map[string]int           // per operation name
-	OpTime     map[string]time.Duration // wall time per operation name ("check": the checks)
-	Faults     int                      // operations run with a fault that fired
-	Violations []Violation
-	Log        []string // one line per operation
+	Config   Config
+	Ops      int                      // operations run
+	OpCounts map[string]int           // per operation name
+	OpTime   map[string]time.Duration // wall time per operation name ("check": the checks)
+	Faults   int                      // operations run with a fault that fired
+	// Byte mode: operations that read through the mount, and the bytes
+	// compared with the model (every reader's, summed).
+	MountOps      int
+	BytesCompared int64
+	Tolerated     int // refreshes after which a key's old bytes stayed allowed for known defect R1
+	Violations    []Violation
+	Log           []string // one line per operation
 }
 
 // Failed reports whether the run found a violation.
@@ -77,12 +97,19 @@ func (r *Result) Report() string {
 	for _, v := range r.Violations {
 		fmt.Fprintf(&b, "  %s\n", v)
 	}
-	fmt.Fprintf(&b, "reproduce: go test ./internal/sim -run TestSimulation -seed %d -backend %s -ops %d\n", r.Config.Seed, r.Config.Backend, r.Ops)
+	fmt.Fprintf(&b, "reproduce: go test ./internal/sim -run %s -seed %d -backend %s -ops %d\n", r.Config.testName(), r.Config.Seed, r.Config.Backend, r.Ops)
 	b.WriteString("operations:\n")
 	for _, l := range r.Log {
 		fmt.Fprintf(&b, "  %s\n", l)
 	}
 	return b.String()
+}
+
+func (c Config) testName() string {
+	if c.Bytes {
+		return fmt.Sprintf("TestByteSimulation -mount-percent %d", c.MountPercent)
+	}
+	return "TestSimulation"
 }
 
 // sim is one run: the real store and handles, the model, the checks' memory.
@@ -126,6 +153,11 @@ type sim struct {
 	// did not retire or mark): it may show these keys or not. Cleared by the
 	// next complete fold, which changes a record.
 	quietList map[string]bool
+
+	table       []opDef // ops, and byteOps in byte mode
+	totalWeight int
+	bs          byteState    // byte mode (bytes.go); bs.hist is nil otherwise
+	web         http.Handler // serve's handler on h (byte mode)
 }
 
 // Run runs one simulation.
@@ -135,6 +167,24 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	defer s.close()
+	s.table = ops
+	if cfg.Bytes {
+		s.table = append(slices.Clone(ops), byteOps...)
+		s.bs.init()
+		s.m.onWrite = s.noteWrite
+		s.m.onForget = s.noteForgot
+		if cfg.MountPercent > 0 {
+			dir, err := os.MkdirTemp(cfg.TempDir, "oxyfs-sim-mnt-")
+			if err != nil {
+				return nil, fmt.Errorf("sim: %w", err)
+			}
+			defer os.Remove(dir)
+			s.bs.mntDir = dir
+		}
+	}
+	for _, o := range s.table {
+		s.totalWeight += o.weight
+	}
 	s.res = &Result{Config: cfg, OpCounts: map[string]int{}, OpTime: map[string]time.Duration{}}
 	if err := s.setup(); err != nil {
 		return nil, err
@@ -184,6 +234,9 @@ func newSim(ctx context.Context, cfg Config) (*sim, error) {
 }
 
 func (s *sim) close() {
+	if err := s.unmount(); err != nil {
+		s.res.Violations = append(s.res.Violations, Violation{Kind: "unmount", Op: s.op, Detail: err.Error(), Class: "NEW"})
+	}
 	if s.h != nil {
 		s.h.Close()
 	}
@@ -208,6 +261,9 @@ func (s *sim) setup() error {
 }
 
 func (s *sim) openHandle() error {
+	if err := s.unmount(); err != nil {
+		return err
+	}
 	if s.h != nil {
 		s.h.Close()
 	}
@@ -219,6 +275,14 @@ func (s *sim) openHandle() error {
 		return fmt.Errorf("sim: load handle: %w", err)
 	}
 	s.h = h
+	if s.cfg.Bytes {
+		s.newWeb()
+		if s.bs.mntDir != "" {
+			if err := s.mount(); err != nil {
+				return err
+			}
+		}
+	}
 	view, _, err := walk(s.ctx, h)
 	if err != nil {
 		return fmt.Errorf("sim: walk handle: %w", err)
@@ -229,12 +293,14 @@ func (s *sim) openHandle() error {
 
 // ops is the operation table: name, weight, and whether a fault may be
 // armed for it (dry-run comparisons and the clock run clean).
-var ops = []struct {
+type opDef struct {
 	name   string
 	weight int
 	faulty bool
 	run    func(*sim) error
-}{
+}
+
+var ops = []opDef{
 	{"put", 22, true, (*sim).opPut},
 	{"put-append", 8, true, (*sim).opPutAppend},
 	{"older-put", 10, true, (*sim).opOlderPut},
@@ -254,23 +320,22 @@ var ops = []struct {
 // FaultPercent is the share of faultable operations run with a fault armed.
 const FaultPercent = 15
 
-var totalWeight = func() int {
-	n := 0
-	for _, o := range ops {
-		n += o.weight
-	}
-	return n
-}()
-
 // step runs one operation and checks everything after it.
 func (s *sim) step() {
-	r := s.rng.IntN(totalWeight)
+	r := s.rng.IntN(s.totalWeight)
 	i := 0
-	for r >= ops[i].weight {
-		r -= ops[i].weight
+	for r >= s.table[i].weight {
+		r -= s.table[i].weight
 		i++
 	}
-	o := ops[i]
+	o := s.table[i]
+	if s.cfg.Bytes {
+		// Real clocks move: no two operations in one millisecond, so a
+		// re-sign is never folded at the folded-at of the fold before it.
+		s.clk.Advance(time.Millisecond)
+		clear(s.bs.own)
+		s.bs.mountOp = s.bs.mnt != nil && s.rng.IntN(100) < s.cfg.MountPercent
+	}
 	s.opName, s.opFault, s.opFired = o.name, nil, 0
 	s.attempted, s.forgetting, s.forgotOK, s.exactHandle = map[string]int{}, map[string][]store.Kind{}, false, ""
 	s.res.OpCounts[o.name]++
@@ -280,6 +345,9 @@ func (s *sim) step() {
 	s.inj.arm(s.opFault)
 	began := time.Now()
 	err := o.run(s)
+	if err == nil && s.exactHandle == "handle-refresh" && s.bs.mnt != nil {
+		s.bs.mnt.Invalidate() // as the mount's refresh loop does after each refresh
+	}
 	s.res.OpTime[o.name] += time.Since(began)
 	defer func(t time.Time) { s.res.OpTime["check"] += time.Since(t) }(time.Now())
 	fired, badDelete, _ := s.inj.disarm()
@@ -317,7 +385,14 @@ func (s *sim) peekFired() (bool, int) {
 
 func (s *sim) logf(format string, args ...any) {
 	s.log = append(s.log, fmt.Sprintf(format, args...))
+	if traceOps {
+		fmt.Fprintln(os.Stderr, s.log[len(s.log)-1])
+	}
 }
+
+// traceOps prints each operation as it is logged (OXYFS_SIM_TRACE=1): to
+// find where a run that does not end is.
+var traceOps = os.Getenv("OXYFS_SIM_TRACE") != ""
 
 func (s *sim) violate(kind, format string, args ...any) {
 	v := Violation{Kind: kind, Op: s.op, Detail: fmt.Sprintf(format, args...)}

@@ -35,6 +35,11 @@ type entry struct {
 type model struct {
 	e      map[string]*entry
 	folded bool // a complete list is live: set by a complete fold; cleared only by a fold that reports Unfolded
+
+	// Byte mode's hooks (bytes.go): a key's bytes were written; keys were
+	// forgotten. nil otherwise.
+	onWrite  func(key string, data []byte, journaled bool)
+	onForget func(keys []string)
 }
 
 func newModel() *model { return &model{e: map[string]*entry{}} }
@@ -74,6 +79,9 @@ func (m *model) written(key string, data []byte, journaled bool) {
 	}
 	en.data = data
 	en.covered = en.covered || journaled
+	if m.onWrite != nil {
+		m.onWrite(key, data, journaled)
+	}
 }
 
 // completeFold records a complete fold that made its list live: every key
@@ -95,6 +103,9 @@ func (m *model) forget(obj string, kinds []store.Kind) []string {
 		}
 	}
 	slices.Sort(gone)
+	if m.onForget != nil {
+		m.onForget(gone)
+	}
 	return gone
 }
 

@@ -61,6 +61,9 @@ func (s *sim) putThroughHandle(ws []index.Write) error {
 	err := s.h.PutBatch(s.ctx, ws)
 	if err == nil {
 		for _, w := range ws {
+			if s.bs.own != nil {
+				s.bs.own[w.Entry.Key()] = true
+			}
 			s.m.written(w.Entry.Key(), w.Data, true)
 			s.hs.sure[w.Entry.Key()] = true
 		}
@@ -477,6 +480,9 @@ func (s *sim) forgetDone(fs []fold.ForgetObject, rep *fold.CollectReport, err er
 			}
 			if ok, xerr := s.inner.Exists(s.ctx, k); xerr == nil && !ok {
 				delete(s.m.e, k)
+				if s.bs.hist != nil {
+					s.noteForgot([]string{k})
+				}
 			} else {
 				left = append(left, k)
 			}

@@ -8,7 +8,9 @@
 //	scripts/simulate --mutate all [OPS]    every mutation in turn
 //
 // Flags: --seed (first seed, default 1), --per-run (operations per seed,
-// default 2000), --backends (default mem,file,paged), --quiet.
+// default 2000), --backends (default mem,file,paged), --quiet, --bytes (the
+// byte level, internal/sim doc "Bytes"), --mount-percent (with --bytes: the
+// share of operations read through a FUSE mount, default 25).
 // It prints the operations run, the seeds, the operations per second and
 // the violations by class and kind, with the command that reproduces the
 // first of each; it exits 1 if any violation was found (--mutate: if the
@@ -40,6 +42,9 @@ func main() {
 	quiet := flag.Bool("quiet", false, "print only the summary")
 	jobs := flag.Int("j", 1, "runs at once")
 	flag.BoolVar(&printRuns, "print-runs", false, "print one RUN line per run (seed, backend, ops, first violation)")
+	flag.BoolVar(&byteMode, "bytes", false, "the byte level: re-signs, held readers, bytes compared through the handle, serve and a FUSE mount")
+	flag.BoolVar(&strictForget, "strict-forget", false, "with -bytes: hold readers to the newest bytes where known defect R1 allows old ones (internal/sim Classes)")
+	flag.IntVar(&mountPercent, "mount-percent", 25, "with -bytes: share of operations read through a FUSE mount too (0: no mount; needs /dev/fuse)")
 	flag.Parse()
 	ops := 1_000_000
 	if flag.NArg() > 0 {
@@ -56,7 +61,24 @@ func main() {
 	os.Exit(simulate(*seed, ops, *perRun, strings.Split(*backends, ","), *quiet, *jobs))
 }
 
-var printRuns bool
+var (
+	printRuns    bool
+	byteMode     bool
+	strictForget bool
+	mountPercent int
+)
+
+// modeArgs are the flags a mutation's runs pass on.
+func modeArgs() []string {
+	if !byteMode {
+		return nil
+	}
+	args := []string{"-bytes", "-mount-percent", strconv.Itoa(mountPercent)}
+	if strictForget {
+		args = append(args, "-strict-forget")
+	}
+	return args
+}
 
 type firstSeen struct {
 	count int
@@ -67,7 +89,9 @@ type firstSeen struct {
 func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs int) int {
 	ctx := context.Background()
 	start := time.Now()
-	total, runs, faults, failed := 0, 0, 0, 0
+	total, runs, faults, failed, mounted := 0, 0, 0, 0, 0
+	var compared int64
+	tolerated := 0
 	opCounts := map[string]int{}
 	opTime := map[string]time.Duration{}
 	byClass := map[string]*firstSeen{}
@@ -85,7 +109,7 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 	for range max(1, jobs) {
 		wg.Go(func() {
 			for j := range jobCh {
-				res, err := sim.Run(ctx, sim.Config{Seed: j.seed, Backend: j.backend, Ops: perRun})
+				res, err := sim.Run(ctx, sim.Config{Seed: j.seed, Backend: j.backend, Ops: perRun, Bytes: byteMode, MountPercent: mountPercent, StrictForget: strictForget})
 				doneCh <- done{res, err}
 			}
 		})
@@ -131,6 +155,9 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 			runs++
 			total += res.Ops
 			faults += res.Faults
+			mounted += res.MountOps
+			compared += res.BytesCompared
+			tolerated += res.Tolerated
 			for k, v := range res.OpCounts {
 				opCounts[k] += v
 			}
@@ -170,6 +197,9 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 	el := time.Since(start)
 	fmt.Printf("operations: %d in %d runs (seeds %d..%d, backends %s, ≤%d ops per run), %d with a fault that fired\n",
 		total, runs, seed, s, strings.Join(backends, ","), perRun, faults)
+	if byteMode {
+		fmt.Printf("bytes: %d operations read through the mount (%d%%), %d bytes compared with the model, %d refreshes with R1's old bytes allowed\n", mounted, mountPercent, compared, tolerated)
+	}
 	fmt.Printf("time: %.1f s, %.0f ops/s (GOMAXPROCS %d)\n", el.Seconds(), float64(total)/el.Seconds(), runtime.GOMAXPROCS(0))
 	names := make([]string, 0, len(opCounts))
 	for k := range opCounts {
@@ -199,7 +229,11 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 	for _, k := range keys {
 		f := byClass[k]
 		fmt.Printf("  %-28s %5d runs  first: seed %d %s op %d — %s\n", k, f.count, f.res.Config.Seed, f.res.Config.Backend, f.first.Op, sim.Classes[f.first.Class])
-		fmt.Printf("      go test ./internal/sim -run TestSimulation -seed %d -backend %s -ops %d\n", f.res.Config.Seed, f.res.Config.Backend, f.res.Ops)
+		test := "TestSimulation"
+		if byteMode {
+			test = fmt.Sprintf("TestByteSimulation -mount-percent %d", mountPercent)
+		}
+		fmt.Printf("      go test ./internal/sim -run %s -seed %d -backend %s -ops %d\n", test, f.res.Config.Seed, f.res.Config.Backend, f.res.Ops)
 	}
 	return 1
 }
@@ -283,7 +317,8 @@ func mutation(root, patch string, ops int) (caught bool, out string, err error) 
 		return false, string(b), fmt.Errorf("apply %s: %w", filepath.Base(patch), err)
 	}
 	runs := func(dir string) (map[string]string, string, error) {
-		cmd := exec.Command("go", "run", "./scripts/simtool", "-print-runs", "-quiet", "-per-run", "400", strconv.Itoa(ops))
+		args := append([]string{"run", "./scripts/simtool", "-print-runs", "-quiet", "-per-run", "400"}, modeArgs()...)
+		cmd := exec.Command("go", append(args, strconv.Itoa(ops))...)
 		cmd.Dir = dir
 		b, err := cmd.CombinedOutput()
 		if ee, ok := err.(*exec.ExitError); err != nil && !(ok && ee.ExitCode() == 1) {
