@@ -46,16 +46,9 @@ func openGCS(ctx context.Context, u *url.URL, idle int) (*blob.Bucket, error) {
 		// An emulator, or a public bucket: no credentials.
 		clientOpts = append(clientOpts, option.WithoutAuthentication())
 	default:
-		creds, err := google.FindDefaultCredentialsWithParams(ctx, google.CredentialsParams{
-			Scopes:         []string{"https://www.googleapis.com/auth/cloud-platform"},
-			UniverseDomain: q.Get("universe_domain"),
-		})
+		creds, err := gcsCredentials(ctx, q)
 		if err != nil {
-			e := &noCredentials{who: "Google Cloud", hint: "set GOOGLE_APPLICATION_CREDENTIALS to a key file, or run gcloud auth application-default login"}
-			if anyEnv("GOOGLE_APPLICATION_CREDENTIALS") {
-				e.cause = err
-			}
-			return nil, e
+			return nil, err
 		}
 		if client, err = gcp.NewHTTPClient(hc.Transport, creds.TokenSource); err != nil {
 			return nil, err
@@ -89,16 +82,9 @@ func openGCSgRPC(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
 	if anon || q.Get("access_id") == "-" {
 		return (&gcsblob.URLOpener{}).OpenBucketURL(ctx, u)
 	}
-	creds, err := google.FindDefaultCredentialsWithParams(ctx, google.CredentialsParams{
-		Scopes:         []string{"https://www.googleapis.com/auth/cloud-platform"},
-		UniverseDomain: q.Get("universe_domain"),
-	})
+	creds, err := gcsCredentials(ctx, q)
 	if err != nil {
-		e := &noCredentials{who: "Google Cloud", hint: "set GOOGLE_APPLICATION_CREDENTIALS to a key file, or run gcloud auth application-default login"}
-		if anyEnv("GOOGLE_APPLICATION_CREDENTIALS") {
-			e.cause = err
-		}
-		return nil, e
+		return nil, err
 	}
 	return (&gcsblob.URLOpener{TokenSource: gcp.CredentialsTokenSource(creds)}).OpenBucketURL(ctx, u)
 }
@@ -130,4 +116,21 @@ func idleTransport(idle int) *http.Transport {
 	t.MaxIdleConns = max(t.MaxIdleConns, idle)
 	t.MaxIdleConnsPerHost = max(t.MaxIdleConnsPerHost, idle)
 	return t
+}
+
+// gcsCredentials finds the application default credentials for a gs://
+// URL's query (universe_domain), or says what to set when there are none.
+func gcsCredentials(ctx context.Context, q url.Values) (*google.Credentials, error) {
+	creds, err := google.FindDefaultCredentialsWithParams(ctx, google.CredentialsParams{
+		Scopes:         []string{"https://www.googleapis.com/auth/cloud-platform"},
+		UniverseDomain: q.Get("universe_domain"),
+	})
+	if err != nil {
+		e := &noCredentials{who: "Google Cloud", hint: "set GOOGLE_APPLICATION_CREDENTIALS to a key file, or run gcloud auth application-default login"}
+		if anyEnv("GOOGLE_APPLICATION_CREDENTIALS") {
+			e.cause = err
+		}
+		return nil, e
+	}
+	return creds, nil
 }
