@@ -179,7 +179,8 @@
 // # Error handling
 //
 // Nothing panics (go-fuse's panic handler logs and answers EIO). Index and
-// store errors map to errnos in one place (Server.errno): fs.ErrNotExist and
+// store errors map to errnos in one place (Server.errno), by their class
+// (index.Classify, which serve's statuses follow too): fs.ErrNotExist and
 // store.ErrNotFound are ENOENT, store.ErrBadKey EINVAL, store.ErrReadOnly
 // EROFS, index.ErrNotDir ENOTDIR, store.ErrTooLarge EFBIG (a signature over
 // store.MaxEntryBytes: stat, open and read; logged with the size and the

@@ -429,24 +429,26 @@ func mountErr(err error) error {
 	return err
 }
 
-// errno maps an index or store error to the errno a caller sees, logging the
-// cause of every EIO (the caller logs each failure once: it is not retried).
+// errno maps an index or store error to the errno a caller sees, by its
+// class (index.Classify, which serve's statuses follow too), logging the
+// cause of every EFBIG, EAGAIN and EIO (the caller logs each failure once:
+// it is not retried).
 func (m *Server) errno(op, p string, err error) syscall.Errno {
-	switch {
-	case err == nil:
+	switch index.Classify(err) {
+	case index.ClassNone:
 		return 0
-	case errors.Is(err, iofs.ErrNotExist), errors.Is(err, store.ErrNotFound):
+	case index.ClassNotFound:
 		return syscall.ENOENT
-	case errors.Is(err, store.ErrBadKey):
+	case index.ClassInvalid:
 		return syscall.EINVAL
-	case errors.Is(err, store.ErrReadOnly):
+	case index.ClassReadOnly:
 		return syscall.EROFS
-	case errors.Is(err, index.ErrNotDir):
+	case index.ClassNotDir:
 		return syscall.ENOTDIR
-	case errors.Is(err, store.ErrTooLarge):
+	case index.ClassTooLarge:
 		m.logf("oxyfs: %s /%s: %v (EFBIG)", op, p, err)
 		return syscall.EFBIG
-	case errors.Is(err, index.ErrBusy):
+	case index.ClassBusy:
 		m.logf("oxyfs: %s /%s: %v (EAGAIN)", op, p, err)
 		return syscall.EAGAIN
 	}

@@ -84,12 +84,15 @@
 // # Errors
 //
 // A path that does not exist is 404. A lookup or read that fails is
-// answered with the error's text and logged once per request through
+// answered by the error's class (index.Classify, the one the mount's errnos
+// follow), with the error's text, and logged once per request through
 // Options.Logf: 500 for a signature over its size cap (store.ErrTooLarge,
-// refused before its body is read), 503 with Retry-After when the read is
-// refused for now (an error wrapping syscall.EAGAIN: the bytes readers may
-// hold are spent), 504 when the store's deadline passed, and 502 for
-// anything else (the store did not answer as it should). A request whose
+// refused before its body is read: the server's own limit, neither the store
+// failing nor the request too large), 503 with Retry-After when the read is
+// refused for now (index.ErrBusy, or an error wrapping syscall.EAGAIN: the
+// bytes readers may hold are spent), 504 when the store's deadline passed,
+// 400 for a key the rules refuse, and 502 for anything else (the store did
+// not answer as it should). A request whose
 // client left is 499 (StatusClientClosedRequest), with nothing sent and
 // nothing logged; WebDAV's errors of such a request are not logged either.
 // A PROPFIND reads the sizes it reports (the target's, and at Depth 1 its

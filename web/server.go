@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"net/url"
 	"path"
 	"strings"
-	"syscall"
 	"time"
 
 	"golang.org/x/net/webdav"
@@ -279,25 +277,39 @@ const StatusClientClosedRequest = 499
 // bytes readers may hold are spent) is worth asking again in a second.
 const RetryAfter = "1"
 
-// failStatus is the status that answers err:
+// failStatus is the status that answers err, by its class (index.Classify,
+// which the mount's errnos follow too):
 //
-//	the request's context done (the client left)        499
-//	a path that does not exist                           404
-//	over its size cap (store.ErrTooLarge)                500
-//	refused for now (EAGAIN, index.ErrBusy: the readers' budget) 503 with Retry-After
-//	the store's deadline passed                          504
-//	anything else: the store did not answer as it should 502
+//	the request's context done (the client left)         499
+//	ClassNotFound, ClassNotDir: no such path               404
+//	ClassInvalid: a name or key the rules refuse           400
+//	ClassReadOnly: a write refused                         403
+//	ClassTooLarge: over its size cap (store.ErrTooLarge)   500
+//	ClassBusy: refused for now (the readers' budget)       503 with Retry-After
+//	ClassTimeout: the store's deadline passed              504
+//	anything else (ClassCorrupt, ClassUnavailable, and
+//	  ClassCanceled while the client is still there):
+//	  the store did not answer as it should               502
+//
+// An oversized signature is the server's own limit, not the store failing
+// (502) nor the request's body (413): 500, with the error naming the size and
+// the cap.
 func failStatus(r *http.Request, err error) int {
-	switch {
-	case r.Context().Err() != nil:
+	if r.Context().Err() != nil {
 		return StatusClientClosedRequest
-	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, index.ErrNotDir):
+	}
+	switch index.Classify(err) {
+	case index.ClassNotFound, index.ClassNotDir:
 		return http.StatusNotFound
-	case errors.Is(err, store.ErrTooLarge):
+	case index.ClassInvalid:
+		return http.StatusBadRequest
+	case index.ClassReadOnly:
+		return http.StatusForbidden
+	case index.ClassTooLarge:
 		return http.StatusInternalServerError
-	case errors.Is(err, syscall.EAGAIN) || errors.Is(err, index.ErrBusy):
+	case index.ClassBusy:
 		return http.StatusServiceUnavailable
-	case errors.Is(err, context.DeadlineExceeded):
+	case index.ClassTimeout:
 		return http.StatusGatewayTimeout
 	}
 	return http.StatusBadGateway
