@@ -20,8 +20,14 @@
 //	GET  /<kind>/.../<value>   an empty body (the value is in the name)
 //	GET  /by-signer/<s>/<obj>  a redirect (302) to the signature it links to
 //	GET  /.oxy/status          index.Status as JSON (requests sent so far
-//	                           included); as an HTML table when the client
-//	                           accepts text/html (a browser), unless ?format=json
+//	                           included) with last_change (the store's last
+//	                           change, index.Index.ModTime); as a page of
+//	                           tables when the client accepts text/html (a
+//	                           browser), unless ?format=json: one row per
+//	                           figure, times as RFC 3339 and how long ago
+//	                           ("never" for none), entries per kind and
+//	                           requests by kind (LIST, GET, HEAD, PUT, DELETE)
+//	                           as rows (status.go)
 //	GET  /.oxy/signers/        every signer (by-signer/) with its number of
 //	                           signatures, PageRows at a time (?after=NAME,
 //	                           ?before=NAME: the next and previous pages, linked);

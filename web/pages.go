@@ -3,15 +3,12 @@ package web
 import (
 	"encoding/base64"
 	"encoding/hex"
-	"fmt"
 	"html/template"
 	"mime"
 	"net/http"
 	"path"
-	"reflect"
 	"strings"
 
-	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/termsafe"
 	"github.com/oxyfs/oxyfs/store"
 )
@@ -87,48 +84,6 @@ func attachment(w http.ResponseWriter, e store.Entry) {
 	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
 }
 
-// wantsHTML reports whether /.oxy/status should be a table: the client
-// accepts text/html (a browser) and did not ask for ?format=json.
-func wantsHTML(r *http.Request) bool {
-	if f := r.URL.Query().Get("format"); f != "" {
-		return f == "html"
-	}
-	return strings.Contains(r.Header.Get("Accept"), "text/html")
-}
-
-// statusRow is one line of the status table.
-type statusRow struct{ Name, Value string }
-
-// statusRows flattens index.Status into rows, named by their JSON names.
-func statusRows(s index.Status) []statusRow {
-	var rows []statusRow
-	v := reflect.ValueOf(s)
-	for i := 0; i < v.NumField(); i++ {
-		f := v.Type().Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "" || name == "-" {
-			name = f.Name
-		}
-		rows = append(rows, statusRow{Name: name, Value: termsafe.Line(fmt.Sprint(v.Field(i).Interface()))})
-	}
-	return rows
-}
-
-// statusPage writes index.Status as an HTML table.
-func (h *handler) statusPage(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if r.Method == http.MethodHead {
-		return
-	}
-	v := struct {
-		Crumbs []crumb
-		Rows   []statusRow
-	}{Crumbs: []crumb{{Name: "/", Href: "/"}, {Name: ".oxy", Href: "/.oxy/"}, {Name: "status"}}, Rows: statusRows(h.ix.Status())}
-	if err := statusTmpl.Execute(w, v); err != nil {
-		h.opts.Logf("oxyfs: %s %s: %v", r.Method, r.URL.Path, err)
-	}
-}
-
 const crumbsTmpl = `{{define "crumbs"}}<nav class="crumbs">
 {{- range $i, $c := .}}{{if $i}} / {{end}}{{if $c.Href}}<a href="{{$c.Href}}">{{$c.Name}}</a>{{else}}<span>{{$c.Name}}</span>{{end}}{{end -}}
 </nav>{{end}}`
@@ -151,18 +106,5 @@ var sigTmpl = template.Must(template.Must(template.New("sig").Parse(crumbsTmpl))
 <p id="shown">The first {{.Shown}} of {{.Size}} bytes are shown: download the signature for all of them.</p>
 {{- end}}
 <p><a id="download" href="{{.Download}}">download</a> · <a id="raw" href="{{.Raw}}">raw bytes</a></p>
-</body></html>
-`))
-
-var statusTmpl = template.Must(template.Must(template.New("status").Parse(crumbsTmpl)).Parse(`<!doctype html>
-<html><head><meta charset="utf-8"><title>oxyfs status</title>` + style + `</head>
-<body>{{template "crumbs" .Crumbs}}
-<h1>status</h1>
-<table id="status">
-{{- range .Rows}}
-<tr><th>{{.Name}}</th><td class="b">{{.Value}}</td></tr>
-{{- end}}
-</table>
-<p>as <a href="?format=json">JSON</a></p>
 </body></html>
 `))

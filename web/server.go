@@ -170,7 +170,7 @@ func (h *handler) serveOxy(w http.ResponseWriter, r *http.Request) {
 			h.statusPage(w, r)
 			return
 		}
-		h.writeJSON(w, r, h.ix.Status(), "  ")
+		h.writeJSON(w, r, statusJSON{Status: h.ix.Status(), LastChange: h.ix.ModTime()}, "  ")
 	case "/.oxy":
 		redirect(w, r, "/.oxy/")
 	case "/.oxy/":
