@@ -88,7 +88,7 @@ const crumbsTmpl = `{{define "crumbs"}}<nav class="crumbs">
 {{- range $i, $c := .}}{{if $i}} / {{end}}{{if $c.Href}}<a href="{{$c.Href}}">{{$c.Name}}</a>{{else}}<span>{{$c.Name}}</span>{{end}}{{end -}}
 </nav>{{end}}`
 
-const style = `<style>body{font-family:monospace;margin:2em}td,th{padding:0 1em 0 0;text-align:left;vertical-align:top}.n{text-align:right}.b{word-break:break-all;max-width:60em}</style>`
+const style = `<style>body{font-family:monospace;margin:2em}td,th{padding:0 1em 0 0;text-align:left;vertical-align:top}.n{text-align:right}.b{word-break:break-all;max-width:60em}table.rows td,table.rows th{white-space:nowrap}</style>`
 
 var sigTmpl = template.Must(template.Must(template.New("sig").Parse(crumbsTmpl)).Parse(`<!doctype html>
 <html><head><meta charset="utf-8"><title>oxyfs {{.Path}}</title>` + style + `</head>

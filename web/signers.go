@@ -186,7 +186,7 @@ var signersTmpl = template.Must(template.Must(template.New("signers").Parse(crum
 <html><head><meta charset="utf-8"><title>oxyfs signers</title>` + style + `</head>
 <body>{{template "crumbs" .Crumbs}}
 <h1>Signers</h1>
-<table id="signers">
+<table id="signers" class="rows">
 <tr><th>signer</th><th class="n">signatures</th></tr>
 {{- range .Rows}}
 <tr><td><a href="{{.Href}}">{{.Name}}</a></td><td class="n">{{.Count}}</td></tr>
@@ -201,10 +201,10 @@ var signerTmpl = template.Must(template.Must(template.New("signer").Parse(crumbs
 <html><head><meta charset="utf-8"><title>oxyfs signer {{.Signer}}</title>` + style + `</head>
 <body>{{template "crumbs" .Crumbs}}
 <h1>{{.Signer}}</h1>
-<table id="signatures">
+<table id="signatures" class="rows">
 <tr><th>object</th><th>kind</th><th>signature</th></tr>
 {{- range .Rows}}
-<tr><td><a href="{{.Dir}}">{{.Object}}</a></td><td>{{.Kind}}</td><td><a class="sig" href="{{.Page}}">{{.Key}}</a> (<a href="{{.Raw}}">raw</a>)</td></tr>
+<tr><td><a href="{{.Dir}}">{{.Object}}</a></td><td>{{.Kind}}</td><td><a class="sig" href="{{.Page}}" title="{{.Key}}">page</a> · <a href="{{.Raw}}">raw</a></td></tr>
 {{- end}}
 </table>
 {{template "pager" .}}

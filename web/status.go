@@ -182,14 +182,14 @@ var statusTmpl = template.Must(template.Must(template.New("status").Parse(crumbs
 {{- end}}
 </table>
 <h2>entries per kind</h2>
-<table id="entries_per_kind">
+<table id="entries_per_kind" class="rows">
 <tr><th>kind</th><th class="n">entries</th></tr>
 {{- range .Kinds}}
 <tr><th>{{.Name}}</th><td class="n">{{.Value}}</td></tr>
 {{- end}}
 </table>
 <h2>requests to the store</h2>
-<table id="requests">
+<table id="requests" class="rows">
 <tr><th></th><th></th><th class="n">LIST</th><th class="n">GET</th><th class="n">HEAD</th><th class="n">PUT</th><th class="n">DELETE</th><th class="n">total</th></tr>
 {{- range .Requests}}
 <tr><th>{{.Name}}</th><td>{{.What}}</td><td class="n">{{.List}}</td><td class="n">{{.Get}}</td><td class="n">{{.Head}}</td><td class="n">{{.Put}}</td><td class="n">{{.Delete}}</td><td class="n">{{.Total}}</td></tr>
