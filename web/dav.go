@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"time"
 
 	"golang.org/x/net/webdav"
 )
@@ -52,7 +53,8 @@ func (h *handler) propfindReads(r *http.Request, dh *webdav.Handler, depth strin
 // (index.FSContext): a client that leaves stops a PROPFIND's reads of
 // sizes, one GET each, at the next one.
 type davFS struct {
-	fsys func(ctx context.Context) fs.FS // the view reading on ctx
+	fsys    func(ctx context.Context) fs.FS // the view reading on ctx
+	modTime func(fs.FileInfo) time.Time     // a file's getlastmodified (handler.modTime)
 }
 
 var _ webdav.FileSystem = davFS{}
@@ -108,7 +110,7 @@ func (d davFS) Stat(ctx context.Context, name string) (os.FileInfo, error) {
 	if err != nil {
 		return nil, davErr("stat", name, err)
 	}
-	return davInfo{fi}, nil
+	return davInfo{fi, d.modTime}, nil
 }
 
 // writeFlags are the open flags that would change the file.
@@ -176,14 +178,25 @@ func (f *davFile) Readdir(count int) ([]os.FileInfo, error) {
 		if ierr != nil {
 			return out, davErr("readdir", f.name, ierr)
 		}
-		out = append(out, davInfo{fi})
+		out = append(out, davInfo{fi, f.d.modTime})
 	}
 	return out, err
 }
 
 // davInfo is a FileInfo that tells WebDAV a file's content type without
-// its reading the first 512 bytes of every file a PROPFIND lists.
-type davInfo struct{ fs.FileInfo }
+// its reading the first 512 bytes of every file a PROPFIND lists, and its
+// last change (getlastmodified): the index's view has no time per entry.
+type davInfo struct {
+	fs.FileInfo
+	modTime func(fs.FileInfo) time.Time // nil: the view's (zero)
+}
+
+func (i davInfo) ModTime() time.Time {
+	if i.modTime == nil {
+		return i.FileInfo.ModTime()
+	}
+	return i.modTime(i.FileInfo)
+}
 
 var _ webdav.ContentTyper = davInfo{}
 

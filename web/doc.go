@@ -47,6 +47,11 @@
 // with Depth: infinity (or no Depth, which means it) is refused with 403
 // (RFC 4918 §9.1 "propfind-finite-depth"): on the root it would read every
 // signature. A by-signer link appears in WebDAV as the file it points to.
+// WebDAV's getlastmodified (the index keeps no time per entry) is the
+// store's last change as the index knows it (index.Index.ModTime: the newest
+// key its open listed) or, for a signature whose bytes the index saw change
+// since, that time; with neither (the directory layout, a backend that
+// reports no times), the time the handler was made (handler.modTime).
 //
 // # Requests to the store
 //

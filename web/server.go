@@ -66,8 +66,8 @@ func Handler(ix *index.Index, opts Options) http.Handler {
 	}
 	logf := opts.Logf
 	opts.Logf = func(format string, args ...any) { logf("%s", termsafe.Line(fmt.Sprintf(format, args...))) }
-	h := &handler{ix: ix, opts: opts}
-	fsys := davFS{fsys: ix.FSContext}
+	h := &handler{ix: ix, opts: opts, started: time.Now()}
+	fsys := davFS{fsys: ix.FSContext, modTime: h.modTime}
 	h.dav = &webdav.Handler{Prefix: DAVPrefix, FileSystem: fsys, LockSystem: webdav.NewMemLS(), Logger: h.davLog}
 	h.davRoot = &webdav.Handler{FileSystem: fsys, LockSystem: webdav.NewMemLS(), Logger: h.davLog}
 	return h
@@ -78,6 +78,27 @@ type handler struct {
 	opts    Options
 	dav     *webdav.Handler // under DAVPrefix
 	davRoot *webdav.Handler // at every path, with WebDAVRoot
+	started time.Time       // when Handler made it: the last change if none is known
+}
+
+// modTime is what WebDAV reports as a file's last change (getlastmodified;
+// the index's view keeps no time per entry): the store's last change as the
+// index knows it (index.Index.ModTime: the newest key its open listed), or
+// for a signature the last time the index saw its bytes change
+// (index.Index.SigChangedAt), if later. When the index knows neither (the
+// directory layout, a backend that reports no times), the time the handler
+// was made: the tree it shows is at least that recent. Never year 1.
+func (h *handler) modTime(fi fs.FileInfo) time.Time {
+	t := h.ix.ModTime()
+	if n, ok := fi.Sys().(index.Node); ok && n.Type == index.NodeFile && n.Entry.Kind == store.KindSig {
+		if c := h.ix.SigChangedAt(n.Entry); c.After(t) {
+			t = c
+		}
+	}
+	if t.IsZero() {
+		return h.started
+	}
+	return t
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
