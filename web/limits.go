@@ -30,14 +30,18 @@ type Limits struct {
 	MaxConns int
 }
 
-// DefaultLimits are the limits of `oxyfs serve` and of the metrics server.
-var DefaultLimits = Limits{
-	MaxRequestBody:    DefaultMaxRequestBody,
-	ReadHeaderTimeout: 10 * time.Second,
-	ReadTimeout:       30 * time.Second,
-	WriteTimeout:      5 * time.Minute,
-	IdleTimeout:       2 * time.Minute,
-	MaxConns:          256,
+// DefaultLimits returns the limits of `oxyfs serve` and of the metrics
+// server: what a zero field of Limits stands for. A function, not a variable:
+// nothing can change the defaults of every server in the process.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxRequestBody:    DefaultMaxRequestBody,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      5 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxConns:          256,
+	}
 }
 
 // DefaultMaxRequestBody is the default of Options.MaxRequestBody.
@@ -53,7 +57,7 @@ func (l Limits) orDefault() Limits {
 		}
 		return v
 	}
-	d := DefaultLimits
+	d := DefaultLimits()
 	l.ReadHeaderTimeout = pick(l.ReadHeaderTimeout, d.ReadHeaderTimeout)
 	l.ReadTimeout = pick(l.ReadTimeout, d.ReadTimeout)
 	l.WriteTimeout = pick(l.WriteTimeout, d.WriteTimeout)

@@ -159,3 +159,19 @@ func TestConnectionsPastTheCapWaitForOneToClose(t *testing.T) {
 		t.Fatalf("third connection once one closed: status %d, want 200", resp.StatusCode)
 	}
 }
+
+// TestDefaultLimitsCannotBeChanged: DefaultLimits is a value each call, so
+// a caller changing its copy changes no other server's defaults; a zero
+// Limits gives a server those defaults.
+func TestDefaultLimitsCannotBeChanged(t *testing.T) {
+	d := DefaultLimits()
+	d.MaxConns, d.ReadTimeout = 1, time.Nanosecond
+	if again := DefaultLimits(); again.MaxConns == 1 || again.ReadTimeout == time.Nanosecond {
+		t.Fatalf("DefaultLimits changed by a caller: %+v", again)
+	}
+	want := DefaultLimits()
+	srv := NewServer(http.NotFoundHandler(), Limits{}, nil)
+	if srv.ReadTimeout != want.ReadTimeout || srv.ReadHeaderTimeout != want.ReadHeaderTimeout || srv.WriteTimeout != want.WriteTimeout || srv.IdleTimeout != want.IdleTimeout {
+		t.Errorf("a zero Limits serves with %v %v %v %v, want %+v", srv.ReadHeaderTimeout, srv.ReadTimeout, srv.WriteTimeout, srv.IdleTimeout, want)
+	}
+}

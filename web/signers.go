@@ -39,16 +39,37 @@ func (h *handler) pageOf(r *http.Request) index.Page {
 	return index.Page{After: q.Get("after"), Before: q.Get("before"), Limit: h.pageRows()}
 }
 
-// pageLinks are the query strings of the previous and next pages ("" when
-// there is none), from the first and last names of this one.
-func pageLinks(info index.PageInfo, first, last string) (prev, next string) {
+// pager is a page's links to the previous and next pages: query strings
+// from the first and last names of this one ("" when there is none), in its
+// JSON and on its page (the "pager" template).
+type pager struct {
+	Prev string `json:"prev,omitempty"`
+	Next string `json:"next,omitempty"`
+}
+
+// pagerOf is the pager of a page of rows, each named by name.
+func pagerOf[T any](rows []T, info index.PageInfo, name func(T) string) pager {
+	var p pager
+	if len(rows) == 0 {
+		return p
+	}
 	if info.Prev {
-		prev = "?before=" + url.QueryEscape(first)
+		p.Prev = "?before=" + url.QueryEscape(name(rows[0]))
 	}
 	if info.Next {
-		next = "?after=" + url.QueryEscape(last)
+		p.Next = "?after=" + url.QueryEscape(name(rows[len(rows)-1]))
 	}
-	return prev, next
+	return p
+}
+
+// paged writes a page of a paged list: asJSON with ?format=json, else the
+// page t shows of view() (built only for HTML: names escaped for it).
+func (h *handler) paged(w http.ResponseWriter, r *http.Request, asJSON any, t *template.Template, view func() any) {
+	if r.URL.Query().Get("format") == "json" {
+		h.writeJSON(w, r, asJSON, "")
+		return
+	}
+	h.html(w, r, t, view())
 }
 
 // signerHref is a signer's page.
@@ -74,8 +95,7 @@ func (h *handler) serveSigners(w http.ResponseWriter, r *http.Request) {
 // signersJSON is the signers page as JSON (?format=json).
 type signersJSON struct {
 	Signers []index.SignerCount `json:"signers"`
-	Prev    string              `json:"prev,omitempty"` // the previous page's query
-	Next    string              `json:"next,omitempty"`
+	pager
 }
 
 func (h *handler) signersPage(w http.ResponseWriter, r *http.Request) {
@@ -84,30 +104,25 @@ func (h *handler) signersPage(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	var prev, next string
-	if len(scs) > 0 {
-		prev, next = pageLinks(info, scs[0].Signer, scs[len(scs)-1].Signer)
+	if scs == nil {
+		scs = []index.SignerCount{}
 	}
-	if r.URL.Query().Get("format") == "json" {
-		if scs == nil {
-			scs = []index.SignerCount{}
+	pg := pagerOf(scs, info, func(sc index.SignerCount) string { return sc.Signer })
+	h.paged(w, r, signersJSON{Signers: scs, pager: pg}, signersTmpl, func() any {
+		type row struct {
+			Name, Href string
+			Count      int
 		}
-		h.writeJSON(w, r, signersJSON{Signers: scs, Prev: prev, Next: next}, "")
-		return
-	}
-	type row struct {
-		Name, Href string
-		Count      int
-	}
-	rows := make([]row, len(scs))
-	for i, sc := range scs {
-		rows[i] = row{Name: termsafe.Escape(sc.Signer), Href: signerHref(sc.Signer), Count: sc.Signatures}
-	}
-	h.html(w, r, signersTmpl, struct {
-		Crumbs     []crumb
-		Rows       []row
-		Prev, Next string
-	}{Crumbs: []crumb{{Name: "/", Href: "/"}, {Name: ".oxy", Href: "/.oxy/"}, {Name: "signers"}}, Rows: rows, Prev: prev, Next: next})
+		rows := make([]row, len(scs))
+		for i, sc := range scs {
+			rows[i] = row{Name: termsafe.Escape(sc.Signer), Href: signerHref(sc.Signer), Count: sc.Signatures}
+		}
+		return struct {
+			Crumbs []crumb
+			Rows   []row
+			pager
+		}{Crumbs: []crumb{{Name: "/", Href: "/"}, {Name: ".oxy", Href: "/.oxy/"}, {Name: "signers"}}, Rows: rows, pager: pg}
+	})
 }
 
 // signatureRow is one signature of a signer's page (and of its JSON).
@@ -124,8 +139,7 @@ type signatureRow struct {
 type signerJSON struct {
 	Signer     string         `json:"signer"`
 	Signatures []signatureRow `json:"signatures"`
-	Prev       string         `json:"prev,omitempty"`
-	Next       string         `json:"next,omitempty"`
+	pager
 }
 
 func (h *handler) signerPage(w http.ResponseWriter, r *http.Request, signer string) {
@@ -146,25 +160,20 @@ func (h *handler) signerPage(w http.ResponseWriter, r *http.Request, signer stri
 		rows[i] = signatureRow{Object: obj, Kind: e.Kind.String(), Key: e.Key(), Page: raw + "?view=page", Raw: raw,
 			Dir: escapePath("/"+e.Kind.String()+"/"+obj[:2]+"/"+obj[2:]) + "/"}
 	}
-	var prev, next string
-	if len(objs) > 0 {
-		prev, next = pageLinks(info, objs[0], objs[len(objs)-1])
-	}
-	if r.URL.Query().Get("format") == "json" {
-		h.writeJSON(w, r, signerJSON{Signer: signer, Signatures: rows, Prev: prev, Next: next}, "")
-		return
-	}
-	for i := range rows {
-		rows[i].Key = termsafe.Escape(rows[i].Key)
-	}
-	shown := termsafe.Escape(signer)
-	h.html(w, r, signerTmpl, struct {
-		Crumbs     []crumb
-		Signer     string
-		Rows       []signatureRow
-		Prev, Next string
-	}{Crumbs: []crumb{{Name: "/", Href: "/"}, {Name: ".oxy", Href: "/.oxy/"}, {Name: "signers", Href: SignersPath}, {Name: shown}},
-		Signer: shown, Rows: rows, Prev: prev, Next: next})
+	pg := pagerOf(objs, info, func(obj string) string { return obj })
+	h.paged(w, r, signerJSON{Signer: signer, Signatures: rows, pager: pg}, signerTmpl, func() any {
+		for i := range rows {
+			rows[i].Key = termsafe.Escape(rows[i].Key)
+		}
+		shown := termsafe.Escape(signer)
+		return struct {
+			Crumbs []crumb
+			Signer string
+			Rows   []signatureRow
+			pager
+		}{Crumbs: []crumb{{Name: "/", Href: "/"}, {Name: ".oxy", Href: "/.oxy/"}, {Name: "signers", Href: SignersPath}, {Name: shown}},
+			Signer: shown, Rows: rows, pager: pg}
+	})
 }
 
 // html writes a page from a template (nothing for HEAD).
