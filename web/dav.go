@@ -191,6 +191,8 @@ type davInfo struct {
 	modTime func(fs.FileInfo) time.Time // nil: the view's (zero)
 }
 
+// ModTime is the file's last change as the handler reports it
+// (handler.modTime).
 func (i davInfo) ModTime() time.Time {
 	if i.modTime == nil {
 		return i.FileInfo.ModTime()
