@@ -214,6 +214,9 @@ func TestServeStatusAndSignersInChromium(t *testing.T) {
 	}
 	oneLineRows(t, ctx, "#requests")
 	oneLineRows(t, ctx, "#entries_per_kind")
+	if n := oneLineRows(t, ctx, "#live_lists table"); n != 1+len(st.LiveLists) || len(st.LiveLists) == 0 {
+		t.Errorf("live lists table: %d rows for %d lists", n, len(st.LiveLists))
+	}
 	shot("status")
 
 	do(t, ctx, "open signers", chromedp.Navigate(s.url+SignersPath))

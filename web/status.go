@@ -49,10 +49,11 @@ type requestRow struct {
 	Total                        int64
 }
 
-// listRow is one entry list of the store (live or retired).
+// listRow is one entry list of the store (live or retired); its name holds
+// its id.
 type listRow struct {
-	Name, ID, Size string
-	Complete       bool
+	Name, Size string
+	Complete   bool
 }
 
 // statusView is what the status page shows.
@@ -102,7 +103,7 @@ func statusOf(s index.Status, lastChange, now time.Time) statusView {
 	lists := func(ls []store.ListInfo) []listRow {
 		out := make([]listRow, len(ls))
 		for i, l := range ls {
-			out[i] = listRow{Name: termsafe.Escape(l.Name), ID: termsafe.Escape(l.ID), Size: bytesText(l.Size), Complete: l.Complete}
+			out[i] = listRow{Name: termsafe.Escape(l.Name), Size: bytesText(l.Size), Complete: l.Complete}
 		}
 		return out
 	}
@@ -223,10 +224,10 @@ var statusTmpl = template.Must(template.Must(template.New("status").Parse(crumbs
 {{- end}}
 <p>as <a href="?format=json">JSON</a></p>
 </body></html>
-{{define "lists"}}{{if .}}<table class="lists">
-<tr><th>name</th><th>id</th><th>complete</th><th class="n">size</th></tr>
+{{define "lists"}}{{if .}}<table class="rows">
+<tr><th>name</th><th>complete</th><th class="n">size</th></tr>
 {{- range .}}
-<tr><td>{{.Name}}</td><td>{{.ID}}</td><td>{{.Complete}}</td><td class="n">{{.Size}}</td></tr>
+<tr><td>{{.Name}}</td><td>{{.Complete}}</td><td class="n">{{.Size}}</td></tr>
 {{- end}}
 </table>{{else}}<p>none</p>{{end}}{{end}}
 `))
