@@ -11,7 +11,7 @@ import (
 	"github.com/oxyfs/oxyfs/web"
 )
 
-// metricsLimits bound the metrics server as web.DefaultLimits bound serve,
+// metricsLimits bound the metrics server as web.DefaultLimits() bound serve,
 // with fewer connections (a scraper needs one).
 var metricsLimits = web.Limits{MaxConns: 16, MaxRequestBody: 4 << 10}
 
