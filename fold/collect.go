@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/journal"
 )
 
 // ForgetObject names an object a repository collection deleted: a
@@ -161,7 +162,7 @@ func Collect(ctx context.Context, st *store.Store, opts CollectOptions) (rep Col
 	defer func() { rep.Requests = st.Counts().Sub(start) }()
 	w := &warner{fn: opts.Warn}
 	prog := &progress{fn: opts.Progress}
-	if err := checkLayout(st); err != nil {
+	if err := journal.CheckLayout(st); err != nil {
 		return rep, fmt.Errorf("collect: %w", err)
 	}
 	if st.ReadOnly() && !opts.DryRun {

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/journal"
 )
 
 // Options configure Complete.
@@ -120,7 +121,7 @@ func complete(ctx context.Context, st *store.Store, opts Options, h *hooks) (rep
 	defer func() { rep.Requests = st.Counts().Sub(start) }()
 	w := &warner{fn: opts.Warn}
 	prog := &progress{fn: opts.Progress}
-	if err := checkLayout(st); err != nil {
+	if err := journal.CheckLayout(st); err != nil {
 		return rep, fmt.Errorf("fold: %w", err)
 	}
 	if st.ReadOnly() && !opts.DryRun {
@@ -266,8 +267,8 @@ func complete(ctx context.Context, st *store.Store, opts Options, h *hooks) (rep
 		}
 	}
 	if !oursLive && !reviving {
-		existed, err := ensureList(ctx, st, name, data)
-		if errors.Is(err, errListRetired) {
+		existed, err := journal.EnsureList(ctx, st, name, data)
+		if errors.Is(err, journal.ErrListRetired) {
 			return deferred(rep, w), nil
 		}
 		if err != nil {
@@ -282,7 +283,7 @@ func complete(ctx context.Context, st *store.Store, opts Options, h *hooks) (rep
 		prog.report(0, int64(len(others)), "retire")
 		tries, err := retire(ctx, st, others, name)
 		rep.CASTries += tries
-		if errors.Is(err, errListRetired) {
+		if errors.Is(err, journal.ErrListRetired) {
 			return deferred(rep, w), nil
 		}
 		if err != nil {
@@ -297,7 +298,7 @@ func complete(ctx context.Context, st *store.Store, opts Options, h *hooks) (rep
 		return rep, nil
 	}
 	prog.report(0, int64(rep.JournalUnfolded), "mark")
-	marked, dropped, tries, err := markJournal(ctx, st, read)
+	marked, dropped, tries, err := journal.Mark(ctx, st, read)
 	rep.CASTries += tries
 	if err != nil {
 		return rep, fmt.Errorf("fold: %w", err)

@@ -155,7 +155,7 @@
 // signature needs bytes, any other kind must have none) and send nothing if
 // one is invalid. They write each per-object key first (store.Put), then, on
 // a bucket, hand the keys to the group commit: one goroutine takes every key
-// waiting and appends them in ONE journal update (fold.Append, which also
+// waiting and appends them in ONE journal update (journal.Append, which also
 // folds a partial list past store.PartialFoldThreshold lines), then wakes
 // every waiter of that update with its result. A Put returns only once its
 // key and its journal line both landed; the entry is then visible to this

@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/journal"
 )
 
 // Options configure an Index.
@@ -67,7 +67,7 @@ type Index struct {
 	keepJournal int // Options.KeepJournalText, resolved: -1 keeps none
 	st          *store.Store
 	warnFn      func(string)
-	appendFn    func(ctx context.Context, st *store.Store, keys []string) (fold.AppendResult, error)
+	appendFn    func(ctx context.Context, st *store.Store, keys []string) (journal.AppendResult, error)
 
 	loadMu      sync.Mutex           // serializes Load and Refresh
 	v           atomic.Pointer[view] // nil until the first load
@@ -132,7 +132,7 @@ func Open(ctx context.Context, st *store.Store, opts Options) (*Index, error) {
 	if st == nil {
 		return nil, errors.New("index: nil store")
 	}
-	ix := &Index{st: st, warnFn: opts.Warn, appendFn: fold.Append, warned: map[string]bool{}}
+	ix := &Index{st: st, warnFn: opts.Warn, appendFn: journal.Append, warned: map[string]bool{}}
 	if ix.warnFn == nil {
 		ix.warnFn = func(msg string) { log.Printf("oxyfs: %s", msg) }
 	}

@@ -27,7 +27,7 @@ import (
 // are only ever deleted after being retired, and retiring changes the
 // record). Every path in fold that writes a list also changes a record:
 //
-//   - fold.Append adds its lines in one journal update, then
+//   - journal.Append adds its lines in one journal update, then
 //     partialFrom writes pack-<id>.entries-part and marks the lines folded
 //     (journal update). Its keys are journal lines: until the mark lands the
 //     reader has every one of them already.

@@ -7,9 +7,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/internal/par"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/journal"
 )
 
 // putParallel bounds the per-object keys one PutBatch writes at once.
@@ -107,7 +107,7 @@ func (ix *Index) PutBatch(ctx context.Context, ws []Write) error {
 
 // committer is the group commit: writers enqueue journal keys and wait; one
 // goroutine takes everything waiting and appends it in one journal update
-// (fold.Append), then wakes every waiter of that batch with its result.
+// (journal.Append), then wakes every waiter of that batch with its result.
 type committer struct {
 	ix *Index
 
@@ -197,7 +197,7 @@ func (c *committer) run() {
 			}
 		}
 		res, err := c.ix.appendFn(context.Background(), c.ix.st, keys)
-		if errors.Is(err, fold.ErrPartialFold) {
+		if errors.Is(err, journal.ErrPartialFold) {
 			// The lines landed; only the partial fold after them failed,
 			// and the next update past the threshold tries it again.
 			c.ix.warn(fmt.Sprintf("journal lines landed, but the partial fold after them failed: %v", err))
