@@ -109,18 +109,18 @@ func (ix *Index) PutBatch(ctx context.Context, ws []Write) error {
 // goroutine takes everything waiting and appends it in one journal update
 // (journal.Append), then wakes every waiter of that batch with its result.
 type committer struct {
-	ix *Index
+	ix *Index // read-only after init
 
-	mu      sync.Mutex
-	queue   []*pending
-	closed  bool
-	running bool
-	wake    chan struct{}
-	done    chan struct{} // closed when the running committer exits
+	mu      sync.Mutex    // protects the following; a leaf: the journal update runs outside it
+	queue   []*pending    // guarded by mu
+	closed  bool          // guarded by mu
+	running bool          // guarded by mu
+	wake    chan struct{} // read-only after init
+	done    chan struct{} // closed when the running committer exits; guarded by mu
 
-	appends atomic.Int64 // journal updates made
-	keys    atomic.Int64 // keys they carried
-	tries   atomic.Int64 // compare-and-swap attempts
+	appends atomic.Int64 // atomic: journal updates made
+	keys    atomic.Int64 // atomic: keys they carried
+	tries   atomic.Int64 // atomic: compare-and-swap attempts
 }
 
 type pending struct {
