@@ -96,6 +96,19 @@
 // list, one before and one after a fold wrote it afresh; the store would
 // then read as not folded until the next fold.
 //
+// # Locks
+//
+// A fold, a collection and a check hold no state between calls. Within one,
+// the locks are leaves, each held for a few lines and never while a request
+// is sent: the warner's and the progress reporter's (held while the
+// caller's Warn or Progress runs, so that calls never overlap: those must
+// not call back into the fold), and the local mutexes that gather what
+// parallel workers found (guard.go, forget.go, crosscheck.go, legacy.go;
+// legacy.go warns under its own, so it comes before the warner's).
+// Counters shared by workers are atomics. The store's compare-and-swap
+// lock (file://, mem://) is taken inside store.UpdateRecord, with none of
+// these held.
+//
 // # Nothing found today is dropped while its key exists
 //
 // A complete fold's new set comes from a listing, and a listing can be

@@ -49,8 +49,8 @@ func retire(ctx context.Context, st *store.Store, names []string, keep string) (
 
 // progress serializes calls of an Options.Progress function, which may be nil.
 type progress struct {
-	mu sync.Mutex
-	fn func(done, total int64, phase string)
+	mu sync.Mutex                            // held while fn runs: calls never overlap
+	fn func(done, total int64, phase string) // read-only after begin
 }
 
 func (p *progress) report(done, total int64, phase string) {
@@ -64,8 +64,8 @@ func (p *progress) report(done, total int64, phase string) {
 
 // warner serializes calls of an Options.Warn function, which may be nil.
 type warner struct {
-	mu sync.Mutex
-	fn func(string)
+	mu sync.Mutex   // held while fn runs: calls never overlap
+	fn func(string) // read-only after begin
 }
 
 func (w *warner) warn(format string, args ...any) {
