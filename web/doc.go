@@ -65,7 +65,7 @@
 // # Locks
 //
 // None. The handler keeps no state between requests but its options,
-// read-only after NewServer; what a request reads it asks of the index,
+// read-only after Handler; what a request reads it asks of the index,
 // which locks itself (index's doc, "Locks"), and a WebDAV file is the
 // request's own. net/http runs each request in its own goroutine.
 //
