@@ -74,7 +74,7 @@ func TestPathMake(t *testing.T) {
 			t.Fatalf("ParsePath(%q) refused", tc.dir)
 		}
 		got, err := dir.Make(tc.name, tc.isDir)
-		if err != tc.want {
+		if !errors.Is(err, tc.want) {
 			t.Errorf("%q.Make(%q, dir=%v) = %+v, %v; want %v", tc.dir, tc.name, tc.isDir, got, err, tc.want)
 			continue
 		}
