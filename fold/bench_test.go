@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/journal"
 )
 
 // BenchmarkCompleteFold folds a mem store of 100,000 entries (per-object
@@ -88,7 +89,7 @@ func seedEntries(b *testing.B, st *store.Store, n int) {
 	b.Helper()
 	ctx := context.Background()
 	bucket := st.Bucket()
-	var journal []string
+	var journaled []string
 	for i := range n {
 		kind := store.KindSig
 		if i%4 == 3 {
@@ -103,10 +104,10 @@ func seedEntries(b *testing.B, st *store.Store, n int) {
 			b.Fatal(err)
 		}
 		if i >= n-1000 {
-			journal = append(journal, k)
+			journaled = append(journaled, k)
 		}
 	}
-	if _, err := Append(ctx, st, journal); err != nil {
+	if _, err := journal.Append(ctx, st, journaled); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -155,102 +155,146 @@ type CollectReport struct {
 //
 // Run one collection at a time per store, as oxy gc runs. Folds and writers
 // may run beside it.
-func Collect(ctx context.Context, st *store.Store, opts CollectOptions) (rep CollectReport, err error) {
-	start := st.Counts()
-	rep.DryRun = opts.DryRun
-	defer func() { rep.Requests = st.Counts().Sub(start) }()
-	w := &warner{fn: opts.Warn}
-	prog := &progress{fn: opts.Progress}
-	if err := checkLayout(st); err != nil {
-		return rep, fmt.Errorf("collect: %w", err)
+func Collect(ctx context.Context, st *store.Store, opts CollectOptions) (CollectReport, error) {
+	rep := CollectReport{DryRun: opts.DryRun}
+	r, err := begin(ctx, st, opts.DryRun, opts.Warn, opts.Progress)
+	if err == nil {
+		c := &collection{run: r, opts: opts, rep: &rep}
+		err = c.steps()
 	}
-	if st.ReadOnly() && !opts.DryRun {
-		return rep, fmt.Errorf("collect: %w", store.ErrReadOnly)
-	}
-	for _, f := range opts.ForgetObjects {
-		if err := f.validate(); err != nil {
-			return rep, fmt.Errorf("collect: %w", err)
-		}
-	}
-
-	// Plan.
-	forget := newForgetPlan(opts.ForgetObjects)
-	sn, cc, err := crossCheckedSnapshot(ctx, st, forget, w)
+	rep.Requests = r.requests()
 	if err != nil {
 		return rep, fmt.Errorf("collect: %w", err)
 	}
-	rep.Now = cc.now
-	due := planRetired(sn, rep.Now, &rep, w)
-	if err := forget.plan(ctx, st, cc.named); err != nil {
-		return rep, fmt.Errorf("collect: %w", err)
+	return rep, nil
+}
+
+// collection is one Collect as it goes: its plan, and what its steps found.
+type collection struct {
+	*run
+	opts   CollectOptions
+	rep    *CollectReport // filled in as the steps go
+	forget *forgetPlan
+	sn     *store.Snapshot
+	due    []string        // keys retired more than store.GracePeriod ago, sorted
+	apply  bool            // Apply, with objects to forget
+	gone   map[string]bool // 2: the due keys a HEAD found gone
+	delErr error           // 2: a failed deletion, returned after step 3
+}
+
+// steps runs Collect's plan, then its dry run or its steps 1 to 5, until
+// one fails or ends it.
+func (c *collection) steps() error {
+	for _, step := range []func() (done bool, err error){
+		c.plan, c.dryRun, c.dropJournal, c.deleteDue, c.dropRetiredLines, c.fold, c.deleteForgotten,
+	} {
+		if done, err := step(); done || err != nil {
+			return err
+		}
 	}
-	rep.Forget.Applied = opts.Apply && !opts.DryRun
-	rep.Forget.Keys = forget.keys
+	return nil
+}
+
+// plan reads only: the cross-checked snapshot, the keys due, the keys of
+// the objects to forget, and the journal lines step 1 drops.
+func (c *collection) plan() (bool, error) {
+	for _, f := range c.opts.ForgetObjects {
+		if err := f.validate(); err != nil {
+			return false, err
+		}
+	}
+	rep := c.rep
+	c.forget = newForgetPlan(c.opts.ForgetObjects)
+	sn, cc, err := crossCheckedSnapshot(c.ctx, c.st, c.forget, c.w)
+	if err != nil {
+		return false, err
+	}
+	c.sn, rep.Now = sn, cc.now
+	c.due = planRetired(sn, rep.Now, rep, c.w)
+	if err := c.forget.plan(c.ctx, c.st, cc.named); err != nil {
+		return false, err
+	}
+	rep.Forget.Applied = c.opts.Apply && !c.dry
+	rep.Forget.Keys = c.forget.keys
 	for _, l := range sn.Journal {
 		switch {
 		case l.Expired(rep.Now):
 			rep.JournalLinesDropped++
-		case forget.names(l.Key):
+		case c.forget.names(l.Key):
 			rep.Forget.Lines++
 		}
 	}
-	if opts.DryRun {
-		// Name only what is there (DESIGN §6: exactly what would be
-		// deleted); the forgotten keys were found by the plan already.
-		there, gone, err := existing(ctx, st, due)
-		if err != nil {
-			return rep, fmt.Errorf("collect: look up retired keys: %w", err)
-		}
-		rep.Deleted, rep.Missing = there, gone
-		isDue := make(map[string]bool, len(due))
-		for _, k := range due {
-			isDue[k] = true
-		}
-		for _, r := range sn.Retired {
-			if isDue[r.Key] && store.RetiredOverAnHourAgo(r.RetiredAt, rep.Now) {
-				rep.RetiredLinesDropped++
-			}
-		}
-		fr, err := complete(ctx, st, Options{DryRun: true, Progress: opts.Progress, Warn: opts.Warn},
-			dryRunPlan(rep.Now, due, forget, opts.Apply))
-		rep.Fold = &fr
-		if err != nil {
-			return rep, fmt.Errorf("collect: %w", err)
-		}
-		return rep, nil
-	}
+	c.apply = c.opts.Apply && len(c.forget.objects) > 0
+	return false, nil
+}
 
-	// 1. The journal.
-	apply := opts.Apply && len(forget.objects) > 0
-	tries, expiredN, forgotN, err := dropJournalLines(ctx, st, forget, apply)
-	rep.CASTries += tries
-	rep.JournalLinesDropped = expiredN
-	if apply {
-		rep.Forget.Lines = forgotN
+// dryRun ends a dry run: it names only what is there (DESIGN §6: exactly
+// what would be deleted; the forgotten keys were found by the plan already)
+// and plans the fold on the store the collection would leave (dryRunPlan).
+func (c *collection) dryRun() (bool, error) {
+	if !c.dry {
+		return false, nil
 	}
+	rep := c.rep
+	there, gone, err := existing(c.ctx, c.st, c.due)
 	if err != nil {
-		return rep, fmt.Errorf("collect: %w", err)
+		return true, fmt.Errorf("look up retired keys: %w", err)
 	}
+	rep.Deleted, rep.Missing = there, gone
+	isDue := make(map[string]bool, len(c.due))
+	for _, k := range c.due {
+		isDue[k] = true
+	}
+	for _, r := range c.sn.Retired {
+		if isDue[r.Key] && store.RetiredOverAnHourAgo(r.RetiredAt, rep.Now) {
+			rep.RetiredLinesDropped++
+		}
+	}
+	fr, err := complete(c.ctx, c.st, Options{DryRun: true, Progress: c.opts.Progress, Warn: c.opts.Warn},
+		dryRunPlan(rep.Now, c.due, c.forget, c.opts.Apply))
+	rep.Fold = &fr
+	return true, err
+}
 
-	// 2. What was retired over an hour ago.
-	// A key a HEAD still finds after its DELETE keeps its retired line.
-	del, delErr := deleteKeys(ctx, st, due, prog, "delete")
-	rep.Deleted, rep.Missing, rep.Failed = del.gone, del.missing, del.kept
-	gone := make(map[string]bool, len(del.gone)+len(del.missing))
+// dropJournal is step 1: the journal lines folded past their hour and, with
+// Apply, the forgotten objects' dropped.
+func (c *collection) dropJournal() (bool, error) {
+	tries, expiredN, forgotN, err := dropJournalLines(c.ctx, c.st, c.forget, c.apply)
+	c.rep.CASTries += tries
+	c.rep.JournalLinesDropped = expiredN
+	if c.apply {
+		c.rep.Forget.Lines = forgotN
+	}
+	return false, err
+}
+
+// deleteDue is step 2: what was retired over an hour ago deleted. A key a
+// HEAD still finds after its DELETE keeps its retired line; a failure is
+// returned after step 3 has dropped the lines of the keys gone.
+func (c *collection) deleteDue() (bool, error) {
+	del, err := deleteKeys(c.ctx, c.st, c.due, c.prog, "delete")
+	c.rep.Deleted, c.rep.Missing, c.rep.Failed = del.gone, del.missing, del.kept
+	c.gone = make(map[string]bool, len(del.gone)+len(del.missing))
 	for _, k := range del.gone {
-		gone[k] = true
+		c.gone[k] = true
 	}
 	for _, k := range del.missing {
-		gone[k] = true
+		c.gone[k] = true
 	}
+	c.delErr = err
+	return false, nil
+}
 
-	// 3. Their retired lines.
-	if len(gone) > 0 {
-		res, err := st.UpdateRecord(ctx, store.RetiredKey, func(old []byte, _ bool) ([]byte, error) {
+// dropRetiredLines is step 3: the retired lines of the keys step 2 found
+// gone dropped, and no other.
+func (c *collection) dropRetiredLines() (bool, error) {
+	rep := c.rep
+	if len(c.gone) > 0 {
+		res, err := c.st.UpdateRecord(c.ctx, store.RetiredKey, func(old []byte, _ bool) ([]byte, error) {
 			rec := store.ParseRetiredRecord(old)
 			n := len(rec.Lines)
 			rec.Lines = slices.DeleteFunc(rec.Lines, func(l store.RecordLine[store.RetiredLine]) bool {
-				return !l.Bad() && gone[l.Line.Key] && store.RetiredOverAnHourAgo(l.Line.RetiredAt, rep.Now)
+				return !l.Bad() && c.gone[l.Line.Key] && store.RetiredOverAnHourAgo(l.Line.RetiredAt, rep.Now)
 			})
 			rep.RetiredLinesDropped = n - len(rec.Lines)
 			if rep.RetiredLinesDropped == 0 {
@@ -263,42 +307,46 @@ func Collect(ctx context.Context, st *store.Store, opts CollectOptions) (rep Col
 			rep.RetiredLinesDropped = 0
 		}
 		if err != nil {
-			return rep, fmt.Errorf("collect: drop retired lines: %w", err)
+			return true, fmt.Errorf("drop retired lines: %w", err)
 		}
 	}
-	if delErr != nil {
-		return rep, fmt.Errorf("collect: %w", delErr)
-	}
+	return false, c.delErr
+}
 
-	// 4. The fold, leaving the forgotten objects' entries out.
+// fold is step 4: a complete fold, leaving the forgotten objects' entries
+// out.
+func (c *collection) fold() (bool, error) {
 	var h *hooks
-	if apply {
-		h = &hooks{drop: forget.names, gone: forget.names}
+	if c.apply {
+		h = &hooks{drop: c.forget.names, gone: c.forget.names}
 	}
-	fr, err := complete(ctx, st, Options{Progress: opts.Progress, Warn: opts.Warn}, h)
-	rep.Fold = &fr
-	if err != nil {
-		return rep, fmt.Errorf("collect: %w", err)
-	}
+	fr, err := complete(c.ctx, c.st, Options{Progress: c.opts.Progress, Warn: c.opts.Warn}, h)
+	c.rep.Fold = &fr
+	return false, err
+}
 
-	// 5. The forgotten objects' keys, once no live list names them.
-	if apply {
-		del, err := deleteKeys(ctx, st, forget.keys, prog, "forget")
-		rep.Forget.Deleted = len(del.gone) + len(del.missing)
-		rep.Forget.Failed = del.kept
-		if err != nil {
-			return rep, fmt.Errorf("collect: forget: %w", err)
-		}
+// deleteForgotten is step 5: with Apply, the forgotten objects' keys
+// deleted, once no live list names them.
+func (c *collection) deleteForgotten() (bool, error) {
+	if !c.apply {
+		return true, nil
 	}
-	return rep, nil
+	del, err := deleteKeys(c.ctx, c.st, c.forget.keys, c.prog, "forget")
+	c.rep.Forget.Deleted = len(del.gone) + len(del.missing)
+	c.rep.Forget.Failed = del.kept
+	if err != nil {
+		return true, fmt.Errorf("forget: %w", err)
+	}
+	return true, nil
 }
 
 // dryRunPlan makes a collection's dry run plan its fold on the store the
 // collection would leave, not on the store as it is: the journal without the
 // lines step 1 drops (folded past their hour at now, and with apply the
-// forgotten objects'), the retired record and the pack listing without the
-// keys steps 3 and 4 delete (due), the listing without the forgotten
-// objects' keys step 2 deletes.
+// forgotten objects'), the pack listing without the keys step 2 deletes
+// (due) and the retired record without their lines (step 3), and with apply
+// the listing of entries without the forgotten objects' keys (step 5
+// deletes them after the fold, which leaves them out).
 func dryRunPlan(now int64, due []string, forget *forgetPlan, apply bool) *hooks {
 	isDue := make(map[string]bool, len(due))
 	for _, k := range due {
@@ -319,12 +367,6 @@ func dryRunPlan(now int64, due []string, forget *forgetPlan, apply bool) *hooks 
 	return h
 }
 
-// planRetired returns the keys retired more than store.GracePeriod before
-// now, sorted. A key retired twice counts from its latest retirement. A list
-// the retired record names is never live (live means listed and not
-// retired), and Complete never writes a list under a retired name, so no
-// live list is ever planned for deletion. The records and the marker are
-// refused outright, should a retired line name them.
 // retirable reports whether a key is of a kind the retired record holds
 // (spec §13.4, §13.7): packs and their companions, entry lists, loose objects
 // and raw chunks. The records, the marker, entry keys, the older one-list
@@ -342,6 +384,12 @@ func retirable(key string) bool {
 	return false
 }
 
+// planRetired returns the keys retired more than store.GracePeriod before
+// now, sorted. A key retired twice counts from its latest retirement. A list
+// the retired record names is never live (live means listed and not
+// retired), and Complete never writes a list under a retired name, so no
+// live list is ever planned for deletion. The records and the marker are
+// refused outright, should a retired line name them.
 func planRetired(sn *store.Snapshot, now int64, rep *CollectReport, w *warner) []string {
 	latest := make(map[string]int64, len(sn.Retired))
 	for _, r := range sn.Retired {

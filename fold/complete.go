@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/journal"
 )
 
 // Options configure Complete.
@@ -72,10 +73,11 @@ type Report struct {
 //     empty page) and the fold stops with ErrIncompleteListing, having
 //     written nothing; if not, it is kept (the journal is what a writer
 //     claimed) and reported in JournalOnly. It drops out by itself once its
-//     line is folded and past its hour. Then every live list is read,
-//     and each entry it holds that the set leaves out is looked up (HEAD): if its key exists, the listing was wrong and
-//     the fold stops with ErrIncompleteListing, having written nothing
-//     (leftOut). A collection's forgotten keys are not looked up.
+//     line is folded and past its hour. Then every live list is read, and
+//     each entry it holds that the set leaves out is looked up (HEAD): if
+//     its key exists, the listing was wrong and the fold stops with
+//     ErrIncompleteListing, having written nothing (leftOut). A
+//     collection's forgotten keys are not looked up.
 //  5. If a live complete list holds exactly that set, nothing is written
 //     (its content is checked, and a corrupt one rewritten). Otherwise the
 //     list pack-<id>.entries is written create-only.
@@ -83,7 +85,7 @@ type Report struct {
 //     compare-and-swap update of pack-retired; never the list of step 5.
 //  7. The journal lines read in step 1 are marked folded at now, in one
 //     compare-and-swap update; lines added meanwhile stay unfolded, lines
-//     folded already keep their time (markRead).
+//     folded already keep their time (journal.Mark).
 //
 // A crash or error between any two steps leaves every entry findable: the
 // list is written before anything is retired, and retired before lines are
@@ -101,7 +103,7 @@ func Complete(ctx context.Context, st *store.Store, opts Options) (Report, error
 
 // hooks let a collection and tests act between the steps of a fold.
 type hooks struct {
-	afterScan func() // after step 4, before the list is written
+	afterScan func() // after the journal keys are looked up (step 4), before the live lists are read
 	// A collection's dry run plans its fold on what the collection would
 	// leave: plan drops from the snapshot the journal lines and retired
 	// keys it would drop. drop names the entry keys a collection deletes
@@ -114,221 +116,277 @@ type hooks struct {
 	gone func(key string) bool
 }
 
-func complete(ctx context.Context, st *store.Store, opts Options, h *hooks) (rep Report, err error) {
-	start := st.Counts()
-	rep.DryRun = opts.DryRun
-	defer func() { rep.Requests = st.Counts().Sub(start) }()
-	w := &warner{fn: opts.Warn}
-	prog := &progress{fn: opts.Progress}
-	if err := checkLayout(st); err != nil {
-		return rep, fmt.Errorf("fold: %w", err)
-	}
-	if st.ReadOnly() && !opts.DryRun {
-		return rep, fmt.Errorf("fold: %w", store.ErrReadOnly)
-	}
+// folding is one complete fold as it goes: what its steps read and what
+// they settled on, each field set by the step named.
+type folding struct {
+	*run
+	h       hooks   // zero for Complete
+	rep     *Report // filled in as the steps go
+	sn      *store.Snapshot
+	planned []string // 2: in a dry run, the older entries a fold would copy
+	listed  []string // 3: the entry keys listed, less h.drop's
+	set     []string // 4: the new complete set, sorted
+	name    string   // 4: its list's name
+	data    []byte   // 4: its list's bytes
+	others  []string // 4: the live lists but name, retired in step 6
+	// 4: whether the snapshot showed name live or retired.
+	oursLive, oursRetired bool
+}
 
-	// 1. The journal and the live lists.
-	sn, err := readSnapshot(ctx, st)
+func complete(ctx context.Context, st *store.Store, opts Options, h *hooks) (Report, error) {
+	rep := Report{DryRun: opts.DryRun}
+	r, err := begin(ctx, st, opts.DryRun, opts.Warn, opts.Progress)
+	if err == nil {
+		f := &folding{run: r, rep: &rep}
+		if h != nil {
+			f.h = *h
+		}
+		err = f.steps()
+	}
+	rep.Requests = r.requests()
 	if err != nil {
 		return rep, fmt.Errorf("fold: %w", err)
 	}
-	rep.WasFolded = sn.Folded()
-	var gone, drop func(string) bool
-	if h != nil {
-		gone, drop = h.gone, h.drop
+	return rep, nil
+}
+
+// steps runs Complete's steps in order, until one fails or ends the fold
+// (deferred, a dry run, nothing to mark).
+func (f *folding) steps() error {
+	for _, step := range []func() (done bool, err error){
+		f.snapshot, f.legacy, f.listing, f.newSet, f.writeList, f.retireRead, f.markRead,
+	} {
+		if done, err := step(); done || err != nil {
+			return err
+		}
 	}
-	if h != nil && h.plan != nil {
-		h.plan(sn)
+	return nil
+}
+
+// snapshot is step 1: the journal and the live lists.
+func (f *folding) snapshot() (bool, error) {
+	sn, err := readSnapshot(f.ctx, f.st)
+	if err != nil {
+		return false, err
 	}
-	read := sn.Journal
-	rep.JournalLines, rep.JournalUnfolded = len(read), sn.UnfoldedLines()
+	f.sn, f.rep.WasFolded = sn, sn.Folded()
+	if f.h.plan != nil {
+		f.h.plan(sn)
+	}
+	rep := f.rep
+	rep.JournalLines, rep.JournalUnfolded = len(sn.Journal), sn.UnfoldedLines()
 	rep.JournalBad, rep.RetiredBad = sn.JournalBad.Messages(), sn.RetiredBad.Messages()
 	for _, b := range rep.JournalBad {
-		w.warn("journal %s: %s (kept as is, not folded)", store.JournalKey, b)
+		f.w.warn("journal %s: %s (kept as is, not folded)", store.JournalKey, b)
 	}
 	for _, b := range rep.RetiredBad {
-		w.warn("retired record %s: %s (kept as is)", store.RetiredKey, b)
+		f.w.warn("retired record %s: %s (kept as is)", store.RetiredKey, b)
 	}
 	for _, k := range sn.Irregular {
-		w.warn("pack key %s: not a regular file (left alone)", k)
+		f.w.warn("pack key %s: not a regular file (left alone)", k)
 	}
+	return false, nil
+}
 
-	// 2. The older one-list keys.
-	var planned []string
-	if sn.Marker {
-		rep.Legacy.Skipped = true
-	} else if planned, err = foldLegacy(ctx, st, opts.DryRun, drop, &rep.Legacy, w, prog); err != nil {
-		return rep, fmt.Errorf("fold: %w", err)
+// legacy is step 2: the older one-list keys, unless the marker is there.
+func (f *folding) legacy() (bool, error) {
+	if f.sn.Marker {
+		f.rep.Legacy.Skipped = true
+		return false, nil
 	}
+	var err error
+	f.planned, err = foldLegacy(f.ctx, f.st, f.dry, f.h.drop, &f.rep.Legacy, f.w, f.prog)
+	return false, err
+}
 
-	// 3. Every entry prefix.
-	sc, err := listEntries(ctx, st, prog)
+// listing is step 3: every entry prefix.
+func (f *folding) listing() (bool, error) {
+	sc, err := listEntries(f.ctx, f.st, f.prog)
 	if err != nil {
-		return rep, fmt.Errorf("fold: %w", err)
+		return false, err
 	}
-	rep.Listed, rep.Malformed = sc.listedReport(), sc.malformed
+	f.rep.Listed, f.rep.Malformed = sc.listedReport(), sc.malformed
 	for _, k := range sc.malformed {
-		w.warn("malformed entry key %q: left out of the list", k)
+		f.w.warn("malformed entry key %q: left out of the list", k)
 	}
-	listed := sc.keys
-	if drop != nil {
-		listed = slices.DeleteFunc(slices.Clone(listed), drop)
+	f.listed = sc.keys
+	if f.h.drop != nil {
+		f.listed = slices.DeleteFunc(slices.Clone(f.listed), f.h.drop)
 	}
-	if opts.DryRun && len(planned) > 0 {
+	if f.dry && len(f.planned) > 0 {
 		var copies []string
-		listed, copies = mergeKeys(listed, planned)
-		rep.Legacy.Copied, rep.Legacy.Kept = len(copies), len(planned)-len(copies)
+		f.listed, copies = mergeKeys(f.listed, f.planned)
+		f.rep.Legacy.Copied, f.rep.Legacy.Kept = len(copies), len(f.planned)-len(copies)
 	}
+	return false, nil
+}
 
-	// 4. The new complete set.
-	jkeys := make([]string, len(read))
-	for i, l := range read {
+// newSet is step 4: the new complete set and its list, and the guards that
+// nothing leaves it while its key exists.
+func (f *folding) newSet() (bool, error) {
+	jkeys := make([]string, len(f.sn.Journal))
+	for i, l := range f.sn.Journal {
 		jkeys[i] = l.Key
 	}
-	set, journalOnly := mergeKeys(listed, sortedUnique(jkeys))
-	rep.JournalOnly = journalOnly
-	// 4a. A journal key the listing did not show is looked up: one that
-	// exists means the listing was cut (a first fold has no live list for
-	// leftOut to read, and would otherwise trust the cut page).
-	if err := journalOnlyGone(ctx, st, journalOnly, gone); err != nil {
-		return rep, fmt.Errorf("fold: %w", err)
+	set, journalOnly := mergeKeys(f.listed, sortedUnique(jkeys))
+	f.rep.JournalOnly = journalOnly
+	// A journal key the listing did not show is looked up: one that exists
+	// means the listing was cut (a first fold has no live list for leftOut
+	// to read, and would otherwise trust the cut page).
+	if err := journalOnlyGone(f.ctx, f.st, journalOnly, f.h.gone); err != nil {
+		return false, err
 	}
 	for _, k := range journalOnly {
-		w.warn("journal names %s, which the listing did not show and a HEAD did not find: kept in the list", k)
+		f.w.warn("journal names %s, which the listing did not show and a HEAD did not find: kept in the list", k)
 	}
-	if h != nil && h.afterScan != nil {
-		h.afterScan()
+	if f.h.afterScan != nil {
+		f.h.afterScan()
 	}
 
-	// 5. The list.
 	id, data, err := store.EncodeEntryListSorted(set)
 	if err != nil {
-		return rep, fmt.Errorf("fold: %w", err)
+		return false, err
 	}
-	name := store.EntryListName(id, true)
-	rep.List = ListReport{Name: name, Entries: len(set), Bytes: len(data)}
-	oursLive, oursRetired := false, false
-	for _, l := range sn.Lists {
-		if l.Name == name {
-			oursLive, oursRetired = !l.Retired, l.Retired
+	f.set, f.data, f.name = set, data, store.EntryListName(id, true)
+	f.rep.List = ListReport{Name: f.name, Entries: len(set), Bytes: len(data)}
+	for _, l := range f.sn.Lists {
+		if l.Name == f.name {
+			f.oursLive, f.oursRetired = !l.Retired, l.Retired
 		}
 	}
-	var others []string
-	for _, l := range sn.LiveLists() {
-		if l.Name != name {
-			others = append(others, l.Name)
+	for _, l := range f.sn.LiveLists() {
+		if l.Name != f.name {
+			f.others = append(f.others, l.Name)
 		}
 	}
 
-	// 4b. Nothing a live list holds leaves while its key exists.
-	if rep.LeftOut, err = leftOut(ctx, st, sn, name, set, gone, w); err != nil {
-		return rep, fmt.Errorf("fold: %w", err)
-	}
+	// Nothing a live list holds leaves while its key exists.
+	f.rep.LeftOut, err = leftOut(f.ctx, f.st, f.sn, f.name, set, f.h.gone, f.w)
+	return false, err
+}
 
+// writeList is step 5: the list written, found live already (and checked),
+// or revived; a dry run ends here, and so does a fold whose list is retired
+// past reviving (tooLate) or retired since the snapshot (deferred).
+func (f *folding) writeList() (bool, error) {
+	rep := f.rep
 	reviving := false
-	if oursRetired {
-		at, _ := retiredAt(sn, name)
-		if !revivable(at, st.Clock().NowMs()) {
-			return tooLate(ctx, st, rep, others, opts.DryRun, w)
+	if f.oursRetired {
+		at, _ := retiredAt(f.sn, f.name)
+		if !revivable(at, f.st.Clock().NowMs()) {
+			return true, f.tooLate(f.dry)
 		}
 		reviving, rep.List.Revived = true, true
 	}
-	rep.Retired, rep.Marked = others, rep.JournalUnfolded
-	rep.List.Unchanged = oursLive
-	if opts.DryRun {
+	rep.Retired, rep.Marked = f.others, rep.JournalUnfolded
+	rep.List.Unchanged = f.oursLive
+	if f.dry {
 		if rep.JournalUnfolded > 0 {
-			rep.Dropped = countExpired(read, st.Clock().NowMs())
+			rep.Dropped = countExpired(f.sn.Journal, f.st.Clock().NowMs())
 		}
-		return rep, nil
+		return true, nil
 	}
 	rep.Marked = 0
-	prog.report(0, 1, "write")
+	f.prog.report(0, 1, "write")
 	if reviving {
-		tries, err := revive(ctx, st, name, data, others, &rep, w)
+		tries, err := revive(f.ctx, f.st, f.name, f.data, f.others, rep, f.w)
 		rep.CASTries += tries
 		if errors.Is(err, errReviveTooLate) {
 			rep.List.Revived = false
-			return tooLate(ctx, st, rep, others, false, w)
+			return true, f.tooLate(false)
 		}
 		if err != nil {
 			rep.Retired = nil
-			return rep, fmt.Errorf("fold: %w", err)
+			return true, err
 		}
-		others = nil // retired by revive
+		f.others = nil // retired by revive
 	}
-	if oursLive {
-		err := checkLive(ctx, st, name, data, &rep, w)
+	live := f.oursLive
+	if live {
+		err := checkLive(f.ctx, f.st, f.name, f.data, rep, f.w)
 		if errors.Is(err, store.ErrNotFound) {
 			// Deleted since the snapshot: not live after all; write it.
-			oursLive, rep.List.Unchanged = false, false
+			live, rep.List.Unchanged = false, false
 		} else if err != nil {
-			return rep, fmt.Errorf("fold: %w", err)
+			return true, err
 		}
 	}
-	if !oursLive && !reviving {
-		existed, err := ensureList(ctx, st, name, data)
-		if errors.Is(err, errListRetired) {
-			return deferred(rep, w), nil
+	if !live && !reviving {
+		existed, err := journal.EnsureList(f.ctx, f.st, f.name, f.data)
+		if errors.Is(err, journal.ErrListRetired) {
+			f.deferred()
+			return true, nil
 		}
 		if err != nil {
-			return rep, fmt.Errorf("fold: %w", err)
+			return true, err
 		}
 		rep.List.Written, rep.List.Existed = !existed, existed
 	}
-	prog.report(1, 1, "write")
+	f.prog.report(1, 1, "write")
+	return false, nil
+}
 
-	// 6. Retire what it read.
-	if len(others) > 0 {
-		prog.report(0, int64(len(others)), "retire")
-		tries, err := retire(ctx, st, others, name)
-		rep.CASTries += tries
-		if errors.Is(err, errListRetired) {
-			return deferred(rep, w), nil
-		}
-		if err != nil {
-			rep.Retired = nil
-			return rep, fmt.Errorf("fold: %w", err)
-		}
-		prog.report(int64(len(others)), int64(len(others)), "retire")
+// retireRead is step 6: every other live list the snapshot showed retired.
+func (f *folding) retireRead() (bool, error) {
+	if len(f.others) == 0 {
+		return false, nil
 	}
+	rep := f.rep
+	f.prog.report(0, int64(len(f.others)), "retire")
+	tries, err := retire(f.ctx, f.st, f.others, f.name)
+	rep.CASTries += tries
+	if errors.Is(err, journal.ErrListRetired) {
+		f.deferred()
+		return true, nil
+	}
+	if err != nil {
+		rep.Retired = nil
+		return true, err
+	}
+	f.prog.report(int64(len(f.others)), int64(len(f.others)), "retire")
+	return false, nil
+}
 
-	// 7. Mark the lines it read.
+// markRead is step 7: the journal lines read in step 1 marked folded.
+func (f *folding) markRead() (bool, error) {
+	rep := f.rep
 	if rep.JournalUnfolded == 0 {
-		return rep, nil
+		return true, nil
 	}
-	prog.report(0, int64(rep.JournalUnfolded), "mark")
-	marked, dropped, tries, err := markJournal(ctx, st, read)
+	f.prog.report(0, int64(rep.JournalUnfolded), "mark")
+	marked, dropped, tries, err := journal.Mark(f.ctx, f.st, f.sn.Journal)
 	rep.CASTries += tries
 	if err != nil {
-		return rep, fmt.Errorf("fold: %w", err)
+		return true, err
 	}
 	rep.Marked, rep.Dropped = marked, dropped
-	prog.report(int64(rep.JournalUnfolded), int64(rep.JournalUnfolded), "mark")
-	return rep, nil
+	f.prog.report(int64(rep.JournalUnfolded), int64(rep.JournalUnfolded), "mark")
+	return true, nil
 }
 
 // tooLate ends a fold whose list was retired longer than reviveWindow ago
 // (see revive.go): it defers, and if the lists it read hold entries whose
 // keys are gone (rep.LeftOut), it retires them all the same, leaving the
 // store not folded, so that no reader shows those entries.
-func tooLate(ctx context.Context, st *store.Store, rep Report, others []string, dry bool, w *warner) (Report, error) {
-	rep = deferred(rep, w)
-	if rep.LeftOut == 0 || len(others) == 0 {
-		return rep, nil
+func (f *folding) tooLate(dry bool) error {
+	f.deferred()
+	rep := f.rep
+	if rep.LeftOut == 0 || len(f.others) == 0 {
+		return nil
 	}
-	rep.Retired, rep.Unfolded = others, true
-	w.warn("the lists read hold %d entries whose keys are gone: retiring them leaves the store not folded "+
+	rep.Retired, rep.Unfolded = f.others, true
+	f.w.warn("the lists read hold %d entries whose keys are gone: retiring them leaves the store not folded "+
 		"(readers list the per-object prefixes) until a fold after the next collection", rep.LeftOut)
 	if dry {
-		return rep, nil
+		return nil
 	}
-	tries, err := retire(ctx, st, others, "")
+	tries, err := retire(f.ctx, f.st, f.others, "")
 	rep.CASTries += tries
 	if err != nil {
 		rep.Retired, rep.Unfolded = nil, false
-		return rep, fmt.Errorf("fold: %w", err)
+		return err
 	}
-	return rep, nil
+	return nil
 }
 
 // countExpired counts the folded lines past their hour at now, which the
@@ -345,13 +403,13 @@ func countExpired(lines []store.JournalLine, now int64) int {
 
 // deferred ends a fold whose list name is retired: nothing retired, nothing
 // marked.
-func deferred(rep Report, w *warner) Report {
+func (f *folding) deferred() {
+	rep := f.rep
 	rep.Retired, rep.Marked, rep.Dropped = nil, 0, 0
 	rep.Deferred = fmt.Sprintf("%s holds the same entries as a list retired earlier; "+
 		"it is left alone until a collection has deleted that list (an hour after it was retired), "+
 		"so nothing was retired or marked", rep.List.Name)
-	w.warn("fold deferred: %s", rep.Deferred)
-	return rep
+	f.w.warn("fold deferred: %s", rep.Deferred)
 }
 
 // checkLive reads the live list a fold found already holding its set, and

@@ -2,6 +2,7 @@ package fold
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/journal"
 )
 
 func TestFoldMarksOnlyLinesItRead(t *testing.T) {
@@ -92,7 +94,7 @@ func TestFoldRetiresEveryLiveListItReadButNeverItsOwn(t *testing.T) {
 	write(t, st, a)
 	old := mustComplete(t, st).List.Name
 	write(t, st, b)
-	part, err := Partial(context.Background(), st)
+	part, err := journal.Partial(context.Background(), st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +145,7 @@ func TestFoldReportsMalformedKeysAndLeavesThemOut(t *testing.T) {
 func TestFoldKeepsJournalKeysWithNoObjectAndReportsThem(t *testing.T) {
 	st, _ := newMem(t)
 	ghost := ekey(store.KindSig, "abcd", "ghost")
-	if _, err := Append(context.Background(), st, []string{ghost}); err != nil { // no object written
+	if _, err := journal.Append(context.Background(), st, []string{ghost}); err != nil { // no object written
 		t.Fatal(err)
 	}
 	rep := mustComplete(t, st)
@@ -209,7 +211,7 @@ func TestFoldOntoAListRetiredOverTheWindowAgoLeavesTheStoreUnfolded(t *testing.T
 		t.Fatal(err)
 	}
 	clk.Advance(2 * hour)
-	if _, err := Append(ctx, st, []string{a}); err != nil { // drops expired lines
+	if _, err := journal.Append(ctx, st, []string{a}); err != nil { // drops expired lines
 		t.Fatal(err)
 	}
 	rep := mustComplete(t, st)
@@ -336,5 +338,16 @@ func TestFoldProgressAndReportReadWell(t *testing.T) {
 		if !strings.Contains(s, want) {
 			t.Errorf("report lacks %q:\n%s", want, s)
 		}
+	}
+}
+
+func TestCompleteRefusesTheDirectoryLayout(t *testing.T) {
+	st, err := store.Open(context.Background(), "file://"+t.TempDir(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := Complete(context.Background(), st, Options{}); !errors.Is(err, journal.ErrDirectoryLayout) {
+		t.Errorf("Complete on a directory store = %v, want ErrDirectoryLayout", err)
 	}
 }

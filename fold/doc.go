@@ -1,7 +1,10 @@
-// Package fold keeps the journal and the entry lists of a store in the bucket
-// layout (spec §13.7): it appends journal lines for writers, folds lines into
-// partial and complete lists, collects what folds replaced (`oxyfs gc`), and
-// checks a store (`oxyfs check`).
+// Package fold keeps the entry lists of a store in the bucket layout (spec
+// §13.7): it folds the journal and a listing of the entry prefixes into
+// complete lists, collects what folds replaced (`oxyfs gc`), and checks a
+// store (`oxyfs check`). The journal's own rules (a writer's append, the
+// partial fold past store.PartialFoldThreshold lines, writing a list
+// create-only, marking the lines a fold read) are store/journal's, which
+// both fold and index stand on.
 //
 // # Model
 //
@@ -13,10 +16,10 @@
 // tally of its own: every fold derives its list again from the journal and a
 // listing of the entry prefixes (DESIGN §6).
 //
-//   - Append (writers; the index's group commit) adds "0 <key>" lines in one
-//     compare-and-swap update, which also drops folded lines past their hour.
-//   - Partial (Append, past store.PartialFoldThreshold unfolded lines) writes
-//     the unfolded keys as a partial list and marks those lines.
+//   - journal.Append (writers; the index's group commit) adds "0 <key>"
+//     lines in one compare-and-swap update, which also drops folded lines
+//     past their hour; past store.PartialFoldThreshold unfolded lines it
+//     folds them (journal.Partial) into a partial list and marks them.
 //   - Complete (oxyfs fold, and the end of every collection) copies the
 //     older one-list keys into per-object entries once, lists every entry
 //     prefix, writes the complete list of journal and listing, retires every
@@ -25,10 +28,10 @@
 //     folded lines past their hour, forgets deleted objects' entries, folds.
 //   - Check (oxyfs check) reports what does not match the spec.
 //
-// One word, one place: "what happens to a journal line" is in record.go
-// (dropExpired, markRead), "what a retirement is" in lists.go (retire,
-// ensureList), "when a retired list may be revived" in revive.go
-// (revivable). The records are read and written through store's
+// One word, one place: "what happens to a journal line" is store/journal's
+// (journal.Mark, its markRead), "what a retirement is" in lists.go (retire;
+// writing a list create-only is journal.EnsureList), "when a retired list
+// may be revived" in revive.go (revivable). The records are read and written through store's
 // JournalRecord and RetiredRecord, which keep the lines a fold does not
 // understand verbatim in place, and the hour rules are store's
 // (store.JournalLineExpired, store.RetiredOverAnHourAgo).
@@ -38,7 +41,7 @@
 // Journal lines carry no identity, and a key can be in the journal many
 // times (a signer who signs again writes the same key and adds a line).
 // A fold marks exactly the lines it read that were unfolded and still are,
-// found by order (markRead): every update appends at the end, removes lines,
+// found by order (journal.Mark): every update appends at the end, removes lines,
 // or sets a folded-at from 0; none inserts or unfolds a line. So the lines
 // read appear in the journal in the same order, before every line added since;
 // lines added while the fold ran, duplicates of keys it read included, stay
@@ -93,6 +96,19 @@
 // list, one before and one after a fold wrote it afresh; the store would
 // then read as not folded until the next fold.
 //
+// # Locks
+//
+// A fold, a collection and a check hold no state between calls. Within one,
+// the locks are leaves, each held for a few lines and never while a request
+// is sent: the warner's and the progress reporter's (held while the
+// caller's Warn or Progress runs, so that calls never overlap: those must
+// not call back into the fold), and the local mutexes that gather what
+// parallel workers found (guard.go, forget.go, crosscheck.go, legacy.go;
+// legacy.go warns under its own, so it comes before the warner's).
+// Counters shared by workers are atomics. The store's compare-and-swap
+// lock (file://, mem://) is taken inside store.UpdateRecord, with none of
+// these held.
+//
 // # Nothing found today is dropped while its key exists
 //
 // A complete fold's new set comes from a listing, and a listing can be
@@ -136,12 +152,13 @@
 // Each step leaves every entry findable by a fresh reader, whatever happens
 // after it:
 //
-//   - Append: the objects are written before their lines; a crash before
-//     the journal update leaves objects no line names, which the next
-//     complete fold picks up (as an older writer's).
-//   - Partial and Complete: the list is written before any list is retired,
-//     and retired before any line is marked; a line is marked only when a
-//     live list holds its key, and dropped only an hour after it was marked.
+//   - journal.Append: the objects are written before their lines; a crash
+//     before the journal update leaves objects no line names, which the
+//     next complete fold picks up (as an older writer's).
+//   - journal.Partial and Complete: the list is written before any list is
+//     retired, and retired before any line is marked; a line is marked only
+//     when a live list holds its key, and dropped only an hour after it was
+//     marked.
 //     A crash before the marking leaves lines unfolded (folded again later);
 //     before the retirement, two live lists (readers read both).
 //   - The older lists: entries are copied create-only (an entry already there
@@ -182,7 +199,7 @@
 //
 // Errors name the operation and the key ("retire [pack-….entries]: …",
 // "copy older entry sig/ab/cd/alice: …") and wrap the store's sentinels
-// (store.ErrConflict, store.ErrNotFound, store.ErrTooManyTries). Append
-// returns ErrPartialFold when its lines landed but the partial fold after
-// them failed. Nothing here panics on bad input.
+// (store.ErrConflict, store.ErrNotFound, store.ErrTooManyTries), and
+// journal.ErrDirectoryLayout for a store that keeps no journal. Nothing
+// here panics on bad input.
 package fold

@@ -202,7 +202,8 @@ func deleteKeys(ctx context.Context, st *store.Store, keys []string, prog *progr
 	return d, err
 }
 
-// ErrDeleteFailed: a DELETE answered, yet a HEAD still finds the key.
+// ErrDeleteFailed is a deletion a HEAD does not confirm: the DELETE
+// answered, yet a HEAD still finds the key.
 var ErrDeleteFailed = errors.New("deletion not confirmed")
 
 // more formats ", and n more" for n > 0.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/journal"
 )
 
 // t0 is where every test clock starts: a plausible wall time in ms.
@@ -58,10 +59,10 @@ func ekey(kind store.Kind, object, value string) string {
 
 // write writes entries the way a writer does: each key's own object first
 // (a signature's bytes, or empty), then one journal append for all of them.
-func write(t testing.TB, st *store.Store, keys ...string) AppendResult {
+func write(t testing.TB, st *store.Store, keys ...string) journal.AppendResult {
 	t.Helper()
 	storefixture.PutObjects(t, st, keys...)
-	res, err := Append(context.Background(), st, keys)
+	res, err := journal.Append(context.Background(), st, keys)
 	if err != nil {
 		t.Fatalf("append %v: %v", keys, err)
 	}

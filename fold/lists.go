@@ -4,92 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/oxyfs/oxyfs/internal/par"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/journal"
 )
-
-// Errors a fold reports.
-var (
-	// ErrDirectoryLayout: a repository's own directory keeps no journal or
-	// lists (spec §13.7 "Older writers"), so nothing there is folded.
-	ErrDirectoryLayout = errors.New("a store with the directory layout keeps no journal or entry lists")
-	// ErrPartialFold: Append's journal update landed, but the partial fold it
-	// then ran failed. The lines are in the journal; the next update tries
-	// the partial fold again. A caller may treat the append as done.
-	ErrPartialFold = errors.New("journal lines added, but the partial fold failed")
-	// errListRetired: the list a fold computed has a name the retired record
-	// holds (the same set of keys was listed before, and a later fold retired
-	// it). A collection may delete it within the hour, so the fold may not
-	// rely on it: it retires and marks nothing, and says so.
-	errListRetired = errors.New("list is retired")
-)
-
-// checkLayout refuses a store that keeps no journal.
-func checkLayout(st *store.Store) error {
-	if st.Layout() == store.LayoutDirectory {
-		return ErrDirectoryLayout
-	}
-	return nil
-}
-
-// ensureList makes sure the entry list name holds data, writing it
-// create-only (spec §13.7 "Entry lists": written once). A list is named by
-// the SHA-256 of its text, so finding it there already is as good as writing
-// it (existed is then true), unless the retired record names it: then a
-// collection may delete it within the hour, and ensureList returns
-// errListRetired. A list that vanished between the failed create and the
-// look (a collection deleted it and dropped its retired line) is written
-// again.
-func ensureList(ctx context.Context, st *store.Store, name string, data []byte) (existed bool, err error) {
-	for range store.MaxCASTries {
-		err := st.PutIfAbsent(ctx, name, data)
-		if err == nil {
-			return false, nil
-		}
-		if !errors.Is(err, store.ErrConflict) {
-			return false, fmt.Errorf("write list %s: %w", name, err)
-		}
-		retired, err := isRetired(ctx, st, name)
-		if err != nil {
-			return true, fmt.Errorf("write list %s: %w", name, err)
-		}
-		if retired {
-			return true, fmt.Errorf("write list %s: %w", name, errListRetired)
-		}
-		ok, err := st.Exists(ctx, name)
-		if err != nil {
-			return true, fmt.Errorf("write list %s: %w", name, err)
-		}
-		if ok {
-			return true, nil
-		}
-	}
-	return false, fmt.Errorf("write list %s: %w", name, store.ErrTooManyTries)
-}
-
-// isRetired reads the retired record and reports whether it names key.
-func isRetired(ctx context.Context, st *store.Store, key string) (bool, error) {
-	data, _, err := st.ReadRecord(ctx, store.RetiredKey)
-	if err != nil {
-		return false, err
-	}
-	lines, _ := store.ParseRetired(data)
-	for _, l := range lines {
-		if l.Key == key {
-			return true, nil
-		}
-	}
-	return false, nil
-}
 
 // retire adds "<now> <name>" to the retired record for every name it does
 // not hold yet, in one compare-and-swap update (spec §13.7 "Folding": a fold
 // retires every list it read, and a collection deletes it an hour later).
 // keep is the list the fold relies on: if the record names it, retire
-// changes nothing and returns errListRetired.
+// changes nothing and returns journal.ErrListRetired.
 func retire(ctx context.Context, st *store.Store, names []string, keep string) (tries int, err error) {
 	res, err := st.UpdateRecord(ctx, store.RetiredKey, func(old []byte, _ bool) ([]byte, error) {
 		rec := store.ParseRetiredRecord(old)
@@ -100,7 +26,7 @@ func retire(ctx context.Context, st *store.Store, names []string, keep string) (
 			}
 		}
 		if keep != "" && have[keep] {
-			return nil, errListRetired
+			return nil, journal.ErrListRetired
 		}
 		now := st.Clock().NowMs()
 		n := len(rec.Lines)
@@ -121,45 +47,10 @@ func retire(ctx context.Context, st *store.Store, names []string, keep string) (
 	return res.Tries, nil
 }
 
-// markJournal marks the lines of read (see markRead) folded at the store's
-// now, in one compare-and-swap update of the journal that also drops folded
-// lines past their hour, as every update does.
-func markJournal(ctx context.Context, st *store.Store, read []store.JournalLine) (marked, dropped, tries int, err error) {
-	res, err := st.UpdateRecord(ctx, store.JournalKey, func(old []byte, _ bool) ([]byte, error) {
-		now := st.Clock().NowMs()
-		cur := store.ParseJournalRecord(old)
-		marked = markRead(cur.Lines, read, now)
-		cur.Lines, dropped = dropExpired(cur.Lines, now)
-		if marked == 0 && dropped == 0 {
-			return nil, store.ErrNoChange
-		}
-		return cur.Text(), nil
-	})
-	if err != nil {
-		return 0, 0, res.Tries, fmt.Errorf("mark journal lines folded: %w", err)
-	}
-	if !res.Wrote {
-		marked, dropped = 0, 0
-	}
-	return marked, dropped, res.Tries, nil
-}
-
-// unfoldedKeys returns the keys of the unfolded lines, sorted and unique.
-func unfoldedKeys(lines []store.JournalLine) []string {
-	var keys []string
-	for _, l := range lines {
-		if !l.Folded() {
-			keys = append(keys, l.Key)
-		}
-	}
-	slices.Sort(keys)
-	return slices.Compact(keys)
-}
-
 // progress serializes calls of an Options.Progress function, which may be nil.
 type progress struct {
-	mu sync.Mutex
-	fn func(done, total int64, phase string)
+	mu sync.Mutex                            // held while fn runs: calls never overlap
+	fn func(done, total int64, phase string) // read-only after begin
 }
 
 func (p *progress) report(done, total int64, phase string) {
@@ -173,8 +64,8 @@ func (p *progress) report(done, total int64, phase string) {
 
 // warner serializes calls of an Options.Warn function, which may be nil.
 type warner struct {
-	mu sync.Mutex
-	fn func(string)
+	mu sync.Mutex   // held while fn runs: calls never overlap
+	fn func(string) // read-only after begin
 }
 
 func (w *warner) warn(format string, args ...any) {

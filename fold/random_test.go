@@ -16,6 +16,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/journal"
 )
 
 // The randomized interleaving test. Each run, from its own seed, builds a
@@ -304,8 +305,8 @@ func runWrite(ctx context.Context, w *world, st *store.Store, keys []string) {
 			return
 		}
 	}
-	res, err := appendKeys(ctx, st, keys, 6)
-	if err != nil && !errors.Is(err, ErrPartialFold) {
+	res, err := journal.AppendThreshold(ctx, st, keys, 6)
+	if err != nil && !errors.Is(err, journal.ErrPartialFold) {
 		w.fail("append %v: %v", keys, err)
 		return
 	}
@@ -350,7 +351,7 @@ func runOlder(ctx context.Context, w *world, st *store.Store, keys []string) {
 
 func runPartial(ctx context.Context, w *world, st *store.Store) {
 	w.count("partial")
-	res, err := Partial(ctx, st)
+	res, err := journal.Partial(ctx, st)
 	if err != nil {
 		w.fail("partial fold: %v", err)
 	}

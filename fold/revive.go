@@ -106,7 +106,7 @@ func revive(ctx context.Context, st *store.Store, name string, data []byte, othe
 		return res.Tries, fmt.Errorf("revive list %s, retire %v: %w", name, others, err)
 	}
 	// A collection that deleted the list and dropped its line before the
-	// update above leaves nothing to revive: write it again, as ensureList
+	// update above leaves nothing to revive: write it again, as journal.EnsureList
 	// does for a list that vanished.
 	ok, err := st.Exists(ctx, name)
 	if err == nil && !ok {

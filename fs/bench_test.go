@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 )
 
@@ -36,7 +37,7 @@ func benchMount(b *testing.B, ix *index.Index) *Server {
 func benchIndex(b *testing.B, n int) *index.Index {
 	b.Helper()
 	st := storefixture.NewMem(b)
-	if _, err := index.Generate(context.Background(), st, index.GenOptions{Entries: n, Seed: 42, Fold: true, SkipObjects: true}); err != nil {
+	if _, err := gen.Generate(context.Background(), st, gen.Options{Entries: n, Seed: 42, Fold: true, SkipObjects: true}); err != nil {
 		b.Fatal(err)
 	}
 	ix := openIndex(b, st)

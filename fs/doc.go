@@ -176,6 +176,40 @@
 // an entry under the temporary name and then fail at the rename: use cp, a
 // redirect, or rsync --inplace.
 //
+// # Concurrency
+//
+// go-fuse calls the nodes' and handles' methods from many goroutines at
+// once, and a Server is safe for concurrent use. It holds little of its
+// own: nodes keep no attributes, and sizes and listings are asked of the
+// index, which locks itself (index's doc, "Locks"). A struct's fields say
+// what guards them: "guarded by mu" after the lock that "protects the
+// following", "atomic", "read-only after Mount", or "locks itself". The
+// locks, in the order in which they may be held together:
+//
+//  1. Server.unmountMu serializes Unmount, which first waits, outside it,
+//     for the Puts in flight (Server.writes).
+//  2. Server.invalMu serializes Invalidate: one walk of what the kernel
+//     holds at a time. Under it the walk asks the index (its locks below,
+//     loadMu first), the virtual directories and the pending writes, and
+//     sends the kernel notifications. No FUSE method takes it, so a
+//     notification that waits for the kernel never waits for a request
+//     that waits for invalMu. The index's watcher (sigChanged) notifies
+//     with no lock held.
+//  3. writeHandle.mu, one handle's reads, writes and commit, is held across
+//     its PUT (ix.Put) and its lazy read of an existing signature, so the
+//     index's locks are taken under it. Release notifies the kernel from a
+//     goroutine of its own, never under it: an entry notification waits
+//     for the directory's lock, which the kernel may hold while it waits
+//     for the release. oxyTexts.mu stands at the same rank: it is held
+//     while a .oxy text renders (index.Status, the records).
+//  4. The leaves: virtualDirs.mu, pendingWrites.mu (a handle's size is read
+//     atomically under it, never its lock), oxyLists.mu (a list is read
+//     outside it; dropping an idle text closes it under it), sideFiles.mu
+//     (logf is called under it), and the index's locks.
+//
+// Counters (opCounters, writeBudget, the pending writes' and virtual
+// directories' versions, a directory's listed hash) are atomics.
+//
 // # Error handling
 //
 // Nothing panics (go-fuse's panic handler logs and answers EIO). Index and

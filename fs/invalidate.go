@@ -15,9 +15,9 @@ import (
 // virtualDirs are the directories mkdir made that hold no entry yet, by
 // parent path. They live in memory until unmount.
 type virtualDirs struct {
-	mu      sync.Mutex
-	m       map[string][]string // parent -> sorted names
-	version atomic.Uint64       // bumped by every add (see listVersion)
+	mu      sync.Mutex          // protects the following; a leaf: nothing else is locked under it
+	m       map[string][]string // parent -> sorted names; guarded by mu
+	version atomic.Uint64       // atomic: bumped by every add (see listVersion)
 }
 
 func (v *virtualDirs) init() { v.m = make(map[string][]string) }

@@ -77,33 +77,33 @@ var (
 
 // Server is a mounted index (what Mount returns). It is safe for concurrent use.
 type Server struct {
-	dir    string
-	ix     *index.Index
-	server *fuse.Server
-	root   *dirNode
+	dir    string       // read-only after Mount
+	ix     *index.Index // read-only after Mount
+	server *fuse.Server // read-only after Mount
+	root   *dirNode     // read-only after Mount
 
-	ro                bool
-	overwrite         bool // Options.AllowOverwrite
-	debug             bool
-	entryTTL, attrTTL time.Duration
-	fileMode, dirMode uint32
-	uid, gid          uint32
-	mtime             time.Time
-	logf              func(format string, args ...any)
+	ro                bool                             // read-only after Mount
+	overwrite         bool                             // Options.AllowOverwrite; read-only after Mount
+	debug             bool                             // read-only after Mount
+	entryTTL, attrTTL time.Duration                    // read-only after Mount
+	fileMode, dirMode uint32                           // read-only after Mount
+	uid, gid          uint32                           // read-only after Mount
+	mtime             time.Time                        // read-only after Mount
+	logf              func(format string, args ...any) // read-only after Mount
 
-	ops     opCounters
-	virt    virtualDirs
-	pending pendingWrites
-	texts   oxyTexts       // what .oxy/ stats measured and opens read (oxyfile.go)
-	lists   oxyLists       // the open .oxy/lists texts, one per list (oxylists.go)
-	wbuf    writeBudget    // the bytes all open writes hold (write.go)
-	sides   sideFiles      // side files refused and logged (sidefiles.go)
-	writes  sync.WaitGroup // Puts in flight
+	ops     opCounters     // atomic counters
+	virt    virtualDirs    // locks itself (virtualDirs.mu)
+	pending pendingWrites  // locks itself (pendingWrites.mu)
+	texts   oxyTexts       // what .oxy/ stats measured and opens read (oxyfile.go); locks itself
+	lists   oxyLists       // the open .oxy/lists texts, one per list (oxylists.go); locks itself
+	wbuf    writeBudget    // the bytes all open writes hold (write.go); atomic
+	sides   sideFiles      // side files refused and logged (sidefiles.go); locks itself
+	writes  sync.WaitGroup // Puts in flight: Add and Done by put, Wait by Unmount
 
-	invalMu sync.Mutex
-	seenGen atomic.Uint64
+	invalMu sync.Mutex    // serializes Invalidate: one walk of what the kernel holds at a time
+	seenGen atomic.Uint64 // atomic: the index generation the last walk saw; stored under invalMu
 
-	quiet     atomic.Bool // an unmount is under way or done: the index's watcher tells the kernel nothing
+	quiet     atomic.Bool // atomic: an unmount is under way or done: the index's watcher tells the kernel nothing
 	unmountMu sync.Mutex  // serializes Unmount
 	unmounted bool        // guarded by unmountMu: Unmount succeeded
 }
@@ -505,8 +505,8 @@ var opNames = [numOps]string{"lookup", "getattr", "setattr", "readdir", "open", 
 	"link", "symlink", "mknod", "statfs", "opendir"}
 
 type opCounters struct {
-	n       [numOps]atomic.Int64
-	observe func(op string, d time.Duration) // Options.Observe
+	n       [numOps]atomic.Int64             // atomic
+	observe func(op string, d time.Duration) // Options.Observe; read-only after Mount
 }
 
 // start counts an operation and returns what to call when it returns

@@ -192,9 +192,9 @@ func (h *oxyHandle) Release(ctx context.Context) syscall.Errno {
 // file). It holds at most three texts; journal and retired share the
 // view's memory.
 type oxyTexts struct {
-	mu  sync.Mutex
-	now func() time.Time
-	m   map[string]*oxyText // by path
+	mu  sync.Mutex          // protects the following and each oxyText; held while a text renders (index locks under it)
+	now func() time.Time    // read-only after Mount (tests set it first)
+	m   map[string]*oxyText // by path; guarded by mu
 }
 
 type oxyText struct {

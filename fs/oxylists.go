@@ -38,7 +38,7 @@ var errListBudget = errors.New("the open .oxy/lists files hold their budget")
 
 // oxyLists is the open lists' texts, by list name.
 type oxyLists struct {
-	mu   sync.Mutex
+	mu   sync.Mutex             // protects the following; a list is read outside it (drop closes a text under it)
 	m    map[string]*sharedList // guarded by mu
 	held int64                  // bytes reserved by the texts in m (openListBudget); guarded by mu
 }
@@ -52,14 +52,14 @@ const listHold = oxyHold
 // handle open it is idle: kept listHold, or until an open of another list
 // needs its share of the budget.
 type sharedList struct {
-	name  string
-	ready chan struct{} // closed once lt, size and err are set
-	lt    *store.EntryListText
-	size  int64 // the text's length
-	err   error
-	open  int   // handles holding it (guarded by oxyLists.mu)
-	hold  int64 // bytes reserved in oxyLists.held (guarded by oxyLists.mu)
-	idle  int   // times it became idle (guarded by oxyLists.mu)
+	name  string               // read-only
+	ready chan struct{}        // closed once lt, size and err are set
+	lt    *store.EntryListText // set by the first opener before ready is closed; dropped (nil) under oxyLists.mu once no handle holds it
+	size  int64                // the text's length; as lt
+	err   error                // as lt
+	open  int                  // handles holding it (guarded by oxyLists.mu)
+	hold  int64                // bytes reserved in oxyLists.held (guarded by oxyLists.mu)
+	idle  int                  // times it became idle (guarded by oxyLists.mu)
 }
 
 // reserve moves s's reservation to n bytes, if the budget has room, once

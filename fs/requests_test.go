@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
@@ -20,7 +21,7 @@ import (
 func mountGenerated(t *testing.T, n int) (*store.Store, *Server) {
 	t.Helper()
 	st := storefixture.NewMem(t)
-	if _, err := index.Generate(context.Background(), st, index.GenOptions{Entries: n, Seed: 11, Signers: 5, Fold: true}); err != nil {
+	if _, err := gen.Generate(context.Background(), st, gen.Options{Entries: n, Seed: 11, Signers: 5, Fold: true}); err != nil {
 		t.Fatal(err)
 	}
 	ix := openIndex(t, st)

@@ -21,9 +21,9 @@ const maxSideLogged = 4096
 
 // sideFiles is the mount's policy on side files and the names it logged.
 type sideFiles struct {
-	allow bool // Options.AllowAnyName: take every name
+	allow bool // Options.AllowAnyName: take every name; read-only after Mount
 
-	mu     sync.Mutex
+	mu     sync.Mutex      // protects the following; held while a refusal is logged (logf)
 	logged map[string]bool // names whose refusal was logged; guarded by mu
 	full   bool            // maxSideLogged reached and said; guarded by mu
 }

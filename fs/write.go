@@ -29,8 +29,8 @@ const MaxWriteBuffers = 256 << 20
 // writeBudget is what the open write handles of a mount hold of
 // MaxWriteBuffers.
 type writeBudget struct {
-	used atomic.Int64
-	max  int64 // 0: MaxWriteBuffers (tests set less)
+	used atomic.Int64 // atomic
+	max  int64        // 0: MaxWriteBuffers (tests set less); read-only after Mount
 }
 
 // take reserves n bytes, or reports that they do not fit.
@@ -57,26 +57,27 @@ func (b *writeBudget) give(n int64) { b.used.Add(-n) }
 // first flush (close) after they changed, with ix.Put: the per-object key,
 // then the journal line. close returns 0 only once both landed.
 type writeHandle struct {
-	m       *Server
-	path    string
-	e       store.Entry
-	created bool // made by Create: the entry is written even if nothing is
-	append  bool
+	m       *Server     // read-only
+	path    string      // read-only
+	e       store.Entry // read-only
+	created bool        // made by Create: the entry is written even if nothing is; read-only
+	append  bool        // read-only
 
-	parent *gofs.Inode // Create only: told to forget the name if it never lands
-	name   string
+	parent *gofs.Inode // Create only: told to forget the name if it never lands; read-only
+	name   string      // read-only
 
-	size atomic.Int64 // len(buf), read by stat without the lock
+	size atomic.Int64 // atomic: len(buf), read by stat without the lock
 
-	mu     sync.Mutex
-	held   int64         // bytes of m.wbuf held: the size buf has or is about to have
-	loaded bool          // buf holds the file's content (an existing signature is read lazily)
-	buf    []byte        // the content
-	dirty  bool          // changed since the last commit
-	landed bool          // a commit landed
-	errno  syscall.Errno // the last commit's result
+	mu     sync.Mutex    // protects the following; held across the handle's reads and its PUT (index locks under it)
+	held   int64         // bytes of m.wbuf held: the size buf has or is about to have; guarded by mu
+	loaded bool          // buf holds the file's content (an existing signature is read lazily); guarded by mu
+	buf    []byte        // the content; guarded by mu
+	dirty  bool          // changed since the last commit; guarded by mu
+	landed bool          // a commit landed; guarded by mu
+	errno  syscall.Errno // the last commit's result; guarded by mu
 	// refused: the first write or truncate refused; close reports it and
-	// writes nothing. Set only by refuseLocked, never cleared.
+	// writes nothing. Set only by refuseLocked, never cleared. Guarded by
+	// mu.
 	refused syscall.Errno
 	// writers are the processes (thread group ids) that wrote or truncated
 	// through this open file; tgids caches the thread group of each thread
@@ -380,9 +381,9 @@ func (m *Server) put(p string, e store.Entry, data []byte) syscall.Errno {
 // pendingWrites are the files open for writing, by path: stat and lookup
 // see a created file before it lands, and its size while it is written.
 type pendingWrites struct {
-	mu      sync.Mutex
-	m       map[string][]*writeHandle
-	version atomic.Uint64 // bumped by every add and remove (see listVersion)
+	mu      sync.Mutex                // protects the following; a leaf: handles' sizes are read atomically under it
+	m       map[string][]*writeHandle // guarded by mu
+	version atomic.Uint64             // atomic: bumped by every add and remove (see listVersion)
 }
 
 func (p *pendingWrites) init() { p.m = make(map[string][]*writeHandle) }

@@ -8,16 +8,17 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
 
 // benchStore is a folded mem store with one complete list of n entries
 // (only the list is written: an open never reads the per-object keys).
-func benchStore(b *testing.B, n int) (*store.Store, GenReport) {
+func benchStore(b *testing.B, n int) (*store.Store, gen.Report) {
 	b.Helper()
 	st := storefixture.NewMem(b)
-	rep, err := Generate(context.Background(), st, GenOptions{Entries: n, Seed: 42, Fold: true, SkipObjects: true})
+	rep, err := gen.Generate(context.Background(), st, gen.Options{Entries: n, Seed: 42, Fold: true, SkipObjects: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func sigStore(b *testing.B, n int) (*store.Store, int64) {
 func benchEntries(b *testing.B, n int) (*Index, []store.Entry) {
 	st := storefixture.NewMem(b)
 	var es []store.Entry
-	_, err := Generate(context.Background(), st, GenOptions{Entries: n, Seed: 7, Fold: true, SkipObjects: true,
+	_, err := gen.Generate(context.Background(), st, gen.Options{Entries: n, Seed: 7, Fold: true, SkipObjects: true,
 		OnEntry: func(e store.Entry, _ string) { es = append(es, e) }})
 	if err != nil {
 		b.Fatal(err)

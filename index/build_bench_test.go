@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
@@ -18,7 +19,7 @@ func BenchmarkBuildSet(b *testing.B) {
 	for _, n := range []int{1e5, 1e6} {
 		var keys []string
 		st := storefixture.NewMem(b)
-		if _, err := Generate(context.Background(), st, GenOptions{Entries: n, Seed: 5, Fold: true, SkipObjects: true,
+		if _, err := gen.Generate(context.Background(), st, gen.Options{Entries: n, Seed: 5, Fold: true, SkipObjects: true,
 			OnEntry: func(e store.Entry, _ string) { keys = append(keys, e.Key()) }}); err != nil {
 			b.Fatal(err)
 		}

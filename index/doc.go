@@ -155,7 +155,7 @@
 // signature needs bytes, any other kind must have none) and send nothing if
 // one is invalid. They write each per-object key first (store.Put), then, on
 // a bucket, hand the keys to the group commit: one goroutine takes every key
-// waiting and appends them in ONE journal update (fold.Append, which also
+// waiting and appends them in ONE journal update (journal.Append, which also
 // folds a partial list past store.PartialFoldThreshold lines), then wakes
 // every waiter of that update with its result. A Put returns only once its
 // key and its journal line both landed; the entry is then visible to this
@@ -268,13 +268,42 @@
 //
 // Parallel work (an open's GETs of the lists, 8 at once and within the
 // bytes in flight (listload.go); the legacy
-// signature lists, 16; a write batch's PUTs, 16; gen's PUTs) runs through
+// signature lists, 16; a write batch's PUTs, 16) runs through
 // internal/par: the first error stops what has not started, what is in
 // flight finishes, and that first error, wrapped with the operation and
 // key, is returned. A write batch alone tries every key whatever befalls
 // the others (the keys that landed are journaled; the error names the
 // failures). The store caps the requests of all of them together
 // (store.Options.MaxRequests); read-ahead adapts its own count below it.
+//
+// # Locks
+//
+// A struct's fields say what guards them: "guarded by mu" after the lock
+// that "protects the following", "atomic", "read-only after" the
+// constructor, or "locks itself" for a field with a lock of its own. The
+// order in which locks may be held together:
+//
+//  1. Index.loadMu, the first: Load and Refresh hold it across a whole open
+//     (every request of it) and the swap of views, and take under it the
+//     overlay's lock (own.mark, own.prune), the list texts' (lists.learn,
+//     lists.keep), the signature cache's (sigs.invalidateRefresh),
+//     read-ahead's (ra.forget) and warnMu (warn). Nothing takes loadMu while
+//     holding another lock: lookups reach Load only through current, which
+//     holds none.
+//  2. readAhead.mu: trigger and the workers take under it the signature
+//     cache's lock (sigs.has, sigs.itemsFitting), the prefix cache's
+//     (pc.peek) and inflight's (fl.allowed, fl.done). The fetch itself runs
+//     outside it, and sigCache.prefetch calls its read (which takes
+//     readAhead.mu, in stale) with sigCache.mu released.
+//  3. The leaves, under which no other lock is taken and no request is
+//     sent: sigCache.mu (which also guards sigReaders, each sigBuf's refs
+//     and each flight's waiters; the watcher runs outside it),
+//     prefixCache.mu (and each call's waiters; a listing runs outside it),
+//     overlay.mu, listTexts.mu, inflight.mu, committer.mu (the journal
+//     update runs outside it) and Index.warnMu (warnFn is called outside
+//     it).
+//
+// So a goroutine holds at most one lock of each rank, in rank order.
 //
 // # Errors
 //

@@ -15,6 +15,7 @@ import (
 	"gocloud.dev/blob/memblob"
 
 	"github.com/oxyfs/oxyfs/internal/blobtest"
+	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
@@ -80,12 +81,12 @@ func TestFoldedReaderNeverListsPrefixes(t *testing.T) {
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
 	var es []store.Entry
-	if _, err := Generate(ctx, st, GenOptions{Entries: 2000, Seed: 3, Fold: true, Legacy: 20,
+	if _, err := gen.Generate(ctx, st, gen.Options{Entries: 2000, Seed: 3, Fold: true, Legacy: 20,
 		OnEntry: func(e store.Entry, _ string) { es = append(es, e) }}); err != nil {
 		t.Fatal(err)
 	}
 	// Journal lines after the fold.
-	if _, err := Generate(ctx, st, GenOptions{Entries: 100, Seed: 4,
+	if _, err := gen.Generate(ctx, st, gen.Options{Entries: 100, Seed: 4,
 		OnEntry: func(e store.Entry, _ string) { es = append(es, e) }}); err != nil {
 		t.Fatal(err)
 	}

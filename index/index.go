@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/journal"
 )
 
 // Options configure an Index.
@@ -64,29 +64,31 @@ var ErrNotDir = errors.New("not a directory")
 // reading rules of spec §13.7 and the tree of DESIGN §4. It is safe for
 // concurrent use.
 type Index struct {
-	keepJournal int // Options.KeepJournalText, resolved: -1 keeps none
-	st          *store.Store
-	warnFn      func(string)
-	appendFn    func(ctx context.Context, st *store.Store, keys []string) (fold.AppendResult, error)
+	keepJournal int          // Options.KeepJournalText, resolved: -1 keeps none; read-only after Open
+	st          *store.Store // read-only after Open
+	warnFn      func(string) // read-only after Open
+	// appendFn is journal.Append; read-only after Open (a test sets it
+	// before writing).
+	appendFn func(ctx context.Context, st *store.Store, keys []string) (journal.AppendResult, error)
 
-	loadMu      sync.Mutex           // serializes Load and Refresh
-	v           atomic.Pointer[view] // nil until the first load
-	gen         atomic.Uint64
-	refreshes   atomic.Int64
-	lastRefresh atomic.Pointer[store.Counts] // requests the last Refresh sent
-	refreshEnd  atomic.Pointer[refreshEnd]   // when the last Refresh ended, and how
-	refreshFail atomic.Int64
-	lookedAt    atomic.Int64 // store ms when the current view's records were last read (refreshSnapshot)
+	loadMu      sync.Mutex                   // serializes Load and Refresh; the first lock taken (doc.go, "Locks")
+	v           atomic.Pointer[view]         // atomic; nil until the first load; stored under loadMu
+	gen         atomic.Uint64                // atomic
+	refreshes   atomic.Int64                 // atomic
+	lastRefresh atomic.Pointer[store.Counts] // atomic: requests the last Refresh sent
+	refreshEnd  atomic.Pointer[refreshEnd]   // atomic: when the last Refresh ended, and how
+	refreshFail atomic.Int64                 // atomic
+	lookedAt    atomic.Int64                 // atomic: store ms when the current view's records were last read (refreshSnapshot)
 
-	own    overlay
-	lists  listTexts // the text length of live lists (records.go)
-	sigs   *sigCache
-	ra     readAhead
-	commit committer
+	own    overlay   // locks itself (overlay.mu)
+	lists  listTexts // the text length of live lists (records.go); locks itself (listTexts.mu)
+	sigs   *sigCache // read-only after Open; locks itself (sigCache.mu)
+	ra     readAhead // locks itself (readAhead.mu)
+	commit committer // locks itself (committer.mu)
 
-	warnMu   sync.Mutex
-	warnings []string
-	warned   map[string]bool // warnings said once per handle (unreadable lists)
+	warnMu   sync.Mutex      // protects the following
+	warnings []string        // guarded by warnMu
+	warned   map[string]bool // warnings said once per handle (unreadable lists); guarded by warnMu
 }
 
 // view is what one open or refresh learned. It is immutable once published,
@@ -132,7 +134,7 @@ func Open(ctx context.Context, st *store.Store, opts Options) (*Index, error) {
 	if st == nil {
 		return nil, errors.New("index: nil store")
 	}
-	ix := &Index{st: st, warnFn: opts.Warn, appendFn: fold.Append, warned: map[string]bool{}}
+	ix := &Index{st: st, warnFn: opts.Warn, appendFn: journal.Append, warned: map[string]bool{}}
 	if ix.warnFn == nil {
 		ix.warnFn = func(msg string) { log.Printf("oxyfs: %s", msg) }
 	}

@@ -40,18 +40,18 @@ import (
 // The limit starts at start, low, so the first round trips show what an
 // unqueued GET costs. All methods are safe for concurrent use.
 type inflight struct {
-	min, max int
+	min, max int // read-only after newInflight
 
-	mu       sync.Mutex
-	limit    float64
-	base     time.Duration // the shortest round trip since the last probe (0: none yet)
-	samples  int           // GETs since the last probe ended
-	draining int           // GETs sent before the probe, still to finish (not measured)
-	probing  int           // GETs still to see in the probe (0: not probing)
-	probeMin time.Duration // the shortest round trip of the probe so far
-	saved    float64       // the limit before the probe
-	lastDrop time.Time     // when the limit last shrank for delay
-	now      func() time.Time
+	mu       sync.Mutex       // protects the following; a leaf: nothing else is locked under it
+	limit    float64          // guarded by mu
+	base     time.Duration    // the shortest round trip since the last probe (0: none yet); guarded by mu
+	samples  int              // GETs since the last probe ended; guarded by mu
+	draining int              // GETs sent before the probe, still to finish (not measured); guarded by mu
+	probing  int              // GETs still to see in the probe (0: not probing); guarded by mu
+	probeMin time.Duration    // the shortest round trip of the probe so far; guarded by mu
+	saved    float64          // the limit before the probe; guarded by mu
+	lastDrop time.Time        // when the limit last shrank for delay; guarded by mu
+	now      func() time.Time // read-only after newInflight (tests set it first)
 }
 
 // probeEvery is how many GETs pass between two probes of the base.

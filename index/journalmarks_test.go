@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
@@ -201,7 +202,7 @@ func TestAFoldedLineWhoseKeyIsInAListCostsOneBit(t *testing.T) {
 	const n = 20000
 	var keys []string
 	clean := storefixture.NewMem(t)
-	if _, err := Generate(ctx, clean, GenOptions{Entries: n, Seed: 3, Fold: true, SkipObjects: true,
+	if _, err := gen.Generate(ctx, clean, gen.Options{Entries: n, Seed: 3, Fold: true, SkipObjects: true,
 		OnEntry: func(e store.Entry, _ string) { keys = append(keys, e.Key()) }}); err != nil {
 		t.Fatal(err)
 	}

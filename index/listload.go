@@ -177,8 +177,9 @@ func (ix *Index) getList(ctx context.Context, l store.ListInfo) ([]byte, error) 
 	}
 	data, err := ix.st.GetAtMost(ctx, l.Name, l.Size)
 	if errors.Is(err, store.ErrTooLarge) {
-		// A list's name fixes its bytes: this is not the list listed.
-		return nil, fmt.Errorf("%w: listed at %d bytes, its GET brings more (%v)", store.ErrCorrupt, l.Size, err)
+		// A list's name fixes its bytes: this is not the list listed. It
+		// is corrupt, not too large: ErrTooLarge is named, not wrapped.
+		return nil, fmt.Errorf("%w: listed at %d bytes, its GET brings more (%v)", store.ErrCorrupt, l.Size, err) //nolint:errorlint // wraps ErrCorrupt alone, on purpose
 	}
 	return data, err
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -91,7 +92,7 @@ func benchMem(b *testing.B) *store.Store {
 func genKeys(b *testing.B, n int) []string {
 	b.Helper()
 	keys := make([]string, 0, n)
-	if _, err := Generate(context.Background(), benchMem(b), GenOptions{Entries: n, Seed: 42, Fold: true, SkipObjects: true,
+	if _, err := gen.Generate(context.Background(), benchMem(b), gen.Options{Entries: n, Seed: 42, Fold: true, SkipObjects: true,
 		OnEntry: func(e store.Entry, _ string) { keys = append(keys, e.Key()) }}); err != nil {
 		b.Fatal(err)
 	}
@@ -136,7 +137,7 @@ func textOf(keys []string) int64 {
 // cleanStore is a folded store: one complete list, an empty journal.
 func cleanStore(b *testing.B, n int) (*store.Store, int64) {
 	st := benchMem(b)
-	rep, err := Generate(context.Background(), st, GenOptions{Entries: n, Seed: 42, Fold: true, SkipObjects: true})
+	rep, err := gen.Generate(context.Background(), st, gen.Options{Entries: n, Seed: 42, Fold: true, SkipObjects: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -19,11 +19,11 @@ import (
 // overlay stays small: its size is the writes since the last refresh.
 // Lookups by key are O(1); directory reads sort it lazily.
 type overlay struct {
-	mu     sync.Mutex
-	m      map[string]ownEntry
-	seq    uint64                        // the next add's sequence number
-	sorted [store.NumKinds][]store.Entry // by (Object, Value), valid unless dirty
-	dirty  bool
+	mu     sync.Mutex                    // protects the following; a leaf: nothing else is locked under it
+	m      map[string]ownEntry           // guarded by mu
+	seq    uint64                        // the next add's sequence number; guarded by mu
+	sorted [store.NumKinds][]store.Entry // by (Object, Value), valid unless dirty; guarded by mu
+	dirty  bool                          // guarded by mu
 }
 
 // ownEntry is an own write and the sequence number of the add that landed it.

@@ -24,18 +24,18 @@ const sourcePrefixListing = "prefix listing"
 // done once per open: results are kept until the next refresh, and
 // concurrent callers of the same listing share one.
 type prefixCache struct {
-	ix        *Index
-	legacy    bool
-	malformed atomic.Int64
+	ix        *Index       // read-only after newPrefixCache
+	legacy    bool         // read-only after newPrefixCache
+	malformed atomic.Int64 // atomic
 
-	mu    sync.Mutex
-	calls map[string]*call
+	mu    sync.Mutex       // protects the following, and each call's waiters; a leaf: fn runs outside it
+	calls map[string]*call // guarded by mu
 }
 
 type call struct {
 	*flight
-	val any
-	err error
+	val any   // set under prefixCache.mu before done is closed; read-only after
+	err error // as val
 }
 
 func newPrefixCache(ix *Index, legacy bool) *prefixCache {

@@ -51,25 +51,25 @@ const (
 // signers of the object read, if its listing is cached. Read-ahead never
 // lists. Own writes are cached when written.
 type readAhead struct {
-	ix     *Index
-	n      int
-	fl     *inflight // how many workers may run: adapted from their round trips
-	ctx    context.Context
-	cancel context.CancelFunc
+	ix     *Index             // read-only after init
+	n      int                // read-only after init
+	fl     *inflight          // how many workers may run: adapted from their round trips; read-only after init, locks itself
+	ctx    context.Context    // read-only after init
+	cancel context.CancelFunc // read-only after init
 
-	mu      sync.Mutex
-	closed  bool
-	queue   []string        // keys to fetch, oldest first
-	queued  map[string]bool // in the queue or being fetched by a worker
-	running int             // workers
-	wg      sync.WaitGroup
+	mu      sync.Mutex      // protects the following but wg; taken before sigCache.mu, prefixCache.mu and inflight.mu
+	closed  bool            // guarded by mu
+	queue   []string        // keys to fetch, oldest first; guarded by mu
+	queued  map[string]bool // in the queue or being fetched by a worker; guarded by mu
+	running int             // workers; guarded by mu
+	wg      sync.WaitGroup  // not guarded by mu: Add under it, Done and Wait (close) outside it
 	// frontier: on view fv, every signature entry of fv.base up to index fj
 	// has been considered. A trigger inside the window only scans past it.
-	fv    *view
-	fj    int
-	win   int    // the current window: grows while reads follow each other
-	lastP int    // the entry after the last signature read
-	last  string // the key of the last signature read: a queued key not after it is stale
+	fv    *view  // guarded by mu
+	fj    int    // guarded by mu
+	win   int    // the current window: grows while reads follow each other; guarded by mu
+	lastP int    // the entry after the last signature read; guarded by mu
+	last  string // the key of the last signature read: a queued key not after it is stale; guarded by mu
 }
 
 func (ra *readAhead) init(ix *Index, n, workers int) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
@@ -22,7 +23,7 @@ func sigFixture(t testing.TB, n int, latency time.Duration) (*store.Store, *late
 	t.Helper()
 	st, lb := newLatencyStore(t, 0)
 	var sigs []store.Entry
-	if _, err := Generate(context.Background(), st, GenOptions{Entries: n, Seed: 11, Fold: true, OnEntry: func(e store.Entry, _ string) {
+	if _, err := gen.Generate(context.Background(), st, gen.Options{Entries: n, Seed: 11, Fold: true, OnEntry: func(e store.Entry, _ string) {
 		if e.Kind == store.KindSig {
 			sigs = append(sigs, e)
 		}

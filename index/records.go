@@ -180,9 +180,9 @@ func (ix *Index) measureList(ctx context.Context, name string) (int64, error) {
 // the SHA-256 of its text, so a name's length does not change; one whose key
 // came to hold other bytes is caught when read (NewEntryListTextOfSize).
 type listTexts struct {
-	mu      sync.Mutex
-	n       map[string]int64       // list name -> text length
-	flights map[string]*listFlight // measures in progress
+	mu      sync.Mutex             // protects the following; a leaf: the measure runs outside it
+	n       map[string]int64       // list name -> text length; guarded by mu
+	flights map[string]*listFlight // measures in progress; guarded by mu
 }
 
 // listFlight is one measure of a list, shared by its callers.

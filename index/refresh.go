@@ -27,7 +27,7 @@ import (
 // are only ever deleted after being retired, and retiring changes the
 // record). Every path in fold that writes a list also changes a record:
 //
-//   - fold.Append adds its lines in one journal update, then
+//   - journal.Append adds its lines in one journal update, then
 //     partialFrom writes pack-<id>.entries-part and marks the lines folded
 //     (journal update). Its keys are journal lines: until the mark lands the
 //     reader has every one of them already.
@@ -118,12 +118,13 @@ func (ix *Index) refreshSnapshot(ctx context.Context, prev *view) (*store.Snapsh
 	return sn, nil
 }
 
-// ErrRecordVanished: a refresh got 404 for the journal or the retired record
-// although this handle had read it. Nothing deletes either record (spec
-// §13.7: both change only by compare-and-swap), so the answer is a lie or a
-// stale read, not the record's absence: taken at its word it would drop
-// every journal-only entry (the journal) or make every retired list live
-// again and bring forgotten entries back (the retired record). The refresh
+// ErrRecordVanished is the error of a refresh that got 404 for the journal
+// or the retired record although this handle had read it. Nothing deletes
+// either record (spec §13.7: both change only by compare-and-swap), so the
+// answer is a lie or a stale read, not the record's absence: taken at its
+// word it would drop every journal-only entry (the journal) or make every
+// retired list live again and bring forgotten entries back (the retired
+// record). The refresh
 // fails, and the handle keeps serving its previous view, as it does when
 // the server does not answer.
 var ErrRecordVanished = errors.New("a record this handle read answers 404")

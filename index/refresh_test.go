@@ -11,6 +11,7 @@ import (
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/journal"
 )
 
 // refreshFixture is a folded mem store on a simulated clock, a reader
@@ -134,7 +135,7 @@ func TestRefreshAfterAPartialFoldReadsOnlyThePartialList(t *testing.T) {
 	f := newRefreshFixture(t)
 	f.put(t, storefixture.Ent(store.KindSig, objB, "bob"), storefixture.Ent(store.KindSeal, objD, "s2"))
 	f.refresh(t, listed)
-	res, err := fold.Partial(context.Background(), f.wst)
+	res, err := journal.Partial(context.Background(), f.wst)
 	if err != nil || res.Marked != 2 {
 		t.Fatalf("partial fold: %+v %v", res, err)
 	}

@@ -430,8 +430,6 @@ func unhex(c byte) byte {
 
 func hexString(b []byte) string { return hex.EncodeToString(b) }
 
-// exact returns s in a slice of exactly its length, so no growth slack stays
-// resident.
 // grown is s with room for n more, its capacity doubled when it must grow.
 // append grows a large slice by 1.25× a time, which at 1e7 entries copied
 // each array about 5 times over and faulted in every new copy: 8 of the 17
@@ -444,6 +442,8 @@ func grown[T any](s []T, n int) []T {
 	return slices.Grow(s, max(n, len(s)))
 }
 
+// exact returns s in a slice of exactly its length, so no growth slack stays
+// resident.
 func exact[T any](s []T) []T {
 	if len(s) == cap(s) || s == nil {
 		return s

@@ -31,29 +31,28 @@ const sigItemOverhead = 96
 
 // sigCache keeps signature bytes read from their own keys: an LRU bounded by
 // bytes, the size and digest of signatures read, one GET in flight per key,
-// and the bytes open readers hold (sigopen.go). Every field but the
-// atomics, seed and now is guarded by mu.
+// and the bytes open readers hold (sigopen.go).
 type sigCache struct {
-	mu     sync.Mutex
-	max    int64
-	sizesN int // how many sizes are remembered at most
-	bytes  int64
-	ll     *list.List // of *sigItem, most recent first
-	m      map[string]*list.Element
-	sizes  map[string]sigMeta
-	flight map[string]*sigFlight
-	seed   maphash.Seed // of the digests (set once)
+	mu     sync.Mutex               // protects the following but seed, now and the atomics; a leaf: nothing is locked or read under it
+	max    int64                    // guarded by mu
+	sizesN int                      // how many sizes are remembered at most; guarded by mu
+	bytes  int64                    // guarded by mu
+	ll     *list.List               // of *sigItem, most recent first; guarded by mu
+	m      map[string]*list.Element // guarded by mu
+	sizes  map[string]sigMeta       // guarded by mu
+	flight map[string]*sigFlight    // guarded by mu, and so is each flight's waiters
+	seed   maphash.Seed             // of the digests; read-only after newSigCache
 
-	changes sigChanges       // when signatures last changed, their versions (sigchange.go)
-	watch   sigWatch         // who is told of changes (sigchange.go)
-	now     func() time.Time // the clock of changes (tests set it)
+	changes sigChanges       // when signatures last changed, their versions (sigchange.go); guarded by mu
+	watch   sigWatch         // who is told of changes (sigchange.go); guarded by mu
+	now     func() time.Time // the clock of changes; read-only after newSigCache (tests set it first)
 
-	readers sigReaders // the readers' budget (sigopen.go)
+	readers sigReaders // the readers' budget (sigopen.go); guarded by mu but its refused
 
 	// hits, misses: reads of a signature answered from the cache, and
 	// those that waited for a GET (their own or one in flight); evictions:
 	// signatures dropped to make room (not those a write or refresh made
-	// stale).
+	// stale). Atomic.
 	hits, misses, evictions atomic.Int64
 }
 

@@ -48,30 +48,28 @@ func (ix *Index) Signers(ctx context.Context, p Page) ([]SignerCount, PageInfo, 
 	if err != nil {
 		return nil, PageInfo{}, err
 	}
-	n := limitOf(p) + 1
 	var own []string
 	for _, e := range ix.own.withPrefix(store.KindSig, "") {
 		own = append(own, e.Value)
 	}
 	slices.Sort(own)
 	own = slices.Compact(own)
-	base, bother := v.base.signerWindow(p, n)
-	ownW, oother := sliceWindow(own, p, n)
-	names, other := unionSorted(base, ownW), bother || oother
-	var by map[string][]string
+	var scan func() ([]string, error)
 	if v.pc != nil {
-		if by, err = v.pc.sigScan(ctx); err != nil {
-			return nil, PageInfo{}, err
+		scan = func() ([]string, error) {
+			by, err := v.pc.sigScan(ctx)
+			listed := make([]string, 0, len(by))
+			for s := range by {
+				listed = append(listed, s)
+			}
+			slices.Sort(listed)
+			return listed, err
 		}
-		listed := make([]string, 0, len(by))
-		for s := range by {
-			listed = append(listed, s)
-		}
-		slices.Sort(listed)
-		w, o := sliceWindow(listed, p, n)
-		names, other = unionSorted(w, names), other || o
 	}
-	names, info := cutPage(names, p, other)
+	names, info, err := pageOf(p, func(n int) ([]string, bool) { return v.base.signerWindow(p, n) }, own, scan)
+	if err != nil {
+		return nil, PageInfo{}, err
+	}
 	out := make([]SignerCount, len(names))
 	for i, s := range names {
 		out[i].Signer = s
@@ -108,26 +106,42 @@ func (ix *Index) SignedBy(ctx context.Context, signer string, p Page) ([]string,
 	if err != nil {
 		return nil, PageInfo{}, err
 	}
-	n := limitOf(p) + 1
 	var own []string
 	for _, e := range ix.own.withPrefix(store.KindSig, "") {
 		if e.Value == signer {
 			own = append(own, e.Object)
 		}
 	}
-	base, bother := v.base.signedByWindow(signer, p, n)
-	ownW, oother := sliceWindow(own, p, n)
-	objs, other := unionSorted(base, ownW), bother || oother
+	var scan func() ([]string, error)
 	if v.pc != nil {
-		by, err := v.pc.sigScan(ctx)
+		scan = func() ([]string, error) {
+			by, err := v.pc.sigScan(ctx)
+			return by[signer], err
+		}
+	}
+	return pageOf(p, func(n int) ([]string, bool) { return v.base.signedByWindow(signer, p, n) }, own, scan)
+}
+
+// pageOf cuts page p of a listing from its sources, each sorted: the
+// base set's window of n names (base; other says whether it has a name on
+// the other side of the cursor), the handle's own writes (own), and in the
+// prefix modes (scan not nil) the names the per-object listing of "sig/"
+// shows.
+func pageOf(p Page, base func(n int) (names []string, other bool), own []string, scan func() ([]string, error)) ([]string, PageInfo, error) {
+	n := limitOf(p) + 1
+	names, other := base(n)
+	ownW, oother := sliceWindow(own, p, n)
+	names, other = unionSorted(names, ownW), other || oother
+	if scan != nil {
+		listed, err := scan()
 		if err != nil {
 			return nil, PageInfo{}, err
 		}
-		w, o := sliceWindow(by[signer], p, n)
-		objs, other = unionSorted(w, objs), other || o
+		w, o := sliceWindow(listed, p, n)
+		names, other = unionSorted(w, names), other || o
 	}
-	objs, info := cutPage(objs, p, other)
-	return objs, info, nil
+	names, info := cutPage(names, p, other)
+	return names, info, nil
 }
 
 func limitOf(p Page) int {

@@ -36,11 +36,11 @@ var ErrBusy = errors.New("the readers' budget is full (too many bytes held open)
 // sigReaders is the readers' budget. Its fields but refused are guarded by
 // sigCache.mu.
 type sigReaders struct {
-	max     int64              // the budget
-	held    int64              // bytes of the bufs with handles, and of the bodies being read for an open
-	peak    int64              // the most held has been
-	open    map[string]*sigBuf // the newest buf of each key with handles
-	refused atomic.Int64       // opens refused (ErrBusy)
+	max     int64              // the budget; read-only after init
+	held    int64              // bytes of the bufs with handles, and of the bodies being read for an open; guarded by sigCache.mu
+	peak    int64              // the most held has been; guarded by sigCache.mu
+	open    map[string]*sigBuf // the newest buf of each key with handles; guarded by sigCache.mu
+	refused atomic.Int64       // atomic: opens refused (ErrBusy)
 }
 
 func (r *sigReaders) init(cacheMax int64) {
@@ -50,18 +50,18 @@ func (r *sigReaders) init(cacheMax int64) {
 
 // sigBuf is one version of a signature's bytes, shared by its handles.
 type sigBuf struct {
-	key  string
+	key  string // read-only
 	data []byte // read-only
-	ver  uint64
-	refs int // handles on it; guarded by sigCache.mu
+	ver  uint64 // read-only
+	refs int    // handles on it; guarded by sigCache.mu
 }
 
 // SigHandle is an open signature: one version of its bytes, shared with
 // every other handle on that version. Release it when done.
 type SigHandle struct {
-	c        *sigCache // nil for an entry of another kind (empty, not counted)
-	b        *sigBuf
-	released atomic.Bool
+	c        *sigCache   // nil for an entry of another kind (empty, not counted); read-only
+	b        *sigBuf     // read-only
+	released atomic.Bool // atomic: Release counts once
 }
 
 // Bytes returns the signature's bytes. They are shared: the caller must

@@ -14,6 +14,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/internal/blobtest"
+	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -33,7 +34,7 @@ func TestRefreshDuringOutageKeepsFoldedView(t *testing.T) {
 	}})
 	st := store.New(blob.NewBucket(drv), "mem", "", store.Options{Layout: store.LayoutBucket, RequestTimeout: time.Second})
 	t.Cleanup(func() { st.Close() })
-	if _, err := Generate(ctx, st, GenOptions{Entries: 200, Seed: 3, Fold: true}); err != nil {
+	if _, err := gen.Generate(ctx, st, gen.Options{Entries: 200, Seed: 3, Fold: true}); err != nil {
 		t.Fatal(err)
 	}
 	ix, err := Open(ctx, st, Options{Warn: func(string) {}})
@@ -46,7 +47,7 @@ func TestRefreshDuringOutageKeepsFoldedView(t *testing.T) {
 	}
 	before := ix.Status()
 	// A writer and a complete fold elsewhere make the refresh read a new list.
-	if _, err := Generate(ctx, st, GenOptions{Entries: 10, Seed: 4}); err != nil {
+	if _, err := gen.Generate(ctx, st, gen.Options{Entries: 10, Seed: 4}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := fold.Complete(ctx, st, fold.Options{}); err != nil {

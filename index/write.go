@@ -7,9 +7,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/internal/par"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/journal"
 )
 
 // putParallel bounds the per-object keys one PutBatch writes at once.
@@ -107,20 +107,20 @@ func (ix *Index) PutBatch(ctx context.Context, ws []Write) error {
 
 // committer is the group commit: writers enqueue journal keys and wait; one
 // goroutine takes everything waiting and appends it in one journal update
-// (fold.Append), then wakes every waiter of that batch with its result.
+// (journal.Append), then wakes every waiter of that batch with its result.
 type committer struct {
-	ix *Index
+	ix *Index // read-only after init
 
-	mu      sync.Mutex
-	queue   []*pending
-	closed  bool
-	running bool
-	wake    chan struct{}
-	done    chan struct{} // closed when the running committer exits
+	mu      sync.Mutex    // protects the following; a leaf: the journal update runs outside it
+	queue   []*pending    // guarded by mu
+	closed  bool          // guarded by mu
+	running bool          // guarded by mu
+	wake    chan struct{} // read-only after init
+	done    chan struct{} // closed when the running committer exits; guarded by mu
 
-	appends atomic.Int64 // journal updates made
-	keys    atomic.Int64 // keys they carried
-	tries   atomic.Int64 // compare-and-swap attempts
+	appends atomic.Int64 // atomic: journal updates made
+	keys    atomic.Int64 // atomic: keys they carried
+	tries   atomic.Int64 // atomic: compare-and-swap attempts
 }
 
 type pending struct {
@@ -197,7 +197,7 @@ func (c *committer) run() {
 			}
 		}
 		res, err := c.ix.appendFn(context.Background(), c.ix.st, keys)
-		if errors.Is(err, fold.ErrPartialFold) {
+		if errors.Is(err, journal.ErrPartialFold) {
 			// The lines landed; only the partial fold after them failed,
 			// and the next update past the threshold tries it again.
 			c.ix.warn(fmt.Sprintf("journal lines landed, but the partial fold after them failed: %v", err))

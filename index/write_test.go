@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/fold"
+	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/journal"
 )
 
 // foldedStore is a mem store folded with one entry.
@@ -113,7 +115,7 @@ func TestPutWritesObjectBeforeJournal(t *testing.T) {
 	ix, _ := openIndex(t, st)
 	real := ix.appendFn
 	var checked []string
-	ix.appendFn = func(ctx context.Context, s *store.Store, keys []string) (fold.AppendResult, error) {
+	ix.appendFn = func(ctx context.Context, s *store.Store, keys []string) (journal.AppendResult, error) {
 		for _, k := range keys {
 			if ok, err := st.Bucket().Exists(ctx, k); err != nil || !ok {
 				t.Errorf("journal append of %s before its key was written", k)
@@ -146,8 +148,8 @@ func TestJournalFailureReportsUnjournaledKeys(t *testing.T) {
 	ctx := context.Background()
 	st, _ := foldedStore(t)
 	ix, _ := openIndex(t, st)
-	ix.appendFn = func(context.Context, *store.Store, []string) (fold.AppendResult, error) {
-		return fold.AppendResult{}, errors.New("injected CAS failure")
+	ix.appendFn = func(context.Context, *store.Store, []string) (journal.AppendResult, error) {
+		return journal.AppendResult{}, errors.New("injected CAS failure")
 	}
 	b := storefixture.Ent(store.KindSig, objB, "bob")
 	err := ix.Put(ctx, b, []byte("b"))
@@ -167,12 +169,12 @@ func TestFailedPartialFoldAfterLandedLinesStillAcknowledges(t *testing.T) {
 	st, _ := foldedStore(t)
 	ix, _ := openIndex(t, st)
 	real := ix.appendFn
-	ix.appendFn = func(ctx context.Context, s *store.Store, keys []string) (fold.AppendResult, error) {
+	ix.appendFn = func(ctx context.Context, s *store.Store, keys []string) (journal.AppendResult, error) {
 		res, err := real(ctx, s, keys)
 		if err != nil {
 			return res, err
 		}
-		return res, fmt.Errorf("append: %w: injected", fold.ErrPartialFold)
+		return res, fmt.Errorf("append: %w: injected", journal.ErrPartialFold)
 	}
 	b := storefixture.Ent(store.KindSig, objB, "bob")
 	if err := ix.Put(ctx, b, []byte("b")); err != nil {
@@ -234,7 +236,7 @@ func TestCloseWaitsForPendingAppends(t *testing.T) {
 	ix, _ := openIndex(t, st)
 	entered, release := make(chan struct{}), make(chan struct{})
 	real := ix.appendFn
-	ix.appendFn = func(ctx context.Context, s *store.Store, keys []string) (fold.AppendResult, error) {
+	ix.appendFn = func(ctx context.Context, s *store.Store, keys []string) (journal.AppendResult, error) {
 		close(entered)
 		<-release
 		return real(ctx, s, keys)
@@ -266,7 +268,7 @@ func TestSigCacheBoundedAndInvalidatedOnReplace(t *testing.T) {
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
 	var sigs []store.Entry
-	if _, err := Generate(ctx, st, GenOptions{Entries: 200, Seed: 9, Fold: true, OnEntry: func(e store.Entry, _ string) {
+	if _, err := gen.Generate(ctx, st, gen.Options{Entries: 200, Seed: 9, Fold: true, OnEntry: func(e store.Entry, _ string) {
 		if e.Kind == store.KindSig {
 			sigs = append(sigs, e)
 		}

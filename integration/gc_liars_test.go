@@ -16,6 +16,7 @@ import (
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/internal/testservers"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/journal"
 )
 
 // Issue 23: deletion never takes a server's word. Each subtest runs the
@@ -63,7 +64,7 @@ func (g *gcLiar) forgottenKeys() []string {
 func (g *gcLiar) write(t *testing.T, keys ...string) {
 	t.Helper()
 	storefixture.PutObjects(t, g.st, keys...)
-	if _, err := fold.Append(context.Background(), g.st, keys); err != nil {
+	if _, err := journal.Append(context.Background(), g.st, keys); err != nil {
 		t.Fatal(err)
 	}
 }

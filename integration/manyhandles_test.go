@@ -19,6 +19,7 @@ import (
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/journal"
 )
 
 // TestManyHandlesOnOneBucket is how users outgrow one machine: many hosts
@@ -32,7 +33,7 @@ import (
 //   - `oxyfs serve --refresh-interval 1s`, whose host writes with `oxyfs put
 //     --force` processes;
 //   - a handle in this process (host D), refreshed every second, which
-//     writes with PutBatch, folds (fold.Partial and fold.Complete, in turn)
+//     writes with PutBatch, folds (journal.Partial and fold.Complete, in turn)
 //     and collects (fold.Collect forgetting one object, which is then
 //     signed again).
 //
@@ -252,7 +253,7 @@ func TestManyHandlesOnOneBucket(t *testing.T) {
 			}
 			switch round % 3 {
 			case 0:
-				res, err := fold.Partial(ctx, stD)
+				res, err := journal.Partial(ctx, stD)
 				if err != nil {
 					fail("partial fold: %v", err)
 					continue

@@ -143,7 +143,7 @@ type CASStats struct {
 func (s *Store) CASStats() CASStats { return s.casStats.snapshot() }
 
 type casCounters struct {
-	updates, tries, maxTries atomic.Int64
+	updates, tries, maxTries atomic.Int64 // atomic
 }
 
 func (c *casCounters) add(r UpdateResult) {

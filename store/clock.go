@@ -20,8 +20,8 @@ func (SystemClock) NowMs() int64 { return time.Now().UnixMilli() }
 
 // FakeClock is a manually advanced clock for tests.
 type FakeClock struct {
-	mu sync.Mutex
-	ms int64
+	mu sync.Mutex // protects the following; a leaf
+	ms int64      // guarded by mu
 }
 
 // NewFakeClock returns a clock standing at ms.

@@ -30,7 +30,7 @@ func (c Counts) Sub(o Counts) Counts {
 func (c Counts) Total() int64 { return c.List + c.Get + c.Head + c.Put + c.Delete }
 
 type counters struct {
-	list, get, head, put, del atomic.Int64
+	list, get, head, put, del atomic.Int64 // atomic
 }
 
 // add counts the requests in d.

@@ -123,6 +123,27 @@
 // driver; it is safe for concurrent use. Entry-list decoding streams through a
 // pooled zstd decoder with no allocation per key.
 //
+// # Locks
+//
+// A struct's fields say what guards them: "guarded by mu" after the lock
+// that "protects the following", "atomic", or "read-only after" its
+// constructor. A Store is read-only after newStore (Open, New) but for its atomics and its request slots
+// (Options.MaxRequests: a channel used as a semaphore). The locks, in the
+// order in which they may be held together:
+//
+//  1. The compare-and-swap lock of file:// and mem:// (lockedWrites.lock:
+//     dirLock, then the OS lock of the directory; memLocker), held across
+//     one GET and one PUT of a record. A request slot is taken under it,
+//     so a conditional write holds the lock while it waits for a slot;
+//     nothing takes the lock while holding a slot.
+//  2. The leaves, under which no other lock is taken and no request is
+//     sent: pageGuard.mu (one ListPage attempt's LIST requests),
+//     FakeClock.mu, an EntryListText's mu and the text pool's (listtext.go,
+//     listseek.go), openat2Probe (file_path.go).
+//
+// The S3, GCS and Azure drivers hold no lock: their compare-and-swap is
+// the server's (a conditional request).
+//
 // # Drivers
 //
 // What differs per backend is one unexported interface, backendDriver

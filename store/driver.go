@@ -106,7 +106,7 @@ func driverNamed(name string, b *blob.Bucket, root string) backendDriver {
 }
 
 // storeRef is the driver's store, given by bind.
-type storeRef struct{ s *Store }
+type storeRef struct{ s *Store } // read-only after bind
 
 func (r *storeRef) bind(s *Store) { r.s = s }
 
@@ -161,7 +161,7 @@ func conflict(err error) error {
 // conditional read reads in full (the caller compares tokens).
 type lockedWrites struct {
 	storeRef
-	lock locker
+	lock locker // read-only after bind; held across one GET and one PUT (a request slot is taken under it)
 }
 
 type locker interface {

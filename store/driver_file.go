@@ -24,7 +24,7 @@ import (
 type fileDriver struct {
 	defaults
 	lockedWrites
-	layout Layout // LayoutAuto's: what the root shows (fileLayout) when opened from a URL, else directory
+	layout Layout // LayoutAuto's: what the root shows (fileLayout) when opened from a URL, else directory; read-only after open
 }
 
 var _ backendDriver = (*fileDriver)(nil)

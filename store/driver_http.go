@@ -75,9 +75,9 @@ func guardedClient(next http.RoundTripper, list listToken) *http.Client {
 // pageGuard follows the LIST requests of one ListPage attempt; the store
 // puts one in the attempt's context (withPageGuard).
 type pageGuard struct {
-	mu     sync.Mutex // guards the fields below
-	sent   int
-	tokens map[string]struct{}
+	mu     sync.Mutex          // protects the following; a leaf
+	sent   int                 // guarded by mu
+	tokens map[string]struct{} // guarded by mu
 }
 
 type pageGuardKey struct{}

@@ -29,9 +29,12 @@ func memDriverOf(b *blob.Bucket) *memDriver {
 
 func (*memDriver) name() string { return "mem" }
 
-var memLocks sync.Map // *blob.Bucket -> *memLocker
+var memLocks sync.Map // *blob.Bucket -> *memLocker; locks itself
 
-type memLocker struct{ mu sync.Mutex }
+// memLocker is the compare-and-swap lock of one mem:// bucket.
+type memLocker struct {
+	mu sync.Mutex // held from Lock to Unlock: one conditional write of the bucket at a time
+}
 
 func (m *memLocker) Lock() error { m.mu.Lock(); return nil }
 func (m *memLocker) Unlock()     { m.mu.Unlock() }

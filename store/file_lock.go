@@ -14,8 +14,8 @@ import (
 // handle), so two handles in one process exclude each other as two
 // processes do.
 type dirLock struct {
-	dir string
-	mu  sync.Mutex // one holder per handle at a time
+	dir string     // read-only
+	mu  sync.Mutex // one holder per handle at a time: held from Lock to Unlock, then the OS lock is taken
 	f   *os.File   // the locked file while held; guarded by mu
 }
 

@@ -95,19 +95,19 @@ const MaxReadTries = 3
 // request counters and driver (what differs per backend, driver.go). It is
 // safe for concurrent use.
 type Store struct {
-	bucket   *blob.Bucket
-	url      string // redacted
-	drv      backendDriver
-	layout   Layout
-	clock    Clock
-	pageSize int
-	readOnly bool
-	timeout  time.Duration // per request; 0: none
-	n        counters
-	retries  atomic.Int64 // requests sent again after a transient failure
-	casStats casCounters
-	observe  func(kind string, d time.Duration, err error)
-	inFlight chan struct{} // one token per request in flight; nil: no cap
+	bucket   *blob.Bucket                                  // read-only after newStore
+	url      string                                        // redacted; read-only after newStore
+	drv      backendDriver                                 // read-only after newStore; locks itself (lockedWrites)
+	layout   Layout                                        // read-only after newStore
+	clock    Clock                                         // read-only after newStore
+	pageSize int                                           // read-only after newStore
+	readOnly bool                                          // read-only after newStore
+	timeout  time.Duration                                 // per request; 0: none; read-only after newStore
+	n        counters                                      // atomic
+	retries  atomic.Int64                                  // atomic: requests sent again after a transient failure
+	casStats casCounters                                   // atomic
+	observe  func(kind string, d time.Duration, err error) // read-only after newStore
+	inFlight chan struct{}                                 // one token per request in flight; nil: no cap; a semaphore, no lock
 }
 
 // Open opens the store at a gocloud.dev/blob URL, or at a plain directory

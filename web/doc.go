@@ -73,6 +73,13 @@
 // already scheduled still runs, within its window
 // (index.Options.ReadAhead).
 //
+// # Locks
+//
+// None. The handler keeps no state between requests but its options,
+// read-only after Handler; what a request reads it asks of the index,
+// which locks itself (index's doc, "Locks"), and a WebDAV file is the
+// request's own. net/http runs each request in its own goroutine.
+//
 // # Security
 //
 // The tree is read-only and the handler has no authentication: serve it on

@@ -14,6 +14,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/fs"
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/internal/metrics"
 	"github.com/oxyfs/oxyfs/internal/refreshloop"
 	"github.com/oxyfs/oxyfs/store"
@@ -223,10 +224,10 @@ func demoStore(ctx context.Context, e *env) (string, string, error) {
 		if err != nil {
 			return "", "", err
 		}
-		_, err = index.Generate(ctx, st, index.GenOptions{Entries: 2000, Seed: 1, Signers: 8, Fold: true})
+		_, err = gen.Generate(ctx, st, gen.Options{Entries: 2000, Seed: 1, Signers: 8, Fold: true})
 		if err == nil {
 			// A few writes after the fold, so the demo has a journal too.
-			_, err = index.Generate(ctx, st, index.GenOptions{Entries: 20, Seed: 2, Signers: 8})
+			_, err = gen.Generate(ctx, st, gen.Options{Entries: 20, Seed: 2, Signers: 8})
 		}
 		if err != nil {
 			return "", "", fmt.Errorf("generate the demo store: %w", err)

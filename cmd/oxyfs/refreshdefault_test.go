@@ -8,6 +8,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 )
 
@@ -50,7 +51,7 @@ func TestQuietRefreshCostsWhatHelpSays(t *testing.T) {
 		{"unfolded", false, quietRefreshUnfolded},
 	} {
 		st := storefixture.NewMem(t)
-		if _, err := index.Generate(ctx, st, index.GenOptions{Entries: 200, Seed: 1, Fold: c.fold}); err != nil {
+		if _, err := gen.Generate(ctx, st, gen.Options{Entries: 200, Seed: 1, Fold: c.fold}); err != nil {
 			t.Fatal(err)
 		}
 		ix, err := index.Open(ctx, st, index.Options{Warn: func(string) {}, ReadAhead: -1})

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -166,7 +167,7 @@ func readBatch(e *env, name string) ([]index.Write, error) {
 
 func runGen(ctx context.Context, e *env, args []string) error {
 	e.common.registerJSON(e.flags)
-	var g index.GenOptions
+	var g gen.Options
 	e.flags.IntVar(&g.Entries, "entries", 1000, "entries written as a current writer does (per-object key + journal line, or the list with --fold)")
 	e.flags.Int64Var(&g.Seed, "seed", 1, "the same seed writes the same store")
 	e.flags.IntVar(&g.Signers, "signers", 16, "distinct signers")
@@ -198,7 +199,7 @@ func runGen(ctx context.Context, e *env, args []string) error {
 	}
 	bar := e.newProgress("gen")
 	g.Progress = func(done, total int) { bar.update(int64(done), int64(total), "writing") }
-	rep, err := index.Generate(ctx, st, g)
+	rep, err := gen.Generate(ctx, st, g)
 	bar.done()
 	if err != nil {
 		return err

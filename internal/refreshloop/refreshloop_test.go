@@ -17,6 +17,7 @@ import (
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/blobtest"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/journal"
 )
 
 // waitLimit bounds a wait for the loop, so a loop that hangs fails the test
@@ -47,7 +48,7 @@ func newLoop(t *testing.T, c Config) *loop {
 	if err := l.st.Put(ctx, key, []byte("sig")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fold.Append(ctx, l.st, []string{key}); err != nil {
+	if _, err := journal.Append(ctx, l.st, []string{key}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := fold.Complete(ctx, l.st, fold.Options{}); err != nil {
@@ -202,7 +203,7 @@ func TestQuietLogsOnlyWhatChanged(t *testing.T) {
 	if err := l.st.Put(ctx, key, []byte("sig")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fold.Append(ctx, l.st, []string{key}); err != nil {
+	if _, err := journal.Append(ctx, l.st, []string{key}); err != nil {
 		t.Fatal(err)
 	}
 	if got := l.next(t); !strings.HasPrefix(got, "refreshed (interval): ") {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/fs"
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -27,7 +28,7 @@ func genlist(ctx context.Context, url string, n int, seed int64) error {
 		return err
 	}
 	defer st.Close()
-	rep, err := index.Generate(ctx, st, index.GenOptions{Entries: n, Seed: seed, Fold: true, SkipObjects: true})
+	rep, err := gen.Generate(ctx, st, gen.Options{Entries: n, Seed: seed, Fold: true, SkipObjects: true})
 	if err != nil {
 		return err
 	}
@@ -47,7 +48,7 @@ func genfolded(ctx context.Context, url string, n int, seed int64, keep int) err
 	defer st.Close()
 	now := time.Now().UnixMilli()
 	var lines []store.JournalLine
-	rep, err := index.Generate(ctx, st, index.GenOptions{Entries: n, Seed: seed, Fold: true, SkipObjects: true,
+	rep, err := gen.Generate(ctx, st, gen.Options{Entries: n, Seed: seed, Fold: true, SkipObjects: true,
 		OnEntry: func(e store.Entry, _ string) { lines = append(lines, store.JournalLine{FoldedAt: now, Key: e.Key()}) }})
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package fold
+package journal
 
 import (
 	"context"
@@ -43,7 +43,10 @@ func TestPartialFoldAfterThresholdMarksLines(t *testing.T) {
 			t.Fatalf("line %q folded at %d, want %d (the store clock)", l.Key, l.FoldedAt, t0+5)
 		}
 	}
-	sn := snapshot(t, st)
+	sn, err := st.ReadSnapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if sn.Folded() {
 		t.Errorf("a partial list alone must not make the store folded")
 	}
@@ -122,8 +125,8 @@ func TestPartialFoldMarksNothingWhenItsListIsRetired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustComplete(t, st) // retires the partial list
-	write(t, st, a)     // the same key again, so the same partial list
+	storefixture.Retire(t, st, first.List) // as a complete fold retires it
+	write(t, st, a)                        // the same key again, so the same partial list
 	second, err := Partial(context.Background(), st)
 	if err != nil {
 		t.Fatal(err)

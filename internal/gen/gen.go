@@ -1,4 +1,11 @@
-package index
+// Package gen writes synthetic stores: entries as current writers write them
+// (per-object keys and journal lines, partially folded past
+// store.PartialFoldThreshold), as older writers do, as older one-list keys,
+// and optionally the complete list a fold would write. The same options write
+// the same store. `oxyfs gen`, the mount's demo store, benchmarks and tests
+// use it; it stands on store and store/journal alone, so the index's own
+// tests can use it.
+package gen
 
 import (
 	"context"
@@ -11,13 +18,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/internal/par"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/journal"
 )
 
-// GenOptions describe a synthetic store for Generate.
-type GenOptions struct {
+// Options describe a synthetic store for Generate.
+type Options struct {
 	Entries     int   // entries written as a current writer does: per-object key + journal line (or, with Fold, the list)
 	Seed        int64 // the same seed writes the same store
 	Signers     int   // distinct signers; 0 = 16
@@ -36,8 +43,8 @@ type GenOptions struct {
 	OnEntry     func(e store.Entry, where string) // each entry generated: "journal", "list", "unjournaled", "legacy"
 }
 
-// GenReport says what Generate wrote.
-type GenReport struct {
+// Report says what Generate wrote.
+type Report struct {
 	Entries       int            `json:"entries"`
 	Unjournaled   int            `json:"unjournaled"`
 	LegacyKeys    int            `json:"legacy_keys"`
@@ -59,6 +66,12 @@ type genWrite struct {
 	data []byte
 }
 
+// entryWrite is one entry drawn, with a signature's bytes.
+type entryWrite struct {
+	Entry store.Entry
+	Data  []byte
+}
+
 // generator draws entries from one seeded source, in a fixed order.
 type generator struct {
 	rng     *rand.Rand
@@ -67,7 +80,7 @@ type generator struct {
 	certs   []string
 }
 
-func newGenerator(g GenOptions) *generator {
+func newGenerator(g Options) *generator {
 	n := g.Signers
 	if n <= 0 {
 		n = 16
@@ -133,23 +146,23 @@ func (g *generator) sig() []byte {
 }
 
 // object draws one object and 1–2 entries of one kind on it (distinct values).
-func (g *generator) object(max int) []Write {
+func (g *generator) object(max int) []entryWrite {
 	k := g.kind()
 	obj := g.hex(32)
 	n := 1
 	if max > 1 && g.rng.IntN(4) == 0 {
 		n = 2
 	}
-	var ws []Write
+	var ws []entryWrite
 	for len(ws) < n {
 		v := g.value(k)
-		if slices.ContainsFunc(ws, func(w Write) bool { return w.Entry.Value == v }) {
+		if slices.ContainsFunc(ws, func(w entryWrite) bool { return w.Entry.Value == v }) {
 			if k == store.KindReceipt || k == store.KindCert || len(g.signers) < 2 {
 				break
 			}
 			continue
 		}
-		w := Write{Entry: store.Entry{Kind: k, Object: obj, Value: v}}
+		w := entryWrite{Entry: store.Entry{Kind: k, Object: obj, Value: v}}
 		if k == store.KindSig {
 			w.Data = g.sig()
 		}
@@ -159,22 +172,22 @@ func (g *generator) object(max int) []Write {
 }
 
 // Generate writes a synthetic store: Entries entries as current writers
-// write them (their journal lines through fold.Append, so more than
+// write them (their journal lines through journal.Append, so more than
 // store.PartialFoldThreshold of them are partially folded, as a writer's
 // are), Unjournaled as older writers do, Legacy older one-list keys; with
 // Fold, the complete list a fold would write. Writes run in parallel;
 // the store written depends only on the options. Fold describes a fold of
 // what this call wrote: use it on an empty store.
-func Generate(ctx context.Context, st *store.Store, g GenOptions) (GenReport, error) {
+func Generate(ctx context.Context, st *store.Store, g Options) (Report, error) {
 	start, before := time.Now(), st.Counts()
-	rep := GenReport{PerKind: map[string]int{}}
+	rep := Report{PerKind: map[string]int{}}
 	if g.Entries < 0 || g.Unjournaled < 0 || g.Legacy < 0 {
 		return rep, errors.New("generate: negative count")
 	}
-	gen := newGenerator(g)
+	src := newGenerator(g)
 	var writes []genWrite
 	var keys []string // journaled or listed
-	note := func(w Write, where string) {
+	note := func(w entryWrite, where string) {
 		if g.OnEntry != nil {
 			g.OnEntry(w.Entry, where)
 		}
@@ -185,7 +198,7 @@ func Generate(ctx context.Context, st *store.Store, g GenOptions) (GenReport, er
 		where = "list"
 	}
 	for rep.Entries < g.Entries {
-		for _, w := range gen.object(g.Entries - rep.Entries) {
+		for _, w := range src.object(g.Entries - rep.Entries) {
 			note(w, where)
 			key := w.Entry.Key()
 			keys = append(keys, key)
@@ -197,14 +210,14 @@ func Generate(ctx context.Context, st *store.Store, g GenOptions) (GenReport, er
 		}
 	}
 	for rep.Unjournaled < g.Unjournaled {
-		for _, w := range gen.object(g.Unjournaled - rep.Unjournaled) {
+		for _, w := range src.object(g.Unjournaled - rep.Unjournaled) {
 			note(w, "unjournaled")
 			writes = append(writes, genWrite{w.Entry.Key(), w.Data})
 			rep.Unjournaled++
 		}
 	}
 	for i := 0; i < g.Legacy; i++ {
-		ws := gen.object(2)
+		ws := src.object(2)
 		e := ws[0].Entry
 		key := store.LegacyKey(e.Kind, e.Object)
 		var data []byte
@@ -258,8 +271,8 @@ func Generate(ctx context.Context, st *store.Store, g GenOptions) (GenReport, er
 	case len(keys) > 0 && st.Layout() == store.LayoutBucket:
 		// As a writer does: one journal update, partially folded past
 		// store.PartialFoldThreshold lines. In the directory layout a
-		// writer keeps no journal (as Index.PutBatch): the keys are all.
-		if _, err := fold.Append(ctx, st, keys); err != nil {
+		// writer keeps no journal (as index.Index.PutBatch): the keys are all.
+		if _, err := journal.Append(ctx, st, keys); err != nil {
 			return rep, fmt.Errorf("generate: %w", err)
 		}
 		rep.JournalLines = len(keys)
@@ -269,7 +282,7 @@ func Generate(ctx context.Context, st *store.Store, g GenOptions) (GenReport, er
 }
 
 // genPut writes keys with bounded parallelism, stopping at the first error.
-func genPut(ctx context.Context, st *store.Store, writes []genWrite, g GenOptions) error {
+func genPut(ctx context.Context, st *store.Store, writes []genWrite, g Options) error {
 	workers := g.Parallel
 	if workers <= 0 {
 		workers = 32

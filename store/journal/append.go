@@ -1,9 +1,8 @@
-package fold
+package journal
 
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/oxyfs/oxyfs/store"
@@ -33,14 +32,15 @@ type AppendResult struct {
 // returns the result and an error wrapping ErrPartialFold: the lines are in
 // the journal, and the next update retries the fold.
 func Append(ctx context.Context, st *store.Store, keys []string) (AppendResult, error) {
-	return appendKeys(ctx, st, keys, store.PartialFoldThreshold)
+	return AppendThreshold(ctx, st, keys, store.PartialFoldThreshold)
 }
 
-// appendKeys is Append with the partial-fold threshold as a parameter, so
-// tests can reach it with a handful of lines.
-func appendKeys(ctx context.Context, st *store.Store, keys []string, threshold int) (AppendResult, error) {
+// AppendThreshold is Append with the partial-fold threshold as a parameter,
+// so that a test reaches partial folds with a handful of lines. Every other
+// caller calls Append, which passes store.PartialFoldThreshold.
+func AppendThreshold(ctx context.Context, st *store.Store, keys []string, threshold int) (AppendResult, error) {
 	var res AppendResult
-	if err := checkLayout(st); err != nil {
+	if err := CheckLayout(st); err != nil {
 		return res, fmt.Errorf("append to journal: %w", err)
 	}
 	add := make([]string, 0, len(keys))
@@ -121,67 +121,4 @@ func appendJournal(old []byte, add []string, now int64) (out []byte, dropped, un
 		out = store.AppendLine(out, 0, k)
 	}
 	return out, dropped, unfoldedN + len(add)
-}
-
-// PartialResult says what a partial fold did.
-type PartialResult struct {
-	List     string `json:"list"`     // the partial list, "" when no line was unfolded
-	Entries  int    `json:"entries"`  // keys in it
-	Bytes    int    `json:"bytes"`    // its compressed size
-	Existed  bool   `json:"existed"`  // a list with the same content was there already
-	Marked   int    `json:"marked"`   // journal lines marked folded
-	Dropped  int    `json:"dropped"`  // folded lines past their hour the marking update dropped
-	Tries    int    `json:"tries"`    // compare-and-swap attempts of the marking update
-	Deferred string `json:"deferred"` // why nothing was marked, when the list is retired
-}
-
-// Partial folds the journal's unfolded lines into a partial list,
-// pack-<id>.entries-part, and marks exactly those lines folded at the store's
-// now (spec §13.7 "Folding": "A writer whose update leaves more than 1000
-// unfolded lines folds them into a partial list and marks them"). Lines added
-// while it runs stay unmarked. It reads the journal once; Append passes the
-// journal it just wrote instead.
-//
-// The list is written create-only; one already there with the same name has
-// the same keys. Should the retired record name it (the same keys were
-// folded before and a complete fold has retired that list since), Partial
-// marks nothing and says why in Deferred: a collection may delete that list
-// within the hour, so the lines must stay unfolded.
-func Partial(ctx context.Context, st *store.Store) (PartialResult, error) {
-	if err := checkLayout(st); err != nil {
-		return PartialResult{}, fmt.Errorf("partial fold: %w", err)
-	}
-	data, _, err := st.ReadRecord(ctx, store.JournalKey)
-	if err != nil {
-		return PartialResult{}, fmt.Errorf("partial fold: %w", err)
-	}
-	lines, _ := store.ParseJournal(data)
-	return partialFrom(ctx, st, lines)
-}
-
-// partialFrom folds the unfolded lines of the journal read as lines.
-func partialFrom(ctx context.Context, st *store.Store, read []store.JournalLine) (PartialResult, error) {
-	var res PartialResult
-	keys := unfoldedKeys(read)
-	if len(keys) == 0 {
-		return res, nil
-	}
-	id, data, err := store.EncodeEntryListSorted(keys)
-	if err != nil {
-		return res, fmt.Errorf("partial fold: %w", err)
-	}
-	res.List, res.Entries, res.Bytes = store.EntryListName(id, false), len(keys), len(data)
-	res.Existed, err = ensureList(ctx, st, res.List, data)
-	if errors.Is(err, errListRetired) {
-		res.Deferred = fmt.Sprintf("%s is retired; its lines stay unfolded until a collection has deleted it", res.List)
-		return res, nil
-	}
-	if err != nil {
-		return res, fmt.Errorf("partial fold: %w", err)
-	}
-	res.Marked, res.Dropped, res.Tries, err = markJournal(ctx, st, read)
-	if err != nil {
-		return res, fmt.Errorf("partial fold into %s: %w", res.List, err)
-	}
-	return res, nil
 }

@@ -1,4 +1,4 @@
-package fold
+package journal
 
 import (
 	"context"
@@ -130,9 +130,6 @@ func TestAppendRefusesTheDirectoryLayout(t *testing.T) {
 	if _, err := Append(context.Background(), st, []string{ekey(store.KindSig, "abcd", "a")}); !errors.Is(err, ErrDirectoryLayout) {
 		t.Errorf("Append on a directory store = %v, want ErrDirectoryLayout", err)
 	}
-	if _, err := Complete(context.Background(), st, Options{}); !errors.Is(err, ErrDirectoryLayout) {
-		t.Errorf("Complete on a directory store = %v, want ErrDirectoryLayout", err)
-	}
 }
 
 func TestAppendReportsAFailedPartialFoldAsLanded(t *testing.T) {
@@ -142,14 +139,14 @@ func TestAppendReportsAFailedPartialFoldAsLanded(t *testing.T) {
 	for i := range 5 {
 		keys = append(keys, ekey(store.KindSeal, "abcd", fmt.Sprint(i)))
 	}
-	res, err := appendKeys(context.Background(), st, keys, 3)
+	res, err := AppendThreshold(context.Background(), st, keys, 3)
 	if !errors.Is(err, ErrPartialFold) {
 		t.Fatalf("err = %v, want ErrPartialFold", err)
 	}
 	if res.Tries != 1 {
 		t.Errorf("tries = %d, want the append's own 1", res.Tries)
 	}
-	fb.failOn("", "")
+	fb.failIf(nil)
 	lines := storefixture.ReadJournal(t, st)
 	if len(lines) != 5 {
 		t.Errorf("journal has %d lines, want the 5 the append landed", len(lines))
@@ -160,7 +157,7 @@ func TestAppendReportsAFailedPartialFoldAsLanded(t *testing.T) {
 		}
 	}
 	// The next update folds them.
-	res, err = appendKeys(context.Background(), st, []string{ekey(store.KindSeal, "abcd", "x")}, 3)
+	res, err = AppendThreshold(context.Background(), st, []string{ekey(store.KindSeal, "abcd", "x")}, 3)
 	if err != nil || res.PartialLines != 6 {
 		t.Errorf("next append: %+v, %v; want its partial fold to mark all 6 lines", res, err)
 	}

@@ -1,4 +1,4 @@
-package fold
+package journal
 
 import (
 	"context"
@@ -35,7 +35,7 @@ func BenchmarkAppend(b *testing.B) {
 					keys[j] = fmt.Sprintf("sig/ab/%062x/bench", i)
 					i++
 				}
-				if _, err := appendKeys(ctx, st, keys, 1<<30); err != nil {
+				if _, err := AppendThreshold(ctx, st, keys, 1<<30); err != nil {
 					b.Fatal(err)
 				}
 				if i%4000 == 0 { // keep the journal at its size: drop what the benchmark appended

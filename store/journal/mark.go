@@ -1,12 +1,40 @@
-package fold
+package journal
 
-import "github.com/oxyfs/oxyfs/store"
+import (
+	"context"
+	"fmt"
 
-// The records are read and written through store.JournalRecord and
-// store.RetiredRecord, which keep every line a fold does not understand
-// verbatim in place: a fold never drops such a line (another implementation,
-// or a newer oxyfs, may have written it), and Check reports it. The hour
-// rules are store.JournalLineExpired and store.RetiredOverAnHourAgo.
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// The journal is read and written through store.JournalRecord, which keeps
+// every line a fold does not understand verbatim in place: a fold never
+// drops such a line (another implementation, or a newer oxyfs, may have
+// written it). The hour rule is store.JournalLineExpired.
+
+// Mark marks the lines of read (see markRead) folded at the store's now, in
+// one compare-and-swap update of the journal that also drops folded lines
+// past their hour, as every update does. Partial and a complete fold mark
+// the lines they read through it.
+func Mark(ctx context.Context, st *store.Store, read []store.JournalLine) (marked, dropped, tries int, err error) {
+	res, err := st.UpdateRecord(ctx, store.JournalKey, func(old []byte, _ bool) ([]byte, error) {
+		now := st.Clock().NowMs()
+		cur := store.ParseJournalRecord(old)
+		marked = markRead(cur.Lines, read, now)
+		cur.Lines, dropped = dropExpired(cur.Lines, now)
+		if marked == 0 && dropped == 0 {
+			return nil, store.ErrNoChange
+		}
+		return cur.Text(), nil
+	})
+	if err != nil {
+		return 0, 0, res.Tries, fmt.Errorf("mark journal lines folded: %w", err)
+	}
+	if !res.Wrote {
+		marked, dropped = 0, 0
+	}
+	return marked, dropped, res.Tries, nil
+}
 
 // dropExpired removes the folded lines past their hour, in place, and
 // returns the lines kept and how many it dropped.
