@@ -1,7 +1,3 @@
-// Command oxyfs mounts the signatures and index entries of an oxy store as a
-// directory tree, and inspects, writes, folds and checks such stores.
-//
-// Exit codes: 0 success, 1 the operation failed, 2 usage error.
 package main
 
 import (
