@@ -70,6 +70,9 @@ func (s *cli) newRoot(ctx context.Context) *cobra.Command {
 				if c, ok := commands[args[0]]; ok {
 					return s.runCommand(ctx, root, c, []string{"--help"})
 				}
+				if c, _, err := root.Find(args); err == nil && c != root {
+					return c.Help() // completion's, version's
+				}
 			}
 			printUsage(s.stdout)
 			return nil
@@ -245,19 +248,15 @@ func (s *cli) runCommand(ctx context.Context, root *cobra.Command, c *command, a
 }
 
 // exitStatus is the exit code of what the root command returned: its
-// exitCode, 0 for none; any other error is cobra's own (a bad flag or
-// argument of completion, an unknown shell), a usage error.
+// exitCode, 0 for none; any other error is cobra's own or completion's (a
+// bad flag or argument, no such shell), a usage error (exit 2).
 func (s *cli) exitStatus(err error) int {
 	var ec exitCode
-	var ue *usageError
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ec):
 		return int(ec)
-	case errors.As(err, &ue):
-		fmt.Fprintf(s.stderr, "oxyfs: %v\n", err)
-		return 2
 	default:
 		fmt.Fprintf(s.stderr, "oxyfs: %v\n", err)
 		return 2

@@ -59,6 +59,12 @@ func TestTopLevelExitCodes(t *testing.T) {
 		{args: []string{"--bogus"}, code: 2, err: `oxyfs: unknown command "--bogus"`, noOut: true},
 		{args: []string{"version", "x"}, code: 2, err: "takes no arguments", noOut: true},
 		{args: []string{"--version", "x"}, code: 2, err: "takes no arguments", noOut: true},
+		{args: []string{"help", "mount"}, code: 0, err: "usage: oxyfs mount [STORE MOUNTPOINT]\n", noOut: true},
+		{args: []string{"help", "completion"}, code: 0, out: "oxyfs completion [command]", noE: true},
+		{args: []string{"completion"}, code: 2, err: "oxyfs: completion: name a shell: bash, zsh, fish or powershell\n", noOut: true},
+		{args: []string{"completion", "bash", "extra"}, code: 2, err: `unknown command "extra"`, noOut: true},
+		{args: []string{"completion", "bash"}, code: 0, out: "complete -o default -F __start_oxyfs oxyfs", noE: true},
+		{args: []string{"man"}, code: 2, err: "oxyfs man: want 1 argument(s), got 0", noOut: true},
 		{args: []string{"version"}, code: 0, out: "- os/arch: ", noE: true},
 		{args: []string{"--version"}, code: 0, out: "- go/version: ", noE: true},
 	} {
