@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
@@ -70,12 +69,17 @@ func (c *commonFlags) printStats(w io.Writer) {
 }
 
 // parse parses flags and checks the number of positional arguments.
+// A misspelled flag gets the nearest one suggested (suggestFlag). When
+// only the flags are wanted (declareFlags) it stops the command here.
 func (e *env) parse(args []string, min, max int) ([]string, error) {
+	if e.declaring {
+		return nil, errDeclared
+	}
 	if err := e.flags.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return nil, err
 		}
-		return nil, usagef("%v", err)
+		return nil, usagef("%v%s", err, suggestFlag(err, e.flags))
 	}
 	pos := e.flags.Args()
 	if len(pos) < min || (max >= 0 && len(pos) > max) {
@@ -136,13 +140,7 @@ type progress struct {
 }
 
 func (e *env) newProgress(label string) *progress {
-	p := &progress{w: e.rawStderr, label: label, began: time.Now()}
-	if f, ok := e.rawStderr.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			p.on = true
-		}
-	}
-	return p
+	return &progress{w: e.rawStderr, on: isTerminal(e.rawStderr), label: label, began: time.Now()}
 }
 
 // update shows done of total (total <= 0: unknown) at most 10 times a second.

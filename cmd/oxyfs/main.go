@@ -1,12 +1,7 @@
-// Command oxyfs mounts the signatures and index entries of an oxy store as a
-// directory tree, and inspects, writes, folds and checks such stores.
-//
-// Exit codes: 0 success, 1 the operation failed, 2 usage error.
 package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +9,7 @@ import (
 	"sort"
 	"syscall"
 
+	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
 
 	"github.com/oxyfs/oxyfs/internal/termsafe"
@@ -25,6 +21,7 @@ type command struct {
 	args    string // argument synopsis
 	summary string
 	run     func(ctx context.Context, env *env, args []string) error
+	hidden  bool // left out of the usage, the man pages and completion (man)
 }
 
 var commands = map[string]*command{}
@@ -44,6 +41,8 @@ type env struct {
 	stdin                io.Reader
 	flags                *flag.FlagSet
 	common               commonFlags
+	declaring            bool           // only declare the flags: parse returns errDeclared (declareFlags)
+	root                 *cobra.Command // the command tree (oxyfs man)
 }
 
 // usageError makes the command exit 2.
@@ -72,84 +71,58 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	rawStdout, rawStderr := stdout, stderr
-	stdout, stderr = termsafe.Escaper{W: stdout}, termsafe.Writer{W: stderr}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		printUsage(stdout)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
+	s := &cli{
+		stdout: termsafe.Escaper{W: stdout}, stderr: termsafe.Writer{W: stderr},
+		rawStdout: stdout, rawStderr: stderr, stdin: stdin,
 	}
-	if args[0] == "--version" || args[0] == "version" {
-		if len(args) > 1 {
-			fmt.Fprintf(stderr, "oxyfs %s: takes no arguments (got %q)\n", args[0], args[1:])
-			return 2
-		}
-		buildVersion().print(stdout)
-		return 0
+	root := s.newRoot(ctx)
+	if args == nil {
+		args = []string{} // not os.Args, which cobra takes for nil
 	}
-	c, ok := commands[args[0]]
-	if !ok {
-		if near := nearestCommand(args[0]); near != "" {
-			fmt.Fprintf(stderr, "oxyfs: unknown command %q; did you mean %q? (oxyfs help lists them)\n", args[0], near)
-			return 2
-		}
-		fmt.Fprintf(stderr, "oxyfs: unknown command %q\n\n", args[0])
-		printUsage(stderr)
-		return 2
-	}
-	e := &env{stdout: stdout, stderr: stderr, rawStdout: rawStdout, rawStderr: rawStderr, stdin: stdin}
-	e.flags = flag.NewFlagSet("oxyfs "+c.name, flag.ContinueOnError)
-	e.flags.SetOutput(stderr)
-	e.flags.Usage = func() {
-		fmt.Fprintf(stderr, "usage: oxyfs %s %s\n\n%s\n\nflags:\n", c.name, c.args, c.summary)
-		e.flags.PrintDefaults()
-	}
-	e.common.register(e.flags)
-	stopProfile := startProfile(stderr)
-	err := c.run(ctx, e, args[1:])
-	stopProfile()
-	e.common.printStats(stderr)
-	var ue *usageError
-	var ec exitCode
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &ec):
-		return int(ec)
-	case errors.Is(err, flag.ErrHelp):
-		return 0
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "oxyfs %s: %v\n", c.name, err)
-		fmt.Fprintf(stderr, "usage: oxyfs %s %s (see oxyfs %s --help)\n", c.name, c.args, c.name)
-		return 2
-	default:
-		fmt.Fprintf(stderr, "oxyfs %s: %v\n", c.name, err)
-		return 1
-	}
+	root.SetArgs(args)
+	return s.exitStatus(root.ExecuteContext(ctx))
 }
 
 func printUsage(w io.Writer) {
 	fmt.Fprintf(w, "oxyfs %s — the signatures and index entries of an oxy store as a filesystem\n\nusage: oxyfs COMMAND [flags] ARGS\n\ncommands:\n", buildVersion().Version)
+	for _, n := range commandNames() {
+		c := commands[n]
+		if c.hidden {
+			continue
+		}
+		fmt.Fprintf(w, "  %-8s %s\n           %s\n", n, c.args, c.summary)
+	}
+	fmt.Fprintf(w, "\nSTORE is a gocloud.dev/blob URL: file:///path, s3://bucket?endpoint=…&region=…, gs://bucket, azblob://container, mem://\nEvery command takes --layout bucket|directory|auto and --stats (request counts on stderr at exit).\nExit codes: 0 ok, 1 failed, 2 usage.\n")
+	fmt.Fprintf(w, "\noxyfs version (or --version) says what was built; oxyfs completion bash|zsh|fish|powershell prints a completion script.\n")
+}
+
+// commandNames are the registered commands, sorted.
+func commandNames() []string {
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	for _, n := range names {
-		c := commands[n]
-		fmt.Fprintf(w, "  %-8s %s\n           %s\n", n, c.args, c.summary)
-	}
-	fmt.Fprintf(w, "\nSTORE is a gocloud.dev/blob URL: file:///path, s3://bucket?endpoint=…&region=…, gs://bucket, azblob://container, mem://\nEvery command takes --layout bucket|directory|auto and --stats (request counts on stderr at exit).\nExit codes: 0 ok, 1 failed, 2 usage.\n")
+	return names
 }
 
-// nearestCommand returns the command a misspelling most likely meant: the
-// one within two edits (a transposition counting as one) or that it starts,
-// else "".
+// nearestCommand returns the command a misspelling most likely meant
+// (nearest), else "".
 func nearestCommand(typed string) string {
+	var names []string
+	for _, n := range commandNames() {
+		if !commands[n].hidden {
+			names = append(names, n)
+		}
+	}
+	return nearest(typed, append(names, "completion", "help", "version"))
+}
+
+// nearest returns the name a misspelling most likely meant: the one within
+// two edits (a transposition counting as one) or that it starts, else "".
+func nearest(typed string, names []string) string {
 	best, bestD := "", 3
-	for name := range commands {
+	for _, name := range names {
 		d := editDistance(typed, name)
 		if len(typed) >= 2 && len(typed) < len(name) && name[:len(typed)] == typed {
 			d = min(d, 1)

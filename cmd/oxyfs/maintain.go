@@ -49,20 +49,10 @@ func runFold(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	if err := e.requireStore(ctx, st, false); err != nil {
-		return err
-	}
-	bar := e.newProgress("fold")
-	rep, err := fold.Complete(ctx, st, fold.Options{DryRun: *dry, Progress: bar.update, Warn: e.warnFunc()})
-	bar.done()
-	if err != nil {
-		return err
-	}
-	if e.common.json {
-		return e.printJSON(rep)
-	}
-	e.printReport(rep.String())
-	return nil
+	_, err = runReported(e, "fold", func(progress progressFunc) (fold.Report, error) {
+		return fold.Complete(ctx, st, fold.Options{DryRun: *dry, Progress: progress, Warn: e.warnFunc()})
+	})
+	return err
 }
 
 func runGC(ctx context.Context, e *env, args []string) error {
@@ -89,21 +79,11 @@ func runGC(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	if err := e.requireStore(ctx, st, false); err != nil {
-		return err
-	}
-	bar := e.newProgress("gc")
-	opts.Progress = bar.update
-	rep, err := fold.Collect(ctx, st, opts)
-	bar.done()
-	if err != nil {
-		return err
-	}
-	if e.common.json {
-		return e.printJSON(rep)
-	}
-	e.printReport(rep.String())
-	return nil
+	_, err = runReported(e, "gc", func(progress progressFunc) (fold.CollectReport, error) {
+		opts.Progress = progress
+		return fold.Collect(ctx, st, opts)
+	})
+	return err
 }
 
 func readForget(e *env, name string) ([]fold.ForgetObject, error) {
@@ -141,31 +121,41 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// A location holding nothing of a store is no store to pass: exit 1,
+	// saying why (openBucketStore: one LIST; the check lists everything
+	// anyway).
 	st, err := e.openBucketStore(ctx, pos[0], true)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	// A location holding nothing of a store is no store to pass: exit 1,
-	// saying why (one LIST; the check lists everything anyway).
-	if err := e.requireStore(ctx, st, false); err != nil {
-		return err
-	}
-	bar := e.newProgress("check")
-	rep, err := fold.Check(ctx, st, fold.CheckOptions{Progress: bar.update, Warn: e.warnFunc()})
-	bar.done()
-	if err != nil {
-		return err
-	}
-	if e.common.json {
-		err = e.printJSON(rep)
-	} else {
-		e.printReport(rep.String())
-	}
+	rep, err := runReported(e, "check", func(progress progressFunc) (fold.CheckReport, error) {
+		return fold.Check(ctx, st, fold.CheckOptions{Progress: progress, Warn: e.warnFunc()})
+	})
 	if err == nil && !rep.OK() {
 		return fmt.Errorf("%d problem(s) found", len(rep.Problems))
 	}
 	return err
+}
+
+// progressFunc is how fold, gc and check report their progress.
+type progressFunc = func(done, total int64, phase string)
+
+// runReported runs a fold, collection or check with a progress bar on a
+// terminal (label), then prints its report: as JSON under --json, else
+// as text (printReport).
+func runReported[R fmt.Stringer](e *env, label string, do func(progressFunc) (R, error)) (R, error) {
+	bar := e.newProgress(label)
+	rep, err := do(bar.update)
+	bar.done()
+	if err != nil {
+		return rep, err
+	}
+	if e.common.json {
+		return rep, e.printJSON(rep)
+	}
+	e.printReport(rep.String())
+	return rep, nil
 }
 
 // openBucketStore opens a store for fold, gc and check, which only apply to
@@ -177,15 +167,15 @@ func (e *env) openBucketStore(ctx context.Context, url string, readOnly bool) (*
 	if err != nil {
 		return nil, err
 	}
+	// A location holding nothing of a store is refused as that (exit 1),
+	// whatever its layout: a file:// location with no pack- key is taken
+	// for a directory store, and a path typo, an empty or unrelated
+	// directory is no store, not one of the wrong layout.
+	if err := e.requireStore(ctx, st, false); err != nil {
+		st.Close()
+		return nil, err
+	}
 	if st.Layout() != store.LayoutBucket {
-		// A file:// location with no pack- key is taken for a directory
-		// store; if it holds nothing of a store at all (a path typo, an
-		// empty or unrelated directory), say that (exit 1), not that its
-		// layout is wrong.
-		if err := e.requireStore(ctx, st, false); err != nil {
-			st.Close()
-			return nil, err
-		}
 		st.Close()
 		return nil, usagef("%s has the %s layout, which keeps no journal or lists; pass --layout bucket for a store kept in the bucket layout", st.URL(), st.Layout())
 	}

@@ -70,3 +70,18 @@ func TestVersionCommandAndFlagAgree(t *testing.T) {
 		t.Errorf("oxyfs version extra: exit %d, stderr %q; want 2 and a usage message", code, stderr.String())
 	}
 }
+
+// TestLinkTimeVariables: the release build sets main.version, main.commit
+// and main.date (-ldflags -X, .goreleaser.yaml); those are what
+// buildVersion reads, and they win over the build info.
+func TestLinkTimeVariables(t *testing.T) {
+	saved := [3]string{version, commit, date}
+	t.Cleanup(func() { version, commit, date = saved[0], saved[1], saved[2] })
+	version, commit, date = "9.8.7", "cafe0123", "2026-12-03T11:00:00Z"
+	var out bytes.Buffer
+	buildVersion().print(&out)
+	want := "oxyfs 9.8.7\n- commit: cafe0123\n"
+	if got := out.String(); !strings.HasPrefix(got, want) || !strings.Contains(got, "\n- built: 2026-12-03T11:00:00Z\n") {
+		t.Errorf("with the link-time variables set: %q; want it to start %q and say when it was built", got, want)
+	}
+}
