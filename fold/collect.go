@@ -167,6 +167,9 @@ func Collect(ctx context.Context, st *store.Store, opts CollectOptions) (rep Col
 	if st.ReadOnly() && !opts.DryRun {
 		return rep, fmt.Errorf("collect: %w", store.ErrReadOnly)
 	}
+	if err := checkClock(ctx, st, "collect", opts.DryRun); err != nil {
+		return rep, err
+	}
 	for _, f := range opts.ForgetObjects {
 		if err := f.validate(); err != nil {
 			return rep, fmt.Errorf("collect: %w", err)

@@ -126,6 +126,9 @@ func complete(ctx context.Context, st *store.Store, opts Options, h *hooks) (rep
 	if st.ReadOnly() && !opts.DryRun {
 		return rep, fmt.Errorf("fold: %w", store.ErrReadOnly)
 	}
+	if err := checkClock(ctx, st, "fold", opts.DryRun); err != nil {
+		return rep, err
+	}
 
 	// 1. The journal and the live lists.
 	sn, err := readSnapshot(ctx, st)

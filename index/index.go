@@ -76,7 +76,7 @@ type Index struct {
 	lastRefresh atomic.Pointer[store.Counts] // requests the last Refresh sent
 	refreshEnd  atomic.Pointer[refreshEnd]   // when the last Refresh ended, and how
 	refreshFail atomic.Int64
-	lookedAt    atomic.Int64 // store ms when the current view's records were last read (refreshSnapshot)
+	lookedAt    atomic.Int64 // the store's ms when the current view's records were last read, or lookUnknown (storeclock.go)
 
 	own    overlay
 	lists  listTexts // the text length of live lists (records.go)

@@ -102,8 +102,7 @@ func (ix *Index) refreshSnapshot(ctx context.Context, prev *view) (*store.Snapsh
 	if prev == nil || prev.rec == nil {
 		return ix.st.ReadSnapshot(ctx)
 	}
-	stale := ix.st.Clock().NowMs()-ix.lookedAt.Load() >= trustWindow.Milliseconds()
-	list := prev.mode != ModeFolded || stale
+	list := prev.mode != ModeFolded || !ix.trustsRecords() // storeclock.go
 	sn, changed, err := ix.st.ReadSnapshotSince(ctx, prev.rec, list)
 	if err != nil {
 		return nil, err
