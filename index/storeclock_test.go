@@ -111,3 +111,53 @@ func TestRefreshAfterAFoldFromAClockHoursBehind(t *testing.T) {
 		t.Fatalf("after a refresh the handle shows\n%v\na fresh reader shows\n%v", got, want)
 	}
 }
+
+// TestTrustWindowIsMeasuredOnTheStoresClock: the records come back to the
+// bytes a handle saw while the live list changed, over an hour later on
+// the store's clock (a fold, then a collection an hour on), but a minute
+// later on the handle's own clock (set back meanwhile). The handle must
+// not trust them: its window is measured on the store's clock (and a host
+// clock an hour off the store's is trusted for nothing either).
+func TestTrustWindowIsMeasuredOnTheStoresClock(t *testing.T) {
+	ctx := context.Background()
+	w := newClockWorld(t)
+	writer, _ := openIndex(t, w.host(w.world))
+	w.quiet(t, writer)
+
+	local := store.NewFakeClock(w.world.NowMs())
+	reader, _ := openIndex(t, w.host(local))
+	if err := reader.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	x := storefixture.Ent(store.KindSeal, objD, "s7")
+	if err := writer.Put(ctx, x, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fold.Complete(ctx, w.base, fold.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	w.world.Advance(store.GracePeriod + time.Minute)
+	if _, err := fold.Collect(ctx, w.base, fold.CollectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{store.JournalKey, store.RetiredKey} {
+		if data := readRecord(t, w.base, k); len(data) != 0 {
+			t.Fatalf("%s: %q, want the empty record the reader saw", k, data)
+		}
+	}
+	local.Advance(time.Minute) // this host's clock was set back meanwhile
+
+	if err := reader.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := reader.Status().LastRefresh; got.List != 1 {
+		t.Errorf("refresh sent %v, want it to list the pack prefix", got)
+	}
+	fresh, _ := openIndex(t, w.host(w.world))
+	if err := fresh.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := walkEntries(t, reader), walkEntries(t, fresh); !slices.Equal(got, want) || !slices.Contains(want, x.Key()) {
+		t.Fatalf("after a refresh the handle shows\n%v\na fresh reader shows\n%v", got, want)
+	}
+}
