@@ -34,7 +34,12 @@
 // may be revived" in revive.go (revivable). The records are read and written through store's
 // JournalRecord and RetiredRecord, which keep the lines a fold does not
 // understand verbatim in place, and the hour rules are store's
-// (store.JournalLineExpired, store.RetiredOverAnHourAgo).
+// (store.JournalLineExpired, store.RetiredOverAnHourAgo), on the store's
+// clock (st.Clock(): the Date of its answers, a file store's mtimes).
+// Complete and Collect first check this host's clock against it
+// (skew.go: checkClock): more than store.ClockMargin off, they refuse with
+// store.ErrClockSkew naming the skew, and on a store that gives no time
+// with store.ErrNoStoreClock; a dry run is not checked.
 //
 // # Which lines a fold marks
 //

@@ -33,7 +33,7 @@ var backends = []backend{
 
 func openStore(t testing.TB, u string, clk store.Clock) *store.Store {
 	t.Helper()
-	return storefixture.Open(t, u, store.Options{Layout: store.LayoutBucket, Clock: clk})
+	return storefixture.Open(t, u, store.Options{Layout: store.LayoutBucket, Clock: clk, StoreClock: clk})
 }
 
 // newMem opens an empty mem store on a fake clock standing at t0.

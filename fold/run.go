@@ -32,6 +32,9 @@ func begin(ctx context.Context, st *store.Store, dry bool, warn func(string), pr
 	if st.ReadOnly() && !dry {
 		return r, store.ErrReadOnly
 	}
+	if err := checkClock(ctx, st, dry); err != nil {
+		return r, err
+	}
 	return r, nil
 }
 

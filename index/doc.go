@@ -48,7 +48,9 @@
 // Refresh costs no LIST when nothing changed. It re-reads the journal and
 // the retired record with one conditional GET each
 // (store.ReadSnapshotSince); on a folded store with both unchanged since a
-// look less than trustWindow (50 min) ago it is done (2 GETs, view and
+// look less than trustWindow (50 min) ago — measured on the store's clock,
+// not this host's (storeclock.go: none while the store gives no time or
+// this host's clock is over store.ClockMargin off it) — it is done (2 GETs, view and
 // generation kept; refreshSnapshot argues why that is safe, why only within
 // the hour — unchanged bytes can hide a change that came and went — and
 // names the one case it is not: two first folds at once). A refresh shows

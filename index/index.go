@@ -78,7 +78,7 @@ type Index struct {
 	lastRefresh atomic.Pointer[store.Counts] // atomic: requests the last Refresh sent
 	refreshEnd  atomic.Pointer[refreshEnd]   // atomic: when the last Refresh ended, and how
 	refreshFail atomic.Int64                 // atomic
-	lookedAt    atomic.Int64                 // atomic: store ms when the current view's records were last read (refreshSnapshot)
+	lookedAt    atomic.Int64                 // atomic: the store's ms when the current view's records were last read, or lookUnknown (storeclock.go)
 
 	own    overlay   // locks itself (overlay.mu)
 	lists  listTexts // the text length of live lists (records.go); locks itself (listTexts.mu)

@@ -22,14 +22,14 @@ const listFetchParallel = 8
 // unchanged it returns prev itself (see refreshSnapshot).
 func (ix *Index) open(ctx context.Context, prev *view) (*view, error) {
 	before := ix.st.Counts()
-	start := ix.st.Clock().NowMs()
+	looked := ix.lookStart() // storeclock.go
 	v, err := ix.openLayout(ctx, prev)
 	if err != nil {
 		return nil, err
 	}
 	// The view published next shows the records as read at start, or
 	// (v == prev) they were found unchanged then: refreshSnapshot's window.
-	ix.lookedAt.Store(start)
+	ix.lookedAt.Store(looked())
 	if v != prev {
 		v.openReq = ix.st.Counts().Sub(before)
 	}

@@ -78,8 +78,11 @@ import (
 // only after its key is deleted, an hour after it was retired, and a folded
 // line only an hour after it was marked. So if the reader looked at the
 // records less than an hour ago and saw prev's bytes, and sees them again
-// now, no change can have come and gone in between. trustWindow keeps a
-// margin below the hour for the writers' clocks, which are not the reader's;
+// now, no change can have come and gone in between. The hour is kept on
+// the store's clock (writers stamp and compare its time, and folds and
+// collections refuse a host clock over store.ClockMargin off it), and so
+// is the window (storeclock.go: trustsRecords). trustWindow keeps a
+// margin below the hour for the clocks of writers that stamp their own;
 // a refresh whose last look at prev's records is older than that lists the
 // pack prefix (1 LIST, and the lists it does not hold) — so does every
 // refresh of a handle refreshed less often than every trustWindow.
@@ -102,8 +105,7 @@ func (ix *Index) refreshSnapshot(ctx context.Context, prev *view) (*store.Snapsh
 	if prev == nil || prev.rec == nil {
 		return ix.st.ReadSnapshot(ctx)
 	}
-	stale := ix.st.Clock().NowMs()-ix.lookedAt.Load() >= trustWindow.Milliseconds()
-	list := prev.mode != ModeFolded || stale
+	list := prev.mode != ModeFolded || !ix.trustsRecords() // storeclock.go
 	sn, changed, err := ix.st.ReadSnapshotSince(ctx, prev.rec, list)
 	if err != nil {
 		return nil, err

@@ -43,6 +43,20 @@
 // HTTP client also counts requests on the wire (WireCounts), and the
 // conformance kit checks both agree. Bucket() bypasses the counters.
 //
+// # The store's clock
+//
+// Every on-store time (folded-at, retired-at) and every hour rule's "now"
+// is the store's time, not this host's (adr-0055 D5; storeclock.go):
+// Clock() reads it once measured. The S3, GCS and Azure clients take a
+// sample from the Date header of every answer (driver_http.go), a file://
+// store from the mtime of a probe (MeasureClock; this kernel's clock until
+// then), a mem:// store is the process's Clock, and Options.StoreClock sets
+// it outright (tests). StoreNowMs is the newest sample plus the local
+// monotonic time since: no request. Skew is how far the local clock
+// (Options.Clock, LocalClock) is off it; CheckClock fails with a SkewError
+// (ErrClockSkew) beyond ClockMargin (4 min), or ErrNoStoreClock when the
+// store gives no time, sending one HEAD only when nothing was measured yet.
+//
 // # Timeouts and retries
 //
 // Each request runs under Options.RequestTimeout (DefaultRequestTimeout,

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"time"
 
 	"gocloud.dev/blob"
 )
@@ -67,6 +68,13 @@ type backendDriver interface {
 	// wireCounts is the requests counted on the wire, where the driver
 	// counts them (ok false elsewhere).
 	wireCounts() (c Counts, ok bool)
+
+	// clockSource is where the store's time comes from (storeclock.go).
+	clockSource() clockSource
+	// probeClock reads the store's clock without a request counted (file:
+	// a temporary file's mtime); errNoProbe where the time comes with
+	// every answer instead.
+	probeClock(ctx context.Context) (time.Time, error)
 }
 
 // backend is one kind of store: its name and URL scheme, and how its
@@ -121,6 +129,8 @@ func (defaults) listItem(o *blob.ListObject) ListItem               { return pla
 func (defaults) requestContext(ctx context.Context) context.Context { return ctx }
 func (defaults) mapErr(err error) error                             { return mapErr(err) }
 func (defaults) wireCounts() (Counts, bool)                         { return Counts{}, false }
+func (defaults) clockSource() clockSource                           { return clockDates }
+func (defaults) probeClock(context.Context) (time.Time, error)      { return time.Time{}, errNoProbe }
 
 func plainItem(o *blob.ListObject) ListItem {
 	return ListItem{Key: o.Key, Size: o.Size, IsDir: o.IsDir, ModTime: o.ModTime}

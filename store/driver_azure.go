@@ -160,7 +160,7 @@ var azureBackend = backend{
 		if err := azureCredentials(ctx, u); err != nil {
 			return nil, nil, err
 		}
-		b, err := openAzure(ctx, u, idleConns(opts)) // driver_azure_open.go
+		b, err := openAzure(ctx, u, idleConns(opts), opts.dates) // driver_azure_open.go
 		return b, &azureDriver{prefix: u.Query().Get("prefix"), direct: true}, err
 	},
 	wrap: func(*blob.Bucket, string) backendDriver { return &azureDriver{} },

@@ -22,8 +22,8 @@ import (
 // query parameters and environment: azureblob's ServiceURLOptions), with
 // the container client made here so that its transport is driver_http.go's:
 // answers bounded, no redirect to another host.
-func openAzure(ctx context.Context, u *url.URL, idle int) (*blob.Bucket, error) {
-	hc := guardedClient(idleTransport(idle), azureListToken)
+func openAzure(ctx context.Context, u *url.URL, idle int, dates *storeClock) (*blob.Bucket, error) {
+	hc := guardedClient(idleTransport(idle), azureListToken, dates)
 	mux := new(blob.URLMux)
 	mux.RegisterBucket(azureblob.Scheme, &azureblob.URLOpener{
 		MakeClient: func(svc azureblob.ServiceURL, name azureblob.ContainerName) (*container.Client, error) {

@@ -13,10 +13,14 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
 	"gocloud.dev/blob"
 )
@@ -25,6 +29,7 @@ type fileDriver struct {
 	defaults
 	lockedWrites
 	layout Layout // LayoutAuto's: what the root shows (fileLayout) when opened from a URL, else directory; read-only after open
+	root   string // the store's directory ("" when wrapped without one); read-only after open
 }
 
 var _ backendDriver = (*fileDriver)(nil)
@@ -32,6 +37,34 @@ var _ backendDriver = (*fileDriver)(nil)
 func (*fileDriver) name() string { return "file" }
 
 func (d *fileDriver) autoLayout() Layout { return d.layout }
+
+// clockSource: the filesystem stamps mtimes; this kernel's clock until a
+// probe reads the filesystem's (a network filesystem's server may keep
+// another).
+func (*fileDriver) clockSource() clockSource { return clockKernel }
+
+// probeClock reads the filesystem's clock: the mtime of a temporary file
+// (a name no listing shows and no key can take) created in the root and
+// removed at once.
+func (d *fileDriver) probeClock(context.Context) (time.Time, error) {
+	if d.root == "" {
+		return time.Time{}, errNoProbe
+	}
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	name := filepath.Join(d.root, tempPrefix+hex.EncodeToString(rnd[:]))
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("probe the filesystem's clock: %w", err)
+	}
+	fi, err := f.Stat()
+	f.Close()
+	os.Remove(name)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("probe the filesystem's clock: %w", err)
+	}
+	return fi.ModTime(), nil
+}
 
 // listRetries: the file driver stats each file after reading its
 // directory, so a key deleted during the listing fails the page with
@@ -76,7 +109,7 @@ var fileBackend = backend{
 		if err != nil {
 			return nil, nil, err
 		}
-		d := &fileDriver{lockedWrites: lockedWrites{lock: fileLock(root)}, layout: LayoutDirectory}
+		d := &fileDriver{lockedWrites: lockedWrites{lock: fileLock(root)}, layout: LayoutDirectory, root: root}
 		if opts.Layout == LayoutAuto {
 			d.layout = fileLayout(root)
 		}
@@ -84,6 +117,6 @@ var fileBackend = backend{
 		return b, d, err
 	},
 	wrap: func(_ *blob.Bucket, root string) backendDriver {
-		return &fileDriver{lockedWrites: lockedWrites{lock: fileLock(root)}, layout: LayoutDirectory}
+		return &fileDriver{lockedWrites: lockedWrites{lock: fileLock(root)}, layout: LayoutDirectory, root: root}
 	},
 }

@@ -112,7 +112,7 @@ var gcsRetryOff sync.Map // *storage.Client -> *sync.Once
 var gcsBackend = backend{
 	name: "gcs", scheme: "gs",
 	open: func(ctx context.Context, u *url.URL, opts Options) (*blob.Bucket, backendDriver, error) {
-		b, err := openGCS(ctx, u, idleConns(opts))
+		b, err := openGCS(ctx, u, idleConns(opts), opts.dates)
 		if err == nil {
 			ownGCSRetries(b)
 		}

@@ -26,7 +26,7 @@ import (
 // endpoint=URL sends the requests there instead of storage.googleapis.com
 // (or STORAGE_EMULATOR_HOST): a GCS-compatible service or a proxy. gRPC
 // URLs (grpc=, zonal=) go to gocloud's opener as they are.
-func openGCS(ctx context.Context, u *url.URL, idle int) (*blob.Bucket, error) {
+func openGCS(ctx context.Context, u *url.URL, idle int, dates *storeClock) (*blob.Bucket, error) {
 	q := u.Query()
 	endpoint := q.Get("endpoint")
 	if q.Has("grpc") || q.Has("zonal") {
@@ -36,7 +36,7 @@ func openGCS(ctx context.Context, u *url.URL, idle int) (*blob.Bucket, error) {
 		return openGCSgRPC(ctx, u)
 	}
 	q.Del("endpoint")
-	hc := guardedClient(idleTransport(idle), gcsListToken)
+	hc := guardedClient(idleTransport(idle), gcsListToken, dates)
 	client := &gcp.HTTPClient{Client: *hc}
 	var clientOpts []option.ClientOption
 	emulator := os.Getenv("STORAGE_EMULATOR_HOST")

@@ -14,6 +14,9 @@ package store
 //	               server pages as it takes, so a server whose pages are
 //	               empty but say "more", or repeat their continuation,
 //	               would keep one call asking forever (ErrBadListing)
+//	Date           every answer's Date header is a sample of the store's
+//	               clock (storeclock.go), with the local monotonic
+//	               instants the request was sent and the answer arrived
 //	redirects      followed only to the same scheme and host (host:port);
 //	               another host, another port or plain http from https is
 //	               refused (errRedirectRefused), so no credential goes
@@ -29,6 +32,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // maxErrorBody is how much of an error answer's body is read: an
@@ -67,9 +71,10 @@ type listToken func(r *http.Request) (token string, isList bool)
 
 // guardedClient is the HTTP client of a driver: next's transport with
 // the answers bounded and the LISTs of one page checked (list tells a
-// LIST request), redirects checked.
-func guardedClient(next http.RoundTripper, list listToken) *http.Client {
-	return &http.Client{Transport: &boundedTransport{next: next, list: list}, CheckRedirect: checkRedirect}
+// LIST request), redirects checked, and every answer's Date handed to
+// dates (nil: not measured).
+func guardedClient(next http.RoundTripper, list listToken, dates *storeClock) *http.Client {
+	return &http.Client{Transport: &boundedTransport{next: next, list: list, dates: dates}, CheckRedirect: checkRedirect}
 }
 
 // pageGuard follows the LIST requests of one ListPage attempt; the store
@@ -106,10 +111,11 @@ func (g *pageGuard) send(token string) error {
 }
 
 // boundedTransport bounds the bodies of error answers and LIST pages, and
-// the LIST requests of one page.
+// the LIST requests of one page; it hands every answer's Date to dates.
 type boundedTransport struct {
-	next http.RoundTripper
-	list listToken
+	next  http.RoundTripper
+	list  listToken
+	dates *storeClock // nil: Dates not measured
 }
 
 func (t *boundedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -125,7 +131,11 @@ func (t *boundedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+	sent := time.Now()
 	resp, err := t.next.RoundTrip(r)
+	if resp != nil && t.dates != nil {
+		t.dates.observeDate(resp.Header, sent, time.Now())
+	}
 	if err != nil || resp.Body == nil {
 		return resp, err
 	}

@@ -29,6 +29,10 @@ func memDriverOf(b *blob.Bucket) *memDriver {
 
 func (*memDriver) name() string { return "mem" }
 
+// clockSource: a mem:// store lives in this process; its clock is the
+// Options.Clock.
+func (*memDriver) clockSource() clockSource { return clockOwn }
+
 var memLocks sync.Map // *blob.Bucket -> *memLocker; locks itself
 
 // memLocker is the compare-and-swap lock of one mem:// bucket.

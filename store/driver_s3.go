@@ -92,7 +92,7 @@ func (d *s3Driver) wireCounts() (Counts, bool) {
 var s3Backend = backend{
 	name: "s3", scheme: "s3",
 	open: func(ctx context.Context, u *url.URL, opts Options) (*blob.Bucket, backendDriver, error) {
-		b, wire, err := openS3(ctx, u, idleConns(opts))
+		b, wire, err := openS3(ctx, u, idleConns(opts), opts.dates)
 		return b, &s3Driver{wire: wire}, err
 	},
 	wrap: func(*blob.Bucket, string) backendDriver { return &s3Driver{} },

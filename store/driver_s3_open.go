@@ -25,7 +25,7 @@ import (
 // the store may have requests in flight: net/http keeps 2 a host by default
 // and the SDK 10, so read-ahead's 16–64 GETs would close and open
 // connections on every burst (a TCP handshake each, and CPU on both sides).
-func openS3(ctx context.Context, u *url.URL, idle int) (*blob.Bucket, *wireCounter, error) {
+func openS3(ctx context.Context, u *url.URL, idle int, dates *storeClock) (*blob.Bucket, *wireCounter, error) {
 	q := u.Query()
 	prefix := q.Get("prefix")
 	q.Del("prefix")
@@ -82,7 +82,7 @@ func openS3(ctx context.Context, u *url.URL, idle int) (*blob.Bucket, *wireCount
 		t.MaxIdleConns = max(t.MaxIdleConns, idle)
 		t.MaxIdleConnsPerHost = max(t.MaxIdleConnsPerHost, idle)
 	}).GetTransport()
-	cfg.HTTPClient = wc.wrap(s3HTTPClient(tr))
+	cfg.HTTPClient = wc.wrap(s3HTTPClient(tr, dates))
 	client := s3.NewFromConfig(cfg, opts...)
 	b, err := s3blob.OpenBucket(ctx, client, u.Host, &s3blob.Options{RequestChecksumCalculation: cfg.RequestChecksumCalculation})
 	if err != nil {
@@ -107,8 +107,8 @@ func idleConns(opts Options) int {
 // s3HTTPClient is the S3 client's HTTP client (driver_http.go): answers
 // bounded, a redirect followed only on 307 and 308 (the SDK's own rule: a
 // method kept) and only to the same origin.
-func s3HTTPClient(tr http.RoundTripper) *http.Client {
-	c := guardedClient(tr, s3ListToken)
+func s3HTTPClient(tr http.RoundTripper, dates *storeClock) *http.Client {
+	c := guardedClient(tr, s3ListToken, dates)
 	c.CheckRedirect = func(r *http.Request, via []*http.Request) error {
 		if s := r.Response.StatusCode; s != http.StatusTemporaryRedirect && s != http.StatusPermanentRedirect {
 			return http.ErrUseLastResponse

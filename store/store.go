@@ -74,6 +74,15 @@ type Options struct {
 	// its context lets it) for one to finish. 0 means
 	// DefaultMaxRequests; negative, no cap.
 	MaxRequests int
+	// StoreClock, if set, is the store's own clock (storeclock.go), read
+	// instead of measured: for tests, which simulate the store's time as
+	// well as the host's (Clock). nil: measured (HTTP Date headers, file
+	// mtimes; mem:// takes Clock).
+	StoreClock Clock
+
+	// dates is the store clock Open makes before the bucket, for the
+	// HTTP clients' Date headers (driver_http.go).
+	dates *storeClock
 }
 
 // DefaultMaxRequests caps the requests in flight when Options leave
@@ -108,6 +117,11 @@ type Store struct {
 	casStats casCounters                                   // atomic
 	observe  func(kind string, d time.Duration, err error) // read-only after newStore
 	inFlight chan struct{}                                 // one token per request in flight; nil: no cap; a semaphore, no lock
+
+	// storeClock is the store's time (storeclock.go); read-only after
+	// newStore, locks itself. probed: a probe of it (MeasureClock) was taken.
+	storeClock *storeClock
+	probed     atomic.Bool // atomic
 }
 
 // Open opens the store at a gocloud.dev/blob URL, or at a plain directory
@@ -133,6 +147,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %q: %w", Redact(rawURL), err)
 	}
+	opts.dates = &storeClock{}
 	b, drv, err := be.open(ctx, u, opts)
 	if err != nil {
 		return nil, fmt.Errorf("open store %q: %w", Redact(rawURL), err)
@@ -170,6 +185,12 @@ func newStore(b *blob.Bucket, drv backendDriver, redacted string, opts Options) 
 	if s.clock == nil {
 		s.clock = SystemClock{}
 	}
+	s.storeClock = newStoreClock(drv.clockSource(), s.clock, opts.StoreClock)
+	if opts.dates != nil && s.storeClock.fixed == nil && drv.clockSource() == clockDates {
+		// The HTTP client Open made reports its Date headers there.
+		opts.dates.local = s.clock
+		s.storeClock = opts.dates
+	}
 	if s.pageSize <= 0 {
 		s.pageSize = 1000
 	}
@@ -202,8 +223,10 @@ func (s *Store) Backend() string { return s.drv.name() }
 // Layout is the store's layout (never LayoutAuto).
 func (s *Store) Layout() Layout { return s.layout }
 
-// Clock is the store's clock.
-func (s *Store) Clock() Clock { return s.clock }
+// Clock is the clock of every on-store time (folded-at, retired-at, and
+// every hour rule's "now"): the store's own once measured (storeclock.go),
+// this host's (Options.Clock) until then.
+func (s *Store) Clock() Clock { return s.storeClock }
 
 // ReadOnly reports whether writes are refused.
 func (s *Store) ReadOnly() bool { return s.readOnly }

@@ -43,6 +43,9 @@
 //	                  which records the Authorization headers that
 //	                  arrive (Proxy.OtherHost, Proxy.OtherPort) and
 //	                  forwards to the server
+//	ShiftDate(d)      every answer's Date header moved by d (a store whose
+//	                  clock is d off the client's)
+//	NoDate            every answer without a Date header
 //
 // # Per protocol
 //

@@ -1,6 +1,9 @@
 package lyingproxy
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // Mode is one lie. Set(modes...) replaces the proxy's lies with modes.
 type Mode func(*config)
@@ -26,6 +29,10 @@ type config struct {
 
 	fail     *failure
 	redirect *redirect
+
+	// every answer
+	dateShift time.Duration
+	noDate    bool
 }
 
 type failure struct {
@@ -192,3 +199,11 @@ const (
 func Redirect(to Target, ops ...Op) Mode {
 	return func(c *config) { c.redirect = &redirect{to: to, ops: ops} }
 }
+
+// ShiftDate moves the Date header of every answer by d (the server's own,
+// or the proxy's where it answers itself): a store whose clock is d off
+// the client's.
+func ShiftDate(d time.Duration) Mode { return func(c *config) { c.dateShift = d } }
+
+// NoDate answers with no Date header at all: a store that gives no time.
+func NoDate() Mode { return func(c *config) { c.noDate = true } }

@@ -233,6 +233,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	cfg := p.cfg.Load()
+	if cfg.dateShift != 0 || cfg.noDate {
+		w = &dateWriter{ResponseWriter: w, shift: cfg.dateShift, drop: cfg.noDate}
+	}
 	if rd := cfg.redirect; rd != nil && rd.ops.has(req.op) {
 		to := p.otherHost
 		if rd.to == OtherPort {

@@ -203,7 +203,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 func newSim(ctx context.Context, cfg Config) (*sim, error) {
 	s := &sim{ctx: ctx, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x51a7e5)),
 		clk: store.NewFakeClock(t0), m: newModel(), inj: &injector{}, forgotten: map[string]bool{}, ownEver: map[string]bool{}}
-	opts := store.Options{Layout: store.LayoutBucket, Clock: s.clk}
+	opts := store.Options{Layout: store.LayoutBucket, Clock: s.clk, StoreClock: s.clk} // the simulated store keeps the simulated time
 	backend := "mem"
 	switch cfg.Backend {
 	case BackendMem:

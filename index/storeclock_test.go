@@ -1,0 +1,163 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/oxyfs/oxyfs/fold"
+	"github.com/oxyfs/oxyfs/internal/storefixture"
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// clockWorld is one mem:// bucket seen by hosts whose wall clocks differ:
+// world is the store's time (and a correct host's), each handle has its
+// own local clock.
+type clockWorld struct {
+	world *store.FakeClock
+	base  *store.Store
+}
+
+func newClockWorld(t *testing.T) *clockWorld {
+	world := store.NewFakeClock(1_700_000_000_000)
+	base := storefixture.Open(t, "mem://", store.Options{Layout: store.LayoutBucket, Clock: world})
+	return &clockWorld{world: world, base: base}
+}
+
+// host is a handle on the world's bucket whose own clock is local.
+func (w *clockWorld) host(local store.Clock) *store.Store {
+	return store.New(w.base.Bucket(), "mem", "", store.Options{Layout: store.LayoutBucket, Clock: local, StoreClock: w.world})
+}
+
+// quiet brings the store to journal and retired record both present and
+// empty, a state a collection returns them to.
+func (w *clockWorld) quiet(t *testing.T, writer *Index) {
+	t.Helper()
+	ctx := context.Background()
+	// Two rounds: the second fold retires the first's list, so the
+	// collection leaves a retired record that exists.
+	for _, e := range []store.Entry{storefixture.Ent(store.KindSeal, objC, "s1"), storefixture.Ent(store.KindSeal, objC, "s2")} {
+		if err := writer.Put(ctx, e, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fold.Complete(ctx, w.base, fold.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		w.world.Advance(store.GracePeriod + time.Minute)
+		if _, err := fold.Collect(ctx, w.base, fold.CollectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, k := range []string{store.JournalKey, store.RetiredKey} {
+		if data, v, err := w.base.ReadRecord(ctx, k); err != nil || !v.Exists || len(data) != 0 {
+			t.Fatalf("%s after the collection: %q %+v %v, want it there and empty", k, data, v, err)
+		}
+	}
+}
+
+// TestRefreshAfterAFoldFromAClockHoursBehind is issue 22 item 7: a fold by
+// a host whose clock runs 2 h behind, then a collection on a correct
+// clock, return the journal and the retired record to the bytes a handle
+// saw a minute ago while the live list changed. A handle that trusts the
+// unchanged records misses the entry a fresh reader shows. The fold must
+// refuse, naming the skew, and the handle then shows what a fresh reader
+// shows.
+func TestRefreshAfterAFoldFromAClockHoursBehind(t *testing.T) {
+	ctx := context.Background()
+	w := newClockWorld(t)
+	writer, _ := openIndex(t, w.host(w.world))
+	w.quiet(t, writer)
+
+	reader, _ := openIndex(t, w.host(w.world))
+	if err := reader.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s := reader.Status(); s.Mode != ModeFolded {
+		t.Fatalf("reader: %+v", s)
+	}
+
+	// A writer adds x (a journal line); a fold on a host 2 h behind lists
+	// it and marks its line, then a collection on a correct clock finds
+	// the retired list and the folded line over an hour old.
+	x := storefixture.Ent(store.KindSeal, objD, "s7")
+	if err := writer.Put(ctx, x, nil); err != nil {
+		t.Fatal(err)
+	}
+	behind := store.NewFakeClock(w.world.NowMs() - (2 * time.Hour).Milliseconds())
+	_, err := fold.Complete(ctx, w.host(behind), fold.Options{})
+	var se *store.SkewError
+	if !errors.As(err, &se) || !errors.Is(err, store.ErrClockSkew) || se.Skew != -2*time.Hour {
+		t.Errorf("the fold from a clock 2 h behind: %v, want it refused naming a skew of -2h", err)
+	}
+	w.world.Advance(time.Minute)
+	if _, err := fold.Collect(ctx, w.host(w.world), fold.CollectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := reader.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fresh, _ := openIndex(t, w.host(w.world))
+	if err := fresh.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := walkEntries(t, fresh)
+	if !slices.Contains(want, x.Key()) {
+		t.Fatalf("a fresh reader does not show %s: %v", x.Key(), want)
+	}
+	if got := walkEntries(t, reader); !slices.Equal(got, want) {
+		t.Fatalf("after a refresh the handle shows\n%v\na fresh reader shows\n%v", got, want)
+	}
+}
+
+// TestTrustWindowIsMeasuredOnTheStoresClock: the records come back to the
+// bytes a handle saw while the live list changed, over an hour later on
+// the store's clock (a fold, then a collection an hour on), but a minute
+// later on the handle's own clock (set back meanwhile). The handle must
+// not trust them: its window is measured on the store's clock (and a host
+// clock an hour off the store's is trusted for nothing either).
+func TestTrustWindowIsMeasuredOnTheStoresClock(t *testing.T) {
+	ctx := context.Background()
+	w := newClockWorld(t)
+	writer, _ := openIndex(t, w.host(w.world))
+	w.quiet(t, writer)
+
+	local := store.NewFakeClock(w.world.NowMs())
+	reader, _ := openIndex(t, w.host(local))
+	if err := reader.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	x := storefixture.Ent(store.KindSeal, objD, "s7")
+	if err := writer.Put(ctx, x, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fold.Complete(ctx, w.base, fold.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	w.world.Advance(store.GracePeriod + time.Minute)
+	if _, err := fold.Collect(ctx, w.base, fold.CollectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{store.JournalKey, store.RetiredKey} {
+		if data := readRecord(t, w.base, k); len(data) != 0 {
+			t.Fatalf("%s: %q, want the empty record the reader saw", k, data)
+		}
+	}
+	local.Advance(time.Minute) // this host's clock was set back meanwhile
+
+	if err := reader.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := reader.Status().LastRefresh; got.List != 1 {
+		t.Errorf("refresh sent %v, want it to list the pack prefix", got)
+	}
+	fresh, _ := openIndex(t, w.host(w.world))
+	if err := fresh.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := walkEntries(t, reader), walkEntries(t, fresh); !slices.Equal(got, want) || !slices.Contains(want, x.Key()) {
+		t.Fatalf("after a refresh the handle shows\n%v\na fresh reader shows\n%v", got, want)
+	}
+}
