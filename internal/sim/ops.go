@@ -480,9 +480,6 @@ func (s *sim) forgetDone(fs []fold.ForgetObject, rep *fold.CollectReport, err er
 			}
 			if ok, xerr := s.inner.Exists(s.ctx, k); xerr == nil && !ok {
 				delete(s.m.e, k)
-				if s.bs.hist != nil {
-					s.noteForgot([]string{k})
-				}
 			} else {
 				left = append(left, k)
 			}
