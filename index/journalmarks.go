@@ -41,6 +41,39 @@ import (
 // previous view's newest fold, or not folded, is one that view either did
 // not have or had unfolded (a fold marks lines with its own time, later
 // than every fold before it).
+//
+// # What counting cannot tell (R1)
+//
+// A line is "<folded-at> <key>" and no more: two unfolded lines of one key
+// read the same. Counting is exact only while every line the previous
+// view had unfolded is still there (unfolded, or folded since). Two things
+// take such a line away:
+//
+//   - Its hour: a fold marks it, and an update drops it an hour later. A
+//     refresh whose last look at the records is older than its window
+//     (trustWindow, the hour less a margin: Index.lookOutlived) may find
+//     the key with as many unfolded lines, or none, after a re-sign whose
+//     line came and was folded and dropped meanwhile. Nothing in the
+//     journal can tell, so such a refresh trusts no cached signature: the
+//     cache starts over (sigCache.invalidateRefresh), one GET again per
+//     signature read after a gap of an hour — never on a handle refreshed
+//     every minute.
+//   - A collection that forgot the object (gc --forget-objects): it drops
+//     the key's lines and deletes the key, and a writer may put it again
+//     with one new line. A view keeps a digest of every unfolded line's
+//     key in the journal's order (unfolded, 8 bytes a line; folds keep
+//     them few), since the journal keeps its lines in order: a refresh's
+//     lines that are unfolded or folded after the previous view's newest
+//     fold are the previous view's unfolded ones, in order, then the new
+//     ones. Where they stop matching (gone), a line was taken away, and
+//     every signature with a line from there on is taken as changed; a
+//     folded view then also drops cached signatures it no longer holds
+//     (Index.dropAbsent), and a refresh that no longer holds a key has no
+//     line for it, so the refresh that holds it again counts its line as
+//     new. gone's comment says the one case this cannot see (the
+//     forgotten lines were the last unfolded ones, put again in the same
+//     order with no fold between to mark a line before them: the journal
+//     may then be the same bytes as before).
 
 // jcount counts the journal lines that name one signature: a new line for
 // it (another writer replaced the signature) raises one of the two counts
