@@ -485,6 +485,20 @@ func (s *sim) forgetDone(fs []fold.ForgetObject, rep *fold.CollectReport, err er
 			}
 		}
 	}
+	if s.bs.hist != nil && len(left) > 0 {
+		// The collection's first step may have dropped the lines of keys it
+		// then failed to delete: a write of one that the handle has not
+		// seen is told by no line any more, as an older writer's is.
+		lines, jerr := s.readJournal()
+		if jerr != nil {
+			return errors.Join(err, jerr)
+		}
+		for _, k := range left {
+			if lines[k] == nil {
+				s.bs.pinned[k] = true
+			}
+		}
+	}
 	return errors.Join(err, s.deriveCoverage(left), s.deriveFold())
 }
 
