@@ -246,3 +246,35 @@ func TestRefreshDropsWhatAForgetDeleted(t *testing.T) {
 	f.refresh(t)
 	f.read(t, k, again, "after the put again and a refresh")
 }
+
+// TestRefreshEveryMinuteKeepsCachedSignatures: what R1's fix costs. A
+// handle refreshed every minute for two hours of nothing changing sends 2
+// GETs a refresh, no LIST, and reads no cached signature again; a refresh
+// after a gap of two hours starts the cache over, and the next read of the
+// signature is one GET.
+func TestRefreshEveryMinuteKeepsCachedSignatures(t *testing.T) {
+	f := newResignFixture(t)
+	k := storefixture.Ent(store.KindSig, objA, "alice")
+	data := bytes.Repeat([]byte("s"), 64)
+	f.put(t, k, data)
+	f.complete(t)
+	f.read(t, k, data, "first read")
+	f.refresh(t)
+	rst := f.reader.st
+	d := storefixture.Delta(rst, func() {
+		for range 120 {
+			f.clk.Advance(time.Minute)
+			f.refresh(t)
+			f.read(t, k, data, "a refresh a minute")
+		}
+	})
+	if d != (store.Counts{Get: 240}) {
+		t.Fatalf("two hours of a refresh and a read a minute sent %v, want 240 GETs (2 a refresh) and nothing else", d)
+	}
+	f.clk.Advance(2 * time.Hour)
+	f.refresh(t)
+	d = storefixture.Delta(rst, func() { f.read(t, k, data, "after a gap of two hours") })
+	if d != (store.Counts{Get: 1}) {
+		t.Fatalf("the read after a refresh two hours after the last sent %v, want 1 GET", d)
+	}
+}
