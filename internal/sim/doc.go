@@ -81,7 +81,8 @@
 // the newest after a refresh or an open (or after the handle's own write),
 // older ones too between refreshes, and older ones after a refresh when
 // the handle cannot know the key changed (an older writer's re-sign with no
-// journal line, a write whose operation had a fault). A re-sign another
+// journal line, a write whose operation had a fault, a key whose lines a
+// collection dropped before it failed and left the key). A re-sign another
 // writer journaled is always the newest after a refresh, however its
 // lines were folded, dropped past their hour or forgotten meanwhile (R1,
 // fixed in index: there is no allowance for it). Byte mode adds operations:
