@@ -364,7 +364,7 @@ func (c *sigCache) invalidateRefresh(prev, v *view, outlived bool) (absent bool)
 	return vanished || prev.mode != v.mode || !subset(prev.listNames, v.listNames)
 }
 
-// subset reports whether every name of a is in b (both sorted or not).
+// subset reports whether every name of a is in b.
 func subset(a, b []string) bool {
 	for _, n := range a {
 		if !slices.Contains(b, n) {
