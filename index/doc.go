@@ -135,9 +135,18 @@
 // it (journalView.replaced: a line more, an unfolded line more, or more
 // lines unfolded or folded after the previous view's newest fold than it
 // had unfolded — a re-sign whose old folded line left as its new one came,
-// folded since, has one folded line before and after), on an own write,
-// and when a read finds other bytes than the last read of the key (size or
-// a maphash digest, computed on every GET). SigChangedAt is when it last
+// folded since, has one folded line before and after), or a line after a
+// line of the previous view gone (journalView.gone: a collection forgot an
+// object, and its signature may have been put again with as many lines),
+// on an own write, and when a read finds other bytes than the last read
+// of the key (size or a maphash digest, computed on every GET). Every
+// signature's moves at once, and the cache starts over, on a refresh whose
+// last look at the records is older than its window (trustWindow): a line
+// that came and went meanwhile leaves no trace (journalmarks.go "What
+// counting cannot tell"). A folded view drops the cached signatures it no
+// longer holds after a refresh that may have seen a collection (a line
+// gone, a list retired): their versions move, and a read finds the key
+// gone as a fresh reader does. SigChangedAt is when it last
 // moved; WatchSigChanges hands each move to a watcher (the mount, which
 // tells the kernel) from a goroutine of its own (sigchange.go).
 //

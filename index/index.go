@@ -191,7 +191,7 @@ func (ix *Index) Load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	v.journal.takeLineAt() // only a refresh compares lines with a view before
+	v.journal.take() // only a refresh compares lines with a view before
 	ix.v.Store(v)
 	ix.lists.keep(v.listNames)
 	ix.gen.Add(1)
@@ -221,6 +221,7 @@ func (ix *Index) Refresh(ctx context.Context) (err error) {
 	}()
 	prev := ix.v.Load()
 	mark := ix.own.mark() // own writes before it are in what open reads
+	outlived := prev != nil && ix.lookOutlived()
 	v, err := ix.open(ctx, prev)
 	if err != nil {
 		return err
@@ -230,7 +231,7 @@ func (ix *Index) Refresh(ctx context.Context) (err error) {
 	}
 	changed := prev == nil || v.mode != ModeFolded || prev.mode != v.mode ||
 		!slices.Equal(prev.listNames, v.listNames) || prev.journal.version != v.journal.version || prev.legacy != v.legacy
-	ix.sigs.invalidateRefresh(prev, v)
+	absent := ix.sigs.invalidateRefresh(prev, v, outlived)
 	ix.v.Store(v)
 	ix.lists.keep(v.listNames)
 	ix.ra.forget()
@@ -240,6 +241,9 @@ func (ix *Index) Refresh(ctx context.Context) (err error) {
 		// Prefix listings see the per-object keys every own write wrote
 		// first; the listings are read afresh after a refresh.
 		ix.own.prune(nil, mark)
+	}
+	if absent {
+		ix.dropAbsent(v)
 	}
 	if changed {
 		ix.gen.Add(1)

@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"hash/maphash"
 	"math/bits"
 	"slices"
 	"sort"
@@ -40,6 +41,39 @@ import (
 // previous view's newest fold, or not folded, is one that view either did
 // not have or had unfolded (a fold marks lines with its own time, later
 // than every fold before it).
+//
+// # What counting cannot tell (R1)
+//
+// A line is "<folded-at> <key>" and no more: two unfolded lines of one key
+// read the same. Counting is exact only while every line the previous
+// view had unfolded is still there (unfolded, or folded since). Two things
+// take such a line away:
+//
+//   - Its hour: a fold marks it, and an update drops it an hour later. A
+//     refresh whose last look at the records is older than its window
+//     (trustWindow, the hour less a margin: Index.lookOutlived) may find
+//     the key with as many unfolded lines, or none, after a re-sign whose
+//     line came and was folded and dropped meanwhile. Nothing in the
+//     journal can tell, so such a refresh trusts no cached signature: the
+//     cache starts over (sigCache.invalidateRefresh), one GET again per
+//     signature read after a gap of an hour — never on a handle refreshed
+//     every minute.
+//   - A collection that forgot the object (gc --forget-objects): it drops
+//     the key's lines and deletes the key, and a writer may put it again
+//     with one new line. A view keeps a digest of every unfolded line's
+//     key in the journal's order (unfolded, 8 bytes a line; folds keep
+//     them few), since the journal keeps its lines in order: a refresh's
+//     lines that are unfolded or folded after the previous view's newest
+//     fold are the previous view's unfolded ones, in order, then the new
+//     ones. Where they stop matching (gone), a line was taken away, and
+//     every signature with a line from there on is taken as changed; a
+//     folded view then also drops cached signatures it no longer holds
+//     (Index.dropAbsent), and a refresh that no longer holds a key has no
+//     line for it, so the refresh that holds it again counts its line as
+//     new. gone's comment says the one case this cannot see (the
+//     forgotten lines were the last unfolded ones, put again in the same
+//     order with no fold between to mark a line before them: the journal
+//     may then be the same bytes as before).
 
 // jcount counts the journal lines that name one signature: a new line for
 // it (another writer replaced the signature) raises one of the two counts
@@ -83,6 +117,11 @@ type jents struct {
 	// (journalFrom), which keep no line.
 	atStart []uint32
 	ats     []int64
+	// unfolded is the digest (lineSum) of every unfolded line's key, in the
+	// journal's order (journalView.unfolded); read the journal's lines,
+	// nil when built from marks.
+	unfolded []uint64
+	read     []store.JournalLine
 }
 
 // journalView is what a view keeps of the journal: its version and line
@@ -98,12 +137,20 @@ type journalView struct {
 	exCnt         []jcount                 // their counts
 	foldedMax     int64                    // the newest folded-at of any line (0: none folded)
 
+	// unfolded is the digest (lineSum) of the key of every unfolded line,
+	// in the journal's order: what the next refresh matches its lines
+	// against to see a line gone (gone). Kept while the journal is
+	// unchanged (journalFrom).
+	unfolded []uint64
+
 	// lineAt is the folded-at of every signature line, by the set's entry
-	// index, ascending: only from the build until the signature cache has
-	// compared it with the previous view (takeLineAt), then nil. It is
-	// written before the view is published and taken by the one refresh
-	// that built it (Index.loadMu).
+	// index, ascending, and read the journal's lines as read: only from
+	// the build until the signature cache has compared them with the
+	// previous view (take), then nil. They are written before the view is
+	// published and taken by the one refresh that built it
+	// (Index.loadMu).
 	lineAt []lineAt
+	read   []store.JournalLine
 }
 
 // lineAt is one signature line's folded-at (0: unfolded), for the set's
@@ -118,7 +165,7 @@ var noJournal = &journalView{set: emptySet}
 
 // bytes is what the marks hold (and jset, when the journal has its own).
 func (jv *journalView) bytes() int64 {
-	n := 4*int64(cap(jv.exIdx)) + 2*int64(cap(jv.exCnt))
+	n := 4*int64(cap(jv.exIdx)) + 2*int64(cap(jv.exCnt)) + 8*int64(cap(jv.unfolded))
 	for _, h := range jv.has {
 		n += 8 * int64(cap(h))
 	}
@@ -201,10 +248,13 @@ func (b *builder) journalEntries(lines []store.JournalLine) *jents {
 	arena := make([]byte, 0, len(lines)*32)
 	mal := malformed{where: sourceTheJournal}
 	var objBuf [store.MaxObjectBytes]byte
+	je.read = lines
 	for _, l := range lines {
 		if l.Folded() {
 			je.folded++
 			je.foldedMax = max(je.foldedMax, l.FoldedAt)
+		} else {
+			je.unfolded = append(je.unfolded, lineSum(l.Key))
 		}
 		kind, ob, val, ok := store.SplitKey(l.Key, &objBuf)
 		if !ok {
@@ -251,7 +301,7 @@ func (b *builder) journalEntries(lines []store.JournalLine) *jents {
 // journal is the one being read again (its version unchanged), into b's
 // value table.
 func (b *builder) journalFrom(jv *journalView) *jents {
-	je := &jents{r: &run{}, lines: jv.lines, folded: jv.folded, mal: jv.mal, foldedMax: jv.foldedMax}
+	je := &jents{r: &run{}, lines: jv.lines, folded: jv.folded, mal: jv.mal, foldedMax: jv.foldedMax, unfolded: jv.unfolded}
 	if jv.mal != nil {
 		b.mal = append(b.mal, *jv.mal)
 	}
@@ -292,7 +342,8 @@ func (je *jents) notIn(vt *vtab, known func(kind store.Kind, obj []byte, val []b
 // built with them, or with a run holding them), and returns the view's
 // journal. vt is the value table of je's ids.
 func markIn(s *entrySet, je *jents, vt *vtab, version store.Version) *journalView {
-	jv := &journalView{version: version, lines: je.lines, folded: je.folded, mal: je.mal, set: s, foldedMax: je.foldedMax}
+	jv := &journalView{version: version, lines: je.lines, folded: je.folded, mal: je.mal, set: s, foldedMax: je.foldedMax,
+		unfolded: exact(je.unfolded), read: je.read}
 	var buf [2 * store.MaxValueLen]byte
 	sig := 0
 	for k := range je.r.kinds {
@@ -337,7 +388,8 @@ func markIn(s *entrySet, je *jents, vt *vtab, version store.Version) *journalVie
 // (the prefix modes): the entries get a set of their own.
 func ownJournal(b *builder, je *jents, version store.Version) *journalView {
 	s := b.set(je.r)
-	jv := &journalView{version: version, lines: je.lines, folded: je.folded, mal: je.mal, set: s, own: true, foldedMax: je.foldedMax}
+	jv := &journalView{version: version, lines: je.lines, folded: je.folded, mal: je.mal, set: s, own: true, foldedMax: je.foldedMax,
+		unfolded: exact(je.unfolded), read: je.read}
 	for j := range je.cnt {
 		jv.lineAt = je.linesAt(jv.lineAt, j, j)
 	}
@@ -363,13 +415,13 @@ func (je *jents) linesAt(out []lineAt, i, j int) []lineAt {
 	return out
 }
 
-// takeLineAt returns the view's lineAt and drops it.
-func (jv *journalView) takeLineAt() []lineAt {
-	l := jv.lineAt
-	if l != nil { // noJournal is shared: never written
-		jv.lineAt = nil
+// take returns the view's lineAt and read and drops them.
+func (jv *journalView) take() ([]lineAt, []store.JournalLine) {
+	l, r := jv.lineAt, jv.read
+	if l != nil || r != nil { // noJournal is shared: never written
+		jv.lineAt, jv.read = nil, nil
 	}
-	return l
+	return l, r
 }
 
 // replaced lists the signature keys with a line in jv that prev did not
@@ -417,4 +469,84 @@ func cmpU32(a, b uint32) int {
 		return 1
 	}
 	return 0
+}
+
+// lineSeed seeds lineSum: digests are compared only within this process.
+var lineSeed = maphash.MakeSeed()
+
+// lineSum is the digest a view keeps of an unfolded line (its key).
+func lineSum(key string) uint64 { return maphash.String(lineSeed, key) }
+
+// gone matches the lines of a refresh (read, jv's journal as read) against
+// the unfolded lines of the view before (prev.unfolded) and returns the
+// signature keys whose bytes it can no longer vouch for because a line is
+// gone, and whether one is.
+//
+// The journal keeps its lines in order: an update appends, marks in place,
+// or drops. So the lines of read that are unfolded or folded after prev's
+// newest fold (fresh) are prev's unfolded lines that are still there, in
+// their order, followed by every line added since. A line of prev that is
+// unfolded cannot be dropped (within the refresh's window, which the
+// caller checks: Index.lookOutlived) but by a collection that forgot its
+// object: so where the fresh lines stop matching prev's unfolded ones,
+// such a collection ran, and the key of every fresh line from there on
+// may have been forgotten and put again with other bytes — the counts
+// (replaced) can read "the same line" when it is a new one. Those keys
+// are returned. A fold marks every unfolded line it read: a matching line
+// that is unfolded, or folded later, after one a fold marked, was not
+// read by that fold — either added after prev read the journal (a forget
+// and a put again), or the fold read before prev did; both are taken as
+// the first not to match (the second costs a read again, never a wrong
+// answer).
+//
+// What it cannot see: the forgotten lines were the last of prev's
+// unfolded ones, no fold marked a line before them, and the put again
+// appended the same keys in the same order. Then the journal reads as if
+// nothing happened (it may even be the same bytes); only the lists can
+// tell, when a list held the key (Index.dropAbsent), and the refresh's
+// window bounds how long such a handle serves the old bytes.
+func (jv *journalView) gone(prev *journalView, read []store.JournalLine) (keys []string, vanished bool) {
+	if prev == nil || jv == prev || jv.version == prev.version || read == nil {
+		return nil, false
+	}
+	u := prev.unfolded
+	i, cut := 0, -1
+	var marked int64 // the newest folded-at of the matching lines so far
+	var fresh []store.JournalLine
+	for _, l := range read {
+		if l.Folded() && l.FoldedAt <= prev.foldedMax {
+			continue
+		}
+		fresh = append(fresh, l)
+		if cut >= 0 {
+			continue
+		}
+		switch {
+		case i == len(u):
+			cut = len(fresh) - 1 // every unfolded line of prev is still there
+		case lineSum(l.Key) != u[i],
+			marked != 0 && (!l.Folded() || l.FoldedAt > marked):
+			cut, vanished = len(fresh)-1, true
+		default:
+			i++
+			if l.Folded() {
+				marked = max(marked, l.FoldedAt)
+			}
+		}
+	}
+	if cut < 0 {
+		cut = len(fresh)
+		vanished = i < len(u)
+	}
+	if !vanished {
+		return nil, false
+	}
+	seen := map[string]bool{}
+	for _, l := range fresh[cut:] {
+		if e, err := store.ParseKey(l.Key); err == nil && e.Kind == store.KindSig && !seen[l.Key] {
+			seen[l.Key] = true
+			keys = append(keys, l.Key)
+		}
+	}
+	return keys, true
 }

@@ -155,3 +155,12 @@ func recordVanished(prev, sn *store.Snapshot) error {
 // a refresh trust their unchanged bytes (see refreshSnapshot): the hour
 // every change to them lasts, less a margin for clocks.
 const trustWindow = store.GracePeriod - 10*time.Minute
+
+// lookOutlived reports whether this handle's last look at the records is
+// trustWindow old or older: a refresh then cannot tell from the journal
+// what came and went since (a line folded and dropped past its hour), so
+// it trusts no signature it cached (sigCache.invalidateRefresh). It must
+// measure as refreshSnapshot's stale does.
+func (ix *Index) lookOutlived() bool {
+	return ix.st.Clock().NowMs()-ix.lookedAt.Load() >= trustWindow.Milliseconds()
+}

@@ -336,19 +336,74 @@ func (c *sigCache) prefetch(key string, read func() ([]byte, error)) {
 	c.land(key, f, data, err)
 }
 
-// invalidateRefresh drops what a refresh shows may have changed: a
-// signature another writer replaced has a new journal line. A directory
-// keeps no journal, so its cache starts over.
-func (c *sigCache) invalidateRefresh(prev, v *view) {
-	lines := v.journal.takeLineAt()
+// invalidateRefresh drops what a refresh shows may have changed (R1 in
+// journalmarks.go): a signature another writer replaced has a new journal
+// line (replaced), or one of its fresh lines follows a line of prev gone
+// (gone). A directory keeps no journal, and a refresh whose last look is
+// older than its window (outlived) cannot tell a line that came and went
+// since: the cache starts over. It reports whether a line of prev is gone
+// or a list prev held is no longer live: a collection may have forgotten
+// signatures the cache holds (Index.dropAbsent).
+func (c *sigCache) invalidateRefresh(prev, v *view, outlived bool) (absent bool) {
+	at, read := v.journal.take()
 	if prev == nil {
-		return
+		return false
 	}
-	if v.mode == ModeDirectory {
+	if v.mode == ModeDirectory || outlived {
 		c.clearAll()
+		return false
+	}
+	for _, k := range v.journal.replaced(prev.journal, at) {
+		c.invalidate(k)
+	}
+	keys, vanished := v.journal.gone(prev.journal, read)
+	for _, k := range keys {
+		c.invalidate(k)
+	}
+	return vanished || prev.mode != v.mode || !subset(prev.listNames, v.listNames)
+}
+
+// subset reports whether every name of a is in b.
+func subset(a, b []string) bool {
+	for _, n := range a {
+		if !slices.Contains(b, n) {
+			return false
+		}
+	}
+	return true
+}
+
+// dropAbsent drops from the signature cache (bytes and size, as a change)
+// every signature a folded view v does not hold and this handle did not
+// write since: a collection forgot it. A signature put again later has a
+// line the refresh that sees it compares with v, which has none. In the
+// prefix modes a refresh drops the listings, so what the store holds is
+// not known until a lookup lists it again; the journal's lines (gone)
+// are what tells there.
+func (ix *Index) dropAbsent(v *view) {
+	if v.mode != ModeFolded {
 		return
 	}
-	for _, k := range v.journal.replaced(prev.journal, lines) {
+	c := ix.sigs
+	c.mu.Lock()
+	keys := make([]string, 0, len(c.sizes)+len(c.m))
+	for k := range c.sizes {
+		keys = append(keys, k)
+	}
+	for k := range c.m {
+		if _, ok := c.sizes[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	c.mu.Unlock()
+	for _, k := range keys {
+		e, err := store.ParseKey(k)
+		if err != nil {
+			continue
+		}
+		if _, ok := v.base.lookup(e.Kind, e.Object, e.Value); ok || ix.own.has(e) {
+			continue
+		}
 		c.invalidate(k)
 	}
 }

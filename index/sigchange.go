@@ -21,11 +21,14 @@ const maxSigChanges = 1 << 12
 // lives in sigCache and is guarded by its mu.
 //
 // A change is: a refresh that shows a signature replaced (a new journal
-// line for its key: journalView.replaced), this process's own write of it,
-// a read whose bytes differ from the ones last read (size or digest:
+// line for its key: journalView.replaced), or that cannot vouch for it (a
+// line after one of the view before gone: journalView.gone; a folded view
+// that no longer holds it: Index.dropAbsent), this process's own write of
+// it, a read whose bytes differ from the ones last read (size or digest:
 // replaced without a journal line), and — for every signature at once — a
-// directory-layout refresh (no journal says what changed), the remembered
-// sizes starting over, and this table starting over.
+// directory-layout refresh (no journal says what changed), a refresh
+// whose last look is older than its window (Index.lookOutlived), the
+// remembered sizes starting over, and this table starting over.
 type sigChanges struct {
 	at  map[string]sigChange // by key
 	all sigChange            // every signature changed then

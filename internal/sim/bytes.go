@@ -40,9 +40,7 @@ type byteState struct {
 	hist   map[string][][]byte
 	lo     map[string]int
 	pinned map[string]bool
-	own    map[string]bool    // keys this operation wrote through the handle and that landed
-	r1     map[string]int     // known defect R1's state per key (noteForgot)
-	jSeen  map[string]*jcount // the journal at the handle's last refresh or open
+	own    map[string]bool // keys this operation wrote through the handle and that landed
 	held   []*heldReader
 
 	mnt     *fs.Server
@@ -64,7 +62,7 @@ type heldReader struct {
 }
 
 func (b *byteState) init() {
-	b.hist, b.lo, b.pinned, b.own, b.r1 = map[string][][]byte{}, map[string]int{}, map[string]bool{}, map[string]bool{}, map[string]int{}
+	b.hist, b.lo, b.pinned, b.own = map[string][][]byte{}, map[string]int{}, map[string]bool{}, map[string]bool{}
 }
 
 // noteWrite is the model's write hook: a key's bytes changed.
@@ -82,43 +80,13 @@ func (s *sim) noteWrite(key string, data []byte, journaled bool) {
 	}
 	// A write the handle's refresh cannot tell from the journal: an older
 	// writer's, or one whose operation had a fault.
-	switch {
-	case s.bs.own[key]:
-		delete(s.bs.r1, key) // the handle replaced its own bytes
-	case s.bs.r1[key] == r1Forgotten && journaled:
-		s.bs.r1[key] = r1Reput
-	case s.bs.r1[key] == r1Reput && journaled:
-		delete(s.bs.r1, key) // a second line: a refresh tells
-	}
-	s.bs.pinned[key] = !journaled || s.faulty() || s.bs.r1[key] == r1Reput
+	s.bs.pinned[key] = !journaled || s.faulty()
 	for _, hr := range s.bs.held {
 		if hr.key == key {
 			hr.ok = append(hr.ok, data)
 		}
 	}
 }
-
-// noteForgot notes forgotten keys. Their versions stay: the handle may show
-// them until it refreshes. Unless Config.StrictForget, a signature
-// forgotten and then put again by another writer is known defect R1
-// (Classes): the handle may keep showing the forgotten bytes (its cache
-// keeps them; the key's journal lines count one line again) until the next
-// journaled write of the key or a reopen — whether or not a refresh saw
-// the key gone in between.
-func (s *sim) noteForgot(keys []string) {
-	if s.cfg.StrictForget {
-		return
-	}
-	for _, k := range keys {
-		s.bs.r1[k] = r1Forgotten
-	}
-}
-
-// R1's states per key.
-const (
-	r1Forgotten = 1 // forgotten
-	r1Reput     = 2 // and put again: the handle may show the old bytes
-)
 
 // window is the versions of key a reader of the long-lived handle may be
 // shown now.
@@ -140,24 +108,9 @@ func (s *sim) settle() {
 		return
 	}
 	reopen := s.exactHandle == "handle-open"
-	defer func() { s.bs.jSeen = s.obs.journal }()
-	for k, st := range s.bs.r1 {
-		if reopen {
-			_ = st
-			delete(s.bs.r1, k)
-		}
-	}
 	for k, h := range s.bs.hist {
 		if reopen {
 			s.bs.pinned[k] = false
-		}
-		if !reopen && !s.cfg.StrictForget && s.bs.lo[k] < len(h)-1 && !s.linesTell(k) {
-			// Known defect R1: the key's journal lines count no more than
-			// at the handle's last refresh, so the refresh cannot tell the
-			// re-sign (index/journalmarks.go replaced). Its old bytes stay
-			// allowed until a write it can tell.
-			s.res.Tolerated++
-			continue
 		}
 		if !s.bs.pinned[k] && len(h) > 0 {
 			s.bs.lo[k] = len(h) - 1
@@ -434,25 +387,4 @@ func (s *sim) dropHeld() {
 		hr.sh.Release()
 	}
 	s.bs.held = nil
-}
-
-// linesTell reports whether key's journal lines now count more (lines, or
-// unfolded lines) than at the handle's last refresh: what a refresh needs
-// to see a re-sign (R1).
-func (s *sim) linesTell(key string) bool {
-	prev, cur := s.bs.jSeen[key], s.obs.journal[key]
-	if cur == nil {
-		return false
-	}
-	if prev == nil {
-		return true
-	}
-	total := func(c *jcount) int {
-		n := c.unfolded
-		for _, m := range c.folded {
-			n += m
-		}
-		return n
-	}
-	return total(cur) > total(prev) || cur.unfolded > prev.unfolded
 }

@@ -35,7 +35,6 @@ var Classes = map[string]string{
 	"B2":  "bytes: a reader held open across changes does not read one whole version (old or new)",
 	"B3":  "bytes: stat on the mount says a size no allowed version has",
 	"B4":  "bytes: a write refused on the mount did not stay refused (close succeeded or wrote bytes)",
-	"R1":  "index: a re-sign whose key's journal lines count no more than at the handle's last refresh (the old line forgotten, or dropped past its hour, and one new line) is not seen by the refresh: the handle keeps the old bytes; allowed unless Config.StrictForget",
 	"NEW": "not one of the known defects",
 }
 

@@ -81,8 +81,11 @@
 // the newest after a refresh or an open (or after the handle's own write),
 // older ones too between refreshes, and older ones after a refresh when
 // the handle cannot know the key changed (an older writer's re-sign with no
-// journal line, a write whose operation had a fault, and known defect R1
-// unless Config.StrictForget: see Classes). Byte mode adds operations:
+// journal line, a write whose operation had a fault, a key whose lines a
+// collection dropped before it failed and left the key). A re-sign another
+// writer journaled is always the newest after a refresh, however its
+// lines were folded, dropped past their hour or forgotten meanwhile (R1,
+// fixed in index: there is no allowance for it). Byte mode adds operations:
 // re-signs through the handle and by another writer (store.Put +
 // fold.Append, put --force), each longer, shorter, the same length, or the
 // same length with one byte changed (some past a page); forget then re-put;

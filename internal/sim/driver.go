@@ -49,12 +49,6 @@ type Config struct {
 	// through the mount (0: no mount). The mount needs /dev/fuse and root
 	// (or fusermount3).
 	MountPercent int
-	// StrictForget holds readers to the newest bytes where known defect
-	// R1 (Classes; bytes.go settle and noteForgot) would allow the old:
-	// a re-sign whose key's journal lines count no more than at the
-	// handle's last refresh (the old line forgotten or dropped past its
-	// hour).
-	StrictForget bool
 }
 
 // Violation is one way a reader's view, or a safety rule, disagreed with
@@ -82,7 +76,6 @@ type Result struct {
 	// compared with the model (every reader's, summed).
 	MountOps      int
 	BytesCompared int64
-	Tolerated     int // refreshes after which a key's old bytes stayed allowed for known defect R1
 	Violations    []Violation
 	Log           []string // one line per operation
 }
@@ -172,7 +165,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		s.table = append(slices.Clone(ops), byteOps...)
 		s.bs.init()
 		s.m.onWrite = s.noteWrite
-		s.m.onForget = s.noteForgot
 		if cfg.MountPercent > 0 {
 			dir, err := os.MkdirTemp(cfg.TempDir, "oxyfs-sim-mnt-")
 			if err != nil {

@@ -36,10 +36,9 @@ type model struct {
 	e      map[string]*entry
 	folded bool // a complete list is live: set by a complete fold; cleared only by a fold that reports Unfolded
 
-	// Byte mode's hooks (bytes.go): a key's bytes were written; keys were
-	// forgotten. nil otherwise.
-	onWrite  func(key string, data []byte, journaled bool)
-	onForget func(keys []string)
+	// Byte mode's hook (bytes.go): a key's bytes were written. nil
+	// otherwise.
+	onWrite func(key string, data []byte, journaled bool)
 }
 
 func newModel() *model { return &model{e: map[string]*entry{}} }
@@ -103,9 +102,6 @@ func (m *model) forget(obj string, kinds []store.Kind) []string {
 		}
 	}
 	slices.Sort(gone)
-	if m.onForget != nil {
-		m.onForget(gone)
-	}
 	return gone
 }
 

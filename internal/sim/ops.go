@@ -480,11 +480,22 @@ func (s *sim) forgetDone(fs []fold.ForgetObject, rep *fold.CollectReport, err er
 			}
 			if ok, xerr := s.inner.Exists(s.ctx, k); xerr == nil && !ok {
 				delete(s.m.e, k)
-				if s.bs.hist != nil {
-					s.noteForgot([]string{k})
-				}
 			} else {
 				left = append(left, k)
+			}
+		}
+	}
+	if s.bs.hist != nil && len(left) > 0 {
+		// The collection's first step may have dropped the lines of keys it
+		// then failed to delete: a write of one that the handle has not
+		// seen is told by no line any more, as an older writer's is.
+		lines, jerr := s.readJournal()
+		if jerr != nil {
+			return errors.Join(err, jerr)
+		}
+		for _, k := range left {
+			if lines[k] == nil {
+				s.bs.pinned[k] = true
 			}
 		}
 	}

@@ -43,7 +43,6 @@ func main() {
 	jobs := flag.Int("j", 1, "runs at once")
 	flag.BoolVar(&printRuns, "print-runs", false, "print one RUN line per run (seed, backend, ops, first violation)")
 	flag.BoolVar(&byteMode, "bytes", false, "the byte level: re-signs, held readers, bytes compared through the handle, serve and a FUSE mount")
-	flag.BoolVar(&strictForget, "strict-forget", false, "with -bytes: hold readers to the newest bytes where known defect R1 allows old ones (internal/sim Classes)")
 	flag.IntVar(&mountPercent, "mount-percent", 25, "with -bytes: share of operations read through a FUSE mount too (0: no mount; needs /dev/fuse)")
 	flag.Parse()
 	ops := 1_000_000
@@ -64,7 +63,6 @@ func main() {
 var (
 	printRuns    bool
 	byteMode     bool
-	strictForget bool
 	mountPercent int
 )
 
@@ -73,11 +71,7 @@ func modeArgs() []string {
 	if !byteMode {
 		return nil
 	}
-	args := []string{"-bytes", "-mount-percent", strconv.Itoa(mountPercent)}
-	if strictForget {
-		args = append(args, "-strict-forget")
-	}
-	return args
+	return []string{"-bytes", "-mount-percent", strconv.Itoa(mountPercent)}
 }
 
 type firstSeen struct {
@@ -91,7 +85,6 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 	start := time.Now()
 	total, runs, faults, failed, mounted := 0, 0, 0, 0, 0
 	var compared int64
-	tolerated := 0
 	opCounts := map[string]int{}
 	opTime := map[string]time.Duration{}
 	byClass := map[string]*firstSeen{}
@@ -109,7 +102,7 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 	for range max(1, jobs) {
 		wg.Go(func() {
 			for j := range jobCh {
-				res, err := sim.Run(ctx, sim.Config{Seed: j.seed, Backend: j.backend, Ops: perRun, Bytes: byteMode, MountPercent: mountPercent, StrictForget: strictForget})
+				res, err := sim.Run(ctx, sim.Config{Seed: j.seed, Backend: j.backend, Ops: perRun, Bytes: byteMode, MountPercent: mountPercent})
 				doneCh <- done{res, err}
 			}
 		})
@@ -157,7 +150,6 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 			faults += res.Faults
 			mounted += res.MountOps
 			compared += res.BytesCompared
-			tolerated += res.Tolerated
 			for k, v := range res.OpCounts {
 				opCounts[k] += v
 			}
@@ -198,7 +190,7 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 	fmt.Printf("operations: %d in %d runs (seeds %d..%d, backends %s, ≤%d ops per run), %d with a fault that fired\n",
 		total, runs, seed, s, strings.Join(backends, ","), perRun, faults)
 	if byteMode {
-		fmt.Printf("bytes: %d operations read through the mount (%d%%), %d bytes compared with the model, %d refreshes with R1's old bytes allowed\n", mounted, mountPercent, compared, tolerated)
+		fmt.Printf("bytes: %d operations read through the mount (%d%%), %d bytes compared with the model\n", mounted, mountPercent, compared)
 	}
 	fmt.Printf("time: %.1f s, %.0f ops/s (GOMAXPROCS %d)\n", el.Seconds(), float64(total)/el.Seconds(), runtime.GOMAXPROCS(0))
 	names := make([]string, 0, len(opCounts))
