@@ -91,7 +91,7 @@
 //     generation is ix.SigVersion, which moves when a refresh shows it
 //     replaced, on an own write, and when a read finds other bytes than the
 //     last — once per change: the refresh that shows an own write's line
-//     moves it only if a read then finds other bytes). A new version is a new node ID, as a file renamed over
+//     reads it and moves it only if the bytes are another writer's). A new version is a new node ID, as a file renamed over
 //     another is a new inode: the index pushes each change to the kernel as
 //     it sees it (ix.WatchSigChanges: NotifyEntry of the name; Invalidate
 //     does the same for what a refresh changed), and a node of an older

@@ -137,10 +137,10 @@
 // and when a read finds other bytes than the last read of the key (size or
 // a maphash digest, computed on every GET). A refresh that shows a new line
 // of a key whose last change was an own write moves nothing: it cannot tell
-// that line from another writer's, so it drops the bytes and the size, and
-// the next read moves the version only if the bytes differ from the own
-// write's (the kernel retries a stale open once; two moves for one write
-// made a reader racing it fail with ESTALE). SigChangedAt is when it last
+// that line from another writer's, so it reads the key (one GET, at most
+// maxOwnVerify per refresh) and moves the version only if the bytes differ
+// from the own write's (the kernel retries a stale open once; two moves
+// for one write made a reader racing it fail with ESTALE). SigChangedAt is when it last
 // moved; WatchSigChanges hands each move to a watcher (the mount, which
 // tells the kernel) from a goroutine of its own (sigchange.go).
 //

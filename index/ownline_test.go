@@ -50,8 +50,8 @@ func TestARefreshOfAnOwnWritesLineMovesNoVersion(t *testing.T) {
 	}
 
 	// Another writer re-signs after this handle's write: the refresh
-	// cannot tell its line from the own one, and the read that follows
-	// finds other bytes, a new version.
+	// cannot tell its line from the own one by the journal; it reads the
+	// key, finds other bytes, and moves the version.
 	if err := ix.Put(ctx, k, bytes.Repeat([]byte("own again "), 3)); err != nil {
 		t.Fatal(err)
 	}
@@ -63,6 +63,9 @@ func TestARefreshOfAnOwnWritesLineMovesNoVersion(t *testing.T) {
 	}
 	if err := ix.Refresh(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if v := ix.SigVersion(k); v == v2 {
+		t.Error("the refresh after the other writer's re-sign kept the version (it must read the key and find other bytes)")
 	}
 	if n, err := ix.Stat(ctx, k.Key()); err != nil || n.Size >= 0 {
 		t.Errorf("after a refresh that saw a new line: size %d %v, want unknown (-1) until read", n.Size, err)

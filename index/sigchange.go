@@ -2,6 +2,8 @@ package index
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/oxyfs/oxyfs/store"
@@ -29,13 +31,15 @@ const maxSigChanges = 1 << 12
 //
 // A refresh that shows a new line of a key whose last change was this
 // index's own write cannot tell that line from another writer's: it drops
-// the bytes and the size but keeps the version, and remembers the own
-// write's size and digest (verify). The next read of the key moves the
-// version only if its bytes differ from them. So the refresh that sees
-// this process's own line moves nothing — its write moved the version
-// once, and the bytes are the same — and a reader that the write's move
-// sent to look the name up again (the kernel retries a stale open once)
-// is not sent again by the refresh.
+// the bytes and the size but keeps the version, remembers the own write's
+// size and digest (verify), and before it returns reads the key (one GET;
+// verifyOwn) and moves the version only if the bytes differ. So the
+// refresh that sees this process's own line moves nothing — its write
+// moved the version once, and the bytes are the same — and a reader that
+// the write's move sent to look the name up again (the kernel retries a
+// stale open once) is not sent again by the refresh. Past maxOwnVerify
+// such keys in one refresh, or when the GET fails, the version moves
+// as for any other line.
 type sigChanges struct {
 	at     map[string]sigChange // by key
 	all    sigChange            // every signature changed then
@@ -92,6 +96,42 @@ func (c *sigCache) refreshReplaced(key string) {
 	}
 	c.removeLocked(key)
 	delete(c.sizes, key)
+}
+
+// maxOwnVerify bounds the GETs one refresh sends to tell an own write's
+// line from another writer's (verifyOwn); past it every such key's
+// version moves instead.
+const maxOwnVerify = 256
+
+// verifyOwn settles what refreshReplaced left to verify: each key is read
+// (get: one GET) and its version moves unless the bytes are the own
+// write's. It runs at the end of a refresh, so that after it every
+// version is exact, as readers expect after a refresh.
+func (c *sigCache) verifyOwn(ctx context.Context, get func(ctx context.Context, key string) ([]byte, error)) {
+	c.mu.Lock()
+	keys := slices.Sorted(maps.Keys(c.changes.verify))
+	if len(keys) > maxOwnVerify {
+		for _, k := range keys {
+			c.changedLocked(k)
+		}
+		keys = nil
+	}
+	c.mu.Unlock()
+	for _, k := range keys {
+		data, err := get(ctx, k)
+		var meta sigMeta
+		if err == nil {
+			meta = sigMeta{size: int64(len(data)), sum: c.digest(data)}
+		}
+		c.mu.Lock()
+		if want, ok := c.changes.verify[k]; ok { // else written or read since
+			delete(c.changes.verify, k)
+			if err != nil || want != meta {
+				c.changedLocked(k)
+			}
+		}
+		c.mu.Unlock()
+	}
 }
 
 // verifyLocked compares the bytes a read found (meta) with what a
