@@ -10,7 +10,11 @@
 // Flags: --seed (first seed, default 1), --per-run (operations per seed,
 // default 2000), --backends (default mem,file,paged), --quiet, --bytes (the
 // byte level, internal/sim doc "Bytes"), --mount-percent (with --bytes: the
-// share of operations read through a FUSE mount, default 25).
+// share of operations read through a FUSE mount, default 25), --tempdir
+// (where the file backend's bucket and the mount go; default /dev/shm when
+// it is a writable tmpfs: the file driver's fsyncs cost most of the wall
+// time on a disk, and the simulation checks nothing fsync does),
+// --cpuprofile FILE (a CPU profile for go tool pprof), -j N (runs at once).
 // It prints the operations run, the seeds, the operations per second and
 // the violations by class and kind, with the command that reproduces the
 // first of each; it exits 1 if any violation was found (--mutate: if the
