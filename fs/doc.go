@@ -90,8 +90,7 @@
 //   - Versions: a signature's node is one version of its bytes (its
 //     generation is ix.SigVersion, which moves when a refresh shows it
 //     replaced, on an own write, and when a read finds other bytes than the
-//     last — once per change: the refresh that shows an own write's line
-//     reads it and moves it only if the bytes are another writer's). A new version is a new node ID, as a file renamed over
+//     last). A new version is a new node ID, as a file renamed over
 //     another is a new inode: the index pushes each change to the kernel as
 //     it sees it (ix.WatchSigChanges: NotifyEntry of the name; Invalidate
 //     does the same for what a refresh changed), and a node of an older

@@ -135,12 +135,7 @@
 // had unfolded — a re-sign whose old folded line left as its new one came,
 // folded since, has one folded line before and after), on an own write,
 // and when a read finds other bytes than the last read of the key (size or
-// a maphash digest, computed on every GET). A refresh that shows a new line
-// of a key whose last change was an own write moves nothing: it cannot tell
-// that line from another writer's, so it reads the key (one GET, at most
-// maxOwnVerify per refresh) and moves the version only if the bytes differ
-// from the own write's (the kernel retries a stale open once; two moves
-// for one write made a reader racing it fail with ESTALE). SigChangedAt is when it last
+// a maphash digest, computed on every GET). SigChangedAt is when it last
 // moved; WatchSigChanges hands each move to a watcher (the mount, which
 // tells the kernel) from a goroutine of its own (sigchange.go).
 //

@@ -229,7 +229,6 @@ func (ix *Index) Refresh(ctx context.Context) (err error) {
 	changed := prev == nil || v.mode != ModeFolded || prev.mode != v.mode ||
 		!slices.Equal(prev.listNames, v.listNames) || prev.journal.version != v.journal.version || prev.legacy != v.legacy
 	ix.sigs.invalidateRefresh(prev, v)
-	ix.sigs.verifyOwn(ctx, ix.st.Get) // an own write's line moves no version (sigchange.go)
 	ix.v.Store(v)
 	ix.lists.keep(v.listNames)
 	ix.ra.forget()

@@ -148,7 +148,6 @@ func (c *sigCache) insertLocked(key string, data []byte, sum uint64) {
 	if old, ok := c.sizes[key]; ok && old != meta {
 		c.changedLocked(key) // replaced without a journal line
 	}
-	c.verifyLocked(key, meta) // after a refresh saw a line of an own write (sigchange.go)
 	if len(c.sizes) >= c.sizesN {
 		clear(c.sizes)
 		c.allChangedLocked() // a size forgotten here can no longer be compared
@@ -185,10 +184,20 @@ func (c *sigCache) put(key string, data []byte) {
 	if f, ok := c.flight[key]; ok {
 		f.stale = true
 	}
-	delete(c.sizes, key) // replaced here: no read to compare with
-	delete(c.changes.verify, key)
+	c.changedLocked(key)
 	c.insertLocked(key, data, sum)
-	c.ownChangedLocked(key) // once, and last: a refresh that sees its line compares (sigchange.go)
+}
+
+// invalidate forgets a key's bytes and size.
+func (c *sigCache) invalidate(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f, ok := c.flight[key]; ok {
+		f.stale = true
+	}
+	c.changedLocked(key)
+	c.removeLocked(key)
+	delete(c.sizes, key)
 }
 
 func (c *sigCache) clearAll() {
@@ -341,7 +350,7 @@ func (c *sigCache) invalidateRefresh(prev, v *view) {
 		return
 	}
 	for _, k := range v.journal.replaced(prev.journal, lines) {
-		c.refreshReplaced(k)
+		c.invalidate(k)
 	}
 }
 

@@ -2,8 +2,6 @@ package index
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/oxyfs/oxyfs/store"
@@ -28,122 +26,29 @@ const maxSigChanges = 1 << 12
 // replaced without a journal line), and — for every signature at once — a
 // directory-layout refresh (no journal says what changed), the remembered
 // sizes starting over, and this table starting over.
-//
-// A refresh that shows a new line of a key whose last change was this
-// index's own write cannot tell that line from another writer's: it drops
-// the bytes and the size but keeps the version, remembers the own write's
-// size and digest (verify), and before it returns reads the key (one GET;
-// verifyOwn) and moves the version only if the bytes differ. So the
-// refresh that sees this process's own line moves nothing — its write
-// moved the version once, and the bytes are the same — and a reader that
-// the write's move sent to look the name up again (the kernel retries a
-// stale open once) is not sent again by the refresh. Past maxOwnVerify
-// such keys in one refresh, or when the GET fails, the version moves
-// as for any other line.
 type sigChanges struct {
-	at     map[string]sigChange // by key
-	all    sigChange            // every signature changed then
-	seq    uint64               // the number of the last change
-	verify map[string]sigMeta   // own writes a refresh may have seen replaced: the next read compares
+	at  map[string]sigChange // by key
+	all sigChange            // every signature changed then
+	seq uint64               // the number of the last change
 }
 
-// sigChange is one change: when, its number, and whether it was this
-// index's own write (put).
+// sigChange is one change: when, and its number.
 type sigChange struct {
 	at  time.Time
 	seq uint64
-	own bool
 }
 
 // changedLocked notes that key's bytes changed now; c.mu is held.
-func (c *sigCache) changedLocked(key string) { c.noteChangeLocked(key, false) }
-
-// ownChangedLocked notes this index's own write of key; c.mu is held.
-func (c *sigCache) ownChangedLocked(key string) { c.noteChangeLocked(key, true) }
-
-func (c *sigCache) noteChangeLocked(key string, own bool) {
+func (c *sigCache) changedLocked(key string) {
 	if c.changes.at == nil {
 		c.changes.at = make(map[string]sigChange)
 	}
 	if len(c.changes.at) >= maxSigChanges {
 		c.allChangedLocked()
 	}
-	delete(c.changes.verify, key)
 	c.changes.seq++
-	c.changes.at[key] = sigChange{at: c.now(), seq: c.changes.seq, own: own}
+	c.changes.at[key] = sigChange{at: c.now(), seq: c.changes.seq}
 	c.watch.noteLocked(key)
-}
-
-// refreshReplaced is a refresh's word that key has a new journal line:
-// its bytes and size are dropped, and its version moves — unless its last
-// change was this index's own write, whose size and digest are kept to
-// compare with the next read (sigChanges).
-func (c *sigCache) refreshReplaced(key string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if f, ok := c.flight[key]; ok {
-		f.stale = true
-	}
-	last, ok := c.changes.at[key]
-	meta, known := c.sizes[key]
-	if ok && last.own && last.seq > c.changes.all.seq && known {
-		if c.changes.verify == nil {
-			c.changes.verify = make(map[string]sigMeta)
-		}
-		c.changes.verify[key] = meta
-	} else {
-		c.changedLocked(key)
-	}
-	c.removeLocked(key)
-	delete(c.sizes, key)
-}
-
-// maxOwnVerify bounds the GETs one refresh sends to tell an own write's
-// line from another writer's (verifyOwn); past it every such key's
-// version moves instead.
-const maxOwnVerify = 256
-
-// verifyOwn settles what refreshReplaced left to verify: each key is read
-// (get: one GET) and its version moves unless the bytes are the own
-// write's. It runs at the end of a refresh, so that after it every
-// version is exact, as readers expect after a refresh.
-func (c *sigCache) verifyOwn(ctx context.Context, get func(ctx context.Context, key string) ([]byte, error)) {
-	c.mu.Lock()
-	keys := slices.Sorted(maps.Keys(c.changes.verify))
-	if len(keys) > maxOwnVerify {
-		for _, k := range keys {
-			c.changedLocked(k)
-		}
-		keys = nil
-	}
-	c.mu.Unlock()
-	for _, k := range keys {
-		data, err := get(ctx, k)
-		var meta sigMeta
-		if err == nil {
-			meta = sigMeta{size: int64(len(data)), sum: c.digest(data)}
-		}
-		c.mu.Lock()
-		if want, ok := c.changes.verify[k]; ok { // else written or read since
-			delete(c.changes.verify, k)
-			if err != nil || want != meta {
-				c.changedLocked(k)
-			}
-		}
-		c.mu.Unlock()
-	}
-}
-
-// verifyLocked compares the bytes a read found (meta) with what a
-// refresh left to verify for key, if anything: other bytes are a change.
-// c.mu is held.
-func (c *sigCache) verifyLocked(key string, meta sigMeta) {
-	if want, ok := c.changes.verify[key]; ok {
-		delete(c.changes.verify, key)
-		if want != meta {
-			c.changedLocked(key)
-		}
-	}
 }
 
 // allChangedLocked notes that any signature may have changed now; c.mu is
@@ -152,7 +57,6 @@ func (c *sigCache) allChangedLocked() {
 	c.changes.seq++
 	c.changes.all = sigChange{at: c.now(), seq: c.changes.seq}
 	clear(c.changes.at)
-	clear(c.changes.verify)
 	c.watch.noteLocked("")
 }
 
