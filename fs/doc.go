@@ -156,7 +156,10 @@
 // nothing and returns the same result. Once a process has written, a close
 // by a process that has not (a child that inherited the descriptor and
 // closes it when it execs or exits) writes nothing, so a half-written
-// signature is never committed. A signature that exists is replaced only
+// signature is never committed. From a refused write on (EFBIG, ENOSPC),
+// the open file no longer stands for the entry: stat, opens and versions
+// follow the index, not its bytes, until the kernel's RELEASE, which comes
+// after close returns (pendingWrites.writing). A signature that exists is replaced only
 // on a mount with Options.AllowOverwrite (--allow-overwrite): otherwise
 // opening it for writing is EPERM (logged with the flag to pass) and a
 // create of its name EEXIST, and nothing is sent — an auditor's stray

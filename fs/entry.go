@@ -46,7 +46,7 @@ var (
 // a write is in progress (the kernel must not cache it).
 func (n *entryNode) size(ctx context.Context) (size int64, known bool, errno syscall.Errno) {
 	m := n.m
-	if h := m.pending.get(n.path); h != nil {
+	if h := m.pending.writing(n.path); h != nil {
 		return h.size.Load(), false, 0
 	}
 	node, err := m.ix.Stat(bg(ctx), n.path)
@@ -170,7 +170,7 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	if err != nil {
 		return nil, 0, m.errno("read", n.path, err)
 	}
-	if sh.Version() != n.ver && m.pending.get(n.path) == nil {
+	if sh.Version() != n.ver && m.pending.writing(n.path) == nil {
 		sh.Release()
 		return nil, 0, syscall.ESTALE
 	}

@@ -159,7 +159,7 @@ func (w *invalidation) dir(in *gofs.Inode, d *dirNode) {
 			case op.stale():
 				in.NotifyEntry(name) // a new version: the next use looks it up (versions.go)
 				w.names++
-			case op.e.Kind == store.KindSig && n.Size < 0 && m.pending.get(p) == nil:
+			case op.e.Kind == store.KindSig && n.Size < 0 && m.pending.writing(p) == nil:
 				kid.NotifyContent(0, 0)
 				w.sizes++
 			}

@@ -215,7 +215,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		l := &linkNode{base: base{m: m}, target: n.Target}
 		return d.NewInode(ctx, l, gofs.StableAttr{Mode: syscall.S_IFLNK, Ino: n.Ino}), 0
 	}
-	if h := m.pending.get(p); h != nil {
+	if h := m.pending.writing(p); h != nil {
 		return d.newFile(ctx, p, n.Entry, h.size.Load(), true, out), 0
 	}
 	return d.newFile(ctx, p, n.Entry, n.Size, false, out), 0

@@ -24,9 +24,9 @@ import (
 
 // stale reports whether n is a signature node of a version that is no
 // longer the signature's (and no write of it is in progress, whose node
-// stays until close).
+// stays until close; a refused one does not count: pendingWrites.writing).
 func (n *entryNode) stale() bool {
-	return n.e.Kind == store.KindSig && n.m.pending.get(n.path) == nil && n.ver != n.m.ix.SigVersion(n.e)
+	return n.e.Kind == store.KindSig && n.m.pending.writing(n.path) == nil && n.ver != n.m.ix.SigVersion(n.e)
 }
 
 // sigChanged is the index's watcher: it drops the kernel's name of a

@@ -79,6 +79,8 @@ type writeHandle struct {
 	// writes nothing. Set only by refuseLocked, never cleared. Guarded by
 	// mu.
 	refused syscall.Errno
+	// dead: refused is set, read without the lock (pendingWrites.writing).
+	dead atomic.Bool
 	// writers are the processes (thread group ids) that wrote or truncated
 	// through this open file; tgids caches the thread group of each thread
 	// seen. See Flush.
@@ -171,6 +173,7 @@ func (h *writeHandle) Write(ctx context.Context, data []byte, off int64) (uint32
 func (h *writeHandle) refuseLocked(errno syscall.Errno) syscall.Errno {
 	if h.refused == 0 {
 		h.refused = errno
+		h.dead.Store(true)
 	}
 	return errno
 }
@@ -429,6 +432,25 @@ func (p *pendingWrites) get(path string) *writeHandle {
 	hs := p.m[path]
 	for i := len(hs) - 1; i >= 0; i-- {
 		if hs[i].size.Load() >= 0 {
+			return hs[i]
+		}
+	}
+	return nil
+}
+
+// writing returns the handle whose bytes stat, open and the versions of
+// an existing entry follow while it is written: get's, but for a handle
+// whose write was refused. That one will write nothing, and its handle
+// stays until the kernel's RELEASE, which comes after close returns (later
+// under load, never while a dup'ed descriptor is open): meanwhile the entry
+// is what the index says — its size, and a new version when another
+// writer replaces it — not the refused bytes.
+func (p *pendingWrites) writing(path string) *writeHandle {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	hs := p.m[path]
+	for i := len(hs) - 1; i >= 0; i-- {
+		if hs[i].size.Load() >= 0 && !hs[i].dead.Load() {
 			return hs[i]
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"path"
 	"slices"
+	"time"
 
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/store"
@@ -245,7 +246,9 @@ func (s *sim) check() {
 	s.checkRetired(obs)
 	s.obs = obs
 	if s.bs.hist != nil {
+		began := time.Now()
 		s.checkBytes()
+		s.res.OpTime["check-bytes"] += time.Since(began)
 	}
 }
 

@@ -10,7 +10,11 @@
 // Flags: --seed (first seed, default 1), --per-run (operations per seed,
 // default 2000), --backends (default mem,file,paged), --quiet, --bytes (the
 // byte level, internal/sim doc "Bytes"), --mount-percent (with --bytes: the
-// share of operations read through a FUSE mount, default 25).
+// share of operations read through a FUSE mount, default 25), --tempdir
+// (where the file backend's bucket and the mount go; default /dev/shm when
+// it is a writable tmpfs: the file driver's fsyncs cost most of the wall
+// time on a disk, and the simulation checks nothing fsync does),
+// --cpuprofile FILE (a CPU profile for go tool pprof), -j N (runs at once).
 // It prints the operations run, the seeds, the operations per second and
 // the violations by class and kind, with the command that reproduces the
 // first of each; it exits 1 if any violation was found (--mutate: if the
@@ -25,11 +29,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/oxyfs/oxyfs/internal/sim"
 )
@@ -44,7 +51,18 @@ func main() {
 	flag.BoolVar(&printRuns, "print-runs", false, "print one RUN line per run (seed, backend, ops, first violation)")
 	flag.BoolVar(&byteMode, "bytes", false, "the byte level: re-signs, held readers, bytes compared through the handle, serve and a FUSE mount")
 	flag.IntVar(&mountPercent, "mount-percent", 25, "with -bytes: share of operations read through a FUSE mount too (0: no mount; needs /dev/fuse)")
+	flag.StringVar(&tempDir, "tempdir", defaultTempDir(), "where the file backend's bucket and the mount go (default: /dev/shm when it is a writable memory filesystem, else the system's temporary directory)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	flag.Parse()
+	stopProfile := func() {}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "simulate:", err)
+			os.Exit(2)
+		}
+		stopProfile = stop
+	}
 	ops := 1_000_000
 	if flag.NArg() > 0 {
 		n, err := strconv.Atoi(strings.ReplaceAll(flag.Arg(0), "_", ""))
@@ -57,10 +75,40 @@ func main() {
 	if *mutate != "" {
 		os.Exit(runMutations(*mutate, ops))
 	}
-	os.Exit(simulate(*seed, ops, *perRun, strings.Split(*backends, ","), *quiet, *jobs))
+	code := simulate(*seed, ops, *perRun, strings.Split(*backends, ","), *quiet, *jobs)
+	stopProfile()
+	os.Exit(code)
+}
+
+// defaultTempDir is /dev/shm when it is a writable tmpfs, else "" (the
+// system's temporary directory). The file backend fsyncs every object and
+// its directory, as the file:// driver does; on a disk that is most of a
+// run's wall time, and the simulation checks nothing that fsync does (it
+// never crashes the machine), so a memory filesystem loses no check.
+func defaultTempDir() string {
+	const shm = "/dev/shm"
+	var st unix.Statfs_t
+	if err := unix.Statfs(shm, &st); err != nil || st.Type != unix.TMPFS_MAGIC || unix.Access(shm, unix.W_OK) != nil {
+		return ""
+	}
+	return shm
+}
+
+// startCPUProfile starts writing a CPU profile to path; stop ends it.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile %s: %w", path, err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 var (
+	tempDir      string
 	printRuns    bool
 	byteMode     bool
 	mountPercent int
@@ -102,7 +150,7 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 	for range max(1, jobs) {
 		wg.Go(func() {
 			for j := range jobCh {
-				res, err := sim.Run(ctx, sim.Config{Seed: j.seed, Backend: j.backend, Ops: perRun, Bytes: byteMode, MountPercent: mountPercent})
+				res, err := sim.Run(ctx, sim.Config{Seed: j.seed, Backend: j.backend, Ops: perRun, TempDir: tempDir, Bytes: byteMode, MountPercent: mountPercent})
 				doneCh <- done{res, err}
 			}
 		})
@@ -204,7 +252,7 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 	}
 	fmt.Printf("by operation: %s\n", strings.Join(parts, " "))
 	parts = parts[:0]
-	for _, k := range append(names, "check") {
+	for _, k := range append(names, "check", "check-bytes") {
 		parts = append(parts, fmt.Sprintf("%s=%.1fs", k, opTime[k].Seconds()))
 	}
 	fmt.Printf("wall time by operation: %s\n", strings.Join(parts, " "))
