@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -108,15 +109,16 @@ func (b *builder) addSource(name string) uint8 {
 
 var errUnsorted = errors.New("keys of a kind are not in key order")
 
-// decodeList decodes one entry list into a run. A malformed key is skipped
-// and counted; a list that does not decode is an error wrapping
+// decodeList decodes one entry list, read from body as it arrives (or from
+// memory: bytes.NewReader), into a run of source src. A malformed key is
+// skipped and counted; a list that does not decode is an error wrapping
 // store.ErrCorrupt, and the run is then dropped by the caller.
 //
-// Decompression and building run in two goroutines: the decoder copies keys
-// into chunks of about chunkBytes and hands them over, so on two cores the
-// zstd work is hidden behind the build.
-func (b *builder) decodeList(name string, data []byte) (*run, error) {
-	src := b.addSource("list " + name)
+// Decompression and building run in two goroutines: the decoder splits
+// each key (store.SplitKey) and copies its kind, packed object id and value
+// into chunks of about chunkBytes, which it hands over, so on two cores the
+// zstd work and the splitting run beside the build.
+func (b *builder) decodeList(src uint8, name string, body io.Reader) (*run, error) {
 	r := &run{}
 	mal := malformed{where: name}
 	chunks, free := make(chan *keyChunk, 4), make(chan *keyChunk, 6)
@@ -124,13 +126,18 @@ func (b *builder) decodeList(name string, data []byte) (*run, error) {
 	decErr := make(chan error, 1)
 	var text int64 // set before decErr is sent
 	go func() {
+		var objBuf [store.MaxObjectBytes]byte
 		cur := &keyChunk{}
 		var err error
-		_, text, err = store.DecodeEntryListSized(data, func(key []byte) error {
+		_, text, err = store.DecodeEntryListFrom(body, func(key []byte) error {
 			if b.keys++; b.maxKeys > 0 && b.keys > b.maxKeys {
 				return fmt.Errorf("%w: more than %d", errLiveKeys, b.maxKeys)
 			}
-			cur.buf = append(cur.buf, key...)
+			if kind, ob, val, ok := store.SplitKey(key, &objBuf); ok {
+				cur.buf = append(append(append(cur.buf, byte(kind), byte(len(ob))), ob...), val...)
+			} else {
+				cur.buf = append(append(cur.buf, malformedKey), key...)
+			}
 			cur.ends = append(cur.ends, uint32(len(cur.buf)))
 			if len(cur.buf) < chunkBytes {
 				return nil
@@ -154,22 +161,23 @@ func (b *builder) decodeList(name string, data []byte) (*run, error) {
 		close(chunks)
 		decErr <- err
 	}()
-	var objBuf [store.MaxObjectBytes]byte
 	var buildErr error
 	for c := range chunks {
 		start := uint32(0)
 		for _, end := range c.ends {
-			key := c.buf[start:end]
+			rec := c.buf[start:end]
 			start = end
 			if buildErr != nil {
 				break
 			}
-			kind, ob, val, ok := store.SplitKey(key, &objBuf)
-			if !ok {
-				mal.add(key)
+			if rec[0] == malformedKey {
+				mal.add(rec[1:])
 				continue
 			}
+			kind, ob := store.Kind(rec[0]), rec[2:2+rec[1]]
+			val := rec[2+rec[1]:]
 			if !r.kinds[kind].add(ob, b.intern(val), src) {
+				key := append(store.AppendObjectPrefix(nil, kind, ob), val...)
 				buildErr = fmt.Errorf("%w: %w at %q", store.ErrCorrupt, errUnsorted, key)
 				close(stop)
 			}
@@ -199,11 +207,16 @@ func (b *builder) decodeList(name string, data []byte) (*run, error) {
 // chunkBytes is the size of the chunks of keys decodeList hands over.
 const chunkBytes = 256 << 10
 
-// keyChunk is a run of keys, back to back; ends[i] ends key i.
+// keyChunk is a run of split keys, back to back; ends[i] ends key i: its
+// kind, the length of its packed object id, the id, then its value; or
+// malformedKey and the key as it came.
 type keyChunk struct {
 	buf  []byte
 	ends []uint32
 }
+
+// malformedKey marks a key of a keyChunk that SplitKey refused.
+const malformedKey = 0xff
 
 var errStopped = errors.New("stopped")
 
@@ -228,6 +241,10 @@ func (b *builder) mergeRuns(runs []*run) *run {
 	slices.SortStableFunc(runs, func(x, y *run) int { return x.entries() - y.entries() })
 	acc := runs[0]
 	for _, r := range runs[1:] {
+		if acc.entries() == 0 {
+			acc = r // nothing to merge: the run as it is, not a copy
+			continue
+		}
 		acc = b.merge(acc, r)
 	}
 	return acc
