@@ -38,6 +38,18 @@ type openResult struct {
 	MaxRSSKiB        int64        `json:"max_rss_kib"`     // of this process, from getrusage
 	GOMAXPROCS       int          `json:"gomaxprocs"`
 	OpenMillisOfRuns []float64    `json:"open_ms_runs"`
+	// CPUMillisOfRuns is the CPU (user + system) this process spent in
+	// each open: beside its wall, how far the cores bound it.
+	CPUMillisOfRuns []float64 `json:"cpu_ms_runs"`
+}
+
+// cpuMillis is the CPU time this process has spent, user and system.
+func cpuMillis() float64 {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
 }
 
 // open measures an open the way the mount makes it (index.Load): time,
@@ -99,11 +111,12 @@ func open(ctx context.Context, url string, repeat int) error {
 				return err
 			}
 		}
-		start := time.Now()
+		start, cpu0 := time.Now(), cpuMillis()
 		if err := ix.Load(ctx); err != nil {
 			return err
 		}
 		el := time.Since(start)
+		res.CPUMillisOfRuns = append(res.CPUMillisOfRuns, cpuMillis()-cpu0)
 		if prof != nil {
 			pprof.StopCPUProfile()
 			prof.Close()
