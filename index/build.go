@@ -1,12 +1,15 @@
 package index
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/oxyfs/oxyfs/store"
 )
@@ -121,15 +124,23 @@ var errUnsorted = errors.New("keys of a kind are not in key order")
 func (b *builder) decodeList(src uint8, name string, body io.Reader) (*run, error) {
 	r := &run{}
 	mal := malformed{where: name}
+	br := bufio.NewReaderSize(body, 64<<10)
+	textSize := declaredSize(br)
+	body = br
 	chunks, free := make(chan *keyChunk, 4), make(chan *keyChunk, 6)
 	stop := make(chan struct{})
 	decErr := make(chan error, 1)
 	var text int64 // set before decErr is sent
 	go func() {
 		var objBuf [store.MaxObjectBytes]byte
-		cur := &keyChunk{}
+		cur := newKeyChunk()
 		var err error
+		at := int64(len(store.EntryListHeader) + 1) // the text's offset of the next key
 		_, text, err = store.DecodeEntryListFrom(body, func(key []byte) error {
+			if len(cur.ends) == 0 {
+				cur.at = at
+			}
+			at += int64(len(key)) + 1
 			if b.keys++; b.maxKeys > 0 && b.keys > b.maxKeys {
 				return fmt.Errorf("%w: more than %d", errLiveKeys, b.maxKeys)
 			}
@@ -151,7 +162,7 @@ func (b *builder) decodeList(src uint8, name string, body io.Reader) (*run, erro
 			case cur = <-free:
 				cur.buf, cur.ends = cur.buf[:0], cur.ends[:0]
 			default:
-				cur = &keyChunk{}
+				cur = newKeyChunk()
 			}
 			return nil
 		})
@@ -176,6 +187,12 @@ func (b *builder) decodeList(src uint8, name string, body io.Reader) (*run, erro
 			}
 			kind, ob := store.Kind(rec[0]), rec[2:2+rec[1]]
 			val := rec[2+rec[1]:]
+			if kind == lastKind && r.kinds[kind].nObj() == 0 && textSize > c.at {
+				// The rest of the list is this kind's: size its arrays
+				// for it (the set trims them), rather than grow them.
+				line := len(kind.Prefix()) + 2*len(ob) + 2 + len(val) + 1 // "sig/" hh "/" rest "/" value "\n"
+				r.kinds[kind].reserve(int((textSize-c.at)/int64(line)), len(ob))
+			}
 			if !r.kinds[kind].add(ob, b.intern(val), src) {
 				key := append(store.AppendObjectPrefix(nil, kind, ob), val...)
 				buildErr = fmt.Errorf("%w: %w at %q", store.ErrCorrupt, errUnsorted, key)
@@ -213,6 +230,36 @@ const chunkBytes = 256 << 10
 type keyChunk struct {
 	buf  []byte
 	ends []uint32
+	at   int64 // the offset in the list's text of its first key
+}
+
+// newKeyChunk returns a chunk sized for chunkBytes of keys of about 80
+// bytes, so it is allocated once rather than grown.
+func newKeyChunk() *keyChunk {
+	return &keyChunk{buf: make([]byte, 0, chunkBytes+2*store.MaxEntryListLine), ends: make([]uint32, 0, chunkBytes/64)}
+}
+
+// lastKind is the kind whose keys sort last: in a list, every key after
+// its first is its.
+var lastKind = func() store.Kind {
+	last := store.Kinds[0]
+	for _, k := range store.Kinds {
+		if k.Prefix() > last.Prefix() {
+			last = k
+		}
+	}
+	return last
+}()
+
+// declaredSize is the size of the text a list's zstd frame declares, from
+// its header (0: none, or not a frame: the decode will say).
+func declaredSize(br *bufio.Reader) int64 {
+	head, _ := br.Peek(zstd.HeaderMaxSize)
+	var h zstd.Header
+	if h.Decode(head) != nil || !h.HasFCS || h.FrameContentSize > uint64(store.MaxEntryListSize) {
+		return 0
+	}
+	return int64(h.FrameContentSize)
 }
 
 // malformedKey marks a key of a keyChunk that SplitKey refused.

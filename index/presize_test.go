@@ -1,0 +1,42 @@
+package index
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/oxyfs/oxyfs/store"
+)
+
+// The arrays of the kind whose keys sort last (sig) are sized from the
+// text the list's frame declares before they fill: decoding a list of
+// signatures allocates them once, not once per doubling, and the finished
+// set holds them trimmed to their length.
+func TestListArraysAreSizedBeforeTheyFill(t *testing.T) {
+	const n = 200_000
+	_, data, err := store.EncodeEntryList(listKeys(n, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decode := func() *run {
+		b := newBuilder()
+		r, err := b.decodeList(b.addSource("list x"), "x", bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	k := &decode().kinds[store.KindSig]
+	if k.nEntries() != n {
+		t.Fatalf("%d entries, want %d", k.nEntries(), n)
+	}
+	// Sized once for the rest of the list, with a quarter to spare:
+	// grown by doubling, the capacity would be a power-of-two multiple.
+	if c := cap(k.vals); c < n || c > n+n/4+1 {
+		t.Errorf("vals: capacity %d for %d entries, want %d..%d (sized before it filled)", c, n, n, n+n/4+1)
+	}
+	allocs := testing.AllocsPerRun(3, func() { decode() })
+	t.Logf("decode of %d keys: %.0f allocations", n, allocs)
+	if allocs > 100 {
+		t.Errorf("decode of %d keys made %.0f allocations, want ≤ 100 (the arrays and the chunks once each, not once per doubling)", n, allocs)
+	}
+}
