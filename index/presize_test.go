@@ -2,6 +2,8 @@ package index
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/oxyfs/oxyfs/store"
@@ -38,5 +40,33 @@ func TestListArraysAreSizedBeforeTheyFill(t *testing.T) {
 	t.Logf("decode of %d keys: %.0f allocations", n, allocs)
 	if allocs > 100 {
 		t.Errorf("decode of %d keys made %.0f allocations, want ≤ 100 (the arrays and the chunks once each, not once per doubling)", n, allocs)
+	}
+}
+
+// intern gives one id per distinct value, met again in any order.
+func TestInternOneIDPerValue(t *testing.T) {
+	b := newBuilder()
+	var vals []string
+	for i := range 600 {
+		vals = append(vals, strings.Repeat("s", i%40+1)+fmt.Sprint(i%300))
+	}
+	ids := map[string]uint32{}
+	for round := range 3 {
+		for i, v := range vals {
+			if round == 1 {
+				v = vals[len(vals)-1-i]
+			}
+			id := b.intern([]byte(v))
+			if old, ok := ids[v]; ok && old != id {
+				t.Fatalf("%q: id %d, earlier %d", v, id, old)
+			}
+			ids[v] = id
+			if got := b.vt.str(id); got != v {
+				t.Fatalf("intern(%q) = %d, which is %q", v, id, got)
+			}
+		}
+	}
+	if b.vt.n() != len(ids) {
+		t.Fatalf("%d values in the table for %d distinct", b.vt.n(), len(ids))
 	}
 }
