@@ -1,11 +1,15 @@
 package index
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/oxyfs/oxyfs/store"
 )
@@ -108,29 +112,43 @@ func (b *builder) addSource(name string) uint8 {
 
 var errUnsorted = errors.New("keys of a kind are not in key order")
 
-// decodeList decodes one entry list into a run. A malformed key is skipped
-// and counted; a list that does not decode is an error wrapping
+// decodeList decodes one entry list, read from body as it arrives (or from
+// memory: bytes.NewReader), into a run of source src. A malformed key is
+// skipped and counted; a list that does not decode is an error wrapping
 // store.ErrCorrupt, and the run is then dropped by the caller.
 //
-// Decompression and building run in two goroutines: the decoder copies keys
-// into chunks of about chunkBytes and hands them over, so on two cores the
-// zstd work is hidden behind the build.
-func (b *builder) decodeList(name string, data []byte) (*run, error) {
-	src := b.addSource("list " + name)
+// Decompression and building run in two goroutines: the decoder splits
+// each key (store.SplitKey) and copies its kind, packed object id and value
+// into chunks of about chunkBytes, which it hands over, so on two cores the
+// zstd work and the splitting run beside the build.
+func (b *builder) decodeList(src uint8, name string, body io.Reader) (*run, error) {
 	r := &run{}
 	mal := malformed{where: name}
+	br := bufio.NewReaderSize(body, 64<<10)
+	textSize := declaredSize(br)
+	body = br
 	chunks, free := make(chan *keyChunk, 4), make(chan *keyChunk, 6)
 	stop := make(chan struct{})
 	decErr := make(chan error, 1)
 	var text int64 // set before decErr is sent
 	go func() {
-		cur := &keyChunk{}
+		var objBuf [store.MaxObjectBytes]byte
+		cur := newKeyChunk()
 		var err error
-		_, text, err = store.DecodeEntryListSized(data, func(key []byte) error {
+		at := int64(len(store.EntryListHeader) + 1) // the text's offset of the next key
+		_, text, err = store.DecodeEntryListFrom(body, func(key []byte) error {
+			if len(cur.ends) == 0 {
+				cur.at = at
+			}
+			at += int64(len(key)) + 1
 			if b.keys++; b.maxKeys > 0 && b.keys > b.maxKeys {
 				return fmt.Errorf("%w: more than %d", errLiveKeys, b.maxKeys)
 			}
-			cur.buf = append(cur.buf, key...)
+			if kind, ob, val, ok := store.SplitKey(key, &objBuf); ok {
+				cur.buf = append(append(append(cur.buf, byte(kind), byte(len(ob))), ob...), val...)
+			} else {
+				cur.buf = append(append(cur.buf, malformedKey), key...)
+			}
 			cur.ends = append(cur.ends, uint32(len(cur.buf)))
 			if len(cur.buf) < chunkBytes {
 				return nil
@@ -144,7 +162,7 @@ func (b *builder) decodeList(name string, data []byte) (*run, error) {
 			case cur = <-free:
 				cur.buf, cur.ends = cur.buf[:0], cur.ends[:0]
 			default:
-				cur = &keyChunk{}
+				cur = newKeyChunk()
 			}
 			return nil
 		})
@@ -154,22 +172,29 @@ func (b *builder) decodeList(name string, data []byte) (*run, error) {
 		close(chunks)
 		decErr <- err
 	}()
-	var objBuf [store.MaxObjectBytes]byte
 	var buildErr error
 	for c := range chunks {
 		start := uint32(0)
 		for _, end := range c.ends {
-			key := c.buf[start:end]
+			rec := c.buf[start:end]
 			start = end
 			if buildErr != nil {
 				break
 			}
-			kind, ob, val, ok := store.SplitKey(key, &objBuf)
-			if !ok {
-				mal.add(key)
+			if rec[0] == malformedKey {
+				mal.add(rec[1:])
 				continue
 			}
+			kind, ob := store.Kind(rec[0]), rec[2:2+rec[1]]
+			val := rec[2+rec[1]:]
+			if kind == lastKind && r.kinds[kind].nObj() == 0 && textSize > c.at {
+				// The rest of the list is this kind's: size its arrays
+				// for it (the set trims them), rather than grow them.
+				line := len(kind.Prefix()) + 2*len(ob) + 2 + len(val) + 1 // "sig/" hh "/" rest "/" value "\n"
+				r.kinds[kind].reserve(int((textSize-c.at)/int64(line)), len(ob))
+			}
 			if !r.kinds[kind].add(ob, b.intern(val), src) {
+				key := append(store.AppendObjectPrefix(nil, kind, ob), val...)
 				buildErr = fmt.Errorf("%w: %w at %q", store.ErrCorrupt, errUnsorted, key)
 				close(stop)
 			}
@@ -199,11 +224,46 @@ func (b *builder) decodeList(name string, data []byte) (*run, error) {
 // chunkBytes is the size of the chunks of keys decodeList hands over.
 const chunkBytes = 256 << 10
 
-// keyChunk is a run of keys, back to back; ends[i] ends key i.
+// keyChunk is a run of split keys, back to back; ends[i] ends key i: its
+// kind, the length of its packed object id, the id, then its value; or
+// malformedKey and the key as it came.
 type keyChunk struct {
 	buf  []byte
 	ends []uint32
+	at   int64 // the offset in the list's text of its first key
 }
+
+// newKeyChunk returns a chunk sized for chunkBytes of keys of about 80
+// bytes, so it is allocated once rather than grown.
+func newKeyChunk() *keyChunk {
+	return &keyChunk{buf: make([]byte, 0, chunkBytes+2*store.MaxEntryListLine), ends: make([]uint32, 0, chunkBytes/64)}
+}
+
+// lastKind is the kind whose keys sort last: in a list, every key after
+// its first is its.
+var lastKind = func() store.Kind {
+	last := store.Kinds[0]
+	for _, k := range store.Kinds {
+		if k.Prefix() > last.Prefix() {
+			last = k
+		}
+	}
+	return last
+}()
+
+// declaredSize is the size of the text a list's zstd frame declares, from
+// its header (0: none, or not a frame: the decode will say).
+func declaredSize(br *bufio.Reader) int64 {
+	head, _ := br.Peek(zstd.HeaderMaxSize)
+	var h zstd.Header
+	if h.Decode(head) != nil || !h.HasFCS || h.FrameContentSize > uint64(store.MaxEntryListSize) {
+		return 0
+	}
+	return int64(h.FrameContentSize)
+}
+
+// malformedKey marks a key of a keyChunk that SplitKey refused.
+const malformedKey = 0xff
 
 var errStopped = errors.New("stopped")
 
@@ -228,6 +288,10 @@ func (b *builder) mergeRuns(runs []*run) *run {
 	slices.SortStableFunc(runs, func(x, y *run) int { return x.entries() - y.entries() })
 	acc := runs[0]
 	for _, r := range runs[1:] {
+		if acc.entries() == 0 {
+			acc = r // nothing to merge: the run as it is, not a copy
+			continue
+		}
 		acc = b.merge(acc, r)
 	}
 	return acc

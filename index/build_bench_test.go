@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"testing"
@@ -40,7 +41,7 @@ func BenchmarkBuildSet(b *testing.B) {
 			var set *entrySet
 			for b.Loop() {
 				bl := newBuilder()
-				r, err := bl.decodeList(live[0].Name, data)
+				r, err := bl.decodeList(bl.addSource("list "+live[0].Name), live[0].Name, bytes.NewReader(data))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -57,7 +58,7 @@ func BenchmarkBuildSet(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				bl := newBuilder()
-				r, err := bl.decodeList(live[0].Name, data)
+				r, err := bl.decodeList(bl.addSource("list "+live[0].Name), live[0].Name, bytes.NewReader(data))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -97,14 +97,18 @@
 // order (the object's other signers, then the following objects'), fetched
 // in parallel into the signature cache (sizes remembered): a window of 8
 // that doubles while reads follow each other, up to Options.ReadAhead
-// (DefaultReadAhead; negative: off) and never past a quarter of what the
-// cache holds. The GETs in flight are adapted from their round trips
+// (DefaultReadAhead or four times the most GETs in flight, whichever is
+// more; negative: off) and never past a quarter of what the cache holds. The GETs in flight are adapted from their round trips
 // (inflight.go, a delay-based window as TCP Vegas/BBR): from 4, one more per
 // GET that did not queue (≤ 1.5 × the shortest round trip seen) while keys
 // wait, a quarter fewer per round trip when GETs queue (> 3 ×), half on a
-// failure, up to Options.ReadAheadWorkers (DefaultReadAheadWorkers, 64),
+// failure, up to Options.ReadAheadWorkers (0: the store's cap on requests
+// in flight, store.Options.MaxRequests or `--max-requests`, but an eighth
+// left to readers and the rest: 224 of the default 256; never past the
+// store's cap; Status.ReadAhead reports the cap, the limit and the peak),
 // with a probe at the floor every 2048 GETs to re-learn the unqueued round
-// trip. Far from the server that is the cap; next to it, a handful. ReadDir and
+// trip. Far from the server the depth grows until the wire is no longer
+// the bound, or to that cap; next to it, a handful. ReadDir and
 // Stat never trigger it. Readers and read-ahead share one GET per key; a
 // key the reader overtook is not fetched; Close cancels what is in flight.
 //
@@ -237,7 +241,8 @@
 //
 // While an open builds the set it also holds the compressed lists (those
 // in flight: at most store.MaxEntryListsInFlight, 256 MiB, together; each
-// list is decoded as its GET returns, listload.go), the runs being merged and the builder's map of distinct values, and the
+// list is decoded as its body arrives, store.GetStream, and only what the
+// decoder has not read yet is held, listload.go), the runs being merged and the builder's map of distinct values, and the
 // journal's bytes, lines and sort records: a peak of about 180 MB of heap
 // for 1e6 entries with an empty journal (4.7 × the set), 525 MB with
 // 1e6 journal lines (102 MB of journal). None of it is kept: the heap
@@ -258,8 +263,11 @@
 // millions is browsed a page at a time.
 //
 // Loading decodes each list once, in key order, straight into the arrays
-// (keys of a list come sorted, so no sort is needed); zstd decompression
-// runs in a second goroutine that hands over chunks of keys. Several lists
+// (keys of a list come sorted, so no sort is needed), from its body as it
+// arrives; zstd decompression and the split of each key (store.SplitKey)
+// run in a second goroutine that hands over chunks of split keys, so the
+// build goroutine only interns values and appends. A run merged with an
+// empty one is kept as it is, not copied. Several lists
 // and the journal are merged pairwise, smallest first.
 //
 // # Concurrency

@@ -26,8 +26,9 @@ type Options struct {
 	// ReadAhead is how many signatures past one read (ReadSig, SigSize) are
 	// fetched ahead, in key order; 0 = DefaultReadAhead, < 0 = off.
 	ReadAhead int
-	// ReadAheadWorkers bounds the read-ahead GETs in flight; 0 =
-	// DefaultReadAheadWorkers.
+	// ReadAheadWorkers bounds the read-ahead GETs in flight; 0 = the
+	// store's cap on requests in flight but an eighth (readAheadWorkers),
+	// and never past that cap.
 	ReadAheadWorkers int
 	// KeepJournalText is the longest journal whose text a view keeps for
 	// JournalText (.oxy/journal) without a request; 0 =
@@ -316,10 +317,11 @@ type Status struct {
 	// LastRefreshTime is when the last Refresh ended (zero: none yet),
 	// LastRefreshError its error ("" if it succeeded), redacted as every
 	// error of the store is.
-	LastRefreshTime  time.Time     `json:"last_refresh_time,omitzero"`
-	LastRefreshError string        `json:"last_refresh_error,omitempty"`
-	SigCache         SigCacheStats `json:"sig_cache"`
-	Readers          ReadersStats  `json:"readers"` // the bytes open readers hold (OpenSig)
+	LastRefreshTime  time.Time      `json:"last_refresh_time,omitzero"`
+	LastRefreshError string         `json:"last_refresh_error,omitempty"`
+	SigCache         SigCacheStats  `json:"sig_cache"`
+	Readers          ReadersStats   `json:"readers"` // the bytes open readers hold (OpenSig)
+	ReadAhead        ReadAheadStats `json:"read_ahead"`
 }
 
 // refreshEnd is when a Refresh ended and its error ("" if none).
@@ -354,6 +356,7 @@ func (ix *Index) Status() Status {
 	s.RefreshFailures = ix.refreshFail.Load()
 	s.SigCache = ix.sigs.stats()
 	s.Readers = ix.ReadersStats()
+	s.ReadAhead = ix.ra.stats()
 	for _, k := range store.Kinds {
 		s.EntriesPerKind[k.String()] = 0
 	}

@@ -29,11 +29,18 @@ type latencyBucket struct {
 // newLatencyStore opens a mem store over a latencyBucket.
 func newLatencyStore(t testing.TB, latency time.Duration) (*store.Store, *latencyBucket) {
 	t.Helper()
+	return newLatencyStoreCapped(t, latency, 0)
+}
+
+// newLatencyStoreCapped is newLatencyStore with the store's requests in
+// flight capped at maxRequests (0: store.DefaultMaxRequests).
+func newLatencyStoreCapped(t testing.TB, latency time.Duration, maxRequests int) (*store.Store, *latencyBucket) {
+	t.Helper()
 	lb := &latencyBucket{release: make(chan struct{})}
 	lb.latency.Store(int64(latency))
 	drv := blobtest.New(nil)
 	drv.SetHooks(blobtest.Hooks{Before: lb.before})
-	st := store.New(blob.NewBucket(drv), "mem", "", store.Options{Layout: store.LayoutBucket})
+	st := store.New(blob.NewBucket(drv), "mem", "", store.Options{Layout: store.LayoutBucket, MaxRequests: maxRequests})
 	t.Cleanup(func() { st.Close() })
 	return st, lb
 }

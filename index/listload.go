@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	"golang.org/x/sync/semaphore"
@@ -28,11 +29,12 @@ import (
 //     falls back to prefix listing with a warning that says so, as it does
 //     for one list over its own cap (a corrupt list).
 //
-// A list's body is still read whole by its GET (at most
-// store.MaxEntryListBytes): the store has no read that hands a body over
-// as it arrives. Streaming it into the decoder needs one (a Get that calls
-// back with the body's reader, and retries only before the first byte is
-// passed on), and a decoder restartable from the start of the list.
+// Each list's GET is streamed (store.GetStream): its body is read as it
+// arrives, and the list whose turn it is to be decoded is decoded from it
+// at once, while the rest of it is still on the wire; a list whose turn has
+// not come is held (within its reservation) until it has. A body that
+// fails midway is read again from its start, and the list decoded again
+// into a fresh run.
 var (
 	// listBytesInFlight caps the compressed bytes of live lists an open
 	// holds at once (read, not yet decoded).
@@ -45,18 +47,24 @@ var (
 // maxLiveKeys.
 var errLiveKeys = errors.New("the live lists hold more keys together than the cap of all live lists")
 
-// listResult is one list's GET.
+// listResult is how one list's GET ended (its decode's error included).
 type listResult struct {
-	data []byte
 	err  error
 	hold int64 // bytes reserved in the budget
 }
 
+// listBody is one attempt's body of a list, handed to the decode loop,
+// which answers on done with the decode's error.
+type listBody struct {
+	body io.Reader
+	done chan error
+}
+
 // loadLists reads lists and decodes each into a run of b as its GET
-// returns (see the top of this file). keys is how many keys b's set holds
-// already (a refresh that adds lists to prev's); the lists' keys count on
-// top of it against maxLiveKeys. A list whose GET finds nothing is a
-// *listGoneError, returned once every other list was read (the caller
+// streams it (see the top of this file). keys is how many keys b's set
+// holds already (a refresh that adds lists to prev's); the lists' keys
+// count on top of it against maxLiveKeys. A list whose GET finds nothing is
+// a *listGoneError, returned once every other list was read (the caller
 // reads the snapshot again, so each list is read and counted either way);
 // the others are then not decoded.
 func (ix *Index) loadLists(ctx context.Context, b *builder, lists []store.ListInfo, keys int) ([]*run, error) {
@@ -69,8 +77,10 @@ func (ix *Index) loadLists(ctx context.Context, b *builder, lists []store.ListIn
 	budget := max(listBytesInFlight, 1)
 	sem := semaphore.NewWeighted(budget)
 	results := make([]chan listResult, len(lists))
+	bodies := make([]chan listBody, len(lists))
 	for i := range results {
 		results[i] = make(chan listResult, 1)
+		bodies[i] = make(chan listBody)
 	}
 	var (
 		wg       sync.WaitGroup
@@ -119,13 +129,21 @@ func (ix *Index) loadLists(ctx context.Context, b *builder, lists []store.ListIn
 			go func() {
 				defer wg.Done()
 				defer func() { <-slots }()
-				data, err := ix.getList(ctx, l)
+				err := ix.getList(ctx, l, func(body io.Reader) error {
+					lb := listBody{body: body, done: make(chan error, 1)}
+					select {
+					case bodies[i] <- lb:
+					case <-ctx.Done():
+						return ctx.Err()
+					}
+					return <-lb.done // the decode loop answers every body it takes
+				})
 				if errors.Is(err, store.ErrNotFound) {
 					err = &listGoneError{name: l.Name}
 				} else if err != nil {
 					fail(fmt.Errorf("read entry list %q: %w", l.Name, err))
 				}
-				results[i] <- listResult{data: data, err: err, hold: hold}
+				results[i] <- listResult{err: err, hold: hold}
 			}()
 		}
 	}()
@@ -135,17 +153,40 @@ func (ix *Index) loadLists(ctx context.Context, b *builder, lists []store.ListIn
 	runs := make([]*run, 0, len(lists))
 	var gone error
 	for i, l := range lists {
-		var r listResult
-		select {
-		case r = <-results[i]:
-		case <-sent:
-			if i >= launched {
-				// The producer stopped: ctx ended, or a GET failed.
-				return nil, firstErr(firstFailure(), gone)
+		var (
+			r      listResult
+			run    *run
+			decErr error // of the last body decoded
+			src    uint8
+			ended  bool
+		)
+		keys0, wait := b.keys, sent
+		for !ended {
+			select {
+			case lb := <-bodies[i]:
+				if gone != nil {
+					lb.done <- nil // not decoded: a list before it is gone
+					continue
+				}
+				if run == nil && decErr == nil {
+					src = b.addSource("list " + l.Name)
+				}
+				b.keys = keys0 // a body read again starts the list over
+				run, decErr = b.decodeList(src, l.Name, lb.body)
+				lb.done <- decErr
+			case r = <-results[i]:
+				ended = true
+			case <-wait:
+				if i >= launched {
+					// The producer stopped: ctx ended, or a GET failed.
+					return nil, firstErr(firstFailure(), gone)
+				}
+				wait = nil // this one's GET was launched: wait for its end
 			}
-			r = <-results[i]
 		}
 		switch {
+		case r.err != nil && decErr != nil && errors.Is(r.err, decErr):
+			return nil, decErr // the list does not decode (ctx is canceled on return: the rest stop)
 		case r.err != nil && !isGone(r.err):
 			// Its GET or an earlier one failed (and canceled the rest):
 			// the first failure is the one to report.
@@ -153,13 +194,8 @@ func (ix *Index) loadLists(ctx context.Context, b *builder, lists []store.ListIn
 		case r.err != nil:
 			gone = firstErr(gone, r.err)
 		case gone == nil:
-			run, err := b.decodeList(l.Name, r.data)
-			if err != nil {
-				return nil, err // ctx is canceled on return: the rest stop
-			}
 			runs = append(runs, run)
 		}
-		r.data = nil
 		sem.Release(r.hold) // decoded (or dropped): the next GET may start
 	}
 	if gone != nil {
@@ -168,20 +204,20 @@ func (ix *Index) loadLists(ctx context.Context, b *builder, lists []store.ListIn
 	return runs, nil
 }
 
-// getList reads a live list (one GET), capped at the size the pack
-// listing gave, which its reservation counted: a list whose GET brings
-// more is corrupt (store.ErrCorrupt), refused before its body is read.
-func (ix *Index) getList(ctx context.Context, l store.ListInfo) ([]byte, error) {
-	if l.Size <= 0 {
-		return ix.st.Get(ctx, l.Name)
+// getList streams a live list (one GET) into fn, capped at the size the
+// pack listing gave, which its reservation counted: a list whose GET
+// brings more is corrupt (store.ErrCorrupt).
+func (ix *Index) getList(ctx context.Context, l store.ListInfo, fn func(io.Reader) error) error {
+	limit := int64(store.MaxEntryListBytes)
+	if l.Size > 0 {
+		limit = l.Size
 	}
-	data, err := ix.st.GetAtMost(ctx, l.Name, l.Size)
-	if errors.Is(err, store.ErrTooLarge) {
-		// A list's name fixes its bytes: this is not the list listed. It
-		// is corrupt, not too large: ErrTooLarge is named, not wrapped.
-		return nil, fmt.Errorf("%w: listed at %d bytes, its GET brings more (%v)", store.ErrCorrupt, l.Size, err) //nolint:errorlint // wraps ErrCorrupt alone, on purpose
+	err := ix.st.GetStream(ctx, l.Name, limit, fn)
+	if l.Size > 0 && errors.Is(err, store.ErrTooLarge) {
+		// A list's name fixes its bytes: this is not the list listed.
+		return fmt.Errorf("%w: listed at %d bytes, its GET brings more (%v)", store.ErrCorrupt, l.Size, err) //nolint:errorlint // wraps ErrCorrupt alone, on purpose: ErrTooLarge is named, not wrapped
 	}
-	return data, err
+	return err
 }
 
 func isGone(err error) bool {

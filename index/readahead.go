@@ -12,15 +12,14 @@ import (
 // Read-ahead defaults (Options.ReadAhead, Options.ReadAheadWorkers).
 const (
 	// DefaultReadAhead is how many signatures past the one read are fetched
-	// when Options.ReadAhead is 0: four times the most GETs in flight, so
-	// the window, not the reader, keeps them busy.
+	// when Options.ReadAhead is 0 and the GETs in flight are at most 64;
+	// past that, four times the most GETs in flight, so the window, not
+	// the reader, keeps them busy.
 	DefaultReadAhead = 256
-	// DefaultReadAheadWorkers caps the read-ahead GETs in flight when
-	// Options.ReadAheadWorkers is 0. How many run is adapted between
-	// readAheadMinWorkers and the cap from the GETs' round trips
-	// (inflight.go): at 100 ms, 64 in flight read 640 signatures a second;
-	// next to the server, a handful keep it busy and more only queue.
-	DefaultReadAheadWorkers = 64
+	// readAheadUncapped is the most read-ahead GETs in flight when neither
+	// Options.ReadAheadWorkers nor the store (store.Options.MaxRequests)
+	// caps them.
+	readAheadUncapped = 1024
 	// readAheadMinWorkers is the floor, and the start, of the adapted
 	// number of read-ahead GETs in flight.
 	readAheadMinWorkers = 4
@@ -29,6 +28,27 @@ const (
 	// doubles it, up to the configured window.
 	readAheadFirst = 8
 )
+
+// readAheadWorkers is the most read-ahead GETs in flight: Options.ReadAheadWorkers,
+// or (0) the store's cap on requests in flight (store.Options.MaxRequests,
+// `--max-requests`) but an eighth of it, left to the readers and to
+// everything else the handle sends; never more than the store's cap. How
+// many run is adapted below it from the round trips (inflight.go): far from
+// the server the depth grows until the wire is no longer the bound (at 100
+// ms, 224 in flight read 2,240 signatures a second), next to it a handful
+// keep the server busy and more only queue.
+func readAheadWorkers(workers, storeCap int) int {
+	switch {
+	case workers <= 0 && storeCap > 0:
+		workers = storeCap - storeCap/8
+	case workers <= 0:
+		workers = readAheadUncapped
+	}
+	if storeCap > 0 {
+		workers = min(workers, storeCap)
+	}
+	return max(workers, readAheadMinWorkers)
+}
 
 // readAhead fetches the signatures that follow, in key order, the one a
 // caller reads (ReadSig) or sizes (SigSize): the same object's other
@@ -62,6 +82,7 @@ type readAhead struct {
 	queue   []string        // keys to fetch, oldest first; guarded by mu
 	queued  map[string]bool // in the queue or being fetched by a worker; guarded by mu
 	running int             // workers; guarded by mu
+	peak    int             // the most workers that ran at once; guarded by mu
 	wg      sync.WaitGroup  // not guarded by mu: Add under it, Done and Wait (close) outside it
 	// frontier: on view fv, every signature entry of fv.base up to index fj
 	// has been considered. A trigger inside the window only scans past it.
@@ -73,11 +94,9 @@ type readAhead struct {
 }
 
 func (ra *readAhead) init(ix *Index, n, workers int) {
+	workers = readAheadWorkers(workers, ix.st.MaxRequests())
 	if n == 0 {
-		n = DefaultReadAhead
-	}
-	if workers <= 0 {
-		workers = DefaultReadAheadWorkers
+		n = max(DefaultReadAhead, 4*workers)
 	}
 	ra.ix, ra.n = ix, n
 	ra.fl = newInflight(readAheadMinWorkers, readAheadMinWorkers, workers)
@@ -148,6 +167,7 @@ func (ra *readAhead) trigger(v *view, e store.Entry) {
 func (ra *readAhead) spawnLocked() {
 	for ra.running < ra.fl.allowed() && len(ra.queue) > 0 {
 		ra.running++
+		ra.peak = max(ra.peak, ra.running)
 		ra.wg.Add(1)
 		go ra.work()
 	}
@@ -213,6 +233,20 @@ func (ra *readAhead) work() {
 		}
 		ra.mu.Unlock()
 	}
+}
+
+// ReadAheadStats is read-ahead's depth (Status.ReadAhead).
+type ReadAheadStats struct {
+	Max   int `json:"max"`   // the most GETs in flight it may send (readAheadWorkers)
+	Limit int `json:"limit"` // how many it may send now, adapted (inflight)
+	Peak  int `json:"peak"`  // the most it sent at once
+	Depth int `json:"depth"` // the window: signatures fetched ahead at most
+}
+
+func (ra *readAhead) stats() ReadAheadStats {
+	ra.mu.Lock()
+	defer ra.mu.Unlock()
+	return ReadAheadStats{Max: ra.fl.max, Limit: ra.fl.allowed(), Peak: ra.peak, Depth: ra.n}
 }
 
 // forget drops the frontier's view, so a refresh's old set is not kept

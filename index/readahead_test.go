@@ -21,7 +21,14 @@ import (
 // key, as `cat` of a sorted `find` reads them. wantSig holds their bytes.
 func sigFixture(t testing.TB, n int, latency time.Duration) (*store.Store, *latencyBucket, []store.Entry) {
 	t.Helper()
-	st, lb := newLatencyStore(t, 0)
+	return sigFixtureCapped(t, n, latency, 0)
+}
+
+// sigFixtureCapped is sigFixture on a store whose requests in flight are
+// capped at maxRequests (store.Options.MaxRequests; 0: the default).
+func sigFixtureCapped(t testing.TB, n int, latency time.Duration, maxRequests int) (*store.Store, *latencyBucket, []store.Entry) {
+	t.Helper()
+	st, lb := newLatencyStoreCapped(t, 0, maxRequests)
 	var sigs []store.Entry
 	if _, err := gen.Generate(context.Background(), st, gen.Options{Entries: n, Seed: 11, Fold: true, OnEntry: func(e store.Entry, _ string) {
 		if e.Kind == store.KindSig {
@@ -86,8 +93,8 @@ func TestReadAheadSendsOneGetPerSignatureInOrder(t *testing.T) {
 	if want := (store.Counts{Get: int64(len(sigs))}); d != want {
 		t.Fatalf("cat of %d signatures sent %v, want exactly one GET each (no HEAD, no LIST)", len(sigs), d)
 	}
-	if p := lb.peak.Load(); p < 2 || p > DefaultReadAheadWorkers+1 {
-		t.Fatalf("at most %d GETs in flight, want 2..%d (read-ahead workers + the reader)", p, DefaultReadAheadWorkers+1)
+	if p, most := lb.peak.Load(), int64(st.MaxRequests()); p < 2 || p > most {
+		t.Fatalf("at most %d GETs in flight, want 2..%d (the store's cap)", p, most)
 	}
 	// Sizes are remembered for all.
 	for _, e := range sigs {
@@ -215,24 +222,48 @@ func TestCloseCancelsReadAhead(t *testing.T) {
 }
 
 // TestReadAheadGrowsInFlightWhenTheWireIsTheBound: far from the server
-// (every GET waits 20 ms and the server does no work), the GETs in flight
-// grow past the 16 the read-ahead used to be fixed at, towards
-// DefaultReadAheadWorkers, and still one GET is sent per signature.
-// inflight_test.go holds the controller to its rules on a model server;
+// (every GET waits 50 ms and the server does no work), the GETs in flight
+// grow past the 64 the read-ahead used to stop at, towards the store's cap
+// on requests in flight (`--max-requests`, here 128), and never past it;
+// and still one GET is sent per signature. With a cap of 40 they stop at
+// 40. inflight_test.go holds the controller to its rules on a model server;
 // this is the same rule seen through ReadSig and a bucket.
 func TestReadAheadGrowsInFlightWhenTheWireIsTheBound(t *testing.T) {
-	st, lb, sigs := sigFixture(t, 1500, 20*time.Millisecond)
-	ix := openWith(t, st, Options{})
-	lb.peak.Store(0)
-	d := storefixture.Delta(st, func() {
-		catAll(t, ix, sigs)
-		ix.Close()
-	})
-	if want := (store.Counts{Get: int64(len(sigs))}); d != want {
-		t.Fatalf("cat of %d signatures sent %v, want exactly one GET each", len(sigs), d)
+	for _, tc := range []struct {
+		maxRequests int
+		over        int64 // the peak must pass this
+	}{{128, 72}, {40, 16}} {
+		t.Run(fmt.Sprint(tc.maxRequests), func(t *testing.T) {
+			st, lb, sigs := sigFixtureCapped(t, 4000, 50*time.Millisecond, tc.maxRequests)
+			ix := openWith(t, st, Options{})
+			lb.peak.Store(0)
+			d := storefixture.Delta(st, func() {
+				catAll(t, ix, sigs)
+				ix.Close()
+			})
+			if want := (store.Counts{Get: int64(len(sigs))}); d != want {
+				t.Fatalf("cat of %d signatures sent %v, want exactly one GET each", len(sigs), d)
+			}
+			ra := ix.Status().ReadAhead
+			if p := lb.peak.Load(); p <= tc.over || p > int64(tc.maxRequests) || ra.Peak > ra.Max || ra.Max > tc.maxRequests {
+				t.Fatalf("peak %d GETs in flight at 50 ms (read-ahead: %+v), want more than %d and at most the store's cap of %d", p, ra, tc.over, tc.maxRequests)
+			}
+			t.Logf("%d signatures at 50 ms a GET, --max-requests %d: peak %d in flight (read-ahead %+v)", len(sigs), tc.maxRequests, lb.peak.Load(), ra)
+		})
 	}
-	if p := lb.peak.Load(); p <= 16 || p > DefaultReadAheadWorkers+1 {
-		t.Fatalf("peak %d GETs in flight at 20 ms, want more than 16 and at most %d", p, DefaultReadAheadWorkers+1)
+}
+
+// TestReadAheadWorkersStayWithinTheStoresCap: the depth read-ahead may
+// reach is the store's cap but an eighth, an explicit ReadAheadWorkers
+// never passes the cap, and an uncapped store leaves it at
+// readAheadUncapped.
+func TestReadAheadWorkersStayWithinTheStoresCap(t *testing.T) {
+	for _, tc := range []struct{ workers, storeCap, want int }{
+		{0, 256, 224}, {0, 64, 56}, {0, 2, readAheadMinWorkers}, {0, 0, readAheadUncapped},
+		{500, 128, 128}, {32, 128, 32}, {500, 0, 500},
+	} {
+		if got := readAheadWorkers(tc.workers, tc.storeCap); got != tc.want {
+			t.Errorf("readAheadWorkers(%d, %d) = %d, want %d", tc.workers, tc.storeCap, got, tc.want)
+		}
 	}
-	t.Logf("%d signatures at 20 ms a GET: peak %d in flight", len(sigs), lb.peak.Load())
 }

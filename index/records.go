@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"sync"
 
@@ -107,7 +108,11 @@ func (ix *Index) ReadList(ctx context.Context, name string) ([]byte, int64, erro
 		return nil, 0, err
 	}
 	stored, _ := ix.ListStoredSize(name)
-	data, err := ix.getList(ctx, store.ListInfo{Name: name, Size: stored})
+	var data []byte
+	err := ix.getList(ctx, store.ListInfo{Name: name, Size: stored}, func(body io.Reader) (err error) {
+		data, err = io.ReadAll(body)
+		return err
+	})
 	if err != nil {
 		return nil, 0, fmt.Errorf("read entry list %q: %w", name, err)
 	}

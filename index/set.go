@@ -175,6 +175,20 @@ func (k *kindSet) add(ob []byte, val uint32, src uint8) bool {
 	return true
 }
 
+// reserve sizes an empty kindSet's arrays for about entries entries on as
+// many objects of objW bytes (at most: objects are fewer), with a quarter
+// more to spare, so appends do not grow them; finish trims what is left.
+func (k *kindSet) reserve(entries, objW int) {
+	entries = min(entries+entries/4, store.MaxEntryListKeys)
+	if entries <= 0 || k.nObj() > 0 {
+		return
+	}
+	k.objs = make([]byte, 0, entries*objW)
+	k.first = make([]uint32, 0, entries+1)
+	k.vals = make([]uint32, 0, entries)
+	k.srcs = make([]uint8, 0, entries)
+}
+
 // finish trims the arrays to their length and indexes the hh boundaries.
 func (k *kindSet) finish() {
 	k.objs, k.objOff, k.first = exact(k.objs), exact(k.objOff), exact(k.first)

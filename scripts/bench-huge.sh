@@ -66,6 +66,22 @@ huge_mount() {
 	STORE=$save
 }
 
+# --huge-open alone: the open of a folded store of HUGE_ENTRIES entries (issue
+# 27 target 6), its list made by benchtool genlist, and nothing else.
+if [ $HUGE = 0 ] && [ $HUGE_OPEN = 1 ]; then
+	say "--huge-open: an open of $HUGE_ENTRIES entries, capped at $HUGE_CAP s"
+	delay 0
+	"$BT" mkbucket "http://127.0.0.1:$S3PORT" hugelist
+	htimed "$BT" genlist "$(storeurl hugelist "http://127.0.0.1:$S3PORT")" "$HUGE_ENTRIES" 11
+	record_huge genlist $STATUS "$WALL" "$HUGE_ENTRIES" '{}' "$OUTPUT" "benchtool genlist: the complete list of a folded store, one PUT"
+	if [ $STATUS = ok ]; then
+		reset
+		htimed "$BT" open "$(storeurl hugelist "$EP")" 3
+		record_huge huge-open $STATUS "$WALL" "$HUGE_ENTRIES" "$(counts)" "$OUTPUT"
+	fi
+	[ $KEEP = 0 ] && rm -rf "$WORK/s3data/hugelist"
+fi
+
 if [ $HUGE = 1 ]; then
 	say "--huge: $HUGE_ENTRIES entries, each step capped at $HUGE_CAP s"
 	delay 0

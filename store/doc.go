@@ -75,7 +75,8 @@
 // ErrUnavailable, whose message names the store.
 //
 // Every attempt also holds one of the Store's Options.MaxRequests slots
-// (DefaultMaxRequests, 64; `--max-requests` in the CLI) from before it is
+// (DefaultMaxRequests, 256; `--max-requests` in the CLI; MaxRequests
+// reports it) from before it is
 // sent until its body is read, so all the parallel work above the store
 // (a fold's reads of the lists, an open's, read-ahead, which adapts its own
 // count below the cap) together has at most that many requests in flight.

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"crypto/sha256"
@@ -346,12 +347,33 @@ type errFn struct{ err error }
 func (e errFn) Error() string { return e.err.Error() }
 
 func (s *listScanner) decode(data []byte) error {
-	dec, put, err := getDecoder(data)
+	return s.decodeFrom(data, bytes.NewReader(data))
+}
+
+// DecodeEntryListFrom is DecodeEntryListSized reading the list from r as it
+// arrives (store.GetStream's body): a list is decoded while the rest of it
+// is still being read. Errors are DecodeEntryList's; an error of r's, but
+// io.EOF, ends the decode as a truncated list would (the caller, who knows
+// the body failed, tells the two apart).
+func DecodeEntryListFrom(r io.Reader, fn func(key []byte) error) (n int, size int64, err error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	head, _ := br.Peek(zstd.HeaderMaxSize) // the frame's header: what getDecoder checks
+	s := listScanner{fn: fn}
+	if err := s.decodeFrom(head, br); err != nil {
+		return s.keys, 0, err
+	}
+	return s.keys, s.size, nil
+}
+
+// decodeFrom decodes the list r reads; head is its first bytes (at least
+// its frame header, if it has one).
+func (s *listScanner) decodeFrom(head []byte, r io.Reader) error {
+	dec, put, err := getDecoder(head)
 	if err != nil {
 		return s.finish(err)
 	}
 	defer put()
-	if err := dec.Reset(bytes.NewReader(data)); err != nil {
+	if err := dec.Reset(r); err != nil {
 		return fmt.Errorf("decode entry list: %w: zstd: %w", ErrCorrupt, err)
 	}
 	_, err = dec.WriteTo(s)

@@ -86,10 +86,11 @@ type Options struct {
 }
 
 // DefaultMaxRequests caps the requests in flight when Options leave
-// MaxRequests 0: as many as read-ahead's most (index.DefaultReadAheadWorkers),
-// well under what one HTTP/1.1 client's connections and a bucket's request
-// rate take.
-const DefaultMaxRequests = 64
+// MaxRequests 0: enough for read-ahead (which takes up to seven eighths of
+// the cap, index's readAheadWorkers) to hide a round trip of 100 ms behind
+// 224 GETs in flight, well under what a bucket's request rate takes (S3:
+// thousands of GETs a second per prefix).
+const DefaultMaxRequests = 256
 
 // DefaultRequestTimeout bounds one request when Options leave it 0. A
 // million-entry list is a few tens of MB: seconds on any link this tool
@@ -230,6 +231,10 @@ func (s *Store) Clock() Clock { return s.storeClock }
 
 // ReadOnly reports whether writes are refused.
 func (s *Store) ReadOnly() bool { return s.readOnly }
+
+// MaxRequests is the most requests the Store has in flight at once
+// (Options.MaxRequests); 0: no cap.
+func (s *Store) MaxRequests() int { return cap(s.inFlight) }
 
 // Counts returns a snapshot of the requests sent so far.
 func (s *Store) Counts() Counts { return s.n.snapshot() }

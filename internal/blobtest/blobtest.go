@@ -48,6 +48,9 @@ type Hooks struct {
 	// AfterPut runs once a write landed. An error makes the write fail
 	// although it landed, as a response lost on the way back does.
 	AfterPut func(key string) error
+	// Body, if set, wraps the body of each GET of key: a test makes it
+	// arrive slowly, stop, or fail midway.
+	Body func(ctx context.Context, key string, body io.Reader) io.Reader
 }
 
 // Liar says which answers to falsify. A nil field tells no lie.
@@ -202,7 +205,13 @@ func (b *Bucket) NewRangeReader(ctx context.Context, key string, offset, length 
 	if err != nil {
 		return nil, err
 	}
-	return reader{r}, nil
+	b.mu.Lock()
+	wrap := b.hooks.Body
+	b.mu.Unlock()
+	if wrap != nil {
+		return reader{r: r, body: wrap(ctx, key, r)}, nil
+	}
+	return reader{r: r, body: r}, nil
 }
 
 func (b *Bucket) NewTypedWriter(ctx context.Context, key, contentType string, opts *driver.WriterOptions) (driver.Writer, error) {
@@ -251,9 +260,12 @@ func (w *writer) Close() error {
 	return w.b.afterPut(w.key)
 }
 
-type reader struct{ r *blob.Reader }
+type reader struct {
+	r    *blob.Reader
+	body io.Reader // r, or what Hooks.Body made of it
+}
 
-func (r reader) Read(p []byte) (int, error) { return r.r.Read(p) }
+func (r reader) Read(p []byte) (int, error) { return r.body.Read(p) }
 func (r reader) Close() error               { return r.r.Close() }
 func (r reader) As(any) bool                { return false }
 func (r reader) Attributes() *driver.ReaderAttributes {

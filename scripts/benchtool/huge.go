@@ -25,14 +25,16 @@ import (
 //	benchtool genposix STORE DIR N PEROBJ SEED [JOURNAL] N per-object keys written as files into DIR, the directory of STORE's bucket on versitygw's posix backend, a journal of the last JOURNAL keys, and a check through STORE: JSON
 //	benchtool listall STORE PAR                          list every <kind>/<hh>/ prefix, PAR at a time, as a complete fold lists them: JSON of keys, wall, keys/s
 //	benchtool fuseops MOUNT                              the FUSE operations the oxyfs mount answered so far, by name (.oxy/status): JSON
+//	benchtool mountstate MOUNT PID                       the mount's RSS, set, signature cache, read-ahead depth and FUSE operations (.oxy/status): JSON
 //	benchtool lookups STORE MOUNT N SEED                 stat N existing entries (not signatures) of STORE's lists on its fresh mount, then again: JSON of µs per path cold and warm, and the FUSE lookups
 var commands = map[string]func(ctx context.Context, args []string) error{
-	"posixplan": posixPlanCmd,
-	"genposix":  genPosix,
-	"listall":   listAll,
-	"lookups":   lookups,
-	"fuseops":   fuseOpsCmd,
-	"memstates": memStatesCmd,
+	"posixplan":  posixPlanCmd,
+	"genposix":   genPosix,
+	"listall":    listAll,
+	"lookups":    lookups,
+	"fuseops":    fuseOpsCmd,
+	"mountstate": mountStateCmd,
+	"memstates":  memStatesCmd,
 }
 
 // listAll lists what a complete fold lists, every entry key, without the

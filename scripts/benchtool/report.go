@@ -46,6 +46,7 @@ type results struct {
 	writes  []record
 	rts     []record
 	huge    []record // the --huge steps (hugereport.go)
+	states  []record // the oxyfs mount's state after a step (benchtool mountstate; targets27.go)
 	// memory in every state (memstates.go)
 	memstates []record
 }
@@ -90,6 +91,8 @@ func readResults(name string) (*results, error) {
 			r.rts = append(r.rts, rec)
 		case "huge":
 			r.huge = append(r.huge, rec)
+		case "mountstate":
+			r.states = append(r.states, rec)
 		case "memstate":
 			r.memstates = append(r.memstates, rec)
 		}
@@ -106,10 +109,12 @@ var (
 		{"ls-lR", "`ls -lR` (after the finds)"},
 		{"cat-warm", "`cat` of every signature (after `ls -lR`)"},
 		{"cat-cold", "`cat` of every signature, cold (fresh mount, paths from a list)"},
+		{"du", "`du -s` (after `cat`)"},
 	}
 	// server is the S3 server's own GET rate (benchtool getrate: every
-	// signature, 16 in flight, in the cat rows); floor is scripts/floorfs.
-	systemOrder = []string{"oxyfs", "floor", "server", "rclone", "s3fs", "tmpfs"}
+	// signature, 16 in flight, in the cat rows), server-depth the same at
+	// the depth oxyfs's read-ahead reached; floor is scripts/floorfs.
+	systemOrder = []string{"oxyfs", "floor", "server", "server-depth", "rclone", "s3fs", "tmpfs"}
 )
 
 func secs(s float64) string {
@@ -242,6 +247,7 @@ func report(name string, w io.Writer) error {
 	if len(r.writes) > 0 {
 		r.writeSection(w)
 	}
+	r.issue27(w)
 	r.targets(w)
 	return nil
 }
@@ -258,7 +264,7 @@ func (r *results) browseSection(w io.Writer) {
 	p("Each step is capped at %s s; a capped step stops the rest of that system's steps at that latency. ", m["cap"])
 	p("Cold is a fresh mount (the kernel holds nothing of it); tmpfs has no cold state (its tree is the dentry cache), so its two find rows measure the same thing, and no latency reaches it. ")
 	p("floor is `scripts/floorfs`, a raw go-fuse filesystem serving the tmpfs copy from memory with oxyfs's kernel caching: the FUSE transport's cost on this machine, which no latency reaches either. ")
-	p("server is the S3 server itself (`benchtool getrate`): a GET of every signature, 16 in flight as the mount's read-ahead, through the same proxy at the same latency.\n\n")
+	p("server is the S3 server itself (`benchtool getrate`): a GET of every signature, 16 in flight, through the same proxy at the same latency; server-depth the same with as many in flight as oxyfs's read-ahead reached in its cold `cat` at that latency (`.oxy/status`).\n\n")
 	p("| operation | system | files |")
 	for _, l := range lats {
 		p(" %d ms: wall | %d ms: LIST / GET / HEAD |", l, l)
@@ -301,7 +307,7 @@ func (r *results) browseSection(w io.Writer) {
 	p("\n")
 	var notes []string
 	for _, b := range r.browse {
-		if b.Note != "" && !slices.Contains(notes, b.Note) {
+		if b.Note != "" && b.System != "server-depth" && !slices.Contains(notes, b.Note) {
 			notes = append(notes, b.Note)
 		}
 	}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// mountState is what `benchtool mountstate` reads of a mount: its process's
+// resident memory, and from its .oxy/status the set's arrays, the signature
+// cache's bound and use, read-ahead's depth and the FUSE operations so far.
+type mountState struct {
+	RSSKiB        int64            `json:"rss_kib"`
+	MemoryBytes   int64            `json:"memory_bytes"`    // the set's arrays (index Status.MemoryBytes)
+	SigCacheBound int64            `json:"sig_cache_bound"` // what the signature cache may hold
+	SigCacheBytes int64            `json:"sig_cache_bytes"` // what it holds
+	ReadAhead     readAheadState   `json:"read_ahead"`
+	FuseOps       map[string]int64 `json:"fuse_ops"`
+}
+
+type readAheadState struct {
+	Max   int `json:"max"`
+	Limit int `json:"limit"`
+	Peak  int `json:"peak"`
+	Depth int `json:"depth"`
+}
+
+// mountStateCmd is `benchtool mountstate MOUNT PID`: JSON of mountState.
+// The mount keeps the text of .oxy/status it rendered for 10 s: read it at
+// most once in 10 s for figures of now.
+func mountStateCmd(_ context.Context, args []string) error {
+	need(args, 2)
+	b, err := os.ReadFile(filepath.Join(args[0], ".oxy", "status"))
+	if err != nil {
+		return fmt.Errorf("read the mount's status: %w", err)
+	}
+	var st mountState
+	if err := json.Unmarshal(b, &st); err != nil {
+		return fmt.Errorf("parse the mount's status: %w", err)
+	}
+	if st.RSSKiB, err = rssKiB(args[1]); err != nil {
+		return err
+	}
+	return printJSON(st)
+}
+
+// rssKiB is VmRSS of process pid.
+func rssKiB(pid string) (int64, error) {
+	b, err := os.ReadFile(filepath.Join("/proc", pid, "status"))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				return strconv.ParseInt(f[0], 10, 64)
+			}
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS in /proc/%s/status", pid)
+}
