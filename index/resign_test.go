@@ -11,6 +11,7 @@ import (
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/journal"
 )
 
 // TestResignWithOneFoldedLineBeforeAndAfterIsSeen (issue 22, item 1): a
@@ -62,7 +63,7 @@ func TestResignWithOneFoldedLineBeforeAndAfterIsSeen(t *testing.T) {
 }
 
 // resignFixture is a folded mem store on a simulated clock, written through
-// one handle (journaling writers: the key, then fold.Append) and read by an
+// one handle (journaling writers: the key, then journal.Append) and read by an
 // index on another.
 type resignFixture struct {
 	ctx    context.Context
@@ -89,7 +90,7 @@ func (f *resignFixture) put(t *testing.T, e store.Entry, data []byte) {
 	if err := f.wst.Put(f.ctx, e.Key(), data); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fold.Append(f.ctx, f.wst, []string{e.Key()}); err != nil {
+	if _, err := journal.Append(f.ctx, f.wst, []string{e.Key()}); err != nil {
 		t.Fatal(err)
 	}
 }

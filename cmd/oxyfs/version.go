@@ -13,7 +13,7 @@ import (
 //
 // A release build sets version, commit and date at link time
 // (-ldflags "-X main.version=… -X main.commit=… -X main.date=…", what
-// .goreleaser.yaml does). Anything not set so comes from the build info Go
+// scripts/release does). Anything not set so comes from the build info Go
 // records: the module's version for `go install …@vX.Y.Z`, the VCS stamp
 // (vcs.revision, vcs.modified, vcs.time) for a build inside a checkout.
 

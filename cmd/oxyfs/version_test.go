@@ -72,7 +72,7 @@ func TestVersionCommandAndFlagAgree(t *testing.T) {
 }
 
 // TestLinkTimeVariables: the release build sets main.version, main.commit
-// and main.date (-ldflags -X, .goreleaser.yaml); those are what
+// and main.date (-ldflags -X, scripts/release); those are what
 // buildVersion reads, and they win over the build info.
 func TestLinkTimeVariables(t *testing.T) {
 	saved := [3]string{version, commit, date}

@@ -12,6 +12,7 @@ import (
 	"github.com/oxyfs/oxyfs/fs"
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/journal"
 )
 
 // The byte level (Config.Bytes; see doc.go "Bytes"): the model keeps every
@@ -187,7 +188,7 @@ func (s *sim) opResign() error {
 }
 
 // opResignOther: another writer signs again (put --force: store.Put, then
-// fold.Append).
+// journal.Append).
 func (s *sim) opResignOther() error {
 	w := s.resignWrite()
 	k := w.Entry.Key()
@@ -196,7 +197,7 @@ func (s *sim) opResignOther() error {
 		return errors.Join(err, s.deriveKeys([]string{k}))
 	}
 	s.attempted[k]++
-	if _, err := fold.Append(s.ctx, s.st, []string{k}); err != nil {
+	if _, err := journal.Append(s.ctx, s.st, []string{k}); err != nil {
 		return errors.Join(err, s.deriveKeys([]string{k}))
 	}
 	s.m.written(k, w.Data, true)
@@ -230,7 +231,7 @@ func (s *sim) opResignOtherOf(e store.Entry) error {
 		return errors.Join(err, s.deriveKeys([]string{k}))
 	}
 	s.attempted[k]++
-	if _, err := fold.Append(s.ctx, s.st, []string{k}); err != nil {
+	if _, err := journal.Append(s.ctx, s.st, []string{k}); err != nil {
 		return errors.Join(err, s.deriveKeys([]string{k}))
 	}
 	s.m.written(k, data, true)

@@ -9,6 +9,7 @@ import (
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/journal"
 )
 
 var nopWarn = func(string) {}
@@ -76,7 +77,7 @@ func (s *sim) putThroughHandle(ws []index.Write) error {
 }
 
 // opPutAppend is a second writer of this implementation that does not use
-// an index: store.Put of each key, then fold.Append of them all.
+// an index: store.Put of each key, then journal.Append of them all.
 func (s *sim) opPutAppend() error {
 	ws := s.drawWrites(3)
 	keys := writeKeys(ws)
@@ -89,7 +90,7 @@ func (s *sim) opPutAppend() error {
 	for _, k := range keys {
 		s.attempted[k]++
 	}
-	if _, err := fold.Append(s.ctx, s.st, keys); err != nil {
+	if _, err := journal.Append(s.ctx, s.st, keys); err != nil {
 		return errors.Join(err, s.deriveKeys(keys))
 	}
 	for _, w := range ws {
@@ -177,7 +178,7 @@ func (s *sim) deriveFold() error {
 
 // opPartial folds the journal's unfolded lines into a partial list.
 func (s *sim) opPartial() error {
-	res, err := fold.Partial(s.ctx, s.st)
+	res, err := journal.Partial(s.ctx, s.st)
 	s.logf("#%d partial → list %q marked %d deferred %q", s.op, res.List, res.Marked, res.Deferred)
 	return err
 }
@@ -211,9 +212,9 @@ func (s *sim) opAppendBulk() error {
 		s.logf("#%d append-bulk: skipped, %d unfolded lines already", s.op, unfolded)
 		return nil
 	}
-	var last fold.AppendResult
+	var last journal.AppendResult
 	for unfolded <= store.PartialFoldThreshold {
-		res, err := fold.Append(s.ctx, s.st, keys)
+		res, err := journal.Append(s.ctx, s.st, keys)
 		calls++
 		for _, k := range keys {
 			s.attempted[k]++
