@@ -64,6 +64,7 @@ type statusView struct {
 	Requests          []requestRow
 	Live, Retired     []listRow
 	SigCache, Readers []statusRow
+	ReadAhead         []statusRow // id="read_ahead"
 	Warnings          []string
 }
 
@@ -112,6 +113,10 @@ func statusOf(s index.Status, lastChange, now time.Time) statusView {
 	v.Readers = []statusRow{
 		row("held_bytes", bytesText(s.Readers.HeldBytes)), row("peak_bytes", bytesText(s.Readers.PeakBytes)),
 		row("bound_bytes", bytesText(s.Readers.BoundBytes)), row("refused", num(s.Readers.Refused)),
+	}
+	v.ReadAhead = []statusRow{
+		row("max", num(int64(s.ReadAhead.Max))), row("limit", num(int64(s.ReadAhead.Limit))),
+		row("peak", num(int64(s.ReadAhead.Peak))), row("depth", num(int64(s.ReadAhead.Depth))),
 	}
 	for _, w := range s.Warnings {
 		v.Warnings = append(v.Warnings, termsafe.Line(w))
@@ -209,6 +214,12 @@ var statusTmpl = template.Must(template.Must(template.New("status").Parse(crumbs
 <h2>readers</h2>
 <table id="readers">
 {{- range .Readers}}
+<tr><th>{{.Name}}</th><td class="n">{{.Value}}</td></tr>
+{{- end}}
+</table>
+<h2>read_ahead</h2>
+<table id="read_ahead">
+{{- range .ReadAhead}}
 <tr><th>{{.Name}}</th><td class="n">{{.Value}}</td></tr>
 {{- end}}
 </table>
