@@ -86,6 +86,7 @@ type Index struct {
 	sigs   *sigCache // read-only after Open; locks itself (sigCache.mu)
 	ra     readAhead // locks itself (readAhead.mu)
 	commit committer // locks itself (committer.mu)
+	chain  ownLog    // own appends, for a refresh (ownlines.go); locks itself (ownLog.mu)
 
 	warnMu   sync.Mutex      // protects the following
 	warnings []string        // guarded by warnMu
@@ -113,6 +114,7 @@ type view struct {
 	mals          []malformed
 	openReq       store.Counts
 	listNames     []string
+	read          readTicks // when the records were read (ownlines.go)
 }
 
 // records is the part of sn a view keeps for the next refresh's
@@ -124,7 +126,7 @@ type view struct {
 // (snapshotView drops a long journal's).
 func records(sn *store.Snapshot) *store.Snapshot {
 	return &store.Snapshot{
-		JournalVersion: sn.JournalVersion, JournalBad: sn.JournalBad, JournalText: sn.JournalText,
+		JournalVersion: sn.JournalVersion, JournalBad: sn.JournalBad, JournalText: sn.JournalText, JournalSum: sn.JournalSum,
 		Retired: sn.Retired, RetiredVersion: sn.RetiredVersion, RetiredBad: sn.RetiredBad, RetiredText: sn.RetiredText,
 	}
 }
@@ -223,16 +225,32 @@ func (ix *Index) Refresh(ctx context.Context) (err error) {
 	prev := ix.v.Load()
 	mark := ix.own.mark() // own writes before it are in what open reads
 	outlived := prev != nil && ix.lookOutlived()
+	begun := ix.chain.now()
 	v, err := ix.open(ctx, prev)
 	if err != nil {
 		return err
 	}
+	read := readTicks{begun: begun, done: ix.chain.now()}
 	if v == prev {
+		// Both records read as prev's, yet an own line that landed since
+		// must have changed the journal: a collection took it away and the
+		// journal came back to the same bytes (ownlines.go).
+		for k := range ix.chain.since(prev.read, read) {
+			ix.sigs.invalidate(k)
+		}
+		ix.chain.prune(read)
 		return nil // nothing changed
 	}
 	changed := prev == nil || v.mode != ModeFolded || prev.mode != v.mode ||
 		!slices.Equal(prev.listNames, v.listNames) || prev.journal.version != v.journal.version || prev.legacy != v.legacy
-	absent := ix.sigs.invalidateRefresh(prev, v, outlived)
+	v.read = read
+	var own ownLines
+	if prev != nil && prev.rec != nil && v.rec != nil {
+		own.only, _ = ix.chain.between(prev.rec.JournalSum, v.rec.JournalSum)
+		own.since = ix.chain.since(prev.read, v.read)
+	}
+	absent := ix.sigs.invalidateRefresh(prev, v, outlived, own)
+	ix.chain.prune(v.read)
 	ix.v.Store(v)
 	ix.lists.keep(v.listNames)
 	ix.ra.forget()

@@ -23,9 +23,13 @@ const listFetchParallel = 8
 func (ix *Index) open(ctx context.Context, prev *view) (*view, error) {
 	before := ix.st.Counts()
 	looked := ix.lookStart() // storeclock.go
+	begun := ix.chain.now()
 	v, err := ix.openLayout(ctx, prev)
 	if err != nil {
 		return nil, err
+	}
+	if v != prev {
+		v.read = readTicks{begun: begun, done: ix.chain.now()}
 	}
 	// The view published next shows the records as read at start, or
 	// (v == prev) they were found unchanged then: refreshSnapshot's window.

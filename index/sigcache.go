@@ -183,8 +183,9 @@ func (c *sigCache) put(key string, data []byte) {
 	if f, ok := c.flight[key]; ok {
 		f.stale = true
 	}
-	c.changedLocked(key)
+	delete(c.sizes, key) // replaced here: no read to compare with
 	c.insertLocked(key, data, sum)
+	c.ownChangedLocked(key) // once, and last (ownlines.go)
 }
 
 // invalidate forgets a key's bytes and size.
@@ -344,7 +345,12 @@ func (c *sigCache) prefetch(key string, read func() ([]byte, error)) {
 // since: the cache starts over. It reports whether a line of prev is gone
 // or a list prev held is no longer live: a collection may have forgotten
 // signatures the cache holds (Index.dropAbsent).
-func (c *sigCache) invalidateRefresh(prev, v *view, outlived bool) (absent bool) {
+//
+// own is what this index's own appends tell (ownlines.go): when they
+// alone changed the journal since prev, a key whose last change was its
+// own write keeps its version and bytes; a key that lacks an own line
+// since prev lost it to a collection and is dropped.
+func (c *sigCache) invalidateRefresh(prev, v *view, outlived bool, own ownLines) (absent bool) {
 	at, read := v.journal.take()
 	if prev == nil {
 		return false
@@ -354,13 +360,20 @@ func (c *sigCache) invalidateRefresh(prev, v *view, outlived bool) (absent bool)
 		return false
 	}
 	for _, k := range v.journal.replaced(prev.journal, at) {
+		if own.only[k] && c.lastOwn(k) {
+			continue // the line of this handle's own write: its bytes are cached
+		}
 		c.invalidate(k)
 	}
 	keys, vanished := v.journal.gone(prev.journal, read)
 	for _, k := range keys {
 		c.invalidate(k)
 	}
-	return vanished || prev.mode != v.mode || !subset(prev.listNames, v.listNames)
+	lost := v.journal.lacking(prev.journal, at, own.since)
+	for _, k := range lost {
+		c.invalidate(k)
+	}
+	return vanished || len(lost) > 0 || prev.mode != v.mode || !subset(prev.listNames, v.listNames)
 }
 
 // subset reports whether every name of a is in b.

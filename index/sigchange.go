@@ -35,14 +35,29 @@ type sigChanges struct {
 	seq uint64               // the number of the last change
 }
 
-// sigChange is one change: when, and its number.
+// sigChange is one change: when, its number, and whether it was this
+// index's own write (put; ownlines.go).
 type sigChange struct {
 	at  time.Time
 	seq uint64
+	own bool
 }
 
 // changedLocked notes that key's bytes changed now; c.mu is held.
-func (c *sigCache) changedLocked(key string) {
+func (c *sigCache) changedLocked(key string) { c.noteChangeLocked(key, false) }
+
+// ownChangedLocked notes this index's own write of key; c.mu is held.
+func (c *sigCache) ownChangedLocked(key string) { c.noteChangeLocked(key, true) }
+
+// lastOwn reports whether key's last change was this index's own write.
+func (c *sigCache) lastOwn(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k, ok := c.changes.at[key]
+	return ok && k.own && k.seq > c.changes.all.seq
+}
+
+func (c *sigCache) noteChangeLocked(key string, own bool) {
 	if c.changes.at == nil {
 		c.changes.at = make(map[string]sigChange)
 	}
@@ -50,7 +65,7 @@ func (c *sigCache) changedLocked(key string) {
 		c.allChangedLocked()
 	}
 	c.changes.seq++
-	c.changes.at[key] = sigChange{at: c.now(), seq: c.changes.seq}
+	c.changes.at[key] = sigChange{at: c.now(), seq: c.changes.seq, own: own}
 	c.watch.noteLocked(key)
 }
 

@@ -196,6 +196,7 @@ func (c *committer) run() {
 				}
 			}
 		}
+		begun := c.ix.chain.now()
 		res, err := c.ix.appendFn(context.Background(), c.ix.st, keys)
 		if errors.Is(err, journal.ErrPartialFold) {
 			// The lines landed; only the partial fold after them failed,
@@ -206,6 +207,7 @@ func (c *committer) run() {
 		if err != nil {
 			err = fmt.Errorf("journal append of %d keys: %w", len(keys), err)
 		} else {
+			c.ix.chain.add(res.Before, res.After, keys, begun)
 			c.appends.Add(1)
 			c.keys.Add(int64(len(keys)))
 			c.tries.Add(int64(res.Tries))

@@ -77,7 +77,7 @@ func (s *Store) ReadSnapshotSince(ctx context.Context, prev *Snapshot, list bool
 		return prev, false, nil
 	}
 	sn = &Snapshot{
-		Journal: prev.Journal, JournalVersion: prev.JournalVersion, JournalBad: prev.JournalBad, JournalText: prev.JournalText,
+		Journal: prev.Journal, JournalVersion: prev.JournalVersion, JournalBad: prev.JournalBad, JournalText: prev.JournalText, JournalSum: prev.JournalSum,
 		Retired: prev.Retired, RetiredVersion: prev.RetiredVersion, RetiredBad: prev.RetiredBad, RetiredText: prev.RetiredText,
 	}
 	if jchanged {

@@ -30,6 +30,7 @@ type Snapshot struct {
 	Journal        []JournalLine
 	JournalVersion Version
 	JournalBad     BadLines // the journal's lines that do not parse
+	JournalSum     uint64   // RecordSum of the journal's bytes as read
 	Retired        []RetiredLine
 	RetiredVersion Version
 	RetiredBad     BadLines // the retired record's lines that do not parse
@@ -124,6 +125,7 @@ func (s *Store) ReadSnapshot(ctx context.Context) (*Snapshot, error) {
 // setJournal keeps the journal's text and parses it.
 func (sn *Snapshot) setJournal(data []byte) {
 	sn.JournalText = string(data)
+	sn.JournalSum = RecordSum(data)
 	sn.Journal, sn.JournalBad = parseLines(sn.JournalText, false, ParseJournalLine)
 }
 

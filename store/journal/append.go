@@ -14,6 +14,13 @@ type AppendResult struct {
 	Dropped      int    // folded lines older than store.GracePeriod that the update dropped
 	PartialList  string // name of the partial list written, "" if none
 	PartialLines int    // lines the partial fold marked
+	// Before and After are store.RecordSum of the journal as the update
+	// that landed read it and as it wrote it (0 when nothing was written).
+	// A reader whose journal read summed to Before and now sums to After
+	// knows that this append, and nothing else, changed it in between
+	// (index: own lines). A partial fold after it changes the journal
+	// again, so a reader then sees neither sum.
+	Before, After uint64
 }
 
 // Append adds one journal line per key in ONE compare-and-swap update of
@@ -59,8 +66,10 @@ func AppendThreshold(ctx context.Context, st *store.Store, keys []string, thresh
 	}
 	var written []byte
 	var unfoldedN int
+	var before uint64
 	up, err := st.UpdateRecord(ctx, store.JournalKey, func(old []byte, _ bool) ([]byte, error) {
 		written, res.Dropped, unfoldedN = appendJournal(old, add, st.Clock().NowMs())
+		before = store.RecordSum(old) // the last call's is the update that landed
 		return written, nil
 	})
 	res.Tries = up.Tries
@@ -68,6 +77,7 @@ func AppendThreshold(ctx context.Context, st *store.Store, keys []string, thresh
 		res.Dropped = 0
 		return res, fmt.Errorf("append %d keys to journal: %w", len(add), err)
 	}
+	res.Before, res.After = before, store.RecordSum(written)
 	if unfoldedN <= threshold {
 		return res, nil
 	}
