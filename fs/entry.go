@@ -65,12 +65,18 @@ func (n *entryNode) size(ctx context.Context) (size int64, known bool, errno sys
 
 // Getattr: fstat of a signature open for reading answers from its handle
 // (the version it opened); a node of a version that is no longer the
-// signature's is ESTALE, so that the kernel looks the name up again.
+// signature's, or of a name that no longer stands for an entry, is ESTALE,
+// so that the kernel looks the name up again.
 func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	defer n.m.ops.start(opGetattr)()
 	if h, ok := f.(*readHandle); ok && n.e.Kind == store.KindSig {
 		n.m.fileAttr(&out.Attr, int64(len(h.data)))
 		out.SetTimeout(n.m.attrTTL)
+		return 0
+	}
+	if h, ok := f.(*writeHandle); ok && h.size.Load() >= 0 {
+		n.m.fileAttr(&out.Attr, h.size.Load()) // its own bytes, refused or not
+		out.SetTimeout(0)
 		return 0
 	}
 	return n.getattr(ctx, out)
@@ -81,6 +87,14 @@ func (n *entryNode) getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errn
 		return syscall.ESTALE
 	}
 	size, known, errno := n.size(ctx)
+	if errno == syscall.ENOENT {
+		// The kernel holds a name that no longer stands for an entry (a
+		// refused create whose RELEASE came after close returned, an entry
+		// a collection forgot): ESTALE makes it look the name up again
+		// (and an open with O_CREAT then creates), where ENOENT would fail
+		// the stat or open that asked.
+		return syscall.ESTALE
+	}
 	if errno != 0 {
 		return errno
 	}

@@ -197,7 +197,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 				return d.newDir(ctx, name, at.Level, index.PathIno(p), out), 0
 			}
 		}
-		if h := m.pending.get(p); h != nil {
+		if h := m.pending.writing(p); h != nil { // a refused create stands for nothing
 			return d.newFile(ctx, p, h.e, h.size.Load(), true, out), 0
 		}
 		return nil, syscall.ENOENT

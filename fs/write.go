@@ -457,13 +457,17 @@ func (p *pendingWrites) writing(path string) *writeHandle {
 	return nil
 }
 
-// children lists the names being created in dir.
+// live reports whether h may still write (no write of it was refused).
+func live(h *writeHandle) bool { return !h.dead.Load() }
+
+// children lists the names being created in dir (by a handle whose write
+// was not refused).
 func (p *pendingWrites) children(dir string) []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var names []string
 	for path, hs := range p.m {
-		if parent, name := index.SplitPath(path); len(hs) > 0 && hs[0].created && parent == dir {
+		if parent, name := index.SplitPath(path); len(hs) > 0 && hs[0].created && parent == dir && slices.ContainsFunc(hs, live) {
 			names = append(names, name)
 		}
 	}
