@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -28,9 +29,13 @@ const xattrList = xattrKey + "\x00" + xattrSource + "\x00"
 // is one version of it (ver, its generation: versions.go).
 type entryNode struct {
 	base
-	path string
-	e    store.Entry
-	ver  uint64 // index.SigVersion when the node was made
+	path string        // read-only
+	e    store.Entry   // read-only
+	ver  atomic.Uint64 // atomic: index.SigVersion when the node was made, or a later one of the same bytes (versions.go)
+	id   index.SigID   // read-only: the identity of version ver's bytes, when known (hasID)
+	// hasID: id is known (the index had read or written the bytes of the
+	// node's first version when it was made); read-only.
+	hasID bool
 }
 
 var (
@@ -177,14 +182,14 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	if n.e.Kind != store.KindSig {
 		return &readHandle{m: m}, fuse.FOPEN_NOFLUSH, 0 // empty, and known to be: the page cache answers
 	}
-	if n.stale() {
+	if n.stale() && !n.hasID {
 		return nil, 0, syscall.ESTALE
 	}
 	sh, err := m.ix.OpenSig(bg(ctx), n.e)
 	if err != nil {
 		return nil, 0, m.errno("read", n.path, err)
 	}
-	if sh.Version() != n.ver && m.pending.writing(n.path) == nil {
+	if !n.sameVersion(sh) && m.pending.writing(n.path) == nil {
 		sh.Release()
 		return nil, 0, syscall.ESTALE
 	}

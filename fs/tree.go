@@ -174,8 +174,14 @@ func (d *dirNode) newFile(ctx context.Context, p string, e store.Entry, size int
 	}
 	d.m.fileAttr(&out.Attr, size)
 	d.m.entryOut(out, known)
-	n := &entryNode{base: base{m: d.m}, path: p, e: e, ver: ver}
-	return d.NewInode(ctx, n, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: index.PathIno(p), Gen: n.ver})
+	n := &entryNode{base: base{m: d.m}, path: p, e: e}
+	n.ver.Store(ver)
+	if e.Kind == store.KindSig && !writing {
+		if v, id, ok := d.m.ix.SigIdentity(e); ok && v == ver && id.Size == size {
+			n.id, n.hasID = id, true
+		}
+	}
+	return d.NewInode(ctx, n, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: index.PathIno(p), Gen: ver})
 }
 
 func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {

@@ -17,7 +17,9 @@ import (
 // whole, however the signature changes. A node whose version is no longer
 // the signature's answers a stat or an open by name with ESTALE, and the
 // kernel looks the name up again (LOOKUP_REVAL), which gives the new
-// version's node. Each change the index sees (a refresh, an own write, a
+// version's node — unless the version moved to the same bytes (size and
+// digest, index.SigIdentity), which the node then takes as its own at an
+// open (sameVersion). Each change the index sees (a refresh, an own write, a
 // read that found other bytes) is pushed to the kernel as it happens
 // (index.WatchSigChanges → NotifyEntry of the name), so a stat that the
 // kernel would answer from its cache asks again.
@@ -26,7 +28,27 @@ import (
 // longer the signature's (and no write of it is in progress, whose node
 // stays until close; a refused one does not count: pendingWrites.writing).
 func (n *entryNode) stale() bool {
-	return n.e.Kind == store.KindSig && n.m.pending.writing(n.path) == nil && n.ver != n.m.ix.SigVersion(n.e)
+	return n.e.Kind == store.KindSig && n.m.pending.writing(n.path) == nil && n.ver.Load() != n.m.ix.SigVersion(n.e)
+}
+
+// sameVersion reports whether sh, just opened, is the node's version: the
+// one it was made for, or a later one whose bytes are the same (size and
+// digest: index.SigID), which the node then takes as its own. A version
+// that moves without its bytes changing — a refresh that saw the journal
+// line of this mount's own write, a read that found the bytes it had —
+// then sends no open to look the name up again, which the kernel does only
+// once (the "double move" of docs/reliability.md).
+func (n *entryNode) sameVersion(sh *index.SigHandle) bool {
+	v := sh.Version()
+	if v == n.ver.Load() {
+		return true
+	}
+	if !n.hasID || sh.ID() != n.id {
+		return false
+	}
+	for old := n.ver.Load(); old < v && !n.ver.CompareAndSwap(old, v); old = n.ver.Load() {
+	}
+	return true
 }
 
 // sigChanged is the index's watcher: it drops the kernel's name of a
