@@ -67,7 +67,7 @@ func readResults(name string) (*results, error) {
 		}
 		var rec record
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
-			return nil, fmt.Errorf("%s line %d: %v", name, n, err)
+			return nil, fmt.Errorf("%s line %d: %w", name, n, err)
 		}
 		switch rec.Kind {
 		case "machine":
@@ -373,7 +373,7 @@ func (r *results) writeSection(w io.Writer) {
 	for _, wr := range r.writes {
 		var v writeResult
 		json.Unmarshal(wr.Result, &v)
-		how := v.How
+		var how string
 		switch {
 		case v.Batch > 1:
 			how = fmt.Sprintf("`oxyfs put --batch` (%d per process)", v.Batch)
