@@ -164,4 +164,4 @@ func mountFixture(t *testing.T, opts Options) (*fixture, *index.Index, *Server, 
 }
 
 // path is the mount path of an entry.
-func (s *Server) path(e store.Entry) string { return s.Dir() + "/" + e.Key() }
+func (m *Server) path(e store.Entry) string { return m.Dir() + "/" + e.Key() }

@@ -273,7 +273,7 @@ func (m *Server) Unmount() error {
 			return nil
 		}
 		if errors.Is(err, syscall.EBUSY) {
-			return fmt.Errorf("unmount %s: %w: files or directories under it are still in use (close them, or detach lazily with umount -l %s): %v", m.dir, ErrMountBusy, m.dir, err)
+			return fmt.Errorf("unmount %s: %w: files or directories under it are still in use (close them, or detach lazily with umount -l %s): %w", m.dir, ErrMountBusy, m.dir, err)
 		}
 		if !errors.Is(err, syscall.EPERM) {
 			return fmt.Errorf("unmount %s: %w", m.dir, err)
@@ -350,9 +350,9 @@ func CheckFUSE() error {
 	case errors.Is(err, iofs.ErrNotExist):
 		return fmt.Errorf("%w: no /dev/fuse: load the fuse module (modprobe fuse), or give the container the device (--device /dev/fuse --cap-add SYS_ADMIN)", ErrNoFUSE)
 	case errors.Is(err, iofs.ErrPermission):
-		return fmt.Errorf("%w: %w: cannot open /dev/fuse (%v): run as root or give your user access to the device", ErrNoFUSE, iofs.ErrPermission, err)
+		return fmt.Errorf("%w: %w: cannot open /dev/fuse (%w): run as root or give your user access to the device", ErrNoFUSE, iofs.ErrPermission, err)
 	case err != nil:
-		return fmt.Errorf("%w: open /dev/fuse: %v", ErrNoFUSE, err)
+		return fmt.Errorf("%w: open /dev/fuse: %w", ErrNoFUSE, err)
 	}
 	f.Close()
 	if os.Geteuid() != 0 {

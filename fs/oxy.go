@@ -34,17 +34,8 @@ type oxyDir struct {
 }
 
 var (
-	_ = (gofs.NodeLookuper)((*oxyDir)(nil))
-	_ = (gofs.NodeReaddirer)((*oxyDir)(nil))
-	_ = (gofs.NodeGetattrer)((*oxyDir)(nil))
-	_ = (gofs.NodeCreater)((*oxyDir)(nil))
-	_ = (gofs.NodeMkdirer)((*oxyDir)(nil))
-	_ = (gofs.NodeUnlinker)((*oxyDir)(nil))
-	_ = (gofs.NodeRmdirer)((*oxyDir)(nil))
-	_ = (gofs.NodeRenamer)((*oxyDir)(nil))
-	_ = (gofs.NodeLinker)((*oxyDir)(nil))
-	_ = (gofs.NodeSymlinker)((*oxyDir)(nil))
-	_ = (gofs.NodeMknoder)((*oxyDir)(nil))
+	_ dirOps = (*oxyDir)(nil)
+	_        = (gofs.NodeReaddirer)((*oxyDir)(nil))
 )
 
 func (d *oxyDir) dirPath() string {

@@ -204,7 +204,7 @@ var (
 func (h *listHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	defer h.m.ops.start(opRead)()
 	n, err := h.s.lt.ReadAt(dest, off)
-	if err != nil && err != io.EOF {
+	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, h.m.errno("read", h.path, err)
 	}
 	return fuse.ReadResultData(dest[:n]), 0

@@ -3,6 +3,7 @@ package fs
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"testing"
@@ -46,7 +47,7 @@ func readEvery(t *testing.T, p string, want []byte) {
 	defer f.Close()
 	buf := make([]byte, len(want)+10)
 	n, err := io.ReadFull(f, buf)
-	if err != io.ErrUnexpectedEOF || !bytes.Equal(buf[:n], want) {
+	if !errors.Is(err, io.ErrUnexpectedEOF) || !bytes.Equal(buf[:n], want) {
 		t.Errorf("one read of %s: %d bytes %v, want %d and EOF", p, n, err, len(want))
 	}
 }

@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -22,7 +23,7 @@ func TestTimesAreTheStoresLastChange(t *testing.T) {
 	it := f.st.Bucket().List(&blob.ListOptions{Prefix: store.PackPrefix})
 	for {
 		o, err := it.Next(ctx)
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

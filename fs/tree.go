@@ -108,18 +108,25 @@ type dirNode struct {
 	partial atomic.Pointer[listing] // the listing being read (see dirHandle)
 }
 
+// dirOps is what both kinds of directory (dirNode, oxyDir) answer: a
+// lookup, their attributes, and every call that makes, removes or renames
+// a name in them.
+type dirOps interface {
+	gofs.NodeLookuper
+	gofs.NodeGetattrer
+	gofs.NodeCreater
+	gofs.NodeMkdirer
+	gofs.NodeUnlinker
+	gofs.NodeRmdirer
+	gofs.NodeRenamer
+	gofs.NodeLinker
+	gofs.NodeSymlinker
+	gofs.NodeMknoder
+}
+
 var (
-	_ = (gofs.NodeLookuper)((*dirNode)(nil))
-	_ = (gofs.NodeGetattrer)((*dirNode)(nil))
-	_ = (gofs.NodeSetattrer)((*dirNode)(nil))
-	_ = (gofs.NodeMkdirer)((*dirNode)(nil))
-	_ = (gofs.NodeCreater)((*dirNode)(nil))
-	_ = (gofs.NodeUnlinker)((*dirNode)(nil))
-	_ = (gofs.NodeRmdirer)((*dirNode)(nil))
-	_ = (gofs.NodeRenamer)((*dirNode)(nil))
-	_ = (gofs.NodeLinker)((*dirNode)(nil))
-	_ = (gofs.NodeSymlinker)((*dirNode)(nil))
-	_ = (gofs.NodeMknoder)((*dirNode)(nil))
+	_ dirOps = (*dirNode)(nil)
+	_        = (gofs.NodeSetattrer)((*dirNode)(nil))
 )
 
 func isNotExist(err error) bool {

@@ -289,7 +289,7 @@ func (m *mountProc) waitLog(sub string, n int, timeout time.Duration) error {
 			if got, _ := m.stderr.count(sub); got >= n {
 				return nil
 			}
-			return fmt.Errorf("exited (%v) before printing %q", m.err, sub)
+			return fmt.Errorf("exited (%v) before printing %q", m.err, sub) //nolint:errorlint // m.err is nil after exit 0 (shown as <nil>); a message, nothing matches it
 		case <-deadline.C:
 			return fmt.Errorf("no line %q (%d of %d) within %v", sub, got, n, timeout)
 		}

@@ -53,7 +53,7 @@ func TestReliabilitySecurityDefaults(t *testing.T) {
 	if opts := mountOptions(t, ro); !strings.HasPrefix(opts, "ro,") && !strings.Contains(opts, ",ro,") && opts != "ro" {
 		t.Errorf("mount -o ro: kernel options %q, want ro", opts)
 	}
-	if err := create(filepath.Join(sigFiles(t, ro)[0] + "-copy")); errnoOf(err) != syscall.EROFS {
+	if err := create(sigFiles(t, ro)[0] + "-copy"); errnoOf(err) != syscall.EROFS {
 		t.Errorf("create on a -o ro mount: %v, want EROFS", err)
 	}
 

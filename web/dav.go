@@ -163,7 +163,7 @@ func (f *davFile) Readdir(count int) ([]os.FileInfo, error) {
 		return nil, &os.PathError{Op: "readdir", Path: f.name, Err: errors.New("not a directory")}
 	}
 	des, err := rd.ReadDir(count)
-	if err != nil && err != io.EOF {
+	if err != nil && !errors.Is(err, io.EOF) {
 		err = davErr("readdir", f.name, err)
 	}
 	out := make([]os.FileInfo, 0, len(des))

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -145,7 +146,7 @@ func TestConnectionsPastTheCapWaitForOneToClose(t *testing.T) {
 	if resp, err := http.ReadResponse(br, nil); err == nil {
 		resp.Body.Close()
 		t.Fatalf("a third connection was served (status %d) while two held the cap of 2", resp.StatusCode)
-	} else if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
+	} else if ne := net.Error(nil); !errors.As(err, &ne) || !ne.Timeout() {
 		t.Fatalf("third connection: %v, want it waiting", err)
 	}
 	held[0].Close()

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -76,7 +77,7 @@ func (e *env) parse(args []string, min, max int) ([]string, error) {
 		return nil, errDeclared
 	}
 	if err := e.flags.Parse(args); err != nil {
-		if err == flag.ErrHelp {
+		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
 		}
 		return nil, usagef("%v%s", err, suggestFlag(err, e.flags))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -95,7 +96,8 @@ func runDetached(args []string, stderr io.Writer) int {
 func exitStatus(err error, copied <-chan struct{}, stderr io.Writer) int {
 	<-copied
 	code := 1
-	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() > 0 {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() > 0 {
 		code = ee.ExitCode()
 	}
 	if err == nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -26,7 +27,8 @@ func FuzzEntryPath(f *testing.F) {
 		c := cleanPath(p)
 		e, err := entryOf(c)
 		if err != nil {
-			if _, ok := err.(*usageError); !ok {
+			var ue *usageError
+			if !errors.As(err, &ue) {
 				t.Fatalf("entryOf(%q): %v is not a usage error (exit 2)", c, err)
 			}
 			return

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/oxyfs/oxyfs/fold"
@@ -44,12 +42,7 @@ func runFold(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := e.openBucketStore(ctx, pos[0], *dry)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	_, err = runReported(e, "fold", func(progress progressFunc) (fold.Report, error) {
+	_, err = maintain(ctx, e, pos[0], *dry, "fold", func(st *store.Store, progress progressFunc) (fold.Report, error) {
 		return fold.Complete(ctx, st, fold.Options{DryRun: *dry, Progress: progress, Warn: e.warnFunc()})
 	})
 	return err
@@ -74,43 +67,31 @@ func runGC(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	st, err := e.openBucketStore(ctx, pos[0], *dry)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	_, err = runReported(e, "gc", func(progress progressFunc) (fold.CollectReport, error) {
+	_, err = maintain(ctx, e, pos[0], *dry, "gc", func(st *store.Store, progress progressFunc) (fold.CollectReport, error) {
 		opts.Progress = progress
 		return fold.Collect(ctx, st, opts)
 	})
 	return err
 }
 
+// readForget reads --forget-objects: an object a line; blank lines and
+// lines starting with # are skipped.
 func readForget(e *env, name string) ([]fold.ForgetObject, error) {
-	f := e.stdin
-	if name != "-" {
-		file, err := os.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		defer file.Close()
-		f = file
-	}
 	var out []fold.ForgetObject
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
+	err := eachLine(e, name, 0, func(n int, line string) error {
+		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
-			continue
+			return nil
 		}
 		o, err := fold.ParseForgetObject(line)
 		if err != nil {
-			return nil, usagef("%s line %d: %v", name, n, err)
+			return usagef("%s line %d: %v", name, n, err)
 		}
 		out = append(out, o)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -124,12 +105,7 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	// A location holding nothing of a store is no store to pass: exit 1,
 	// saying why (openBucketStore: one LIST; the check lists everything
 	// anyway).
-	st, err := e.openBucketStore(ctx, pos[0], true)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	rep, err := runReported(e, "check", func(progress progressFunc) (fold.CheckReport, error) {
+	rep, err := maintain(ctx, e, pos[0], true, "check", func(st *store.Store, progress progressFunc) (fold.CheckReport, error) {
 		return fold.Check(ctx, st, fold.CheckOptions{Progress: progress, Warn: e.warnFunc()})
 	})
 	if err == nil && !rep.OK() {
@@ -156,6 +132,19 @@ func runReported[R fmt.Stringer](e *env, label string, do func(progressFunc) (R,
 	}
 	e.printReport(rep.String())
 	return rep, nil
+}
+
+// maintain runs a fold, collection or check (do) on the store at url,
+// opened by openBucketStore (read-only as readOnly says) and closed after,
+// and prints its report (runReported, label).
+func maintain[R fmt.Stringer](ctx context.Context, e *env, url string, readOnly bool, label string, do func(st *store.Store, progress progressFunc) (R, error)) (R, error) {
+	st, err := e.openBucketStore(ctx, url, readOnly)
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	defer st.Close()
+	return runReported(e, label, func(progress progressFunc) (R, error) { return do(st, progress) })
 }
 
 // openBucketStore opens a store for fold, gc and check, which only apply to

@@ -126,43 +126,60 @@ func runPut(ctx context.Context, e *env, args []string) error {
 
 // readBatch reads lines "PATH" or "PATH<TAB>FILE".
 func readBatch(e *env, name string) ([]index.Write, error) {
-	var r io.Reader = e.stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r = f
-	}
 	var ws []index.Write
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
+	err := eachLine(e, name, 1<<20, func(n int, line string) error {
 		if line == "" {
-			continue
+			return nil
 		}
 		p, file, hasFile := strings.Cut(line, "\t")
 		en, err := entryOf(cleanPath(p))
 		if err != nil {
-			return nil, usagef("%s line %d: %v", name, n, err)
+			return usagef("%s line %d: %v", name, n, err)
 		}
 		var data []byte
 		if hasFile {
 			if data, err = openData(e, file); err != nil {
-				return nil, fmt.Errorf("%s line %d: %w", name, n, err)
+				return fmt.Errorf("%s line %d: %w", name, n, err)
 			}
 		}
 		if err := checkData(en, data, hasFile); err != nil {
-			return nil, usagef("%s line %d: %v", name, n, err)
+			return usagef("%s line %d: %v", name, n, err)
 		}
 		ws = append(ws, index.Write{Entry: en, Data: data})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return ws, nil
+}
+
+// eachLine calls fn with each line of the file name ("-": stdin), numbered
+// from 1, lines of at most maxLine bytes (0: bufio.MaxScanTokenSize). An
+// error of fn stops it and is returned.
+func eachLine(e *env, name string, maxLine int, fn func(n int, line string) error) error {
+	var r io.Reader = e.stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r = f
+	}
+	sc := bufio.NewScanner(r)
+	if maxLine > 0 {
+		sc.Buffer(make([]byte, 64<<10), maxLine)
+	}
+	for n := 1; sc.Scan(); n++ {
+		if err := fn(n, sc.Text()); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read %s: %w", name, err)
+	}
+	return nil
 }
 
 func runGen(ctx context.Context, e *env, args []string) error {

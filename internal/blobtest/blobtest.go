@@ -145,10 +145,18 @@ func (b *Bucket) ErrorCode(err error) gcerrors.ErrorCode {
 	return gcerrors.Internal
 }
 
-func (b *Bucket) As(any) bool             { return false }
-func (b *Bucket) ErrorAs(error, any) bool { return false }
-func (b *Bucket) Close() error            { return b.inner.Close() }
+// As exposes no driver-specific type: it is false for every target.
+func (b *Bucket) As(any) bool { return false }
 
+// ErrorAs exposes no driver-specific error type: it is false for every
+// error and target.
+func (b *Bucket) ErrorAs(error, any) bool { return false }
+
+// Close closes the inner bucket.
+func (b *Bucket) Close() error { return b.inner.Close() }
+
+// Attributes is a HEAD of key (OpHead): the Before hook, then a lied 404
+// (Liar.NotFound), else the inner bucket's attributes.
 func (b *Bucket) Attributes(ctx context.Context, key string) (*driver.Attributes, error) {
 	if err := b.before(ctx, OpHead, key); err != nil {
 		return nil, err
@@ -163,6 +171,9 @@ func (b *Bucket) Attributes(ctx context.Context, key string) (*driver.Attributes
 	return &driver.Attributes{ContentType: a.ContentType, ModTime: a.ModTime, Size: a.Size, MD5: a.MD5, ETag: a.ETag}, nil
 }
 
+// ListPaged is a LIST of one page (OpList, key: the prefix): the Before
+// hook, then the inner bucket's page with the Liar's lies (a prefix
+// ignored, keys omitted).
 func (b *Bucket) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driver.ListPage, error) {
 	if err := b.before(ctx, OpList, opts.Prefix); err != nil {
 		return nil, err
@@ -194,6 +205,9 @@ func (b *Bucket) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driv
 	return page, nil
 }
 
+// NewRangeReader is a GET of key (OpGet): the Before hook, then a lied 404
+// (Liar.NotFound), else the inner bucket's reader, its body wrapped by the
+// Body hook.
 func (b *Bucket) NewRangeReader(ctx context.Context, key string, offset, length int64, _ *driver.ReaderOptions) (driver.Reader, error) {
 	if err := b.before(ctx, OpGet, key); err != nil {
 		return nil, err
@@ -214,6 +228,9 @@ func (b *Bucket) NewRangeReader(ctx context.Context, key string, offset, length 
 	return reader{r: r, body: r}, nil
 }
 
+// NewTypedWriter is a PUT of key (OpPut): the Before hook, then a writer to
+// the inner bucket (create-only with IfNotExist) whose Close runs the
+// AfterPut hook.
 func (b *Bucket) NewTypedWriter(ctx context.Context, key, contentType string, opts *driver.WriterOptions) (driver.Writer, error) {
 	if err := b.before(ctx, OpPut, key); err != nil {
 		return nil, err
@@ -225,6 +242,8 @@ func (b *Bucket) NewTypedWriter(ctx context.Context, key, contentType string, op
 	return &writer{w: w, b: b, key: key}, nil
 }
 
+// Copy copies src to dst in the inner bucket, a PUT of dst (OpPut) to the
+// Before hook.
 func (b *Bucket) Copy(ctx context.Context, dst, src string, _ *driver.CopyOptions) error {
 	if err := b.before(ctx, OpPut, dst); err != nil {
 		return err
@@ -232,6 +251,8 @@ func (b *Bucket) Copy(ctx context.Context, dst, src string, _ *driver.CopyOption
 	return b.inner.Copy(ctx, dst, src, nil)
 }
 
+// Delete is a DELETE of key (OpDelete): the Before hook, then success
+// without deleting (Liar.KeepOnDelete), else the inner bucket's delete.
 func (b *Bucket) Delete(ctx context.Context, key string, _ *driver.DeleteOptions) error {
 	if err := b.before(ctx, OpDelete, key); err != nil {
 		return err
@@ -242,6 +263,7 @@ func (b *Bucket) Delete(ctx context.Context, key string, _ *driver.DeleteOptions
 	return b.inner.Delete(ctx, key)
 }
 
+// SignedURL fails: the bucket signs no URLs.
 func (b *Bucket) SignedURL(context.Context, string, *driver.SignedURLOptions) (string, error) {
 	return "", errors.New("blobtest: no signed URLs")
 }

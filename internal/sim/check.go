@@ -43,7 +43,7 @@ func (s *sim) readJournal() (map[string]*jcount, error) {
 	}
 	lines, bad := store.ParseJournal(data)
 	if bad.Count > 0 {
-		return nil, fmt.Errorf("journal has %d lines that do not parse: %v", bad.Count, bad.First[0])
+		return nil, fmt.Errorf("journal has %d lines that do not parse: %w", bad.Count, bad.First[0])
 	}
 	out := map[string]*jcount{}
 	for _, l := range lines {

@@ -21,8 +21,9 @@ func isEOF(err error) bool { return errors.Is(err, io.EOF) }
 
 func msDur(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
 
-// Known defects a violation may be an instance of (the lead's list, being
-// fixed on main while this simulation was built). Anything else is NEW.
+// Classes are the known defects a violation may be an instance of, by
+// name (the lead's list, being fixed on main while this simulation was
+// built). Anything else is NEW.
 var Classes = map[string]string{
 	"D1":  "gc --forget-objects leaves a forgotten object visible when the new set equals a list retired earlier (fold deferred)",
 	"D2":  "Refresh only adds: a long-lived handle keeps showing forgotten keys after a refresh",

@@ -90,7 +90,7 @@ func (p *process) waitReady(url string, deadline time.Time) error {
 	for {
 		select {
 		case <-p.done:
-			err := fmt.Errorf("server exited before it was ready: %v", p.waitErr)
+			err := fmt.Errorf("server exited before it was ready: %v", p.waitErr) //nolint:errorlint // nil after exit 0 (shown as <nil>); errAddrInUse is what callers match
 			if t := tail(p.logPath, 8192); strings.Contains(t, "address already in use") || strings.Contains(t, "EADDRINUSE") {
 				err = fmt.Errorf("%w: %w", errAddrInUse, err)
 			}

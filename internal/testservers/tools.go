@@ -37,7 +37,7 @@ func locate(ctx context.Context, b *backend) (string, error) {
 	}
 	p, err := b.provide(ctx)
 	if err != nil {
-		return "", fmt.Errorf("%v; and %w", notFound, err)
+		return "", fmt.Errorf("%w; and %w", notFound, err)
 	}
 	return p, nil
 }

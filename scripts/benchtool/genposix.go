@@ -290,8 +290,10 @@ func genPosix(ctx context.Context, args []string) error {
 
 // generate writes the plan under dir, the journal through url, and checks.
 func (p *posixPlan) generate(ctx context.Context, url, dir string, journal int) (genPosixResult, error) {
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return genPosixResult{}, fmt.Errorf("genposix: %s is not the bucket's directory (create the bucket first): %v", dir, err)
+	if fi, err := os.Stat(dir); err != nil {
+		return genPosixResult{}, fmt.Errorf("genposix: %s is not the bucket's directory (create the bucket first): %w", dir, err)
+	} else if !fi.IsDir() {
+		return genPosixResult{}, fmt.Errorf("genposix: %s is not the bucket's directory (create the bucket first)", dir)
 	}
 	c, err := p.cost(dir)
 	if err != nil {

@@ -173,9 +173,7 @@ func keyText(ctx context.Context, st *store.Store, s index.Status) (int64, error
 			return 0, err
 		}
 		if _, err := store.DecodeEntryList(data, func(key []byte) error {
-			if _, ok := journal[string(key)]; ok {
-				delete(journal, string(key)) // counted here
-			}
+			delete(journal, string(key)) // counted here
 			n += int64(len(key))
 			return nil
 		}); err != nil {

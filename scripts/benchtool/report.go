@@ -58,6 +58,20 @@ func readResults(name string) (*results, error) {
 	}
 	defer f.Close()
 	r := &results{machine: map[string]string{}}
+	// byKind: where each kind of record goes but "machine" (kept apart,
+	// in order); a record of another kind is skipped.
+	byKind := map[string]*[]record{
+		"browse":     &r.browse,
+		"open":       &r.opens,
+		"mount":      &r.mounts,
+		"fold":       &r.folds,
+		"gen":        &r.gens,
+		"write":      &r.writes,
+		"roundtrip":  &r.rts,
+		"huge":       &r.huge,
+		"mountstate": &r.states,
+		"memstate":   &r.memstates,
+	}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -67,34 +81,15 @@ func readResults(name string) (*results, error) {
 		}
 		var rec record
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
-			return nil, fmt.Errorf("%s line %d: %v", name, n, err)
+			return nil, fmt.Errorf("%s line %d: %w", name, n, err)
 		}
-		switch rec.Kind {
-		case "machine":
+		if rec.Kind == "machine" {
 			if _, ok := r.machine[rec.Key]; !ok {
 				r.keys = append(r.keys, rec.Key)
 			}
 			r.machine[rec.Key] = rec.Value
-		case "browse":
-			r.browse = append(r.browse, rec)
-		case "open":
-			r.opens = append(r.opens, rec)
-		case "mount":
-			r.mounts = append(r.mounts, rec)
-		case "fold":
-			r.folds = append(r.folds, rec)
-		case "gen":
-			r.gens = append(r.gens, rec)
-		case "write":
-			r.writes = append(r.writes, rec)
-		case "roundtrip":
-			r.rts = append(r.rts, rec)
-		case "huge":
-			r.huge = append(r.huge, rec)
-		case "mountstate":
-			r.states = append(r.states, rec)
-		case "memstate":
-			r.memstates = append(r.memstates, rec)
+		} else if list := byKind[rec.Kind]; list != nil {
+			*list = append(*list, rec)
 		}
 	}
 	return r, sc.Err()
@@ -373,7 +368,7 @@ func (r *results) writeSection(w io.Writer) {
 	for _, wr := range r.writes {
 		var v writeResult
 		json.Unmarshal(wr.Result, &v)
-		how := v.How
+		var how string
 		switch {
 		case v.Batch > 1:
 			how = fmt.Sprintf("`oxyfs put --batch` (%d per process)", v.Batch)

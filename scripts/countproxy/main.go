@@ -165,7 +165,14 @@ func main() {
 	d.Store(int64(*delay))
 	c := &counters{n: map[string]int64{}}
 
-	rp := httputil.NewSingleHostReverseProxy(u)
+	rp := &httputil.ReverseProxy{
+		// The Host header is kept as the client sent it: the signature of
+		// an S3 request covers it.
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(u)
+			pr.Out.Host = pr.In.Host
+		},
+	}
 	rp.Transport = &http.Transport{
 		Proxy:               nil,
 		MaxIdleConns:        256,
@@ -183,14 +190,6 @@ func main() {
 		c.add("UPSTREAM_DROPPED")
 		log.Printf("countproxy: %s %s: %v (client connection dropped)", r.Method, r.URL.Path, err)
 		panic(http.ErrAbortHandler)
-	}
-	// The Host header is kept as the client sent it: the signature of an
-	// S3 request covers it.
-	director := rp.Director
-	rp.Director = func(r *http.Request) {
-		host := r.Host
-		director(r)
-		r.Host = host
 	}
 	hostBase := hostOnly(*listen)
 	proxy := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -23,6 +23,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -361,7 +362,8 @@ func mutation(root, patch string, ops int) (caught bool, out string, err error) 
 		cmd := exec.Command("go", append(args, strconv.Itoa(ops))...)
 		cmd.Dir = dir
 		b, err := cmd.CombinedOutput()
-		if ee, ok := err.(*exec.ExitError); err != nil && !(ok && ee.ExitCode() == 1) {
+		var ee *exec.ExitError
+		if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
 			return nil, string(b), fmt.Errorf("run in %s: %w", dir, err)
 		}
 		m := map[string]string{}
