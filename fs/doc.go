@@ -95,7 +95,9 @@
 //     it sees it (ix.WatchSigChanges: NotifyEntry of the name; Invalidate
 //     does the same for what a refresh changed), and a node of an older
 //     version answers a stat or an open by name with ESTALE, on which the
-//     kernel looks the name up again and gets the new node. A descriptor
+//     kernel looks the name up again and gets the new node — but for a
+//     version that moved to the same bytes, which the node takes as its
+//     own at an open (versions.go: sameVersion). A descriptor
 //     held open keeps its node and its handle: it reads the version it
 //     opened, whole, and fstat on it answers from the handle.
 //   - Content: a signature is read once, at open (ix.OpenSig), into a
