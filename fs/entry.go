@@ -79,11 +79,6 @@ func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.At
 		out.SetTimeout(n.m.attrTTL)
 		return 0
 	}
-	if h, ok := f.(*writeHandle); ok && h.size.Load() >= 0 {
-		n.m.fileAttr(&out.Attr, h.size.Load()) // its own bytes, refused or not
-		out.SetTimeout(0)
-		return 0
-	}
 	return n.getattr(ctx, out)
 }
 
