@@ -434,27 +434,33 @@ func mountErr(err error) error {
 // cause of every EFBIG, EAGAIN and EIO (the caller logs each failure once:
 // it is not retried).
 func (m *Server) errno(op, p string, err error) syscall.Errno {
-	switch index.Classify(err) {
-	case index.ClassNone:
+	class := index.Classify(err)
+	if class == index.ClassNone {
 		return 0
-	case index.ClassNotFound:
-		return syscall.ENOENT
-	case index.ClassInvalid:
-		return syscall.EINVAL
-	case index.ClassReadOnly:
-		return syscall.EROFS
-	case index.ClassNotDir:
-		return syscall.ENOTDIR
-	case index.ClassTooLarge:
-		m.logf("oxyfs: %s /%s: %v (EFBIG)", op, p, err)
-		return syscall.EFBIG
-	case index.ClassBusy:
-		m.logf("oxyfs: %s /%s: %v (EAGAIN)", op, p, err)
-		return syscall.EAGAIN
 	}
-	m.logf("oxyfs: %s /%s: %v (EIO)", op, p, err)
-	return syscall.EIO
+	e, ok := classErrno[class]
+	if !ok {
+		e = syscall.EIO
+	}
+	if e == syscall.EFBIG || e == syscall.EAGAIN || e == syscall.EIO {
+		m.logf("oxyfs: %s /%s: %v (%s)", op, p, err, errnoName[e])
+	}
+	return e
 }
+
+// classErrno is the errno of each class of error (index.Classify) but
+// ClassNone; a class not listed is EIO.
+var classErrno = map[index.Class]syscall.Errno{
+	index.ClassNotFound: syscall.ENOENT,
+	index.ClassInvalid:  syscall.EINVAL,
+	index.ClassReadOnly: syscall.EROFS,
+	index.ClassNotDir:   syscall.ENOTDIR,
+	index.ClassTooLarge: syscall.EFBIG,
+	index.ClassBusy:     syscall.EAGAIN,
+}
+
+// errnoName names the errnos whose cause the mount logs.
+var errnoName = map[syscall.Errno]string{syscall.EFBIG: "EFBIG", syscall.EAGAIN: "EAGAIN", syscall.EIO: "EIO"}
 
 // refused is the errno of a write the mount never does: EROFS on a read-only
 // mount, else EPERM.

@@ -319,21 +319,22 @@ func failStatus(r *http.Request, err error) int {
 	if r.Context().Err() != nil {
 		return StatusClientClosedRequest
 	}
-	switch index.Classify(err) {
-	case index.ClassNotFound, index.ClassNotDir:
-		return http.StatusNotFound
-	case index.ClassInvalid:
-		return http.StatusBadRequest
-	case index.ClassReadOnly:
-		return http.StatusForbidden
-	case index.ClassTooLarge:
-		return http.StatusInternalServerError
-	case index.ClassBusy:
-		return http.StatusServiceUnavailable
-	case index.ClassTimeout:
-		return http.StatusGatewayTimeout
+	if status, ok := classStatus[index.Classify(err)]; ok {
+		return status
 	}
 	return http.StatusBadGateway
+}
+
+// classStatus is the HTTP status of each class of error (index.Classify);
+// a class not listed (the store failing) is 502.
+var classStatus = map[index.Class]int{
+	index.ClassNotFound: http.StatusNotFound,
+	index.ClassNotDir:   http.StatusNotFound,
+	index.ClassInvalid:  http.StatusBadRequest,
+	index.ClassReadOnly: http.StatusForbidden,
+	index.ClassTooLarge: http.StatusInternalServerError,
+	index.ClassBusy:     http.StatusServiceUnavailable,
+	index.ClassTimeout:  http.StatusGatewayTimeout,
 }
 
 // fail answers an index error (failStatus): 499 with nothing, 404 as

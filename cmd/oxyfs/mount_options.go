@@ -43,40 +43,35 @@ func applyMountOptions(mf *mountFlags, c *commonFlags, opts string) (unknown []s
 	if opts == "" {
 		return nil, nil
 	}
+	// Options that set a flag, options that take a string as it is, and
+	// the rest, which parse their value.
+	set := map[string]func(){
+		"ro": func() { mf.readOnly = true }, "rw": func() { mf.readOnly = false },
+		"allow_other": func() { mf.allowOther = true }, "allow_overwrite": func() { mf.overwrite = true },
+		"allow_any_name": func() { mf.anyName = true }, "debug": func() { mf.debug = true },
+		"create": func() { c.create = true },
+	}
+	text := map[string]*string{"layout": &c.layout, "log_file": &mf.file, "log_level": &mf.level, "log_format": &mf.format}
 	for _, o := range strings.Split(opts, ",") {
 		k, v, _ := strings.Cut(strings.TrimSpace(o), "=")
 		var err error
+		if f, ok := set[k]; ok {
+			f()
+			continue
+		}
+		if t, ok := text[k]; ok {
+			*t = v
+			continue
+		}
 		switch k {
-		case "ro":
-			mf.readOnly = true
-		case "rw":
-			mf.readOnly = false
-		case "allow_other":
-			mf.allowOther = true
-		case "allow_overwrite":
-			mf.overwrite = true
-		case "allow_any_name":
-			mf.anyName = true
 		case "uid":
 			mf.uid, err = strconv.Atoi(v)
 		case "gid":
 			mf.gid, err = strconv.Atoi(v)
 		case "refresh":
 			mf.refresh, err = time.ParseDuration(v)
-		case "layout":
-			c.layout = v
 		case "timeout":
 			c.timeout, err = time.ParseDuration(v)
-		case "debug":
-			mf.debug = true
-		case "create":
-			c.create = true
-		case "log_file":
-			mf.file = v
-		case "log_level":
-			mf.level = v
-		case "log_format":
-			mf.format = v
 		default:
 			// mount(8) passes generic options (defaults, noauto, _netdev, …) too.
 			if !genericMountOption(k) {
