@@ -83,7 +83,7 @@ func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.At
 }
 
 func (n *entryNode) getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
-	if n.stale() {
+	if n.staleNow() {
 		return syscall.ESTALE
 	}
 	size, known, errno := n.size(ctx)
@@ -98,7 +98,7 @@ func (n *entryNode) getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errn
 	if errno != 0 {
 		return errno
 	}
-	if n.stale() { // the read that learnt the size found other bytes
+	if n.staleNow() { // the read that learnt the size found other bytes
 		return syscall.ESTALE
 	}
 	n.m.fileAttr(&out.Attr, size)

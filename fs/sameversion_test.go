@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/hanwen/go-fuse/v2/fuse"
+
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 )
@@ -42,6 +44,8 @@ func TestAVersionMovedToTheSameBytesKeepsItsNode(t *testing.T) {
 	}
 	n := &entryNode{base: base{m: srv}, path: k.Key(), e: k, id: id, hasID: true}
 	n.ver.Store(v0)
+	statNode := &entryNode{base: base{m: srv}, path: k.Key(), e: k, id: id, hasID: true}
+	statNode.ver.Store(v0)
 
 	if err := other.Put(ctx, k, same); err != nil {
 		t.Fatal(err)
@@ -55,6 +59,19 @@ func TestAVersionMovedToTheSameBytesKeepsItsNode(t *testing.T) {
 	}
 	if !n.stale() {
 		t.Fatal("the node of the version before is not stale")
+	}
+	// A stat asks no request: while the index does not know the new
+	// version's bytes it is ESTALE; once a read found them the same, the
+	// node takes the version.
+	var out fuse.AttrOut
+	if errno := statNode.Getattr(ctx, nil, &out); errno != syscall.ESTALE {
+		t.Errorf("stat of the old node before the bytes were read again: %v, want ESTALE", errno)
+	}
+	if _, err := ix.ReadSig(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	if errno := statNode.Getattr(ctx, nil, &out); errno != 0 || out.Size != uint64(len(same)) || statNode.ver.Load() != v1 {
+		t.Errorf("stat of the old node once the same bytes were read: %v, size %d, version %d; want it taken (%d bytes, version %d)", errno, out.Size, statNode.ver.Load(), len(same), v1)
 	}
 	f, _, errno := n.Open(ctx, uint32(syscall.O_RDONLY))
 	if errno != 0 {

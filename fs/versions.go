@@ -31,6 +31,31 @@ func (n *entryNode) stale() bool {
 	return n.e.Kind == store.KindSig && n.m.pending.writing(n.path) == nil && n.ver.Load() != n.m.ix.SigVersion(n.e)
 }
 
+// staleNow is stale, but a node whose version moved to bytes the index
+// knows to be the node's own (index.SigIdentity, no request) takes that
+// version first: a stat, like an open (sameVersion), then needs no second
+// lookup for a move that changed no byte.
+func (n *entryNode) staleNow() bool {
+	if !n.stale() {
+		return false
+	}
+	if !n.hasID {
+		return true
+	}
+	v, id, ok := n.m.ix.SigIdentity(n.e)
+	if !ok || id != n.id {
+		return true
+	}
+	n.takeVersion(v)
+	return n.stale()
+}
+
+// takeVersion makes v the node's version unless it has a later one.
+func (n *entryNode) takeVersion(v uint64) {
+	for old := n.ver.Load(); old < v && !n.ver.CompareAndSwap(old, v); old = n.ver.Load() {
+	}
+}
+
 // sameVersion reports whether sh, just opened, is the node's version: the
 // one it was made for, or a later one whose bytes are the same (size and
 // digest: index.SigID), which the node then takes as its own. A version
@@ -46,8 +71,7 @@ func (n *entryNode) sameVersion(sh *index.SigHandle) bool {
 	if !n.hasID || sh.ID() != n.id {
 		return false
 	}
-	for old := n.ver.Load(); old < v && !n.ver.CompareAndSwap(old, v); old = n.ver.Load() {
-	}
+	n.takeVersion(v)
 	return true
 }
 
