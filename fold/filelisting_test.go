@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // fileFaultStore is a bucket-layout file:// store with a journal, a
@@ -23,15 +24,15 @@ func fileFaultStore(t *testing.T, dir string) (*store.Store, *store.FakeClock) {
 	t.Helper()
 	clk := store.NewFakeClock(t0)
 	st := openStore(t, (&url.URL{Scheme: "file", Path: t.TempDir()}).String(), clk)
-	write(t, st, ekey(store.KindSig, "0011", "alice"), ekey(store.KindSig, "0111", "bob"))
+	write(t, st, ekey(format.KindSig, "0011", "alice"), ekey(format.KindSig, "0111", "bob"))
 	mustComplete(t, st)
-	write(t, st, ekey(store.KindSig, "0122", "carol"), ekey(store.KindSeal, "0122", "v1"))
+	write(t, st, ekey(format.KindSig, "0122", "carol"), ekey(format.KindSeal, "0122", "v1"))
 	if strings.HasPrefix(dir, "sigs/") {
-		putRecord(t, st, "sigs/01/33", string(store.FormatLegacySigs([]store.LegacySig{{Signer: "dave", Sig: []byte("dave's")}})))
-		if err := st.Delete(context.Background(), store.LegacyFoldedMarker); err != nil {
+		putRecord(t, st, "sigs/01/33", string(format.LegacySigs([]format.LegacySig{{Signer: "dave", Sig: []byte("dave's")}})))
+		if err := st.Delete(context.Background(), format.LegacyFoldedMarker); err != nil {
 			t.Fatal(err)
 		}
-	} else if !exists(t, st, store.LegacyFoldedMarker) {
+	} else if !exists(t, st, format.LegacyFoldedMarker) {
 		t.Fatal("fixture: the first fold wrote no marker")
 	}
 	restore := store.InjectFileFault(func(op, path string) error {
@@ -60,8 +61,8 @@ func stateOf(t *testing.T, st *store.Store) storeState {
 		s.lists = append(s.lists, l.Name)
 	}
 	s.keys = perObjectKeys(t, st)
-	s.journal, s.retired = readRecordText(t, st, store.JournalKey), readRecordText(t, st, store.RetiredKey)
-	s.marker = exists(t, st, store.LegacyFoldedMarker)
+	s.journal, s.retired = readRecordText(t, st, format.JournalKey), readRecordText(t, st, format.RetiredKey)
+	s.marker = exists(t, st, format.LegacyFoldedMarker)
 	return s
 }
 
@@ -132,7 +133,7 @@ func TestCollectOnFileStoreDeletesNothingWhenAListingFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{ekey(store.KindSeal, "0122", "v1"), ekey(store.KindSig, "0122", "carol")}; !slices.Equal(rep.Forget.Keys, want) {
+	if want := []string{ekey(format.KindSeal, "0122", "v1"), ekey(format.KindSig, "0122", "carol")}; !slices.Equal(rep.Forget.Keys, want) {
 		t.Fatalf("forgot %v, want %v", rep.Forget.Keys, want)
 	}
 }

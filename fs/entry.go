@@ -9,7 +9,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // The extended attributes of an entry file.
@@ -29,7 +29,7 @@ const xattrList = xattrKey + "\x00" + xattrSource + "\x00"
 type entryNode struct {
 	base
 	path string
-	e    store.Entry
+	e    format.Entry
 	ver  uint64 // index.SigVersion when the node was made
 }
 
@@ -68,7 +68,7 @@ func (n *entryNode) size(ctx context.Context) (size int64, known bool, errno sys
 // signature's is ESTALE, so that the kernel looks the name up again.
 func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	defer n.m.ops.start(opGetattr)()
-	if h, ok := f.(*readHandle); ok && n.e.Kind == store.KindSig {
+	if h, ok := f.(*readHandle); ok && n.e.Kind == format.KindSig {
 		n.m.fileAttr(&out.Attr, int64(len(h.data)))
 		out.SetTimeout(n.m.attrTTL)
 		return 0
@@ -123,7 +123,7 @@ func (n *entryNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.Set
 			h = m.pending.fresh(n.path)
 		}
 		switch {
-		case n.e.Kind != store.KindSig:
+		case n.e.Kind != format.KindSig:
 			if sz != 0 {
 				return syscall.EINVAL
 			}
@@ -153,14 +153,14 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 		if m.ro {
 			return nil, 0, syscall.EROFS
 		}
-		if n.e.Kind == store.KindSig && !m.overwrite && m.pending.get(n.path) == nil {
+		if n.e.Kind == format.KindSig && !m.overwrite && m.pending.get(n.path) == nil {
 			// An existing signature: replacing it needs --allow-overwrite.
 			m.logf("oxyfs: open %s for writing: refused, the signature exists (mount with --allow-overwrite to replace signatures)", n.path)
 			return nil, 0, syscall.EPERM
 		}
 		return m.newWriteHandle(n.path, n.e, flags, false), fuse.FOPEN_DIRECT_IO, 0
 	}
-	if n.e.Kind != store.KindSig {
+	if n.e.Kind != format.KindSig {
 		return &readHandle{m: m}, fuse.FOPEN_NOFLUSH, 0 // empty, and known to be: the page cache answers
 	}
 	if n.stale() {

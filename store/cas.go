@@ -177,3 +177,6 @@ func backoff(ctx context.Context, n int, rtt time.Duration) error {
 
 // maxBackoff caps one wait between compare-and-swap tries.
 const maxBackoff = 2 * time.Second
+
+// MaxCASTries bounds the compare-and-swap retries of one record update.
+const MaxCASTries = 32

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"github.com/oxyfs/oxyfs/store/format"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -145,7 +146,7 @@ func TestIMDSIsAskedWhereItCanAnswer(t *testing.T) {
 	if len(asked()) == 0 {
 		t.Error("IMDS was not asked")
 	}
-	if _, err := st.Get(context.Background(), JournalKey); !errors.Is(err, ErrNotFound) {
+	if _, err := st.Get(context.Background(), format.JournalKey); !errors.Is(err, ErrNotFound) {
 		t.Errorf("get: %v, want ErrNotFound", err)
 	}
 	mu.Lock()

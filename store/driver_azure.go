@@ -15,6 +15,7 @@ package store
 import (
 	"context"
 	"errors"
+	"github.com/oxyfs/oxyfs/store/format"
 	"io"
 	"net/http"
 	"net/url"
@@ -110,7 +111,7 @@ func (d *azureDriver) readDirect(ctx context.Context, key, token string) (data [
 			data, tok = nil, token
 			return nil
 		}
-		limit := ReadCap(key)
+		limit := format.ReadCap(key)
 		if data, err = io.ReadAll(io.LimitReader(resp.Body, limit+1)); err != nil {
 			return err
 		}

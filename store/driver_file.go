@@ -16,6 +16,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/oxyfs/oxyfs/store/format"
 	"io/fs"
 	"net/url"
 	"os"
@@ -90,12 +91,12 @@ func (*fileDriver) listItem(o *blob.ListObject) ListItem {
 // holds the journal or an entry list (regular files, links not followed),
 // directory otherwise.
 func fileLayout(root string) Layout {
-	if fi, err := os.Lstat(filepath.Join(root, JournalKey)); err == nil && fi.Mode().IsRegular() {
+	if fi, err := os.Lstat(filepath.Join(root, format.JournalKey)); err == nil && fi.Mode().IsRegular() {
 		return LayoutBucket
 	}
-	lists, _ := filepath.Glob(filepath.Join(root, PackPrefix+"*"+EntryListSuffix+"*"))
+	lists, _ := filepath.Glob(filepath.Join(root, format.PackPrefix+"*"+format.EntryListSuffix+"*"))
 	for _, l := range lists {
-		if _, _, ok := ParseEntryListName(filepath.Base(l)); ok {
+		if _, _, ok := format.ParseEntryListName(filepath.Base(l)); ok {
 			return LayoutBucket
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/oxyfs/oxyfs/store/format"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -194,7 +195,7 @@ func testSymlinks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	list := EntryListName(strings.Repeat("ab", 32), true)
+	list := format.EntryListName(strings.Repeat("ab", 32), true)
 	link(filepath.Join(outside, "secret"), "sig/ab/cdef/evil")       // a per-object key
 	link(outside, "sig/cd")                                          // an <hh> directory
 	link(filepath.Join(outside, "0102"), "seal/ab/cdef")             // an object directory
@@ -357,7 +358,7 @@ func TestFileWritesLeaveNoTemporaryFile(t *testing.T) {
 	if err := st.Put(ctx, "sig/ab/cdef/alice", []byte("a")); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.WriteRecord(ctx, JournalKey, []byte("0 sig/ab/cdef/alice\n"), Version{}); err != nil {
+	if err := st.WriteRecord(ctx, format.JournalKey, []byte("0 sig/ab/cdef/alice\n"), Version{}); err != nil {
 		t.Fatal(err)
 	}
 	var files []string

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"github.com/oxyfs/oxyfs/store/format"
 	"io"
 	"sync"
 )
@@ -28,7 +29,7 @@ import (
 // body that failed midway as its error (fn need not tell it apart: its
 // error is then not the one returned).
 func (s *Store) GetStream(ctx context.Context, key string, limit int64, fn func(body io.Reader) error) error {
-	limit = min(max(limit, 0), ReadCap(key))
+	limit = min(max(limit, 0), format.ReadCap(key))
 	var fnErr error
 	err := s.read(ctx, &s.n.get, func(ctx context.Context) error {
 		var err error

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/oxyfs/oxyfs/store/format"
 	"io"
 	"net/url"
 	"path/filepath"
@@ -444,7 +445,7 @@ func (s *Store) List(ctx context.Context, prefix, delimiter string, fn func(List
 // besides the body (a version token). A body that fails midway is
 // errBodyRead, which read retries. admit, if not nil, is GetAdmitted's.
 func (s *Store) readBody(ctx context.Context, key string, opts *blob.ReaderOptions, admit func(int64) (func(), error), then func(r *blob.Reader, data []byte) error) ([]byte, error) {
-	return s.readBodyAtMost(ctx, key, ReadCap(key), opts, admit, then)
+	return s.readBodyAtMost(ctx, key, format.ReadCap(key), opts, admit, then)
 }
 
 // readBodyAtMost is readBody with the cap limit.

@@ -33,6 +33,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/oxyfs/oxyfs/store/format"
 	"net/http"
 	"sync"
 	"time"
@@ -191,7 +192,7 @@ func (s *Store) MeasureClock(ctx context.Context) (time.Duration, error) {
 	if d, ok := s.Skew(); ok {
 		return d, nil
 	}
-	if _, err := s.Exists(ctx, JournalKey); err != nil {
+	if _, err := s.Exists(ctx, format.JournalKey); err != nil {
 		return 0, fmt.Errorf("measure the store's clock: %w", err)
 	}
 	if d, ok := s.Skew(); ok {

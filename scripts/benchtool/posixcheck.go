@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // check compares a sample of the keys genposix wrote (an object of each
@@ -35,7 +36,7 @@ func (p *posixPlan) check(ctx context.Context, st *store.Store, storeURL, dir st
 		return 0, err
 	}
 	var sample []int
-	var seen [store.NumKinds]bool
+	var seen [format.NumKinds]bool
 	for i := 0; i < p.objects() && i < 10000; i++ {
 		if k := p.drawnKind(i); !seen[k] {
 			seen[k] = true
@@ -128,7 +129,7 @@ func checkKey(ctx context.Context, c *s3.Client, bucket string, st *store.Store,
 
 // checkListing lists the object's prefix: every entry, with its size and ETag.
 func checkListing(ctx context.Context, c *s3.Client, bucket string, o *posixObject) error {
-	prefix := store.Entry{Kind: o.kind, Object: o.id}.Key()
+	prefix := format.Entry{Kind: o.kind, Object: o.id}.Key()
 	out, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(prefix)})
 	if err != nil {
 		return fmt.Errorf("list %q: %w", prefix, err)

@@ -1,4 +1,4 @@
-package store
+package format
 
 import (
 	"errors"
@@ -25,8 +25,8 @@ func TestParseRetiredRoundTrips(t *testing.T) {
 	if !reflect.DeepEqual(lines, want) {
 		t.Fatalf("ParseRetired = %+v, want %+v", lines, want)
 	}
-	if got := string(FormatRetired(lines)); got != data+"\n" {
-		t.Errorf("FormatRetired = %q, want %q", got, data+"\n")
+	if got := string(Retired(lines)); got != data+"\n" {
+		t.Errorf("Retired = %q, want %q", got, data+"\n")
 	}
 	if l, b := ParseRetired(nil); len(l) != 0 || b.Count != 0 {
 		t.Errorf("ParseRetired(nil) = %v, %v", l, b)
@@ -83,7 +83,7 @@ func FuzzParseRetired(f *testing.F) {
 				t.Fatalf("accepted %+v", l)
 			}
 		}
-		again, bad2 := ParseRetired(FormatRetired(lines))
+		again, bad2 := ParseRetired(Retired(lines))
 		if bad2.Count != 0 || !slices.Equal(again, lines) {
 			t.Fatalf("round trip: %v, %v; want %v", again, bad2, lines)
 		}

@@ -1,4 +1,4 @@
-package store
+package format
 
 import (
 	"bytes"
@@ -10,14 +10,14 @@ import (
 )
 
 func TestLegacyListsAreIndexedByKind(t *testing.T) {
-	if len(LegacyLists) != NumKinds {
-		t.Fatalf("%d legacy lists, want %d", len(LegacyLists), NumKinds)
+	if len(LegacyLists()) != NumKinds {
+		t.Fatalf("%d legacy lists, want %d", len(LegacyLists()), NumKinds)
 	}
 	want := map[Kind]string{KindSig: "sigs/", KindSeal: "seals/", KindReceipt: "receipts/",
 		KindApproval: "approvals/", KindCert: "certs/", KindAccepted: "accepted-lists/"}
-	for i, l := range LegacyLists {
+	for i, l := range LegacyLists() {
 		if l.Kind != Kind(i) || l.Prefix != want[l.Kind] {
-			t.Errorf("LegacyLists[%d] = %+v", i, l)
+			t.Errorf("LegacyLists()[%d] = %+v", i, l)
 		}
 	}
 }
@@ -73,8 +73,8 @@ func TestParseLegacySigsRoundTrips(t *testing.T) {
 	if !reflect.DeepEqual(sigs, want) {
 		t.Fatalf("ParseLegacySigs = %+v, want %+v", sigs, want)
 	}
-	if got, want := string(FormatLegacySigs(sigs)), "alice AAEC\nbob smith /w==\ncarol AA==\n"; got != want {
-		t.Errorf("FormatLegacySigs = %q, want %q", got, want)
+	if got, want := string(LegacySigs(sigs)), "alice AAEC\nbob smith /w==\ncarol AA==\n"; got != want {
+		t.Errorf("LegacySigs = %q, want %q", got, want)
 	}
 }
 
@@ -117,8 +117,8 @@ func TestParseLegacyValuesRoundTrips(t *testing.T) {
 	if want := []string{"v1", "a value", "v3"}; !reflect.DeepEqual(values, want) {
 		t.Fatalf("ParseLegacyValues = %q, want %q", values, want)
 	}
-	if got := string(FormatLegacyValues(values)); got != "v1\na value\nv3\n" {
-		t.Errorf("FormatLegacyValues = %q", got)
+	if got := string(LegacyValues(values)); got != "v1\na value\nv3\n" {
+		t.Errorf("LegacyValues = %q", got)
 	}
 }
 
@@ -157,7 +157,7 @@ func FuzzParseLegacySigs(f *testing.F) {
 		if n := countLines(data) - blankLines(data); len(sigs)+bad.Count != n {
 			t.Fatalf("%d sigs + %d bad of %d", len(sigs), bad.Count, n)
 		}
-		again, bad2 := ParseLegacySigs(FormatLegacySigs(sigs))
+		again, bad2 := ParseLegacySigs(LegacySigs(sigs))
 		if bad2.Count != 0 || len(again) != len(sigs) {
 			t.Fatalf("round trip: %v, %v; want %v", again, bad2, sigs)
 		}
@@ -185,7 +185,7 @@ func FuzzParseLegacyValues(f *testing.F) {
 				t.Fatalf("accepted %q: %v", v, err)
 			}
 		}
-		again, bad2 := ParseLegacyValues(FormatLegacyValues(values))
+		again, bad2 := ParseLegacyValues(LegacyValues(values))
 		if bad2.Count != 0 || !slices.Equal(again, values) {
 			t.Fatalf("round trip: %q, %v; want %q", again, bad2, values)
 		}

@@ -1,4 +1,4 @@
-package store
+package format
 
 import (
 	"fmt"
@@ -44,6 +44,12 @@ func validateRetiredKey(key string) error {
 	return nil
 }
 
-// FormatRetired formats lines as the retired record. It never fails: the
+// Retired formats lines as the retired record. It never fails: the
 // caller guarantees valid keys and non-negative times.
-func FormatRetired(lines []RetiredLine) []byte { return formatLines(lines) }
+func Retired(lines []RetiredLine) []byte { return formatLines(lines) }
+
+// ParseRetiredText is ParseRetired of a record already held as a string:
+// the keys of lines are pieces of text, not a copy.
+func ParseRetiredText(text string) (lines []RetiredLine, bad BadLines) {
+	return parseLines(text, false, ParseRetiredLine)
+}

@@ -1,4 +1,4 @@
-package store
+package format
 
 import "time"
 
@@ -17,8 +17,6 @@ const (
 
 // Named constants of the spec's rules.
 const (
-	// MaxCASTries bounds the compare-and-swap retries of one record update.
-	MaxCASTries = 32
 	// PartialFoldThreshold: a writer whose update leaves more than this many
 	// unfolded journal lines folds them into a partial list.
 	PartialFoldThreshold = 1000

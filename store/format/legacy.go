@@ -1,4 +1,4 @@
-package store
+package format
 
 import (
 	"encoding/base64"
@@ -18,8 +18,11 @@ type LegacyList struct {
 	Kind   Kind
 }
 
-// LegacyLists lists the legacy prefixes, indexed by kind.
-var LegacyLists = []LegacyList{
+// LegacyLists returns the legacy prefixes, indexed by kind: a copy, so no
+// caller can change what the others read.
+func LegacyLists() [NumKinds]LegacyList { return legacyLists }
+
+var legacyLists = [NumKinds]LegacyList{
 	{"sigs/", KindSig},
 	{"seals/", KindSeal},
 	{"receipts/", KindReceipt},
@@ -32,7 +35,7 @@ var LegacyLists = []LegacyList{
 // "sigs/ab/cdef" (KindSig, object "abcdef"). The object must pass
 // ValidateObject.
 func ParseLegacyKey(key string) (kind Kind, object string, ok bool) {
-	for _, l := range LegacyLists {
+	for _, l := range legacyLists {
 		rest, found := strings.CutPrefix(key, l.Prefix)
 		if !found {
 			continue
@@ -53,10 +56,10 @@ func ParseLegacyKey(key string) (kind Kind, object string, ok bool) {
 // LegacyKey formats the legacy key of an object's list of the given kind,
 // or "" for an unknown kind.
 func LegacyKey(kind Kind, object string) string {
-	if int(kind) >= len(LegacyLists) {
+	if int(kind) >= len(legacyLists) {
 		return ""
 	}
-	p := LegacyLists[kind].Prefix
+	p := legacyLists[kind].Prefix
 	if len(object) < 2 {
 		return p + object
 	}
@@ -110,9 +113,9 @@ func parseLegacySig(line string) (LegacySig, error) {
 	return LegacySig{Signer: signer, Sig: sig}, nil
 }
 
-// FormatLegacySigs formats sigs as a legacy "sigs/" list. The caller
+// LegacySigs formats sigs as a legacy "sigs/" list. The caller
 // guarantees valid signers and non-empty signatures.
-func FormatLegacySigs(sigs []LegacySig) []byte {
+func LegacySigs(sigs []LegacySig) []byte {
 	var b []byte
 	for _, s := range sigs {
 		b = append(b, s.Signer...)
@@ -139,9 +142,9 @@ func parseLegacyValue(line string) (string, error) {
 	return line, ValidateValue(line)
 }
 
-// FormatLegacyValues formats values as a legacy list of values. The caller
+// LegacyValues formats values as a legacy list of values. The caller
 // guarantees valid values.
-func FormatLegacyValues(values []string) []byte {
+func LegacyValues(values []string) []byte {
 	var b []byte
 	for _, v := range values {
 		b = append(b, v...)

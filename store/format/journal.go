@@ -1,4 +1,4 @@
-package store
+package format
 
 // JournalLine is one line of the journal JournalKey (spec §13.7): an entry
 // key and the wall time in milliseconds at which a fold folded it, 0 until
@@ -37,9 +37,15 @@ func checkEntryKey(key string) error {
 	return err
 }
 
-// FormatJournal formats lines as the journal. It never fails: the caller
+// Journal formats lines as the journal. It never fails: the caller
 // guarantees valid keys and non-negative times.
-func FormatJournal(lines []JournalLine) []byte { return formatLines(lines) }
+func Journal(lines []JournalLine) []byte { return formatLines(lines) }
 
 // AppendJournalLine appends the journal line "<folded-at> <key>\n" to dst.
 func AppendJournalLine(dst []byte, l JournalLine) []byte { return l.appendTo(dst) }
+
+// ParseJournalText is ParseJournal of a journal already held as a string:
+// the keys of lines are pieces of text, not a copy.
+func ParseJournalText(text string) (lines []JournalLine, bad BadLines) {
+	return parseLines(text, false, ParseJournalLine)
+}

@@ -1,4 +1,4 @@
-package store
+package format
 
 import (
 	"errors"
@@ -27,9 +27,9 @@ func TestParseJournalReadsLinesInAppendOrder(t *testing.T) {
 	if lines[0].Folded() || !lines[1].Folded() {
 		t.Errorf("Folded: %v %v, want false true", lines[0].Folded(), lines[1].Folded())
 	}
-	got := string(FormatJournal(lines))
+	got := string(Journal(lines))
 	if got != data+"\n" {
-		t.Errorf("FormatJournal = %q, want %q", got, data+"\n")
+		t.Errorf("Journal = %q, want %q", got, data+"\n")
 	}
 }
 
@@ -40,8 +40,8 @@ func TestParseJournalOfNothingIsEmpty(t *testing.T) {
 			t.Errorf("ParseJournal(%q) = %v, %v", data, lines, bad)
 		}
 	}
-	if got := FormatJournal(nil); len(got) != 0 {
-		t.Errorf("FormatJournal(nil) = %q", got)
+	if got := Journal(nil); len(got) != 0 {
+		t.Errorf("Journal(nil) = %q", got)
 	}
 }
 
@@ -146,7 +146,7 @@ func FuzzParseJournal(f *testing.F) {
 				t.Fatalf("negative folded-at %d", l.FoldedAt)
 			}
 		}
-		again, bad2 := ParseJournal(FormatJournal(lines))
+		again, bad2 := ParseJournal(Journal(lines))
 		if bad2.Count != 0 || !slices.Equal(again, lines) {
 			t.Fatalf("round trip: %v, %v; want %v", again, bad2, lines)
 		}
