@@ -1,15 +1,15 @@
 package store
 
-// The file:// driver: oxyfs's own gocloud driver (fileBucket, in
-// file_driver.go, file_list.go and file_path.go) and, here, what the store
-// does differently on it. As types used:
+// The file:// driver: oxyfs's own gocloud driver (store/fileblob) and,
+// here, what the store does differently on it. As types used:
 //
 //	*fs.FileMode  blob.ListObject  the mode of a listed file (Irregular)
 //
 // Compare-and-swap is a read-compare-write under an exclusive lock of the
 // store's directory (lockedWrites, dirLock): flock(2) on the directory on
-// Linux and macOS (lock_unix.go), LockFileEx on a lock file on Windows
-// (lock_windows.go); correct across processes either way. The change token is the SHA-256 of the bytes.
+// Linux and macOS (file_lock_unix.go), LockFileEx on a lock file on Windows
+// (file_lock_windows.go); correct across processes either way. The change
+// token is the SHA-256 of the bytes.
 
 import (
 	"context"
@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/oxyfs/oxyfs/store/fileblob"
 	"gocloud.dev/blob"
 )
 
@@ -53,7 +54,7 @@ func (d *fileDriver) probeClock(context.Context) (time.Time, error) {
 	}
 	var rnd [8]byte
 	rand.Read(rnd[:])
-	name := filepath.Join(d.root, tempPrefix+hex.EncodeToString(rnd[:]))
+	name := filepath.Join(d.root, fileblob.TempPrefix+hex.EncodeToString(rnd[:]))
 	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("probe the filesystem's clock: %w", err)
@@ -82,7 +83,7 @@ func (*fileDriver) listItem(o *blob.ListObject) ListItem {
 	it := plainItem(o)
 	var m fs.FileMode
 	if !o.IsDir && o.As(&m) && !m.IsRegular() {
-		it.Irregular = irregularName(m)
+		it.Irregular = fileblob.IrregularName(m)
 	}
 	return it
 }
@@ -106,7 +107,7 @@ func fileLayout(root string) Layout {
 var fileBackend = backend{
 	name: "file", scheme: "file",
 	open: func(_ context.Context, u *url.URL, opts Options) (*blob.Bucket, backendDriver, error) {
-		root, err := fileRoot(u, opts.Create)
+		root, err := fileblob.Root(u, opts.Create)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -114,7 +115,7 @@ var fileBackend = backend{
 		if opts.Layout == LayoutAuto {
 			d.layout = fileLayout(root)
 		}
-		b, err := openFileURL(u)
+		b, err := fileblob.OpenURL(u, nil)
 		return b, d, err
 	},
 	wrap: func(_ *blob.Bucket, root string) backendDriver {

@@ -16,6 +16,7 @@ import (
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/blobtest"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/fileblob"
 	"github.com/oxyfs/oxyfs/store/format"
 )
 
@@ -210,7 +211,7 @@ func newSim(ctx context.Context, cfg Config) (*sim, error) {
 			return nil, fmt.Errorf("sim: %w", err)
 		}
 		s.dir, backend = dir, "file"
-		b, err := store.OpenFileBucket(dir) // the file:// driver store.Open uses
+		b, err := fileblob.OpenBucket(dir, nil) // the file:// driver store.Open uses
 		if err != nil {
 			os.RemoveAll(dir)
 			return nil, fmt.Errorf("sim: open %s: %w", dir, err)

@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package store
+package fileblob
 
 import (
 	"io"
@@ -61,7 +61,7 @@ func (l *fileLister) walk(dirfd int, dirKey string) error {
 		if !strings.HasPrefix(key, l.prefix) || key <= l.token {
 			continue
 		}
-		if err := injected("stat", key); err != nil {
+		if err := l.injected("stat", key); err != nil {
 			return &fs.PathError{Op: "stat", Path: key, Err: err}
 		}
 		var st unix.Stat_t
@@ -125,7 +125,7 @@ func (l *fileLister) openDir(dirfd int, name, p string) (int, error) {
 // readDir reads every entry of dirfd (keys prefix dirKey) but this
 // driver's temporary files, sorted in key order. Any error fails it.
 func (l *fileLister) readDir(dirfd int, dirKey string) ([]fileDirent, error) {
-	if err := injected("readdir", dirKey); err != nil {
+	if err := l.injected("readdir", dirKey); err != nil {
 		return nil, &fs.PathError{Op: "read directory", Path: dirKey, Err: err}
 	}
 	dup, err := unix.Dup(dirfd)
@@ -143,7 +143,7 @@ func (l *fileLister) readDir(dirfd int, dirKey string) ([]fileDirent, error) {
 		e := fileDirent{name: de.Name(), dir: de.IsDir(), sort: de.Name()}
 		if e.dir {
 			e.sort += "/"
-		} else if isTempName(e.name) {
+		} else if IsTempName(e.name) {
 			continue
 		}
 		ents = append(ents, e)

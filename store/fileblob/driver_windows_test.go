@@ -1,4 +1,4 @@
-package store
+package fileblob
 
 import (
 	"net/url"

@@ -1,4 +1,4 @@
-package store
+package fileblob
 
 import (
 	"net/url"
@@ -6,7 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The macOS side of the file:// driver's path resolution (file_path.go).
+// The macOS side of the file:// driver's path resolution (path.go).
 // macOS has no openat2(2): every key is opened by the walk of openat(2)
 // with O_NOFOLLOW, one component at a time (walkOpen), which follows no
 // symbolic link. It has no O_PATH either: an open that reads nothing opens

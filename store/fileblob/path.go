@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package store
+package fileblob
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Path resolution of the file:// driver (file_driver.go). A key names
+// Path resolution of the file:// driver (driver.go). A key names
 // exactly the file root/key, and no symbolic link is followed on any of its
 // components: openat2(2) with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS where the
 // kernel has it (Linux 5.6), else a walk of openat(2) with O_NOFOLLOW, one
@@ -23,7 +23,8 @@ import (
 // (its own path may hold symbolic links; the store is what lies beneath).
 
 // openat2 use: 0 not probed yet, 1 available, 2 not (ENOSYS, or refused by
-// a seccomp filter; never on macOS, file_path_darwin.go). Tests turn it off to run the openat walk.
+// a seccomp filter; never on macOS, path_darwin.go), probed once per
+// process; Options.NoOpenat2 turns it off for one bucket (tests of the walk).
 var (
 	openat2State atomic.Int32
 	openat2Probe sync.Mutex
@@ -50,12 +51,12 @@ func haveOpenat2() bool {
 
 // openBeneath opens the components parts beneath the directory dirfd with
 // flags, following no symbolic link. Errors are classified (classify).
-func openBeneath(dirfd int, parts []string, flags int) (int, error) {
+func (b *fileBucket) openBeneath(dirfd int, parts []string, flags int) (int, error) {
 	flags |= unix.O_CLOEXEC | unix.O_NOFOLLOW
 	rel := strings.Join(parts, "/")
 	var fd int
 	var err error
-	if haveOpenat2() {
+	if !b.opts.NoOpenat2 && haveOpenat2() {
 		fd, err = openat2Beneath(dirfd, rel, flags)
 	} else {
 		fd, err = walkOpen(dirfd, parts, flags)
@@ -96,14 +97,14 @@ func openatRetry(dirfd int, name string, flags int, mode uint32) (int, error) {
 }
 
 // classify turns an open error on parts into the driver's: a symbolic link
-// on the path is errSymlink, naming the link; a missing component, or one
+// on the path is ErrSymlink, naming the link; a missing component, or one
 // that is a file where a directory is needed, is not found (no such key);
 // every other error is kept (permission, I/O), never taken for "absent".
 func classify(dirfd int, parts []string, op string, err error) error {
 	key := strings.Join(parts, "/")
 	if err == unix.ELOOP || err == unix.ENOTDIR || err == unix.EXDEV {
 		if link := symlinkOnPath(dirfd, parts); link != "" {
-			return &fileError{code: gcerrors.PermissionDenied, err: &fs.PathError{Op: op, Path: key, Err: fmt.Errorf("%s %w", link, errSymlink)}}
+			return &fileError{code: gcerrors.PermissionDenied, err: &fs.PathError{Op: op, Path: key, Err: fmt.Errorf("%s %w", link, ErrSymlink)}}
 		}
 	}
 	switch err {

@@ -1,4 +1,4 @@
-package store
+package fileblob
 
 import (
 	"context"
@@ -22,8 +22,8 @@ import (
 // root/key: no escaping, no .attrs sidecar, so a repository's .oxy/objects
 // stays valid for other implementations.
 //
-//   - No symbolic link is followed below root (file_path.go; on Windows no
-//     reparse point, file_windows.go): reads, HEADs,
+//   - No symbolic link is followed below root (path.go; on Windows no
+//     reparse point, driver_windows.go): reads, HEADs,
 //     writes and deletes refuse a key any of whose components is one, and
 //     a listing returns a link (or a pipe, socket, device) as an item whose
 //     mode says what it is (ListItem.Irregular), never as a key that reads.
@@ -31,17 +31,18 @@ import (
 //     a key that vanished under it is NotFound (the store lists again), every
 //     other error ends the listing. Nothing is skipped but this driver's own
 //     temporary files.
-//   - A write goes to a temporary file (tempPrefix, in the key's directory),
+//   - A write goes to a temporary file (TempPrefix, in the key's directory),
 //     synced, then renamed over the key and the directory synced. A
 //     create-only write (IfNotExist) links the temporary file to the key,
 //     which fails if the key exists: atomic, one winner.
 type fileBucket struct {
-	root string // absolute
+	root string  // absolute; read-only after OpenBucket
+	opts Options // read-only after OpenBucket
 }
 
 // newFileBucket returns the driver of the file:// bucket rooted at the
 // directory root.
-func newFileBucket(root string) (*fileBucket, error) {
+func newFileBucket(root string, opts *Options) (*fileBucket, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, err
@@ -53,22 +54,27 @@ func newFileBucket(root string) (*fileBucket, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("%s is not a directory", abs)
 	}
-	return &fileBucket{root: abs}, nil
+	b := &fileBucket{root: abs}
+	if opts != nil {
+		b.opts = *opts
+	}
+	return b, nil
 }
 
-// OpenFileBucket opens the file:// bucket rooted at the directory root with
-// oxyfs's own driver (what Open uses for a file:// URL), for New.
-func OpenFileBucket(root string) (*blob.Bucket, error) {
-	drv, err := newFileBucket(root)
+// OpenBucket opens the bucket rooted at the directory root (what OpenURL
+// opens for a file:// URL; store.New takes it). opts may be nil.
+func OpenBucket(root string, opts *Options) (*blob.Bucket, error) {
+	drv, err := newFileBucket(root, opts)
 	if err != nil {
 		return nil, err
 	}
 	return blob.NewBucket(drv), nil
 }
 
-// fileRoot checks a file:// URL and returns the directory of its store
-// (with its prefix=, the OS lock's directory), creating it if asked.
-func fileRoot(u *url.URL, create bool) (string, error) {
+// Root checks a file:// URL and returns the directory of its store (with
+// its prefix=: the directory store locks), creating it if asked (create, or
+// the URL's create_dir=).
+func Root(u *url.URL, create bool) (string, error) {
 	if u.Host != "" && u.Host != "localhost" {
 		return "", errors.New("file URL must not name a host (use file:///abs/path)")
 	}
@@ -102,10 +108,10 @@ func fileRoot(u *url.URL, create bool) (string, error) {
 	return root, nil
 }
 
-// openFileURL opens the bucket of a file:// URL that fileRoot accepted: the
-// directory of its path, keys under its prefix=.
-func openFileURL(u *url.URL) (*blob.Bucket, error) {
-	drv, err := newFileBucket(fileURLPath(u))
+// OpenURL opens the bucket of a file:// URL that Root accepted: the
+// directory of its path, keys under its prefix=. opts may be nil.
+func OpenURL(u *url.URL, opts *Options) (*blob.Bucket, error) {
+	drv, err := newFileBucket(fileURLPath(u), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +182,8 @@ func fileEntryMode(m fs.FileMode) func(any) bool {
 // its way, not every key before it.
 type fileLister struct {
 	ctx    context.Context
-	root   string // for messages and the directory names given to os
+	root   string                       // for messages and the directory names given to os
+	fault  func(op, path string) error // Options.Fault; nil: none
 	prefix string
 	delim  bool // delimiter "/": each directory is one common prefix
 	token  string

@@ -1,4 +1,4 @@
-package store
+package fileblob
 
 import (
 	"net/url"
@@ -6,7 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The Linux side of the file:// driver's path resolution (file_path.go):
+// The Linux side of the file:// driver's path resolution (path.go):
 // openat2(2) where the kernel has it, O_PATH for opens that read nothing.
 
 // oPath opens a file or directory only to name it (fstat, openat, unlinkat).

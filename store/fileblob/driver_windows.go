@@ -1,4 +1,4 @@
-package store
+package fileblob
 
 import (
 	"context"
@@ -69,11 +69,11 @@ func isReparse(fi fs.FileInfo) bool {
 	return ok && d.FileAttributes&windows.FILE_ATTRIBUTE_REPARSE_POINT != 0
 }
 
-// refuseReparse fails if the file p exists and is a reparse point.
-func refuseReparse(p string) error {
+// RefuseReparse fails if the file p exists and is a reparse point.
+func RefuseReparse(p string) error {
 	fi, err := os.Lstat(p)
 	if err == nil && isReparse(fi) {
-		return &fs.PathError{Op: "open", Path: p, Err: errSymlink}
+		return &fs.PathError{Op: "open", Path: p, Err: ErrSymlink}
 	}
 	return nil
 }
@@ -96,7 +96,7 @@ func (b *fileBucket) resolve(op string, parts []string) (string, fs.FileInfo, er
 		}
 		if isReparse(fi) {
 			link := strings.Join(parts[:i+1], "/")
-			return "", nil, &fileError{code: gcerrors.PermissionDenied, err: &fs.PathError{Op: op, Path: key, Err: fmt.Errorf("%s %w", link, errSymlink)}}
+			return "", nil, &fileError{code: gcerrors.PermissionDenied, err: &fs.PathError{Op: op, Path: key, Err: fmt.Errorf("%s %w", link, ErrSymlink)}}
 		}
 		if i < len(parts)-1 && !fi.IsDir() {
 			return "", nil, &fs.PathError{Op: op, Path: key, Err: fs.ErrNotExist}
@@ -119,7 +119,7 @@ func (b *fileBucket) statKey(key string) (string, fs.FileInfo, error) {
 	case fi.IsDir():
 		return "", nil, &fs.PathError{Op: "open", Path: key, Err: fs.ErrNotExist}
 	case !fi.Mode().IsRegular():
-		return "", nil, &fileError{code: gcerrors.PermissionDenied, err: &fs.PathError{Op: "open", Path: key, Err: errNotRegular}}
+		return "", nil, &fileError{code: gcerrors.PermissionDenied, err: &fs.PathError{Op: "open", Path: key, Err: ErrNotRegular}}
 	}
 	return p, fi, nil
 }
@@ -215,7 +215,7 @@ func (b *fileBucket) mkdirs(parts []string) (string, error) {
 		case err != nil:
 			return "", &fs.PathError{Op: "mkdir", Path: key, Err: unwrapPathErr(err)}
 		case isReparse(fi):
-			return "", &fileError{code: gcerrors.PermissionDenied, err: &fs.PathError{Op: "mkdir", Path: key, Err: fmt.Errorf("%s %w", key, errSymlink)}}
+			return "", &fileError{code: gcerrors.PermissionDenied, err: &fs.PathError{Op: "mkdir", Path: key, Err: fmt.Errorf("%s %w", key, ErrSymlink)}}
 		case !fi.IsDir():
 			return "", &fs.PathError{Op: "mkdir", Path: key, Err: syscall.ENOTDIR}
 		}
@@ -231,7 +231,7 @@ func (b *fileBucket) NewTypedWriter(ctx context.Context, key, _ string, opts *dr
 		return nil, err
 	}
 	name := parts[len(parts)-1]
-	if isTempName(name) {
+	if IsTempName(name) {
 		return nil, fileErr(gcerrors.InvalidArgument, "key %q: %q is the name of a temporary file", key, name)
 	}
 	dir, err := b.mkdirs(parts[:len(parts)-1])
@@ -243,7 +243,7 @@ func (b *fileBucket) NewTypedWriter(ctx context.Context, key, _ string, opts *dr
 	for {
 		var rnd [8]byte
 		rand.Read(rnd[:])
-		tmp = filepath.Join(dir, tempPrefix+hex.EncodeToString(rnd[:]))
+		tmp = filepath.Join(dir, TempPrefix+hex.EncodeToString(rnd[:]))
 		f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 		if !errors.Is(err, fs.ErrExist) {
 			break
@@ -324,7 +324,7 @@ func (b *fileBucket) Delete(_ context.Context, key string, opts *driver.DeleteOp
 		return err
 	}
 	name := parts[len(parts)-1]
-	if isTempName(name) {
+	if IsTempName(name) {
 		return &fs.PathError{Op: "delete", Path: key, Err: fs.ErrNotExist}
 	}
 	dir := b.root
@@ -357,7 +357,7 @@ func (b *fileBucket) Delete(_ context.Context, key string, opts *driver.DeleteOp
 	return nil
 }
 
-// ListPaged implements driver.Bucket: the walk of file_list.go, by path.
+// ListPaged implements driver.Bucket: the walk of list.go, by path.
 func (b *fileBucket) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driver.ListPage, error) {
 	if opts.Delimiter != "" && opts.Delimiter != "/" {
 		return nil, fileErr(gcerrors.Unimplemented, "file store: list delimiter %q (only \"/\")", opts.Delimiter)
@@ -367,7 +367,7 @@ func (b *fileBucket) ListPaged(ctx context.Context, opts *driver.ListOptions) (*
 			return nil, err
 		}
 	}
-	l := &fileLister{ctx: ctx, root: b.root, prefix: opts.Prefix, delim: opts.Delimiter != "", token: string(opts.PageToken), size: opts.PageSize}
+	l := &fileLister{ctx: ctx, root: b.root, fault: b.opts.Fault, prefix: opts.Prefix, delim: opts.Delimiter != "", token: string(opts.PageToken), size: opts.PageSize}
 	if l.size <= 0 {
 		l.size = 1000
 	}
@@ -442,7 +442,7 @@ func (l *fileLister) walkPath(dir, dirKey string) error {
 		if !strings.HasPrefix(key, l.prefix) || key <= l.token {
 			continue
 		}
-		if err := injected("stat", key); err != nil {
+		if err := l.injected("stat", key); err != nil {
 			return &fs.PathError{Op: "stat", Path: key, Err: err}
 		}
 		fi, err := os.Lstat(filepath.Join(dir, e.name))
@@ -494,7 +494,7 @@ func (l *fileLister) hasKeyPath(dir, p string) (bool, error) {
 // driver's temporary files, sorted in key order; a reparse point is never
 // a directory. Any error fails it.
 func (l *fileLister) readDirPath(dir, dirKey string) ([]fileDirent, error) {
-	if err := injected("readdir", dirKey); err != nil {
+	if err := l.injected("readdir", dirKey); err != nil {
 		return nil, &fs.PathError{Op: "read directory", Path: dirKey, Err: err}
 	}
 	des, err := os.ReadDir(dir)
@@ -509,7 +509,7 @@ func (l *fileLister) readDirPath(dir, dirKey string) ([]fileDirent, error) {
 		e := fileDirent{name: de.Name(), dir: de.Type()&fs.ModeType == fs.ModeDir, sort: de.Name()}
 		if e.dir {
 			e.sort += "/"
-		} else if isTempName(e.name) {
+		} else if IsTempName(e.name) {
 			continue
 		}
 		ents = append(ents, e)

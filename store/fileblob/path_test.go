@@ -1,4 +1,4 @@
-package store
+package fileblob
 
 import (
 	"strings"
@@ -7,7 +7,7 @@ import (
 
 // FuzzFileKeyParts: keyParts accepts exactly the keys that are a path of
 // non-empty components, none "." or "..", no NUL, and splits them so they
-// join back to the key; isTempName holds only for tempPrefix and 16
+// join back to the key; IsTempName holds only for TempPrefix and 16
 // lowercase hex digits.
 func FuzzFileKeyParts(f *testing.F) {
 	for _, s := range []string{"sig/ab/cdef/alice", "pack-entries", "", "/a", "a/", "a//b", "./a", "a/../b", "a\x00b", ".oxytmp-0123456789abcdef", ".oxytmp-0123456789ABCDEF", "..."} {
@@ -27,10 +27,10 @@ func FuzzFileKeyParts(f *testing.F) {
 		if err == nil && strings.Join(parts, "/") != key {
 			t.Fatalf("keyParts(%q) = %q: does not join back", key, parts)
 		}
-		if isTempName(key) {
-			rest, ok := strings.CutPrefix(key, tempPrefix)
+		if IsTempName(key) {
+			rest, ok := strings.CutPrefix(key, TempPrefix)
 			if !ok || len(rest) != 16 || strings.Trim(rest, "0123456789abcdef") != "" {
-				t.Fatalf("isTempName(%q) is true", key)
+				t.Fatalf("IsTempName(%q) is true", key)
 			}
 		}
 	})

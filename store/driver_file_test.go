@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/oxyfs/oxyfs/store/fileblob"
 	"github.com/oxyfs/oxyfs/store/format"
 	"io/fs"
 	"os"
@@ -28,6 +29,20 @@ func openFileTest(t *testing.T) (*Store, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { st.Close() })
+	return st, dir
+}
+
+// openFileTestWith opens a bucket-layout file:// store on a fresh
+// directory through a bucket with opts.
+func openFileTestWith(t *testing.T, opts fileblob.Options) (*Store, string) {
+	t.Helper()
+	dir := t.TempDir()
+	b, err := fileblob.OpenBucket(dir, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := New(b, "file", dir, Options{Layout: LayoutBucket})
 	t.Cleanup(func() { st.Close() })
 	return st, dir
 }
@@ -66,13 +81,24 @@ func writeFile(t *testing.T, dir, rel, data string) {
 // TestFileListingFailsClosed: a directory the listing cannot read, or a
 // file it cannot stat, fails the listing (and every page of it); it is
 // never skipped. Root ignores permission bits, so the test makes the
-// failures with the driver's fault hook (InjectFileFault), which returns
+// failures with the bucket's fault hook (fileblob.Options.Fault), which returns
 // what the system call would (EACCES, EIO); run as another user it also
 // checks a real chmod 000 directory. A file that vanished under the
 // listing (ENOENT at stat) is listed again, not an error.
 func TestFileListingFailsClosed(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	st, dir := openFileTest(t)
+	var fault atomic.Pointer[func(op, path string) error]
+	st, dir := openFileTestWith(t, fileblob.Options{Fault: func(op, path string) error {
+		if f := fault.Load(); f != nil {
+			return (*f)(op, path)
+		}
+		return nil
+	}})
+	inject := func(f func(op, path string) error) (restore func()) {
+		fault.Store(&f)
+		return func() { fault.Store(nil) }
+	}
 	keys := []string{"sig/00/aa/alice", "sig/01/bb/bob", "sig/01/bb/carol", "sig/02/cc/dave"}
 	for _, k := range keys {
 		if err := st.Put(ctx, k, []byte(k)); err != nil {
@@ -99,7 +125,7 @@ func TestFileListingFailsClosed(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			restore := InjectFileFault(func(op, path string) error {
+			restore := inject(func(op, path string) error {
 				if op == c.op && path == c.path {
 					return c.errno
 				}
@@ -126,7 +152,7 @@ func TestFileListingFailsClosed(t *testing.T) {
 	}
 	t.Run("file that vanished is listed again", func(t *testing.T) {
 		var once atomic.Bool
-		restore := InjectFileFault(func(op, path string) error {
+		restore := inject(func(op, path string) error {
 			if op == "stat" && path == "sig/01/bb/carol" && once.CompareAndSwap(false, true) {
 				return syscall.ENOENT
 			}
@@ -156,16 +182,16 @@ func TestFileListingFailsClosed(t *testing.T) {
 }
 
 // withBothResolvers runs fn with openat2 (where the kernel has it) and with
-// the openat walk that stands in for it on older kernels.
-func withBothResolvers(t *testing.T, fn func(t *testing.T)) {
+// the openat walk that stands in for it on older kernels
+// (fileblob.Options.NoOpenat2, per bucket: the two run in parallel).
+func withBothResolvers(t *testing.T, fn func(t *testing.T, opts fileblob.Options)) {
 	t.Run("openat2", func(t *testing.T) {
-		openat2State.Store(0)
-		fn(t)
+		t.Parallel()
+		fn(t, fileblob.Options{})
 	})
 	t.Run("openat walk", func(t *testing.T) {
-		openat2State.Store(2)
-		defer openat2State.Store(0)
-		fn(t)
+		t.Parallel()
+		fn(t, fileblob.Options{NoOpenat2: true})
 	})
 }
 
@@ -178,9 +204,9 @@ func TestFileSymlinksNotFollowed(t *testing.T) {
 	withBothResolvers(t, testSymlinks)
 }
 
-func testSymlinks(t *testing.T) {
+func testSymlinks(t *testing.T, opts fileblob.Options) {
 	ctx := context.Background()
-	st, dir := openFileTest(t)
+	st, dir := openFileTestWith(t, opts)
 	outside := t.TempDir()
 	writeFile(t, outside, "secret", "SECRET")
 	writeFile(t, outside, "0102/alice", "OUTSIDE SIG")
@@ -204,16 +230,16 @@ func testSymlinks(t *testing.T) {
 	link("../../../../../../../../../../etc/hostname", "sig/ab/rel") // relative, climbing out
 	refused := []string{"sig/ab/cdef/evil", "sig/cd/0102/alice", "seal/ab/cdef/alice", "cert/0102/alice", list, "sig/ab/rel"}
 	for _, k := range refused {
-		if data, err := st.Get(ctx, k); !errors.Is(err, errSymlink) || data != nil {
+		if data, err := st.Get(ctx, k); !errors.Is(err, fileblob.ErrSymlink) || data != nil {
 			t.Errorf("Get(%s) = %q, %v; want refused as a symbolic link", k, data, err)
 		}
-		if ok, err := st.Exists(ctx, k); !errors.Is(err, errSymlink) || ok {
+		if ok, err := st.Exists(ctx, k); !errors.Is(err, fileblob.ErrSymlink) || ok {
 			t.Errorf("Exists(%s) = %v, %v; want refused", k, ok, err)
 		}
-		if n, err := st.Size(ctx, k); !errors.Is(err, errSymlink) || n != 0 {
+		if n, err := st.Size(ctx, k); !errors.Is(err, fileblob.ErrSymlink) || n != 0 {
 			t.Errorf("Size(%s) = %d, %v; want refused", k, n, err)
 		}
-		if _, _, err := st.ReadRecord(ctx, k); !errors.Is(err, errSymlink) {
+		if _, _, err := st.ReadRecord(ctx, k); !errors.Is(err, fileblob.ErrSymlink) {
 			t.Errorf("ReadRecord(%s): %v, want refused", k, err)
 		}
 	}
@@ -222,14 +248,14 @@ func testSymlinks(t *testing.T) {
 	}
 	// Writes through a linked directory are refused and land nowhere.
 	for _, k := range []string{"sig/cd/0102/mallory", "seal/ab/cdef/mallory", "cert/0102/mallory"} {
-		if err := st.Put(ctx, k, []byte("x")); !errors.Is(err, errSymlink) {
+		if err := st.Put(ctx, k, []byte("x")); !errors.Is(err, fileblob.ErrSymlink) {
 			t.Errorf("Put(%s): %v, want refused", k, err)
 		}
-		if err := st.PutIfAbsent(ctx, k, []byte("x")); !errors.Is(err, errSymlink) {
+		if err := st.PutIfAbsent(ctx, k, []byte("x")); !errors.Is(err, fileblob.ErrSymlink) {
 			t.Errorf("PutIfAbsent(%s): %v, want refused", k, err)
 		}
 	}
-	if err := st.Delete(ctx, "sig/cd/0102/alice"); !errors.Is(err, errSymlink) {
+	if err := st.Delete(ctx, "sig/cd/0102/alice"); !errors.Is(err, fileblob.ErrSymlink) {
 		t.Errorf("Delete through a linked directory: %v, want refused", err)
 	}
 	var outsideFiles []string
@@ -260,7 +286,7 @@ func testSymlinks(t *testing.T) {
 	}
 	// A listing whose prefix goes through a link fails, naming it.
 	for _, prefix := range []string{"sig/cd/", "sig/cd/0102/", "cert/0102/a"} {
-		if got, err := listKeys(st, prefix, "", 0); !errors.Is(err, errSymlink) {
+		if got, err := listKeys(st, prefix, "", 0); !errors.Is(err, fileblob.ErrSymlink) {
 			t.Errorf("list %q = %q, %v; want refused", prefix, got, err)
 		}
 	}
@@ -298,10 +324,10 @@ func TestFileSpecialFilesNotRead(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(dir, "sig/ab/cdef/pipe"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Get(ctx, "sig/ab/cdef/pipe"); !errors.Is(err, errNotRegular) {
+	if _, err := st.Get(ctx, "sig/ab/cdef/pipe"); !errors.Is(err, fileblob.ErrNotRegular) {
 		t.Fatalf("Get of a named pipe: %v, want refused", err)
 	}
-	if _, err := st.Exists(ctx, "sig/ab/cdef/pipe"); !errors.Is(err, errNotRegular) {
+	if _, err := st.Exists(ctx, "sig/ab/cdef/pipe"); !errors.Is(err, fileblob.ErrNotRegular) {
 		t.Fatalf("Exists of a named pipe: %v, want refused", err)
 	}
 	if got, err := listKeys(st, "sig/", "", 0); err != nil || !slices.Equal(got, []string{"sig/ab/cdef/pipe (named pipe, not followed)"}) {

@@ -1,27 +1,26 @@
-package store
+package fileblob
 
 import (
 	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
-	"sync/atomic"
 
 	"gocloud.dev/gcerrors"
 )
 
 // What the file:// driver is on every OS: its errors, its keys, its
-// temporary files and its fault hook for tests. The driver itself is
-// file_driver.go, file_list.go and file_path.go on Linux and macOS (file
-// descriptors, openat), file_windows.go on Windows.
+// temporary files and its fault hook for tests (Options.Fault). The driver itself is
+// driver.go, list.go and path.go on Linux and macOS (file
+// descriptors, openat), driver_windows.go on Windows.
 
-// errSymlink marks a key one of whose components is a symbolic link (or
+// ErrSymlink marks a key one of whose components is a symbolic link (or
 // the key itself is): a file:// store never follows one, so a link planted
 // in the store cannot hand out a file outside it.
-var errSymlink = errors.New("is a symbolic link (a file:// store follows none)")
+var ErrSymlink = errors.New("is a symbolic link (a file:// store follows none)")
 
-// errNotRegular marks a key that names a named pipe, socket or device.
-var errNotRegular = errors.New("is not a regular file")
+// ErrNotRegular marks a key that names a named pipe, socket or device.
+var ErrNotRegular = errors.New("is not a regular file")
 
 // fileError carries the gcerrors code of a driver error.
 type fileError struct {
@@ -66,15 +65,15 @@ func keyParts(key string) ([]string, error) {
 // Temporary files of writes in progress: a short name in the key's own
 // directory (so the rename is atomic and a 255-byte name still fits), never
 // listed, and refused as a key's last component.
-const tempPrefix = ".oxytmp-"
+const TempPrefix = ".oxytmp-"
 
-// isTempName reports whether name is a write's temporary file:
-// tempPrefix then 16 lowercase hex digits.
-func isTempName(name string) bool {
-	if len(name) != len(tempPrefix)+16 || !strings.HasPrefix(name, tempPrefix) {
+// IsTempName reports whether name is a write's temporary file:
+// TempPrefix then 16 lowercase hex digits.
+func IsTempName(name string) bool {
+	if len(name) != len(TempPrefix)+16 || !strings.HasPrefix(name, TempPrefix) {
 		return false
 	}
-	for _, c := range []byte(name[len(tempPrefix):]) {
+	for _, c := range []byte(name[len(TempPrefix):]) {
 		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
 			return false
 		}
@@ -82,25 +81,10 @@ func isTempName(name string) bool {
 	return true
 }
 
-// FileFault, when set by InjectFileFault, runs before the file:// driver
-// reads a directory (op "readdir", path: the directory's key prefix) or
-// stats a listed file (op "stat", path: the key) in a listing; an error it
-// returns is what the system call returned.
-var fileFault atomic.Pointer[func(op, path string) error]
-
-// InjectFileFault is for tests: it makes every file:// listing call f
-// before it reads a directory or stats a file, and fail with what f returns
-// (nil: go on). It is how a test run as root, which no permission bit
-// stops, makes a directory unreadable. f nil injects nothing. It returns
-// the function that puts back the hook f replaced.
-func InjectFileFault(f func(op, path string) error) (restore func()) {
-	prev := fileFault.Swap(&f)
-	return func() { fileFault.Store(prev) }
-}
-
-func injected(op, path string) error {
-	if f := fileFault.Load(); f != nil && *f != nil {
-		return (*f)(op, path)
+// injected is Options.Fault of the listing's bucket, if any.
+func (l *fileLister) injected(op, path string) error {
+	if l.fault != nil {
+		return l.fault(op, path)
 	}
 	return nil
 }
@@ -113,8 +97,8 @@ func unwrapPathErr(err error) error {
 	return err
 }
 
-// irregularName says what a mode that is not a regular file's is.
-func irregularName(m fs.FileMode) string {
+// IrregularName says what a mode that is not a regular file's is.
+func IrregularName(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeSymlink != 0:
 		return "symbolic link"

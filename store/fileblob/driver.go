@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package store
+package fileblob
 
 import (
 	"context"
@@ -40,7 +40,7 @@ func (b *fileBucket) statKey(key string, flags int) (int, *unix.Stat_t, error) {
 		return -1, nil, err
 	}
 	defer unix.Close(root)
-	fd, err := openBeneath(root, parts, flags)
+	fd, err := b.openBeneath(root, parts, flags)
 	if err != nil {
 		return -1, nil, err
 	}
@@ -65,9 +65,9 @@ func regular(key string, mode uint32) error {
 	case unix.S_IFDIR:
 		return &fs.PathError{Op: "open", Path: key, Err: fs.ErrNotExist}
 	case unix.S_IFLNK:
-		return &fileError{code: gcerrors.PermissionDenied, err: &fs.PathError{Op: "open", Path: key, Err: fmt.Errorf("%s %w", key, errSymlink)}}
+		return &fileError{code: gcerrors.PermissionDenied, err: &fs.PathError{Op: "open", Path: key, Err: fmt.Errorf("%s %w", key, ErrSymlink)}}
 	}
-	return &fileError{code: gcerrors.PermissionDenied, err: &fs.PathError{Op: "open", Path: key, Err: errNotRegular}}
+	return &fileError{code: gcerrors.PermissionDenied, err: &fs.PathError{Op: "open", Path: key, Err: ErrNotRegular}}
 }
 
 // Attributes implements driver.Bucket (a HEAD: opens no file for reading).
@@ -127,7 +127,7 @@ func (b *fileBucket) NewTypedWriter(ctx context.Context, key, _ string, opts *dr
 		return nil, err
 	}
 	name := parts[len(parts)-1]
-	if isTempName(name) {
+	if IsTempName(name) {
 		return nil, fileErr(gcerrors.InvalidArgument, "key %q: %q is the name of a temporary file", key, name)
 	}
 	root, err := b.openRoot(unix.O_RDONLY)
@@ -144,7 +144,7 @@ func (b *fileBucket) NewTypedWriter(ctx context.Context, key, _ string, opts *dr
 	for {
 		var rnd [8]byte
 		rand.Read(rnd[:])
-		tmp = tempPrefix + hex.EncodeToString(rnd[:])
+		tmp = TempPrefix + hex.EncodeToString(rnd[:])
 		fd, err = openatRetry(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o666)
 		if err != unix.EEXIST {
 			break
@@ -235,13 +235,13 @@ func (b *fileBucket) Delete(_ context.Context, key string, opts *driver.DeleteOp
 	defer unix.Close(root)
 	dir := root
 	if len(parts) > 1 {
-		if dir, err = openBeneath(root, parts[:len(parts)-1], oPath|unix.O_DIRECTORY); err != nil {
+		if dir, err = b.openBeneath(root, parts[:len(parts)-1], oPath|unix.O_DIRECTORY); err != nil {
 			return err
 		}
 		defer unix.Close(dir)
 	}
 	name := parts[len(parts)-1]
-	if isTempName(name) {
+	if IsTempName(name) {
 		return &fs.PathError{Op: "delete", Path: key, Err: fs.ErrNotExist}
 	}
 	switch err := unix.Unlinkat(dir, name, 0); err {
@@ -254,7 +254,7 @@ func (b *fileBucket) Delete(_ context.Context, key string, opts *driver.DeleteOp
 	}
 }
 
-// ListPaged implements driver.Bucket (file_list.go).
+// ListPaged implements driver.Bucket (list.go).
 func (b *fileBucket) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driver.ListPage, error) {
 	if opts.Delimiter != "" && opts.Delimiter != "/" {
 		return nil, fileErr(gcerrors.Unimplemented, "file store: list delimiter %q (only \"/\")", opts.Delimiter)
@@ -264,7 +264,7 @@ func (b *fileBucket) ListPaged(ctx context.Context, opts *driver.ListOptions) (*
 			return nil, err
 		}
 	}
-	l := &fileLister{ctx: ctx, root: b.root, prefix: opts.Prefix, delim: opts.Delimiter != "", token: string(opts.PageToken), size: opts.PageSize}
+	l := &fileLister{ctx: ctx, root: b.root, fault: b.opts.Fault, prefix: opts.Prefix, delim: opts.Delimiter != "", token: string(opts.PageToken), size: opts.PageSize}
 	if l.size <= 0 {
 		l.size = 1000
 	}
@@ -284,7 +284,7 @@ func (b *fileBucket) ListPaged(ctx context.Context, opts *driver.ListOptions) (*
 		if err != nil {
 			return &driver.ListPage{}, nil // no file can have such a key
 		}
-		dir, err = openBeneath(root, parts, unix.O_RDONLY|unix.O_DIRECTORY)
+		dir, err = b.openBeneath(root, parts, unix.O_RDONLY|unix.O_DIRECTORY)
 		if errors.Is(err, fs.ErrNotExist) {
 			return &driver.ListPage{}, nil
 		}
