@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/oxyfs/oxyfs/internal/termsafe"
 	"github.com/oxyfs/oxyfs/store/format"
 	"io"
 	"net/url"
@@ -143,18 +144,18 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, fmt.Errorf("open store %q: %w", Redact(rawURL), err)
+		return nil, fmt.Errorf("open store %q: %w", termsafe.Redact(rawURL), err)
 	}
 	be, err := backendOf(u.Scheme)
 	if err != nil {
-		return nil, fmt.Errorf("open store %q: %w", Redact(rawURL), err)
+		return nil, fmt.Errorf("open store %q: %w", termsafe.Redact(rawURL), err)
 	}
 	opts.dates = &storeClock{}
 	b, drv, err := be.open(ctx, u, opts)
 	if err != nil {
-		return nil, fmt.Errorf("open store %q: %w", Redact(rawURL), err)
+		return nil, fmt.Errorf("open store %q: %w", termsafe.Redact(rawURL), err)
 	}
-	return newStore(b, drv, Redact(rawURL), opts), nil
+	return newStore(b, drv, termsafe.Redact(rawURL), opts), nil
 }
 
 // openGocloud opens a URL with gocloud's own opener for its scheme.

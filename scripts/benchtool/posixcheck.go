@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"golang.org/x/sys/unix"
 
+	"github.com/oxyfs/oxyfs/internal/termsafe"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 )
@@ -180,7 +181,7 @@ func userXattrs(name string) (map[string]string, error) {
 func s3ClientFor(storeURL string) (*s3.Client, string, error) {
 	u, err := url.Parse(storeURL)
 	if err != nil || u.Scheme != "s3" || u.Host == "" {
-		return nil, "", fmt.Errorf("not an s3://BUCKET?endpoint=... URL: %s", store.Redact(storeURL))
+		return nil, "", fmt.Errorf("not an s3://BUCKET?endpoint=... URL: %s", termsafe.Redact(storeURL))
 	}
 	q := u.Query()
 	region := q.Get("region")

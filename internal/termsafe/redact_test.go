@@ -1,4 +1,4 @@
-package store
+package termsafe
 
 import (
 	"net/url"
