@@ -18,7 +18,8 @@ type Version struct {
 	Exists bool
 }
 
-// ErrNoChange, returned by an update function, ends UpdateRecord without writing.
+// ErrNoChange is what an update function returns to end UpdateRecord
+// without writing.
 var ErrNoChange = errors.New("no change")
 
 // ReadRecord reads a record (journal, retired record) with its version.

@@ -23,7 +23,6 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	azblob "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	azblobblob "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
@@ -102,7 +101,7 @@ func (d *azureDriver) readDirect(ctx context.Context, key, token string) (data [
 		opts := &azblobblob.DownloadStreamOptions{AccessConditions: &azblobblob.AccessConditions{
 			ModifiedAccessConditions: &azblobblob.ModifiedAccessConditions{IfNoneMatch: to.Ptr(azcore.ETag(token))},
 		}}
-		resp, err := cc.NewBlobClient(name).DownloadStream(runtime.WithCaptureResponse(ctx, &raw), opts)
+		resp, err := cc.NewBlobClient(name).DownloadStream(policy.WithCaptureResponse(ctx, &raw), opts)
 		if err != nil {
 			return err
 		}

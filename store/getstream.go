@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/oxyfs/oxyfs/store/format"
 	"io"
@@ -71,10 +72,10 @@ func (s *Store) streamBody(ctx context.Context, key string, limit int64, fn func
 	sp.quit()
 	cancel()
 	<-done
-	switch sp.err {
-	case nil, errSpoolQuit:
+	switch {
+	case sp.err == nil, errors.Is(sp.err, errSpoolQuit):
 		return fnErr, nil
-	case errSpoolLarge:
+	case errors.Is(sp.err, errSpoolLarge):
 		return nil, tooLarge(-1, limit)
 	}
 	return nil, fmt.Errorf("%w: %w", errBodyRead, sp.err)

@@ -49,10 +49,11 @@ import (
 // trip counts against it too).
 const ClockMargin = 4 * time.Minute
 
-// ErrClockSkew: the local clock is off the store's by more than ClockMargin.
+// ErrClockSkew is wrapped when the local clock is off the store's by more
+// than ClockMargin.
 var ErrClockSkew = errors.New("the local clock is off the store's clock")
 
-// ErrNoStoreClock: the store gave no time to measure (no Date header on
+// ErrNoStoreClock is wrapped when the store gave no time to measure (no Date header on
 // any answer).
 var ErrNoStoreClock = errors.New("the store gives no time (no Date header on its answers)")
 

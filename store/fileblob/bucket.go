@@ -182,7 +182,7 @@ func fileEntryMode(m fs.FileMode) func(any) bool {
 // its way, not every key before it.
 type fileLister struct {
 	ctx    context.Context
-	root   string                       // for messages and the directory names given to os
+	root   string                      // for messages and the directory names given to os
 	fault  func(op, path string) error // Options.Fault; nil: none
 	prefix string
 	delim  bool // delimiter "/": each directory is one common prefix

@@ -62,9 +62,9 @@ func keyParts(key string) ([]string, error) {
 	return parts, nil
 }
 
-// Temporary files of writes in progress: a short name in the key's own
-// directory (so the rename is atomic and a 255-byte name still fits), never
-// listed, and refused as a key's last component.
+// TempPrefix starts the name of a write's temporary file: a short name in
+// the key's own directory (so the rename is atomic and a 255-byte name
+// still fits), never listed, and refused as a key's last component.
 const TempPrefix = ".oxytmp-"
 
 // IsTempName reports whether name is a write's temporary file:

@@ -146,7 +146,7 @@ func (b *fileBucket) NewTypedWriter(ctx context.Context, key, _ string, opts *dr
 		rand.Read(rnd[:])
 		tmp = TempPrefix + hex.EncodeToString(rnd[:])
 		fd, err = openatRetry(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o666)
-		if err != unix.EEXIST {
+		if !errors.Is(err, unix.EEXIST) {
 			break
 		}
 	}
@@ -204,7 +204,7 @@ func (w *fileWriter) Close() error {
 	}
 	defer unix.Close(w.dir)
 	switch {
-	case err == unix.EEXIST && w.ifNotExist:
+	case errors.Is(err, unix.EEXIST) && w.ifNotExist:
 		return fileErr(gcerrors.FailedPrecondition, "create %q: key already exists", w.key)
 	case err != nil:
 		unix.Unlinkat(w.dir, w.tmp, 0)
@@ -294,7 +294,7 @@ func (b *fileBucket) ListPaged(ctx context.Context, opts *driver.ListOptions) (*
 		defer unix.Close(dir)
 	}
 	err = l.walk(dir, start)
-	if err != nil && err != errPageFull {
+	if err != nil && !errors.Is(err, errPageFull) {
 		return nil, fmt.Errorf("list %q: %w", l.prefix, err)
 	}
 	page := &driver.ListPage{Objects: l.out}

@@ -391,7 +391,7 @@ func (b *fileBucket) ListPaged(ctx context.Context, opts *driver.ListOptions) (*
 		dir = p
 	}
 	err := l.walkPath(dir, start)
-	if err != nil && err != errPageFull {
+	if err != nil && !errors.Is(err, errPageFull) {
 		return nil, fmt.Errorf("list %q: %w", l.prefix, err)
 	}
 	page := &driver.ListPage{Objects: l.out}

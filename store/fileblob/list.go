@@ -3,6 +3,7 @@
 package fileblob
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -113,7 +114,7 @@ func (l *fileLister) hasKey(dirfd int, name, p string) (bool, error) {
 // symbolic link.
 func (l *fileLister) openDir(dirfd int, name, p string) (int, error) {
 	fd, err := openatRetry(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err == unix.ENOTDIR || err == unix.ELOOP {
+	if errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
 		err = unix.ENOENT // replaced meanwhile: list again
 	}
 	if err != nil {
@@ -135,7 +136,7 @@ func (l *fileLister) readDir(dirfd int, dirKey string) ([]fileDirent, error) {
 	f := os.NewFile(uintptr(dup), filepath.Join(l.root, dirKey))
 	des, err := f.ReadDir(-1)
 	f.Close()
-	if err != nil && err != io.EOF {
+	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, &fs.PathError{Op: "read directory", Path: dirKey, Err: unwrapPathErr(err)}
 	}
 	ents := make([]fileDirent, 0, len(des))
@@ -164,7 +165,7 @@ func fstatatRetry(dirfd int, name string, st *unix.Stat_t) error {
 // listErr is a listing's error: a name that vanished under the listing is
 // not found (the store lists again); any other error fails the listing.
 func listErr(op, key string, err error) error {
-	if err == unix.ENOENT {
+	if errors.Is(err, unix.ENOENT) {
 		return &fs.PathError{Op: op, Path: key, Err: fs.ErrNotExist}
 	}
 	return &fs.PathError{Op: op, Path: key, Err: err}

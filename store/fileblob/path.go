@@ -102,13 +102,12 @@ func openatRetry(dirfd int, name string, flags int, mode uint32) (int, error) {
 // every other error is kept (permission, I/O), never taken for "absent".
 func classify(dirfd int, parts []string, op string, err error) error {
 	key := strings.Join(parts, "/")
-	if err == unix.ELOOP || err == unix.ENOTDIR || err == unix.EXDEV {
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EXDEV) {
 		if link := symlinkOnPath(dirfd, parts); link != "" {
 			return &fileError{code: gcerrors.PermissionDenied, err: &fs.PathError{Op: op, Path: key, Err: fmt.Errorf("%s %w", link, ErrSymlink)}}
 		}
 	}
-	switch err {
-	case unix.ENOENT, unix.ENOTDIR:
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 		return &fs.PathError{Op: op, Path: key, Err: fs.ErrNotExist}
 	}
 	return &fs.PathError{Op: op, Path: key, Err: err}
@@ -157,8 +156,8 @@ func mkdirBeneath(dirfd int, parts []string) (int, error) {
 			fl = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 		}
 		nfd, err := openatRetry(fd, p, fl, 0)
-		if err == unix.ENOENT {
-			if err = unix.Mkdirat(fd, p, 0o777); err == nil || err == unix.EEXIST {
+		if errors.Is(err, unix.ENOENT) {
+			if err = unix.Mkdirat(fd, p, 0o777); err == nil || errors.Is(err, unix.EEXIST) {
 				nfd, err = openatRetry(fd, p, fl, 0)
 			}
 		}

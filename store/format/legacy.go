@@ -108,7 +108,7 @@ func parseLegacySig(line string) (LegacySig, error) {
 	}
 	sig, err := base64.StdEncoding.DecodeString(b64)
 	if err != nil {
-		return LegacySig{}, fmt.Errorf("%w: %v", errBadBase64, err)
+		return LegacySig{}, fmt.Errorf("%w: %w", errBadBase64, err)
 	}
 	return LegacySig{Signer: signer, Sig: sig}, nil
 }

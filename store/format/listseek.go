@@ -135,7 +135,7 @@ func (t *EntryListText) block(k int64) ([]byte, error) {
 			st.scratch = dst
 		}
 		b := t.readBlock(dst[:ListTextBlock])
-		whole := len(b) == ListTextBlock || t.err == io.EOF
+		whole := len(b) == ListTextBlock || exactly(t.err, io.EOF)
 		if whole && at == int64(len(st.ckpt)) {
 			t.checkpoint(b)
 		}
@@ -154,7 +154,7 @@ func (t *EntryListText) block(k int64) ([]byte, error) {
 
 // endErr is err, but nil for io.EOF (the end of the text).
 func endErr(err error) error {
-	if err == io.EOF {
+	if exactly(err, io.EOF) {
 		return nil
 	}
 	return err
@@ -251,4 +251,11 @@ func (t *EntryListText) dropWindow() {
 	textPool.held -= len(st.win)
 	textPool.mu.Unlock()
 	st.win, st.ckpt, st.scratch = nil, nil, nil
+}
+
+// exactly reports whether err is target itself. The end of a text is io.EOF
+// itself, as io.ReaderAt returns it; an error that wraps io.EOF (or
+// io.ErrUnexpectedEOF) is a corrupt list's, not the end.
+func exactly(err, target error) bool {
+	return err == target //nolint:errorlint // identity, on purpose: see above
 }

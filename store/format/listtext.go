@@ -90,7 +90,7 @@ func (t *EntryListText) size() (int64, error) {
 	for t.err == nil {
 		t.advance(nil, math.MaxInt64-t.pos)
 	}
-	if t.err != io.EOF {
+	if !exactly(t.err, io.EOF) {
 		return 0, t.err
 	}
 	return t.pos, nil
@@ -149,15 +149,15 @@ func (t *EntryListText) advance(p []byte, n int64) int {
 		var m int
 		m, err = io.ReadFull(t.dec, p[:n])
 		got = int64(m)
-		if err == io.ErrUnexpectedEOF {
+		if exactly(err, io.ErrUnexpectedEOF) {
 			err = io.EOF
 		}
 	}
 	t.pos += got
 	switch {
-	case err == io.EOF && t.exact >= 0 && t.pos < t.exact:
+	case exactly(err, io.EOF) && t.exact >= 0 && t.pos < t.exact:
 		t.err = fmt.Errorf("decode entry list: %w: the text ends at %d bytes, not the %d measured before", ErrCorrupt, t.pos, t.exact)
-	case err == io.EOF:
+	case exactly(err, io.EOF):
 		t.err = io.EOF
 	case err != nil:
 		t.err = t.corrupt(err)
