@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
 )
 
@@ -55,7 +56,7 @@ func BenchmarkCompleteFold(b *testing.B) {
 			for b.Loop() {
 				if changed {
 					b.StopTimer()
-					write(b, st, ekey(store.KindSig, fmt.Sprintf("ffff%08x", n), "bench"))
+					write(b, st, ekey(format.KindSig, fmt.Sprintf("ffff%08x", n), "bench"))
 					clk.Advance(time.Second)
 					b.StartTimer()
 				}
@@ -91,13 +92,13 @@ func seedEntries(b *testing.B, st *store.Store, n int) {
 	bucket := st.Bucket()
 	var journaled []string
 	for i := range n {
-		kind := store.KindSig
+		kind := format.KindSig
 		if i%4 == 3 {
-			kind = store.Kinds[1+i%5]
+			kind = format.Kinds[1+i%5]
 		}
 		k := ekey(kind, fmt.Sprintf("%012x", i*7919), fmt.Sprintf("signer-%d", i%13))
 		var data []byte
-		if kind == store.KindSig {
+		if kind == format.KindSig {
 			data = []byte("a signature of sixty-four bytes, more or less, as ed25519 makes")
 		}
 		if err := bucket.WriteAll(ctx, k, data, nil); err != nil {

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // CheckOptions configure Check.
@@ -46,7 +47,7 @@ func (r CheckReport) OK() bool { return len(r.Problems) == 0 }
 //
 //   - the journal and the retired record parse (each bad line is a problem);
 //   - every live list decodes, is sorted, its id matches its content
-//     (store.VerifyEntryList), and holds only entry keys;
+//     (format.VerifyEntryList), and holds only entry keys;
 //   - every key a live list or the journal names exists: of those the
 //     listing did not show, the ones a report names (MaxItems per list and
 //     for the journal) are looked up (HEAD) first; one a HEAD finds proves
@@ -84,10 +85,10 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 	rep.Folded = sn.Folded()
 	rep.JournalLines, rep.JournalUnfolded, rep.RetiredLines = len(sn.Journal), sn.UnfoldedLines(), len(sn.Retired)
 	for _, b := range sn.JournalBad.Messages() {
-		problem("journal %s %s", store.JournalKey, b)
+		problem("journal %s %s", format.JournalKey, b)
 	}
 	for _, b := range sn.RetiredBad.Messages() {
-		problem("retired record %s %s", store.RetiredKey, b)
+		problem("retired record %s %s", format.RetiredKey, b)
 	}
 	for _, k := range sn.Irregular {
 		problem("pack key %s: not a regular file (readers and folds skip it)", k)
@@ -195,14 +196,14 @@ func checkLayoutNotes(ctx context.Context, st *store.Store, sn *store.Snapshot, 
 	if partial > 0 {
 		note("%d live partial lists; the next complete fold retires them", partial)
 	}
-	if n := sn.UnfoldedLines(); n > store.PartialFoldThreshold {
-		note("%d unfolded journal lines, more than %d: the next writer folds them into a partial list", n, store.PartialFoldThreshold)
+	if n := sn.UnfoldedLines(); n > format.PartialFoldThreshold {
+		note("%d unfolded journal lines, more than %d: the next writer folds them into a partial list", n, format.PartialFoldThreshold)
 	}
 	if sn.Marker || st.Layout() == store.LayoutDirectory {
 		return
 	}
 	older := 0
-	for _, ll := range store.LegacyLists {
+	for _, ll := range format.LegacyLists() {
 		page, _, err := st.ListPage(ctx, ll.Prefix, "", nil, 0)
 		if err != nil {
 			note("could not list older lists under %s: %v", ll.Prefix, err)
@@ -211,7 +212,7 @@ func checkLayoutNotes(ctx context.Context, st *store.Store, sn *store.Snapshot, 
 		older += len(page)
 	}
 	if older > 0 {
-		note("no %s marker and older one-list keys present (at least %d): the first complete fold copies them into per-object entries", store.LegacyFoldedMarker, older)
+		note("no %s marker and older one-list keys present (at least %d): the first complete fold copies them into per-object entries", format.LegacyFoldedMarker, older)
 	}
 }
 
@@ -230,14 +231,14 @@ func checkRetired(ctx context.Context, st *store.Store, sn *store.Snapshot, max 
 		keys = append(keys, k)
 	}
 	for _, r := range sn.Retired {
-		if store.RetiredOverAnHourAgo(r.RetiredAt, now) {
+		if format.RetiredOverAnHourAgo(r.RetiredAt, now) {
 			due++
 		}
 	}
 	slices.Sort(keys)
 	gone := make([]bool, len(keys))
 	err := forEach(ctx, len(keys), func(ctx context.Context, i int) error {
-		if _, _, isList := store.ParseEntryListName(keys[i]); isList {
+		if _, _, isList := format.ParseEntryListName(keys[i]); isList {
 			gone[i] = !listed[keys[i]]
 			return nil
 		}
@@ -259,7 +260,7 @@ func checkRetired(ctx context.Context, st *store.Store, sn *store.Snapshot, max 
 		return fmt.Sprintf("retired key %s is gone already; the next collection drops its line", k)
 	})
 	if due > 0 {
-		*notes = append(*notes, fmt.Sprintf("%d retired lines are over %v old: the next collection deletes their keys", due, store.GracePeriod))
+		*notes = append(*notes, fmt.Sprintf("%d retired lines are over %v old: the next collection deletes their keys", due, format.GracePeriod))
 	}
 	return nil
 }
@@ -289,7 +290,7 @@ func heldByRetired(ctx context.Context, st *store.Store, sn *store.Snapshot, key
 		j := 0
 		// A retired list that does not decode proves nothing: its keys read
 		// so far count, the rest are only waiting.
-		_, _ = store.DecodeEntryList(data, func(key []byte) error {
+		_, _ = format.DecodeEntryList(data, func(key []byte) error {
 			for j < len(keys) && keys[j] < string(key) {
 				j++
 			}

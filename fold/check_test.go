@@ -8,13 +8,14 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 func TestCheckPassesOnAFoldedStore(t *testing.T) {
 	forBackends(t, func(t *testing.T, st *store.Store, _ *store.FakeClock) {
-		write(t, st, ekey(store.KindSig, "abcd", "a"), ekey(store.KindReceipt, "abcd", "r"))
+		write(t, st, ekey(format.KindSig, "abcd", "a"), ekey(format.KindReceipt, "abcd", "r"))
 		mustComplete(t, st)
-		write(t, st, ekey(store.KindSig, "abcd", "b"))
+		write(t, st, ekey(format.KindSig, "abcd", "b"))
 		rep, err := Check(context.Background(), st, CheckOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -31,10 +32,10 @@ func TestCheckPassesOnAFoldedStore(t *testing.T) {
 func TestCheckReportsUnjournaledKeysAndMissingListKeys(t *testing.T) {
 	st, _ := newMem(t)
 	ctx := context.Background()
-	a, b := ekey(store.KindSig, "abcd", "a"), ekey(store.KindSig, "abcd", "b")
+	a, b := ekey(format.KindSig, "abcd", "a"), ekey(format.KindSig, "abcd", "b")
 	write(t, st, a, b)
 	mustComplete(t, st)
-	older := ekey(store.KindSeal, "abcd", "by-an-older-writer")
+	older := ekey(format.KindSeal, "abcd", "by-an-older-writer")
 	storefixture.PutObjects(t, st, older)     // no journal line
 	if err := st.Delete(ctx, b); err != nil { // the list names it, yet it is gone
 		t.Fatal(err)
@@ -61,13 +62,13 @@ func TestCheckReportsUnjournaledKeysAndMissingListKeys(t *testing.T) {
 
 func TestCheckReportsCorruptListsAndBadLines(t *testing.T) {
 	st, _ := newMem(t)
-	write(t, st, ekey(store.KindSig, "abcd", "a"))
+	write(t, st, ekey(format.KindSig, "abcd", "a"))
 	name := mustComplete(t, st).List.Name
-	_, good, _ := store.EncodeEntryList([]string{ekey(store.KindSig, "abcd", "zzz")})
+	_, good, _ := format.EncodeEntryList([]string{ekey(format.KindSig, "abcd", "zzz")})
 	putRecord(t, st, name, string(good)) // the content of another set under this name
 	putRecord(t, st, "pack-"+strings.Repeat("0", 64)+".entries-part", "not zstd")
-	putRecord(t, st, store.JournalKey, readRecordText(t, st, store.JournalKey)+"garbage\n")
-	putRecord(t, st, store.RetiredKey, "soon pack-x\n")
+	putRecord(t, st, format.JournalKey, readRecordText(t, st, format.JournalKey)+"garbage\n")
+	putRecord(t, st, format.RetiredKey, "soon pack-x\n")
 	storefixture.PutObjects(t, st, "cert/ab/cd/x/y")
 	rep, err := Check(context.Background(), st, CheckOptions{})
 	if err != nil {
@@ -83,10 +84,10 @@ func TestCheckReportsCorruptListsAndBadLines(t *testing.T) {
 
 func TestCheckNotesAStoreNotYetFolded(t *testing.T) {
 	st, clk := newMem(t)
-	write(t, st, ekey(store.KindSig, "abcd", "a"))
-	storefixture.PutObjects(t, st, ekey(store.KindSig, "abcd", "older"))
+	write(t, st, ekey(format.KindSig, "abcd", "a"))
+	storefixture.PutObjects(t, st, ekey(format.KindSig, "abcd", "older"))
 	putRecord(t, st, "sigs/ab/cdef", "x YQ==\n")
-	putRecord(t, st, store.RetiredKey, fmt.Sprintf("%d pack-gone.pack\n", t0))
+	putRecord(t, st, format.RetiredKey, fmt.Sprintf("%d pack-gone.pack\n", t0))
 	clk.Advance(2 * hour)
 	rep, err := Check(context.Background(), st, CheckOptions{})
 	if err != nil {
@@ -107,7 +108,7 @@ func TestCheckCapsLongFindings(t *testing.T) {
 	st, _ := newMem(t)
 	mustComplete(t, st)
 	for i := range 7 {
-		storefixture.PutObjects(t, st, ekey(store.KindSig, "abcd", fmt.Sprint(i)))
+		storefixture.PutObjects(t, st, ekey(format.KindSig, "abcd", fmt.Sprint(i)))
 	}
 	rep, err := Check(context.Background(), st, CheckOptions{MaxItems: 3})
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/oxyfs/oxyfs/internal/memtest"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // bigList builds a valid entry list of n keys of about 256 bytes each,
@@ -31,7 +31,7 @@ func bigList(t testing.TB, n int) (string, []byte) {
 	pad := strings.Repeat("v", 232)
 	line := make([]byte, 0, 512)
 	buf := make([]byte, 0, 64<<10)
-	buf = append(buf, store.EntryListHeader+"\n"...)
+	buf = append(buf, format.EntryListHeader+"\n"...)
 	for i := range n {
 		line = fmt.Appendf(line[:0], "sig/ab/%08x/%s\n", i, pad)
 		buf = append(buf, line...)
@@ -44,7 +44,7 @@ func bigList(t testing.TB, n int) (string, []byte) {
 	if err := enc.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return store.EntryListName(hex.EncodeToString(h.Sum(nil)), true), out.Bytes()
+	return format.EntryListName(hex.EncodeToString(h.Sum(nil)), true), out.Bytes()
 }
 
 func TestCheckStreamsAHugeListInBoundedMemory(t *testing.T) {
@@ -80,9 +80,9 @@ func TestCheckStreamsAHugeListInBoundedMemory(t *testing.T) {
 func TestCheckCountsEveryMalformedKeyOfAList(t *testing.T) {
 	st, _ := newMem(t)
 	ctx := context.Background()
-	text := store.EntryListHeader + "\nsig/ab/cd/" + strings.Repeat("v", 256) + "\nsig/ab/cd/" + strings.Repeat("w", 256) + "\nsig/ab/cd/" + strings.Repeat("x", 256) + "\n"
+	text := format.EntryListHeader + "\nsig/ab/cd/" + strings.Repeat("v", 256) + "\nsig/ab/cd/" + strings.Repeat("w", 256) + "\nsig/ab/cd/" + strings.Repeat("x", 256) + "\n"
 	sum := sha256.Sum256([]byte(text))
-	name := store.EntryListName(hex.EncodeToString(sum[:]), true)
+	name := format.EntryListName(hex.EncodeToString(sum[:]), true)
 	enc, _ := zstd.NewWriter(nil)
 	if err := st.Put(ctx, name, enc.EncodeAll([]byte(text), nil)); err != nil {
 		t.Fatal(err)

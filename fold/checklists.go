@@ -8,11 +8,12 @@ import (
 	"slices"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // checkListsParallel bounds the live lists Check holds at once: each costs
-// its compressed bytes (at most store.MaxEntryListBytes) and a decoder's
-// window (at most store.MaxEntryListWindow).
+// its compressed bytes (at most format.MaxEntryListBytes) and a decoder's
+// window (at most format.MaxEntryListWindow).
 const checkListsParallel = 2
 
 // keyBits is a set of indexes into the sorted listing of per-object keys.
@@ -46,7 +47,7 @@ type listFindings struct {
 // unique), streaming: a list's keys are decoded once, checked against its
 // name's id, parsed, and merged with the listing as they come, so a list's
 // decompressed text is never held, however large (the decode stops at
-// store.MaxEntryListSize or store.MaxEntryListKeys). What one list names is
+// format.MaxEntryListSize or format.MaxEntryListKeys). What one list names is
 // a bit per listing key; what it names that does not exist is counted, and
 // the first max kept.
 func checkLists(ctx context.Context, st *store.Store, live []store.ListInfo, keys []string, max int) ([]listFindings, error) {
@@ -75,13 +76,13 @@ func checkList(ctx context.Context, st *store.Store, name string, keys []string,
 	if err != nil {
 		return f, err
 	}
-	id, _, _ := store.ParseEntryListName(name)
+	id, _, _ := format.ParseEntryListName(name)
 	named := newKeyBits(len(keys))
 	malformed := 0
 	j := 0
-	_, sum, derr := store.DecodeEntryListHashed(data, func(key []byte) error {
+	_, sum, derr := format.DecodeEntryListHashed(data, func(key []byte) error {
 		k := string(key)
-		if _, err := store.ParseKey(k); err != nil {
+		if _, err := format.ParseKey(k); err != nil {
 			if malformed < max {
 				f.problems = append(f.problems, fmt.Sprintf("list %s holds a malformed key: %v", name, err))
 			}
@@ -109,7 +110,7 @@ func checkList(ctx context.Context, st *store.Store, name string, keys []string,
 		// The list is corrupt: what it named does not count.
 		return listFindings{problems: []string{fmt.Sprintf("verify entry list %s: %v", name, derr)}}, nil
 	case sum != id:
-		f.problems = append(f.problems, fmt.Sprintf("verify entry list %s: %v: uncompressed text has SHA-256 %s", name, store.ErrCorrupt, sum))
+		f.problems = append(f.problems, fmt.Sprintf("verify entry list %s: %v: uncompressed text has SHA-256 %s", name, format.ErrCorrupt, sum))
 	}
 	f.named = named
 	return f, nil

@@ -7,14 +7,15 @@ import (
 	"strings"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // ForgetObject names an object a repository collection deleted: a
 // collection then deletes its entry keys and their journal lines too, so the
 // next complete list leaves them out (spec §13.7 "Folding").
 type ForgetObject struct {
-	Object string       `json:"object"` // object id: lowercase hex, as in the keys
-	Kinds  []store.Kind `json:"kinds"`  // the kinds of entry to forget; nil: every kind
+	Object string        `json:"object"` // object id: lowercase hex, as in the keys
+	Kinds  []format.Kind `json:"kinds"`  // the kinds of entry to forget; nil: every kind
 }
 
 // ParseForgetObject parses "OBJECT" (every kind) or "KIND[,KIND...]:OBJECT",
@@ -27,7 +28,7 @@ func ParseForgetObject(s string) (ForgetObject, error) {
 	}
 	if ok {
 		for _, k := range strings.Split(kinds, ",") {
-			kind, found := store.ParseKind(k)
+			kind, found := format.ParseKind(k)
 			if !found {
 				return f, fmt.Errorf("forget %q: unknown kind %q", s, k)
 			}
@@ -42,11 +43,11 @@ func ParseForgetObject(s string) (ForgetObject, error) {
 }
 
 func (f ForgetObject) validate() error {
-	if err := store.ValidateObject(f.Object); err != nil {
+	if err := format.ValidateObject(f.Object); err != nil {
 		return fmt.Errorf("forget %s: %w", f, err)
 	}
 	for _, k := range f.Kinds {
-		if int(k) >= store.NumKinds {
+		if int(k) >= format.NumKinds {
 			return fmt.Errorf("forget %s: unknown kind %d", f, k)
 		}
 	}
@@ -54,9 +55,9 @@ func (f ForgetObject) validate() error {
 }
 
 // kinds returns the kinds to forget.
-func (f ForgetObject) kinds() []store.Kind {
+func (f ForgetObject) kinds() []format.Kind {
 	if len(f.Kinds) == 0 {
-		return store.Kinds[:]
+		return format.Kinds[:]
 	}
 	return f.Kinds
 }
@@ -122,7 +123,7 @@ type CollectReport struct {
 // D6): the snapshot (journal, retired record, pack listing), cross-checked
 // (checkPackListing: a list the retired record or the journal's folded lines
 // show to be there that the listing lacks stops it; the live lists are read
-// once), the keys retired more than store.GracePeriod ago, and the keys of
+// once), the keys retired more than format.GracePeriod ago, and the keys of
 // every object to forget from two sources that must agree (forgetPlan.plan:
 // one LIST of the object's prefix per kind, each key checked to be the
 // object's and confirmed by a HEAD, one HEAD of its older one-list key per
@@ -136,7 +137,7 @@ type CollectReport struct {
 //  1. One compare-and-swap update of the journal drops the folded lines past
 //     their hour and, with Apply, every line naming a forgotten object.
 //     A failure ends the run before anything is deleted.
-//  2. Every key retired more than store.GracePeriod ago is deleted. Never
+//  2. Every key retired more than format.GracePeriod ago is deleted. Never
 //     one retired later, never the journal, the retired record or the
 //     marker (such names are reported in Refused), never a live list (a
 //     list the retired record names is not live).
@@ -176,7 +177,7 @@ type collection struct {
 	rep    *CollectReport // filled in as the steps go
 	forget *forgetPlan
 	sn     *store.Snapshot
-	due    []string        // keys retired more than store.GracePeriod ago, sorted
+	due    []string        // keys retired more than format.GracePeriod ago, sorted
 	apply  bool            // Apply, with objects to forget
 	gone   map[string]bool // 2: the due keys a HEAD found gone
 	delErr error           // 2: a failed deletion, returned after step 3
@@ -246,7 +247,7 @@ func (c *collection) dryRun() (bool, error) {
 		isDue[k] = true
 	}
 	for _, r := range c.sn.Retired {
-		if isDue[r.Key] && store.RetiredOverAnHourAgo(r.RetiredAt, rep.Now) {
+		if isDue[r.Key] && format.RetiredOverAnHourAgo(r.RetiredAt, rep.Now) {
 			rep.RetiredLinesDropped++
 		}
 	}
@@ -290,11 +291,11 @@ func (c *collection) deleteDue() (bool, error) {
 func (c *collection) dropRetiredLines() (bool, error) {
 	rep := c.rep
 	if len(c.gone) > 0 {
-		res, err := c.st.UpdateRecord(c.ctx, store.RetiredKey, func(old []byte, _ bool) ([]byte, error) {
-			rec := store.ParseRetiredRecord(old)
+		res, err := c.st.UpdateRecord(c.ctx, format.RetiredKey, func(old []byte, _ bool) ([]byte, error) {
+			rec := format.ParseRetiredRecord(old)
 			n := len(rec.Lines)
-			rec.Lines = slices.DeleteFunc(rec.Lines, func(l store.RecordLine[store.RetiredLine]) bool {
-				return !l.Bad() && c.gone[l.Line.Key] && store.RetiredOverAnHourAgo(l.Line.RetiredAt, rep.Now)
+			rec.Lines = slices.DeleteFunc(rec.Lines, func(l format.RecordLine[format.RetiredLine]) bool {
+				return !l.Bad() && c.gone[l.Line.Key] && format.RetiredOverAnHourAgo(l.Line.RetiredAt, rep.Now)
 			})
 			rep.RetiredLinesDropped = n - len(rec.Lines)
 			if rep.RetiredLinesDropped == 0 {
@@ -353,11 +354,11 @@ func dryRunPlan(now int64, due []string, forget *forgetPlan, apply bool) *hooks 
 		isDue[k] = true
 	}
 	h := &hooks{plan: func(sn *store.Snapshot) {
-		sn.Journal = slices.DeleteFunc(slices.Clone(sn.Journal), func(l store.JournalLine) bool {
+		sn.Journal = slices.DeleteFunc(slices.Clone(sn.Journal), func(l format.JournalLine) bool {
 			return l.Expired(now) || apply && forget.names(l.Key)
 		})
-		sn.Retired = slices.DeleteFunc(slices.Clone(sn.Retired), func(r store.RetiredLine) bool {
-			return isDue[r.Key] && store.RetiredOverAnHourAgo(r.RetiredAt, now)
+		sn.Retired = slices.DeleteFunc(slices.Clone(sn.Retired), func(r format.RetiredLine) bool {
+			return isDue[r.Key] && format.RetiredOverAnHourAgo(r.RetiredAt, now)
 		})
 		sn.Lists = slices.DeleteFunc(slices.Clone(sn.Lists), func(l store.ListInfo) bool { return isDue[l.Name] })
 	}}
@@ -374,9 +375,9 @@ func dryRunPlan(now int64, due []string, forget *forgetPlan, apply bool) *hooks 
 // whatever a (corrupt or hostile) retired record says.
 func retirable(key string) bool {
 	switch {
-	case key == store.JournalKey || key == store.RetiredKey || key == store.LegacyFoldedMarker:
+	case key == format.JournalKey || key == format.RetiredKey || key == format.LegacyFoldedMarker:
 		return false
-	case strings.HasPrefix(key, store.PackPrefix):
+	case strings.HasPrefix(key, format.PackPrefix):
 		return !strings.Contains(key, "/")
 	case strings.HasPrefix(key, "loose/"), strings.HasPrefix(key, "nocompress/"):
 		return !strings.Contains(key, "..")
@@ -384,7 +385,7 @@ func retirable(key string) bool {
 	return false
 }
 
-// planRetired returns the keys retired more than store.GracePeriod before
+// planRetired returns the keys retired more than format.GracePeriod before
 // now, sorted. A key retired twice counts from its latest retirement. A list
 // the retired record names is never live (live means listed and not
 // retired), and Complete never writes a list under a retired name, so no
@@ -403,11 +404,11 @@ func planRetired(sn *store.Snapshot, now int64, rep *CollectReport, w *warner) [
 		case !retirable(key):
 			rep.Refused = append(rep.Refused, key)
 			w.warn("retired record names %s, which a collection never deletes", key)
-		case store.RetiredOverAnHourAgo(at, now):
+		case format.RetiredOverAnHourAgo(at, now):
 			due = append(due, key)
 		default:
 			rep.Waiting++
-			if next := store.RetiredDueAt(at); rep.NextDue == 0 || next < rep.NextDue {
+			if next := format.RetiredDueAt(at); rep.NextDue == 0 || next < rep.NextDue {
 				rep.NextDue = next
 			}
 		}
@@ -421,9 +422,9 @@ func planRetired(sn *store.Snapshot, now int64, rep *CollectReport, w *warner) [
 // folded lines past their hour and, with forget, the lines naming forgotten
 // objects.
 func dropJournalLines(ctx context.Context, st *store.Store, p *forgetPlan, forget bool) (tries, expiredN, forgotN int, err error) {
-	res, err := st.UpdateRecord(ctx, store.JournalKey, func(old []byte, _ bool) ([]byte, error) {
+	res, err := st.UpdateRecord(ctx, format.JournalKey, func(old []byte, _ bool) ([]byte, error) {
 		now := st.Clock().NowMs()
-		rec := store.ParseJournalRecord(old)
+		rec := format.ParseJournalRecord(old)
 		kept := rec.Lines[:0]
 		expiredN, forgotN = 0, 0
 		for _, l := range rec.Lines {

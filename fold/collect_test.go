@@ -9,17 +9,18 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 func TestCollectDeletesOnlyRetiredOverAnHourAgo(t *testing.T) {
 	forBackends(t, func(t *testing.T, st *store.Store, clk *store.FakeClock) {
 		ctx := context.Background()
-		old := storefixture.WriteList(t, st, false, ekey(store.KindSig, "abcd", "old"))
-		edge := storefixture.WriteList(t, st, false, ekey(store.KindSig, "abcd", "edge"))
-		fresh := storefixture.WriteList(t, st, false, ekey(store.KindSig, "abcd", "fresh"))
+		old := storefixture.WriteList(t, st, false, ekey(format.KindSig, "abcd", "old"))
+		edge := storefixture.WriteList(t, st, false, ekey(format.KindSig, "abcd", "edge"))
+		fresh := storefixture.WriteList(t, st, false, ekey(format.KindSig, "abcd", "fresh"))
 		putRecord(t, st, "pack-0123.pack", "a pack a repack retired")
 		gone := "pack-4567.pack" // retired, and deleted by someone already
-		putRecord(t, st, store.RetiredKey, fmt.Sprintf("%d %s\n%d %s\n%d pack-0123.pack\n%d %s\n%d %s\n",
+		putRecord(t, st, format.RetiredKey, fmt.Sprintf("%d %s\n%d %s\n%d pack-0123.pack\n%d %s\n%d %s\n",
 			t0, old, t0+1, edge, t0, t0, gone, t0+ms(hour)/2, fresh))
 		clk.Set(t0 + ms(hour) + 1) // old and the pack are over an hour old; edge is exactly an hour old
 		rep, err := Collect(ctx, st, CollectOptions{})
@@ -43,7 +44,7 @@ func TestCollectDeletesOnlyRetiredOverAnHourAgo(t *testing.T) {
 		if exists(t, st, old) {
 			t.Errorf("%s not deleted", old)
 		}
-		text := readRecordText(t, st, store.RetiredKey)
+		text := readRecordText(t, st, format.RetiredKey)
 		for _, k := range []string{edge, fresh} {
 			if !strings.Contains(text, k) {
 				t.Errorf("retired line of %s dropped: %q", k, text)
@@ -57,10 +58,10 @@ func TestCollectDeletesOnlyRetiredOverAnHourAgo(t *testing.T) {
 
 func TestCollectDropsFoldedLinesOverAnHourOld(t *testing.T) {
 	st, clk := newMem(t)
-	a, b, c := ekey(store.KindSeal, "abcd", "a"), ekey(store.KindSeal, "abcd", "b"), ekey(store.KindSeal, "abcd", "c")
+	a, b, c := ekey(format.KindSeal, "abcd", "a"), ekey(format.KindSeal, "abcd", "b"), ekey(format.KindSeal, "abcd", "c")
 	storefixture.PutObjects(t, st, a, b, c)
 	storefixture.WriteList(t, st, true, a, b) // the list the folds that marked a and b wrote
-	putRecord(t, st, store.JournalKey, fmt.Sprintf("%d %s\n%d %s\n0 %s\n", t0, a, t0+ms(hour), b, c))
+	putRecord(t, st, format.JournalKey, fmt.Sprintf("%d %s\n%d %s\n0 %s\n", t0, a, t0+ms(hour), b, c))
 	clk.Set(t0 + ms(hour) + 1)
 	rep, err := Collect(context.Background(), st, CollectOptions{})
 	if err != nil {
@@ -69,7 +70,7 @@ func TestCollectDropsFoldedLinesOverAnHourOld(t *testing.T) {
 	if rep.JournalLinesDropped != 1 {
 		t.Errorf("dropped %d journal lines, want 1", rep.JournalLinesDropped)
 	}
-	want := []store.JournalLine{{FoldedAt: t0 + ms(hour), Key: b}, {FoldedAt: t0 + ms(hour) + 1, Key: c}}
+	want := []format.JournalLine{{FoldedAt: t0 + ms(hour), Key: b}, {FoldedAt: t0 + ms(hour) + 1, Key: c}}
 	if got := storefixture.ReadJournal(t, st); !slices.Equal(got, want) {
 		t.Errorf("journal %v, want %v", got, want)
 	}
@@ -80,30 +81,30 @@ func TestCollectDropsFoldedLinesOverAnHourOld(t *testing.T) {
 // nothing was deleted and no record changed.
 func TestCollectFailsClosedOnListError(t *testing.T) {
 	obj := "abcdef"
-	forgotten := ekey(store.KindSig, obj, "alice")
+	forgotten := ekey(format.KindSig, obj, "alice")
 	for _, fault := range []struct {
 		name string
 		fail func(op, key string) bool
 	}{
-		{"pack listing", func(op, key string) bool { return op == "list" && key == store.PackPrefix }},
-		{"retired record read", func(op, key string) bool { return op == "get" && key == store.RetiredKey }},
-		{"journal read", func(op, key string) bool { return op == "get" && key == store.JournalKey }},
+		{"pack listing", func(op, key string) bool { return op == "list" && key == format.PackPrefix }},
+		{"retired record read", func(op, key string) bool { return op == "get" && key == format.RetiredKey }},
+		{"journal read", func(op, key string) bool { return op == "get" && key == format.JournalKey }},
 		{"listing of a forgotten object", func(op, key string) bool { return op == "list" && strings.HasPrefix(key, "seal/ab/") }},
 		{"older list lookup of a forgotten object", func(op, key string) bool { return op == "head" && strings.HasPrefix(key, "receipts/") }},
-		{"journal compare-and-swap", func(op, key string) bool { return op == "put" && key == store.JournalKey }},
+		{"journal compare-and-swap", func(op, key string) bool { return op == "put" && key == format.JournalKey }},
 	} {
 		t.Run(fault.name, func(t *testing.T) {
 			ctx := context.Background()
 			clk := store.NewFakeClock(t0)
 			st, fb := newFaultStore(t, clk)
-			write(t, st, forgotten, ekey(store.KindSig, "0011", "bob"))
+			write(t, st, forgotten, ekey(format.KindSig, "0011", "bob"))
 			mustComplete(t, st)
-			write(t, st, ekey(store.KindSig, "0011", "carol"))
+			write(t, st, ekey(format.KindSig, "0011", "carol"))
 			mustComplete(t, st) // retires the first list
 			clk.Advance(2 * hour)
 			before := perObjectKeys(t, st)
 			lists := snapshot(t, st).Lists
-			journal, retired := readRecordText(t, st, store.JournalKey), readRecordText(t, st, store.RetiredKey)
+			journal, retired := readRecordText(t, st, format.JournalKey), readRecordText(t, st, format.RetiredKey)
 
 			fb.failIf(fault.fail)
 			start := st.Counts()
@@ -122,7 +123,7 @@ func TestCollectFailsClosedOnListError(t *testing.T) {
 			if got := snapshot(t, st).Lists; !slices.Equal(got, lists) {
 				t.Errorf("lists changed")
 			}
-			if readRecordText(t, st, store.JournalKey) != journal || readRecordText(t, st, store.RetiredKey) != retired {
+			if readRecordText(t, st, format.JournalKey) != journal || readRecordText(t, st, format.RetiredKey) != retired {
 				t.Errorf("a record changed")
 			}
 			if !strings.Contains(err.Error(), errInjected.Error()) {
@@ -134,14 +135,14 @@ func TestCollectFailsClosedOnListError(t *testing.T) {
 
 func TestCollectDryRunListsEveryKeyItWouldDelete(t *testing.T) {
 	st, clk := newMem(t)
-	write(t, st, ekey(store.KindSig, "abcd", "a"))
+	write(t, st, ekey(format.KindSig, "abcd", "a"))
 	first := mustComplete(t, st).List.Name
-	write(t, st, ekey(store.KindSig, "abcd", "b"))
+	write(t, st, ekey(format.KindSig, "abcd", "b"))
 	second := mustComplete(t, st).List.Name
 	clk.Advance(hour + 1e6)
-	forgotten := ekey(store.KindSig, "abcd", "b")
+	forgotten := ekey(format.KindSig, "abcd", "b")
 	before := st.Counts()
-	rep, err := Collect(context.Background(), st, CollectOptions{DryRun: true, ForgetObjects: []ForgetObject{{Object: "abcd", Kinds: []store.Kind{store.KindSig}}}, Apply: true})
+	rep, err := Collect(context.Background(), st, CollectOptions{DryRun: true, ForgetObjects: []ForgetObject{{Object: "abcd", Kinds: []format.Kind{format.KindSig}}}, Apply: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,18 +170,18 @@ func TestForgetObjectsRemovesKeysAndJournalLines(t *testing.T) {
 	forBackends(t, func(t *testing.T, st *store.Store, _ *store.FakeClock) {
 		ctx := context.Background()
 		obj, other := "abcdef", "abcd"
-		gone := []string{ekey(store.KindSig, obj, "alice"), ekey(store.KindSeal, obj, "s"), ekey(store.KindAccepted, obj, "main")}
-		kept := []string{ekey(store.KindSig, other, "alice"), ekey(store.KindSig, "abcdef01", "alice")} // a prefix of obj's id is another object
+		gone := []string{ekey(format.KindSig, obj, "alice"), ekey(format.KindSeal, obj, "s"), ekey(format.KindAccepted, obj, "main")}
+		kept := []string{ekey(format.KindSig, other, "alice"), ekey(format.KindSig, "abcdef01", "alice")} // a prefix of obj's id is another object
 		write(t, st, append(gone, kept...)...)
 		mustComplete(t, st)
 		write(t, st, gone[0]) // an unfolded line too
-		putRecord(t, st, store.LegacyKey(store.KindSig, obj), "alice YQ==\n")
+		putRecord(t, st, format.LegacyKey(format.KindSig, obj), "alice YQ==\n")
 
 		rep, err := Collect(ctx, st, CollectOptions{ForgetObjects: []ForgetObject{{Object: obj}}, Apply: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantKeys := slices.Sorted(slices.Values(append(slices.Clone(gone), store.LegacyKey(store.KindSig, obj))))
+		wantKeys := slices.Sorted(slices.Values(append(slices.Clone(gone), format.LegacyKey(format.KindSig, obj))))
 		if !slices.Equal(rep.Forget.Keys, wantKeys) || !rep.Forget.Applied || rep.Forget.Lines != 4 || rep.Forget.Deleted != len(wantKeys) {
 			t.Errorf("forget %+v, want keys %v and 4 lines", rep.Forget, wantKeys)
 		}
@@ -203,9 +204,9 @@ func TestForgetObjectsRemovesKeysAndJournalLines(t *testing.T) {
 
 func TestForgetObjectsWithoutApplyOnlyReports(t *testing.T) {
 	st, _ := newMem(t)
-	k := ekey(store.KindSig, "abcdef", "alice")
+	k := ekey(format.KindSig, "abcdef", "alice")
 	write(t, st, k)
-	journal := readRecordText(t, st, store.JournalKey)
+	journal := readRecordText(t, st, format.JournalKey)
 	rep, err := Collect(context.Background(), st, CollectOptions{ForgetObjects: []ForgetObject{{Object: "abcdef"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -226,9 +227,9 @@ func TestForgetObjectsWithoutApplyOnlyReports(t *testing.T) {
 
 func TestCollectNeverDeletesTheRecordsOrTheMarker(t *testing.T) {
 	st, clk := newMem(t)
-	write(t, st, ekey(store.KindSig, "abcd", "a"))
+	write(t, st, ekey(format.KindSig, "abcd", "a"))
 	mustComplete(t, st)
-	putRecord(t, st, store.RetiredKey, fmt.Sprintf("%d %s\n%d %s\n%d %s\n", t0, store.JournalKey, t0, store.LegacyFoldedMarker, t0, store.RetiredKey))
+	putRecord(t, st, format.RetiredKey, fmt.Sprintf("%d %s\n%d %s\n%d %s\n", t0, format.JournalKey, t0, format.LegacyFoldedMarker, t0, format.RetiredKey))
 	clk.Advance(3 * hour)
 	rep, err := Collect(context.Background(), st, CollectOptions{})
 	if err != nil {
@@ -237,7 +238,7 @@ func TestCollectNeverDeletesTheRecordsOrTheMarker(t *testing.T) {
 	if len(rep.Deleted) != 0 || len(rep.Refused) != 3 {
 		t.Errorf("deleted %v, refused %v; want nothing deleted and all three refused", rep.Deleted, rep.Refused)
 	}
-	for _, k := range []string{store.JournalKey, store.LegacyFoldedMarker, store.RetiredKey} {
+	for _, k := range []string{format.JournalKey, format.LegacyFoldedMarker, format.RetiredKey} {
 		if !exists(t, st, k) {
 			t.Errorf("%s deleted", k)
 		}
@@ -249,7 +250,7 @@ func TestCollectNeverDeletesTheRecordsOrTheMarker(t *testing.T) {
 // of them; a retired pack, loose object and raw chunk do go.
 func TestCollectDeletesOnlyKindsTheRetiredRecordHolds(t *testing.T) {
 	st, clk := newMem(t)
-	sig := ekey(store.KindSig, "abcd", "alice")
+	sig := ekey(format.KindSig, "abcd", "alice")
 	write(t, st, sig)
 	mustComplete(t, st)
 	keep := []string{sig, "sigs/ab/cd", "ops/head", "refs/x", "pack-0a/../sig/ab/cd/alice"}
@@ -261,7 +262,7 @@ func TestCollectDeletesOnlyKindsTheRetiredRecordHolds(t *testing.T) {
 		}
 		fmt.Fprintf(&rec, "%d %s\n", t0, k)
 	}
-	putRecord(t, st, store.RetiredKey, rec.String())
+	putRecord(t, st, format.RetiredKey, rec.String())
 	clk.Advance(3 * hour)
 	rep, err := Collect(context.Background(), st, CollectOptions{})
 	if err != nil {
@@ -305,7 +306,7 @@ func TestCollectThatFailsMidwayDropsOnlyTheLinesOfKeysGone(t *testing.T) {
 	st, fb := newFaultStore(t, clk)
 	putRecord(t, st, "pack-01.pack", "x")
 	putRecord(t, st, "pack-02.pack", "y")
-	putRecord(t, st, store.RetiredKey, fmt.Sprintf("%d pack-01.pack\n%d pack-02.pack\n", t0, t0))
+	putRecord(t, st, format.RetiredKey, fmt.Sprintf("%d pack-01.pack\n%d pack-02.pack\n", t0, t0))
 	clk.Advance(2 * hour)
 	fb.failOn("delete", "pack-02")
 	rep, err := Collect(context.Background(), st, CollectOptions{})
@@ -328,7 +329,7 @@ func TestCollectThatFailsMidwayDropsOnlyTheLinesOfKeysGone(t *testing.T) {
 			want += fmt.Sprintf("%d %s\n", t0, k)
 		}
 	}
-	if got := readRecordText(t, st, store.RetiredKey); got != want {
+	if got := readRecordText(t, st, format.RetiredKey); got != want {
 		t.Errorf("retired record %q, want only the lines of the keys not deleted: %q", got, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
 )
 
@@ -177,10 +178,10 @@ func (f *folding) snapshot() (bool, error) {
 	rep.JournalLines, rep.JournalUnfolded = len(sn.Journal), sn.UnfoldedLines()
 	rep.JournalBad, rep.RetiredBad = sn.JournalBad.Messages(), sn.RetiredBad.Messages()
 	for _, b := range rep.JournalBad {
-		f.w.warn("journal %s: %s (kept as is, not folded)", store.JournalKey, b)
+		f.w.warn("journal %s: %s (kept as is, not folded)", format.JournalKey, b)
 	}
 	for _, b := range rep.RetiredBad {
-		f.w.warn("retired record %s: %s (kept as is)", store.RetiredKey, b)
+		f.w.warn("retired record %s: %s (kept as is)", format.RetiredKey, b)
 	}
 	for _, k := range sn.Irregular {
 		f.w.warn("pack key %s: not a regular file (left alone)", k)
@@ -243,11 +244,11 @@ func (f *folding) newSet() (bool, error) {
 		f.h.afterScan()
 	}
 
-	id, data, err := store.EncodeEntryListSorted(set)
+	id, data, err := format.EncodeEntryListSorted(set)
 	if err != nil {
 		return false, err
 	}
-	f.set, f.data, f.name = set, data, store.EntryListName(id, true)
+	f.set, f.data, f.name = set, data, format.EntryListName(id, true)
 	f.rep.List = ListReport{Name: f.name, Entries: len(set), Bytes: len(data)}
 	for _, l := range f.sn.Lists {
 		if l.Name == f.name {
@@ -391,7 +392,7 @@ func (f *folding) tooLate(dry bool) error {
 
 // countExpired counts the folded lines past their hour at now, which the
 // journal update that marks lines drops.
-func countExpired(lines []store.JournalLine, now int64) int {
+func countExpired(lines []format.JournalLine, now int64) int {
 	n := 0
 	for _, l := range lines {
 		if l.Expired(now) {
@@ -420,7 +421,7 @@ func checkLive(ctx context.Context, st *store.Store, name string, data []byte, r
 	if err != nil {
 		return fmt.Errorf("read live list %s: %w", name, err)
 	}
-	if verr := store.VerifyEntryList(name, got); verr != nil {
+	if verr := format.VerifyEntryList(name, got); verr != nil {
 		w.warn("live list %s is corrupt (%v): rewriting it", name, verr)
 		if err := st.Put(ctx, name, data); err != nil {
 			return fmt.Errorf("repair list %s: %w", name, err)

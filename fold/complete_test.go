@@ -11,13 +11,14 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
 )
 
 func TestFoldMarksOnlyLinesItRead(t *testing.T) {
 	forBackends(t, func(t *testing.T, st *store.Store, clk *store.FakeClock) {
 		ctx := context.Background()
-		a, b, c := ekey(store.KindSig, "abcd", "alice"), ekey(store.KindSig, "abcd", "bob"), ekey(store.KindSig, "abcd", "carol")
+		a, b, c := ekey(format.KindSig, "abcd", "alice"), ekey(format.KindSig, "abcd", "bob"), ekey(format.KindSig, "abcd", "carol")
 		write(t, st, a)
 		write(t, st, a) // alice signed twice: two lines, one key
 		write(t, st, b)
@@ -54,23 +55,23 @@ func TestFoldMarksOnlyLinesItRead(t *testing.T) {
 
 func TestFoldKeepsTheFoldedAtOfLinesFoldedBefore(t *testing.T) {
 	st, clk := newMem(t)
-	a, b := ekey(store.KindSeal, "abcd", "s1"), ekey(store.KindSeal, "abcd", "s2")
+	a, b := ekey(format.KindSeal, "abcd", "s1"), ekey(format.KindSeal, "abcd", "s2")
 	storefixture.PutObjects(t, st, a, b)
-	putRecord(t, st, store.JournalKey, fmt.Sprintf("%d %s\n0 %s\n", t0-5, a, b))
+	putRecord(t, st, format.JournalKey, fmt.Sprintf("%d %s\n0 %s\n", t0-5, a, b))
 	clk.Set(t0 + 9)
 	rep := mustComplete(t, st)
 	if rep.Marked != 1 {
 		t.Errorf("marked %d, want 1", rep.Marked)
 	}
 	want := fmt.Sprintf("%d %s\n%d %s\n", t0-5, a, t0+9, b)
-	if got := readRecordText(t, st, store.JournalKey); got != want {
+	if got := readRecordText(t, st, format.JournalKey); got != want {
 		t.Errorf("journal = %q, want %q", got, want)
 	}
 }
 
 func TestFoldWritesNothingWhenUnchanged(t *testing.T) {
 	forBackends(t, func(t *testing.T, st *store.Store, _ *store.FakeClock) {
-		write(t, st, ekey(store.KindSig, "abcd", "alice"), ekey(store.KindReceipt, "0011", "r"))
+		write(t, st, ekey(format.KindSig, "abcd", "alice"), ekey(format.KindReceipt, "0011", "r"))
 		first := mustComplete(t, st)
 		if !first.List.Written {
 			t.Fatalf("first fold wrote no list: %+v", first.List)
@@ -90,7 +91,7 @@ func TestFoldWritesNothingWhenUnchanged(t *testing.T) {
 
 func TestFoldRetiresEveryLiveListItReadButNeverItsOwn(t *testing.T) {
 	st, clk := newMem(t)
-	a, b, c := ekey(store.KindSig, "abcd", "a"), ekey(store.KindSig, "abcd", "b"), ekey(store.KindSig, "abcd", "c")
+	a, b, c := ekey(format.KindSig, "abcd", "a"), ekey(format.KindSig, "abcd", "b"), ekey(format.KindSig, "abcd", "c")
 	write(t, st, a)
 	old := mustComplete(t, st).List.Name
 	write(t, st, b)
@@ -112,14 +113,14 @@ func TestFoldRetiresEveryLiveListItReadButNeverItsOwn(t *testing.T) {
 		t.Errorf("list = %v", got)
 	}
 	wantRetired := fmt.Sprintf("%d %s\n%d %s\n", t0+3, rep.Retired[0], t0+3, rep.Retired[1])
-	if got := readRecordText(t, st, store.RetiredKey); got != wantRetired {
+	if got := readRecordText(t, st, format.RetiredKey); got != wantRetired {
 		t.Errorf("retired record = %q, want %q", got, wantRetired)
 	}
 }
 
 func TestFoldReportsMalformedKeysAndLeavesThemOut(t *testing.T) {
 	st, _ := newMem(t)
-	good := ekey(store.KindSig, "abcd", "alice")
+	good := ekey(format.KindSig, "abcd", "alice")
 	write(t, st, good)
 	bad := []string{"sig/ab/cd", "sig/AB/cd/x", "seal/ab/cde/v", "cert/ab/cd/x/y"}
 	storefixture.PutObjects(t, st, bad...)
@@ -144,7 +145,7 @@ func TestFoldReportsMalformedKeysAndLeavesThemOut(t *testing.T) {
 
 func TestFoldKeepsJournalKeysWithNoObjectAndReportsThem(t *testing.T) {
 	st, _ := newMem(t)
-	ghost := ekey(store.KindSig, "abcd", "ghost")
+	ghost := ekey(format.KindSig, "abcd", "ghost")
 	if _, err := journal.Append(context.Background(), st, []string{ghost}); err != nil { // no object written
 		t.Fatal(err)
 	}
@@ -159,14 +160,14 @@ func TestFoldKeepsJournalKeysWithNoObjectAndReportsThem(t *testing.T) {
 
 func TestFoldDryRunWritesNothing(t *testing.T) {
 	st, _ := newMem(t)
-	write(t, st, ekey(store.KindSig, "abcd", "a"))
+	write(t, st, ekey(format.KindSig, "abcd", "a"))
 	old := mustComplete(t, st).List.Name
-	write(t, st, ekey(store.KindSig, "abcd", "b"))
+	write(t, st, ekey(format.KindSig, "abcd", "b"))
 	putRecord(t, st, "sigs/ab/cdef", "zed c2ln\n") // an older list, and no marker (the first fold wrote it)
-	if err := st.Delete(context.Background(), store.LegacyFoldedMarker); err != nil {
+	if err := st.Delete(context.Background(), format.LegacyFoldedMarker); err != nil {
 		t.Fatal(err)
 	}
-	journalBefore := readRecordText(t, st, store.JournalKey)
+	journalBefore := readRecordText(t, st, format.JournalKey)
 	rep, err := Complete(context.Background(), st, Options{DryRun: true})
 	if err != nil {
 		t.Fatal(err)
@@ -180,10 +181,10 @@ func TestFoldDryRunWritesNothing(t *testing.T) {
 	if rep.Legacy.Copied != 1 || rep.List.Entries != 3 {
 		t.Errorf("dry run: legacy %+v, entries %d; want 1 copy and 3 entries", rep.Legacy, rep.List.Entries)
 	}
-	if exists(t, st, rep.List.Name) || exists(t, st, store.LegacyFoldedMarker) || exists(t, st, "sig/ab/cdef/zed") {
+	if exists(t, st, rep.List.Name) || exists(t, st, format.LegacyFoldedMarker) || exists(t, st, "sig/ab/cdef/zed") {
 		t.Errorf("dry run wrote something")
 	}
-	if readRecordText(t, st, store.JournalKey) != journalBefore || readRecordText(t, st, store.RetiredKey) != "" {
+	if readRecordText(t, st, format.JournalKey) != journalBefore || readRecordText(t, st, format.RetiredKey) != "" {
 		t.Errorf("dry run changed a record")
 	}
 	if !strings.Contains(rep.String(), "would write") {
@@ -200,7 +201,7 @@ func TestFoldDryRunWritesNothing(t *testing.T) {
 func TestFoldOntoAListRetiredOverTheWindowAgoLeavesTheStoreUnfolded(t *testing.T) {
 	ctx := context.Background()
 	st, clk := newMem(t)
-	a, x := ekey(store.KindSig, "abcd", "a"), ekey(store.KindSig, "abcd", "x")
+	a, x := ekey(format.KindSig, "abcd", "a"), ekey(format.KindSig, "abcd", "x")
 	write(t, st, a)
 	listA := mustComplete(t, st).List.Name
 	write(t, st, x)
@@ -247,13 +248,13 @@ func TestFoldOntoAListRetiredOverTheWindowAgoLeavesTheStoreUnfolded(t *testing.T
 // readers missing only what spec §13.7 lets them miss.
 func TestFoldOntoAListRetiredOverTheWindowAgoDefersWhenNothingLeft(t *testing.T) {
 	st, clk := newMem(t)
-	a, b := ekey(store.KindSig, "abcd", "a"), ekey(store.KindSig, "abcd", "b")
+	a, b := ekey(format.KindSig, "abcd", "a"), ekey(format.KindSig, "abcd", "b")
 	storefixture.PutObjects(t, st, a, b)
 	listAB := mustComplete(t, st).List.Name
 	// Retire it by hand as another implementation's fold would, long ago,
 	// with a list of {a} live instead.
 	listA := storefixture.WriteList(t, st, true, a)
-	putRecord(t, st, store.RetiredKey, fmt.Sprintf("%d %s\n", clk.NowMs(), listAB))
+	putRecord(t, st, format.RetiredKey, fmt.Sprintf("%d %s\n", clk.NowMs(), listAB))
 	clk.Advance(2 * hour)
 	rep := mustComplete(t, st)
 	if rep.List.Name != listAB || rep.Deferred == "" || rep.Unfolded || rep.LeftOut != 0 || len(rep.Retired) != 0 {
@@ -266,7 +267,7 @@ func TestFoldOntoAListRetiredOverTheWindowAgoDefersWhenNothingLeft(t *testing.T)
 
 func TestFoldRewritesACorruptLiveListOfItsSet(t *testing.T) {
 	st, _ := newMem(t)
-	write(t, st, ekey(store.KindSig, "abcd", "a"))
+	write(t, st, ekey(format.KindSig, "abcd", "a"))
 	name := mustComplete(t, st).List.Name
 	putRecord(t, st, name, "not zstd")
 	rep := mustComplete(t, st)
@@ -282,7 +283,7 @@ func TestFoldOfAnEmptyStoreMakesItFolded(t *testing.T) {
 	if !rep.List.Written || rep.List.Entries != 0 {
 		t.Errorf("list %+v, want an empty list written", rep.List)
 	}
-	if !snapshot(t, st).Folded() || !exists(t, st, store.LegacyFoldedMarker) {
+	if !snapshot(t, st).Folded() || !exists(t, st, format.LegacyFoldedMarker) {
 		t.Errorf("store not folded, or marker missing")
 	}
 }
@@ -290,16 +291,16 @@ func TestFoldOfAnEmptyStoreMakesItFolded(t *testing.T) {
 func TestFoldStoppedBeforeMarkingLosesNothing(t *testing.T) {
 	ctx := context.Background()
 	st, fb := newFaultStore(t, store.NewFakeClock(t0))
-	a, b := ekey(store.KindSig, "abcd", "a"), ekey(store.KindSig, "abcd", "b")
+	a, b := ekey(format.KindSig, "abcd", "a"), ekey(format.KindSig, "abcd", "b")
 	write(t, st, a)
 	mustComplete(t, st)
 	write(t, st, b)
 	for _, step := range []struct {
 		op, key string
 	}{
-		{"put", ".entries"},       // writing the list
-		{"put", store.RetiredKey}, // retiring
-		{"put", store.JournalKey}, // marking
+		{"put", ".entries"},        // writing the list
+		{"put", format.RetiredKey}, // retiring
+		{"put", format.JournalKey}, // marking
 	} {
 		fb.failIf(func(op, key string) bool { return op == step.op && strings.HasSuffix(key, step.key) })
 		if _, err := Complete(ctx, st, Options{}); err == nil {
@@ -322,7 +323,7 @@ func TestFoldStoppedBeforeMarkingLosesNothing(t *testing.T) {
 
 func TestFoldProgressAndReportReadWell(t *testing.T) {
 	st, _ := newMem(t)
-	write(t, st, ekey(store.KindSig, "abcd", "a"))
+	write(t, st, ekey(format.KindSig, "abcd", "a"))
 	phases := map[string]bool{}
 	rep, err := Complete(context.Background(), st, Options{Progress: func(done, total int64, phase string) { phases[phase] = true }})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // ErrIncompletePackListing is returned by a collection whose pack listing
@@ -85,7 +86,7 @@ func checkPackListing(ctx context.Context, st *store.Store, sn *store.Snapshot, 
 	}
 	var lookup []string
 	for name, at := range sn.RetiredSet() {
-		if _, _, isList := store.ParseEntryListName(name); isList && !listed[name] && !store.RetiredOverAnHourAgo(at, now) {
+		if _, _, isList := format.ParseEntryListName(name); isList && !listed[name] && !format.RetiredOverAnHourAgo(at, now) {
 			lookup = append(lookup, name)
 		}
 	}
@@ -131,11 +132,11 @@ func checkPackListing(ctx context.Context, st *store.Store, sn *store.Snapshot, 
 		if len(unheld) == 0 || newestRetired > at {
 			continue
 		}
-		id, _, err := store.EncodeEntryListSorted(sortedUnique(slices.Clone(keys)))
+		id, _, err := format.EncodeEntryListSorted(sortedUnique(slices.Clone(keys)))
 		if err != nil {
 			return nil, fmt.Errorf("cross-check the pack listing: %w", err)
 		}
-		part := store.EntryListName(id, false)
+		part := format.EntryListName(id, false)
 		found := ""
 		if !listed[part] {
 			ok, err := st.Exists(ctx, part)
@@ -171,7 +172,7 @@ func readLiveForPlan(ctx context.Context, st *store.Store, sn *store.Snapshot, f
 			return fmt.Errorf("read live list %s: %w", name, err)
 		}
 		var mine, fk []string
-		_, derr := store.DecodeEntryList(data, func(key []byte) error {
+		_, derr := format.DecodeEntryList(data, func(key []byte) error {
 			if folded[string(key)] {
 				mine = append(mine, string(key))
 			}

@@ -2,7 +2,7 @@
 // §13.7): it folds the journal and a listing of the entry prefixes into
 // complete lists, collects what folds replaced (`oxyfs gc`), and checks a
 // store (`oxyfs check`). The journal's own rules (a writer's append, the
-// partial fold past store.PartialFoldThreshold lines, writing a list
+// partial fold past format.PartialFoldThreshold lines, writing a list
 // create-only, marking the lines a fold read) are store/journal's, which
 // both fold and index stand on.
 //
@@ -18,7 +18,7 @@
 //
 //   - journal.Append (writers; the index's group commit) adds "0 <key>"
 //     lines in one compare-and-swap update, which also drops folded lines
-//     past their hour; past store.PartialFoldThreshold unfolded lines it
+//     past their hour; past format.PartialFoldThreshold unfolded lines it
 //     folds them (journal.Partial) into a partial list and marks them.
 //   - Complete (oxyfs fold, and the end of every collection) copies the
 //     older one-list keys into per-object entries once, lists every entry
@@ -34,7 +34,7 @@
 // may be revived" in revive.go (revivable). The records are read and written through store's
 // JournalRecord and RetiredRecord, which keep the lines a fold does not
 // understand verbatim in place, and the hour rules are store's
-// (store.JournalLineExpired, store.RetiredOverAnHourAgo), on the store's
+// (format.JournalLineExpired, format.RetiredOverAnHourAgo), on the store's
 // clock (st.Clock(): the Date of its answers, a file store's mtimes).
 // Complete and Collect first check this host's clock against it
 // (skew.go: checkClock): more than store.ClockMargin off, they refuse with
@@ -192,10 +192,10 @@
 // listed key for what the live lists name; it streams each live list once
 // (decode, id, keys, merge with the listing as they come), at most
 // checkListsParallel (2) at a time, and never holds a list's text: a list
-// costs its compressed bytes (store.MaxEntryListBytes at most) and a
+// costs its compressed bytes (format.MaxEntryListBytes at most) and a
 // decoder's window. What it reports per list is capped (MaxItems examples,
 // then a count), and so are a record's lines that do not parse
-// (store.MaxBadLineSamples examples, then a count). A list that names keys
+// (format.MaxBadLineSamples examples, then a count). A list that names keys
 // that do not exist counts each in ListEntries once per list naming it.
 // Folds keep a record's lines that do not parse verbatim when they rewrite
 // it, with no error kept per line.

@@ -16,6 +16,7 @@ import (
 	"github.com/oxyfs/oxyfs/internal/blobtest"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestCollectionThatForgetsAnObjectLeavesNoTraceOfIt: keys a, b, fold; put
@@ -25,8 +26,8 @@ import (
 func TestCollectionThatForgetsAnObjectLeavesNoTraceOfIt(t *testing.T) {
 	ctx := context.Background()
 	forBackends(t, func(t *testing.T, st *store.Store, clk *store.FakeClock) {
-		a, b := ekey(store.KindSig, "aa01", "alice"), ekey(store.KindSeal, "bb02", "s1")
-		x := ekey(store.KindSig, "cc03", "xavier")
+		a, b := ekey(format.KindSig, "aa01", "alice"), ekey(format.KindSeal, "bb02", "s1")
+		x := ekey(format.KindSig, "cc03", "xavier")
 		write(t, st, a, b)
 		listAB := mustComplete(t, st).List.Name
 		clk.Advance(time.Minute)
@@ -103,13 +104,13 @@ func TestFoldStopsWhenTheListingLeavesOutAKeyThatExists(t *testing.T) {
 	var keys []string
 	for i := range 300 {
 		obj := fmt.Sprintf("%s%04x", []string{"ab", "cd", "ef"}[i%3], i)
-		keys = append(keys, ekey(store.KindSig, obj, "signer"))
+		keys = append(keys, ekey(format.KindSig, obj, "signer"))
 	}
 	storefixture.PutObjects(t, st, keys...) // no journal lines: only the list names them
 	good := mustComplete(t, st).List.Name
-	write(t, st, ekey(store.KindSeal, "cd99", "new")) // an unfolded line the fold must not mark
-	journalBefore := readRecordText(t, st, store.JournalKey)
-	retiredBefore := readRecordText(t, st, store.RetiredKey)
+	write(t, st, ekey(format.KindSeal, "cd99", "new")) // an unfolded line the fold must not mark
+	journalBefore := readRecordText(t, st, format.JournalKey)
+	retiredBefore := readRecordText(t, st, format.RetiredKey)
 
 	hb.hide = func(k string) bool { return strings.HasPrefix(k, "sig/ab/") }
 	for _, run := range []struct {
@@ -128,7 +129,7 @@ func TestFoldStopsWhenTheListingLeavesOutAKeyThatExists(t *testing.T) {
 		if live := liveLists(t, st); len(live) != 1 || live[0].Name != good {
 			t.Fatalf("%s: live lists %+v, want only %s", run.name, live, good)
 		}
-		if j, r := readRecordText(t, st, store.JournalKey), readRecordText(t, st, store.RetiredKey); j != journalBefore || r != retiredBefore {
+		if j, r := readRecordText(t, st, format.JournalKey), readRecordText(t, st, format.RetiredKey); j != journalBefore || r != retiredBefore {
 			t.Fatalf("%s changed a record:\njournal %q\nretired %q", run.name, j, r)
 		}
 	}
@@ -172,7 +173,7 @@ func samePlan(t *testing.T, dry, did *Report) {
 func TestCollectDryRunPlansTheFoldOnWhatTheCollectionLeaves(t *testing.T) {
 	ctx := context.Background()
 	forBackends(t, func(t *testing.T, st *store.Store, clk *store.FakeClock) {
-		a, b, j := ekey(store.KindSig, "aa01", "alice"), ekey(store.KindSig, "aa01", "bob"), ekey(store.KindSeal, "bb02", "gone")
+		a, b, j := ekey(format.KindSig, "aa01", "alice"), ekey(format.KindSig, "aa01", "bob"), ekey(format.KindSeal, "bb02", "gone")
 		write(t, st, a, b, j)
 		if _, err := Complete(ctx, st, Options{DryRun: true}); err != nil {
 			t.Fatal(err)
@@ -181,7 +182,7 @@ func TestCollectDryRunPlansTheFoldOnWhatTheCollectionLeaves(t *testing.T) {
 		if err := st.Delete(ctx, j); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.Delete(ctx, store.LegacyFoldedMarker); err != nil {
+		if err := st.Delete(ctx, format.LegacyFoldedMarker); err != nil {
 			t.Fatal(err)
 		}
 		clk.Advance(2 * hour)
@@ -201,7 +202,7 @@ func TestCollectDryRunPlansTheFoldOnWhatTheCollectionLeaves(t *testing.T) {
 				dry.RetiredLinesDropped, did.JournalLinesDropped, did.Deleted, did.RetiredLinesDropped)
 		}
 		samePlan(t, dry.Fold, did.Fold)
-		if out := dry.String(); !strings.Contains(out, "would write") || !strings.Contains(out, store.LegacyFoldedMarker+" to write") {
+		if out := dry.String(); !strings.Contains(out, "would write") || !strings.Contains(out, format.LegacyFoldedMarker+" to write") {
 			t.Errorf("dry run report does not say it would write the list and the marker:\n%s", out)
 		}
 	})
@@ -215,12 +216,12 @@ func TestCollectionWhoseFoldFailsDeletesNoForgottenKey(t *testing.T) {
 	ctx := context.Background()
 	clk := store.NewFakeClock(1_700_000_000_000)
 	st, fb := newFaultStore(t, clk)
-	a, x := ekey(store.KindSig, "aa01", "alice"), ekey(store.KindSig, "cc03", "xavier")
+	a, x := ekey(format.KindSig, "aa01", "alice"), ekey(format.KindSig, "cc03", "xavier")
 	write(t, st, a, x)
 	mustComplete(t, st)
 	packLists := 0
 	fb.failIf(func(op, key string) bool {
-		if op == "list" && strings.HasPrefix(key, store.PackPrefix) {
+		if op == "list" && strings.HasPrefix(key, format.PackPrefix) {
 			packLists++
 			return packLists > 1 // the plan's snapshot passes, the fold's fails
 		}
@@ -258,14 +259,14 @@ func TestCheckReportsAnExistingEntryAFoldLeftOutAsAProblem(t *testing.T) {
 	st, clk := newMem(t)
 	var keys []string
 	for i := range 300 {
-		keys = append(keys, ekey(store.KindSig, fmt.Sprintf("%02x%04x", i%3*0x11+0xab, i), "signer"))
+		keys = append(keys, ekey(format.KindSig, fmt.Sprintf("%02x%04x", i%3*0x11+0xab, i), "signer"))
 	}
 	slices.Sort(keys)
 	storefixture.PutObjects(t, st, keys...)
 	good := mustComplete(t, st).List.Name
 	short := storefixture.WriteList(t, st, true, keys[:90]...)
-	putRecord(t, st, store.RetiredKey, fmt.Sprintf("%d %s\n", clk.NowMs(), good))
-	older := ekey(store.KindSeal, "cd01", "older")
+	putRecord(t, st, format.RetiredKey, fmt.Sprintf("%d %s\n", clk.NowMs(), good))
+	older := ekey(format.KindSeal, "cd01", "older")
 	storefixture.PutObjects(t, st, older)
 	rep, err := Check(ctx, st, CheckOptions{MaxItems: 1000})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // ErrWrongAnswer is returned by a collection whose plan rests on answers
@@ -20,8 +21,8 @@ var ErrWrongAnswer = errors.New("the server's answers contradict each other")
 
 // forgetPlan is what forgetting objects deletes.
 type forgetPlan struct {
-	objects map[string][store.NumKinds]bool // object -> kinds forgotten
-	keys    []string                        // keys to delete, sorted: each listed (or the older one-list key) and found by a HEAD
+	objects map[string][format.NumKinds]bool // object -> kinds forgotten
+	keys    []string                         // keys to delete, sorted: each listed (or the older one-list key) and found by a HEAD
 }
 
 // names reports whether an entry key belongs to a forgotten object.
@@ -29,7 +30,7 @@ func (p *forgetPlan) names(key string) bool {
 	if len(p.objects) == 0 {
 		return false
 	}
-	e, err := store.ParseKey(key)
+	e, err := format.ParseKey(key)
 	if err != nil {
 		return false
 	}
@@ -39,7 +40,7 @@ func (p *forgetPlan) names(key string) bool {
 
 // newForgetPlan records the objects and kinds to forget.
 func newForgetPlan(objs []ForgetObject) *forgetPlan {
-	p := &forgetPlan{objects: map[string][store.NumKinds]bool{}}
+	p := &forgetPlan{objects: map[string][format.NumKinds]bool{}}
 	for _, f := range objs {
 		kinds := p.objects[f.Object]
 		for _, k := range f.kinds() {
@@ -71,11 +72,11 @@ func newForgetPlan(objs []ForgetObject) *forgetPlan {
 func (p *forgetPlan) plan(ctx context.Context, st *store.Store, named []string) error {
 	type job struct {
 		object string
-		kind   store.Kind
+		kind   format.Kind
 	}
 	var jobs []job
 	for obj, kinds := range p.objects {
-		for _, k := range store.Kinds {
+		for _, k := range format.Kinds {
 			if kinds[k] {
 				jobs = append(jobs, job{obj, k})
 			}
@@ -85,13 +86,13 @@ func (p *forgetPlan) plan(ctx context.Context, st *store.Store, named []string) 
 	var listed []string
 	err := forEach(ctx, len(jobs), func(ctx context.Context, i int) error {
 		j := jobs[i]
-		prefix := store.Entry{Kind: j.kind, Object: j.object}.Key() // "<kind>/<hh>/<rest>/"
+		prefix := format.Entry{Kind: j.kind, Object: j.object}.Key() // "<kind>/<hh>/<rest>/"
 		var keys []string
 		if err := list(ctx, st, prefix, "", func() { keys = keys[:0] }, func(it store.ListItem) error {
 			if it.IsDir {
 				return nil
 			}
-			e, err := store.ParseKey(it.Key)
+			e, err := format.ParseKey(it.Key)
 			if !strings.HasPrefix(it.Key, prefix) || err != nil || e.Kind != j.kind || e.Object != j.object {
 				return fmt.Errorf("%w: listing %s returned %s, which is not an entry of the forgotten object (a server that ignores the prefix?); nothing was deleted", ErrWrongAnswer, prefix, it.Shown())
 			}
@@ -100,7 +101,7 @@ func (p *forgetPlan) plan(ctx context.Context, st *store.Store, named []string) 
 		}); err != nil {
 			return fmt.Errorf("forget %s: %w", prefix, err)
 		}
-		legacy := store.LegacyKey(j.kind, j.object)
+		legacy := format.LegacyKey(j.kind, j.object)
 		ok, err := st.Exists(ctx, legacy)
 		if err != nil {
 			return fmt.Errorf("forget %s: %w", legacy, err)
@@ -140,8 +141,8 @@ func (p *forgetPlan) plan(ctx context.Context, st *store.Store, named []string) 
 		}
 		if ok {
 			prefix := unlisted[i]
-			if e, err := store.ParseKey(prefix); err == nil {
-				prefix = store.Entry{Kind: e.Kind, Object: e.Object}.Key()
+			if e, err := format.ParseKey(prefix); err == nil {
+				prefix = format.Entry{Kind: e.Kind, Object: e.Object}.Key()
 			}
 			return fmt.Errorf("%w: the journal or a live list names %s, which exists, but listing %s did not show it; nothing was deleted (run gc again; if it persists, the server's listing is wrong)", ErrIncompleteListing, unlisted[i], prefix)
 		}

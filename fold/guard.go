@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // ErrIncompleteListing is returned by a complete fold whose new set would
@@ -55,7 +56,7 @@ func leftOut(ctx context.Context, st *store.Store, sn *store.Snapshot, ours stri
 		}
 		var mine []string
 		j := 0
-		_, derr := store.DecodeEntryList(data, func(key []byte) error {
+		_, derr := format.DecodeEntryList(data, func(key []byte) error {
 			for j < len(set) && set[j] < string(key) {
 				j++
 			}
@@ -106,8 +107,8 @@ func leftOut(ctx context.Context, st *store.Store, sn *store.Snapshot, ours stri
 	}
 	if k := found.Load(); k != nil {
 		prefix := *k
-		if e, err := store.ParseKey(*k); err == nil {
-			prefix = store.Entry{Kind: e.Kind, Object: e.Object}.Key()
+		if e, err := format.ParseKey(*k); err == nil {
+			prefix = format.Entry{Kind: e.Kind, Object: e.Object}.Key()
 		}
 		return 0, fmt.Errorf("%w: %s holds %s, which exists, but listing %s did not show it; nothing was written, retired or marked (run the fold again; if it persists, the server's listing is wrong)",
 			ErrIncompleteListing, listHolding(lists), *k, prefix)
@@ -144,8 +145,8 @@ func journalOnlyGone(ctx context.Context, st *store.Store, keys []string, gone f
 		return nil
 	}
 	prefix := there[0]
-	if e, err := store.ParseKey(prefix); err == nil {
-		prefix = store.Entry{Kind: e.Kind, Object: e.Object}.Key()
+	if e, err := format.ParseKey(prefix); err == nil {
+		prefix = format.Entry{Kind: e.Kind, Object: e.Object}.Key()
 	}
 	return fmt.Errorf("%w: the journal names %s, which exists, but listing %s did not show it%s; nothing was written, retired or marked (run the fold again; if it persists, the server's listing is wrong)",
 		ErrIncompleteListing, there[0], prefix, more(len(there)-1))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
 )
 
@@ -53,8 +54,8 @@ func forBackends(t *testing.T, fn func(t *testing.T, st *store.Store, clk *store
 }
 
 // ekey formats an entry key.
-func ekey(kind store.Kind, object, value string) string {
-	return store.Entry{Kind: kind, Object: object, Value: value}.Key()
+func ekey(kind format.Kind, object, value string) string {
+	return format.Entry{Kind: kind, Object: object, Value: value}.Key()
 }
 
 // write writes entries the way a writer does: each key's own object first
@@ -101,7 +102,7 @@ func snapshot(t testing.TB, st *store.Store) *store.Snapshot {
 func perObjectKeys(t testing.TB, st *store.Store) []string {
 	t.Helper()
 	var keys []string
-	for _, k := range store.Kinds {
+	for _, k := range format.Kinds {
 		err := st.List(context.Background(), k.Prefix(), "", func(it store.ListItem) error {
 			keys = append(keys, it.Key)
 			return nil
@@ -166,7 +167,7 @@ func readOnce(ctx context.Context, st *store.Store) (readerView, error) {
 			if err != nil {
 				return v, fmt.Errorf("reader: live list: %w", err)
 			}
-			if _, err := store.DecodeEntryList(data, func(k []byte) error {
+			if _, err := format.DecodeEntryList(data, func(k []byte) error {
 				v.keys[string(k)] = true
 				return nil
 			}); err != nil {
@@ -175,7 +176,7 @@ func readOnce(ctx context.Context, st *store.Store) (readerView, error) {
 		}
 		return v, nil
 	}
-	for _, k := range store.Kinds {
+	for _, k := range format.Kinds {
 		if err := st.List(ctx, k.Prefix(), "", func(it store.ListItem) error {
 			v.keys[it.Key] = true
 			return nil
@@ -186,9 +187,9 @@ func readOnce(ctx context.Context, st *store.Store) (readerView, error) {
 	if sn.Marker {
 		return v, nil
 	}
-	for _, ll := range store.LegacyLists {
+	for _, ll := range format.LegacyLists() {
 		err := st.List(ctx, ll.Prefix, "", func(it store.ListItem) error {
-			kind, obj, ok := store.ParseLegacyKey(it.Key)
+			kind, obj, ok := format.ParseLegacyKey(it.Key)
 			if !ok {
 				return nil
 			}
@@ -228,8 +229,8 @@ func mustComplete(t testing.TB, st *store.Store) Report {
 	return rep
 }
 
-// hour is store.GracePeriod, for clock arithmetic in tests.
-const hour = store.GracePeriod
+// hour is format.GracePeriod, for clock arithmetic in tests.
+const hour = format.GracePeriod
 
 // ms is a duration in wall milliseconds.
 func ms(d time.Duration) int64 { return d.Milliseconds() }

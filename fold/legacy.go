@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // LegacyReport says what folding the older one-list keys did (spec §13.7
@@ -43,17 +44,17 @@ type legacyEntry struct {
 func foldLegacy(ctx context.Context, st *store.Store, dry bool, skip func(key string) bool, rep *LegacyReport, w *warner, prog *progress) ([]string, error) {
 	type olderList struct {
 		key    string
-		kind   store.Kind
+		kind   format.Kind
 		object string
 	}
 	var lists []olderList
-	for _, ll := range store.LegacyLists {
+	for _, ll := range format.LegacyLists() {
 		n, bad := len(lists), len(rep.Malformed)
 		err := list(ctx, st, ll.Prefix, "", func() { lists, rep.Malformed = lists[:n], rep.Malformed[:bad] }, func(it store.ListItem) error {
 			if it.IsDir {
 				return nil
 			}
-			kind, object, ok := store.ParseLegacyKey(it.Key)
+			kind, object, ok := format.ParseLegacyKey(it.Key)
 			if !ok || it.Irregular != "" {
 				rep.Malformed = append(rep.Malformed, it.Shown())
 				return nil
@@ -134,12 +135,12 @@ func foldLegacy(ctx context.Context, st *store.Store, dry bool, skip func(key st
 	if err != nil {
 		return nil, err
 	}
-	switch err := st.PutIfAbsent(ctx, store.LegacyFoldedMarker, nil); {
+	switch err := st.PutIfAbsent(ctx, format.LegacyFoldedMarker, nil); {
 	case err == nil:
 		rep.Marker = true
 	case errors.Is(err, store.ErrConflict): // written by a fold running beside this one
 	default:
-		return nil, fmt.Errorf("write marker %s: %w", store.LegacyFoldedMarker, err)
+		return nil, fmt.Errorf("write marker %s: %w", format.LegacyFoldedMarker, err)
 	}
 	return nil, nil
 }
@@ -147,11 +148,11 @@ func foldLegacy(ctx context.Context, st *store.Store, dry bool, skip func(key st
 // decodeLegacy turns one older list into per-object entries. A signer listed
 // twice keeps its last signature (a new signature by the same signer
 // replaces the old one); a value listed twice is one entry.
-func decodeLegacy(kind store.Kind, object string, data []byte) ([]legacyEntry, store.BadLines) {
+func decodeLegacy(kind format.Kind, object string, data []byte) ([]legacyEntry, format.BadLines) {
 	var out []legacyEntry
 	at := map[string]int{}
 	add := func(value string, sig []byte) {
-		key := store.Entry{Kind: kind, Object: object, Value: value}.Key()
+		key := format.Entry{Kind: kind, Object: object, Value: value}.Key()
 		if i, ok := at[key]; ok {
 			out[i].data = sig
 			return
@@ -159,14 +160,14 @@ func decodeLegacy(kind store.Kind, object string, data []byte) ([]legacyEntry, s
 		at[key] = len(out)
 		out = append(out, legacyEntry{key: key, data: sig})
 	}
-	if kind == store.KindSig {
-		sigs, bad := store.ParseLegacySigs(data)
+	if kind == format.KindSig {
+		sigs, bad := format.ParseLegacySigs(data)
 		for _, s := range sigs {
 			add(s.Signer, s.Sig)
 		}
 		return out, bad
 	}
-	values, bad := store.ParseLegacyValues(data)
+	values, bad := format.ParseLegacyValues(data)
 	for _, v := range values {
 		add(v, nil)
 	}

@@ -8,12 +8,13 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 func TestLegacyFoldKeepsExistingPerObjectBytes(t *testing.T) {
 	forBackends(t, func(t *testing.T, st *store.Store, _ *store.FakeClock) {
 		ctx := context.Background()
-		putRecord(t, st, "sigs/ab/cdef", string(store.FormatLegacySigs([]store.LegacySig{
+		putRecord(t, st, "sigs/ab/cdef", string(format.LegacySigs([]format.LegacySig{
 			{Signer: "alice", Sig: []byte("alice-old")},
 			{Signer: "bob", Sig: []byte("bob-first")},
 			{Signer: "bob", Sig: []byte("bob-second")}, // a signer listed twice: the later line wins
@@ -92,7 +93,7 @@ func TestLegacyFoldThatFailsWritesNoMarker(t *testing.T) {
 		t.Fatal("fold succeeded although an older list could not be read")
 	}
 	fb.failOn("", "")
-	if exists(t, st, store.LegacyFoldedMarker) {
+	if exists(t, st, format.LegacyFoldedMarker) {
 		t.Fatal("marker written although an older list was not folded")
 	}
 	if len(liveLists(t, st)) != 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/oxyfs/oxyfs/internal/blobtest"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // The objects of the lying-server tests: forgotten is forgotten, kept is
@@ -33,8 +34,8 @@ func newLiarStore(t *testing.T) (*store.Store, *blobtest.Bucket, *store.FakeCloc
 	drv := blobtest.New(nil)
 	st := store.New(blob.NewBucket(drv), "mem", "", store.Options{Layout: store.LayoutBucket, Clock: clk})
 	t.Cleanup(func() { st.Close() })
-	write(t, st, ekey(store.KindSig, kept, "alice"), ekey(store.KindSeal, kept, "s1"),
-		ekey(store.KindSig, forgotten, "alice"), ekey(store.KindSig, forgotten, "bob"), ekey(store.KindReceipt, forgotten, "r1"))
+	write(t, st, ekey(format.KindSig, kept, "alice"), ekey(format.KindSeal, kept, "s1"),
+		ekey(format.KindSig, forgotten, "alice"), ekey(format.KindSig, forgotten, "bob"), ekey(format.KindReceipt, forgotten, "r1"))
 	if _, err := Complete(context.Background(), st, Options{}); err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func allKeys(t *testing.T, st *store.Store, drv *blobtest.Bucket) []string {
 
 // ofForgotten reports whether key is an entry of forgotten.
 func ofForgotten(key string) bool {
-	e, err := store.ParseKey(key)
+	e, err := format.ParseKey(key)
 	return err == nil && e.Object == forgotten
 }
 
@@ -79,7 +80,7 @@ func forgetApply(objs ...string) CollectOptions {
 // (store.ErrBadListing) or, failing that, the plan (ErrWrongAnswer); one
 // under the prefix that is no entry of the object fails the plan.
 func TestForgetRefusesAListingThatIgnoresItsPrefix(t *testing.T) {
-	prefix := store.Entry{Kind: store.KindSig, Object: forgotten}.Key()
+	prefix := format.Entry{Kind: format.KindSig, Object: forgotten}.Key()
 	for _, c := range []struct {
 		name    string
 		prepare func(t *testing.T, st *store.Store, drv *blobtest.Bucket)
@@ -96,7 +97,7 @@ func TestForgetRefusesAListingThatIgnoresItsPrefix(t *testing.T) {
 			st, drv, _ := newLiarStore(t)
 			c.prepare(t, st, drv)
 			before := allKeys(t, st, drv)
-			journal := readRecordText(t, st, store.JournalKey)
+			journal := readRecordText(t, st, format.JournalKey)
 			rep, err := Collect(context.Background(), st, forgetApply(forgotten))
 			if !slices.ContainsFunc(c.want, func(w error) bool { return errors.Is(err, w) }) {
 				t.Fatalf("collect: %v, want one of %v (forget report %+v)", err, c.want, rep.Forget)
@@ -104,7 +105,7 @@ func TestForgetRefusesAListingThatIgnoresItsPrefix(t *testing.T) {
 			if after := allKeys(t, st, drv); !slices.Equal(after, before) {
 				t.Errorf("keys before %v\nafter %v", before, after)
 			}
-			if got := readRecordText(t, st, store.JournalKey); got != journal {
+			if got := readRecordText(t, st, format.JournalKey); got != journal {
 				t.Errorf("journal changed: %q, was %q", got, journal)
 			}
 		})
@@ -118,7 +119,7 @@ func TestForgetRefusesAListingThatIgnoresItsPrefix(t *testing.T) {
 func TestForgetStopsWhenTheListingHidesAnEntry(t *testing.T) {
 	st, drv, _ := newLiarStore(t)
 	before := allKeys(t, st, drv)
-	prefix := store.Entry{Kind: store.KindSig, Object: forgotten}.Key()
+	prefix := format.Entry{Kind: format.KindSig, Object: forgotten}.Key()
 	drv.SetLiar(blobtest.Liar{Omit: func(p, _ string) bool { return p == prefix }})
 	_, err := Collect(context.Background(), st, forgetApply(forgotten))
 	if !errors.Is(err, ErrIncompleteListing) {
@@ -134,7 +135,7 @@ func TestForgetStopsWhenTheListingHidesAnEntry(t *testing.T) {
 func TestForgetStopsOnA404ForAKeyTheListingShowed(t *testing.T) {
 	st, drv, _ := newLiarStore(t)
 	before := allKeys(t, st, drv)
-	key := ekey(store.KindSig, forgotten, "bob")
+	key := ekey(format.KindSig, forgotten, "bob")
 	drv.SetLiar(blobtest.Liar{NotFound: func(op blobtest.Op, k string) bool { return op == blobtest.OpHead && k == key }})
 	_, err := Collect(context.Background(), st, forgetApply(forgotten))
 	if !errors.Is(err, ErrWrongAnswer) || !strings.Contains(err.Error(), key) {
@@ -153,7 +154,7 @@ func TestForgetPlansExactlyTheObjectsEntries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{ekey(store.KindReceipt, forgotten, "r1"), ekey(store.KindSig, forgotten, "alice"), ekey(store.KindSig, forgotten, "bob")}
+	want := []string{ekey(format.KindReceipt, forgotten, "r1"), ekey(format.KindSig, forgotten, "alice"), ekey(format.KindSig, forgotten, "bob")}
 	if !slices.Equal(rep.Forget.Keys, want) || rep.Forget.Deleted != len(want) || len(rep.Forget.Failed) != 0 {
 		t.Errorf("forget %+v, want keys %v all deleted", rep.Forget, want)
 	}
@@ -184,7 +185,7 @@ func TestDeleteThatLiesIsAFailedDelete(t *testing.T) {
 	t.Run("retired", func(t *testing.T) {
 		st, drv, clk := newLiarStore(t)
 		old := snapshot(t, st).LiveLists()[0].Name
-		write(t, st, ekey(store.KindSig, kept, "carol"))
+		write(t, st, ekey(format.KindSig, kept, "carol"))
 		if _, err := Complete(context.Background(), st, Options{}); err != nil { // retires old
 			t.Fatal(err)
 		}
@@ -197,7 +198,7 @@ func TestDeleteThatLiesIsAFailedDelete(t *testing.T) {
 		if !slices.Equal(rep.Failed, []string{old}) || len(rep.Deleted) != 0 || rep.RetiredLinesDropped != 0 {
 			t.Errorf("report: deleted %v failed %v retired lines dropped %d", rep.Deleted, rep.Failed, rep.RetiredLinesDropped)
 		}
-		if !strings.Contains(readRecordText(t, st, store.RetiredKey), old) {
+		if !strings.Contains(readRecordText(t, st, format.RetiredKey), old) {
 			t.Errorf("the retired line of %s, still there, was dropped: it reads as live again", old)
 		}
 		if slices.ContainsFunc(snapshot(t, st).LiveLists(), func(l store.ListInfo) bool { return l.Name == old }) {
@@ -231,7 +232,7 @@ func TestCollectStopsWhenThePackListingHidesALiveList(t *testing.T) {
 func TestCollectStopsWhenThePackListingHidesAListRetiredWithinTheHour(t *testing.T) {
 	st, drv, _ := newLiarStore(t)
 	old := snapshot(t, st).LiveLists()[0].Name
-	write(t, st, ekey(store.KindSig, kept, "carol"))
+	write(t, st, ekey(format.KindSig, kept, "carol"))
 	if _, err := Complete(context.Background(), st, Options{}); err != nil { // retires old
 		t.Fatal(err)
 	}
@@ -248,7 +249,7 @@ func TestCollectStopsWhenThePackListingHidesAListRetiredWithinTheHour(t *testing
 func TestCollectGoesOnWhenARetiredListIsGoneBeforeItsHour(t *testing.T) {
 	st, _, _ := newLiarStore(t)
 	old := snapshot(t, st).LiveLists()[0].Name
-	write(t, st, ekey(store.KindSig, kept, "carol"))
+	write(t, st, ekey(format.KindSig, kept, "carol"))
 	if _, err := Complete(context.Background(), st, Options{}); err != nil {
 		t.Fatal(err)
 	}
@@ -276,11 +277,11 @@ func TestCollectGoesOnAfterAFoldRetiredEveryList(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			st, clk := newMem(t)
-			k := ekey(store.KindSig, kept, "alice")
+			k := ekey(format.KindSig, kept, "alice")
 			storefixture.PutObjects(t, st, k)
 			l := storefixture.WriteList(t, st, true, k)
-			putRecord(t, st, store.JournalKey, fmt.Sprintf("%d %s\n", t0, k))
-			putRecord(t, st, store.RetiredKey, fmt.Sprintf("%d %s\n", c.retiredAt, l))
+			putRecord(t, st, format.JournalKey, fmt.Sprintf("%d %s\n", t0, k))
+			putRecord(t, st, format.RetiredKey, fmt.Sprintf("%d %s\n", c.retiredAt, l))
 			clk.Set(t0 + ms(hour)/2)
 			_, err := Collect(context.Background(), st, CollectOptions{})
 			if !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {
@@ -303,11 +304,11 @@ func TestFirstFoldLooksUpJournalKeysTheListingLacks(t *testing.T) {
 	var journaled []string
 	for i := range 8 {
 		obj := fmt.Sprintf("%02x%02x", 0x10+i*0x10, i)
-		storefixture.PutObjects(t, st, ekey(store.KindSig, obj, "older-writer"))
-		journaled = append(journaled, ekey(store.KindSig, obj, "alice"))
+		storefixture.PutObjects(t, st, ekey(format.KindSig, obj, "older-writer"))
+		journaled = append(journaled, ekey(format.KindSig, obj, "alice"))
 	}
 	write(t, st, journaled...)
-	cut := ekey(store.KindSig, "8004", "") // the page ends before this
+	cut := ekey(format.KindSig, "8004", "") // the page ends before this
 	drv.SetLiar(blobtest.Liar{Omit: func(p, k string) bool { return strings.HasPrefix(p, "sig/") && k >= cut }})
 	rep, err := Complete(context.Background(), st, Options{})
 	if !errors.Is(err, ErrIncompleteListing) {
@@ -339,7 +340,7 @@ func TestCheckLooksUpAKeyBeforeCallingItMissing(t *testing.T) {
 	}
 	// A key really gone is still reported.
 	drv.SetLiar(blobtest.Liar{})
-	gone := ekey(store.KindSig, kept, "alice")
+	gone := ekey(format.KindSig, kept, "alice")
 	if err := st.Delete(context.Background(), gone); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/par"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
 )
 
@@ -17,8 +18,8 @@ import (
 // keep is the list the fold relies on: if the record names it, retire
 // changes nothing and returns journal.ErrListRetired.
 func retire(ctx context.Context, st *store.Store, names []string, keep string) (tries int, err error) {
-	res, err := st.UpdateRecord(ctx, store.RetiredKey, func(old []byte, _ bool) ([]byte, error) {
-		rec := store.ParseRetiredRecord(old)
+	res, err := st.UpdateRecord(ctx, format.RetiredKey, func(old []byte, _ bool) ([]byte, error) {
+		rec := format.ParseRetiredRecord(old)
 		have := make(map[string]bool, len(rec.Lines))
 		for _, l := range rec.Lines {
 			if !l.Bad() {
@@ -33,7 +34,7 @@ func retire(ctx context.Context, st *store.Store, names []string, keep string) (
 		for _, name := range names {
 			if !have[name] {
 				have[name] = true
-				rec.Add(store.RetiredLine{RetiredAt: now, Key: name})
+				rec.Add(format.RetiredLine{RetiredAt: now, Key: name})
 			}
 		}
 		if len(rec.Lines) == n {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestFoldOfTheStoreTheSpecDescribes builds, by hand, a store holding every
@@ -29,25 +30,25 @@ func TestFoldOfTheStoreTheSpecDescribes(t *testing.T) {
 		const obj, chg = "abcdef01", "123456"
 
 		// Older one-list keys.
-		putRecord(t, st, store.LegacyKey(store.KindSig, obj), string(store.FormatLegacySigs([]store.LegacySig{
+		putRecord(t, st, format.LegacyKey(format.KindSig, obj), string(format.LegacySigs([]format.LegacySig{
 			{Signer: "alice", Sig: []byte("alice, as the older list has it")},
 			{Signer: "bob", Sig: []byte("bob's signature")},
 		})))
-		putRecord(t, st, store.LegacyKey(store.KindSeal, chg), "change-1\n")
-		putRecord(t, st, store.LegacyKey(store.KindAccepted, obj), "main\n")
+		putRecord(t, st, format.LegacyKey(format.KindSeal, chg), "change-1\n")
+		putRecord(t, st, format.LegacyKey(format.KindAccepted, obj), "main\n")
 		// alice re-signed in the per-object layout: her key is already there.
-		alice := ekey(store.KindSig, obj, "alice")
+		alice := ekey(format.KindSig, obj, "alice")
 		putRecord(t, st, alice, "alice, per object")
 
 		// An older writer's per-object keys: no journal line names them.
-		older := []string{ekey(store.KindReceipt, "cdef01", "r1"), ekey(store.KindCert, "aabb", "k1")}
+		older := []string{ekey(format.KindReceipt, "cdef01", "r1"), ekey(format.KindCert, "aabb", "k1")}
 		storefixture.PutObjects(t, st, older...)
 
 		// Journal lines, their keys written first.
-		carol, yes, oldSeal := ekey(store.KindSig, obj, "carol"), ekey(store.KindApproval, chg, "yes"), ekey(store.KindSeal, chg, "old")
+		carol, yes, oldSeal := ekey(format.KindSig, obj, "carol"), ekey(format.KindApproval, chg, "yes"), ekey(format.KindSeal, chg, "old")
 		storefixture.PutObjects(t, st, carol, yes, oldSeal)
 		foldedAt := t0 - ms(hour)/6
-		putRecord(t, st, store.JournalKey, fmt.Sprintf("0 %s\n0 %s\n%d %s\n0 %s\n", carol, yes, foldedAt, oldSeal, carol))
+		putRecord(t, st, format.JournalKey, fmt.Sprintf("0 %s\n0 %s\n%d %s\n0 %s\n", carol, yes, foldedAt, oldSeal, carol))
 
 		// An older complete list and a partial list.
 		oldList := storefixture.WriteList(t, st, true, alice, oldSeal)
@@ -65,7 +66,7 @@ func TestFoldOfTheStoreTheSpecDescribes(t *testing.T) {
 		if got := storefixture.ReadList(t, st, rep.List.Name); !slices.Equal(got, all) {
 			t.Errorf("list\n  %v\nwant every per-object key\n  %v", got, all)
 		}
-		for _, k := range append(older, ekey(store.KindSig, obj, "bob"), ekey(store.KindSeal, chg, "change-1"), ekey(store.KindAccepted, obj, "main")) {
+		for _, k := range append(older, ekey(format.KindSig, obj, "bob"), ekey(format.KindSeal, chg, "change-1"), ekey(format.KindAccepted, obj, "main")) {
 			if !slices.Contains(all, k) {
 				t.Errorf("%s is not among the per-object keys", k)
 			}
@@ -79,7 +80,7 @@ func TestFoldOfTheStoreTheSpecDescribes(t *testing.T) {
 			t.Errorf("retired record %v, want both old lists retired at %d", retired, t0)
 		}
 		// Every line read is marked; the folded one keeps its time.
-		want := []store.JournalLine{{FoldedAt: t0, Key: carol}, {FoldedAt: t0, Key: yes}, {FoldedAt: foldedAt, Key: oldSeal}, {FoldedAt: t0, Key: carol}}
+		want := []format.JournalLine{{FoldedAt: t0, Key: carol}, {FoldedAt: t0, Key: yes}, {FoldedAt: foldedAt, Key: oldSeal}, {FoldedAt: t0, Key: carol}}
 		if got := storefixture.ReadJournal(t, st); !slices.Equal(got, want) {
 			t.Errorf("journal %v, want %v", got, want)
 		}
@@ -87,7 +88,7 @@ func TestFoldOfTheStoreTheSpecDescribes(t *testing.T) {
 			t.Errorf("marked %d, want 3", rep.Marked)
 		}
 		// The marker, and alice's own bytes.
-		if !exists(t, st, store.LegacyFoldedMarker) || !rep.Legacy.Marker {
+		if !exists(t, st, format.LegacyFoldedMarker) || !rep.Legacy.Marker {
 			t.Errorf("marker not written")
 		}
 		if got, _ := st.Get(ctx, alice); string(got) != "alice, per object" {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
 )
 
@@ -44,7 +45,7 @@ var (
 	randObjects   = []string{"aa01", "bb02", "cc03", "dd04"} // writers write these
 	forgetObjects = []string{"ee05", "ff06"}                 // written first, then maybe forgotten
 	randValues    = []string{"alice", "bob", "carol"}
-	randKinds     = []store.Kind{store.KindSig, store.KindSeal, store.KindReceipt}
+	randKinds     = []format.Kind{format.KindSig, format.KindSeal, format.KindReceipt}
 	clockSteps    = []time.Duration{0, 10 * time.Minute, 30 * time.Minute, 59 * time.Minute, 61 * time.Minute, 2 * time.Hour}
 )
 
@@ -131,7 +132,7 @@ func (w *world) expected(seq int64) []string {
 
 // isForgotten reports whether the key's object is being or was forgotten.
 func (w *world) isForgotten(key string) bool {
-	e, err := store.ParseKey(key)
+	e, err := format.ParseKey(key)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return err == nil && w.forgotten[e.Object]
@@ -155,19 +156,19 @@ func randomRun(t *testing.T, b backend, seed uint64) map[string]int {
 	// the ordinary way, and maybe older lists and an older writer's keys.
 	var first []string
 	for _, obj := range forgetObjects {
-		first = append(first, ekey(store.KindSig, obj, "alice"), ekey(store.KindSeal, obj, "bob"))
+		first = append(first, ekey(format.KindSig, obj, "alice"), ekey(format.KindSeal, obj, "bob"))
 	}
 	runWrite(ctx, w, st, first)
 	if rng.IntN(2) == 0 {
 		obj := randObjects[rng.IntN(len(randObjects))]
-		putRecord(t, st, store.LegacyKey(store.KindSig, obj), "alice YWxpY2U=\ndave ZGF2ZQ==\n")
-		putRecord(t, st, store.LegacyKey(store.KindReceipt, obj), "r1\n")
-		for _, k := range []string{ekey(store.KindSig, obj, "alice"), ekey(store.KindSig, obj, "dave"), ekey(store.KindReceipt, obj, "r1")} {
+		putRecord(t, st, format.LegacyKey(format.KindSig, obj), "alice YWxpY2U=\ndave ZGF2ZQ==\n")
+		putRecord(t, st, format.LegacyKey(format.KindReceipt, obj), "r1\n")
+		for _, k := range []string{ekey(format.KindSig, obj, "alice"), ekey(format.KindSig, obj, "dave"), ekey(format.KindReceipt, obj, "r1")} {
 			w.appended[k] = 0 // findable from the start: in the older lists, then copied
 		}
 	}
 	if rng.IntN(2) == 0 {
-		runOlder(ctx, w, st, []string{ekey(store.KindCert, randObjects[rng.IntN(len(randObjects))], "k1")})
+		runOlder(ctx, w, st, []string{ekey(format.KindCert, randObjects[rng.IntN(len(randObjects))], "k1")})
 	}
 
 	prevJournal := storefixture.ReadJournal(t, st)
@@ -428,7 +429,7 @@ func runReader(ctx context.Context, w *world, st *store.Store) {
 // the journal holds at least the lines of the last round that could not
 // expire in this one (unfolded, or folded within the hour) plus the lines
 // that landed in it. Forgotten objects are exempt.
-func checkJournalKept(w *world, cur, prev []store.JournalLine, now int64) []store.JournalLine {
+func checkJournalKept(w *world, cur, prev []format.JournalLine, now int64) []format.JournalLine {
 	need := map[string]int{}
 	for _, l := range prev {
 		if l.FoldedAt == 0 || now-l.FoldedAt <= ms(hour) {
@@ -459,7 +460,7 @@ func checkRetiredKept(w *world, sn *store.Snapshot, now int64) {
 		listed[l.Name] = true
 	}
 	for _, r := range sn.Retired {
-		if _, _, isList := store.ParseEntryListName(r.Key); isList && now-r.RetiredAt <= ms(hour) && !listed[r.Key] {
+		if _, _, isList := format.ParseEntryListName(r.Key); isList && now-r.RetiredAt <= ms(hour) && !listed[r.Key] {
 			w.fail("%s retired at %d was deleted within its hour (now %d)", r.Key, r.RetiredAt, now)
 		}
 	}

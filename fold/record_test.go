@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 func TestRewriteKeepsEveryBadLineVerbatimBeyondTheExamples(t *testing.T) {
@@ -17,10 +17,10 @@ func TestRewriteKeepsEveryBadLineVerbatimBeyondTheExamples(t *testing.T) {
 		}
 	}
 	data := []byte(b.String())
-	rec := store.ParseJournalRecord(data)
+	rec := format.ParseJournalRecord(data)
 	bad := rec.Bad
-	if bad.Count != 26 || len(bad.First) != store.MaxBadLineSamples {
-		t.Errorf("bad = %d, %d examples; want 26 (25 junk, 1 blank), %d", bad.Count, len(bad.First), store.MaxBadLineSamples)
+	if bad.Count != 26 || len(bad.First) != format.MaxBadLineSamples {
+		t.Errorf("bad = %d, %d examples; want 26 (25 junk, 1 blank), %d", bad.Count, len(bad.First), format.MaxBadLineSamples)
 	}
 	want := strings.Replace(string(data), "\n\n", "\n", 1) // the blank line carries nothing
 	if got := string(rec.Text()); got != want {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // capped appends one line per item to dst, up to max, then one line that
@@ -41,7 +41,7 @@ func (r Report) String() string {
 	default:
 		fmt.Fprintf(&b, "older lists: %d read, %d entries %s, %d kept (already there)", r.Legacy.Lists, r.Legacy.Copied, would("copied", "to copy"), r.Legacy.Kept)
 		if r.Legacy.Marker {
-			fmt.Fprintf(&b, ", marker %s %s", store.LegacyFoldedMarker, would("written", "to write"))
+			fmt.Fprintf(&b, ", marker %s %s", format.LegacyFoldedMarker, would("written", "to write"))
 		}
 		b.WriteString("\n")
 	}
@@ -90,7 +90,7 @@ func (r CollectReport) String() string {
 		b.WriteString("dry run: nothing was deleted or written\n")
 		verb = "would delete"
 	}
-	fmt.Fprintf(&b, "retired over %v ago: %d %s\n", store.GracePeriod, len(r.Deleted), verb)
+	fmt.Fprintf(&b, "retired over %v ago: %d %s\n", format.GracePeriod, len(r.Deleted), verb)
 	for _, k := range r.Deleted {
 		fmt.Fprintf(&b, "  %s %s\n", verb, k)
 	}
@@ -173,7 +173,7 @@ func (r CheckReport) String() string {
 func writeKinds(b *strings.Builder, what string, m map[string]int) {
 	fmt.Fprintf(b, "%s:", what)
 	total := 0
-	for _, k := range store.Kinds {
+	for _, k := range format.Kinds {
 		fmt.Fprintf(b, " %s=%d", k, m[k.String()])
 		total += m[k.String()]
 	}

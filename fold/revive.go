@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // A fold whose set is one a retired list holds.
@@ -16,7 +17,7 @@ import (
 // That happens when entries leave the store: a collection forgot an object
 // added after that list was written, or a journal key with no object passed
 // its hour. The retired list cannot just be relied on: a collection deletes
-// it once it is over store.GracePeriod old. Nor can the fold write it
+// it once it is over format.GracePeriod old. Nor can the fold write it
 // afresh (it exists) or keep the lists it read (they hold the entries that
 // left, so readers would show entries whose keys are gone).
 //
@@ -31,7 +32,7 @@ import (
 // prefixes: slower, and exact) rather than showing those entries.
 
 // reviveWindow is how soon after its retirement a fold may revive a list.
-const reviveWindow = store.GracePeriod - 10*time.Minute
+const reviveWindow = format.GracePeriod - 10*time.Minute
 
 // revivable reports whether a list retired at retiredAt is still within
 // reviveWindow at now, so a fold may revive it.
@@ -70,18 +71,18 @@ func revive(ctx context.Context, st *store.Store, name string, data []byte, othe
 		rep.List.Written = true
 	case err != nil:
 		return 0, fmt.Errorf("revive list %s: %w", name, err)
-	case store.VerifyEntryList(name, got) != nil:
+	case format.VerifyEntryList(name, got) != nil:
 		w.warn("retired list %s is corrupt: rewriting it before reviving it", name)
 		if err := st.Put(ctx, name, data); err != nil {
 			return 0, fmt.Errorf("repair list %s: %w", name, err)
 		}
 		rep.List.Repaired = true
 	}
-	res, err := st.UpdateRecord(ctx, store.RetiredKey, func(old []byte, _ bool) ([]byte, error) {
-		rec := store.ParseRetiredRecord(old)
+	res, err := st.UpdateRecord(ctx, format.RetiredKey, func(old []byte, _ bool) ([]byte, error) {
+		rec := format.ParseRetiredRecord(old)
 		now := st.Clock().NowMs()
 		have := make(map[string]bool, len(rec.Lines))
-		kept := store.RetiredRecord{Lines: rec.Lines[:0:0]}
+		kept := format.RetiredRecord{Lines: rec.Lines[:0:0]}
 		for _, l := range rec.Lines {
 			if !l.Bad() && l.Line.Key == name {
 				if !revivable(l.Line.RetiredAt, now) {
@@ -97,7 +98,7 @@ func revive(ctx context.Context, st *store.Store, name string, data []byte, othe
 		for _, o := range others {
 			if !have[o] {
 				have[o] = true
-				kept.Add(store.RetiredLine{RetiredAt: now, Key: o})
+				kept.Add(format.RetiredLine{RetiredAt: now, Key: o})
 			}
 		}
 		return kept.Text(), nil

@@ -9,19 +9,20 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/par"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // scan is what listing every entry prefix found.
 type scan struct {
 	keys      []string // valid entry keys, sorted, unique
-	perKind   [store.NumKinds]int
+	perKind   [format.NumKinds]int
 	malformed []string // keys under an entry prefix that are not entry keys, sorted
 }
 
 // listedReport returns the keys listed per kind, by kind name.
 func (s *scan) listedReport() map[string]int {
-	m := make(map[string]int, store.NumKinds)
-	for _, k := range store.Kinds {
+	m := make(map[string]int, format.NumKinds)
+	for _, k := range format.Kinds {
 		m[k.String()] = s.perKind[k]
 	}
 	return m
@@ -41,17 +42,17 @@ const listShards = 16
 // every key: a key directly under the kind prefix comes back in the
 // delimited listing itself, every other one under a directory it names.
 //
-// A key that is not an entry key (store.ParseKey), or that names no regular
+// A key that is not an entry key (format.ParseKey), or that names no regular
 // file (a symbolic link on file://, ListItem.Irregular), is left out of keys
 // and put in malformed: skipped, never dropped silently.
 func listEntries(ctx context.Context, st *store.Store, prog *progress) (*scan, error) {
 	var (
-		perKind [store.NumKinds][]shard
+		perKind [format.NumKinds][]shard
 		done    atomic.Int64
 	)
 	sem := make(chan struct{}, listShards)
-	err := par.ForEach(ctx, len(store.Kinds), len(store.Kinds), func(ctx context.Context, i int) error {
-		kind := store.Kinds[i]
+	err := par.ForEach(ctx, len(format.Kinds), len(format.Kinds), func(ctx context.Context, i int) error {
+		kind := format.Kinds[i]
 		l := &kindLister{st: st, kind: kind, sem: sem, done: &done, prog: prog}
 		var err error
 		perKind[kind], err = l.run(ctx)
@@ -62,7 +63,7 @@ func listEntries(ctx context.Context, st *store.Store, prog *progress) (*scan, e
 	}
 	s := &scan{}
 	total := 0
-	for _, k := range store.Kinds {
+	for _, k := range format.Kinds {
 		for _, sh := range perKind[k] {
 			s.perKind[k] += len(sh.keys)
 			s.malformed = append(s.malformed, sh.bad...)
@@ -72,7 +73,7 @@ func listEntries(ctx context.Context, st *store.Store, prog *progress) (*scan, e
 	// Each listing is in key order and a kind's shards come in the order of
 	// their prefixes, so the kinds taken in the order of theirs give the
 	// keys sorted: no sort of a million keys (the check is one pass).
-	byPrefix := slices.SortedFunc(slices.Values(store.Kinds[:]), func(a, b store.Kind) int {
+	byPrefix := slices.SortedFunc(slices.Values(format.Kinds[:]), func(a, b format.Kind) int {
 		return strings.Compare(a.Prefix(), b.Prefix())
 	})
 	s.keys = make([]string, 0, total)
@@ -94,7 +95,7 @@ func listEntries(ctx context.Context, st *store.Store, prog *progress) (*scan, e
 // more than a page.
 type kindLister struct {
 	st   *store.Store
-	kind store.Kind
+	kind format.Kind
 	sem  chan struct{} // one token per listing running
 	done *atomic.Int64 // keys seen by every lister, for progress
 	prog *progress
@@ -110,7 +111,7 @@ func (l *kindLister) add(sh *shard, it store.ListItem) {
 	if it.IsDir {
 		return
 	}
-	if e, err := store.ParseKey(it.Key); err != nil || e.Kind != l.kind || it.Irregular != "" {
+	if e, err := format.ParseKey(it.Key); err != nil || e.Kind != l.kind || it.Irregular != "" {
 		sh.bad = append(sh.bad, it.Shown())
 	} else {
 		sh.keys = append(sh.keys, it.Key)

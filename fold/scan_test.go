@@ -8,6 +8,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestListEntriesSplitsLargeKinds: a kind that fills more than a page is
@@ -26,12 +27,12 @@ func TestListEntriesSplitsLargeKinds(t *testing.T) {
 	var sigKeys int
 	for hh, n := range perDir {
 		for i := range n {
-			valid = append(valid, ekey(store.KindSig, fmt.Sprintf("%s%062x", hh, i), "alice"))
+			valid = append(valid, ekey(format.KindSig, fmt.Sprintf("%s%062x", hh, i), "alice"))
 		}
 		sigKeys += n
 	}
 	bad := []string{"sig/stray", "sig/ab/bad"}
-	seals := []string{ekey(store.KindSeal, "01"+fmt.Sprintf("%062x", 1), "v1"), ekey(store.KindSeal, "02"+fmt.Sprintf("%062x", 2), "v2")}
+	seals := []string{ekey(format.KindSeal, "01"+fmt.Sprintf("%062x", 1), "v1"), ekey(format.KindSeal, "02"+fmt.Sprintf("%062x", 2), "v2")}
 	valid = append(valid, seals...)
 	storefixture.PutObjects(t, st, append(slices.Clone(valid), bad...)...)
 	slices.Sort(valid)
@@ -50,7 +51,7 @@ func TestListEntriesSplitsLargeKinds(t *testing.T) {
 	if !slices.Equal(sc.malformed, bad) {
 		t.Errorf("malformed %v, want %v", sc.malformed, bad)
 	}
-	if sc.perKind[store.KindSig] != sigKeys || sc.perKind[store.KindSeal] != len(seals) {
+	if sc.perKind[format.KindSig] != sigKeys || sc.perKind[format.KindSeal] != len(seals) {
 		t.Errorf("per kind %v", sc.listedReport())
 	}
 	// sig: one page, then the delimited listing (its directories and the
@@ -62,8 +63,8 @@ func TestListEntriesSplitsLargeKinds(t *testing.T) {
 		}
 		want += pages(n)
 	}
-	want += 1                  // seal: one page
-	want += store.NumKinds - 2 // the empty kinds: one page each
+	want += 1                   // seal: one page
+	want += format.NumKinds - 2 // the empty kinds: one page each
 	if lists != int64(want) {
 		t.Errorf("%d LISTs, want %d", lists, want)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // bucketKeys is every key of st with its bytes.
@@ -53,7 +54,7 @@ func TestFoldRefusesALocalClockOffAFileStoresClock(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			u := (&url.URL{Scheme: "file", Path: t.TempDir()}).String()
 			honest := storefixture.Open(t, u, store.Options{Layout: store.LayoutBucket})
-			write(t, honest, ekey(store.KindSig, "abcd", "alice"), ekey(store.KindSeal, "abcd", "s1"))
+			write(t, honest, ekey(format.KindSig, "abcd", "alice"), ekey(format.KindSeal, "abcd", "s1"))
 			before := bucketKeys(t, honest)
 
 			skewed := storefixture.Open(t, u, store.Options{Layout: store.LayoutBucket,
@@ -93,12 +94,12 @@ func TestFoldWithinTheMarginStampsTheStoresTime(t *testing.T) {
 	ctx := context.Background()
 	world := store.NewFakeClock(t0)
 	st := openStore(t, "mem://", world)
-	write(t, st, ekey(store.KindSig, "abcd", "alice"))
+	write(t, st, ekey(format.KindSig, "abcd", "alice"))
 	if _, err := Complete(ctx, st, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	world.Advance(time.Minute)
-	write(t, st, ekey(store.KindSeal, "abcd", "s1"))
+	write(t, st, ekey(format.KindSeal, "abcd", "s1"))
 
 	behind := store.NewFakeClock(t0 - (3 * time.Minute).Milliseconds())
 	host := store.New(st.Bucket(), "mem", "", store.Options{Layout: store.LayoutBucket, Clock: behind, StoreClock: world})
@@ -110,10 +111,10 @@ func TestFoldWithinTheMarginStampsTheStoresTime(t *testing.T) {
 		t.Fatalf("fold: %+v", rep)
 	}
 	want := fmt.Sprintf("%d %s\n", world.NowMs(), rep.Retired[0])
-	if got := readRecordText(t, st, store.RetiredKey); got != want {
+	if got := readRecordText(t, st, format.RetiredKey); got != want {
 		t.Errorf("retired record %q, want %q (the store's time)", got, want)
 	}
-	lines, _ := store.ParseJournal([]byte(readRecordText(t, st, store.JournalKey)))
+	lines, _ := format.ParseJournal([]byte(readRecordText(t, st, format.JournalKey)))
 	for _, l := range lines {
 		if l.FoldedAt != world.NowMs() && l.FoldedAt != t0 {
 			t.Errorf("journal line %s folded at %d, want the store's time %d", l.Key, l.FoldedAt, world.NowMs())

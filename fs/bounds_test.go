@@ -20,6 +20,7 @@ import (
 	"github.com/oxyfs/oxyfs/internal/memtest"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // putBigList writes a valid complete list of n keys of about 256 bytes each
@@ -35,7 +36,7 @@ func putBigList(t testing.TB, st *store.Store, n int) string {
 	h := sha256.New()
 	w := io.MultiWriter(h, enc)
 	pad := strings.Repeat("v", 232)
-	buf := []byte(store.EntryListHeader + "\n")
+	buf := []byte(format.EntryListHeader + "\n")
 	for i := range n {
 		buf = fmt.Appendf(buf, "seal/ab/%08x/%s\n", i, pad)
 		if len(buf) > 60<<10 {
@@ -47,7 +48,7 @@ func putBigList(t testing.TB, st *store.Store, n int) string {
 	if err := enc.Close(); err != nil {
 		t.Fatal(err)
 	}
-	name := store.EntryListName(hex.EncodeToString(h.Sum(nil)), true)
+	name := format.EntryListName(hex.EncodeToString(h.Sum(nil)), true)
 	if err := st.Put(context.Background(), name, out.Bytes()); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestOxyListIsDecodedAsItIsRead(t *testing.T) {
 		defer f.Close()
 		n, err = io.Copy(h, f)
 	})
-	id, _, _ := store.ParseEntryListName(name)
+	id, _, _ := format.ParseEntryListName(name)
 	if err != nil || hex.EncodeToString(h.Sum(nil)) != id {
 		t.Fatalf("cat .oxy/lists/%s: %d bytes, %v; want the text whose SHA-256 is its id", name, n, err)
 	}
@@ -92,7 +93,7 @@ func TestSignatureOverTheReadCapIsEFBIG(t *testing.T) {
 	if err := os.Truncate(p, 3<<30); err != nil { // sparse: 3 GiB for nothing
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, store.JournalKey), []byte("0 "+key+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, format.JournalKey), []byte("0 "+key+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	st, err := store.Open(context.Background(), "file://"+dir, store.Options{Layout: store.LayoutBucket})
@@ -185,7 +186,7 @@ func TestOxyListReadsBackwardFromCheckpoints(t *testing.T) {
 	}
 	size := fi.Size()
 	text := make([]byte, size)
-	before, streamed := st.Counts(), store.ListTextStreamed()
+	before, streamed := st.Counts(), format.ListTextStreamed()
 	const block = 128 << 10
 	var rerr error
 	peak := memtest.Peak(func() {
@@ -212,21 +213,21 @@ func TestOxyListReadsBackwardFromCheckpoints(t *testing.T) {
 		}
 	})
 	gets := st.Counts().Sub(before).Get
-	decoded := store.ListTextStreamed() - streamed
+	decoded := format.ListTextStreamed() - streamed
 	t.Logf("%d bytes of text read backward: %d GETs, %d bytes decoded from the stream, peak heap %d MiB", size, gets, decoded, peak/memtest.MiB)
 	sum := sha256.Sum256(text)
-	if id, _, _ := store.ParseEntryListName(name); rerr != nil || hex.EncodeToString(sum[:]) != id {
+	if id, _, _ := format.ParseEntryListName(name); rerr != nil || hex.EncodeToString(sum[:]) != id {
 		t.Fatalf("read backward: %v; want the text whose SHA-256 is its id", rerr)
 	}
 	if gets != 1 {
 		t.Errorf("three opens of one list sent %d GETs, want 1", gets)
 	}
-	if decoded > size+store.ListTextBlock {
+	if decoded > size+format.ListTextBlock {
 		t.Errorf("reading %d bytes backward decoded %d from the stream; want each byte once", size, decoded)
 	}
 	// The compressed list (under 1 MiB), its checkpoints, a window of 8
 	// blocks and a decoder's, not the 32 MiB text.
-	if limit := int64(store.ListTextWindow*store.ListTextBlock + 16<<20); int64(peak) > limit {
+	if limit := int64(format.ListTextWindow*format.ListTextBlock + 16<<20); int64(peak) > limit {
 		t.Errorf("reading a list of 32 MiB backward took %d MiB of heap, want < %d", peak/memtest.MiB, limit/memtest.MiB)
 	}
 }
@@ -246,7 +247,7 @@ func TestOxyListOpensShareOneBudget(t *testing.T) {
 		most = max(most, n)
 	}
 	old := openListBudget
-	openListBudget = store.ListTextHeld(most) + 1
+	openListBudget = format.ListTextHeld(most) + 1
 	t.Cleanup(func() { openListBudget = old })
 	srv, _ := testMount(t, openIndex(t, st), Options{})
 	dir := filepath.Join(srv.Dir(), ".oxy/lists")

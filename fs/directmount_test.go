@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestRootMountsWithoutFusermount: as root, a mount needs no fusermount
@@ -56,7 +56,7 @@ func mountWithoutHelper(t *testing.T) {
 		}
 	}
 	st := storefixture.NewMem(t)
-	e := store.Entry{Kind: store.KindSig, Object: "ab12", Value: "alice"}
+	e := format.Entry{Kind: format.KindSig, Object: "ab12", Value: "alice"}
 	if err := st.Put(t.Context(), e.Key(), []byte("sig")); err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 var _ = (gofs.NodeOpendirHandler)((*dirNode)(nil))
@@ -195,8 +195,8 @@ type listedHash = atomic.Uint64
 // directories a signature write changed are stale (the kernel resets the
 // parent's own listing on CREATE). It runs before close returns, so the
 // next ls shows the write.
-func (m *Server) notifyListings(e store.Entry) {
-	if e.Kind != store.KindSig {
+func (m *Server) notifyListings(e format.Entry) {
+	if e.Kind != format.KindSig {
 		return
 	}
 	root := m.root.EmbeddedInode()

@@ -53,7 +53,7 @@
 // .oxy/lists/<name> share one text of it (oxylists.go: one GET while one is
 // open and 10 s after): the list's compressed bytes, one zstd decoder, a
 // checkpoint per 1 MiB block the stream passed and a window of 8 decoded
-// blocks from one 64 MiB pool (store.EntryListText), never the whole text:
+// blocks from one 64 MiB pool (format.EntryListText), never the whole text:
 // a read at any offset decodes at most one block. .oxy/status, journal and retired
 // keep the text a stat measured or an open reads (oxyTexts: three at most;
 // journal and retired are the index's own strings, not copies).
@@ -220,9 +220,9 @@
 // Nothing panics (go-fuse's panic handler logs and answers EIO). Index and
 // store errors map to errnos in one place (Server.errno), by their class
 // (index.Classify, which serve's statuses follow too): fs.ErrNotExist and
-// store.ErrNotFound are ENOENT, store.ErrBadKey EINVAL, store.ErrReadOnly
+// store.ErrNotFound are ENOENT, format.ErrBadKey EINVAL, store.ErrReadOnly
 // EROFS, index.ErrNotDir ENOTDIR, store.ErrTooLarge EFBIG (a signature over
-// store.MaxEntryBytes: stat, open and read; logged with the size and the
+// format.MaxEntryBytes: stat, open and read; logged with the size and the
 // cap), anything else EIO, whose cause is logged
 // once through Options.Logf (close does not retry, so each failure is logged
 // once). Store requests run to completion: the FUSE request's context is

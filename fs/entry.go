@@ -10,7 +10,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // The extended attributes of an entry file.
@@ -30,7 +30,7 @@ const xattrList = xattrKey + "\x00" + xattrSource + "\x00"
 type entryNode struct {
 	base
 	path string        // read-only
-	e    store.Entry   // read-only
+	e    format.Entry  // read-only
 	ver  atomic.Uint64 // atomic: index.SigVersion when the node was made, or a later one of the same bytes (versions.go)
 	id   index.SigID   // read-only: the identity of version ver's bytes, when known (hasID)
 	// hasID: id is known (the index had read or written the bytes of the
@@ -74,7 +74,7 @@ func (n *entryNode) size(ctx context.Context) (size int64, known bool, errno sys
 // so that the kernel looks the name up again.
 func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	defer n.m.ops.start(opGetattr)()
-	if h, ok := f.(*readHandle); ok && n.e.Kind == store.KindSig {
+	if h, ok := f.(*readHandle); ok && n.e.Kind == format.KindSig {
 		n.m.fileAttr(&out.Attr, int64(len(h.data)))
 		out.SetTimeout(n.m.attrTTL)
 		return 0
@@ -137,7 +137,7 @@ func (n *entryNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.Set
 			h = m.pending.fresh(n.path)
 		}
 		switch {
-		case n.e.Kind != store.KindSig:
+		case n.e.Kind != format.KindSig:
 			if sz != 0 {
 				return syscall.EINVAL
 			}
@@ -167,14 +167,14 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 		if m.ro {
 			return nil, 0, syscall.EROFS
 		}
-		if n.e.Kind == store.KindSig && !m.overwrite && m.pending.get(n.path) == nil {
+		if n.e.Kind == format.KindSig && !m.overwrite && m.pending.get(n.path) == nil {
 			// An existing signature: replacing it needs --allow-overwrite.
 			m.logf("oxyfs: open %s for writing: refused, the signature exists (mount with --allow-overwrite to replace signatures)", n.path)
 			return nil, 0, syscall.EPERM
 		}
 		return m.newWriteHandle(n.path, n.e, flags, false), fuse.FOPEN_DIRECT_IO, 0
 	}
-	if n.e.Kind != store.KindSig {
+	if n.e.Kind != format.KindSig {
 		return &readHandle{m: m}, fuse.FOPEN_NOFLUSH, 0 // empty, and known to be: the page cache answers
 	}
 	if n.stale() && !n.hasID {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestErrnoFollowsTheClass: the mount's errno of an error is its class's
@@ -25,13 +26,13 @@ func TestErrnoFollowsTheClass(t *testing.T) {
 		{nil, 0, false},
 		{wrap(store.ErrNotFound), syscall.ENOENT, false},
 		{wrap(index.ErrNotDir), syscall.ENOTDIR, false},
-		{wrap(store.ErrBadKey), syscall.EINVAL, false},
+		{wrap(format.ErrBadKey), syscall.EINVAL, false},
 		{wrap(store.ErrReadOnly), syscall.EROFS, false},
 		{wrap(store.ErrTooLarge), syscall.EFBIG, true},
 		{wrap(index.ErrBusy), syscall.EAGAIN, true},
 		{wrap(syscall.EAGAIN), syscall.EAGAIN, true},
 		{wrap(context.DeadlineExceeded), syscall.EIO, true},
-		{wrap(store.ErrCorrupt), syscall.EIO, true},
+		{wrap(format.ErrCorrupt), syscall.EIO, true},
 		{wrap(errors.New("connection refused")), syscall.EIO, true},
 	} {
 		var logged int

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestCloseByAChildThatInheritedTheFileWritesNothing: a process writing a
@@ -18,7 +18,7 @@ import (
 // journal line.
 func TestCloseByAChildThatInheritedTheFileWritesNothing(t *testing.T) {
 	f, _, srv, _ := mountFixture(t, Options{})
-	e := storefixture.Ent(store.KindSig, "ab12cd34", "ivan")
+	e := storefixture.Ent(format.KindSig, "ab12cd34", "ivan")
 	fh, err := os.Create(srv.path(e))
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +52,7 @@ func TestCloseByAChildThatInheritedTheFileWritesNothing(t *testing.T) {
 // more.
 func TestChildWritingThroughAnInheritedDescriptorCommits(t *testing.T) {
 	f, _, srv, _ := mountFixture(t, Options{})
-	e := storefixture.Ent(store.KindSig, "ab12cd34", "judy")
+	e := storefixture.Ent(format.KindSig, "ab12cd34", "judy")
 	fh, err := os.Create(srv.path(e))
 	if err != nil {
 		t.Fatal(err)

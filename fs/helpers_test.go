@@ -16,6 +16,7 @@ import (
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/internal/testdeps"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestMain tells the user, at the end, which tests skipped for want of
@@ -102,38 +103,38 @@ func openIndex(t testing.TB, st *store.Store) *index.Index {
 // per-object keys of both.
 type fixture struct {
 	st     *store.Store
-	listed []store.Entry
-	jrnl   []store.Entry
+	listed []format.Entry
+	jrnl   []format.Entry
 	sigs   map[string][]byte // key -> bytes
 	list   string            // the complete list's name
 }
 
-func (f *fixture) all() []store.Entry { return append(slices.Clone(f.listed), f.jrnl...) }
+func (f *fixture) all() []format.Entry { return append(slices.Clone(f.listed), f.jrnl...) }
 
 // buildFixture writes the fixture store.
 func buildFixture(t testing.TB) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	f := &fixture{st: storefixture.NewMem(t), sigs: map[string][]byte{}}
-	f.listed = []store.Entry{
-		storefixture.Ent(store.KindSig, "ab12cd34", "alice"),
-		storefixture.Ent(store.KindSig, "ab12cd34", "bob"),
-		storefixture.Ent(store.KindSig, "ff0011223344", "carol smith"),
-		storefixture.Ent(store.KindSeal, "ab12cd34", "change-1"),
-		storefixture.Ent(store.KindReceipt, "0102", "state-7"),
-		storefixture.Ent(store.KindApproval, "0102", "ops@example.com"),
-		storefixture.Ent(store.KindCert, "c0ffee", "key-2026"),
-		storefixture.Ent(store.KindAccepted, "beef", "main"),
+	f.listed = []format.Entry{
+		storefixture.Ent(format.KindSig, "ab12cd34", "alice"),
+		storefixture.Ent(format.KindSig, "ab12cd34", "bob"),
+		storefixture.Ent(format.KindSig, "ff0011223344", "carol smith"),
+		storefixture.Ent(format.KindSeal, "ab12cd34", "change-1"),
+		storefixture.Ent(format.KindReceipt, "0102", "state-7"),
+		storefixture.Ent(format.KindApproval, "0102", "ops@example.com"),
+		storefixture.Ent(format.KindCert, "c0ffee", "key-2026"),
+		storefixture.Ent(format.KindAccepted, "beef", "main"),
 	}
-	f.jrnl = []store.Entry{
-		storefixture.Ent(store.KindSig, "ab99", "alice"),
-		storefixture.Ent(store.KindSeal, "cdef01", "change-2"),
+	f.jrnl = []format.Entry{
+		storefixture.Ent(format.KindSig, "ab99", "alice"),
+		storefixture.Ent(format.KindSeal, "cdef01", "change-2"),
 	}
 	sizes := []int{137, 64, 5000, 1}
 	i := 0
 	for _, e := range f.all() {
 		var data []byte
-		if e.Kind == store.KindSig {
+		if e.Kind == format.KindSig {
 			data = bytes.Repeat([]byte{byte('a' + i)}, sizes[i%len(sizes)])
 			data[0] = '#'
 			f.sigs[e.Key()] = data
@@ -144,11 +145,11 @@ func buildFixture(t testing.TB) *fixture {
 		}
 	}
 	f.list = storefixture.WriteEntryList(t, f.st, true, f.listed...)
-	var lines []store.JournalLine
+	var lines []format.JournalLine
 	for _, e := range f.jrnl {
-		lines = append(lines, store.JournalLine{Key: e.Key()})
+		lines = append(lines, format.JournalLine{Key: e.Key()})
 	}
-	if err := f.st.Put(ctx, store.JournalKey, store.FormatJournal(lines)); err != nil {
+	if err := f.st.Put(ctx, format.JournalKey, format.Journal(lines)); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -164,4 +165,4 @@ func mountFixture(t *testing.T, opts Options) (*fixture, *index.Index, *Server, 
 }
 
 // path is the mount path of an entry.
-func (m *Server) path(e store.Entry) string { return m.Dir() + "/" + e.Key() }
+func (m *Server) path(e format.Entry) string { return m.Dir() + "/" + e.Key() }

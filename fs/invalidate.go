@@ -9,7 +9,7 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // virtualDirs are the directories mkdir made that hold no entry yet, by
@@ -159,7 +159,7 @@ func (w *invalidation) dir(in *gofs.Inode, d *dirNode) {
 			case op.stale():
 				in.NotifyEntry(name) // a new version: the next use looks it up (versions.go)
 				w.names++
-			case op.e.Kind == store.KindSig && n.Size < 0 && m.pending.writing(p) == nil:
+			case op.e.Kind == format.KindSig && n.Size < 0 && m.pending.writing(p) == nil:
 				kid.NotifyContent(0, 0)
 				w.sizes++
 			}

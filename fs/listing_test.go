@@ -13,7 +13,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // listAll reads every directory under root (os.ReadDir, no stat) and
@@ -90,7 +90,7 @@ func TestReaddirplusGivesNodesToDirectoriesOnly(t *testing.T) {
 	if kids := root.GetChild("by-signer").GetChild("alice").Children(); len(kids) != 0 {
 		t.Errorf("by-signer/alice holds %d nodes after a listing; want none (links)", len(kids))
 	}
-	alice := storefixture.Ent(store.KindSig, "ab12cd34", "alice")
+	alice := storefixture.Ent(format.KindSig, "ab12cd34", "alice")
 	fi, err := os.Lstat(srv.path(alice))
 	if err != nil || fi.Size() != int64(len(f.sigs[alice.Key()])) {
 		t.Fatalf("stat after the listing: %v %v, want size %d", fi, err, len(f.sigs[alice.Key()]))
@@ -115,14 +115,14 @@ func TestLongListingIsOneSnapshot(t *testing.T) {
 	ctx := context.Background()
 	var keys []string
 	for i := range 1500 { // by-signer/alice: ~1500 links, ~15 replies of os.ReadDir's 8 KiB
-		keys = append(keys, storefixture.Ent(store.KindSig, fmt.Sprintf("%04x%060x", i, i), "alice").Key())
+		keys = append(keys, storefixture.Ent(format.KindSig, fmt.Sprintf("%04x%060x", i, i), "alice").Key())
 	}
 	slices.Sort(keys)
-	id, data, err := store.EncodeEntryList(keys)
+	id, data, err := format.EncodeEntryList(keys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Put(ctx, store.EntryListName(id, true), data); err != nil {
+	if err := st.Put(ctx, format.EntryListName(id, true), data); err != nil {
 		t.Fatal(err)
 	}
 	ix := openIndex(t, st)
@@ -201,13 +201,13 @@ func TestOxyListsListingFollowsARefresh(t *testing.T) {
 		keys = append(keys, e.Key())
 	}
 	slices.Sort(keys)
-	id, data, err := store.EncodeEntryList(keys)
+	id, data, err := format.EncodeEntryList(keys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	folded := store.EntryListName(id, true)
+	folded := format.EntryListName(id, true)
 	f.st.Put(ctx, folded, data)
-	f.st.Put(ctx, store.RetiredKey, store.FormatRetired([]store.RetiredLine{{RetiredAt: 1, Key: f.list}}))
+	f.st.Put(ctx, format.RetiredKey, format.Retired([]format.RetiredLine{{RetiredAt: 1, Key: f.list}}))
 	if err := ix.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}

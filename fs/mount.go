@@ -21,7 +21,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/internal/termsafe"
 )
 
 // Options configure a mount.
@@ -223,13 +223,13 @@ func ttl(d time.Duration) time.Duration {
 }
 
 // fsName is the mount's source in /proc/mounts and df, which every local
-// user reads: secrets redacted (store.Redact, whoever set the name), and
+// user reads: secrets redacted (termsafe.Redact, whoever set the name), and
 // safe for the -o list of fusermount (no commas).
 func fsName(name string, ix *index.Index) string {
 	if name == "" {
 		name = "oxyfs:" + ix.Store().URL()
 	}
-	return strings.NewReplacer(",", "%2C", " ", "%20").Replace(store.Redact(name))
+	return strings.NewReplacer(",", "%2C", " ", "%20").Replace(termsafe.Redact(name))
 }
 
 type logWriter func(format string, args ...any)

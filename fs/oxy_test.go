@@ -19,6 +19,7 @@ import (
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // fakeClock is the clock of oxyHold in these tests.
@@ -44,8 +45,8 @@ func (c *fakeClock) advance(d time.Duration) {
 func oxyFixture(t *testing.T) (*fixture, *index.Index, *Server, *fakeClock) {
 	t.Helper()
 	f := buildFixture(t)
-	retired := store.FormatRetired([]store.RetiredLine{{RetiredAt: 1700000000000, Key: store.EntryListName(strings.Repeat("0", 64), true)}})
-	if err := f.st.Put(context.Background(), store.RetiredKey, retired); err != nil {
+	retired := format.Retired([]format.RetiredLine{{RetiredAt: 1700000000000, Key: format.EntryListName(strings.Repeat("0", 64), true)}})
+	if err := f.st.Put(context.Background(), format.RetiredKey, retired); err != nil {
 		t.Fatal(err)
 	}
 	clock := &fakeClock{t: time.Unix(1700000000, 0)}
@@ -62,10 +63,10 @@ func storeText(t *testing.T, st *store.Store, key string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, ok := store.ParseEntryListName(key); !ok {
+	if _, _, ok := format.ParseEntryListName(key); !ok {
 		return data
 	}
-	lt, err := store.NewEntryListText(data)
+	lt, err := format.NewEntryListText(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,8 +86,8 @@ func storeText(t *testing.T, st *store.Store, key string) []byte {
 func TestOxyFilesReportTheSizeTheyRead(t *testing.T) {
 	f, _, srv, _ := oxyFixture(t)
 	want := map[string][]byte{
-		".oxy/journal":         storeText(t, f.st, store.JournalKey),
-		".oxy/retired":         storeText(t, f.st, store.RetiredKey),
+		".oxy/journal":         storeText(t, f.st, format.JournalKey),
+		".oxy/retired":         storeText(t, f.st, format.RetiredKey),
 		".oxy/lists/" + f.list: storeText(t, f.st, f.list),
 		".oxy/status":          nil, // changes with every request
 	}
@@ -277,7 +278,7 @@ func TestTarOfOxyIsComplete(t *testing.T) {
 	if b, err := x.CombinedOutput(); err != nil {
 		t.Fatalf("tar -x: %v %s", err, b)
 	}
-	for p, key := range map[string]string{".oxy/journal": store.JournalKey, ".oxy/retired": store.RetiredKey, ".oxy/lists/" + f.list: f.list} {
+	for p, key := range map[string]string{".oxy/journal": format.JournalKey, ".oxy/retired": format.RetiredKey, ".oxy/lists/" + f.list: f.list} {
 		if got, err := os.ReadFile(filepath.Join(out, p)); err != nil || !bytes.Equal(got, storeText(t, f.st, key)) {
 			t.Errorf("%s from tar: %q %v", p, got, err)
 		}
@@ -299,11 +300,11 @@ func TestOxyListOfAnUnfoldedStoreIsMeasuredOnce(t *testing.T) {
 	for _, e := range f.listed {
 		keys = append(keys, e.Key())
 	}
-	id, data, err := store.EncodeEntryList(keys)
+	id, data, err := format.EncodeEntryList(keys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	partial := store.EntryListName(id, false)
+	partial := format.EntryListName(id, false)
 	if err := f.st.Put(ctx, partial, data); err != nil {
 		t.Fatal(err)
 	}
@@ -347,10 +348,10 @@ func TestOxyListThatChangedUnderItsNameFailsTheRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, keys := range [][]string{
-		{storefixture.Ent(store.KindSig, "ab12cd34", "alice").Key()},                                              // shorter
-		append(allKeys(f), storefixture.Ent(store.KindSeal, "ee01", "a longer text than the one measured").Key()), // longer
+		{storefixture.Ent(format.KindSig, "ab12cd34", "alice").Key()},                                              // shorter
+		append(allKeys(f), storefixture.Ent(format.KindSeal, "ee01", "a longer text than the one measured").Key()), // longer
 	} {
-		_, data, err := store.EncodeEntryList(keys)
+		_, data, err := format.EncodeEntryList(keys)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -400,7 +401,7 @@ func TestOxyJournalTheViewDoesNotKeep(t *testing.T) {
 	}); d.Total() != 0 {
 		t.Errorf("listing .oxy and a stat of .oxy/retired sent %v, want nothing", d)
 	}
-	want := storeText(t, f.st, store.JournalKey)
+	want := storeText(t, f.st, format.JournalKey)
 	var fi os.FileInfo
 	if d := storefixture.Delta(f.st, func() {
 		var err error

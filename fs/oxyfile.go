@@ -36,7 +36,7 @@ import (
 // length is cached like any attribute: ix.ListTextSize knows it without a
 // request on a folded store (the open decoded every live list); otherwise
 // the first stat reads and decodes the list once. An open reads exactly
-// that many bytes (store.NewEntryListTextOfSize): a list whose key came to
+// that many bytes (format.NewEntryListTextOfSize): a list whose key came to
 // hold other bytes fails the read (EIO) rather than return another length.
 // Opens of a list share one read of it (oxylists.go).
 

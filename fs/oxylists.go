@@ -12,14 +12,14 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // An open .oxy/lists/<name> reads one text of the list shared by every
 // handle open on it (oxyLists): the list is read once (one GET, at most
-// store.MaxEntryListBytes) however many opens there are while one is open
+// format.MaxEntryListBytes) however many opens there are while one is open
 // or within listHold of the last close,
-// and its text is decoded as it is read (store.EntryListText), never held
+// and its text is decoded as it is read (format.EntryListText), never held
 // whole: a bounded window of decoded blocks (8 × 1 MiB, from one pool of
 // 64 MiB for the process) and a checkpoint per block the stream passed, so
 // a read at any offset (less scrolling up) decodes one block, not the text
@@ -28,10 +28,10 @@ import (
 
 // openListBudget caps what the texts of all open lists of a mount hold
 // together beside their windows: each its compressed list and its
-// checkpoints (store.ListTextHeld). It fits one list at its cap, so any
+// checkpoints (format.ListTextHeld). It fits one list at its cap, so any
 // one list opens; an open that would pass it is refused (EAGAIN) before
 // its GET, and logged.
-var openListBudget = store.ListTextHeld(store.MaxEntryListBytes)
+var openListBudget = format.ListTextHeld(format.MaxEntryListBytes)
 
 // errListBudget is an open of a list refused by openListBudget.
 var errListBudget = errors.New("the open .oxy/lists files hold their budget")
@@ -52,14 +52,14 @@ const listHold = oxyHold
 // handle open it is idle: kept listHold, or until an open of another list
 // needs its share of the budget.
 type sharedList struct {
-	name  string               // read-only
-	ready chan struct{}        // closed once lt, size and err are set
-	lt    *store.EntryListText // set by the first opener before ready is closed; dropped (nil) under oxyLists.mu once no handle holds it
-	size  int64                // the text's length; as lt
-	err   error                // as lt
-	open  int                  // handles holding it (guarded by oxyLists.mu)
-	hold  int64                // bytes reserved in oxyLists.held (guarded by oxyLists.mu)
-	idle  int                  // times it became idle (guarded by oxyLists.mu)
+	name  string                // read-only
+	ready chan struct{}         // closed once lt, size and err are set
+	lt    *format.EntryListText // set by the first opener before ready is closed; dropped (nil) under oxyLists.mu once no handle holds it
+	size  int64                 // the text's length; as lt
+	err   error                 // as lt
+	open  int                   // handles holding it (guarded by oxyLists.mu)
+	hold  int64                 // bytes reserved in oxyLists.held (guarded by oxyLists.mu)
+	idle  int                   // times it became idle (guarded by oxyLists.mu)
 }
 
 // reserve moves s's reservation to n bytes, if the budget has room, once
@@ -88,7 +88,7 @@ func (l *oxyLists) reserve(s *sharedList, n int64) bool {
 // compressed size as listed: the first opener reserves what its text will
 // hold before reading it, and again from the size read (a listing may
 // lie). Each acquire that returns nil error is matched by one release.
-func (l *oxyLists) acquire(ctx context.Context, name string, stored int64, read func() (*store.EntryListText, int64, int64, error)) (*sharedList, error) {
+func (l *oxyLists) acquire(ctx context.Context, name string, stored int64, read func() (*format.EntryListText, int64, int64, error)) (*sharedList, error) {
 	l.mu.Lock()
 	s := l.m[name]
 	first := s == nil
@@ -102,12 +102,12 @@ func (l *oxyLists) acquire(ctx context.Context, name string, stored int64, read 
 	s.open++
 	l.mu.Unlock()
 	if first {
-		if !l.reserve(s, store.ListTextHeld(stored)) {
+		if !l.reserve(s, format.ListTextHeld(stored)) {
 			s.err = fmt.Errorf("open %s (%d bytes stored): %w", name, stored, errListBudget)
 		} else {
 			var n int64
 			s.lt, s.size, n, s.err = read()
-			if s.err == nil && !l.reserve(s, store.ListTextHeld(n)) {
+			if s.err == nil && !l.reserve(s, format.ListTextHeld(n)) {
 				s.err = fmt.Errorf("open %s (%d bytes read, %d listed): %w", name, n, stored, errListBudget)
 			}
 		}
@@ -167,12 +167,12 @@ func (l *oxyLists) drop(s *sharedList) {
 func (f *oxyFile) openList(ctx context.Context) (gofs.FileHandle, uint32, syscall.Errno) {
 	m := f.m
 	stored, _ := m.ix.ListStoredSize(f.key)
-	s, err := m.lists.acquire(ctx, f.key, stored, func() (*store.EntryListText, int64, int64, error) {
+	s, err := m.lists.acquire(ctx, f.key, stored, func() (*format.EntryListText, int64, int64, error) {
 		data, size, err := m.ix.ReadList(bg(ctx), f.key)
 		if err != nil {
 			return nil, 0, 0, err
 		}
-		lt, err := store.NewEntryListTextOfSize(data, size)
+		lt, err := format.NewEntryListTextOfSize(data, size)
 		if err != nil {
 			return nil, 0, 0, fmt.Errorf("decode %s: %w", f.key, err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // readEvery reads p the ways programs do: os.ReadFile (fstat, then reads
@@ -100,7 +101,7 @@ func TestCatOfASignatureIsOneReadAndNoFlush(t *testing.T) {
 func TestReplacedSignatureReadsWholeBeforeInvalidate(t *testing.T) {
 	f, ix, srv, _ := mountFixture(t, Options{})
 	ctx := context.Background()
-	alice := storefixture.Ent(store.KindSig, "ab12cd34", "alice")
+	alice := storefixture.Ent(format.KindSig, "ab12cd34", "alice")
 	old := f.sigs[alice.Key()]
 	readEvery(t, srv.path(alice), old)
 	if fi, err := os.Lstat(srv.path(alice)); err != nil || fi.Size() != int64(len(old)) {
@@ -127,7 +128,7 @@ func TestReplacedSignatureReadsWholeBeforeInvalidate(t *testing.T) {
 // rewritten shorter.
 func TestOwnRewriteReadsWhole(t *testing.T) {
 	f, _, srv, _ := mountFixture(t, Options{AllowOverwrite: true})
-	bob := storefixture.Ent(store.KindSig, "ab12cd34", "bob")
+	bob := storefixture.Ent(format.KindSig, "ab12cd34", "bob")
 	readEvery(t, srv.path(bob), f.sigs[bob.Key()])
 	for _, data := range [][]byte{bytes.Repeat([]byte("L"), 700), []byte("short")} {
 		if err := os.WriteFile(srv.path(bob), data, 0o644); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // kit is a mount of the fixture that the POSIX checks run against.
@@ -72,7 +73,7 @@ func (k *kit) expectedTree() map[string][]string {
 	for _, n := range []string{".oxy", "by-signer"} {
 		add("", n)
 	}
-	for _, kd := range store.Kinds {
+	for _, kd := range format.Kinds {
 		add("", kd.String())
 	}
 	for _, e := range k.f.all() {
@@ -80,7 +81,7 @@ func (k *kit) expectedTree() map[string][]string {
 		add(kd, hh)
 		add(kd+"/"+hh, rest)
 		add(kd+"/"+hh+"/"+rest, e.Value)
-		if e.Kind == store.KindSig {
+		if e.Kind == format.KindSig {
 			add("by-signer", e.Value)
 			add("by-signer/"+e.Value, e.Object)
 		}
@@ -189,7 +190,7 @@ func checkRead(t *testing.T, k *kit) {
 			t.Errorf("%s: read %d bytes, want %d", e.Key(), len(got), len(want))
 		}
 	}
-	big := storefixture.Ent(store.KindSig, "ff0011223344", "carol smith")
+	big := storefixture.Ent(format.KindSig, "ff0011223344", "carol smith")
 	f, err := os.Open(k.srv.path(big))
 	if err != nil {
 		t.Fatal(err)
@@ -239,7 +240,7 @@ func checkXattrs(t *testing.T, k *kit) {
 
 func checkSymlinks(t *testing.T, k *kit) {
 	for _, e := range k.f.all() {
-		if e.Kind != store.KindSig {
+		if e.Kind != format.KindSig {
 			continue
 		}
 		link := k.p("by-signer/" + e.Value + "/" + e.Object)
@@ -311,7 +312,7 @@ func checkOxyFiles(t *testing.T, k *kit) {
 		}
 		return data
 	}
-	want, err := k.f.st.Get(ctx, store.JournalKey)
+	want, err := k.f.st.Get(ctx, format.JournalKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +321,7 @@ func checkOxyFiles(t *testing.T, k *kit) {
 		keys = append(keys, e.Key())
 	}
 	slices.Sort(keys)
-	wantList := store.EntryListHeader + "\n" + strings.Join(keys, "\n") + "\n"
+	wantList := format.EntryListHeader + "\n" + strings.Join(keys, "\n") + "\n"
 	// Sizes are exact, and stating them sends nothing.
 	if d := storefixture.Delta(k.f.st, func() {
 		for rel, size := range map[string]int{".oxy/journal": len(want), ".oxy/retired": 0, ".oxy/lists/" + k.f.list: len(wantList)} {
@@ -351,8 +352,8 @@ func checkOxyFiles(t *testing.T, k *kit) {
 }
 
 func checkRefused(t *testing.T, k *kit) {
-	sig := storefixture.Ent(store.KindSig, "ab12cd34", "alice")
-	seal := storefixture.Ent(store.KindSeal, "ab12cd34", "change-1")
+	sig := storefixture.Ent(format.KindSig, "ab12cd34", "alice")
+	seal := storefixture.Ent(format.KindSeal, "ab12cd34", "change-1")
 	obj := k.p("sig/ab/12cd34")
 	create := func(p string) error {
 		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)

@@ -13,16 +13,16 @@ import (
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/memtest"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // mountBig mounts a folded store of two signatures of size bytes each with
 // the index options given (read-ahead off).
-func mountBig(t *testing.T, size int, opts index.Options) (*Server, []store.Entry, [][]byte) {
+func mountBig(t *testing.T, size int, opts index.Options) (*Server, []format.Entry, [][]byte) {
 	t.Helper()
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
-	es := []store.Entry{storefixture.Ent(store.KindSig, "ab12cd34", "alice"), storefixture.Ent(store.KindSig, "ab12cd34", "bob")}
+	es := []format.Entry{storefixture.Ent(format.KindSig, "ab12cd34", "alice"), storefixture.Ent(format.KindSig, "ab12cd34", "bob")}
 	var datas [][]byte
 	for _, e := range es {
 		data := bytes.Repeat([]byte(e.Value[:1]), size)

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestARefusedWriteStillOpenHidesNoChange (the byte simulation's seed 200
@@ -23,7 +23,7 @@ import (
 func TestARefusedWriteStillOpenHidesNoChange(t *testing.T) {
 	f, ix, srv, _ := mountFixture(t, Options{AllowOverwrite: true})
 	ctx := context.Background()
-	alice := storefixture.Ent(store.KindSig, "ab12cd34", "alice")
+	alice := storefixture.Ent(format.KindSig, "ab12cd34", "alice")
 	old := f.sigs[alice.Key()]
 	p := srv.path(alice)
 	readEvery(t, p, old)

@@ -15,6 +15,7 @@ import (
 	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // mountGenerated mounts a folded store of n generated entries.
@@ -163,9 +164,9 @@ func TestInoAgreesWithIndex(t *testing.T) {
 func TestInvalidateShowsWhatARefreshChanged(t *testing.T) {
 	f, ix, srv, _ := mountFixture(t, Options{})
 	ctx := context.Background()
-	alice := storefixture.Ent(store.KindSig, "ab12cd34", "alice")
-	cert := storefixture.Ent(store.KindCert, "c0ffee", "key-2026")
-	for _, e := range []store.Entry{alice, cert} {
+	alice := storefixture.Ent(format.KindSig, "ab12cd34", "alice")
+	cert := storefixture.Ent(format.KindCert, "c0ffee", "key-2026")
+	for _, e := range []format.Entry{alice, cert} {
 		if _, err := os.Lstat(srv.path(e)); err != nil { // cache name and size
 			t.Fatal(err)
 		}
@@ -178,9 +179,9 @@ func TestInvalidateShowsWhatARefreshChanged(t *testing.T) {
 	}
 	// Another writer: a new signature, and alice re-signs.
 	other := openIndex(t, store.New(f.st.Bucket(), f.st.Backend(), "", store.Options{Layout: store.LayoutBucket}))
-	ivan := storefixture.Ent(store.KindSig, "ab12cd34", "ivan")
+	ivan := storefixture.Ent(format.KindSig, "ab12cd34", "ivan")
 	for _, w := range []struct {
-		e    store.Entry
+		e    format.Entry
 		data string
 	}{{ivan, "ivan's"}, {alice, "alice again, longer than before"}} {
 		if err := other.Put(ctx, w.e, []byte(w.data)); err != nil {
@@ -194,12 +195,12 @@ func TestInvalidateShowsWhatARefreshChanged(t *testing.T) {
 			keys = append(keys, e.Key())
 		}
 	}
-	id, data, err := store.EncodeEntryList(keys)
+	id, data, err := format.EncodeEntryList(keys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.st.Put(ctx, store.EntryListName(id, true), data)
-	f.st.Put(ctx, store.RetiredKey, store.FormatRetired([]store.RetiredLine{{RetiredAt: 1, Key: f.list}}))
+	f.st.Put(ctx, format.EntryListName(id, true), data)
+	f.st.Put(ctx, format.RetiredKey, format.Retired([]format.RetiredLine{{RetiredAt: 1, Key: f.list}}))
 
 	gen := ix.Generation()
 	if err := ix.Refresh(ctx); err != nil {
@@ -262,7 +263,7 @@ func TestUnfoldedStoreListsPrefixes(t *testing.T) {
 	if st := ix.Status(); st.Folded || st.Mode != index.ModePrefixListing {
 		t.Fatalf("mode %q folded %v", st.Mode, st.Folded)
 	}
-	alice := storefixture.Ent(store.KindSig, "ab12cd34", "alice")
+	alice := storefixture.Ent(format.KindSig, "ab12cd34", "alice")
 	var data []byte
 	d := storefixture.Delta(f.st, func() {
 		var err error
@@ -277,7 +278,7 @@ func TestUnfoldedStoreListsPrefixes(t *testing.T) {
 		t.Fatalf("before: %v %v", des, err)
 	}
 	other := openIndex(t, store.New(f.st.Bucket(), f.st.Backend(), "", store.Options{Layout: store.LayoutBucket}))
-	ivan := storefixture.Ent(store.KindSig, "ab12cd34", "ivan")
+	ivan := storefixture.Ent(format.KindSig, "ab12cd34", "ivan")
 	if err := other.Put(ctx, ivan, []byte("ivan's")); err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +300,7 @@ func TestUnmountOfABusyMountSaysSo(t *testing.T) {
 	f := buildFixture(t)
 	ix := openIndex(t, f.st)
 	srv, _ := testMount(t, ix, Options{})
-	fh, err := os.Open(srv.path(storefixture.Ent(store.KindSig, "ab12cd34", "alice")))
+	fh, err := os.Open(srv.path(storefixture.Ent(format.KindSig, "ab12cd34", "alice")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestAVersionMovedToTheSameBytesKeepsItsNode: a node of a signature whose
@@ -27,7 +27,7 @@ func TestAVersionMovedToTheSameBytesKeepsItsNode(t *testing.T) {
 	ix := openIndex(t, st)
 	srv, _ := testMount(t, ix, Options{AllowOverwrite: true})
 	other := openIndex(t, st)
-	k := storefixture.Ent(store.KindSig, "abcdef", "alice")
+	k := storefixture.Ent(format.KindSig, "abcdef", "alice")
 	same := bytes.Repeat([]byte("same bytes "), 5)
 	if err := other.Put(ctx, k, same); err != nil {
 		t.Fatal(err)

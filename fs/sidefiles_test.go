@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // sideFileNames are names editors and operating systems write beside a
@@ -63,7 +63,7 @@ func TestSideFilesAreRefused(t *testing.T) {
 	}
 	// A signer's name that only looks like one is taken.
 	for _, name := range []string{"alice", "alice.swp.d", "4913x", "a~b", "tilde~x"} {
-		e := storefixture.Ent(store.KindSig, "ab12cd34", name)
+		e := storefixture.Ent(format.KindSig, "ab12cd34", name)
 		if err := os.WriteFile(srv.path(e), []byte("sig"), 0o644); err != nil && name != "alice" {
 			t.Errorf("write %s: %v", name, err)
 		}
@@ -74,7 +74,7 @@ func TestSideFilesAreRefused(t *testing.T) {
 // is a signer like any other.
 func TestAllowAnyNameTakesSideFileNames(t *testing.T) {
 	f, _, srv, _ := mountFixture(t, Options{AllowAnyName: true})
-	e := storefixture.Ent(store.KindSig, "ab12cd34", ".alice.swp")
+	e := storefixture.Ent(format.KindSig, "ab12cd34", ".alice.swp")
 	if err := os.WriteFile(srv.path(e), []byte("swap"), 0o644); err != nil {
 		t.Fatalf("write %s with AllowAnyName: %v", e.Key(), err)
 	}
@@ -88,14 +88,14 @@ func TestAllowAnyNameTakesSideFileNames(t *testing.T) {
 // needs bytes … (EINVAL)").
 func TestWriteThroughADupedDescriptorLogsNothing(t *testing.T) {
 	f, _, srv, l := mountFixture(t, Options{})
-	e := storefixture.Ent(store.KindSig, "ab12cd34", "dup")
+	e := storefixture.Ent(format.KindSig, "ab12cd34", "dup")
 	// fd 3 is taken (as in a terminal's shell), so bash opens the file at
 	// 4, dup2s it to 3 and closes 4: a flush before any write.
 	run(t, "bash", "-c", `exec 3</dev/null; exec 3>"$1"; echo x >&3; exec 3>&-`, "bash", srv.path(e))
 	landed(t, f.st, e, []byte("x\n"))
 	// Release comes after close returns: an empty file's line would be
 	// logged by then; wait for the release of a second file to be sure.
-	probe := storefixture.Ent(store.KindSig, "ab12cd34", "empty")
+	probe := storefixture.Ent(format.KindSig, "ab12cd34", "empty")
 	fh, err := os.Create(srv.path(probe))
 	if err != nil {
 		t.Fatal(err)

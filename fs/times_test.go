@@ -10,7 +10,7 @@ import (
 
 	"gocloud.dev/blob"
 
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestTimesAreTheStoresLastChange: every node's mtime is the newest
@@ -20,7 +20,7 @@ func TestTimesAreTheStoresLastChange(t *testing.T) {
 	f, _, srv, _ := mountFixture(t, Options{})
 	ctx := t.Context()
 	var newest time.Time
-	it := f.st.Bucket().List(&blob.ListOptions{Prefix: store.PackPrefix})
+	it := f.st.Bucket().List(&blob.ListOptions{Prefix: format.PackPrefix})
 	for {
 		o, err := it.Next(ctx)
 		if errors.Is(err, io.EOF) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // base is what every node shares: the mount, statfs, and refusing to set
@@ -32,7 +33,7 @@ var (
 
 func (b *base) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 	defer b.m.ops.start(opStatfs)()
-	out.Bsize, out.Frsize, out.NameLen = 4096, 4096, store.MaxValueLen
+	out.Bsize, out.Frsize, out.NameLen = 4096, 4096, format.MaxValueLen
 	return 0
 }
 
@@ -168,9 +169,9 @@ func (d *dirNode) newDir(ctx context.Context, name string, level index.Level, in
 // size the reply carries: a signature that changed since the caller's stat
 // is stated again, so the kernel never holds a size older than the node's
 // version (a newer one makes the node stale, and its use looks it up again).
-func (d *dirNode) newFile(ctx context.Context, p string, e store.Entry, size int64, writing bool, out *fuse.EntryOut) *gofs.Inode {
+func (d *dirNode) newFile(ctx context.Context, p string, e format.Entry, size int64, writing bool, out *fuse.EntryOut) *gofs.Inode {
 	ver := d.m.ix.SigVersion(e)
-	if ver != 0 && !writing && e.Kind == store.KindSig {
+	if ver != 0 && !writing && e.Kind == format.KindSig {
 		if n, err := d.m.ix.Stat(bg(ctx), p); err == nil {
 			size = n.Size
 		}
@@ -183,7 +184,7 @@ func (d *dirNode) newFile(ctx context.Context, p string, e store.Entry, size int
 	d.m.entryOut(out, known)
 	n := &entryNode{base: base{m: d.m}, path: p, e: e}
 	n.ver.Store(ver)
-	if e.Kind == store.KindSig && !writing {
+	if e.Kind == format.KindSig && !writing {
 		if v, id, ok := d.m.ix.SigIdentity(e); ok && v == ver && id.Size == size {
 			n.id, n.hasID = id, true
 		}
@@ -373,7 +374,7 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	if errno := m.sides.refuse(m, p, name); errno != 0 {
 		return nil, nil, 0, errno
 	}
-	if flags&syscall.O_EXCL != 0 || at.Kind == store.KindSig && !m.overwrite {
+	if flags&syscall.O_EXCL != 0 || at.Kind == format.KindSig && !m.overwrite {
 		// O_EXCL, or a signature that would replace one without
 		// --allow-overwrite (the kernel creates a name it has no entry for).
 		if ok, errno := m.exists(ctx, p); errno != 0 {

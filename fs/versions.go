@@ -4,7 +4,7 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // Versions of a signature.
@@ -28,7 +28,7 @@ import (
 // longer the signature's (and no write of it is in progress, whose node
 // stays until close; a refused one does not count: pendingWrites.writing).
 func (n *entryNode) stale() bool {
-	return n.e.Kind == store.KindSig && n.m.pending.writing(n.path) == nil && n.ver.Load() != n.m.ix.SigVersion(n.e)
+	return n.e.Kind == format.KindSig && n.m.pending.writing(n.path) == nil && n.ver.Load() != n.m.ix.SigVersion(n.e)
 }
 
 // staleNow is stale, but a node whose version moved to bytes the index

@@ -12,6 +12,7 @@ import (
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // otherWriter is a second handle on the fixture's store: another writer.
@@ -62,7 +63,7 @@ func mmapPrivate(t *testing.T, p string) []byte {
 func TestHeldDescriptorReadsItsVersionWhole(t *testing.T) {
 	f, ix, srv, _ := mountFixture(t, Options{})
 	ctx := context.Background()
-	alice := storefixture.Ent(store.KindSig, "ab12cd34", "alice")
+	alice := storefixture.Ent(format.KindSig, "ab12cd34", "alice")
 	old := f.sigs[alice.Key()]
 	p := srv.path(alice)
 	fd, err := os.Open(p)
@@ -127,7 +128,7 @@ func TestReplacedBytesFoundByAReadReachTheKernel(t *testing.T) {
 	t.Cleanup(func() { ix.Close() })
 	srv, _ := testMount(t, ix, Options{})
 	ctx := context.Background()
-	alice := storefixture.Ent(store.KindSig, "ab12cd34", "alice")
+	alice := storefixture.Ent(format.KindSig, "ab12cd34", "alice")
 	old := f.sigs[alice.Key()]
 	p := srv.path(alice)
 	readEvery(t, p, old)
@@ -166,7 +167,7 @@ func TestAReadElsewhereTellsTheKernel(t *testing.T) {
 	}
 	t.Cleanup(func() { ix.Close() })
 	srv, _ := testMount(t, ix, Options{})
-	bob := storefixture.Ent(store.KindSig, "ab12cd34", "bob")
+	bob := storefixture.Ent(format.KindSig, "ab12cd34", "bob")
 	p := srv.path(bob)
 	if got := statSize(t, p); got != int64(len(f.sigs[bob.Key()])) {
 		t.Fatalf("stat before: %d", got)

@@ -15,7 +15,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // MaxWriteBuffers caps the bytes all files open for writing on one mount
@@ -57,11 +57,11 @@ func (b *writeBudget) give(n int64) { b.used.Add(-n) }
 // first flush (close) after they changed, with ix.Put: the per-object key,
 // then the journal line. close returns 0 only once both landed.
 type writeHandle struct {
-	m       *Server     // read-only
-	path    string      // read-only
-	e       store.Entry // read-only
-	created bool        // made by Create: the entry is written even if nothing is; read-only
-	append  bool        // read-only
+	m       *Server      // read-only
+	path    string       // read-only
+	e       format.Entry // read-only
+	created bool         // made by Create: the entry is written even if nothing is; read-only
+	append  bool         // read-only
 
 	parent *gofs.Inode // Create only: told to forget the name if it never lands; read-only
 	name   string      // read-only
@@ -96,13 +96,13 @@ var (
 	_ = (gofs.FileReleaser)((*writeHandle)(nil))
 )
 
-func (m *Server) newWriteHandle(p string, e store.Entry, flags uint32, created bool) *writeHandle {
+func (m *Server) newWriteHandle(p string, e format.Entry, flags uint32, created bool) *writeHandle {
 	h := &writeHandle{m: m, path: p, e: e, created: created, append: flags&syscall.O_APPEND != 0}
 	// An index entry is empty, and a created file starts empty: nothing to
 	// read. An existing signature is read only if a write needs its bytes
 	// (O_TRUNC truncates it first, so cp over it reads nothing).
-	trunc := flags&syscall.O_TRUNC != 0 && e.Kind == store.KindSig
-	h.loaded = created || trunc || e.Kind != store.KindSig
+	trunc := flags&syscall.O_TRUNC != 0 && e.Kind == format.KindSig
+	h.loaded = created || trunc || e.Kind != format.KindSig
 	h.dirty = created || trunc
 	if created || trunc {
 		h.size.Store(0)
@@ -139,7 +139,7 @@ func (h *writeHandle) Write(ctx context.Context, data []byte, off int64) (uint32
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.e.Kind != store.KindSig {
+	if h.e.Kind != format.KindSig {
 		// An index entry's value is its name; it holds no bytes.
 		return 0, h.refuseLocked(syscall.EINVAL)
 	}
@@ -323,7 +323,7 @@ func (h *writeHandle) commitLocked() syscall.Errno {
 		return h.errno
 	}
 	h.dirty = false
-	if h.e.Kind == store.KindSig && len(h.buf) == 0 {
+	if h.e.Kind == format.KindSig && len(h.buf) == 0 {
 		// Nothing to write yet. Not logged here: a shell's `exec 3>file`
 		// closes its first descriptor before writing through the dup'ed
 		// one, and that write lands. Release logs what stays empty.
@@ -344,7 +344,7 @@ func (h *writeHandle) Release(ctx context.Context) syscall.Errno {
 	h.mu.Lock()
 	errno := h.commitLocked()
 	landed := h.landed
-	if !landed && h.refused == 0 && h.e.Kind == store.KindSig && len(h.buf) == 0 && errno == syscall.EINVAL {
+	if !landed && h.refused == 0 && h.e.Kind == format.KindSig && len(h.buf) == 0 && errno == syscall.EINVAL {
 		h.m.logf("oxyfs: write /%s: a signature needs bytes; nothing written (EINVAL)", h.path)
 	}
 	h.holdLocked(0)
@@ -366,7 +366,7 @@ func (h *writeHandle) Release(ctx context.Context) syscall.Errno {
 
 // put writes one entry, returning the errno close reports. Its cause is
 // logged once: close does not retry.
-func (m *Server) put(p string, e store.Entry, data []byte) syscall.Errno {
+func (m *Server) put(p string, e format.Entry, data []byte) syscall.Errno {
 	m.writes.Add(1)
 	defer m.writes.Done()
 	err := m.ix.Put(context.Background(), e, data)

@@ -15,10 +15,11 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // landed checks that an entry's own key holds data and the journal names it.
-func landed(t *testing.T, st *store.Store, e store.Entry, data []byte) {
+func landed(t *testing.T, st *store.Store, e format.Entry, data []byte) {
 	t.Helper()
 	got, err := st.Get(context.Background(), e.Key())
 	if err != nil {
@@ -33,7 +34,7 @@ func landed(t *testing.T, st *store.Store, e store.Entry, data []byte) {
 }
 
 // visible checks that the mount lists and serves an entry at once.
-func visible(t *testing.T, srv *Server, e store.Entry, data []byte) {
+func visible(t *testing.T, srv *Server, e format.Entry, data []byte) {
 	t.Helper()
 	p := srv.path(e)
 	des, err := os.ReadDir(filepath.Dir(p))
@@ -68,7 +69,7 @@ func TestCpWritesTheKeyThenTheJournalLine(t *testing.T) {
 	if err := os.WriteFile(src, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e := storefixture.Ent(store.KindSig, "ab12cd34", "dave")
+	e := storefixture.Ent(format.KindSig, "ab12cd34", "dave")
 	run(t, "cp", src, srv.path(e))
 	landed(t, f.st, e, data)
 	visible(t, srv, e, data)
@@ -79,7 +80,7 @@ func TestCpWritesTheKeyThenTheJournalLine(t *testing.T) {
 
 func TestShellRedirectWritesASignature(t *testing.T) {
 	f, _, srv, _ := mountFixture(t, Options{})
-	e := storefixture.Ent(store.KindSig, "ab12cd34", "erin")
+	e := storefixture.Ent(format.KindSig, "ab12cd34", "erin")
 	run(t, "sh", "-c", `printf 'sig by erin' > "$1"`, "sh", srv.path(e))
 	landed(t, f.st, e, []byte("sig by erin"))
 	visible(t, srv, e, []byte("sig by erin"))
@@ -87,14 +88,14 @@ func TestShellRedirectWritesASignature(t *testing.T) {
 
 func TestRewriteBySameSignerReplaces(t *testing.T) {
 	f, _, srv, _ := mountFixture(t, Options{AllowOverwrite: true})
-	e := storefixture.Ent(store.KindSig, "ff0011223344", "carol smith") // 5000 bytes, listed
+	e := storefixture.Ent(format.KindSig, "ff0011223344", "carol smith") // 5000 bytes, listed
 	if fi, err := os.Lstat(srv.path(e)); err != nil || fi.Size() != 5000 {
 		t.Fatalf("before: %v %v", fi, err)
 	}
 	// O_TRUNC comes before any write, so the old bytes are never read: a
 	// rewrite costs what a new signature does.
 	fresh := storefixture.Delta(f.st, func() {
-		if err := os.WriteFile(srv.path(storefixture.Ent(store.KindSig, "ff0011223344", "new")), []byte("x"), 0o644); err != nil {
+		if err := os.WriteFile(srv.path(storefixture.Ent(format.KindSig, "ff0011223344", "new")), []byte("x"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -121,7 +122,7 @@ func TestRewriteBySameSignerReplaces(t *testing.T) {
 // naming no open file (no FUSE_ATOMIC_O_TRUNC) rewrites the same way.
 func TestRewriteWithoutAtomicTrunc(t *testing.T) {
 	f, _, srv, _ := mountFixture(t, Options{noAtomicTrunc: true, AllowOverwrite: true})
-	e := storefixture.Ent(store.KindSig, "ab12cd34", "bob")
+	e := storefixture.Ent(format.KindSig, "ab12cd34", "bob")
 	if err := os.WriteFile(srv.path(e), []byte("bob again"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +137,7 @@ func TestRewriteWithoutAtomicTrunc(t *testing.T) {
 
 func TestAppendToASignature(t *testing.T) {
 	f, _, srv, _ := mountFixture(t, Options{AllowOverwrite: true})
-	e := storefixture.Ent(store.KindSig, "ab99", "alice")
+	e := storefixture.Ent(format.KindSig, "ab99", "alice")
 	old := f.sigs[e.Key()]
 	run(t, "sh", "-c", `printf '+more' >> "$1"`, "sh", srv.path(e))
 	want := append(slices.Clone(old), "+more"...)
@@ -152,7 +153,7 @@ func TestAppendToASignature(t *testing.T) {
 // sent; new signatures are still written. --allow-overwrite replaces.
 func TestExistingSignatureIsNotReplacedByDefault(t *testing.T) {
 	f, _, srv, logs := mountFixture(t, Options{})
-	e := storefixture.Ent(store.KindSig, "ab99", "alice")
+	e := storefixture.Ent(format.KindSig, "ab99", "alice")
 	old := f.sigs[e.Key()]
 	d := storefixture.Delta(f.st, func() {
 		if err := os.WriteFile(srv.path(e), []byte("changed"), 0o644); !errors.Is(err, syscall.EPERM) {
@@ -177,7 +178,7 @@ func TestExistingSignatureIsNotReplacedByDefault(t *testing.T) {
 	if logs.count("--allow-overwrite") == 0 {
 		t.Errorf("the log does not say how to replace: %v", logs.all())
 	}
-	fresh := storefixture.Ent(store.KindSig, "ab99", "new-signer")
+	fresh := storefixture.Ent(format.KindSig, "ab99", "new-signer")
 	if err := os.WriteFile(srv.path(fresh), []byte("new sig"), 0o644); err != nil {
 		t.Fatalf("a new signature: %v", err)
 	}
@@ -186,13 +187,13 @@ func TestExistingSignatureIsNotReplacedByDefault(t *testing.T) {
 
 func TestEmptyFileUnderSealWritesTheEntry(t *testing.T) {
 	f, _, srv, _ := mountFixture(t, Options{})
-	e := storefixture.Ent(store.KindSeal, "ab12cd34", "change-9")
+	e := storefixture.Ent(format.KindSeal, "ab12cd34", "change-9")
 	if err := os.WriteFile(srv.path(e), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	landed(t, f.st, e, []byte{})
 	visible(t, srv, e, nil)
-	r := storefixture.Ent(store.KindReceipt, "0102", "state-8")
+	r := storefixture.Ent(format.KindReceipt, "0102", "state-8")
 	run(t, "touch", srv.path(r))
 	landed(t, f.st, r, []byte{})
 	// touch of an existing entry sets its times to now through the file it
@@ -212,7 +213,7 @@ func TestRefusedWritesLeaveNothing(t *testing.T) {
 	f, _, srv, l := mountFixture(t, Options{})
 	before := f.st.Counts()
 	// Bytes into a new index entry: the write is EINVAL, and close writes nothing.
-	seal := storefixture.Ent(store.KindSeal, "ab12cd34", "with-bytes")
+	seal := storefixture.Ent(format.KindSeal, "ab12cd34", "with-bytes")
 	fh, err := os.Create(srv.path(seal))
 	if err != nil {
 		t.Fatal(err)
@@ -224,7 +225,7 @@ func TestRefusedWritesLeaveNothing(t *testing.T) {
 		t.Errorf("close after a refused write: %v, want EINVAL", err)
 	}
 	// An empty signature: close says EINVAL.
-	sig := storefixture.Ent(store.KindSig, "ab12cd34", "empty")
+	sig := storefixture.Ent(format.KindSig, "ab12cd34", "empty")
 	fh, err = os.Create(srv.path(sig))
 	if err != nil {
 		t.Fatal(err)
@@ -233,7 +234,7 @@ func TestRefusedWritesLeaveNothing(t *testing.T) {
 		t.Errorf("close of an empty signature: %v, want EINVAL", err)
 	}
 	// Past MaxWriteBytes: EFBIG.
-	big := storefixture.Ent(store.KindSig, "ab12cd34", "big")
+	big := storefixture.Ent(format.KindSig, "ab12cd34", "big")
 	fh, err = os.Create(srv.path(big))
 	if err != nil {
 		t.Fatal(err)
@@ -247,7 +248,7 @@ func TestRefusedWritesLeaveNothing(t *testing.T) {
 	if d := f.st.Counts().Sub(before); d.Put != 0 {
 		t.Errorf("refused writes sent %v", d)
 	}
-	for _, e := range []store.Entry{seal, sig, big} {
+	for _, e := range []format.Entry{seal, sig, big} {
 		waitENOENT(t, srv.path(e))
 	}
 	if n := l.count("a signature needs bytes"); n != 1 {
@@ -287,11 +288,11 @@ func TestMkdirMakesVirtualDirectoriesForCp(t *testing.T) {
 	if err := os.Mkdir(srv.Dir()+"/sig/ab", 0o755); !errors.Is(err, syscall.EEXIST) {
 		t.Errorf("mkdir of an existing hh: %v, want EEXIST", err)
 	}
-	e := storefixture.Ent(store.KindSig, "9a0b1c2d", "frank")
+	e := storefixture.Ent(format.KindSig, "9a0b1c2d", "frank")
 	src := filepath.Join(t.TempDir(), "s")
 	os.WriteFile(src, []byte("frank's"), 0o600)
 	run(t, "cp", src, obj+"/")
-	e2 := storefixture.Ent(store.KindSig, "9a0b1c2d", "s") // cp into a directory keeps the name
+	e2 := storefixture.Ent(format.KindSig, "9a0b1c2d", "s") // cp into a directory keeps the name
 	landed(t, f.st, e2, []byte("frank's"))
 	run(t, "cp", src, srv.path(e))
 	landed(t, f.st, e, []byte("frank's"))
@@ -301,7 +302,7 @@ func TestMkdirMakesVirtualDirectoriesForCp(t *testing.T) {
 func TestCloseIsEIOWhenThePutFails(t *testing.T) {
 	f, ix, srv, l := mountFixture(t, Options{})
 	ix.Close() // writes now fail with index.ErrClosed
-	e := storefixture.Ent(store.KindSig, "ab12cd34", "gina")
+	e := storefixture.Ent(format.KindSig, "ab12cd34", "gina")
 	err := os.WriteFile(srv.path(e), []byte("never lands"), 0o644)
 	if !errors.Is(err, syscall.EIO) {
 		t.Fatalf("close: %v, want EIO", err)
@@ -317,7 +318,7 @@ func TestCloseIsEIOWhenThePutFails(t *testing.T) {
 
 func TestSecondFlushOfTheSameFileWritesNothing(t *testing.T) {
 	f, _, srv, _ := mountFixture(t, Options{})
-	e := storefixture.Ent(store.KindSig, "ab12cd34", "hank")
+	e := storefixture.Ent(format.KindSig, "ab12cd34", "hank")
 	fh, err := os.Create(srv.path(e))
 	if err != nil {
 		t.Fatal(err)
@@ -363,7 +364,7 @@ func TestConcurrentWritersAllLand(t *testing.T) {
 	for w := range writers {
 		wg.Go(func() {
 			for i := range each {
-				e := storefixture.Ent(store.KindSig, fmt.Sprintf("c%d%04x", w, i), fmt.Sprintf("w%d", w))
+				e := storefixture.Ent(format.KindSig, fmt.Sprintf("c%d%04x", w, i), fmt.Sprintf("w%d", w))
 				if err := os.MkdirAll(filepath.Dir(srv.path(e)), 0o755); err != nil {
 					t.Error(err)
 					return
@@ -378,7 +379,7 @@ func TestConcurrentWritersAllLand(t *testing.T) {
 	keys := storefixture.JournalKeys(t, f.st)
 	for w := range writers {
 		for i := range each {
-			e := storefixture.Ent(store.KindSig, fmt.Sprintf("c%d%04x", w, i), fmt.Sprintf("w%d", w))
+			e := storefixture.Ent(format.KindSig, fmt.Sprintf("c%d%04x", w, i), fmt.Sprintf("w%d", w))
 			if !slices.Contains(keys, e.Key()) {
 				t.Errorf("no journal line for %s", e.Key())
 			}
@@ -414,14 +415,14 @@ func TestOwnWriteIsListedAtOnce(t *testing.T) {
 	for _, d := range dirs {
 		names(d) // the kernel caches these listings
 	}
-	judy := storefixture.Ent(store.KindSig, "ab12cd34", "judy")
+	judy := storefixture.Ent(format.KindSig, "ab12cd34", "judy")
 	if err := os.WriteFile(srv.path(judy), []byte("judy's"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(srv.Dir()+"/sig/ab/77", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	alice := storefixture.Ent(store.KindSig, "ab77", "alice")
+	alice := storefixture.Ent(format.KindSig, "ab77", "alice")
 	if err := os.WriteFile(srv.path(alice), []byte("alice's"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +435,7 @@ func TestOwnWriteIsListedAtOnce(t *testing.T) {
 		}
 	}
 	// A create that fails leaves no name in the listing.
-	empty := storefixture.Ent(store.KindSig, "ab12cd34", "empty")
+	empty := storefixture.Ent(format.KindSig, "ab12cd34", "empty")
 	os.WriteFile(srv.path(empty), nil, 0o644)
 	waitENOENT(t, srv.path(empty))
 	if got := names("sig/ab/12cd34"); slices.Contains(got, "empty") {

@@ -11,6 +11,7 @@ import (
 	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // benchStore is a folded mem store with one complete list of n entries
@@ -67,27 +68,27 @@ func sigStore(b *testing.B, n int) (*store.Store, int64) {
 		for i := range obj {
 			obj[i] = byte(rng.Uint32())
 		}
-		e := store.Entry{Kind: store.KindSig, Object: hexString(obj[:]), Value: fmt.Sprintf("signer-%02d", rng.IntN(16))}
+		e := format.Entry{Kind: format.KindSig, Object: hexString(obj[:]), Value: fmt.Sprintf("signer-%02d", rng.IntN(16))}
 		keys = append(keys, e.Key())
 		text += int64(len(e.Key()))
 	}
 	slices.Sort(keys)
-	id, data, err := store.EncodeEntryListSorted(slices.Compact(keys))
+	id, data, err := format.EncodeEntryListSorted(slices.Compact(keys))
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := st.Put(context.Background(), store.EntryListName(id, true), data); err != nil {
+	if err := st.Put(context.Background(), format.EntryListName(id, true), data); err != nil {
 		b.Fatal(err)
 	}
 	return st, text
 }
 
 // benchKeys returns the entries of a folded store for lookups.
-func benchEntries(b *testing.B, n int) (*Index, []store.Entry) {
+func benchEntries(b *testing.B, n int) (*Index, []format.Entry) {
 	st := storefixture.NewMem(b)
-	var es []store.Entry
+	var es []format.Entry
 	_, err := gen.Generate(context.Background(), st, gen.Options{Entries: n, Seed: 7, Fold: true, SkipObjects: true,
-		OnEntry: func(e store.Entry, _ string) { es = append(es, e) }})
+		OnEntry: func(e format.Entry, _ string) { es = append(es, e) }})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // Source ids of an entrySet: srcJournal, then one per list read, in the
@@ -29,7 +29,7 @@ const (
 // run is the entries of one source (a list, the journal) or of a merge of
 // runs, in key order. Its value ids belong to the builder that made it.
 type run struct {
-	kinds [store.NumKinds]kindSet
+	kinds [format.NumKinds]kindSet
 }
 
 func (r *run) entries() int {
@@ -115,10 +115,10 @@ var errUnsorted = errors.New("keys of a kind are not in key order")
 // decodeList decodes one entry list, read from body as it arrives (or from
 // memory: bytes.NewReader), into a run of source src. A malformed key is
 // skipped and counted; a list that does not decode is an error wrapping
-// store.ErrCorrupt, and the run is then dropped by the caller.
+// format.ErrCorrupt, and the run is then dropped by the caller.
 //
 // Decompression and building run in two goroutines: the decoder splits
-// each key (store.SplitKey) and copies its kind, packed object id and value
+// each key (format.SplitKey) and copies its kind, packed object id and value
 // into chunks of about chunkBytes, which it hands over, so on two cores the
 // zstd work and the splitting run beside the build.
 func (b *builder) decodeList(src uint8, name string, body io.Reader) (*run, error) {
@@ -132,11 +132,11 @@ func (b *builder) decodeList(src uint8, name string, body io.Reader) (*run, erro
 	decErr := make(chan error, 1)
 	var text int64 // set before decErr is sent
 	go func() {
-		var objBuf [store.MaxObjectBytes]byte
+		var objBuf [format.MaxObjectBytes]byte
 		cur := newKeyChunk()
 		var err error
-		at := int64(len(store.EntryListHeader) + 1) // the text's offset of the next key
-		_, text, err = store.DecodeEntryListFrom(body, func(key []byte) error {
+		at := int64(len(format.EntryListHeader) + 1) // the text's offset of the next key
+		_, text, err = format.DecodeEntryListFrom(body, func(key []byte) error {
 			if len(cur.ends) == 0 {
 				cur.at = at
 			}
@@ -144,7 +144,7 @@ func (b *builder) decodeList(src uint8, name string, body io.Reader) (*run, erro
 			if b.keys++; b.maxKeys > 0 && b.keys > b.maxKeys {
 				return fmt.Errorf("%w: more than %d", errLiveKeys, b.maxKeys)
 			}
-			if kind, ob, val, ok := store.SplitKey(key, &objBuf); ok {
+			if kind, ob, val, ok := format.SplitKey(key, &objBuf); ok {
 				cur.buf = append(append(append(cur.buf, byte(kind), byte(len(ob))), ob...), val...)
 			} else {
 				cur.buf = append(append(cur.buf, malformedKey), key...)
@@ -185,7 +185,7 @@ func (b *builder) decodeList(src uint8, name string, body io.Reader) (*run, erro
 				mal.add(rec[1:])
 				continue
 			}
-			kind, ob := store.Kind(rec[0]), rec[2:2+rec[1]]
+			kind, ob := format.Kind(rec[0]), rec[2:2+rec[1]]
 			val := rec[2+rec[1]:]
 			if kind == lastKind && r.kinds[kind].nObj() == 0 && textSize > c.at {
 				// The rest of the list is this kind's: size its arrays
@@ -194,8 +194,8 @@ func (b *builder) decodeList(src uint8, name string, body io.Reader) (*run, erro
 				r.kinds[kind].reserve(int((textSize-c.at)/int64(line)), len(ob))
 			}
 			if !r.kinds[kind].add(ob, b.intern(val), src) {
-				key := append(store.AppendObjectPrefix(nil, kind, ob), val...)
-				buildErr = fmt.Errorf("%w: %w at %q", store.ErrCorrupt, errUnsorted, key)
+				key := append(format.AppendObjectPrefix(nil, kind, ob), val...)
+				buildErr = fmt.Errorf("%w: %w at %q", format.ErrCorrupt, errUnsorted, key)
 				close(stop)
 			}
 		}
@@ -236,14 +236,14 @@ type keyChunk struct {
 // newKeyChunk returns a chunk sized for chunkBytes of keys of about 80
 // bytes, so it is allocated once rather than grown.
 func newKeyChunk() *keyChunk {
-	return &keyChunk{buf: make([]byte, 0, chunkBytes+2*store.MaxEntryListLine), ends: make([]uint32, 0, chunkBytes/64)}
+	return &keyChunk{buf: make([]byte, 0, chunkBytes+2*format.MaxEntryListLine), ends: make([]uint32, 0, chunkBytes/64)}
 }
 
 // lastKind is the kind whose keys sort last: in a list, every key after
 // its first is its.
-var lastKind = func() store.Kind {
-	last := store.Kinds[0]
-	for _, k := range store.Kinds {
+var lastKind = func() format.Kind {
+	last := format.Kinds[0]
+	for _, k := range format.Kinds {
 		if k.Prefix() > last.Prefix() {
 			last = k
 		}
@@ -256,7 +256,7 @@ var lastKind = func() store.Kind {
 func declaredSize(br *bufio.Reader) int64 {
 	head, _ := br.Peek(zstd.HeaderMaxSize)
 	var h zstd.Header
-	if h.Decode(head) != nil || !h.HasFCS || h.FrameContentSize > uint64(store.MaxEntryListSize) {
+	if h.Decode(head) != nil || !h.HasFCS || h.FrameContentSize > uint64(format.MaxEntryListSize) {
 		return 0
 	}
 	return int64(h.FrameContentSize)
@@ -270,7 +270,7 @@ var errStopped = errors.New("stopped")
 func (m *malformed) add(key []byte) {
 	m.n++
 	if m.n == 1 {
-		_, err := store.ParseKey(string(key))
+		_, err := format.ParseKey(string(key))
 		if err == nil {
 			err = errors.New("malformed")
 		}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // BenchmarkBuildSet is the set build alone, without the store: one
@@ -21,7 +21,7 @@ func BenchmarkBuildSet(b *testing.B) {
 		var keys []string
 		st := storefixture.NewMem(b)
 		if _, err := gen.Generate(context.Background(), st, gen.Options{Entries: n, Seed: 5, Fold: true, SkipObjects: true,
-			OnEntry: func(e store.Entry, _ string) { keys = append(keys, e.Key()) }}); err != nil {
+			OnEntry: func(e format.Entry, _ string) { keys = append(keys, e.Key()) }}); err != nil {
 			b.Fatal(err)
 		}
 		sn, err := st.ReadSnapshot(context.Background())
@@ -50,9 +50,9 @@ func BenchmarkBuildSet(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/entry")
 			b.ReportMetric(float64(set.memoryBytes())/float64(n), "set-bytes/entry")
 		})
-		lines := make([]store.JournalLine, len(keys))
+		lines := make([]format.JournalLine, len(keys))
 		for i, k := range keys {
-			lines[i] = store.JournalLine{FoldedAt: 1, Key: k}
+			lines[i] = format.JournalLine{FoldedAt: 1, Key: k}
 		}
 		b.Run(fmt.Sprintf("list+journal-%.0e", float64(n)), func(b *testing.B) {
 			b.ReportAllocs()

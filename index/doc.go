@@ -89,7 +89,7 @@
 // object, value or signer) and whether a name may stand there; Path.Make
 // says what mkdir and create may make in a directory; PathIno and ChildIno
 // number the nodes (FNV-64a of the path, never 0 or 1). The mount, the web
-// view and the CLI take these; keys inside paths are read by store.SplitKey.
+// view and the CLI take these; keys inside paths are read by format.SplitKey.
 //
 // # Read-ahead
 //
@@ -122,7 +122,7 @@
 // serve` that disconnects — does not fail the others: each waiter returns
 // when the read ends or when its own context is done. The read is canceled
 // when every waiter has gone, or when the index closes. A signature over
-// store.MaxEntryBytes is refused by the store (store.ErrTooLarge) before its
+// format.MaxEntryBytes is refused by the store (store.ErrTooLarge) before its
 // body is read.
 // A sequential cat of every signature sends exactly one GET each. In the
 // prefix modes the window is what memory holds; read-ahead never lists.
@@ -160,18 +160,18 @@
 // when cached; Release gives it back. The bytes all handles hold, and the
 // bodies being read for an open, stay within the readers' budget
 // (Options.ReaderBytes; by default the cache's bound or
-// store.MaxEntryBytes, whichever is more): an open past it is ErrBusy,
+// format.MaxEntryBytes, whichever is more): an open past it is ErrBusy,
 // refused from the GET's response size before the body is read
 // (store.GetAdmitted). ReadSig returns a copy the caller owns.
 //
 // # Writes
 //
-// Put and PutBatch validate every entry first (store.Entry.Validate; a
+// Put and PutBatch validate every entry first (format.Entry.Validate; a
 // signature needs bytes, any other kind must have none) and send nothing if
 // one is invalid. They write each per-object key first (store.Put), then, on
 // a bucket, hand the keys to the group commit: one goroutine takes every key
 // waiting and appends them in ONE journal update (journal.Append, which also
-// folds a partial list past store.PartialFoldThreshold lines), then wakes
+// folds a partial list past format.PartialFoldThreshold lines), then wakes
 // every waiter of that update with its result. A Put returns only once its
 // key and its journal line both landed; the entry is then visible to this
 // handle at once (an overlay merged into every lookup, "own write"). A
@@ -240,7 +240,7 @@
 // holds (memory.go).
 //
 // While an open builds the set it also holds the compressed lists (those
-// in flight: at most store.MaxEntryListsInFlight, 256 MiB, together; each
+// in flight: at most format.MaxEntryListsInFlight, 256 MiB, together; each
 // list is decoded as its body arrives, store.GetStream, and only what the
 // decoder has not read yet is held, listload.go), the runs being merged and the builder's map of distinct values, and the
 // journal's bytes, lines and sort records: a peak of about 180 MB of heap
@@ -264,7 +264,7 @@
 //
 // Loading decodes each list once, in key order, straight into the arrays
 // (keys of a list come sorted, so no sort is needed), from its body as it
-// arrives; zstd decompression and the split of each key (store.SplitKey)
+// arrives; zstd decompression and the split of each key (format.SplitKey)
 // run in a second goroutine that hands over chunks of split keys, so the
 // build goroutine only interns values and appends. A run merged with an
 // empty one is kept as it is, not copied. Several lists
@@ -282,7 +282,7 @@
 // every pending update.
 //
 // The keys of all live lists together are capped at
-// store.MaxEntryListKeys, the cap of one list: past it an open falls back to
+// format.MaxEntryListKeys, the cap of one list: past it an open falls back to
 // prefix listing and says why, as for one list over its cap (listload.go).
 //
 // Parallel work (an open's GETs of the lists, 8 at once and within the
@@ -328,7 +328,7 @@
 //
 // A path that does not exist is an *fs.PathError wrapping fs.ErrNotExist;
 // ReadDir of a file or symlink wraps ErrNotDir. An entry that breaks the key
-// rules is refused with an error wrapping store.ErrBadKey. Request failures
+// rules is refused with an error wrapping format.ErrBadKey. Request failures
 // are returned wrapped with the operation and the key ("read entry list
 // %q: ..."). A failed open (the snapshot cannot be read) fails the lookup
 // that triggered it; the next lookup tries again. A failed journal update

@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // Class is what kind of failure an error of the index or the store is: the
@@ -22,13 +23,13 @@ const (
 	ClassNone        Class = iota // no error
 	ClassNotFound                 // fs.ErrNotExist, store.ErrNotFound: nothing by that name
 	ClassNotDir                   // ErrNotDir: a directory's read of a file
-	ClassInvalid                  // store.ErrBadKey: a key or name the rules refuse
+	ClassInvalid                  // format.ErrBadKey: a key or name the rules refuse
 	ClassReadOnly                 // store.ErrReadOnly: a write to a store opened read-only
 	ClassTooLarge                 // store.ErrTooLarge: over its size cap, refused before its body
 	ClassBusy                     // ErrBusy, syscall.EAGAIN: refused for now (the readers' budget); may succeed later
 	ClassTimeout                  // context.DeadlineExceeded: a deadline passed (the store's request timeout or the caller's)
 	ClassCanceled                 // context.Canceled: the caller stopped asking
-	ClassCorrupt                  // store.ErrCorrupt, store.ErrBadListing: the store answered what cannot be read
+	ClassCorrupt                  // format.ErrCorrupt, store.ErrBadListing: the store answered what cannot be read
 	ClassUnavailable              // anything else: the store did not answer as it should (store.ErrUnavailable, a failed request)
 )
 
@@ -62,13 +63,13 @@ var classOf = []struct {
 }{
 	{ClassNotFound, []error{fs.ErrNotExist, store.ErrNotFound}},
 	{ClassNotDir, []error{ErrNotDir}},
-	{ClassInvalid, []error{store.ErrBadKey}},
+	{ClassInvalid, []error{format.ErrBadKey}},
 	{ClassReadOnly, []error{store.ErrReadOnly}},
 	{ClassTooLarge, []error{store.ErrTooLarge}},
 	{ClassBusy, []error{ErrBusy, syscall.EAGAIN}},
 	{ClassTimeout, []error{context.DeadlineExceeded}},
 	{ClassCanceled, []error{context.Canceled}},
-	{ClassCorrupt, []error{store.ErrCorrupt, store.ErrBadListing}},
+	{ClassCorrupt, []error{format.ErrCorrupt, store.ErrBadListing}},
 }
 
 // Classify is err's class (errors.Is through every wrapping): ClassNone for

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestClassify: each error the index and the store return, wrapped as they
@@ -26,17 +27,17 @@ func TestClassify(t *testing.T) {
 		{"path", &fs.PathError{Op: "stat", Path: "sig/zz", Err: fs.ErrNotExist}, ClassNotFound},
 		{"key", wrap(store.ErrNotFound), ClassNotFound},
 		{"not a dir", wrap(ErrNotDir), ClassNotDir},
-		{"bad key", wrap(store.ErrBadKey), ClassInvalid},
+		{"bad key", wrap(format.ErrBadKey), ClassInvalid},
 		{"read-only", wrap(store.ErrReadOnly), ClassReadOnly},
 		{"too large", wrap(fmt.Errorf("70000000 bytes, over the cap: %w", store.ErrTooLarge)), ClassTooLarge},
-		{"too large and corrupt", wrap(fmt.Errorf("%w: %w", store.ErrCorrupt, store.ErrTooLarge)), ClassTooLarge},
+		{"too large and corrupt", wrap(fmt.Errorf("%w: %w", format.ErrCorrupt, store.ErrTooLarge)), ClassTooLarge},
 		{"too large, unavailable", wrap(errors.Join(store.ErrUnavailable, store.ErrTooLarge)), ClassTooLarge},
 		{"busy", wrap(ErrBusy), ClassBusy},
 		{"EAGAIN", wrap(syscall.EAGAIN), ClassBusy},
 		{"deadline", wrap(context.DeadlineExceeded), ClassTimeout},
 		{"store timeout", wrap(errors.Join(store.ErrUnavailable, context.DeadlineExceeded)), ClassTimeout},
 		{"canceled", wrap(context.Canceled), ClassCanceled},
-		{"corrupt", wrap(store.ErrCorrupt), ClassCorrupt},
+		{"corrupt", wrap(format.ErrCorrupt), ClassCorrupt},
 		{"bad listing", wrap(store.ErrBadListing), ClassCorrupt},
 		{"unavailable", wrap(store.ErrUnavailable), ClassUnavailable},
 		{"anything else", wrap(errors.New("connection refused")), ClassUnavailable},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestFileSymlinksAreMalformedNotFollowed: on a directory-layout file://
@@ -35,9 +36,9 @@ func TestFileSymlinksAreMalformedNotFollowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	bob := storefixture.Ent(store.KindSig, objA, "bob")
+	bob := storefixture.Ent(format.KindSig, objA, "bob")
 	storefixture.PutEntries(t, st, bob)
-	evil := storefixture.Ent(store.KindSig, objA, "evil")
+	evil := storefixture.Ent(format.KindSig, objA, "evil")
 	for target, link := range map[string]string{
 		filepath.Join(outside, "secret"): evil.Key(),           // a signer
 		outside:                          "sig/cd",             // an <hh> directory
@@ -59,7 +60,7 @@ func TestFileSymlinksAreMalformedNotFollowed(t *testing.T) {
 			t.Errorf("Stat(%s) = %+v, want not found", p, n)
 		}
 	}
-	for _, e := range []store.Entry{evil, storefixture.Ent(store.KindSig, "cdef01", "alice"), storefixture.Ent(store.KindSig, objB, "alice")} {
+	for _, e := range []format.Entry{evil, storefixture.Ent(format.KindSig, "cdef01", "alice"), storefixture.Ent(format.KindSig, objB, "alice")} {
 		if got, err := ix.ReadSig(ctx, e); err == nil || strings.Contains(string(got), "SECRET") || strings.Contains(string(got), "OUTSIDE") {
 			t.Errorf("ReadSig(%s) = %q, %v; want it refused", e.Key(), got, err)
 		}

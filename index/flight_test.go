@@ -12,6 +12,7 @@ import (
 	"github.com/oxyfs/oxyfs/internal/blobtest"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // heldBucket holds every request for one key (a GET's key, a LIST's
@@ -67,7 +68,7 @@ func waitFor(t *testing.T, mu *sync.Mutex, cond func() bool) {
 
 func TestSharedSignatureReadOutlivesTheCallerWhoStartedIt(t *testing.T) {
 	st, drv := newHeldStore(t)
-	e := storefixture.Ent(store.KindSig, "abcd", "alice")
+	e := storefixture.Ent(format.KindSig, "abcd", "alice")
 	storefixture.PutEntries(t, st, e)
 	storefixture.WriteJournal(t, st, 0, e)
 	ix, err := Open(context.Background(), st, Options{Warn: func(string) {}, ReadAhead: -1})
@@ -109,7 +110,7 @@ func TestSharedSignatureReadOutlivesTheCallerWhoStartedIt(t *testing.T) {
 
 func TestSharedReadIsCanceledWhenEveryCallerHasGone(t *testing.T) {
 	st, drv := newHeldStore(t)
-	e := storefixture.Ent(store.KindSig, "abcd", "alice")
+	e := storefixture.Ent(format.KindSig, "abcd", "alice")
 	storefixture.PutEntries(t, st, e)
 	storefixture.WriteJournal(t, st, 0, e)
 	ix, err := Open(context.Background(), st, Options{Warn: func(string) {}, ReadAhead: -1})
@@ -146,7 +147,7 @@ func TestSharedReadIsCanceledWhenEveryCallerHasGone(t *testing.T) {
 
 func TestSharedListingOutlivesTheCallerWhoStartedIt(t *testing.T) {
 	st, drv := newHeldStore(t)
-	e := storefixture.Ent(store.KindSig, "abcd", "alice")
+	e := storefixture.Ent(format.KindSig, "abcd", "alice")
 	storefixture.PutEntries(t, st, e) // no list: readers list the object's prefix
 	ix, err := Open(context.Background(), st, Options{Warn: func(string) {}, ReadAhead: -1})
 	if err != nil {

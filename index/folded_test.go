@@ -18,6 +18,7 @@ import (
 	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 const (
@@ -30,16 +31,16 @@ const (
 func TestFoldedOpenCostsOneListAndListsPlusTwoGets(t *testing.T) {
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
-	complete := []store.Entry{storefixture.Ent(store.KindSig, objA, "alice"), storefixture.Ent(store.KindSeal, objC, "s1")}
-	part1 := []store.Entry{storefixture.Ent(store.KindSig, objB, "bob")}
-	part2 := []store.Entry{storefixture.Ent(store.KindReceipt, objD, "runner-1")}
-	journal := []store.Entry{storefixture.Ent(store.KindApproval, objC, "carol"), storefixture.Ent(store.KindSig, objA, "dave")}
+	complete := []format.Entry{storefixture.Ent(format.KindSig, objA, "alice"), storefixture.Ent(format.KindSeal, objC, "s1")}
+	part1 := []format.Entry{storefixture.Ent(format.KindSig, objB, "bob")}
+	part2 := []format.Entry{storefixture.Ent(format.KindReceipt, objD, "runner-1")}
+	journal := []format.Entry{storefixture.Ent(format.KindApproval, objC, "carol"), storefixture.Ent(format.KindSig, objA, "dave")}
 	all := slices.Concat(complete, part1, part2, journal)
 	storefixture.PutEntries(t, st, all...)
 	storefixture.WriteEntryList(t, st, true, complete...)
 	storefixture.WriteEntryList(t, st, false, part1...)
 	storefixture.WriteEntryList(t, st, false, part2...)
-	old := storefixture.WriteEntryList(t, st, true, storefixture.Ent(store.KindSig, objA, "retired-only"))
+	old := storefixture.WriteEntryList(t, st, true, storefixture.Ent(format.KindSig, objA, "retired-only"))
 	storefixture.Retire(t, st, old)
 	storefixture.WriteJournal(t, st, 0, journal...)
 
@@ -80,14 +81,14 @@ func TestFoldedOpenCostsOneListAndListsPlusTwoGets(t *testing.T) {
 func TestFoldedReaderNeverListsPrefixes(t *testing.T) {
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
-	var es []store.Entry
+	var es []format.Entry
 	if _, err := gen.Generate(ctx, st, gen.Options{Entries: 2000, Seed: 3, Fold: true, Legacy: 20,
-		OnEntry: func(e store.Entry, _ string) { es = append(es, e) }}); err != nil {
+		OnEntry: func(e format.Entry, _ string) { es = append(es, e) }}); err != nil {
 		t.Fatal(err)
 	}
 	// Journal lines after the fold.
 	if _, err := gen.Generate(ctx, st, gen.Options{Entries: 100, Seed: 4,
-		OnEntry: func(e store.Entry, _ string) { es = append(es, e) }}); err != nil {
+		OnEntry: func(e format.Entry, _ string) { es = append(es, e) }}); err != nil {
 		t.Fatal(err)
 	}
 	ix, _ := openIndex(t, st)
@@ -134,9 +135,9 @@ func TestFoldedReaderNeverListsPrefixes(t *testing.T) {
 func TestRetiredListNotRead(t *testing.T) {
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
-	kept := storefixture.Ent(store.KindSig, objA, "alice")
-	gone := storefixture.Ent(store.KindSig, objB, "only-in-the-retired-list")
-	older := storefixture.Ent(store.KindSig, objC, "older-writer") // per-object key only
+	kept := storefixture.Ent(format.KindSig, objA, "alice")
+	gone := storefixture.Ent(format.KindSig, objB, "only-in-the-retired-list")
+	older := storefixture.Ent(format.KindSig, objC, "older-writer") // per-object key only
 	storefixture.PutEntries(t, st, kept, gone, older)
 	old := storefixture.WriteEntryList(t, st, true, kept, gone)
 	storefixture.WriteEntryList(t, st, true, kept)
@@ -154,7 +155,7 @@ func TestRetiredListNotRead(t *testing.T) {
 	if got := walkEntries(t, ix); !slices.Equal(got, []string{kept.Key()}) {
 		t.Fatalf("tree: %v", got)
 	}
-	for _, e := range []store.Entry{gone, older} {
+	for _, e := range []format.Entry{gone, older} {
 		if _, err := ix.Stat(ctx, e.Key()); !errors.Is(err, fs.ErrNotExist) {
 			t.Fatalf("Stat %s: %v, want not found", e.Key(), err)
 		}
@@ -173,7 +174,7 @@ func zstdText(t *testing.T, text string) []byte {
 }
 
 func TestCorruptListFallsBackToPrefixListing(t *testing.T) {
-	a, b := storefixture.Ent(store.KindSig, objA, "alice"), storefixture.Ent(store.KindSeal, objC, "s1")
+	a, b := storefixture.Ent(format.KindSig, objA, "alice"), storefixture.Ent(format.KindSeal, objC, "s1")
 	cases := map[string][]byte{
 		"not zstd":   []byte("this is not a zstd stream"),
 		"bad header": zstdText(t, "oxy-entries 2\n"+a.Key()+"\n"),
@@ -185,10 +186,10 @@ func TestCorruptListFallsBackToPrefixListing(t *testing.T) {
 			ctx := context.Background()
 			st := storefixture.NewMem(t)
 			storefixture.PutEntries(t, st, a, b)
-			if err := st.Put(ctx, store.EntryListName(strings.Repeat("ab", 32), true), data); err != nil {
+			if err := st.Put(ctx, format.EntryListName(strings.Repeat("ab", 32), true), data); err != nil {
 				t.Fatal(err)
 			}
-			if err := st.Put(ctx, store.LegacyFoldedMarker, nil); err != nil {
+			if err := st.Put(ctx, format.LegacyFoldedMarker, nil); err != nil {
 				t.Fatal(err)
 			}
 			ix, w := openIndex(t, st)
@@ -204,7 +205,7 @@ func TestCorruptListFallsBackToPrefixListing(t *testing.T) {
 			}
 			var got []string
 			d := storefixture.Delta(st, func() { got = walkEntries(t, ix) })
-			if want := keysOf([]store.Entry{a, b}); !slices.Equal(got, want) {
+			if want := keysOf([]format.Entry{a, b}); !slices.Equal(got, want) {
 				t.Fatalf("tree %v, want %v", got, want)
 			}
 			if d.List == 0 {
@@ -224,7 +225,7 @@ func TestCorruptListFallsBackToPrefixListing(t *testing.T) {
 func TestMalformedKeySkippedAndReported(t *testing.T) {
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
-	good := []store.Entry{storefixture.Ent(store.KindSig, objA, "alice"), storefixture.Ent(store.KindCert, objC, "k1")}
+	good := []format.Entry{storefixture.Ent(format.KindSig, objA, "alice"), storefixture.Ent(format.KindCert, objC, "k1")}
 	keys := []string{
 		"bogus/ab/cdef/x",   // unknown kind
 		good[1].Key(),       // cert/...
@@ -235,14 +236,14 @@ func TestMalformedKeySkippedAndReported(t *testing.T) {
 		"sig/ab/cdef/x/y/z", // value with a slash
 	}
 	slices.Sort(keys)
-	id, data, err := store.EncodeEntryListSorted(keys)
+	id, data, err := format.EncodeEntryListSorted(keys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Put(ctx, store.EntryListName(id, true), data); err != nil {
+	if err := st.Put(ctx, format.EntryListName(id, true), data); err != nil {
 		t.Fatal(err)
 	}
-	j := storefixture.Ent(store.KindSeal, objD, "s")
+	j := storefixture.Ent(format.KindSeal, objD, "s")
 	storefixture.WriteJournalText(t, st, "0 "+j.Key()+"\n0 sig/zz/0000/x\nnot a line\n")
 	ix, w := openIndex(t, st)
 	if err := ix.Load(ctx); err != nil {
@@ -281,7 +282,7 @@ func TestListGoneRereadsSnapshotThenFallsBack(t *testing.T) {
 	// sees when a collection deletes the list between its LIST and its GET.
 	// (A dangling symbolic link in a file:// store did this once; links are
 	// no keys there now, so a GET hook answers "not found".)
-	gone := store.EntryListName(strings.Repeat("cd", 32), false)
+	gone := format.EntryListName(strings.Repeat("cd", 32), false)
 	inner := memblob.OpenBucket(nil)
 	drv := blobtest.New(inner)
 	drv.SetHooks(blobtest.Hooks{Before: func(ctx context.Context, op blobtest.Op, key string) error {
@@ -293,10 +294,10 @@ func TestListGoneRereadsSnapshotThenFallsBack(t *testing.T) {
 	}})
 	st := store.New(blob.NewBucket(drv), "mem", "", store.Options{Layout: store.LayoutBucket})
 	defer st.Close()
-	a := storefixture.Ent(store.KindSig, objA, "alice")
+	a := storefixture.Ent(format.KindSig, objA, "alice")
 	storefixture.PutEntries(t, st, a)
 	storefixture.WriteEntryList(t, st, true, a)
-	if err := st.Put(ctx, store.LegacyFoldedMarker, nil); err != nil {
+	if err := st.Put(ctx, format.LegacyFoldedMarker, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Put(ctx, gone, []byte("deleted")); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // newFile opens a fresh file:// store in a temporary directory.
@@ -80,7 +81,7 @@ func walkEntries(t testing.TB, ix *Index) []string {
 			}
 		}
 	}
-	for _, k := range store.Kinds {
+	for _, k := range format.Kinds {
 		walk(k.String())
 	}
 	sort.Strings(out)
@@ -88,7 +89,7 @@ func walkEntries(t testing.TB, ix *Index) []string {
 }
 
 // keysOf returns sorted keys of entries.
-func keysOf(es []store.Entry) []string {
+func keysOf(es []format.Entry) []string {
 	out := make([]string, len(es))
 	for i, e := range es {
 		out[i] = e.Key()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
 )
 
@@ -20,7 +21,7 @@ type Options struct {
 	SigCacheBytes int64
 	// ReaderBytes bounds the bytes open readers hold (OpenSig: the
 	// readers' budget, sigopen.go); 0 = the signature cache's bound, or
-	// store.MaxEntryBytes if that is more.
+	// format.MaxEntryBytes if that is more.
 	ReaderBytes int64
 	Warn        func(msg string) // warnings (malformed keys, unreadable lists); nil = log.Printf
 	// ReadAhead is how many signatures past one read (ReadSig, SigSize) are
@@ -375,7 +376,7 @@ func (ix *Index) Status() Status {
 	s.SigCache = ix.sigs.stats()
 	s.Readers = ix.ReadersStats()
 	s.ReadAhead = ix.ra.stats()
-	for _, k := range store.Kinds {
+	for _, k := range format.Kinds {
 		s.EntriesPerKind[k.String()] = 0
 	}
 	ix.warnMu.Lock()
@@ -395,7 +396,7 @@ func (ix *Index) Status() Status {
 	}
 	s.OpenRequests, s.LegacyRead = v.openReq, v.legacy
 	s.MemoryBytes = v.base.memoryBytes() + v.journal.bytes()
-	for _, k := range store.Kinds {
+	for _, k := range format.Kinds {
 		n := v.base.kinds[k].nEntries() + ix.own.countNew(k, v.base)
 		s.EntriesPerKind[k.String()] = n
 		s.Entries += n

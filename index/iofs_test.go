@@ -11,16 +11,17 @@ import (
 	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // genStore generates a store and returns some paths it must show.
 func genStore(t *testing.T, st *store.Store, g gen.Options) []string {
 	t.Helper()
 	var paths []string
-	g.OnEntry = func(e store.Entry, where string) {
+	g.OnEntry = func(e format.Entry, where string) {
 		if len(paths) < 40 {
 			paths = append(paths, e.Key())
-			if e.Kind == store.KindSig {
+			if e.Kind == format.KindSig {
 				paths = append(paths, BySigner+"/"+e.Value+"/"+e.Object)
 			}
 		}

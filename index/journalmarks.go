@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // What a view keeps of the journal.
@@ -110,7 +111,7 @@ type jents struct {
 	r             *run
 	cnt           []jcount // per entry of r.kinds[KindSig]
 	lines, folded int
-	mal           *malformed // the journal's keys store.SplitKey refused
+	mal           *malformed // the journal's keys format.SplitKey refused
 	foldedMax     int64      // the newest folded-at of any line
 	// atStart[i]..atStart[i+1] index the folded-at (0: unfolded) of the
 	// lines of signature entry i in ats; nil when built from marks
@@ -121,7 +122,7 @@ type jents struct {
 	// journal's order (journalView.unfolded); read the journal's lines,
 	// nil when built from marks.
 	unfolded []uint64
-	read     []store.JournalLine
+	read     []format.JournalLine
 }
 
 // journalView is what a view keeps of the journal: its version and line
@@ -130,12 +131,12 @@ type journalView struct {
 	version       store.Version
 	lines, folded int
 	mal           *malformed
-	set           *entrySet                // the set the marks are on: the view's base, or in the prefix modes jset
-	own           bool                     // set is the journal's own (jset): every entry of it has a line
-	has           [store.NumKinds][]uint64 // bit j: entry j of set.kinds[k] has a line; nil when own, or no line of the kind
-	exIdx         []uint32                 // signature entries whose counts are not oneFolded, ascending
-	exCnt         []jcount                 // their counts
-	foldedMax     int64                    // the newest folded-at of any line (0: none folded)
+	set           *entrySet                 // the set the marks are on: the view's base, or in the prefix modes jset
+	own           bool                      // set is the journal's own (jset): every entry of it has a line
+	has           [format.NumKinds][]uint64 // bit j: entry j of set.kinds[k] has a line; nil when own, or no line of the kind
+	exIdx         []uint32                  // signature entries whose counts are not oneFolded, ascending
+	exCnt         []jcount                  // their counts
+	foldedMax     int64                     // the newest folded-at of any line (0: none folded)
 
 	// unfolded is the digest (lineSum) of the key of every unfolded line,
 	// in the journal's order: what the next refresh matches its lines
@@ -150,7 +151,7 @@ type journalView struct {
 	// published and taken by the one refresh that built it
 	// (Index.loadMu).
 	lineAt []lineAt
-	read   []store.JournalLine
+	read   []format.JournalLine
 }
 
 // lineAt is one signature line's folded-at (0: unfolded), for the set's
@@ -176,7 +177,7 @@ func (jv *journalView) bytes() int64 {
 }
 
 // marked reports whether entry j of kind k has a line.
-func (jv *journalView) marked(k store.Kind, j int) bool {
+func (jv *journalView) marked(k format.Kind, j int) bool {
 	if jv.own {
 		return true
 	}
@@ -186,7 +187,7 @@ func (jv *journalView) marked(k store.Kind, j int) bool {
 
 // count returns signature entry j's counts (zero when it has no line).
 func (jv *journalView) count(j int) jcount {
-	if !jv.marked(store.KindSig, j) {
+	if !jv.marked(format.KindSig, j) {
 		return jcount{}
 	}
 	if i, ok := slices.BinarySearch(jv.exIdx, uint32(j)); ok {
@@ -198,7 +199,7 @@ func (jv *journalView) count(j int) jcount {
 // countOf returns the counts of the signature of a packed object and a
 // signer (zero when no line names it).
 func (jv *journalView) countOf(obj []byte, signer string) jcount {
-	k := &jv.set.kinds[store.KindSig]
+	k := &jv.set.kinds[format.KindSig]
 	i, ok := k.findObj(obj)
 	if !ok {
 		return jcount{}
@@ -212,7 +213,7 @@ func (jv *journalView) countOf(obj []byte, signer string) jcount {
 
 // each calls fn with every entry of kind k that has a line: its object's
 // index and its entry index in the set.
-func (jv *journalView) each(k store.Kind, fn func(i, j int)) {
+func (jv *journalView) each(k format.Kind, fn func(i, j int)) {
 	ks := &jv.set.kinds[k]
 	if jv.own {
 		for i := range ks.nObj() {
@@ -236,9 +237,9 @@ func (jv *journalView) each(k store.Kind, fn func(i, j int)) {
 // journalEntries turns the journal's lines into its distinct entries,
 // folded lines included (spec §13.7 "Reading"), counting per signature the
 // lines that name it. A malformed key is skipped and counted.
-func (b *builder) journalEntries(lines []store.JournalLine) *jents {
+func (b *builder) journalEntries(lines []format.JournalLine) *jents {
 	type jrec struct {
-		kind store.Kind
+		kind format.Kind
 		obj  []byte // packed
 		val  uint32
 		at   int64 // folded-at; 0: unfolded
@@ -247,7 +248,7 @@ func (b *builder) journalEntries(lines []store.JournalLine) *jents {
 	recs := make([]jrec, 0, len(lines))
 	arena := make([]byte, 0, len(lines)*32)
 	mal := malformed{where: sourceTheJournal}
-	var objBuf [store.MaxObjectBytes]byte
+	var objBuf [format.MaxObjectBytes]byte
 	je.read = lines
 	for _, l := range lines {
 		if l.Folded() {
@@ -256,7 +257,7 @@ func (b *builder) journalEntries(lines []store.JournalLine) *jents {
 		} else {
 			je.unfolded = append(je.unfolded, lineSum(l.Key))
 		}
-		kind, ob, val, ok := store.SplitKey(l.Key, &objBuf)
+		kind, ob, val, ok := format.SplitKey(l.Key, &objBuf)
 		if !ok {
 			mal.add([]byte(l.Key))
 			continue
@@ -283,12 +284,12 @@ func (b *builder) journalEntries(lines []store.JournalLine) *jents {
 		dup := i > 0 && x.kind == recs[i-1].kind && x.val == recs[i-1].val && bytes.Equal(x.obj, recs[i-1].obj)
 		if !dup {
 			je.r.kinds[x.kind].add(x.obj, x.val, srcJournal)
-			if x.kind == store.KindSig {
+			if x.kind == format.KindSig {
 				je.cnt = append(je.cnt, jcount{})
 				je.atStart = append(je.atStart, uint32(len(je.ats)))
 			}
 		}
-		if x.kind == store.KindSig {
+		if x.kind == format.KindSig {
 			je.cnt[len(je.cnt)-1].add(x.at != 0)
 			je.ats = append(je.ats, x.at)
 		}
@@ -305,14 +306,14 @@ func (b *builder) journalFrom(jv *journalView) *jents {
 	if jv.mal != nil {
 		b.mal = append(b.mal, *jv.mal)
 	}
-	var buf [2 * store.MaxValueLen]byte
-	for k := range store.NumKinds {
-		kind := store.Kind(k)
+	var buf [2 * format.MaxValueLen]byte
+	for k := range format.NumKinds {
+		kind := format.Kind(k)
 		ks := &jv.set.kinds[k]
 		jv.each(kind, func(i, j int) {
 			id := b.intern(jv.set.vt.appendTo(buf[:0], ks.vals[j]))
 			je.r.kinds[k].add(ks.obj(i), id, srcJournal)
-			if kind == store.KindSig {
+			if kind == format.KindSig {
 				je.cnt = append(je.cnt, jv.count(j))
 			}
 		})
@@ -322,14 +323,14 @@ func (b *builder) journalFrom(jv *journalView) *jents {
 
 // notIn returns the entries of je that known does not report, as a run
 // sharing b's value ids: the journal's part of a set whose lists are known.
-func (je *jents) notIn(vt *vtab, known func(kind store.Kind, obj []byte, val []byte) bool) *run {
+func (je *jents) notIn(vt *vtab, known func(kind format.Kind, obj []byte, val []byte) bool) *run {
 	out := &run{}
-	var buf [2 * store.MaxValueLen]byte
+	var buf [2 * format.MaxValueLen]byte
 	for k := range je.r.kinds {
 		rk := &je.r.kinds[k]
 		for i := range rk.nObj() {
 			for j := rk.first[i]; j < rk.first[i+1]; j++ {
-				if !known(store.Kind(k), rk.obj(i), vt.appendTo(buf[:0], rk.vals[j])) {
+				if !known(format.Kind(k), rk.obj(i), vt.appendTo(buf[:0], rk.vals[j])) {
 					out.kinds[k].add(rk.obj(i), rk.vals[j], srcJournal)
 				}
 			}
@@ -344,7 +345,7 @@ func (je *jents) notIn(vt *vtab, known func(kind store.Kind, obj []byte, val []b
 func markIn(s *entrySet, je *jents, vt *vtab, version store.Version) *journalView {
 	jv := &journalView{version: version, lines: je.lines, folded: je.folded, mal: je.mal, set: s, foldedMax: je.foldedMax,
 		unfolded: exact(je.unfolded), read: je.read}
-	var buf [2 * store.MaxValueLen]byte
+	var buf [2 * format.MaxValueLen]byte
 	sig := 0
 	for k := range je.r.kinds {
 		rk, sk := &je.r.kinds[k], &s.kinds[k]
@@ -356,7 +357,7 @@ func markIn(s *entrySet, je *jents, vt *vtab, version store.Version) *journalVie
 			oi, ok := sk.findObj(rk.obj(i))
 			for j := rk.first[i]; j < rk.first[i+1]; j++ {
 				c := oneFolded
-				if k == int(store.KindSig) {
+				if k == int(format.KindSig) {
 					c = je.cnt[sig]
 					sig++
 				}
@@ -368,7 +369,7 @@ func markIn(s *entrySet, je *jents, vt *vtab, version store.Version) *journalVie
 					continue
 				}
 				has[at/64] |= 1 << (at % 64)
-				if k == int(store.KindSig) {
+				if k == int(format.KindSig) {
 					jv.lineAt = je.linesAt(jv.lineAt, sig-1, at)
 				}
 				if c != oneFolded {
@@ -416,7 +417,7 @@ func (je *jents) linesAt(out []lineAt, i, j int) []lineAt {
 }
 
 // take returns the view's lineAt and read and drops them.
-func (jv *journalView) take() ([]lineAt, []store.JournalLine) {
+func (jv *journalView) take() ([]lineAt, []format.JournalLine) {
 	l, r := jv.lineAt, jv.read
 	if l != nil || r != nil { // noJournal is shared: never written
 		jv.lineAt, jv.read = nil, nil
@@ -439,8 +440,8 @@ func (jv *journalView) replaced(prev *journalView, lines []lineAt) []string {
 		return nil
 	}
 	var keys []string
-	ks := &jv.set.kinds[store.KindSig]
-	jv.each(store.KindSig, func(i, j int) {
+	ks := &jv.set.kinds[format.KindSig]
+	jv.each(format.KindSig, func(i, j int) {
 		signer := jv.set.vt.str(ks.vals[j])
 		p := prev.countOf(ks.obj(i), signer)
 		newer := jv.count(j).newerThan(p)
@@ -455,7 +456,7 @@ func (jv *journalView) replaced(prev *journalView, lines []lineAt) []string {
 			newer = fresh > int(p.unfolded)
 		}
 		if newer {
-			keys = append(keys, store.Entry{Kind: store.KindSig, Object: hexString(ks.obj(i)), Value: signer}.Key())
+			keys = append(keys, format.Entry{Kind: format.KindSig, Object: hexString(ks.obj(i)), Value: signer}.Key())
 		}
 	})
 	return keys
@@ -505,14 +506,14 @@ func lineSum(key string) uint64 { return maphash.String(lineSeed, key) }
 // nothing happened (it may even be the same bytes); only the lists can
 // tell, when a list held the key (Index.dropAbsent), and the refresh's
 // window bounds how long such a handle serves the old bytes.
-func (jv *journalView) gone(prev *journalView, read []store.JournalLine) (keys []string, vanished bool) {
+func (jv *journalView) gone(prev *journalView, read []format.JournalLine) (keys []string, vanished bool) {
 	if prev == nil || jv == prev || jv.version == prev.version || read == nil {
 		return nil, false
 	}
 	u := prev.unfolded
 	i, cut := 0, -1
 	var marked int64 // the newest folded-at of the matching lines so far
-	var fresh []store.JournalLine
+	var fresh []format.JournalLine
 	for _, l := range read {
 		if l.Folded() && l.FoldedAt <= prev.foldedMax {
 			continue
@@ -543,7 +544,7 @@ func (jv *journalView) gone(prev *journalView, read []store.JournalLine) (keys [
 	}
 	seen := map[string]bool{}
 	for _, l := range fresh[cut:] {
-		if e, err := store.ParseKey(l.Key); err == nil && e.Kind == store.KindSig && !seen[l.Key] {
+		if e, err := format.ParseKey(l.Key); err == nil && e.Kind == format.KindSig && !seen[l.Key] {
 			seen[l.Key] = true
 			keys = append(keys, l.Key)
 		}

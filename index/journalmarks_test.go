@@ -11,6 +11,7 @@ import (
 	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // journalMarks lists what a view keeps of the journal: each marked entry's
@@ -18,12 +19,12 @@ import (
 func journalMarks(v *view) map[string]jcount {
 	out := map[string]jcount{}
 	jv := v.journal
-	for k := range store.NumKinds {
+	for k := range format.NumKinds {
 		ks := &jv.set.kinds[k]
-		jv.each(store.Kind(k), func(i, j int) {
-			e := store.Entry{Kind: store.Kind(k), Object: hexString(ks.obj(i)), Value: jv.set.vt.str(ks.vals[j])}
+		jv.each(format.Kind(k), func(i, j int) {
+			e := format.Entry{Kind: format.Kind(k), Object: hexString(ks.obj(i)), Value: jv.set.vt.str(ks.vals[j])}
 			c := oneFolded
-			if store.Kind(k) == store.KindSig {
+			if format.Kind(k) == format.KindSig {
 				c = jv.count(j)
 			}
 			out[e.Key()] = c
@@ -89,15 +90,15 @@ func sameAsAFreshOpen(t *testing.T, ix *Index, st *store.Store) {
 func TestRefreshWithAnUnchangedJournalAndNewListsShowsAFreshOpen(t *testing.T) {
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
-	a := storefixture.Ent(store.KindSig, objA, "alice")  // in both lists, no line
-	b := storefixture.Ent(store.KindSig, objB, "bob")    // in the first list, one folded line
-	c := storefixture.Ent(store.KindSeal, objC, "s1")    // one unfolded line, in no list
-	d := storefixture.Ent(store.KindReceipt, objD, "r1") // one folded line, in no list
-	e := storefixture.Ent(store.KindSig, objA, "carol")  // replaced: a folded and an unfolded line, in no list
-	f := storefixture.Ent(store.KindCert, objC, "k1")    // only in the second list
+	a := storefixture.Ent(format.KindSig, objA, "alice")  // in both lists, no line
+	b := storefixture.Ent(format.KindSig, objB, "bob")    // in the first list, one folded line
+	c := storefixture.Ent(format.KindSeal, objC, "s1")    // one unfolded line, in no list
+	d := storefixture.Ent(format.KindReceipt, objD, "r1") // one folded line, in no list
+	e := storefixture.Ent(format.KindSig, objA, "carol")  // replaced: a folded and an unfolded line, in no list
+	f := storefixture.Ent(format.KindCert, objC, "k1")    // only in the second list
 	storefixture.PutEntries(t, st, a, b, c, d, e, f)
 	first := storefixture.WriteEntryList(t, st, true, a, b)
-	storefixture.WriteJournalText(t, st, string(store.FormatJournal([]store.JournalLine{
+	storefixture.WriteJournalText(t, st, string(format.Journal([]format.JournalLine{
 		{FoldedAt: 5, Key: b.Key()}, {Key: c.Key()}, {FoldedAt: 5, Key: d.Key()},
 		{FoldedAt: 5, Key: e.Key()}, {Key: e.Key()},
 	})))
@@ -111,7 +112,7 @@ func TestRefreshWithAnUnchangedJournalAndNewListsShowsAFreshOpen(t *testing.T) {
 	}) {
 		t.Fatalf("marks after the open: %v", got)
 	}
-	journal := readRecord(t, st, store.JournalKey)
+	journal := readRecord(t, st, format.JournalKey)
 
 	storefixture.WriteEntryList(t, st, true, a, f)
 	storefixture.Retire(t, st, first)
@@ -123,7 +124,7 @@ func TestRefreshWithAnUnchangedJournalAndNewListsShowsAFreshOpen(t *testing.T) {
 	if d2 != (store.Counts{List: 1, Get: 3}) {
 		t.Fatalf("refresh sent %v, want 1 LIST + 2 conditional GETs + the new list", d2)
 	}
-	if got := readRecord(t, st, store.JournalKey); string(got) != string(journal) {
+	if got := readRecord(t, st, format.JournalKey); string(got) != string(journal) {
 		t.Fatal("the journal changed")
 	}
 	sameAsAFreshOpen(t, reader, st)
@@ -133,7 +134,7 @@ func TestRefreshWithAnUnchangedJournalAndNewListsShowsAFreshOpen(t *testing.T) {
 
 	// The marks carried the signatures' counts: a cached signature whose
 	// lines did not change stays cached; one a writer replaced again goes.
-	for _, s := range []store.Entry{b, e} {
+	for _, s := range []format.Entry{b, e} {
 		if _, err := reader.ReadSig(ctx, s); err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +142,7 @@ func TestRefreshWithAnUnchangedJournalAndNewListsShowsAFreshOpen(t *testing.T) {
 	if err := st.Put(ctx, e.Key(), []byte("v3")); err != nil {
 		t.Fatal(err)
 	}
-	storefixture.WriteJournalText(t, st, string(journal)+string(store.FormatJournal([]store.JournalLine{{Key: e.Key()}})))
+	storefixture.WriteJournalText(t, st, string(journal)+string(format.Journal([]format.JournalLine{{Key: e.Key()}})))
 	if err := reader.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -167,8 +168,8 @@ func TestRefreshWithAnUnchangedJournalAndNewListsShowsAFreshOpen(t *testing.T) {
 func TestRefreshFromPrefixModeWithAnUnchangedJournal(t *testing.T) {
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
-	a := storefixture.Ent(store.KindSig, objA, "alice")
-	b := storefixture.Ent(store.KindSeal, objC, "s1")
+	a := storefixture.Ent(format.KindSig, objA, "alice")
+	b := storefixture.Ent(format.KindSeal, objC, "s1")
 	storefixture.PutEntries(t, st, a, b)
 	storefixture.WriteJournal(t, st, 5, a, b)
 	reader, _ := openIndex(t, st)
@@ -203,7 +204,7 @@ func TestAFoldedLineWhoseKeyIsInAListCostsOneBit(t *testing.T) {
 	var keys []string
 	clean := storefixture.NewMem(t)
 	if _, err := gen.Generate(ctx, clean, gen.Options{Entries: n, Seed: 3, Fold: true, SkipObjects: true,
-		OnEntry: func(e store.Entry, _ string) { keys = append(keys, e.Key()) }}); err != nil {
+		OnEntry: func(e format.Entry, _ string) { keys = append(keys, e.Key()) }}); err != nil {
 		t.Fatal(err)
 	}
 	folded := storefixture.NewMem(t)
@@ -218,11 +219,11 @@ func TestAFoldedLineWhoseKeyIsInAListCostsOneBit(t *testing.T) {
 	if err := folded.Put(ctx, sn.Lists[0].Name, data); err != nil {
 		t.Fatal(err)
 	}
-	lines := make([]store.JournalLine, len(keys))
+	lines := make([]format.JournalLine, len(keys))
 	for i, k := range keys {
-		lines[i] = store.JournalLine{FoldedAt: time.Now().UnixMilli(), Key: k}
+		lines[i] = format.JournalLine{FoldedAt: time.Now().UnixMilli(), Key: k}
 	}
-	storefixture.WriteJournalText(t, folded, string(store.FormatJournal(lines)))
+	storefixture.WriteJournalText(t, folded, string(format.Journal(lines)))
 
 	kept := func(st *store.Store) (*Index, int64) {
 		var m0, m1 runtime.MemStats
@@ -246,7 +247,7 @@ func TestAFoldedLineWhoseKeyIsInAListCostsOneBit(t *testing.T) {
 	}
 	var bits int64
 	v := fi.v.Load()
-	for k := range store.NumKinds {
+	for k := range format.NumKinds {
 		bits += 8 * int64((v.base.kinds[k].nEntries()+63)/64)
 	}
 	if fs.MemoryBytes != cs.MemoryBytes+bits {

@@ -1,6 +1,9 @@
 package index
 
-import "github.com/oxyfs/oxyfs/store"
+import (
+	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
+)
 
 // The journal's part of a folded set.
 //
@@ -59,8 +62,8 @@ func listPart(s *entrySet) (*run, int) {
 
 // knownInLists reports whether a list of base holds an entry (object
 // packed), for jents.notIn.
-func knownInLists(base *entrySet) func(kind store.Kind, obj []byte, val []byte) bool {
-	return func(kind store.Kind, obj []byte, val []byte) bool {
+func knownInLists(base *entrySet) func(kind format.Kind, obj []byte, val []byte) bool {
+	return func(kind format.Kind, obj []byte, val []byte) bool {
 		k := &base.kinds[kind]
 		i, ok := k.findObj(obj)
 		if !ok {
@@ -73,7 +76,7 @@ func knownInLists(base *entrySet) func(kind store.Kind, obj []byte, val []byte) 
 
 // runWithin reports whether s holds every entry of r (r's value ids in vt).
 func runWithin(r *run, s *entrySet, vt *vtab) bool {
-	var buf [2 * store.MaxValueLen]byte
+	var buf [2 * format.MaxValueLen]byte
 	for k := range r.kinds {
 		rk, sk := &r.kinds[k], &s.kinds[k]
 		for i := range rk.nObj() {

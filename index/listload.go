@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // The live lists of an open are bounded together, not one by one (issue
@@ -24,7 +25,7 @@ import (
 //     whole budget, or whose size the listing did not give, takes all of
 //     it). The first failure, a GET's or a decode's, stops the rest: no GET starts
 //     after it and the open fails or falls back as for that one list.
-//   - Keys: one cap, maxLiveKeys (store.MaxEntryListKeys, the cap of one
+//   - Keys: one cap, maxLiveKeys (format.MaxEntryListKeys, the cap of one
 //     list), covers the keys of all live lists together. Past it the open
 //     falls back to prefix listing with a warning that says so, as it does
 //     for one list over its own cap (a corrupt list).
@@ -38,9 +39,9 @@ import (
 var (
 	// listBytesInFlight caps the compressed bytes of live lists an open
 	// holds at once (read, not yet decoded).
-	listBytesInFlight int64 = store.MaxEntryListsInFlight
+	listBytesInFlight int64 = format.MaxEntryListsInFlight
 	// maxLiveKeys caps the keys of all live lists of an open together.
-	maxLiveKeys = store.MaxEntryListKeys
+	maxLiveKeys = format.MaxEntryListKeys
 )
 
 // errLiveKeys is an open whose live lists hold more keys together than
@@ -206,16 +207,16 @@ func (ix *Index) loadLists(ctx context.Context, b *builder, lists []store.ListIn
 
 // getList streams a live list (one GET) into fn, capped at the size the
 // pack listing gave, which its reservation counted: a list whose GET
-// brings more is corrupt (store.ErrCorrupt).
+// brings more is corrupt (format.ErrCorrupt).
 func (ix *Index) getList(ctx context.Context, l store.ListInfo, fn func(io.Reader) error) error {
-	limit := int64(store.MaxEntryListBytes)
+	limit := int64(format.MaxEntryListBytes)
 	if l.Size > 0 {
 		limit = l.Size
 	}
 	err := ix.st.GetStream(ctx, l.Name, limit, fn)
 	if l.Size > 0 && errors.Is(err, store.ErrTooLarge) {
 		// A list's name fixes its bytes: this is not the list listed.
-		return fmt.Errorf("%w: listed at %d bytes, its GET brings more (%v)", store.ErrCorrupt, l.Size, err) //nolint:errorlint // wraps ErrCorrupt alone, on purpose: ErrTooLarge is named, not wrapped
+		return fmt.Errorf("%w: listed at %d bytes, its GET brings more (%v)", format.ErrCorrupt, l.Size, err) //nolint:errorlint // wraps ErrCorrupt alone, on purpose: ErrTooLarge is named, not wrapped
 	}
 	return err
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/oxyfs/oxyfs/internal/memtest"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // listKeys returns n valid signature keys, distinct for each seed.
@@ -31,11 +32,11 @@ func listKeys(n, seed int) []string {
 // putKeysList writes keys as an entry list and returns its name.
 func putKeysList(t testing.TB, st *store.Store, keys []string, complete bool) string {
 	t.Helper()
-	id, data, err := store.EncodeEntryList(keys)
+	id, data, err := format.EncodeEntryList(keys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := store.EntryListName(id, complete)
+	name := format.EntryListName(id, complete)
 	if err := st.Put(context.Background(), name, data); err != nil {
 		t.Fatal(err)
 	}
@@ -63,13 +64,13 @@ func setLimits(t *testing.T, bytesInFlight int64, keys int) {
 // holds at most the bytes in flight, not all six, and stops at the first.
 func TestLiveListsAreDecodedAsTheyArrive(t *testing.T) {
 	const each = 48 << 20
-	setLimits(t, each, store.MaxEntryListKeys)
+	setLimits(t, each, format.MaxEntryListKeys)
 	st := storefixture.NewMem(t)
 	putKeysList(t, st, listKeys(10, 0), true)
 	garbage := bytes.Repeat([]byte("not zstd"), each/8)
 	for i := range 6 {
 		sum := sha256.Sum256([]byte{byte(i)})
-		if err := st.Put(context.Background(), store.EntryListName(hex.EncodeToString(sum[:]), false), garbage); err != nil {
+		if err := st.Put(context.Background(), format.EntryListName(hex.EncodeToString(sum[:]), false), garbage); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -105,7 +106,7 @@ func TestLiveListsShareOneKeyCap(t *testing.T) {
 	}
 	// Past the cap first (an index a test holds stays live until its
 	// cleanup, and would weigh on the GC's target of the second).
-	setLimits(t, store.MaxEntryListsInFlight, n+n/4)
+	setLimits(t, format.MaxEntryListsInFlight, n+n/4)
 	var ix *Index
 	var w *warnings
 	capped := memtest.Peak(func() { ix, w = openLoaded(t, st) })
@@ -139,7 +140,7 @@ func TestLiveListsShareOneKeyCap(t *testing.T) {
 // capped at its listed size, which the budget reserved, so none is read.
 func TestLiveListGetIsCappedAtItsListedSize(t *testing.T) {
 	const each = 48 << 20
-	setLimits(t, each, store.MaxEntryListKeys)
+	setLimits(t, each, format.MaxEntryListKeys)
 	ctx := context.Background()
 	inner := memblob.OpenBucket(nil)
 	drv := blobtest.New(inner)
@@ -149,7 +150,7 @@ func TestLiveListGetIsCappedAtItsListedSize(t *testing.T) {
 	lying := map[string]bool{}
 	for i := range 6 {
 		sum := sha256.Sum256([]byte{byte(i)})
-		name := store.EntryListName(hex.EncodeToString(sum[:]), false)
+		name := format.EntryListName(hex.EncodeToString(sum[:]), false)
 		if err := st.Put(ctx, name, []byte("8 bytes.")); err != nil {
 			t.Fatal(err)
 		}

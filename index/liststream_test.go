@@ -15,6 +15,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/blobtest"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // bodyHookStore is a mem store whose GET bodies of entry lists body wraps.
@@ -22,7 +23,7 @@ func bodyHookStore(t *testing.T, body func(ctx context.Context, r io.Reader) io.
 	t.Helper()
 	drv := blobtest.New(nil)
 	drv.SetHooks(blobtest.Hooks{Body: func(ctx context.Context, key string, r io.Reader) io.Reader {
-		if strings.HasSuffix(key, store.EntryListSuffix) {
+		if strings.HasSuffix(key, format.EntryListSuffix) {
 			return body(ctx, r)
 		}
 		return r
@@ -78,7 +79,7 @@ func TestListIsDecodedAsItsBodyArrives(t *testing.T) {
 		return &heldBody{ctx: ctx, r: r, part: 32 << 10, release: release, held: &held, ended: &ended}
 	})
 	putKeysList(t, st, listKeys(n, 0), true)
-	setLimits(t, store.MaxEntryListsInFlight, 1000)
+	setLimits(t, format.MaxEntryListsInFlight, 1000)
 	// Should the open wait for the whole body (as it did), let it come.
 	timer := time.AfterFunc(20*time.Second, free)
 	defer timer.Stop()

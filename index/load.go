@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // listFetchParallel bounds the live lists fetched at once (within
@@ -42,7 +43,7 @@ func (ix *Index) open(ctx context.Context, prev *view) (*view, error) {
 
 func (ix *Index) openLayout(ctx context.Context, prev *view) (*view, error) {
 	if ix.st.Layout() == store.LayoutDirectory {
-		marker, err := ix.st.Exists(ctx, store.LegacyFoldedMarker)
+		marker, err := ix.st.Exists(ctx, format.LegacyFoldedMarker)
 		if err != nil {
 			return nil, fmt.Errorf("open index: %w", err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // memState is a store in one of the states whose memory BenchmarkOpen
@@ -33,7 +34,9 @@ var memStates = []memState{
 	{name: "clean", n: 1e6, make: cleanStore},
 	{name: "after-fold", n: 1e5, make: afterFoldStore},
 	{name: "after-fold", n: 1e6, make: afterFoldStore},
-	{name: "journal-1000", n: 1e5, make: func(b *testing.B, n int) (*store.Store, int64) { return journalStore(b, n, store.PartialFoldThreshold) }},
+	{name: "journal-1000", n: 1e5, make: func(b *testing.B, n int) (*store.Store, int64) {
+		return journalStore(b, n, format.PartialFoldThreshold)
+	}},
 	{name: "journal-half", n: 1e5, make: func(b *testing.B, n int) (*store.Store, int64) { return journalStore(b, n, n/2) }},
 	{name: "partial-lists", n: 1e5, make: partialStore},
 	{name: "sig-only", n: 1e6, make: sigStore},
@@ -93,7 +96,7 @@ func genKeys(b *testing.B, n int) []string {
 	b.Helper()
 	keys := make([]string, 0, n)
 	if _, err := gen.Generate(context.Background(), benchMem(b), gen.Options{Entries: n, Seed: 42, Fold: true, SkipObjects: true,
-		OnEntry: func(e store.Entry, _ string) { keys = append(keys, e.Key()) }}); err != nil {
+		OnEntry: func(e format.Entry, _ string) { keys = append(keys, e.Key()) }}); err != nil {
 		b.Fatal(err)
 	}
 	return keys
@@ -103,11 +106,11 @@ func genKeys(b *testing.B, n int) []string {
 func putList(b *testing.B, st *store.Store, keys []string, complete bool) {
 	b.Helper()
 	keys = slices.Compact(slices.Sorted(slices.Values(keys)))
-	id, data, err := store.EncodeEntryListSorted(keys)
+	id, data, err := format.EncodeEntryListSorted(keys)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := st.Put(context.Background(), store.EntryListName(id, complete), data); err != nil {
+	if err := st.Put(context.Background(), format.EntryListName(id, complete), data); err != nil {
 		b.Fatal(err)
 	}
 }
@@ -116,12 +119,12 @@ func putList(b *testing.B, st *store.Store, keys []string, complete bool) {
 // unfolded).
 func putJournal(b *testing.B, st *store.Store, keys []string, foldedAt int64) {
 	b.Helper()
-	lines := make([]store.JournalLine, len(keys))
+	lines := make([]format.JournalLine, len(keys))
 	for i, k := range keys {
-		lines[i] = store.JournalLine{FoldedAt: foldedAt, Key: k}
+		lines[i] = format.JournalLine{FoldedAt: foldedAt, Key: k}
 	}
-	data := store.FormatJournal(lines)
-	if _, err := st.UpdateRecord(context.Background(), store.JournalKey, func([]byte, bool) ([]byte, error) { return data, nil }); err != nil {
+	data := format.Journal(lines)
+	if _, err := st.UpdateRecord(context.Background(), format.JournalKey, func([]byte, bool) ([]byte, error) { return data, nil }); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // overlay holds this handle's own writes (spec §13.7: a handle "adds what it
@@ -19,23 +19,23 @@ import (
 // overlay stays small: its size is the writes since the last refresh.
 // Lookups by key are O(1); directory reads sort it lazily.
 type overlay struct {
-	mu     sync.Mutex                    // protects the following; a leaf: nothing else is locked under it
-	m      map[string]ownEntry           // guarded by mu
-	seq    uint64                        // the next add's sequence number; guarded by mu
-	sorted [store.NumKinds][]store.Entry // by (Object, Value), valid unless dirty; guarded by mu
-	dirty  bool                          // guarded by mu
+	mu     sync.Mutex                      // protects the following; a leaf: nothing else is locked under it
+	m      map[string]ownEntry             // guarded by mu
+	seq    uint64                          // the next add's sequence number; guarded by mu
+	sorted [format.NumKinds][]format.Entry // by (Object, Value), valid unless dirty; guarded by mu
+	dirty  bool                            // guarded by mu
 }
 
 // ownEntry is an own write and the sequence number of the add that landed it.
 type ownEntry struct {
-	store.Entry
+	format.Entry
 	seq uint64
 }
 
 func (o *overlay) init() { o.m = make(map[string]ownEntry) }
 
 // add records entries whose key and journal line (on a bucket) landed.
-func (o *overlay) add(es []store.Entry) {
+func (o *overlay) add(es []format.Entry) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, e := range es {
@@ -59,7 +59,7 @@ func (o *overlay) len() int {
 	return len(o.m)
 }
 
-func (o *overlay) has(e store.Entry) bool {
+func (o *overlay) has(e format.Entry) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if len(o.m) == 0 {
@@ -87,7 +87,7 @@ func (o *overlay) prune(base *entrySet, mark uint64) {
 }
 
 // countNew counts the overlay's entries of a kind that base does not hold.
-func (o *overlay) countNew(kind store.Kind, base *entrySet) int {
+func (o *overlay) countNew(kind format.Kind, base *entrySet) int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	n := 0
@@ -112,7 +112,7 @@ func (o *overlay) sortLocked() {
 		o.sorted[e.Kind] = append(o.sorted[e.Kind], e.Entry)
 	}
 	for k := range o.sorted {
-		slices.SortFunc(o.sorted[k], func(a, b store.Entry) int {
+		slices.SortFunc(o.sorted[k], func(a, b format.Entry) int {
 			return cmp.Or(strings.Compare(a.Object, b.Object), strings.Compare(a.Value, b.Value))
 		})
 	}
@@ -121,7 +121,7 @@ func (o *overlay) sortLocked() {
 
 // withPrefix returns the kind's entries whose object starts with prefix
 // ("" for all), sorted by (object, value).
-func (o *overlay) withPrefix(kind store.Kind, prefix string) []store.Entry {
+func (o *overlay) withPrefix(kind format.Kind, prefix string) []format.Entry {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if len(o.m) == 0 {
@@ -138,7 +138,7 @@ func (o *overlay) withPrefix(kind store.Kind, prefix string) []store.Entry {
 }
 
 // object returns an object's entries of the kind, sorted by value.
-func (o *overlay) object(kind store.Kind, obj string) []store.Entry {
+func (o *overlay) object(kind format.Kind, obj string) []format.Entry {
 	es := o.withPrefix(kind, obj)
-	return slices.DeleteFunc(es, func(e store.Entry) bool { return e.Object != obj })
+	return slices.DeleteFunc(es, func(e format.Entry) bool { return e.Object != obj })
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestARefreshOfAnOwnWritesLineMovesNoVersion (the ESTALE double move of
@@ -21,7 +21,7 @@ import (
 func TestARefreshOfAnOwnWritesLineMovesNoVersion(t *testing.T) {
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
-	k := storefixture.Ent(store.KindSig, objA, "alice")
+	k := storefixture.Ent(format.KindSig, objA, "alice")
 	storefixture.PutEntries(t, st, k)
 	storefixture.WriteEntryList(t, st, true, k)
 	ix, _ := openIndex(t, st)
@@ -140,7 +140,7 @@ func TestOwnLog(t *testing.T) {
 // The reader's own line tells it one is missing, and it reads k again.
 func TestForgetThenPutAgainAfterAnOwnWriteIsSeen(t *testing.T) {
 	f := newResignFixture(t)
-	k := storefixture.Ent(store.KindSig, objA, "alice")
+	k := storefixture.Ent(format.KindSig, objA, "alice")
 	old, own, again := bytes.Repeat([]byte("o"), 64), bytes.Repeat([]byte("w"), 50), bytes.Repeat([]byte("a"), 16)
 	f.put(t, k, old)
 	f.refresh(t)

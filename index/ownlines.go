@@ -5,7 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // Own lines: what a refresh can tell from this index's own journal lines.
@@ -157,12 +157,12 @@ func (jv *journalView) lacking(prev *journalView, lines []lineAt, own map[string
 	}
 	var keys []string
 	for key, n := range own {
-		e, err := store.ParseKey(key)
-		if err != nil || e.Kind != store.KindSig {
+		e, err := format.ParseKey(key)
+		if err != nil || e.Kind != format.KindSig {
 			continue // only signatures are cached
 		}
-		var buf [store.MaxObjectBytes]byte
-		ob, ok := store.DecodeObjectID(e.Object, &buf)
+		var buf [format.MaxObjectBytes]byte
+		ob, ok := format.DecodeObjectID(e.Object, &buf)
 		if !ok {
 			continue
 		}
@@ -177,13 +177,13 @@ func (jv *journalView) lacking(prev *journalView, lines []lineAt, own map[string
 // freshOf counts the lines in jv of the signature of a packed object and a
 // signer that are unfolded or folded after prev's newest fold.
 func (jv *journalView) freshOf(prev *journalView, lines []lineAt, ob []byte, signer string) int {
-	ks := &jv.set.kinds[store.KindSig]
+	ks := &jv.set.kinds[format.KindSig]
 	i, ok := ks.findObj(ob)
 	if !ok {
 		return 0
 	}
 	j, ok := ks.findVal(&jv.set.vt, i, signer)
-	if !ok || !jv.marked(store.KindSig, j) {
+	if !ok || !jv.marked(format.KindSig, j) {
 		return 0
 	}
 	at, _ := slices.BinarySearchFunc(lines, uint32(j), func(l lineAt, j uint32) int { return cmpU32(l.j, j) })

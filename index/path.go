@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // The tree's paths (DESIGN §4) are read here and nowhere else: ParsePath and
@@ -35,7 +35,7 @@ const (
 // Path is a parsed tree path: its level and what it names there.
 type Path struct {
 	Level Level
-	Kind  store.Kind // LevelKind to LevelEntry; KindSig under by-signer
+	Kind  format.Kind // LevelKind to LevelEntry; KindSig under by-signer
 	// Object is the object id in hex as far as the path names it: <hh>
 	// at LevelHH, <hh><rest> at LevelObject, LevelEntry and LevelLink.
 	Object string
@@ -43,8 +43,8 @@ type Path struct {
 }
 
 // Entry is the entry a path at LevelEntry or LevelLink names.
-func (p Path) Entry() store.Entry {
-	return store.Entry{Kind: p.Kind, Object: p.Object, Value: p.Value}
+func (p Path) Entry() format.Entry {
+	return format.Entry{Kind: p.Kind, Object: p.Object, Value: p.Value}
 }
 
 // ParsePath parses a slash path relative to the mount root ("" or "." is
@@ -78,22 +78,22 @@ func (p Path) child(name string) (Path, bool) {
 	switch p.Level {
 	case LevelRoot:
 		if name == BySigner {
-			return Path{Level: LevelSigners, Kind: store.KindSig}, true
+			return Path{Level: LevelSigners, Kind: format.KindSig}, true
 		}
-		kind, ok := store.ParseKind(name)
+		kind, ok := format.ParseKind(name)
 		return Path{Level: LevelKind, Kind: kind}, ok
 	case LevelKind:
-		_, ok := store.ParseHH(name)
+		_, ok := format.ParseHH(name)
 		return Path{Level: LevelHH, Kind: p.Kind, Object: name}, ok
 	case LevelHH:
 		obj := p.Object + name
-		return Path{Level: LevelObject, Kind: p.Kind, Object: obj}, store.ValidObjectID(obj)
+		return Path{Level: LevelObject, Kind: p.Kind, Object: obj}, format.ValidObjectID(obj)
 	case LevelObject:
-		return Path{Level: LevelEntry, Kind: p.Kind, Object: p.Object, Value: name}, store.ValidValue(name)
+		return Path{Level: LevelEntry, Kind: p.Kind, Object: p.Object, Value: name}, format.ValidValue(name)
 	case LevelSigners:
-		return Path{Level: LevelSigner, Kind: store.KindSig, Value: name}, store.ValidValue(name)
+		return Path{Level: LevelSigner, Kind: format.KindSig, Value: name}, format.ValidValue(name)
 	case LevelSigner:
-		return Path{Level: LevelLink, Kind: store.KindSig, Object: name, Value: p.Value}, store.ValidObjectID(name)
+		return Path{Level: LevelLink, Kind: format.KindSig, Object: name, Value: p.Value}, format.ValidObjectID(name)
 	}
 	return Path{}, false
 }
@@ -120,15 +120,15 @@ func (p Path) Make(name string, dir bool) (Path, error) {
 }
 
 // ParseEntryPath reads the path of an entry, <kind>/<hh>/<rest>/<value>:
-// its key (store.ParseKey says what is wrong with one that is not).
-func ParseEntryPath(p string) (store.Entry, error) {
-	return store.ParseKey(p)
+// its key (format.ParseKey says what is wrong with one that is not).
+func ParseEntryPath(p string) (format.Entry, error) {
+	return format.ParseKey(p)
 }
 
 // rootNames are the root's children, sorted by name.
 var rootNames = func() []string {
 	names := []string{BySigner}
-	for _, k := range store.Kinds {
+	for _, k := range format.Kinds {
 		names = append(names, k.String())
 	}
 	slices.Sort(names)
@@ -136,13 +136,13 @@ var rootNames = func() []string {
 }()
 
 // objectPath is "<kind>/<hh>/<rest>".
-func objectPath(kind store.Kind, obj string) string {
+func objectPath(kind format.Kind, obj string) string {
 	return kind.String() + "/" + obj[:2] + "/" + obj[2:]
 }
 
 // linkTarget is the by-signer symlink target of a signature.
 func linkTarget(obj, signer string) string {
-	return "../../" + store.KindSig.Prefix() + obj[:2] + "/" + obj[2:] + "/" + signer
+	return "../../" + format.KindSig.Prefix() + obj[:2] + "/" + obj[2:] + "/" + signer
 }
 
 // SplitPath splits a tree path into its directory ("" at the root) and

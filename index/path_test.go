@@ -12,19 +12,20 @@ import (
 	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 func TestParsePath(t *testing.T) {
 	good := map[string]Path{
 		"":                           {},
 		".":                          {},
-		"sig":                        {Level: LevelKind, Kind: store.KindSig},
-		"accepted/00":                {Level: LevelHH, Kind: store.KindAccepted, Object: "00"},
-		"seal/ab/cdef":               {Level: LevelObject, Kind: store.KindSeal, Object: "abcdef"},
-		"seal/ab/cdef/v":             {Level: LevelEntry, Kind: store.KindSeal, Object: "abcdef", Value: "v"},
-		BySigner:                     {Level: LevelSigners, Kind: store.KindSig},
-		BySigner + "/alice":          {Level: LevelSigner, Kind: store.KindSig, Value: "alice"},
-		BySigner + "/alice/abcdef01": {Level: LevelLink, Kind: store.KindSig, Object: "abcdef01", Value: "alice"},
+		"sig":                        {Level: LevelKind, Kind: format.KindSig},
+		"accepted/00":                {Level: LevelHH, Kind: format.KindAccepted, Object: "00"},
+		"seal/ab/cdef":               {Level: LevelObject, Kind: format.KindSeal, Object: "abcdef"},
+		"seal/ab/cdef/v":             {Level: LevelEntry, Kind: format.KindSeal, Object: "abcdef", Value: "v"},
+		BySigner:                     {Level: LevelSigners, Kind: format.KindSig},
+		BySigner + "/alice":          {Level: LevelSigner, Kind: format.KindSig, Value: "alice"},
+		BySigner + "/alice/abcdef01": {Level: LevelLink, Kind: format.KindSig, Object: "abcdef01", Value: "alice"},
 	}
 	for p, want := range good {
 		if got, ok := ParsePath(p); !ok || got != want {
@@ -96,15 +97,15 @@ func parsePathBefore(p string) (Path, bool) {
 	parts := strings.Split(p, "/")
 	n := len(parts)
 	if parts[0] == BySigner {
-		t := Path{Level: LevelSigners, Kind: store.KindSig}
+		t := Path{Level: LevelSigners, Kind: format.KindSig}
 		if n >= 2 {
-			if store.ValidateValue(parts[1]) != nil {
+			if format.ValidateValue(parts[1]) != nil {
 				return Path{}, false
 			}
 			t.Level, t.Value = LevelSigner, parts[1]
 		}
 		if n >= 3 {
-			if store.ValidateObject(parts[2]) != nil {
+			if format.ValidateObject(parts[2]) != nil {
 				return Path{}, false
 			}
 			t.Level, t.Object = LevelLink, parts[2]
@@ -114,26 +115,26 @@ func parsePathBefore(p string) (Path, bool) {
 		}
 		return t, true
 	}
-	kind, ok := store.ParseKind(parts[0])
+	kind, ok := format.ParseKind(parts[0])
 	if !ok || n > 4 {
 		return Path{}, false
 	}
 	t := Path{Level: LevelKind, Kind: kind}
 	if n >= 2 {
-		if len(parts[1]) != 2 || store.ValidateObject(parts[1]+parts[1]) != nil {
+		if len(parts[1]) != 2 || format.ValidateObject(parts[1]+parts[1]) != nil {
 			return Path{}, false
 		}
 		t.Level, t.Object = LevelHH, parts[1]
 	}
 	if n >= 3 {
 		t.Object = parts[1] + parts[2]
-		if store.ValidateObject(t.Object) != nil {
+		if format.ValidateObject(t.Object) != nil {
 			return Path{}, false
 		}
 		t.Level = LevelObject
 	}
 	if n == 4 {
-		if store.ValidateValue(parts[3]) != nil {
+		if format.ValidateValue(parts[3]) != nil {
 			return Path{}, false
 		}
 		t.Level, t.Value = LevelEntry, parts[3]
@@ -214,7 +215,7 @@ func TestInodesStable(t *testing.T) {
 	ix1, _ := openIndex(t, st)
 	ix2, _ := openIndex(t, otherHandle(st))
 	seen := map[uint64]string{}
-	for _, p := range []string{"", "sig", "sig/ab", objectPath(store.KindSig, objA), a.Key(), BySigner, BySigner + "/alice", BySigner + "/alice/" + objA} {
+	for _, p := range []string{"", "sig", "sig/ab", objectPath(format.KindSig, objA), a.Key(), BySigner, BySigner + "/alice", BySigner + "/alice/" + objA} {
 		n1, err1 := ix1.Stat(ctx, p)
 		n2, err2 := ix2.Stat(ctx, p)
 		if err1 != nil || err2 != nil || n1.Ino != n2.Ino || n1.Ino <= 1 {
@@ -226,7 +227,7 @@ func TestInodesStable(t *testing.T) {
 		seen[n1.Ino] = p
 	}
 	// ReadDir gives the children the inode Stat gives them.
-	nodes, _ := ix1.ReadDir(ctx, objectPath(store.KindSig, objA))
+	nodes, _ := ix1.ReadDir(ctx, objectPath(format.KindSig, objA))
 	if n, _ := ix1.Stat(ctx, a.Key()); len(nodes) != 1 || nodes[0].Ino != n.Ino {
 		t.Fatalf("ReadDir ino %v, Stat ino %d", nodes, n.Ino)
 	}

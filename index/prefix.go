@@ -11,6 +11,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/par"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // legacyFetchParallel bounds the legacy lists a by-signer scan reads at once.
@@ -139,14 +140,14 @@ func (m *malformed) addItem(it store.ListItem) {
 
 // hhNames lists the <hh> directories of a kind: one listing of "<kind>/"
 // with delimiter "/", and of the legacy prefix until the marker.
-func (p *prefixCache) hhNames(ctx context.Context, kind store.Kind) ([]string, error) {
+func (p *prefixCache) hhNames(ctx context.Context, kind format.Kind) ([]string, error) {
 	v, err := p.do(ctx, "hh|"+kind.String(), func(ctx context.Context) (any, error) {
-		isHH := func(s string) bool { _, ok := store.ParseHH(s); return ok }
+		isHH := func(s string) bool { _, ok := format.ParseHH(s); return ok }
 		out, err := p.names(ctx, kind.Prefix(), true, isHH)
 		if err != nil || !p.legacy {
 			return out, err
 		}
-		old, err := p.names(ctx, store.LegacyLists[kind].Prefix, true, isHH)
+		old, err := p.names(ctx, format.LegacyLists()[kind].Prefix, true, isHH)
 		return unionSorted(out, old), err
 	})
 	if err != nil {
@@ -156,15 +157,15 @@ func (p *prefixCache) hhNames(ctx context.Context, kind store.Kind) ([]string, e
 }
 
 // restNames lists the object directories under <kind>/<hh>/.
-func (p *prefixCache) restNames(ctx context.Context, kind store.Kind, hh string) ([]string, error) {
+func (p *prefixCache) restNames(ctx context.Context, kind format.Kind, hh string) ([]string, error) {
 	v, err := p.do(ctx, "rest|"+kind.String()+"/"+hh, func(ctx context.Context) (any, error) {
-		isRest := func(s string) bool { return store.ValidObjectID(hh + s) }
+		isRest := func(s string) bool { return format.ValidObjectID(hh + s) }
 		out, err := p.names(ctx, kind.Prefix()+hh+"/", true, isRest)
 		if err != nil || !p.legacy {
 			return out, err
 		}
 		// Legacy lists are keys "<prefix><hh>/<rest>", not directories.
-		old, err := p.names(ctx, store.LegacyLists[kind].Prefix+hh+"/", false, isRest)
+		old, err := p.names(ctx, format.LegacyLists()[kind].Prefix+hh+"/", false, isRest)
 		return unionSorted(out, old), err
 	})
 	if err != nil {
@@ -176,10 +177,10 @@ func (p *prefixCache) restNames(ctx context.Context, kind store.Kind, hh string)
 // objEntries lists an object's entries: one listing of its prefix and,
 // until the marker, one GET of its legacy list. A per-object key wins over
 // a legacy entry.
-func (p *prefixCache) objEntries(ctx context.Context, kind store.Kind, obj string) ([]entrySource, error) {
+func (p *prefixCache) objEntries(ctx context.Context, kind format.Kind, obj string) ([]entrySource, error) {
 	v, err := p.do(ctx, "obj|"+kind.String()+"/"+obj, func(ctx context.Context) (any, error) {
 		prefix := kind.ObjectPrefix(obj)
-		vals, err := p.names(ctx, prefix, false, store.ValidValue[string])
+		vals, err := p.names(ctx, prefix, false, format.ValidValue[string])
 		if err != nil {
 			return nil, err
 		}
@@ -209,8 +210,8 @@ func (p *prefixCache) objEntries(ctx context.Context, kind store.Kind, obj strin
 }
 
 // legacyEntries reads one legacy list (one GET; absent means none).
-func (p *prefixCache) legacyEntries(ctx context.Context, kind store.Kind, obj string) ([]entrySource, error) {
-	key := store.LegacyKey(kind, obj)
+func (p *prefixCache) legacyEntries(ctx context.Context, kind format.Kind, obj string) ([]entrySource, error) {
+	key := format.LegacyKey(kind, obj)
 	data, err := p.ix.st.Get(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
@@ -220,16 +221,16 @@ func (p *prefixCache) legacyEntries(ctx context.Context, kind store.Kind, obj st
 	}
 	src := "legacy " + key
 	var out []entrySource
-	var bad store.BadLines
-	if kind == store.KindSig {
-		var sigs []store.LegacySig
-		sigs, bad = store.ParseLegacySigs(data)
+	var bad format.BadLines
+	if kind == format.KindSig {
+		var sigs []format.LegacySig
+		sigs, bad = format.ParseLegacySigs(data)
 		for _, s := range sigs {
 			out = append(out, entrySource{val: s.Signer, source: src, sig: s.Sig})
 		}
 	} else {
 		var vals []string
-		vals, bad = store.ParseLegacyValues(data)
+		vals, bad = format.ParseLegacyValues(data)
 		for _, v := range vals {
 			out = append(out, entrySource{val: strings.Clone(v), source: src})
 		}
@@ -255,10 +256,10 @@ func (p *prefixCache) sigScan(ctx context.Context) (map[string][]string, error) 
 	v, err := p.do(ctx, "sigscan", func(ctx context.Context) (any, error) {
 		by := map[string][]string{}
 		mal := malformed{where: "the listing of sig/"}
-		var objBuf [store.MaxObjectBytes]byte
-		err := p.ix.st.List(ctx, store.KindSig.Prefix(), "", func(it store.ListItem) error {
-			kind, ob, val, ok := store.SplitKey(it.Key, &objBuf)
-			if !ok || kind != store.KindSig || it.Irregular != "" {
+		var objBuf [format.MaxObjectBytes]byte
+		err := p.ix.st.List(ctx, format.KindSig.Prefix(), "", func(it store.ListItem) error {
+			kind, ob, val, ok := format.SplitKey(it.Key, &objBuf)
+			if !ok || kind != format.KindSig || it.Irregular != "" {
 				mal.addItem(it)
 				return nil
 			}
@@ -288,8 +289,8 @@ func (p *prefixCache) sigScan(ctx context.Context) (map[string][]string, error) 
 
 func (p *prefixCache) legacySigScan(ctx context.Context, by map[string][]string) error {
 	var objs []string
-	err := p.ix.st.List(ctx, store.LegacyLists[store.KindSig].Prefix, "", func(it store.ListItem) error {
-		if kind, obj, ok := store.ParseLegacyKey(it.Key); ok && kind == store.KindSig && it.Irregular == "" {
+	err := p.ix.st.List(ctx, format.LegacyLists()[format.KindSig].Prefix, "", func(it store.ListItem) error {
+		if kind, obj, ok := format.ParseLegacyKey(it.Key); ok && kind == format.KindSig && it.Irregular == "" {
 			objs = append(objs, obj)
 		}
 		return nil
@@ -300,7 +301,7 @@ func (p *prefixCache) legacySigScan(ctx context.Context, by map[string][]string)
 	var mu sync.Mutex
 	return par.ForEach(ctx, len(objs), legacyFetchParallel, func(ctx context.Context, i int) error {
 		obj := objs[i]
-		es, err := p.legacyEntries(ctx, store.KindSig, obj)
+		es, err := p.legacyEntries(ctx, format.KindSig, obj)
 		if err != nil {
 			return err
 		}

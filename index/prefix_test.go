@@ -10,6 +10,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 func mustReadDir(t *testing.T, ix *Index, dir string) []string {
@@ -24,14 +25,14 @@ func mustReadDir(t *testing.T, ix *Index, dir string) []string {
 func TestUnfoldedStoreListsPerObjectPrefix(t *testing.T) {
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
-	a1, a2 := storefixture.Ent(store.KindSig, objA, "alice"), storefixture.Ent(store.KindSig, objA, "bob")
-	b1 := storefixture.Ent(store.KindSig, objB, "carol")
-	c1 := storefixture.Ent(store.KindSeal, objC, "s1")
-	older := storefixture.Ent(store.KindSig, objC, "older-writer") // per-object key only
-	journalOnly := storefixture.Ent(store.KindSig, objD, "journal-only")
+	a1, a2 := storefixture.Ent(format.KindSig, objA, "alice"), storefixture.Ent(format.KindSig, objA, "bob")
+	b1 := storefixture.Ent(format.KindSig, objB, "carol")
+	c1 := storefixture.Ent(format.KindSeal, objC, "s1")
+	older := storefixture.Ent(format.KindSig, objC, "older-writer") // per-object key only
+	journalOnly := storefixture.Ent(format.KindSig, objD, "journal-only")
 	storefixture.PutEntries(t, st, a1, a2, b1, c1, older)
 	storefixture.WriteJournal(t, st, 0, a1, a2, b1, c1, journalOnly)
-	if err := st.Put(ctx, store.LegacyFoldedMarker, nil); err != nil {
+	if err := st.Put(ctx, format.LegacyFoldedMarker, nil); err != nil {
 		t.Fatal(err)
 	}
 	ix, _ := openIndex(t, st)
@@ -62,7 +63,7 @@ func TestUnfoldedStoreListsPerObjectPrefix(t *testing.T) {
 		}
 	})
 	check("ReadDir of an object", store.Counts{List: 1}, func() {
-		if got := mustReadDir(t, ix, objectPath(store.KindSig, objA)); !slices.Equal(got, []string{"alice", "bob"}) {
+		if got := mustReadDir(t, ix, objectPath(format.KindSig, objA)); !slices.Equal(got, []string{"alice", "bob"}) {
 			t.Fatalf("object: %v", got)
 		}
 	})
@@ -98,12 +99,12 @@ func TestUnfoldedStoreListsPerObjectPrefix(t *testing.T) {
 func TestLegacyListsReadUntilMarker(t *testing.T) {
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
-	both := storefixture.Ent(store.KindSig, objA, "alice") // per-object key and legacy line
+	both := storefixture.Ent(format.KindSig, objA, "alice") // per-object key and legacy line
 	storefixture.PutEntries(t, st, both)
-	legacySigs := store.FormatLegacySigs([]store.LegacySig{{Signer: "alice", Sig: []byte("old alice")}, {Signer: "zed", Sig: []byte("zed's sig")}})
+	legacySigs := format.LegacySigs([]format.LegacySig{{Signer: "alice", Sig: []byte("old alice")}, {Signer: "zed", Sig: []byte("zed's sig")}})
 	for key, data := range map[string][]byte{
-		store.LegacyKey(store.KindSig, objA):  legacySigs,
-		store.LegacyKey(store.KindSeal, objC): store.FormatLegacyValues([]string{"s1", "s2"}),
+		format.LegacyKey(format.KindSig, objA):  legacySigs,
+		format.LegacyKey(format.KindSeal, objC): format.LegacyValues([]string{"s1", "s2"}),
 	} {
 		if err := st.Put(ctx, key, data); err != nil {
 			t.Fatal(err)
@@ -119,7 +120,7 @@ func TestLegacyListsReadUntilMarker(t *testing.T) {
 	var nodes []Node
 	d := storefixture.Delta(st, func() {
 		var err error
-		if nodes, err = ix.ReadDir(ctx, objectPath(store.KindSig, objA)); err != nil {
+		if nodes, err = ix.ReadDir(ctx, objectPath(format.KindSig, objA)); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -151,7 +152,7 @@ func TestLegacyListsReadUntilMarker(t *testing.T) {
 	}
 
 	// Once the marker is there, the older lists are not read.
-	if err := st.Put(ctx, store.LegacyFoldedMarker, nil); err != nil {
+	if err := st.Put(ctx, format.LegacyFoldedMarker, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := ix.Refresh(ctx); err != nil {
@@ -161,7 +162,7 @@ func TestLegacyListsReadUntilMarker(t *testing.T) {
 		t.Fatal("legacy still read after the marker")
 	}
 	d = storefixture.Delta(st, func() {
-		if got := mustReadDir(t, ix, objectPath(store.KindSig, objA)); !slices.Equal(got, []string{"alice"}) {
+		if got := mustReadDir(t, ix, objectPath(format.KindSig, objA)); !slices.Equal(got, []string{"alice"}) {
 			t.Fatalf("object after marker: %v", got)
 		}
 	})
@@ -173,10 +174,10 @@ func TestLegacyListsReadUntilMarker(t *testing.T) {
 func TestFoldedReaderIgnoresLegacyLists(t *testing.T) {
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
-	a := storefixture.Ent(store.KindSig, objA, "alice")
+	a := storefixture.Ent(format.KindSig, objA, "alice")
 	storefixture.PutEntries(t, st, a)
 	storefixture.WriteEntryList(t, st, true, a)
-	if err := st.Put(ctx, store.LegacyKey(store.KindSig, objB), store.FormatLegacySigs([]store.LegacySig{{Signer: "x", Sig: []byte{1}}})); err != nil {
+	if err := st.Put(ctx, format.LegacyKey(format.KindSig, objB), format.LegacySigs([]format.LegacySig{{Signer: "x", Sig: []byte{1}}})); err != nil {
 		t.Fatal(err)
 	}
 	ix, _ := openIndex(t, st)
@@ -190,7 +191,7 @@ func TestFoldedReaderIgnoresLegacyLists(t *testing.T) {
 func TestDirectoryLayoutListsPrefixes(t *testing.T) {
 	ctx := context.Background()
 	st := newFile(t, store.LayoutDirectory)
-	a, b := storefixture.Ent(store.KindSig, objA, "alice"), storefixture.Ent(store.KindAccepted, objD, "att")
+	a, b := storefixture.Ent(format.KindSig, objA, "alice"), storefixture.Ent(format.KindAccepted, objD, "att")
 	storefixture.PutEntries(t, st, a, b)
 	ix, _ := openIndex(t, st)
 	if d := storefixture.Delta(st, func() { ix.Load(ctx) }); d != (store.Counts{Head: 1}) {
@@ -199,11 +200,11 @@ func TestDirectoryLayoutListsPrefixes(t *testing.T) {
 	if s := ix.Status(); s.Mode != ModeDirectory || !s.LegacyRead {
 		t.Fatalf("status %+v", s)
 	}
-	if got := walkEntries(t, ix); !slices.Equal(got, keysOf([]store.Entry{a, b})) {
+	if got := walkEntries(t, ix); !slices.Equal(got, keysOf([]format.Entry{a, b})) {
 		t.Fatalf("tree %v", got)
 	}
 	// A write in a directory has no journal: just the key.
-	c := storefixture.Ent(store.KindSig, objC, "carol")
+	c := storefixture.Ent(format.KindSig, objC, "carol")
 	d := storefixture.Delta(st, func() {
 		if err := ix.Put(ctx, c, []byte("sig")); err != nil {
 			t.Fatal(err)

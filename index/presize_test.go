@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // The arrays of the kind whose keys sort last (sig) are sized from the
@@ -15,7 +15,7 @@ import (
 // set holds them trimmed to their length.
 func TestListArraysAreSizedBeforeTheyFill(t *testing.T) {
 	const n = 200_000
-	_, data, err := store.EncodeEntryList(listKeys(n, 3))
+	_, data, err := format.EncodeEntryList(listKeys(n, 3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestListArraysAreSizedBeforeTheyFill(t *testing.T) {
 		}
 		return r
 	}
-	k := &decode().kinds[store.KindSig]
+	k := &decode().kinds[format.KindSig]
 	if k.nEntries() != n {
 		t.Fatalf("%d entries, want %d", k.nEntries(), n)
 	}

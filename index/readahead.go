@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // Read-ahead defaults (Options.ReadAhead, Options.ReadAheadWorkers).
@@ -105,7 +106,7 @@ func (ra *readAhead) init(ix *Index, n, workers int) {
 }
 
 // trigger schedules the signatures after e. It sends nothing itself.
-func (ra *readAhead) trigger(v *view, e store.Entry) {
+func (ra *readAhead) trigger(v *view, e format.Entry) {
 	if ra.n <= 0 || v == nil {
 		return
 	}
@@ -114,7 +115,7 @@ func (ra *readAhead) trigger(v *view, e store.Entry) {
 	if ra.closed {
 		return
 	}
-	k := &v.base.kinds[store.KindSig]
+	k := &v.base.kinds[format.KindSig]
 	p := nextEntry(k, &v.base.vt, e)
 	if ra.fv == v && p == ra.lastP {
 		return // the same signature again: nothing new to schedule
@@ -151,10 +152,10 @@ func (ra *readAhead) trigger(v *view, e store.Entry) {
 	}
 	if v.pc != nil {
 		// Prefix modes: the object's other signers, if already listed.
-		if got, ok := v.pc.peek("obj|" + store.KindSig.String() + "/" + e.Object); ok {
+		if got, ok := v.pc.peek("obj|" + format.KindSig.String() + "/" + e.Object); ok {
 			for _, es := range got.([]entrySource) {
 				if es.val > e.Value && es.sig == nil {
-					ra.addLocked(store.Entry{Kind: store.KindSig, Object: e.Object, Value: es.val}.Key())
+					ra.addLocked(format.Entry{Kind: format.KindSig, Object: e.Object, Value: es.val}.Key())
 				}
 			}
 		}
@@ -278,9 +279,9 @@ func (ra *readAhead) close() {
 }
 
 // nextEntry returns the index of the first signature entry of k after e.
-func nextEntry(k *kindSet, vt *vtab, e store.Entry) int {
-	var buf [store.MaxObjectBytes]byte
-	ob, ok := store.DecodeObjectID(e.Object, &buf)
+func nextEntry(k *kindSet, vt *vtab, e format.Entry) int {
+	var buf [format.MaxObjectBytes]byte
+	ob, ok := format.DecodeObjectID(e.Object, &buf)
 	if !ok || k.nObj() == 0 {
 		return k.nEntries()
 	}
@@ -314,5 +315,5 @@ func objectOf(k *kindSet, j int) int {
 
 // appendSigKey appends sig/<hh>/<rest>/<value> for a packed object id.
 func appendSigKey(dst, ob []byte, vt *vtab, val uint32) []byte {
-	return vt.appendTo(store.AppendObjectPrefix(dst, store.KindSig, ob), val)
+	return vt.appendTo(format.AppendObjectPrefix(dst, format.KindSig, ob), val)
 }

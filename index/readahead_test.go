@@ -14,31 +14,32 @@ import (
 	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // sigFixture generates a folded store of n entries (about 70% signatures,
 // 1–2 per object) on a latency bucket and returns the signatures sorted by
 // key, as `cat` of a sorted `find` reads them. wantSig holds their bytes.
-func sigFixture(t testing.TB, n int, latency time.Duration) (*store.Store, *latencyBucket, []store.Entry) {
+func sigFixture(t testing.TB, n int, latency time.Duration) (*store.Store, *latencyBucket, []format.Entry) {
 	t.Helper()
 	return sigFixtureCapped(t, n, latency, 0)
 }
 
 // sigFixtureCapped is sigFixture on a store whose requests in flight are
 // capped at maxRequests (store.Options.MaxRequests; 0: the default).
-func sigFixtureCapped(t testing.TB, n int, latency time.Duration, maxRequests int) (*store.Store, *latencyBucket, []store.Entry) {
+func sigFixtureCapped(t testing.TB, n int, latency time.Duration, maxRequests int) (*store.Store, *latencyBucket, []format.Entry) {
 	t.Helper()
 	st, lb := newLatencyStoreCapped(t, 0, maxRequests)
-	var sigs []store.Entry
-	if _, err := gen.Generate(context.Background(), st, gen.Options{Entries: n, Seed: 11, Fold: true, OnEntry: func(e store.Entry, _ string) {
-		if e.Kind == store.KindSig {
+	var sigs []format.Entry
+	if _, err := gen.Generate(context.Background(), st, gen.Options{Entries: n, Seed: 11, Fold: true, OnEntry: func(e format.Entry, _ string) {
+		if e.Kind == format.KindSig {
 			sigs = append(sigs, e)
 		}
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	slices.SortFunc(sigs, func(a, b store.Entry) int { return strings.Compare(a.Key(), b.Key()) })
-	sigs = slices.CompactFunc(sigs, func(a, b store.Entry) bool { return a == b })
+	slices.SortFunc(sigs, func(a, b format.Entry) int { return strings.Compare(a.Key(), b.Key()) })
+	sigs = slices.CompactFunc(sigs, func(a, b format.Entry) bool { return a == b })
 	for _, e := range sigs {
 		data, err := st.Bucket().ReadAll(context.Background(), e.Key())
 		if err != nil {
@@ -68,7 +69,7 @@ func openWith(t testing.TB, st *store.Store, opts Options) *Index {
 
 // catAll reads every signature through the io/fs view, in order, and
 // checks its bytes.
-func catAll(t testing.TB, ix *Index, sigs []store.Entry) {
+func catAll(t testing.TB, ix *Index, sigs []format.Entry) {
 	t.Helper()
 	fsys := ix.FS()
 	for _, e := range sigs {

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // What the .oxy/ view of a mount shows besides Status: the two records and
@@ -30,7 +31,7 @@ func (ix *Index) JournalText(ctx context.Context) (string, error) {
 	if v.journalText {
 		return v.rec.JournalText, nil
 	}
-	data, _, err := ix.st.ReadRecord(ctx, store.JournalKey)
+	data, _, err := ix.st.ReadRecord(ctx, format.JournalKey)
 	if err != nil {
 		return "", err // ReadRecord names the key
 	}
@@ -56,7 +57,7 @@ func (ix *Index) JournalTextKept() bool {
 }
 
 // ListTextSize returns the length of a live entry list's text (decompressed,
-// as store.EntryListText serves it). A folded open decoded every live list,
+// as format.EntryListText serves it). A folded open decoded every live list,
 // so it costs nothing; a list the index did not read (the prefix modes) is
 // read and decoded once (one GET, streamed) and its length remembered while
 // the list stays live. A name that is not a live list of the current view
@@ -101,7 +102,7 @@ func (ix *Index) ListStoredSize(name string) (int64, bool) {
 
 // ReadList reads a live entry list (one GET, capped at the size the pack
 // listing gave, as an open's) and returns its compressed bytes and the
-// length of its text, for store.NewEntryListTextOfSize. When
+// length of its text, for format.NewEntryListTextOfSize. When
 // the length is not known yet it is measured from these bytes.
 func (ix *Index) ReadList(ctx context.Context, name string) ([]byte, int64, error) {
 	if err := ix.liveList(ctx, name); err != nil {
@@ -119,7 +120,7 @@ func (ix *Index) ReadList(ctx context.Context, name string) ([]byte, int64, erro
 	if n, ok := ix.lists.get(name); ok {
 		return data, n, nil
 	}
-	n, err := store.EntryListTextSize(data)
+	n, err := format.EntryListTextSize(data)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read entry list %q: %w", name, err)
 	}
@@ -158,7 +159,7 @@ func (ix *Index) measureList(ctx context.Context, name string) (int64, error) {
 			data, err := ix.st.Get(context.WithoutCancel(ctx), name)
 			var n int64
 			if err == nil {
-				n, err = store.EntryListTextSize(data)
+				n, err = format.EntryListTextSize(data)
 			}
 			if err != nil {
 				err = fmt.Errorf("read entry list %q: %w", name, err)

@@ -8,16 +8,17 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
-// textOf is the text of a list as store.EntryListText serves it.
+// textOf is the text of a list as format.EntryListText serves it.
 func listTextOf(t *testing.T, st *store.Store, name string) int64 {
 	t.Helper()
 	data, err := st.Get(context.Background(), name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := store.EntryListTextSize(data)
+	n, err := format.EntryListTextSize(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func listTextOf(t *testing.T, st *store.Store, name string) int64 {
 func TestRecordsAreTheViewsText(t *testing.T) {
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
-	a, b := storefixture.Ent(store.KindSig, "ab12", "alice"), storefixture.Ent(store.KindSeal, "cd34", "change-1")
+	a, b := storefixture.Ent(format.KindSig, "ab12", "alice"), storefixture.Ent(format.KindSeal, "cd34", "change-1")
 	storefixture.PutEntries(t, st, a, b)
 	list := storefixture.WriteEntryList(t, st, true, a)
 	journal := "0 " + b.Key() + "\nnot a line\n"
@@ -53,7 +54,7 @@ func TestRecordsAreTheViewsText(t *testing.T) {
 	}); d.Total() != 0 {
 		t.Errorf("JournalText and RetiredText sent %v", d)
 	}
-	if j != journal || r != string(store.FormatRetired([]store.RetiredLine{{RetiredAt: 1, Key: "pack-gone"}})) {
+	if j != journal || r != string(format.Retired([]format.RetiredLine{{RetiredAt: 1, Key: "pack-gone"}})) {
 		t.Errorf("JournalText, RetiredText = %q, %q", j, r)
 	}
 	if err := ix.Refresh(ctx); err != nil {
@@ -85,7 +86,7 @@ func TestRecordsAreTheViewsText(t *testing.T) {
 func TestRecordsOfALongJournalAreReadAgain(t *testing.T) {
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
-	a, b := storefixture.Ent(store.KindSig, "ab12", "alice"), storefixture.Ent(store.KindSeal, "cd34", "change-1")
+	a, b := storefixture.Ent(format.KindSig, "ab12", "alice"), storefixture.Ent(format.KindSeal, "cd34", "change-1")
 	storefixture.PutEntries(t, st, a, b)
 	storefixture.WriteEntryList(t, st, true, a)
 	short := "0 " + b.Key() + "\n"
@@ -149,7 +150,7 @@ func TestRecordsOfALongJournalAreReadAgain(t *testing.T) {
 func TestListTextSizeOfAnUnreadListIsOneGetOnce(t *testing.T) {
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
-	a := storefixture.Ent(store.KindSig, "ab12", "alice")
+	a := storefixture.Ent(format.KindSig, "ab12", "alice")
 	storefixture.PutEntries(t, st, a)
 	partial := storefixture.WriteEntryList(t, st, false, a)
 	ix, _ := openIndex(t, st)
@@ -178,7 +179,7 @@ func TestListTextSizeOfAnUnreadListIsOneGetOnce(t *testing.T) {
 	if data, size, err := ix.ReadList(ctx, partial); err != nil || size != want || len(data) == 0 {
 		t.Errorf("ReadList: %d bytes, size %d, %v", len(data), size, err)
 	}
-	for _, name := range []string{"pack-nope.entries", store.EntryListName("00"+partial[7:69], true)} {
+	for _, name := range []string{"pack-nope.entries", format.EntryListName("00"+partial[7:69], true)} {
 		if _, err := ix.ListTextSize(ctx, name); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("ListTextSize(%s) = %v, want ErrNotExist", name, err)
 		}

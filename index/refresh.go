@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // refreshSnapshot reads the snapshot an open or a refresh works from. A
@@ -74,7 +75,7 @@ import (
 // lines (folded-at), a collection an hour later deletes the list and drops
 // its retired line, and writers' updates drop the folded lines past their
 // hour. Meanwhile the live lists changed. What bounds this is that every
-// change above lasts at least store.GracePeriod: a retired line is dropped
+// change above lasts at least format.GracePeriod: a retired line is dropped
 // only after its key is deleted, an hour after it was retired, and a folded
 // line only an hour after it was marked. So if the reader looked at the
 // records less than an hour ago and saw prev's bytes, and sees them again
@@ -141,8 +142,8 @@ func recordVanished(prev, sn *store.Snapshot) error {
 		key        string
 		was, isNow bool
 	}{
-		{store.JournalKey, prev.JournalVersion.Exists, sn.JournalVersion.Exists},
-		{store.RetiredKey, prev.RetiredVersion.Exists, sn.RetiredVersion.Exists},
+		{format.JournalKey, prev.JournalVersion.Exists, sn.JournalVersion.Exists},
+		{format.RetiredKey, prev.RetiredVersion.Exists, sn.RetiredVersion.Exists},
 	} {
 		if r.was && !r.isNow {
 			return fmt.Errorf("refresh: %s: %w (nothing deletes it: a lying server or a stale read)", r.key, ErrRecordVanished)
@@ -154,7 +155,7 @@ func recordVanished(prev, sn *store.Snapshot) error {
 // trustWindow is how long a look at the journal and the retired record lets
 // a refresh trust their unchanged bytes (see refreshSnapshot): the hour
 // every change to them lasts, less a margin for clocks.
-const trustWindow = store.GracePeriod - 10*time.Minute
+const trustWindow = format.GracePeriod - 10*time.Minute
 
 // lookOutlived reports whether this handle's last look at the records is
 // trustWindow old or older: a refresh then cannot tell from the journal

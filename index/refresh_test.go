@@ -11,6 +11,7 @@ import (
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
 )
 
@@ -23,7 +24,7 @@ type refreshFixture struct {
 	wst    *store.Store // everyone else's
 	reader *Index
 	writer *Index
-	want   []store.Entry // what the store holds
+	want   []format.Entry // what the store holds
 }
 
 func newRefreshFixture(t *testing.T) *refreshFixture {
@@ -33,7 +34,7 @@ func newRefreshFixture(t *testing.T) *refreshFixture {
 	base := storefixture.Open(t, "mem://", store.Options{Layout: store.LayoutBucket, Clock: clk})
 	f := &refreshFixture{clk: clk, wst: base}
 	f.rst = store.New(base.Bucket(), "mem", "", store.Options{Layout: store.LayoutBucket, Clock: clk})
-	f.want = []store.Entry{storefixture.Ent(store.KindSig, objA, "alice"), storefixture.Ent(store.KindSeal, objC, "s1")}
+	f.want = []format.Entry{storefixture.Ent(format.KindSig, objA, "alice"), storefixture.Ent(format.KindSeal, objC, "s1")}
 	storefixture.PutEntries(t, base, f.want...)
 	f.complete(t)
 	f.reader, _ = openIndex(t, f.rst)
@@ -57,11 +58,11 @@ func (f *refreshFixture) complete(t *testing.T) fold.Report {
 }
 
 // put writes entries as a journaling writer does.
-func (f *refreshFixture) put(t *testing.T, es ...store.Entry) {
+func (f *refreshFixture) put(t *testing.T, es ...format.Entry) {
 	t.Helper()
 	for _, e := range es {
 		var data []byte
-		if e.Kind == store.KindSig {
+		if e.Kind == format.KindSig {
 			data = storefixture.SigBytes(e.Key())
 		}
 		if err := f.writer.Put(context.Background(), e, data); err != nil {
@@ -123,7 +124,7 @@ func TestRefreshOfAnUnchangedFoldedStoreSendsNoList(t *testing.T) {
 func TestRefreshAfterAWriterAppendedListsButReadsNoList(t *testing.T) {
 	f := newRefreshFixture(t)
 	g := f.reader.Generation()
-	f.put(t, storefixture.Ent(store.KindSig, objB, "bob"), storefixture.Ent(store.KindReceipt, objD, "runner-1"))
+	f.put(t, storefixture.Ent(format.KindSig, objB, "bob"), storefixture.Ent(format.KindReceipt, objD, "runner-1"))
 	f.refresh(t, listed)
 	if f.reader.Generation() == g {
 		t.Fatal("a refresh that showed new entries kept the generation")
@@ -133,7 +134,7 @@ func TestRefreshAfterAWriterAppendedListsButReadsNoList(t *testing.T) {
 
 func TestRefreshAfterAPartialFoldReadsOnlyThePartialList(t *testing.T) {
 	f := newRefreshFixture(t)
-	f.put(t, storefixture.Ent(store.KindSig, objB, "bob"), storefixture.Ent(store.KindSeal, objD, "s2"))
+	f.put(t, storefixture.Ent(format.KindSig, objB, "bob"), storefixture.Ent(format.KindSeal, objD, "s2"))
 	f.refresh(t, listed)
 	res, err := journal.Partial(context.Background(), f.wst)
 	if err != nil || res.Marked != 2 {
@@ -144,7 +145,7 @@ func TestRefreshAfterAPartialFoldReadsOnlyThePartialList(t *testing.T) {
 	if len(s.LiveLists) != 2 || s.JournalFolded != 2 {
 		t.Fatalf("after a partial fold: %d live lists, %d folded lines", len(s.LiveLists), s.JournalFolded)
 	}
-	n, err := f.reader.Stat(context.Background(), objectPath(store.KindSeal, objD)+"/s2")
+	n, err := f.reader.Stat(context.Background(), objectPath(format.KindSeal, objD)+"/s2")
 	if err != nil || n.Source != "list "+res.List {
 		t.Fatalf("the partial list's entry: %+v %v", n, err)
 	}
@@ -153,8 +154,8 @@ func TestRefreshAfterAPartialFoldReadsOnlyThePartialList(t *testing.T) {
 
 func TestRefreshAfterACompleteFoldReadsOnlyTheNewList(t *testing.T) {
 	f := newRefreshFixture(t)
-	f.put(t, storefixture.Ent(store.KindSig, objB, "bob"))
-	older := storefixture.Ent(store.KindCert, objD, "k1") // an older writer: key only, no line
+	f.put(t, storefixture.Ent(format.KindSig, objB, "bob"))
+	older := storefixture.Ent(format.KindCert, objD, "k1") // an older writer: key only, no line
 	storefixture.PutEntries(t, f.wst, older)
 	f.want = append(f.want, older)
 	rep := f.complete(t)
@@ -176,10 +177,10 @@ func TestRefreshAfterACompleteFoldReadsOnlyTheNewList(t *testing.T) {
 func TestRefreshAfterACollection(t *testing.T) {
 	ctx := context.Background()
 	f := newRefreshFixture(t)
-	f.put(t, storefixture.Ent(store.KindSig, objB, "bob"))
+	f.put(t, storefixture.Ent(format.KindSig, objB, "bob"))
 	f.complete(t) // retires the fixture's list
 	f.refresh(t, listedAndOne)
-	f.clk.Advance(store.GracePeriod + time.Minute)
+	f.clk.Advance(format.GracePeriod + time.Minute)
 
 	// Nothing new: the collection deletes the retired list and drops its
 	// line, and the fold after it writes nothing. The live names are the
@@ -196,7 +197,7 @@ func TestRefreshAfterACollection(t *testing.T) {
 
 	// An older writer's entry: the collection's fold writes a new list and
 	// retires the old one, which is all the reader reads.
-	older := storefixture.Ent(store.KindApproval, objD, "carol")
+	older := storefixture.Ent(format.KindApproval, objD, "carol")
 	storefixture.PutEntries(t, f.wst, older)
 	f.want = append(f.want, older)
 	rep, err = fold.Collect(ctx, f.wst, fold.CollectOptions{})
@@ -212,12 +213,12 @@ func TestRefreshOfAStoreThatStopsBeingFoldedListsPrefixes(t *testing.T) {
 	f := newRefreshFixture(t)
 	live := f.reader.Status().LiveLists[0].Name
 	// Another implementation's collection retires the only complete list.
-	if _, err := f.wst.UpdateRecord(ctx, store.RetiredKey, func(old []byte, _ bool) ([]byte, error) {
-		return append(old, store.FormatRetired([]store.RetiredLine{{RetiredAt: f.clk.NowMs(), Key: live}})...), nil
+	if _, err := f.wst.UpdateRecord(ctx, format.RetiredKey, func(old []byte, _ bool) ([]byte, error) {
+		return append(old, format.Retired([]format.RetiredLine{{RetiredAt: f.clk.NowMs(), Key: live}})...), nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	older := storefixture.Ent(store.KindSig, objD, "dave") // seen only by listing prefixes now
+	older := storefixture.Ent(format.KindSig, objD, "dave") // seen only by listing prefixes now
 	storefixture.PutEntries(t, f.wst, older)
 	f.want = append(f.want, older)
 	f.refresh(t, listed)
@@ -237,7 +238,7 @@ func TestRefreshOfAStoreThatStopsBeingFoldedListsPrefixes(t *testing.T) {
 func TestRefreshOfAnUnfoldedStoreSeesItsFirstFold(t *testing.T) {
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
-	a := storefixture.Ent(store.KindSig, objA, "alice") // older writer: key only
+	a := storefixture.Ent(format.KindSig, objA, "alice") // older writer: key only
 	storefixture.PutEntries(t, st, a)
 	ix, _ := openIndex(t, st)
 	if err := ix.Load(ctx); err != nil {
@@ -273,8 +274,8 @@ func TestRefreshOfAnUnfoldedStoreSeesItsFirstFold(t *testing.T) {
 func TestRefreshMissesASecondFirstFoldUntilARecordChanges(t *testing.T) {
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
-	a := storefixture.Ent(store.KindSig, objA, "alice")
-	older := storefixture.Ent(store.KindSig, objB, "older-writer")
+	a := storefixture.Ent(format.KindSig, objA, "alice")
+	older := storefixture.Ent(format.KindSig, objB, "older-writer")
 	storefixture.PutEntries(t, st, a, older)
 	storefixture.WriteEntryList(t, st, true, a) // the first fold's list: its listing missed older
 	ix, _ := openIndex(t, st)
@@ -289,7 +290,7 @@ func TestRefreshMissesASecondFirstFoldUntilARecordChanges(t *testing.T) {
 		t.Fatalf("Stat of the older writer's entry: %v (the lag this test pins down is gone: update the docs)", err)
 	}
 	w, _ := openIndex(t, otherHandle(st))
-	b := storefixture.Ent(store.KindSig, objC, "bob")
+	b := storefixture.Ent(format.KindSig, objC, "bob")
 	if err := w.Put(ctx, b, []byte("b")); err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +298,7 @@ func TestRefreshMissesASecondFirstFoldUntilARecordChanges(t *testing.T) {
 	if d := storefixture.Delta(st, func() { ix.Refresh(ctx) }); d != (store.Counts{List: 1, Get: 4}) {
 		t.Fatalf("refresh sent %v", d)
 	}
-	if got := walkEntries(t, ix); !slices.Equal(got, keysOf([]store.Entry{a, older, b})) {
+	if got := walkEntries(t, ix); !slices.Equal(got, keysOf([]format.Entry{a, older, b})) {
 		t.Fatalf("tree %v", got)
 	}
 }
@@ -310,7 +311,7 @@ func TestRefreshMissesASecondFirstFoldUntilARecordChanges(t *testing.T) {
 func TestRefreshDropsAnEntryWhoseOnlyJournalLineLeft(t *testing.T) {
 	ctx := context.Background()
 	f := newRefreshFixture(t)
-	x := storefixture.Ent(store.KindSig, objB, "bob")
+	x := storefixture.Ent(format.KindSig, objB, "bob")
 	f.put(t, x)
 	f.refresh(t, listed)
 	g := f.reader.Generation()
@@ -323,7 +324,7 @@ func TestRefreshDropsAnEntryWhoseOnlyJournalLineLeft(t *testing.T) {
 	if !rep.Fold.List.Unchanged || len(rep.Fold.Retired) != 0 {
 		t.Fatalf("the fold after the collection: %+v (want the live list unchanged)", rep.Fold.List)
 	}
-	f.want = slices.DeleteFunc(f.want, func(e store.Entry) bool { return e == x })
+	f.want = slices.DeleteFunc(f.want, func(e format.Entry) bool { return e == x })
 	f.refresh(t, listed)
 	if f.reader.Generation() == g {
 		t.Fatal("a refresh that dropped an entry kept the generation")
@@ -345,11 +346,11 @@ func TestRefreshListsWhenItsLastLookIsOverTheTrustWindow(t *testing.T) {
 	ctx := context.Background()
 	f := newRefreshFixture(t)
 	old := f.reader.Status().LiveLists[0].Name
-	journalBefore := readRecord(t, f.wst, store.JournalKey)
+	journalBefore := readRecord(t, f.wst, format.JournalKey)
 
 	// An older writer's entry; a fold by hand lists it into a new list and
 	// retires the old one (no journal line to mark).
-	older := storefixture.Ent(store.KindSig, objD, "dave")
+	older := storefixture.Ent(format.KindSig, objD, "dave")
 	storefixture.PutEntries(t, f.wst, older)
 	f.want = append(f.want, older)
 	rep := f.complete(t)
@@ -363,20 +364,20 @@ func TestRefreshListsWhenItsLastLookIsOverTheTrustWindow(t *testing.T) {
 	// A second change that reverts both records: write a list by hand,
 	// retire the reader's list, then, an hour later, delete it and put the
 	// retired record back to the bytes the reader saw.
-	newer := storefixture.Ent(store.KindSeal, objD, "s7")
+	newer := storefixture.Ent(format.KindSeal, objD, "s7")
 	storefixture.PutEntries(t, f.wst, newer)
 	f.want = append(f.want, newer)
-	afterFirst := readRecord(t, f.wst, store.RetiredKey)
+	afterFirst := readRecord(t, f.wst, format.RetiredKey)
 	rep = f.complete(t)
 	if !rep.List.Written || len(rep.Retired) != 1 {
 		t.Fatalf("second fold: %+v", rep)
 	}
-	f.clk.Advance(store.GracePeriod + time.Minute)
+	f.clk.Advance(format.GracePeriod + time.Minute)
 	if err := f.wst.Delete(ctx, rep.Retired[0]); err != nil {
 		t.Fatal(err)
 	}
-	writeRecordBytes(t, f.wst, store.RetiredKey, afterFirst)
-	if got := readRecord(t, f.wst, store.JournalKey); string(got) != string(journalBefore) {
+	writeRecordBytes(t, f.wst, format.RetiredKey, afterFirst)
+	if got := readRecord(t, f.wst, format.JournalKey); string(got) != string(journalBefore) {
 		t.Fatalf("journal changed: %q", got)
 	}
 	// The reader last looked over the window ago: it lists, and sees the
@@ -418,7 +419,7 @@ func writeRecordBytes(t testing.TB, st *store.Store, key string, data []byte) {
 func TestRefreshDropsAnOwnWriteACollectionForgot(t *testing.T) {
 	ctx := context.Background()
 	f := newRefreshFixture(t)
-	mine := storefixture.Ent(store.KindSeal, objD, "s5")
+	mine := storefixture.Ent(format.KindSeal, objD, "s5")
 	if err := f.reader.Put(ctx, mine, nil); err != nil {
 		t.Fatal(err)
 	}

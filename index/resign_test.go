@@ -11,6 +11,7 @@ import (
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
 )
 
@@ -24,8 +25,8 @@ import (
 func TestResignWithOneFoldedLineBeforeAndAfterIsSeen(t *testing.T) {
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
-	k := storefixture.Ent(store.KindSig, objA, "alice")
-	other := storefixture.Ent(store.KindSig, objC, "bob")
+	k := storefixture.Ent(format.KindSig, objA, "alice")
+	other := storefixture.Ent(format.KindSig, objC, "bob")
 	old, resigned := bytes.Repeat([]byte("o"), 64), bytes.Repeat([]byte("n"), 100)
 	if err := st.Put(ctx, k.Key(), old); err != nil {
 		t.Fatal(err)
@@ -44,7 +45,7 @@ func TestResignWithOneFoldedLineBeforeAndAfterIsSeen(t *testing.T) {
 	if err := st.Put(ctx, k.Key(), resigned); err != nil {
 		t.Fatal(err)
 	}
-	storefixture.WriteJournalText(t, st, string(store.FormatJournal([]store.JournalLine{
+	storefixture.WriteJournalText(t, st, string(format.Journal([]format.JournalLine{
 		{FoldedAt: 1_000_000, Key: other.Key()},
 		{FoldedAt: 1_000_000 + 3_600_000, Key: k.Key()},
 	})))
@@ -76,7 +77,7 @@ func newResignFixture(t *testing.T) *resignFixture {
 	t.Helper()
 	f := &resignFixture{ctx: context.Background(), clk: store.NewFakeClock(1_700_000_000_000)}
 	f.wst = storefixture.Open(t, "mem://", store.Options{Layout: store.LayoutBucket, Clock: f.clk})
-	f.put(t, storefixture.Ent(store.KindSeal, objC, "s1"), nil)
+	f.put(t, storefixture.Ent(format.KindSeal, objC, "s1"), nil)
 	f.complete(t)
 	f.reader, _ = openIndex(t, store.New(f.wst.Bucket(), "mem", "", store.Options{Layout: store.LayoutBucket, Clock: f.clk}))
 	return f
@@ -84,7 +85,7 @@ func newResignFixture(t *testing.T) *resignFixture {
 
 // put writes e as a journaling writer does (put --force for a signature
 // that exists): its key, then its journal line.
-func (f *resignFixture) put(t *testing.T, e store.Entry, data []byte) {
+func (f *resignFixture) put(t *testing.T, e format.Entry, data []byte) {
 	t.Helper()
 	f.clk.Advance(time.Millisecond)
 	if err := f.wst.Put(f.ctx, e.Key(), data); err != nil {
@@ -108,17 +109,17 @@ func (f *resignFixture) complete(t *testing.T) {
 func (f *resignFixture) foldAndDrop(t *testing.T) {
 	t.Helper()
 	f.complete(t)
-	f.clk.Advance(store.GracePeriod + time.Minute)
+	f.clk.Advance(format.GracePeriod + time.Minute)
 	if _, err := fold.Collect(f.ctx, f.wst, fold.CollectOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // forget runs gc --forget-objects on e's object, for signatures.
-func (f *resignFixture) forget(t *testing.T, e store.Entry) {
+func (f *resignFixture) forget(t *testing.T, e format.Entry) {
 	t.Helper()
 	f.clk.Advance(time.Millisecond)
-	fo := fold.ForgetObject{Object: e.Object, Kinds: []store.Kind{store.KindSig}}
+	fo := fold.ForgetObject{Object: e.Object, Kinds: []format.Kind{format.KindSig}}
 	rep, err := fold.Collect(f.ctx, f.wst, fold.CollectOptions{ForgetObjects: []fold.ForgetObject{fo}, Apply: true})
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +137,7 @@ func (f *resignFixture) refresh(t *testing.T) {
 }
 
 // read checks that the reader reads want for e.
-func (f *resignFixture) read(t *testing.T, e store.Entry, want []byte, when string) {
+func (f *resignFixture) read(t *testing.T, e format.Entry, want []byte, when string) {
 	t.Helper()
 	got, err := f.reader.ReadSig(f.ctx, e)
 	if err != nil || !bytes.Equal(got, want) {
@@ -164,7 +165,7 @@ func TestResignAfterTheHourWithTheSameLineCountsIsSeen(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newResignFixture(t)
-			k := storefixture.Ent(store.KindSig, objA, "alice")
+			k := storefixture.Ent(format.KindSig, objA, "alice")
 			old, resigned := bytes.Repeat([]byte("o"), 64), bytes.Repeat([]byte("n"), 100)
 			f.put(t, k, old)
 			tc.before(f, t)
@@ -176,7 +177,7 @@ func TestResignAfterTheHourWithTheSameLineCountsIsSeen(t *testing.T) {
 			v0 := f.reader.SigVersion(k)
 
 			f.complete(t) // marks the line, if unfolded
-			f.clk.Advance(store.GracePeriod + time.Minute)
+			f.clk.Advance(format.GracePeriod + time.Minute)
 			f.put(t, k, resigned) // drops the old line past its hour
 			tc.after(f, t)
 			f.refresh(t)
@@ -197,14 +198,14 @@ func TestResignAfterTheHourWithTheSameLineCountsIsSeen(t *testing.T) {
 // unfolded line before and after. The reader sees a line of its view gone
 // and reads the new bytes.
 func TestForgetThenPutAgainIsSeen(t *testing.T) {
-	k := storefixture.Ent(store.KindSig, objA, "alice")
-	j := storefixture.Ent(store.KindSig, objB, "bob")
+	k := storefixture.Ent(format.KindSig, objA, "alice")
+	j := storefixture.Ent(format.KindSig, objB, "bob")
 	for _, tc := range []struct {
 		name  string
-		order []store.Entry // the puts before the reader's first read
+		order []format.Entry // the puts before the reader's first read
 	}{
-		{"a line after it", []store.Entry{k, j}},
-		{"a line before it, marked by the collection's fold", []store.Entry{j, k}},
+		{"a line after it", []format.Entry{k, j}},
+		{"a line before it, marked by the collection's fold", []format.Entry{j, k}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newResignFixture(t)
@@ -228,7 +229,7 @@ func TestForgetThenPutAgainIsSeen(t *testing.T) {
 // put again with other bytes and a refresh, it reads those.
 func TestRefreshDropsWhatAForgetDeleted(t *testing.T) {
 	f := newResignFixture(t)
-	k := storefixture.Ent(store.KindSig, objA, "alice")
+	k := storefixture.Ent(format.KindSig, objA, "alice")
 	old, again := bytes.Repeat([]byte("o"), 64), bytes.Repeat([]byte("a"), 64)
 	f.put(t, k, old)
 	f.complete(t)
@@ -255,7 +256,7 @@ func TestRefreshDropsWhatAForgetDeleted(t *testing.T) {
 // signature is one GET.
 func TestRefreshEveryMinuteKeepsCachedSignatures(t *testing.T) {
 	f := newResignFixture(t)
-	k := storefixture.Ent(store.KindSig, objA, "alice")
+	k := storefixture.Ent(format.KindSig, objA, "alice")
 	data := bytes.Repeat([]byte("s"), 64)
 	f.put(t, k, data)
 	f.complete(t)

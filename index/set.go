@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // vtab is the value table: every distinct value (signer or indexed value)
@@ -48,7 +48,7 @@ func (t *vtab) str(id uint32) string {
 
 // cmp compares value id's text with s, without allocating.
 func (t *vtab) cmp(id uint32, s string) int {
-	var buf [2 * store.MaxValueLen]byte
+	var buf [2 * format.MaxValueLen]byte
 	return compareBS(t.appendTo(buf[:0], id), s)
 }
 
@@ -57,7 +57,7 @@ func (t *vtab) cmpIDs(a, b uint32) int {
 	if a == b {
 		return 0
 	}
-	var ba, bb [2 * store.MaxValueLen]byte
+	var ba, bb [2 * format.MaxValueLen]byte
 	return bytes.Compare(t.appendTo(ba[:0], a), t.appendTo(bb[:0], b))
 }
 
@@ -179,7 +179,7 @@ func (k *kindSet) add(ob []byte, val uint32, src uint8) bool {
 // many objects of objW bytes (at most: objects are fewer), with a quarter
 // more to spare, so appends do not grow them; finish trims what is left.
 func (k *kindSet) reserve(entries, objW int) {
-	entries = min(entries+entries/4, store.MaxEntryListKeys)
+	entries = min(entries+entries/4, format.MaxEntryListKeys)
 	if entries <= 0 || k.nObj() > 0 {
 		return
 	}
@@ -232,7 +232,7 @@ func (k *kindSet) hhBucket(b byte) (int, int) { return int(k.hh[b]), int(k.hh[in
 // entrySet is an immutable, sorted set of entries: per kind a kindSet, one
 // value table, and the names of the sources entries came from.
 type entrySet struct {
-	kinds    [store.NumKinds]kindSet
+	kinds    [format.NumKinds]kindSet
 	vt       vtab
 	signers  []uint32 // distinct value ids of sig entries, sorted by text
 	srcNames []string // source id -> "list pack-<id>.entries", "journal"
@@ -251,7 +251,7 @@ func (s *entrySet) finish() {
 	s.vt.compact()
 	s.signers = s.signers[:0]
 	seen := make([]uint64, (s.vt.n()+63)/64)
-	for _, v := range s.kinds[store.KindSig].vals {
+	for _, v := range s.kinds[format.KindSig].vals {
 		if seen[v/64]&(1<<(v%64)) == 0 {
 			seen[v/64] |= 1 << (v % 64)
 			s.signers = append(s.signers, v)
@@ -285,10 +285,10 @@ func (s *entrySet) memoryBytes() int64 {
 }
 
 // lookup finds an entry; it returns its source name.
-func (s *entrySet) lookup(kind store.Kind, obj, val string) (string, bool) {
+func (s *entrySet) lookup(kind format.Kind, obj, val string) (string, bool) {
 	k := &s.kinds[kind]
-	var buf [store.MaxObjectBytes]byte
-	ob, ok := store.DecodeObjectID(obj, &buf)
+	var buf [format.MaxObjectBytes]byte
+	ob, ok := format.DecodeObjectID(obj, &buf)
 	if !ok {
 		return "", false
 	}
@@ -304,9 +304,9 @@ func (s *entrySet) lookup(kind store.Kind, obj, val string) (string, bool) {
 }
 
 // hasObject reports whether the set holds an entry of the object.
-func (s *entrySet) hasObject(kind store.Kind, obj string) bool {
-	var buf [store.MaxObjectBytes]byte
-	ob, ok := store.DecodeObjectID(obj, &buf)
+func (s *entrySet) hasObject(kind format.Kind, obj string) bool {
+	var buf [format.MaxObjectBytes]byte
+	ob, ok := format.DecodeObjectID(obj, &buf)
 	if !ok {
 		return false
 	}
@@ -315,7 +315,7 @@ func (s *entrySet) hasObject(kind store.Kind, obj string) bool {
 }
 
 // hhNames lists the hh directories of a kind (a walk of 256 boundaries).
-func (s *entrySet) hhNames(kind store.Kind) []string {
+func (s *entrySet) hhNames(kind format.Kind) []string {
 	k := &s.kinds[kind]
 	var names []string
 	for b := 0; b < 256; b++ {
@@ -327,15 +327,15 @@ func (s *entrySet) hhNames(kind store.Kind) []string {
 }
 
 // restNames lists the object directories under <kind>/<hh>.
-func (s *entrySet) restNames(kind store.Kind, hh string) []string {
+func (s *entrySet) restNames(kind format.Kind, hh string) []string {
 	k := &s.kinds[kind]
-	b, ok := store.ParseHH(hh)
+	b, ok := format.ParseHH(hh)
 	if !ok {
 		return nil
 	}
 	lo, hi := k.hhBucket(b)
 	names := make([]string, 0, hi-lo)
-	var buf [store.MaxObjectHex]byte
+	var buf [format.MaxObjectHex]byte
 	for i := lo; i < hi; i++ {
 		names = append(names, string(hex.AppendEncode(buf[:0], k.obj(i)[1:])))
 	}
@@ -343,10 +343,10 @@ func (s *entrySet) restNames(kind store.Kind, hh string) []string {
 }
 
 // values lists an object's entries.
-func (s *entrySet) values(kind store.Kind, obj string) []entrySource {
+func (s *entrySet) values(kind format.Kind, obj string) []entrySource {
 	k := &s.kinds[kind]
-	var buf [store.MaxObjectBytes]byte
-	ob, ok := store.DecodeObjectID(obj, &buf)
+	var buf [format.MaxObjectBytes]byte
+	ob, ok := format.DecodeObjectID(obj, &buf)
 	if !ok {
 		return nil
 	}
@@ -389,7 +389,7 @@ func (s *entrySet) signedBy(signer string) []string {
 	if len(ids) == 0 {
 		return nil
 	}
-	k := &s.kinds[store.KindSig]
+	k := &s.kinds[format.KindSig]
 	var out []string
 	for i := 0; i < k.nObj(); i++ {
 		for j := k.first[i]; j < k.first[i+1]; j++ {

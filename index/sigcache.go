@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // maxKnownSizes bounds the sizes remembered after their bytes left the
@@ -118,7 +119,7 @@ func (c *sigCache) size(key string) int64 {
 
 // entrySize is size for an entry, formatting its key only when some size
 // is known.
-func (c *sigCache) entrySize(e store.Entry) int64 {
+func (c *sigCache) entrySize(e format.Entry) int64 {
 	c.mu.Lock()
 	empty := len(c.sizes) == 0
 	c.mu.Unlock()
@@ -410,7 +411,7 @@ func (ix *Index) dropAbsent(v *view) {
 	}
 	c.mu.Unlock()
 	for _, k := range keys {
-		e, err := store.ParseKey(k)
+		e, err := format.ParseKey(k)
 		if err != nil {
 			continue
 		}
@@ -425,11 +426,11 @@ func (ix *Index) dropAbsent(v *view) {
 // on a store whose older lists are still read, from its legacy list) and
 // kept in a cache bounded by bytes. Entries of other kinds are empty. The
 // caller may modify the returned slice.
-func (ix *Index) ReadSig(ctx context.Context, e store.Entry) ([]byte, error) {
+func (ix *Index) ReadSig(ctx context.Context, e format.Entry) ([]byte, error) {
 	if err := e.Validate(); err != nil {
 		return nil, fmt.Errorf("read signature: %w", err)
 	}
-	if e.Kind != store.KindSig {
+	if e.Kind != format.KindSig {
 		return []byte{}, nil
 	}
 	key := e.Key()
@@ -467,11 +468,11 @@ func readSigErr(key string, err error) error {
 
 // SigSize returns a signature's size: from the cache, else by reading it
 // (one GET, which fills the cache). Entries of other kinds are 0.
-func (ix *Index) SigSize(ctx context.Context, e store.Entry) (int64, error) {
+func (ix *Index) SigSize(ctx context.Context, e format.Entry) (int64, error) {
 	if err := e.Validate(); err != nil {
 		return 0, fmt.Errorf("signature size: %w", err)
 	}
-	if e.Kind != store.KindSig {
+	if e.Kind != format.KindSig {
 		return 0, nil
 	}
 	if n := ix.sigs.size(e.Key()); n >= 0 {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // maxSigChanges bounds the signatures whose last change is remembered one
@@ -103,8 +103,8 @@ func (c *sigCache) changedAt(key string) time.Time {
 // A size reported for e before that time may be wrong now; one reported
 // after it is the size of the bytes ReadSig returns, until a refresh or a
 // write moves it again.
-func (ix *Index) SigChangedAt(e store.Entry) time.Time {
-	if e.Kind != store.KindSig {
+func (ix *Index) SigChangedAt(e format.Entry) time.Time {
+	if e.Kind != format.KindSig {
 		return time.Time{}
 	}
 	c := ix.sigs
@@ -121,8 +121,8 @@ func (ix *Index) SigChangedAt(e store.Entry) time.Time {
 // them: it moves whenever SigChangedAt does, and only then, so two reads
 // with the same version returned the same bytes. It is not the store's:
 // each Index numbers its own. Entries of other kinds are always 0.
-func (ix *Index) SigVersion(e store.Entry) uint64 {
-	if e.Kind != store.KindSig {
+func (ix *Index) SigVersion(e format.Entry) uint64 {
+	if e.Kind != format.KindSig {
 		return 0
 	}
 	c := ix.sigs

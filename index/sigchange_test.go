@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestSigChangesAreEveryWayBytesChange: each way a signature's bytes can
@@ -96,7 +96,7 @@ func TestSigChangesStayBounded(t *testing.T) {
 func TestWatchSigChangesHearsEveryVersionMove(t *testing.T) {
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
-	a := storefixture.Ent(store.KindSig, objA, "alice")
+	a := storefixture.Ent(format.KindSig, objA, "alice")
 	storefixture.PutEntries(t, st, a)
 	storefixture.WriteEntryList(t, st, true, a)
 	ix, err := Open(ctx, st, Options{Warn: func(string) {}, ReadAhead: -1, SigCacheBytes: 1})

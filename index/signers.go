@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // Pages of by-signer/, for a reader that shows a store's signers a page at
@@ -49,7 +49,7 @@ func (ix *Index) Signers(ctx context.Context, p Page) ([]SignerCount, PageInfo, 
 		return nil, PageInfo{}, err
 	}
 	var own []string
-	for _, e := range ix.own.withPrefix(store.KindSig, "") {
+	for _, e := range ix.own.withPrefix(format.KindSig, "") {
 		own = append(own, e.Value)
 	}
 	slices.Sort(own)
@@ -85,9 +85,9 @@ func (ix *Index) Signers(ctx context.Context, p Page) ([]SignerCount, PageInfo, 
 		return out, info, nil
 	}
 	counts := v.base.signerCounts(names)
-	for _, e := range ix.own.withPrefix(store.KindSig, "") {
+	for _, e := range ix.own.withPrefix(format.KindSig, "") {
 		if i, ok := slices.BinarySearch(names, e.Value); ok {
-			if _, held := v.base.lookup(store.KindSig, e.Object, e.Value); !held {
+			if _, held := v.base.lookup(format.KindSig, e.Object, e.Value); !held {
 				counts[i]++
 			}
 		}
@@ -107,7 +107,7 @@ func (ix *Index) SignedBy(ctx context.Context, signer string, p Page) ([]string,
 		return nil, PageInfo{}, err
 	}
 	var own []string
-	for _, e := range ix.own.withPrefix(store.KindSig, "") {
+	for _, e := range ix.own.withPrefix(format.KindSig, "") {
 		if e.Value == signer {
 			own = append(own, e.Object)
 		}
@@ -228,7 +228,7 @@ func (s *entrySet) signerCounts(names []string) []int {
 	if len(idx) == 0 {
 		return counts
 	}
-	for _, id := range s.kinds[store.KindSig].vals {
+	for _, id := range s.kinds[format.KindSig].vals {
 		if i, ok := idx[id]; ok {
 			counts[i]++
 		}
@@ -243,7 +243,7 @@ func (s *entrySet) signedByWindow(signer string, p Page, n int) (window []string
 	if len(ids) == 0 {
 		return nil, false
 	}
-	k := &s.kinds[store.KindSig]
+	k := &s.kinds[format.KindSig]
 	signed := func(i int) bool {
 		for j := k.first[i]; j < k.first[i+1]; j++ {
 			if slices.Contains(ids, k.vals[j]) {
@@ -255,8 +255,8 @@ func (s *entrySet) signedByWindow(signer string, p Page, n int) (window []string
 	// first returns the index of the first object not below cursor (above
 	// it when strict).
 	first := func(cursor string, strict bool) int {
-		var buf [store.MaxObjectBytes]byte
-		packed, ok := store.DecodeObjectID(cursor, &buf)
+		var buf [format.MaxObjectBytes]byte
+		packed, ok := format.DecodeObjectID(cursor, &buf)
 		return sort.Search(k.nObj(), func(i int) bool {
 			var c int
 			if ok {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // walkPages follows a listing page by page, forward from the first (Next,
@@ -112,7 +113,7 @@ func checkSignerPages(t *testing.T, ix *Index) {
 // widths, a list holding some and the journal the rest.
 func signerStore(t testing.TB, st *store.Store) {
 	t.Helper()
-	var listed, journaled []store.Entry
+	var listed, journaled []format.Entry
 	for i := range 12 {
 		obj := fmt.Sprintf("%02x%06x", i*21, i)
 		if i%4 == 0 {
@@ -122,7 +123,7 @@ func signerStore(t testing.TB, st *store.Store) {
 			if (i+j)%3 == 0 {
 				continue
 			}
-			e := storefixture.Ent(store.KindSig, obj, s)
+			e := storefixture.Ent(format.KindSig, obj, s)
 			if i%2 == 0 {
 				listed = append(listed, e)
 			} else {
@@ -150,7 +151,7 @@ func TestSignerPagesAreByReadDir(t *testing.T) {
 		t.Errorf("paging a folded store sent %v", d)
 	}
 	// Own writes: a new signer, and a new object of an old one.
-	for _, e := range []store.Entry{storefixture.Ent(store.KindSig, "0a0b", "aaron"), storefixture.Ent(store.KindSig, "ff00", "bob")} {
+	for _, e := range []format.Entry{storefixture.Ent(format.KindSig, "0a0b", "aaron"), storefixture.Ent(format.KindSig, "ff00", "bob")} {
 		if err := ix.Put(ctx, e, []byte("own")); err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +164,7 @@ func TestSignerPagesAreByReadDir(t *testing.T) {
 func TestSignerPagesOfAnUnfoldedStore(t *testing.T) {
 	st := storefixture.NewMem(t)
 	signerStore(t, st)
-	if err := st.Bucket().Delete(context.Background(), store.JournalKey); err != nil {
+	if err := st.Bucket().Delete(context.Background(), format.JournalKey); err != nil {
 		t.Fatal(err)
 	}
 	live, err := st.ReadSnapshot(context.Background())

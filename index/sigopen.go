@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // The readers' budget.
@@ -22,7 +22,7 @@ import (
 // What open handles hold is bounded as a whole: the bytes of every version
 // some handle holds, plus the bodies being read for an open, stay within
 // the budget, the signature cache's bound (Options.SigCacheBytes) or
-// store.MaxEntryBytes if that is more (one signature of the largest size
+// format.MaxEntryBytes if that is more (one signature of the largest size
 // always fits). An open that needs a copy past it is refused with ErrBusy
 // (a mount answers EAGAIN, serve 503) before its body is read: the GET's
 // size is checked as the response gives it (store.GetAdmitted). An open of
@@ -44,7 +44,7 @@ type sigReaders struct {
 }
 
 func (r *sigReaders) init(cacheMax int64) {
-	r.max = max(cacheMax, store.MaxEntryBytes)
+	r.max = max(cacheMax, format.MaxEntryBytes)
 	r.open = map[string]*sigBuf{}
 }
 
@@ -109,11 +109,11 @@ const openTries = 3
 // (see "The readers' budget"). An open past the budget is an error
 // wrapping ErrBusy, refused before the body is read. Entries of other kinds
 // open empty and cost nothing.
-func (ix *Index) OpenSig(ctx context.Context, e store.Entry) (*SigHandle, error) {
+func (ix *Index) OpenSig(ctx context.Context, e format.Entry) (*SigHandle, error) {
 	if err := e.Validate(); err != nil {
 		return nil, fmt.Errorf("open signature: %w", err)
 	}
-	if e.Kind != store.KindSig {
+	if e.Kind != format.KindSig {
 		return &SigHandle{b: &sigBuf{data: []byte{}}}, nil
 	}
 	c, key := ix.sigs, e.Key()
@@ -254,8 +254,8 @@ func (h *SigHandle) ID() SigID {
 // same identity hold the same bytes: the mount keeps a node of the older
 // one (fs: versions.go), instead of answering ESTALE for a version that
 // moved to the same bytes (a refresh that saw an own write's line).
-func (ix *Index) SigIdentity(e store.Entry) (ver uint64, id SigID, ok bool) {
-	if e.Kind != store.KindSig {
+func (ix *Index) SigIdentity(e format.Entry) (ver uint64, id SigID, ok bool) {
+	if e.Kind != format.KindSig {
 		return 0, SigID{}, false
 	}
 	c, key := ix.sigs, e.Key()

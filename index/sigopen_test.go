@@ -9,12 +9,13 @@ import (
 	"github.com/oxyfs/oxyfs/internal/memtest"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // bigSig puts a signature of n bytes and returns its entry and bytes.
-func bigSig(t *testing.T, st *store.Store, signer string, n int) (store.Entry, []byte) {
+func bigSig(t *testing.T, st *store.Store, signer string, n int) (format.Entry, []byte) {
 	t.Helper()
-	e := storefixture.Ent(store.KindSig, objA, signer)
+	e := storefixture.Ent(format.KindSig, objA, signer)
 	data := bytes.Repeat([]byte(signer[:1]), n)
 	if err := st.Put(context.Background(), e.Key(), data); err != nil {
 		t.Fatal(err)

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestSigCacheStatsCountHitsMissesEvictions reads signatures through a cache
@@ -14,13 +14,13 @@ import (
 func TestSigCacheStatsCountHitsMissesEvictions(t *testing.T) {
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
-	a := storefixture.Ent(store.KindSig, strings.Repeat("a", 64), "alice")
-	b := storefixture.Ent(store.KindSig, strings.Repeat("b", 64), "alice")
+	a := storefixture.Ent(format.KindSig, strings.Repeat("a", 64), "alice")
+	b := storefixture.Ent(format.KindSig, strings.Repeat("b", 64), "alice")
 	storefixture.PutEntries(t, st, a, b)
 	storefixture.WriteJournal(t, st, 0, a, b)
 	cost := int64(len(a.Key())+len(storefixture.SigBytes(a.Key()))) + sigItemOverhead
 	ix := openWith(t, st, Options{SigCacheBytes: cost, ReadAhead: -1})
-	for _, e := range []store.Entry{a, a, a, b, a} {
+	for _, e := range []format.Entry{a, a, a, b, a} {
 		if _, err := ix.ReadSig(ctx, e); err != nil {
 			t.Fatal(err)
 		}

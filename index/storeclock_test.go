@@ -10,6 +10,7 @@ import (
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // clockWorld is one mem:// bucket seen by hosts whose wall clocks differ:
@@ -38,19 +39,19 @@ func (w *clockWorld) quiet(t *testing.T, writer *Index) {
 	ctx := context.Background()
 	// Two rounds: the second fold retires the first's list, so the
 	// collection leaves a retired record that exists.
-	for _, e := range []store.Entry{storefixture.Ent(store.KindSeal, objC, "s1"), storefixture.Ent(store.KindSeal, objC, "s2")} {
+	for _, e := range []format.Entry{storefixture.Ent(format.KindSeal, objC, "s1"), storefixture.Ent(format.KindSeal, objC, "s2")} {
 		if err := writer.Put(ctx, e, nil); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := fold.Complete(ctx, w.base, fold.Options{}); err != nil {
 			t.Fatal(err)
 		}
-		w.world.Advance(store.GracePeriod + time.Minute)
+		w.world.Advance(format.GracePeriod + time.Minute)
 		if _, err := fold.Collect(ctx, w.base, fold.CollectOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, k := range []string{store.JournalKey, store.RetiredKey} {
+	for _, k := range []string{format.JournalKey, format.RetiredKey} {
 		if data, v, err := w.base.ReadRecord(ctx, k); err != nil || !v.Exists || len(data) != 0 {
 			t.Fatalf("%s after the collection: %q %+v %v, want it there and empty", k, data, v, err)
 		}
@@ -81,7 +82,7 @@ func TestRefreshAfterAFoldFromAClockHoursBehind(t *testing.T) {
 	// A writer adds x (a journal line); a fold on a host 2 h behind lists
 	// it and marks its line, then a collection on a correct clock finds
 	// the retired list and the folded line over an hour old.
-	x := storefixture.Ent(store.KindSeal, objD, "s7")
+	x := storefixture.Ent(format.KindSeal, objD, "s7")
 	if err := writer.Put(ctx, x, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -129,18 +130,18 @@ func TestTrustWindowIsMeasuredOnTheStoresClock(t *testing.T) {
 	if err := reader.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
-	x := storefixture.Ent(store.KindSeal, objD, "s7")
+	x := storefixture.Ent(format.KindSeal, objD, "s7")
 	if err := writer.Put(ctx, x, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := fold.Complete(ctx, w.base, fold.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	w.world.Advance(store.GracePeriod + time.Minute)
+	w.world.Advance(format.GracePeriod + time.Minute)
 	if _, err := fold.Collect(ctx, w.base, fold.CollectOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{store.JournalKey, store.RetiredKey} {
+	for _, k := range []string{format.JournalKey, format.RetiredKey} {
 		if data := readRecord(t, w.base, k); len(data) != 0 {
 			t.Fatalf("%s: %q, want the empty record the reader saw", k, data)
 		}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // NodeType is the type of a tree node.
@@ -36,11 +36,11 @@ func (t NodeType) String() string {
 type Node struct {
 	Name   string
 	Type   NodeType
-	Entry  store.Entry // files only
-	Target string      // symlinks only
-	Size   int64       // files: signature size if known (cached), -1 if not read yet; 0 for non-sig entries
-	Ino    uint64      // stable inode number: FNV-64a of the path, never 0 or 1
-	Source string      // files: "list pack-<id>.entries", "journal", "prefix listing", "own write", "legacy sigs/ab/cd"
+	Entry  format.Entry // files only
+	Target string       // symlinks only
+	Size   int64        // files: signature size if known (cached), -1 if not read yet; 0 for non-sig entries
+	Ino    uint64       // stable inode number: FNV-64a of the path, never 0 or 1
+	Source string       // files: "list pack-<id>.entries", "journal", "prefix listing", "own write", "legacy sigs/ab/cd"
 }
 
 const sourceOwnWrite = "own write"
@@ -98,7 +98,7 @@ func (ix *Index) ReadDir(ctx context.Context, dir string) ([]Node, error) {
 		}
 		nodes := make([]Node, len(es))
 		for i, e := range es {
-			nodes[i] = ix.fileNode(dir, store.Entry{Kind: t.Kind, Object: t.Object, Value: e.val}, e)
+			nodes[i] = ix.fileNode(dir, format.Entry{Kind: t.Kind, Object: t.Object, Value: e.val}, e)
 		}
 		return nodes, nil
 	case LevelSigners:
@@ -144,7 +144,7 @@ func (ix *Index) Stat(ctx context.Context, p string) (Node, error) {
 		return dir, nil
 	case LevelHH:
 		if v.pc == nil {
-			b, _ := store.ParseHH(t.Object)
+			b, _ := format.ParseHH(t.Object)
 			lo, hi := v.base.kinds[t.Kind].hhBucket(b)
 			found = lo < hi || len(ix.own.withPrefix(t.Kind, t.Object)) > 0
 		} else {
@@ -165,7 +165,7 @@ func (ix *Index) Stat(ctx context.Context, p string) (Node, error) {
 			found = len(es) > 0
 		}
 	case LevelEntry, LevelLink:
-		e := store.Entry{Kind: t.Kind, Object: t.Object, Value: t.Value}
+		e := format.Entry{Kind: t.Kind, Object: t.Object, Value: t.Value}
 		se, ok, err := ix.entry(ctx, v, e)
 		if err != nil || !ok {
 			return Node{}, cmpErr(err, notExist("stat", p))
@@ -177,7 +177,7 @@ func (ix *Index) Stat(ctx context.Context, p string) (Node, error) {
 		return ix.fileNode(parent, e, se), nil
 	case LevelSigner:
 		if v.pc == nil {
-			found = v.base.hasSigner(t.Value) || slices.ContainsFunc(ix.own.withPrefix(store.KindSig, ""), func(e store.Entry) bool { return e.Value == t.Value })
+			found = v.base.hasSigner(t.Value) || slices.ContainsFunc(ix.own.withPrefix(format.KindSig, ""), func(e format.Entry) bool { return e.Value == t.Value })
 		} else {
 			objs, err := ix.signedBy(ctx, v, t.Value)
 			if err != nil {
@@ -199,10 +199,10 @@ type entrySource struct {
 	sig    []byte // legacy signatures only
 }
 
-func (ix *Index) fileNode(dir string, e store.Entry, s entrySource) Node {
+func (ix *Index) fileNode(dir string, e format.Entry, s entrySource) Node {
 	n := Node{Name: e.Value, Type: NodeFile, Entry: e, Ino: ChildIno(dir, e.Value), Source: s.source}
 	switch {
-	case e.Kind != store.KindSig:
+	case e.Kind != format.KindSig:
 	case s.sig != nil:
 		n.Size = int64(len(s.sig))
 	default:
@@ -212,7 +212,7 @@ func (ix *Index) fileNode(dir string, e store.Entry, s entrySource) Node {
 }
 
 // entry finds one entry: O(log n) in memory on a folded store.
-func (ix *Index) entry(ctx context.Context, v *view, e store.Entry) (entrySource, bool, error) {
+func (ix *Index) entry(ctx context.Context, v *view, e format.Entry) (entrySource, bool, error) {
 	if ix.own.has(e) {
 		return entrySource{val: e.Value, source: sourceOwnWrite}, true, nil
 	}
@@ -231,7 +231,7 @@ func (ix *Index) entry(ctx context.Context, v *view, e store.Entry) (entrySource
 	return es[i], true, nil
 }
 
-func (ix *Index) hhNames(ctx context.Context, v *view, kind store.Kind) ([]string, error) {
+func (ix *Index) hhNames(ctx context.Context, v *view, kind format.Kind) ([]string, error) {
 	names := v.base.hhNames(kind)
 	var own []string
 	for _, e := range ix.own.withPrefix(kind, "") {
@@ -247,7 +247,7 @@ func (ix *Index) hhNames(ctx context.Context, v *view, kind store.Kind) ([]strin
 	return unionSorted(listed, names), err
 }
 
-func (ix *Index) restNames(ctx context.Context, v *view, kind store.Kind, hh string) ([]string, error) {
+func (ix *Index) restNames(ctx context.Context, v *view, kind format.Kind, hh string) ([]string, error) {
 	names := v.base.restNames(kind, hh)
 	var own []string
 	for _, e := range ix.own.withPrefix(kind, hh) {
@@ -267,7 +267,7 @@ func (ix *Index) restNames(ctx context.Context, v *view, kind store.Kind, hh str
 // When several sources hold one, the first of own write, prefix listing,
 // lists or journal, legacy list names it (and a per-object key's bytes win
 // over a legacy list's).
-func (ix *Index) objEntries(ctx context.Context, v *view, kind store.Kind, obj string) ([]entrySource, error) {
+func (ix *Index) objEntries(ctx context.Context, v *view, kind format.Kind, obj string) ([]entrySource, error) {
 	var sources [][]entrySource
 	var own []entrySource
 	for _, e := range ix.own.object(kind, obj) {
@@ -306,7 +306,7 @@ func unionEntries(a, b []entrySource) []entrySource {
 func (ix *Index) signers(ctx context.Context, v *view) ([]string, error) {
 	names := v.base.signerNames()
 	var own []string
-	for _, e := range ix.own.withPrefix(store.KindSig, "") {
+	for _, e := range ix.own.withPrefix(format.KindSig, "") {
 		own = append(own, e.Value)
 	}
 	slices.Sort(own)
@@ -329,7 +329,7 @@ func (ix *Index) signers(ctx context.Context, v *view) ([]string, error) {
 func (ix *Index) signedBy(ctx context.Context, v *view, signer string) ([]string, error) {
 	objs := v.base.signedBy(signer)
 	var own []string
-	for _, e := range ix.own.withPrefix(store.KindSig, "") {
+	for _, e := range ix.own.withPrefix(format.KindSig, "") {
 		if e.Value == signer {
 			own = append(own, e.Object)
 		}

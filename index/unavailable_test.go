@@ -16,6 +16,7 @@ import (
 	"github.com/oxyfs/oxyfs/internal/blobtest"
 	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestRefreshDuringOutageKeepsFoldedView: a refresh while the store does
@@ -27,7 +28,7 @@ func TestRefreshDuringOutageKeepsFoldedView(t *testing.T) {
 	drv := blobtest.New(nil)
 	var down atomic.Bool
 	drv.SetHooks(blobtest.Hooks{Before: func(_ context.Context, op blobtest.Op, key string) error {
-		if down.Load() && strings.HasSuffix(key, store.EntryListSuffix) {
+		if down.Load() && strings.HasSuffix(key, format.EntryListSuffix) {
 			return fmt.Errorf("get %s: %w", key, syscall.ECONNREFUSED)
 		}
 		return nil

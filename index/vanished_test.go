@@ -12,6 +12,7 @@ import (
 	"github.com/oxyfs/oxyfs/internal/blobtest"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // lyingStore is a mem store over a blobtest driver whose lies a test sets.
@@ -31,10 +32,10 @@ func lyingStore(t *testing.T) (*store.Store, *blobtest.Bucket) {
 // entries came back.
 func TestRefreshKeepsItsViewWhenARecordAnswers404(t *testing.T) {
 	ctx := context.Background()
-	a := storefixture.Ent(store.KindSig, objA, "alice")
-	x := storefixture.Ent(store.KindSig, objB, "xavier") // forgotten
-	j := storefixture.Ent(store.KindSeal, objC, "s1")    // only in the journal
-	for _, record := range []string{store.JournalKey, store.RetiredKey} {
+	a := storefixture.Ent(format.KindSig, objA, "alice")
+	x := storefixture.Ent(format.KindSig, objB, "xavier") // forgotten
+	j := storefixture.Ent(format.KindSeal, objC, "s1")    // only in the journal
+	for _, record := range []string{format.JournalKey, format.RetiredKey} {
 		t.Run(record, func(t *testing.T) {
 			st, drv := lyingStore(t)
 			storefixture.PutEntries(t, st, a, x)
@@ -53,7 +54,7 @@ func TestRefreshKeepsItsViewWhenARecordAnswers404(t *testing.T) {
 			if err := ix.Load(ctx); err != nil {
 				t.Fatal(err)
 			}
-			want := keysOf([]store.Entry{a, j})
+			want := keysOf([]format.Entry{a, j})
 			if got := walkEntries(t, ix); !slices.Equal(got, want) {
 				t.Fatalf("before: %v, want %v", got, want)
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/par"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
 )
 
@@ -18,7 +19,7 @@ const putParallel = 16
 // Write is one entry of a PutBatch: signatures carry their bytes, every
 // other kind has empty Data.
 type Write struct {
-	Entry store.Entry
+	Entry format.Entry
 	Data  []byte
 }
 
@@ -28,10 +29,10 @@ func checkWrite(w Write) error {
 		return err
 	}
 	switch {
-	case w.Entry.Kind == store.KindSig && len(w.Data) == 0:
-		return fmt.Errorf("%w: a signature needs bytes", store.ErrBadKey)
-	case w.Entry.Kind != store.KindSig && len(w.Data) != 0:
-		return fmt.Errorf("%w: a %s entry holds its value in its key and must be empty (%d bytes given)", store.ErrBadKey, w.Entry.Kind, len(w.Data))
+	case w.Entry.Kind == format.KindSig && len(w.Data) == 0:
+		return fmt.Errorf("%w: a signature needs bytes", format.ErrBadKey)
+	case w.Entry.Kind != format.KindSig && len(w.Data) != 0:
+		return fmt.Errorf("%w: a %s entry holds its value in its key and must be empty (%d bytes given)", format.ErrBadKey, w.Entry.Kind, len(w.Data))
 	}
 	return nil
 }
@@ -40,7 +41,7 @@ func checkWrite(w Write) error {
 // bucket, its journal line through the group commit. It returns once both
 // landed; the entry is then visible to this handle at once. Putting a
 // signer's signature again replaces it.
-func (ix *Index) Put(ctx context.Context, e store.Entry, data []byte) error {
+func (ix *Index) Put(ctx context.Context, e format.Entry, data []byte) error {
 	return ix.PutBatch(ctx, []Write{{Entry: e, Data: data}})
 }
 
@@ -71,14 +72,14 @@ func (ix *Index) PutBatch(ctx context.Context, ws []Write) error {
 			errs[i] = err
 			return nil
 		}
-		if w.Entry.Kind == store.KindSig {
+		if w.Entry.Kind == format.KindSig {
 			ix.sigs.put(key, w.Data)
 		}
 		written[i] = true
 		return nil
 	})
 	var keys []string
-	var landed []store.Entry
+	var landed []format.Entry
 	for i, w := range ws {
 		if written[i] {
 			keys = append(keys, w.Entry.Key())

@@ -15,14 +15,15 @@ import (
 	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
 )
 
 // foldedStore is a mem store folded with one entry.
-func foldedStore(t *testing.T) (*store.Store, store.Entry) {
+func foldedStore(t *testing.T) (*store.Store, format.Entry) {
 	t.Helper()
 	st := storefixture.NewMem(t)
-	a := storefixture.Ent(store.KindSig, objA, "alice")
+	a := storefixture.Ent(format.KindSig, objA, "alice")
 	storefixture.PutEntries(t, st, a)
 	storefixture.WriteEntryList(t, st, true, a)
 	return st, a
@@ -36,8 +37,8 @@ func TestOwnWriteVisibleAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := ix.Generation()
-	b := storefixture.Ent(store.KindSig, objB, "bob")
-	c := storefixture.Ent(store.KindReceipt, objC, "runner-1")
+	b := storefixture.Ent(format.KindSig, objB, "bob")
+	c := storefixture.Ent(format.KindReceipt, objC, "runner-1")
 	if err := ix.Put(ctx, b, []byte("bob's sig")); err != nil {
 		t.Fatal(err)
 	}
@@ -91,15 +92,15 @@ func TestPutRefusesBadWrites(t *testing.T) {
 	st, _ := foldedStore(t)
 	ix, _ := openIndex(t, st)
 	for name, w := range map[string]Write{
-		"bad value":          {Entry: storefixture.Ent(store.KindSig, objA, "a/b"), Data: []byte("x")},
-		"bad object":         {Entry: storefixture.Ent(store.KindSig, "ABCD", "a"), Data: []byte("x")},
-		"empty signature":    {Entry: storefixture.Ent(store.KindSig, objA, "a")},
-		"bytes in an index":  {Entry: storefixture.Ent(store.KindSeal, objA, "s"), Data: []byte("x")},
-		"one bad in a batch": {Entry: storefixture.Ent(store.KindSeal, objA, ".."), Data: nil},
+		"bad value":          {Entry: storefixture.Ent(format.KindSig, objA, "a/b"), Data: []byte("x")},
+		"bad object":         {Entry: storefixture.Ent(format.KindSig, "ABCD", "a"), Data: []byte("x")},
+		"empty signature":    {Entry: storefixture.Ent(format.KindSig, objA, "a")},
+		"bytes in an index":  {Entry: storefixture.Ent(format.KindSeal, objA, "s"), Data: []byte("x")},
+		"one bad in a batch": {Entry: storefixture.Ent(format.KindSeal, objA, ".."), Data: nil},
 	} {
 		d := storefixture.Delta(st, func() {
-			err := ix.PutBatch(ctx, []Write{{Entry: storefixture.Ent(store.KindCert, objC, "ok")}, w})
-			if !errors.Is(err, store.ErrBadKey) {
+			err := ix.PutBatch(ctx, []Write{{Entry: storefixture.Ent(format.KindCert, objC, "ok")}, w})
+			if !errors.Is(err, format.ErrBadKey) {
 				t.Errorf("%s: %v, want ErrBadKey", name, err)
 			}
 		})
@@ -125,13 +126,13 @@ func TestPutWritesObjectBeforeJournal(t *testing.T) {
 		return real(ctx, s, keys)
 	}
 	ws := []Write{
-		{Entry: storefixture.Ent(store.KindSig, objB, "bob"), Data: []byte("b")},
-		{Entry: storefixture.Ent(store.KindSeal, objC, "s")},
+		{Entry: storefixture.Ent(format.KindSig, objB, "bob"), Data: []byte("b")},
+		{Entry: storefixture.Ent(format.KindSeal, objC, "s")},
 	}
 	if err := ix.PutBatch(ctx, ws); err != nil {
 		t.Fatal(err)
 	}
-	want := keysOf([]store.Entry{ws[0].Entry, ws[1].Entry})
+	want := keysOf([]format.Entry{ws[0].Entry, ws[1].Entry})
 	if slices.Sort(checked); !slices.Equal(checked, want) {
 		t.Fatalf("appended %v", checked)
 	}
@@ -151,7 +152,7 @@ func TestJournalFailureReportsUnjournaledKeys(t *testing.T) {
 	ix.appendFn = func(context.Context, *store.Store, []string) (journal.AppendResult, error) {
 		return journal.AppendResult{}, errors.New("injected CAS failure")
 	}
-	b := storefixture.Ent(store.KindSig, objB, "bob")
+	b := storefixture.Ent(format.KindSig, objB, "bob")
 	err := ix.Put(ctx, b, []byte("b"))
 	if err == nil || !strings.Contains(err.Error(), "injected CAS failure") || !strings.Contains(err.Error(), "journal lines were not") {
 		t.Fatalf("Put: %v", err)
@@ -176,7 +177,7 @@ func TestFailedPartialFoldAfterLandedLinesStillAcknowledges(t *testing.T) {
 		}
 		return res, fmt.Errorf("append: %w: injected", journal.ErrPartialFold)
 	}
-	b := storefixture.Ent(store.KindSig, objB, "bob")
+	b := storefixture.Ent(format.KindSig, objB, "bob")
 	if err := ix.Put(ctx, b, []byte("b")); err != nil {
 		t.Fatalf("Put whose journal line landed: %v", err)
 	}
@@ -193,9 +194,9 @@ func TestGroupCommitBatchesJournalUpdates(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 1000
-	var es []store.Entry
+	var es []format.Entry
 	for i := 0; i < n; i++ {
-		es = append(es, storefixture.Ent(store.KindSig, fmt.Sprintf("%064x", i+1), "signer"))
+		es = append(es, storefixture.Ent(format.KindSig, fmt.Sprintf("%064x", i+1), "signer"))
 	}
 	d := storefixture.Delta(st, func() {
 		var wg sync.WaitGroup
@@ -242,7 +243,7 @@ func TestCloseWaitsForPendingAppends(t *testing.T) {
 		return real(ctx, s, keys)
 	}
 	done := make(chan error)
-	go func() { done <- ix.Put(ctx, storefixture.Ent(store.KindSig, objB, "b"), []byte("b")) }()
+	go func() { done <- ix.Put(ctx, storefixture.Ent(format.KindSig, objB, "b"), []byte("b")) }()
 	<-entered
 	closed := make(chan struct{})
 	go func() { ix.Close(); close(closed) }()
@@ -259,7 +260,7 @@ func TestCloseWaitsForPendingAppends(t *testing.T) {
 	if got := storefixture.JournalKeys(t, st); len(got) != 1 {
 		t.Fatalf("journal %v", got)
 	}
-	if err := ix.Put(ctx, storefixture.Ent(store.KindSig, objC, "c"), []byte("c")); !errors.Is(err, ErrClosed) {
+	if err := ix.Put(ctx, storefixture.Ent(format.KindSig, objC, "c"), []byte("c")); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Put after Close: %v", err)
 	}
 }
@@ -267,9 +268,9 @@ func TestCloseWaitsForPendingAppends(t *testing.T) {
 func TestSigCacheBoundedAndInvalidatedOnReplace(t *testing.T) {
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
-	var sigs []store.Entry
-	if _, err := gen.Generate(ctx, st, gen.Options{Entries: 200, Seed: 9, Fold: true, OnEntry: func(e store.Entry, _ string) {
-		if e.Kind == store.KindSig {
+	var sigs []format.Entry
+	if _, err := gen.Generate(ctx, st, gen.Options{Entries: 200, Seed: 9, Fold: true, OnEntry: func(e format.Entry, _ string) {
+		if e.Kind == format.KindSig {
 			sigs = append(sigs, e)
 		}
 	}}); err != nil {
@@ -347,7 +348,7 @@ func TestSignerReplacesSignature(t *testing.T) {
 	if err := writer.Put(ctx, a, []byte("v3")); err != nil {
 		t.Fatal(err)
 	}
-	nodes, err := writer.ReadDir(ctx, objectPath(store.KindSig, objA))
+	nodes, err := writer.ReadDir(ctx, objectPath(format.KindSig, objA))
 	if err != nil || len(nodes) != 1 || nodes[0].Size != 2 {
 		t.Fatalf("one signer, one file: %+v %v", nodes, err)
 	}
@@ -379,7 +380,7 @@ func TestRefreshSeesOtherWriter(t *testing.T) {
 	if reader.Generation() != g {
 		t.Fatal("an idle refresh bumped the generation")
 	}
-	b := storefixture.Ent(store.KindSig, objB, "bob")
+	b := storefixture.Ent(format.KindSig, objB, "bob")
 	if err := writer.Put(ctx, b, []byte("b")); err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +399,7 @@ func TestRefreshSeesOtherWriter(t *testing.T) {
 	if reader.Generation() == g {
 		t.Fatal("a refresh that changed the tree kept the generation")
 	}
-	if got := walkEntries(t, reader); !slices.Equal(got, keysOf([]store.Entry{a, b})) {
+	if got := walkEntries(t, reader); !slices.Equal(got, keysOf([]format.Entry{a, b})) {
 		t.Fatalf("tree %v", got)
 	}
 	// A complete fold: its new list is the only one read.
@@ -408,7 +409,7 @@ func TestRefreshSeesOtherWriter(t *testing.T) {
 	if d := storefixture.Delta(st, func() { reader.Refresh(ctx) }); d != (store.Counts{List: 1, Get: 3}) {
 		t.Fatalf("refresh after a fold sent %v", d)
 	}
-	if got := walkEntries(t, reader); !slices.Equal(got, keysOf([]store.Entry{a, b})) {
+	if got := walkEntries(t, reader); !slices.Equal(got, keysOf([]format.Entry{a, b})) {
 		t.Fatalf("tree after fold %v", got)
 	}
 }
@@ -419,9 +420,9 @@ func TestBigBatchFoldsPartialListAndStaysVisible(t *testing.T) {
 	ix, _ := openIndex(t, st)
 	reader, _ := openIndex(t, otherHandle(st))
 	var ws []Write
-	var es []store.Entry
-	for i := 0; i < store.PartialFoldThreshold+200; i++ {
-		e := storefixture.Ent(store.KindSeal, fmt.Sprintf("%08x", i), "s")
+	var es []format.Entry
+	for i := 0; i < format.PartialFoldThreshold+200; i++ {
+		e := storefixture.Ent(format.KindSeal, fmt.Sprintf("%08x", i), "s")
 		ws = append(ws, Write{Entry: e})
 		es = append(es, e)
 	}

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestBrowseFoldedS3StoreSendsNoList is the product's claim (DESIGN §4, §7)
@@ -163,7 +163,7 @@ func TestBrowseFoldedS3StoreSendsNoList(t *testing.T) {
 	run(t, "cat", filepath.Join(mnt, ".oxy", "retired"))
 	listText := run(t, "cat", filepath.Join(mnt, ".oxy", "lists", s0.LiveLists[0].Name))
 	ll := lines(listText)
-	if len(ll) != entries+1 || ll[0] != store.EntryListHeader {
+	if len(ll) != entries+1 || ll[0] != format.EntryListHeader {
 		t.Errorf(".oxy/lists/%s: %d lines starting %q, want the header and %d keys", s0.LiveLists[0].Name, len(ll), ll[0], entries)
 	}
 	const oxyReads = 1 // the list

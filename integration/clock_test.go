@@ -9,6 +9,7 @@ import (
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/lyingproxy"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // Issue 22 item 7: the hour rules are kept on the store's clock, read from
@@ -35,7 +36,7 @@ var clockCases = []struct {
 	// gc exit 1 naming the skew, and change nothing.
 	{"host-2h-behind", func(t *testing.T, g *gcLiar) {
 		g.folded(t)
-		g.write(t, g.key(store.KindSeal, g.kept, "s2"))
+		g.write(t, g.key(format.KindSeal, g.kept, "s2"))
 		before := g.state(t)
 		for _, args := range [][]string{{"fold", g.url}, {"gc", g.url}} {
 			g.p.Set(lyingproxy.ShiftDate(2 * time.Hour)) // g.refused reads the bucket honestly
@@ -46,7 +47,7 @@ var clockCases = []struct {
 	}},
 	{"host-2h-ahead", func(t *testing.T, g *gcLiar) {
 		g.folded(t)
-		g.write(t, g.key(store.KindSeal, g.kept, "s2"))
+		g.write(t, g.key(format.KindSeal, g.kept, "s2"))
 		before := g.state(t)
 		for _, args := range [][]string{{"fold", g.url}, {"gc", g.url}} {
 			g.p.Set(lyingproxy.ShiftDate(-2 * time.Hour)) // g.refused reads the bucket honestly
@@ -58,7 +59,7 @@ var clockCases = []struct {
 	// A store that gives no time: a fold fails closed.
 	{"no-date", func(t *testing.T, g *gcLiar) {
 		g.folded(t)
-		g.write(t, g.key(store.KindSeal, g.kept, "s2"))
+		g.write(t, g.key(format.KindSeal, g.kept, "s2"))
 		before := g.state(t)
 		for _, args := range [][]string{{"fold", g.url}, {"gc", g.url}} {
 			g.p.Set(lyingproxy.NoDate()) // g.refused reads the bucket honestly
@@ -72,7 +73,7 @@ var clockCases = []struct {
 	// Within the margin a fold goes ahead.
 	{"within-the-margin", func(t *testing.T, g *gcLiar) {
 		g.folded(t)
-		g.write(t, g.key(store.KindSeal, g.kept, "s2"))
+		g.write(t, g.key(format.KindSeal, g.kept, "s2"))
 		g.p.Set(lyingproxy.ShiftDate(store.ClockMargin - 30*time.Second))
 		if r := oxyfs(t, g.srv, "fold", g.url); r.code != 0 {
 			t.Fatalf("a fold %v off the store's clock (margin %v): %s", store.ClockMargin-30*time.Second, store.ClockMargin, r)

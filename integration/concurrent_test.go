@@ -12,6 +12,7 @@ import (
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/testservers"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestConcurrentWritersAndFoldsOnS3: 8 writers, each with its own store and
@@ -30,7 +31,7 @@ func TestConcurrentWritersAndFoldsOnS3(t *testing.T) {
 	const foldEvery = 200 * time.Millisecond
 
 	type writerResult struct {
-		landed      []store.Entry
+		landed      []format.Entry
 		failed      []error
 		maxTries    int64 // most journal CAS tries one Put took
 		totalTries  int64
@@ -103,7 +104,7 @@ func TestConcurrentWritersAndFoldsOnS3(t *testing.T) {
 				return
 			}
 			for i := range perWriter {
-				e := store.Entry{Kind: store.KindSig, Object: newObjectID(w, i), Value: fmt.Sprintf("writer-%02d", w)}
+				e := format.Entry{Kind: format.KindSig, Object: newObjectID(w, i), Value: fmt.Sprintf("writer-%02d", w)}
 				data := []byte(fmt.Sprintf("signature %d of writer %d", i, w))
 				c0 := st.Counts()
 				err := ix.Put(ctx, e, data)
@@ -141,7 +142,7 @@ func TestConcurrentWritersAndFoldsOnS3(t *testing.T) {
 		t.Fatalf("final fold: %v", err)
 	}
 
-	var landed []store.Entry
+	var landed []format.Entry
 	var maxTries, totalTries, appends int64
 	for w, r := range results {
 		for _, err := range r.failed {
@@ -188,12 +189,12 @@ func TestConcurrentWritersAndFoldsOnS3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	listed, err := store.DecodeEntryListAll(data)
+	listed, err := format.DecodeEntryListAll(data)
 	if err != nil {
 		t.Fatalf("decode %s: %v", live[0].Name, err)
 	}
 	var objects []string
-	for _, k := range store.Kinds {
+	for _, k := range format.Kinds {
 		if err := st.List(ctx, k.Prefix(), "", func(it store.ListItem) error {
 			objects = append(objects, it.Key)
 			return nil
@@ -262,7 +263,7 @@ func TestConcurrentWritersAndFoldsOnS3(t *testing.T) {
 	}
 	// Spot-check bytes: each writer's first signature.
 	for w := range writers {
-		e := store.Entry{Kind: store.KindSig, Object: newObjectID(w, 0), Value: fmt.Sprintf("writer-%02d", w)}
+		e := format.Entry{Kind: format.KindSig, Object: newObjectID(w, 0), Value: fmt.Sprintf("writer-%02d", w)}
 		got, err := ix.ReadSig(ctx, e)
 		if want := fmt.Sprintf("signature %d of writer %d", 0, w); err != nil || string(got) != want {
 			t.Errorf("fresh handle: read %s: %q, %v; want %q", e.Key(), got, err, want)

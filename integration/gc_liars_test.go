@@ -16,6 +16,7 @@ import (
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/internal/testservers"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
 )
 
@@ -50,13 +51,13 @@ func newGCLiar(t *testing.T, kind string) *gcLiar {
 	return g
 }
 
-func (g *gcLiar) key(kind store.Kind, object, value string) string {
-	return store.Entry{Kind: kind, Object: object, Value: value}.Key()
+func (g *gcLiar) key(kind format.Kind, object, value string) string {
+	return format.Entry{Kind: kind, Object: object, Value: value}.Key()
 }
 
 // forgottenKeys are the forgotten object's entries.
 func (g *gcLiar) forgottenKeys() []string {
-	return []string{g.key(store.KindReceipt, g.forgotten, "r1"), g.key(store.KindSig, g.forgotten, "alice"), g.key(store.KindSig, g.forgotten, "bob")}
+	return []string{g.key(format.KindReceipt, g.forgotten, "r1"), g.key(format.KindSig, g.forgotten, "alice"), g.key(format.KindSig, g.forgotten, "bob")}
 }
 
 // write writes entries as a journaling writer does: their keys, then their
@@ -73,7 +74,7 @@ func (g *gcLiar) write(t *testing.T, keys ...string) {
 // and folded into one complete list, whose name it returns.
 func (g *gcLiar) folded(t *testing.T) string {
 	t.Helper()
-	g.write(t, append([]string{g.key(store.KindSig, g.kept, "alice"), g.key(store.KindSeal, g.kept, "s1")}, g.forgottenKeys()...)...)
+	g.write(t, append([]string{g.key(format.KindSig, g.kept, "alice"), g.key(format.KindSeal, g.kept, "s1")}, g.forgottenKeys()...)...)
 	rep, err := fold.Complete(context.Background(), g.st, fold.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -133,14 +134,14 @@ var gcLiarCases = []struct {
 	{"1-forget-listing-ignores-prefix", func(t *testing.T, g *gcLiar) {
 		g.folded(t)
 		before := g.state(t)
-		g.p.Set(lyingproxy.IgnorePrefix(), lyingproxy.ListsUnder(g.key(store.KindSig, g.forgotten, "")))
+		g.p.Set(lyingproxy.IgnorePrefix(), lyingproxy.ListsUnder(g.key(format.KindSig, g.forgotten, "")))
 		g.refused(t, g.gcForget(t), before)
 	}},
 	// Item 1, the plan's own check: a key under the forgotten object's
 	// prefix that is no entry of it is not deleted on the listing's word.
 	{"1-forget-listing-shows-no-entry", func(t *testing.T, g *gcLiar) {
 		g.folded(t)
-		storefixture.PutObjects(t, g.st, g.key(store.KindSig, g.forgotten, "")+"not/an-entry")
+		storefixture.PutObjects(t, g.st, g.key(format.KindSig, g.forgotten, "")+"not/an-entry")
 		before := g.state(t)
 		g.refused(t, g.gcForget(t), before)
 	}},
@@ -162,22 +163,22 @@ var gcLiarCases = []struct {
 		var journaled []string
 		for range 8 {
 			obj := newObject(t)
-			storefixture.PutObjects(t, g.st, g.key(store.KindSig, obj, "older-writer"))
-			journaled = append(journaled, g.key(store.KindSig, obj, "alice"))
+			storefixture.PutObjects(t, g.st, g.key(format.KindSig, obj, "older-writer"))
+			journaled = append(journaled, g.key(format.KindSig, obj, "alice"))
 		}
 		g.write(t, journaled...)
 		before := g.state(t)
 		g.p.Set(lyingproxy.CutPage(), lyingproxy.ListsUnder("sig/"))
 		// The marker of the older lists' fold (there are none) comes
 		// before the listing; no list, no mark.
-		g.refused(t, oxyfs(t, g.srv, "fold", g.url), before, store.LegacyFoldedMarker)
+		g.refused(t, oxyfs(t, g.srv, "fold", g.url), before, format.LegacyFoldedMarker)
 	}},
 	// Item 5: the forgotten object's sig/ LIST is empty; gc said the keys
 	// were deleted, and they stayed.
 	{"5-forget-empty-listing", func(t *testing.T, g *gcLiar) {
 		g.folded(t)
 		before := g.state(t)
-		g.p.Set(lyingproxy.EmptyPages(), lyingproxy.ListsUnder(g.key(store.KindSig, g.forgotten, "")))
+		g.p.Set(lyingproxy.EmptyPages(), lyingproxy.ListsUnder(g.key(format.KindSig, g.forgotten, "")))
 		g.refused(t, g.gcForget(t), before)
 	}},
 	// Item 6: DELETE answers 204/202 and keeps the object: gc reported the
@@ -194,12 +195,12 @@ var gcLiarCases = []struct {
 	// which made the list live again.
 	{"6-retired-delete-lies", func(t *testing.T, g *gcLiar) {
 		old := g.folded(t)
-		g.write(t, g.key(store.KindSig, g.kept, "carol"))
+		g.write(t, g.key(format.KindSig, g.kept, "carol"))
 		if _, err := fold.Complete(context.Background(), g.st, fold.Options{}); err != nil { // retires old
 			t.Fatal(err)
 		}
 		// Retired long ago: due now.
-		if _, err := g.st.UpdateRecord(context.Background(), store.RetiredKey, func(data []byte, _ bool) ([]byte, error) {
+		if _, err := g.st.UpdateRecord(context.Background(), format.RetiredKey, func(data []byte, _ bool) ([]byte, error) {
 			out := "1 " + old + "\n"
 			for l := range strings.Lines(string(data)) {
 				if !strings.HasSuffix(l, " "+old+"\n") {
@@ -232,11 +233,11 @@ var gcLiarCases = []struct {
 			t.Fatal(err)
 		}
 		defer w.Close()
-		journalOnly := store.Entry{Kind: store.KindSeal, Object: g.kept, Value: "s2"}
+		journalOnly := format.Entry{Kind: format.KindSeal, Object: g.kept, Value: "s2"}
 		if err := w.Put(ctx, journalOnly, nil); err != nil {
 			t.Fatal(err)
 		}
-		for _, record := range []string{store.JournalKey, store.RetiredKey} {
+		for _, record := range []string{format.JournalKey, format.RetiredKey} {
 			g.p.Set()
 			ix, err := index.Open(ctx, g.st, index.Options{Warn: func(string) {}})
 			if err != nil {
@@ -270,7 +271,7 @@ var gcLiarCases = []struct {
 			t.Fatal(err)
 		}
 		defer w.Close()
-		if err := w.Put(ctx, store.Entry{Kind: store.KindSeal, Object: g.kept, Value: "s2"}, nil); err != nil {
+		if err := w.Put(ctx, format.Entry{Kind: format.KindSeal, Object: g.kept, Value: "s2"}, nil); err != nil {
 			t.Fatal(err)
 		}
 		dir := t.TempDir()
@@ -282,7 +283,7 @@ var gcLiarCases = []struct {
 		if len(before) != 3 { // kept's alice and s1, and s2 in the journal only
 			t.Fatalf("the mount shows %v, want kept's 3 entries", before)
 		}
-		for _, record := range []string{store.JournalKey, store.RetiredKey} {
+		for _, record := range []string{format.JournalKey, format.RetiredKey} {
 			g.p.Set(lyingproxy.NotFound(record))
 			n, _ := m.stderr.count("(SIGHUP)") // "refreshed (SIGHUP)" or "refresh (SIGHUP): error"
 			m.signal(syscall.SIGHUP)
@@ -315,7 +316,7 @@ var gcLiarCases = []struct {
 	{"22.5-dry-run-names-only-keys-that-exist", func(t *testing.T, g *gcLiar) {
 		g.folded(t)
 		gone := "pack-0123456789abcdef.pack"
-		if _, err := g.st.UpdateRecord(context.Background(), store.RetiredKey, func(data []byte, _ bool) ([]byte, error) {
+		if _, err := g.st.UpdateRecord(context.Background(), format.RetiredKey, func(data []byte, _ bool) ([]byte, error) {
 			return append([]byte("1 "+gone+"\n"), data...), nil
 		}); err != nil {
 			t.Fatal(err)
@@ -345,7 +346,7 @@ var gcLiarCases = []struct {
 		var gone []string
 		for k := range before.keys {
 			if _, ok := after.keys[k]; !ok {
-				if e, err := store.ParseKey(k); err == nil {
+				if e, err := format.ParseKey(k); err == nil {
 					gone = append(gone, e.Key())
 				}
 			}

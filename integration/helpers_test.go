@@ -22,6 +22,7 @@ import (
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/testservers"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // Deadlines. Nothing in these tests waits without one.
@@ -467,7 +468,7 @@ func readBucket(t *testing.T, st *store.Store) bucketState {
 	for _, r := range []struct {
 		key string
 		dst *string
-	}{{store.JournalKey, &b.journal}, {store.RetiredKey, &b.retired}} {
+	}{{format.JournalKey, &b.journal}, {format.RetiredKey, &b.retired}} {
 		data, _, err := st.ReadRecord(ctx, r.key)
 		if err != nil {
 			t.Fatalf("read %s: %v", r.key, err)
@@ -502,13 +503,13 @@ func (a bucketState) diff(b bucketState) string {
 }
 
 // journalLines reads and parses the journal through st.
-func journalLines(t *testing.T, st *store.Store) []store.JournalLine {
+func journalLines(t *testing.T, st *store.Store) []format.JournalLine {
 	t.Helper()
-	data, _, err := st.ReadRecord(context.Background(), store.JournalKey)
+	data, _, err := st.ReadRecord(context.Background(), format.JournalKey)
 	if err != nil {
 		t.Fatalf("read journal: %v", err)
 	}
-	ls, bad := store.ParseJournal(data)
+	ls, bad := format.ParseJournal(data)
 	if bad.Count > 0 {
 		t.Errorf("journal has %d lines that do not parse; first: %v", bad.Count, bad.First[0])
 	}
@@ -516,7 +517,7 @@ func journalLines(t *testing.T, st *store.Store) []store.JournalLine {
 }
 
 // unfoldedLines counts the journal lines "0 key".
-func unfoldedLines(ls []store.JournalLine, key string) int {
+func unfoldedLines(ls []format.JournalLine, key string) int {
 	n := 0
 	for _, l := range ls {
 		if l.Key == key && !l.Folded() {

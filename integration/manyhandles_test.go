@@ -19,7 +19,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
 )
 
@@ -145,13 +145,13 @@ func TestManyHandlesOnOneBucket(t *testing.T) {
 	}
 	var seed []index.Write
 	for i := range 4 {
-		e := store.Entry{Kind: store.KindSig, Object: obj(i), Value: "seed"}
+		e := format.Entry{Kind: format.KindSig, Object: obj(i), Value: "seed"}
 		seed = append(seed, index.Write{Entry: e, Data: sigBytes("seed", i)})
 	}
 	forgetSeed := []index.Write{
-		{Entry: store.Entry{Kind: store.KindSig, Object: forgotten, Value: "seed-a"}, Data: sigBytes("seed-a", 1)},
-		{Entry: store.Entry{Kind: store.KindSig, Object: forgotten, Value: "seed-b"}, Data: sigBytes("seed-b", 2)},
-		{Entry: store.Entry{Kind: store.KindSeal, Object: forgotten, Value: "s1"}},
+		{Entry: format.Entry{Kind: format.KindSig, Object: forgotten, Value: "seed-a"}, Data: sigBytes("seed-a", 1)},
+		{Entry: format.Entry{Kind: format.KindSig, Object: forgotten, Value: "seed-b"}, Data: sigBytes("seed-b", 2)},
+		{Entry: format.Entry{Kind: format.KindSeal, Object: forgotten, Value: "s1"}},
 	}
 	if err := hostD.PutBatch(ctx, append(seed, forgetSeed...)); err != nil {
 		t.Fatalf("seed: %v", err)
@@ -231,7 +231,7 @@ func TestManyHandlesOnOneBucket(t *testing.T) {
 			counts.Unlock()
 		}
 	})
-	reput := store.Entry{Kind: store.KindSig, Object: forgotten, Value: "d"}
+	reput := format.Entry{Kind: format.KindSig, Object: forgotten, Value: "d"}
 	bg.Go(func() {
 		for round := 0; ; round++ {
 			select {
@@ -292,7 +292,7 @@ func TestManyHandlesOnOneBucket(t *testing.T) {
 		writers.Go(func() {
 			signer := fmt.Sprintf("m%d", m)
 			for i := range cpsEach {
-				e := store.Entry{Kind: store.KindSig, Object: obj(i % keysPerOwner), Value: signer}
+				e := format.Entry{Kind: format.KindSig, Object: obj(i % keysPerOwner), Value: signer}
 				data := sigBytes(signer, i)
 				try(e.Key(), data)
 				src, err := srcFile(data)
@@ -311,7 +311,7 @@ func TestManyHandlesOnOneBucket(t *testing.T) {
 				}
 				ack(e.Key(), data)
 				if i%4 == 3 { // an index entry too
-					se := store.Entry{Kind: store.KindSeal, Object: obj(i % keysPerOwner), Value: fmt.Sprintf("%s-%d", signer, i)}
+					se := format.Entry{Kind: format.KindSeal, Object: obj(i % keysPerOwner), Value: fmt.Sprintf("%s-%d", signer, i)}
 					p := filepath.Join(mp.dir, se.Key())
 					try(se.Key(), nil)
 					if _, errOut, err := runErr("mkdir", "-p", filepath.Dir(p)); err != nil {
@@ -332,7 +332,7 @@ func TestManyHandlesOnOneBucket(t *testing.T) {
 			var ws []index.Write
 			for j := range 3 {
 				i := b*3 + j
-				e := store.Entry{Kind: store.KindSig, Object: obj(1 + i%keysPerOwner), Value: "d"}
+				e := format.Entry{Kind: format.KindSig, Object: obj(1 + i%keysPerOwner), Value: "d"}
 				ws = append(ws, index.Write{Entry: e, Data: sigBytes("d", i)})
 				try(e.Key(), ws[len(ws)-1].Data)
 			}
@@ -349,7 +349,7 @@ func TestManyHandlesOnOneBucket(t *testing.T) {
 	})
 	writers.Go(func() { // serve's host writes with the CLI
 		for i := range cliPuts {
-			e := store.Entry{Kind: store.KindSig, Object: obj(2 + i%2), Value: "cli"}
+			e := format.Entry{Kind: format.KindSig, Object: obj(2 + i%2), Value: "cli"}
 			data := sigBytes("cli", i)
 			try(e.Key(), data)
 			src, err := srcFile(data)
@@ -476,7 +476,7 @@ func TestManyHandlesOnOneBucket(t *testing.T) {
 // read to its end. It returns what the descriptor read, which must be one
 // whole version, and whether it was the old one.
 func heldRead(ctx context.Context, ix *index.Index, mnt, obj, signer string, round int, sigBytes func(string, int) []byte, try, ack func(string, []byte)) (whole []byte, old bool, err error) {
-	e := store.Entry{Kind: store.KindSig, Object: obj, Value: signer}
+	e := format.Entry{Kind: format.KindSig, Object: obj, Value: signer}
 	v1, v2 := sigBytes(signer, 2*round+1), sigBytes(signer, 2*round+2)
 	if len(v1) == len(v2) {
 		v2 = append(v2, "+"...)

@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // A tree is every name a handle shows under its root but .oxy/, by path:
@@ -45,7 +45,7 @@ func indexTree(ctx context.Context, ix *index.Index) (tree, error) {
 			case index.NodeSymlink:
 				out[p] = "link:" + n.Target
 			default:
-				if n.Entry.Kind != store.KindSig {
+				if n.Entry.Kind != format.KindSig {
 					out[p] = "file:"
 					continue
 				}

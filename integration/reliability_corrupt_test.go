@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestReliabilityCorruptStore: a truncated live list, a garbage live list, a
@@ -60,7 +61,7 @@ func TestReliabilityCorruptStore(t *testing.T) {
 		}, true},
 		{"journal lines that do not parse", func(t *testing.T, st *store.Store, _ *store.Snapshot) (string, string) {
 			bad := "garbage line\n12x sig/ab/cdef/x\n\xff\xfe not utf-8\n0 sig/AB/cdef/upper\n0 ../../etc/passwd\n\n0\n"
-			if _, err := st.UpdateRecord(ctx, store.JournalKey, func(old []byte, _ bool) ([]byte, error) {
+			if _, err := st.UpdateRecord(ctx, format.JournalKey, func(old []byte, _ bool) ([]byte, error) {
 				return append(append([]byte(nil), old...), bad...), nil
 			}); err != nil {
 				t.Fatal(err)
@@ -78,7 +79,7 @@ func TestReliabilityCorruptStore(t *testing.T) {
 			}
 			rec := fmt.Sprintf("%d pack-%s.entries\n%d pack-%s.entries-part\nnot a line\n%d %s\n",
 				now, strings.Repeat("cd", 32), old, strings.Repeat("ef", 32), old, items[0].Key)
-			if _, err := st.UpdateRecord(ctx, store.RetiredKey, func(b []byte, _ bool) ([]byte, error) {
+			if _, err := st.UpdateRecord(ctx, format.RetiredKey, func(b []byte, _ bool) ([]byte, error) {
 				return append(append([]byte(nil), b...), rec...), nil
 			}); err != nil {
 				t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestReliabilityServerKilledDuringWritesAndFolds kills the S3 server
@@ -84,7 +84,7 @@ func TestReliabilityServerKilledDuringWritesAndFolds(t *testing.T) {
 	for w := range 2 {
 		load.Go(func() {
 			for i := 0; !stopped(); i++ {
-				e := store.Entry{Kind: store.KindSig, Object: relObject(w, i), Value: fmt.Sprintf("put-%d", w)}
+				e := format.Entry{Kind: format.KindSig, Object: relObject(w, i), Value: fmt.Sprintf("put-%d", w)}
 				data := []byte(fmt.Sprintf("signature %d by put-%d", i, w))
 				r := oxyfs(t, srv, "put", "--timeout", "5s", url, e.Key(), relTempFile(t, "sig", data))
 				switch {
@@ -104,7 +104,7 @@ func TestReliabilityServerKilledDuringWritesAndFolds(t *testing.T) {
 	}
 	load.Go(func() {
 		for i := 0; !stopped(); i++ {
-			e := store.Entry{Kind: store.KindSig, Object: relObject(9, i), Value: "cp"}
+			e := format.Entry{Kind: format.KindSig, Object: relObject(9, i), Value: "cp"}
 			data := []byte(fmt.Sprintf("signature %d by cp", i))
 			dst := filepath.Join(mnt, e.Key())
 			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
@@ -168,7 +168,7 @@ func TestReliabilityServerKilledDuringWritesAndFolds(t *testing.T) {
 			t.Errorf("outage %d: .oxy/status shows %d entries, want at least 300", n, s.Entries)
 		}
 		// A write is EIO, with a line naming the store in the mount's log.
-		e := store.Entry{Kind: store.KindSig, Object: relObject(20, n), Value: "during-outage"}
+		e := format.Entry{Kind: format.KindSig, Object: relObject(20, n), Value: "during-outage"}
 		dst := filepath.Join(mnt, e.Key())
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			t.Errorf("outage %d: mkdir through the mount: %v", n, err)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // The reliability tests (reliability_*_test.go) run in CI at scale 1, in
@@ -117,7 +118,7 @@ func relTempFile(t *testing.T, name string, data []byte) string {
 
 // relLiveKeys returns the keys of every live list of the store (sorted,
 // each once), after checking each list is whole: it decodes, and its name
-// is the hash of its content (store.VerifyEntryList).
+// is the hash of its content (format.VerifyEntryList).
 func relLiveKeys(t *testing.T, st *store.Store) (keys []string, complete int) {
 	t.Helper()
 	ctx := context.Background()
@@ -130,11 +131,11 @@ func relLiveKeys(t *testing.T, st *store.Store) (keys []string, complete int) {
 		if err != nil {
 			t.Fatalf("read live list %s: %v", l.Name, err)
 		}
-		if err := store.VerifyEntryList(l.Name, data); err != nil {
+		if err := format.VerifyEntryList(l.Name, data); err != nil {
 			t.Errorf("live list %s is not whole: %v", l.Name, err)
 			continue
 		}
-		ks, err := store.DecodeEntryListAll(data)
+		ks, err := format.DecodeEntryListAll(data)
 		if err != nil {
 			t.Errorf("live list %s: %v", l.Name, err)
 			continue

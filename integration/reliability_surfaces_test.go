@@ -19,7 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/oxyfs/oxyfs/internal/testservers"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // Every output surface of oxyfs: what a user, a log collector, another
@@ -133,12 +133,12 @@ func TestReliabilityHostileNamesShownEscaped(t *testing.T) {
 	// A journal line whose key is not UTF-8.
 	st := openStore(t, url)
 	ctx := context.Background()
-	j, err := st.Bucket().ReadAll(ctx, store.JournalKey)
+	j, err := st.Bucket().ReadAll(ctx, format.JournalKey)
 	if err != nil {
 		t.Fatal(err)
 	}
 	j = append(j, "0 seal/"+obj[:2]+"/"+obj[2:]+"/bad\xffvalue\x1b[2J\n"...)
-	if err := st.Bucket().WriteAll(ctx, store.JournalKey, j, nil); err != nil {
+	if err := st.Bucket().WriteAll(ctx, format.JournalKey, j, nil); err != nil {
 		t.Fatal(err)
 	}
 	var seen bytes.Buffer

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestReliabilityManyWritersManyProcesses: 8 `oxyfs put` processes at a time
@@ -58,9 +59,9 @@ func TestReliabilityManyWritersManyProcesses(t *testing.T) {
 		tries += c.Tries
 		mu.Unlock()
 	}
-	entry := func(writer string, i int) store.Entry {
+	entry := func(writer string, i int) format.Entry {
 		obj := fmt.Sprintf("%02x%s%04x", (i*37+len(writer)*11)%256, strings.Repeat("0", 58), i)
-		return store.Entry{Kind: store.KindSig, Object: obj, Value: writer}
+		return format.Entry{Kind: format.KindSig, Object: obj, Value: writer}
 	}
 
 	// Readers and the folder run until the writers are done.

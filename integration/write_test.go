@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestCopyThroughMountLandsInBucket: cp of a signature and touch of a seal
@@ -41,9 +41,9 @@ func TestCopyThroughMountLandsInBucket(t *testing.T) {
 	obj := newObject(t)
 	hh, rest := obj[:2], obj[2:]
 	const signer = "integration-signer"
-	sigKey := store.Entry{Kind: store.KindSig, Object: obj, Value: signer}.Key()
+	sigKey := format.Entry{Kind: format.KindSig, Object: obj, Value: signer}.Key()
 	sealValue := newObject(t)
-	sealKey := store.Entry{Kind: store.KindSeal, Object: obj, Value: sealValue}.Key()
+	sealKey := format.Entry{Kind: format.KindSeal, Object: obj, Value: sealValue}.Key()
 
 	run(t, "mkdir", "-p", filepath.Join(a, "sig", hh, rest), filepath.Join(a, "seal", hh, rest))
 	run(t, "cp", src, filepath.Join(a, sigKey))
@@ -182,7 +182,7 @@ func TestConcurrentWritesThroughMountAreGrouped(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range perWriter {
-				e := store.Entry{Kind: store.KindSig, Object: newObjectID(w, i), Value: fmt.Sprintf("mount-writer-%d", w)}
+				e := format.Entry{Kind: format.KindSig, Object: newObjectID(w, i), Value: fmt.Sprintf("mount-writer-%d", w)}
 				data := []byte(fmt.Sprintf("signature %d by mount writer %d", i, w))
 				p := filepath.Join(mnt, e.Key())
 				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

@@ -18,7 +18,8 @@ type Version struct {
 	Exists bool
 }
 
-// ErrNoChange, returned by an update function, ends UpdateRecord without writing.
+// ErrNoChange is what an update function returns to end UpdateRecord
+// without writing.
 var ErrNoChange = errors.New("no change")
 
 // ReadRecord reads a record (journal, retired record) with its version.
@@ -177,3 +178,6 @@ func backoff(ctx context.Context, n int, rtt time.Duration) error {
 
 // maxBackoff caps one wait between compare-and-swap tries.
 const maxBackoff = 2 * time.Second
+
+// MaxCASTries bounds the compare-and-swap retries of one record update.
+const MaxCASTries = 32

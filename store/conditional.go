@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/oxyfs/oxyfs/store/format"
 	"sync"
 )
 
@@ -65,9 +66,9 @@ func (s *Store) ReadSnapshotSince(ctx context.Context, prev *Snapshot, list bool
 		jerr, rerr         error
 	)
 	wg.Go(func() {
-		jdata, jv, jchanged, jerr = s.ReadRecordIfChanged(ctx, JournalKey, prev.JournalVersion)
+		jdata, jv, jchanged, jerr = s.ReadRecordIfChanged(ctx, format.JournalKey, prev.JournalVersion)
 	})
-	rdata, rv, rchanged, rerr = s.ReadRecordIfChanged(ctx, RetiredKey, prev.RetiredVersion)
+	rdata, rv, rchanged, rerr = s.ReadRecordIfChanged(ctx, format.RetiredKey, prev.RetiredVersion)
 	wg.Wait()
 	if err := errors.Join(rerr, jerr); err != nil {
 		return nil, false, fmt.Errorf("read store layout again: %w", err)

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"github.com/oxyfs/oxyfs/store/format"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -37,7 +38,7 @@ func TestReadRecordIfChangedOnMemAndFile(t *testing.T) {
 			read := func(v Version) ([]byte, Version, bool) {
 				t.Helper()
 				before := s.Counts()
-				data, nv, changed, err := s.ReadRecordIfChanged(ctx, JournalKey, v)
+				data, nv, changed, err := s.ReadRecordIfChanged(ctx, format.JournalKey, v)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -49,7 +50,7 @@ func TestReadRecordIfChangedOnMemAndFile(t *testing.T) {
 			if _, v, changed := read(Version{}); changed || v.Exists {
 				t.Fatalf("absent record: changed %v, version %+v", changed, v)
 			}
-			if err := s.WriteRecord(ctx, JournalKey, []byte("0 sig/ab/cdef/alice\n"), Version{}); err != nil {
+			if err := s.WriteRecord(ctx, format.JournalKey, []byte("0 sig/ab/cdef/alice\n"), Version{}); err != nil {
 				t.Fatal(err)
 			}
 			data, v, changed := read(Version{})
@@ -60,7 +61,7 @@ func TestReadRecordIfChangedOnMemAndFile(t *testing.T) {
 				t.Fatalf("unchanged record: %q %+v %v", data, nv, changed)
 			}
 			// The same bytes written again: the same state.
-			if err := s.WriteRecord(ctx, JournalKey, []byte("0 sig/ab/cdef/alice\n"), v); err != nil {
+			if err := s.WriteRecord(ctx, format.JournalKey, []byte("0 sig/ab/cdef/alice\n"), v); err != nil {
 				t.Fatal(err)
 			}
 			if _, _, changed := read(v); changed {
@@ -69,17 +70,17 @@ func TestReadRecordIfChangedOnMemAndFile(t *testing.T) {
 			next := []byte("0 sig/ab/cdef/alice\n0 sig/ab/cdef/bob\n")
 			if backend == "file" {
 				// Another process: plain file write, no lock, no counters.
-				if err := os.WriteFile(filepath.Join(dir, JournalKey), next, 0o644); err != nil {
+				if err := os.WriteFile(filepath.Join(dir, format.JournalKey), next, 0o644); err != nil {
 					t.Fatal(err)
 				}
-			} else if err := s.WriteRecord(ctx, JournalKey, next, v); err != nil {
+			} else if err := s.WriteRecord(ctx, format.JournalKey, next, v); err != nil {
 				t.Fatal(err)
 			}
 			data, nv, changed := read(v)
 			if !changed || string(data) != string(next) || nv.Token != contentToken(next) {
 				t.Fatalf("replaced record: %q %+v %v", data, nv, changed)
 			}
-			if err := s.Delete(ctx, JournalKey); err != nil {
+			if err := s.Delete(ctx, format.JournalKey); err != nil {
 				t.Fatal(err)
 			}
 			if data, gone, changed := read(nv); !changed || data != nil || gone != (Version{}) {
@@ -112,32 +113,32 @@ func TestConditionalReadIsAnsweredNotModified(t *testing.T) {
 				}
 				defer s.Close()
 				body := []byte("0 sig/ab/cdef/alice\n")
-				if err := s.WriteRecord(ctx, JournalKey, body, Version{}); err != nil {
+				if err := s.WriteRecord(ctx, format.JournalKey, body, Version{}); err != nil {
 					t.Fatal(err)
 				}
-				_, v, err := s.ReadRecord(ctx, JournalKey)
+				_, v, err := s.ReadRecord(ctx, format.JournalKey)
 				if err != nil {
 					t.Fatal(err)
 				}
 				switch kind {
 				case "s3":
-					_, _, err := s.readWithToken(ctx, JournalKey, &blob.ReaderOptions{BeforeRead: s.drv.(*s3Driver).ifNoneMatch(v.Token)})
+					_, _, err := s.readWithToken(ctx, format.JournalKey, &blob.ReaderOptions{BeforeRead: s.drv.(*s3Driver).ifNoneMatch(v.Token)})
 					if !errors.Is(err, ErrNotModified) || httpStatus(err) != http.StatusNotModified {
 						t.Fatalf("S3 GET with If-None-Match of the current ETag: %v, want 304", err)
 					}
 				case "azure":
-					data, tok, ok, err := s.drv.(*azureDriver).readDirect(ctx, JournalKey, v.Token)
+					data, tok, ok, err := s.drv.(*azureDriver).readDirect(ctx, format.JournalKey, v.Token)
 					if err != nil || !ok || data != nil || tok != v.Token {
 						t.Fatalf("Azure download with If-None-Match of the current ETag: %q %q %v %v, want 304 (no body)", data, tok, ok, err)
 					}
 				case "gcs":
-					data, tok, err := s.readWithToken(ctx, JournalKey, &blob.ReaderOptions{BeforeRead: s.drv.(*gcsDriver).ifNoneMatch(v.Token)})
+					data, tok, err := s.readWithToken(ctx, format.JournalKey, &blob.ReaderOptions{BeforeRead: s.drv.(*gcsDriver).ifNoneMatch(v.Token)})
 					if err != nil || string(data) != string(body) || tok != v.Token {
 						t.Fatalf("GCS read with GenerationNotMatch (dropped on XML reads): %q %q %v, want the record in full at the same generation", data, tok, err)
 					}
 				}
 				before := s.Counts()
-				data, nv, changed, err := s.ReadRecordIfChanged(ctx, JournalKey, v)
+				data, nv, changed, err := s.ReadRecordIfChanged(ctx, format.JournalKey, v)
 				if err != nil || changed || data != nil || nv != v {
 					t.Fatalf("ReadRecordIfChanged of an unchanged record: %q %+v %v %v", data, nv, changed, err)
 				}
@@ -148,10 +149,10 @@ func TestConditionalReadIsAnsweredNotModified(t *testing.T) {
 					t.Fatalf("wire %v, counters %v", w, s.Counts())
 				}
 				// The record under the prefix, not beside it.
-				if err := s.WriteRecord(ctx, JournalKey, []byte("changed\n"), v); err != nil {
+				if err := s.WriteRecord(ctx, format.JournalKey, []byte("changed\n"), v); err != nil {
 					t.Fatal(err)
 				}
-				data, _, changed, err = s.ReadRecordIfChanged(ctx, JournalKey, v)
+				data, _, changed, err = s.ReadRecordIfChanged(ctx, format.JournalKey, v)
 				if err != nil || !changed || string(data) != "changed\n" {
 					t.Fatalf("ReadRecordIfChanged of a changed record: %q %v %v", data, changed, err)
 				}
@@ -177,8 +178,8 @@ func TestReadSnapshotSinceListsOnlyWhenARecordChanged(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(s.WriteRecord(ctx, JournalKey, []byte("0 sig/ab/cdef/alice\n"), Version{}))
-	must(s.WriteRecord(ctx, RetiredKey, []byte("1 pack-old.entries\n"), Version{}))
+	must(s.WriteRecord(ctx, format.JournalKey, []byte("0 sig/ab/cdef/alice\n"), Version{}))
+	must(s.WriteRecord(ctx, format.RetiredKey, []byte("1 pack-old.entries\n"), Version{}))
 	must(s.Put(ctx, "pack-"+strings.Repeat("ab", 32)+".entries", nil))
 	sn, err := s.ReadSnapshot(ctx)
 	must(err)
@@ -199,13 +200,13 @@ func TestReadSnapshotSinceListsOnlyWhenARecordChanged(t *testing.T) {
 	if got, changed := since(sn, true, Counts{Get: 2, List: 1}); changed || got == sn || len(got.Lists) != 1 || len(got.Journal) != 1 {
 		t.Fatalf("unchanged, listed: changed %v, %+v", changed, got)
 	}
-	must(s.WriteRecord(ctx, JournalKey, []byte("0 sig/ab/cdef/alice\n0 sig/ab/cdef/bob\n"), sn.JournalVersion))
+	must(s.WriteRecord(ctx, format.JournalKey, []byte("0 sig/ab/cdef/alice\n0 sig/ab/cdef/bob\n"), sn.JournalVersion))
 	got, changed := since(sn, false, Counts{Get: 2, List: 1})
 	if !changed || len(got.Journal) != 2 || got.JournalVersion == sn.JournalVersion ||
 		got.RetiredVersion != sn.RetiredVersion || len(got.Retired) != 1 || len(got.Lists) != 1 {
 		t.Fatalf("journal changed: %v %+v", changed, got)
 	}
-	must(s.WriteRecord(ctx, RetiredKey, []byte("1 pack-old.entries\n2 "+got.Lists[0].Name+"\n"), got.RetiredVersion))
+	must(s.WriteRecord(ctx, format.RetiredKey, []byte("1 pack-old.entries\n2 "+got.Lists[0].Name+"\n"), got.RetiredVersion))
 	got2, changed := since(got, false, Counts{Get: 2, List: 1})
 	if !changed || len(got2.Retired) != 2 || !got2.Lists[0].Retired || got2.Folded() || len(got2.Journal) != 2 {
 		t.Fatalf("retired changed: %v %+v", changed, got2)

@@ -46,7 +46,8 @@ import (
 // A look that has to ask a service (IMDS, STS, a token) is bounded by
 // credentialsTimeout.
 
-// ErrNoCredentials: the store's backend found no credentials to sign with.
+// ErrNoCredentials is wrapped when the store's backend found no
+// credentials to sign with.
 var ErrNoCredentials = errors.New("no credentials")
 
 // credentialsTimeout bounds the search for credentials that asks a service.

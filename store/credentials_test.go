@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"github.com/oxyfs/oxyfs/store/format"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -34,9 +35,9 @@ func noCredentialsEnv(t *testing.T) {
 	t.Cleanup(func() { onEC2 = was })
 }
 
-// openQuietly opens u and returns the store, the error, and what was
-// written to stdout and stderr meanwhile.
-func openQuietly(t *testing.T, u string) (*Store, error, string) {
+// openQuietly opens u and returns the store, what was written to stdout
+// and stderr meanwhile, and the error.
+func openQuietly(t *testing.T, u string) (*Store, string, error) {
 	t.Helper()
 	var st *Store
 	var err error
@@ -44,7 +45,7 @@ func openQuietly(t *testing.T, u string) (*Store, error, string) {
 	if st != nil {
 		t.Cleanup(func() { st.Close() })
 	}
-	return st, err, out
+	return st, out, err
 }
 
 // TestNoCredentialsIsOneLineSayingWhatToSet: with no credentials anywhere,
@@ -66,7 +67,7 @@ func TestNoCredentialsIsOneLineSayingWhatToSet(t *testing.T) {
 		{"azblob://container?storage_account=acct&protocol=http&domain=127.0.0.1:1",
 			`open store "azblob://container?storage_account=acct&protocol=http&domain=127.0.0.1:1": no Azure credentials: set AZURE_STORAGE_ACCOUNT and AZURE_STORAGE_KEY, or AZURE_STORAGE_SAS_TOKEN, or AZURE_STORAGE_CONNECTION_STRING (see README "Stores")`},
 	} {
-		_, err, out := openQuietly(t, c.url)
+		_, out, err := openQuietly(t, c.url)
 		if err == nil || err.Error() != c.want || !errors.Is(err, ErrNoCredentials) {
 			t.Errorf("open %s:\n got %v\nwant %s", c.url, err, c.want)
 		}
@@ -83,7 +84,7 @@ func TestNoCredentialsNeverShowsASecret(t *testing.T) {
 	noCredentialsEnv(t)
 	const secret = "PLANTEDSECRETVALUE"
 	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
-	_, err, out := openQuietly(t, "s3://bucket?endpoint=http://user:"+secret+"@127.0.0.1:1&region=us-east-1")
+	_, out, err := openQuietly(t, "s3://bucket?endpoint=http://user:"+secret+"@127.0.0.1:1&region=us-east-1")
 	if !errors.Is(err, ErrNoCredentials) || strings.Contains(err.Error(), secret) || strings.Contains(out, secret) || strings.Contains(err.Error(), "\n") {
 		t.Errorf("open: %v (output %q)", err, out)
 	}
@@ -138,14 +139,14 @@ func TestIMDSIsAskedWhereItCanAnswer(t *testing.T) {
 
 	imds, asked := fakeIMDS(t, "AKIDFROMIMDS")
 	t.Setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", imds.URL)
-	st, err, out := openQuietly(t, u)
+	st, out, err := openQuietly(t, u)
 	if err != nil || out != "" {
 		t.Fatalf("open with IMDS: %v (output %q)", err, out)
 	}
 	if len(asked()) == 0 {
 		t.Error("IMDS was not asked")
 	}
-	if _, err := st.Get(context.Background(), JournalKey); !errors.Is(err, ErrNotFound) {
+	if _, err := st.Get(context.Background(), format.JournalKey); !errors.Is(err, ErrNotFound) {
 		t.Errorf("get: %v, want ErrNotFound", err)
 	}
 	mu.Lock()
@@ -156,7 +157,7 @@ func TestIMDSIsAskedWhereItCanAnswer(t *testing.T) {
 
 	noRole, _ := fakeIMDS(t, "")
 	t.Setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", noRole.URL)
-	_, err, out = openQuietly(t, u)
+	_, out, err = openQuietly(t, u)
 	want := `open store "` + u + `": no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE (see README "Stores"): `
 	if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") || out != "" {
 		t.Errorf("open with IMDS and no role: %v (output %q), want one line starting %q", err, out, want)
@@ -185,13 +186,13 @@ func TestCredentialsThatExistOpenQuietly(t *testing.T) {
 		"gs://bucket?anonymous=true",
 		"azblob://container?protocol=http&domain=127.0.0.1:1&localemu=true",
 	} {
-		if _, err, out := openQuietly(t, u); err != nil || out != "" {
+		if _, out, err := openQuietly(t, u); err != nil || out != "" {
 			t.Errorf("open %s: %v (output %q)", u, err, out)
 		}
 	}
 	os.Unsetenv("GOOGLE_APPLICATION_CREDENTIALS")
 	t.Setenv("STORAGE_EMULATOR_HOST", "127.0.0.1:1")
-	if _, err, out := openQuietly(t, "gs://bucket"); err != nil || out != "" {
+	if _, out, err := openQuietly(t, "gs://bucket"); err != nil || out != "" {
 		t.Errorf("open gs:// with an emulator: %v (output %q)", err, out)
 	}
 }

@@ -1,27 +1,16 @@
 // Package store is oxyfs's only door to a bucket: it opens a gocloud.dev/blob
 // URL, names the keys of the oxy store layout (spec §13.7), counts every
-// request it sends, compare-and-swaps one record, owns the clock the formats
-// record, and encodes and decodes every on-store format.
+// request it sends, compare-and-swaps one record, and owns the clock the
+// formats record. The formats themselves (keys, records, entry lists, caps)
+// are store/format's; the file:// gocloud driver is store/fileblob.
 //
 // # Model
 //
 // A Store is a bucket plus a Layout (bucket: journal and entry lists beside
 // the per-object keys; directory: a repository's own .oxy/objects, per-object
-// keys only), a Clock (wall ms) and request counters. Keys:
-//
-//	sig/<hh>/<rest>/<signer>                 one signer's signature (Entry)
-//	seal/ receipt/ approval/ cert/ accepted/ <hh>/<rest>/<value>, empty (Entry)
-//	pack-entries                             the journal (JournalLine)
-//	pack-retired                             the retired record (RetiredLine)
-//	pack-<id>.entries, pack-<id>.entries-part complete and partial entry lists
-//	pack-legacy-folded                       marker: the older lists are folded
-//	sigs/ seals/ receipts/ approvals/ certs/ accepted-lists/  older one-list keys
-//
-// An entry key is read in one place, splitKey (keysplit.go), on a string or
-// bytes and without allocating: ParseKey wraps it, SplitKey hands it to the
-// index's build, and ParseHH, DecodeObjectID and ValidValue check one piece
-// of a key by the same rules. No other package reads a key
-// (internal/grammarcheck fails the tests if one does).
+// keys only), a Clock (wall ms) and request counters. The keys and what
+// they hold are store/format's (its doc lists them); a store reads and
+// writes their bytes.
 //
 // ReadSnapshot is the pack listing an open makes: one LIST of "pack-" and
 // one GET each of the journal and the retired record, from which the live
@@ -135,8 +124,8 @@
 // # Memory and concurrency
 //
 // A Store holds no data, only the bucket, counters (atomics) and its
-// driver; it is safe for concurrent use. Entry-list decoding streams through a
-// pooled zstd decoder with no allocation per key.
+// driver; it is safe for concurrent use. The compare-and-swap locks of
+// mem:// buckets (memLocks) live while a write holds or waits for one.
 //
 // # Locks
 //
@@ -147,14 +136,16 @@
 // order in which they may be held together:
 //
 //  1. The compare-and-swap lock of file:// and mem:// (lockedWrites.lock:
-//     dirLock, then the OS lock of the directory; memLocker), held across
+//     dirLock, then the OS lock of the directory; memLocker: a bucket's
+//     memLockRefs.mu), held across
 //     one GET and one PUT of a record. A request slot is taken under it,
 //     so a conditional write holds the lock while it waits for a slot;
 //     nothing takes the lock while holding a slot.
 //  2. The leaves, under which no other lock is taken and no request is
 //     sent: pageGuard.mu (one ListPage attempt's LIST requests),
-//     FakeClock.mu, an EntryListText's mu and the text pool's (listtext.go,
-//     listseek.go), openat2Probe (file_path.go).
+//     FakeClock.mu, memLocks.mu (taken under a memLocker too), and below
+//     store, an EntryListText's mu and the text pool's (store/format) and
+//     the openat2 probe's (store/fileblob).
 //
 // The S3, GCS and Azure drivers hold no lock: their compare-and-swap is
 // the server's (a conditional request).
@@ -167,8 +158,7 @@
 // requests on the wire, and driver_s3_list.go, the ListObjectsV2 page
 // scanner), driver_gcs.go (driver_gcs_open.go), driver_azure.go
 // (driver_azure_open.go), driver_http.go (the HTTP guard of the three),
-// driver_file.go (around the
-// file:// gocloud driver below) and driver_mem.go. Each lists at its top the
+// driver_file.go (around store/fileblob, below) and driver_mem.go. Each lists at its top the
 // As types it uses; no code outside them asks which backend a store is
 // (TestNoBackendNameComparisonOutsideDrivers checks it), and Backend() is a
 // name for display. A driver answers:
@@ -193,87 +183,42 @@
 //
 // # file://
 //
-// file:// stores use this package's own gocloud driver (file_driver.go,
-// file_list.go, file_path.go), not fileblob: a key is exactly the file
-// root/key (no escaping, no sidecar). Listings fail on any error reading a
-// directory or stating a file (a name that vanished is NotFound, listed
-// again); nothing is skipped but the driver's own temporary files
-// (.oxytmp-<16 hex>). No symbolic link below the root is followed (openat2
-// RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS, else an openat O_NOFOLLOW walk): a
-// read, HEAD, write or delete through one is refused, and a listing returns
-// a link or special file with ListItem.Irregular set, which readers report
-// as malformed. That is Linux; macOS has no openat2 and no O_PATH and
-// always walks with O_NOFOLLOW (file_path_darwin.go). Windows
-// (file_windows.go) has no openat: each component of a key is checked with
-// Lstat and none may be a reparse point (FILE_ATTRIBUTE_REPARSE_POINT: links,
-// junctions, mount points), the file is opened with
-// FILE_FLAG_OPEN_REPARSE_POINT and must be the one checked; a key component
-// holding \ or : names no file there. macOS and Windows are compile-checked
-// in CI (.ci/run's cross-build), not tested. Writes go to a short temporary name in the key's directory
-// (255-byte names fit), synced, renamed over the key, the directory synced;
-// create-only links it (one winner). InjectFileFault lets tests fail a
-// listing's readdir or stat, which permission bits cannot do for root.
+// file:// stores use oxyfs's own gocloud driver, store/fileblob, not
+// gocloud's fileblob: a key is exactly the file root/key (no escaping, no
+// sidecar), no symbolic link below the root is followed, and a listing
+// fails on any error but a name that vanished (NotFound: listed again,
+// listRetries). driver_file.go opens it (fileblob.Root, OpenURL), reads a
+// listed item's mode into ListItem.Irregular, and locks the directory
+// around a compare-and-swap (file_lock*.go). A test that needs a listing to
+// fail opens the bucket with fileblob.Options.Fault and wraps it with New.
 //
 // # Caps against hostile contents
 //
-// A store is shared and what it holds may be hostile, so nothing it holds
-// can make a reader allocate without bound:
+// A store is shared and what it holds may be hostile, so no GET may bring
+// more than its key's cap into memory (format.ReadCap; store/format lists
+// every cap). A GET over its cap is refused before its body is read when
+// the response declares its size (every backend's does), else one byte past
+// the cap; the error wraps ErrTooLarge and says the size and the cap, and
+// is final (not retried). GetAdmitted lets a caller that bounds what it
+// holds (the index's readers' budget) refuse a body the same way: its
+// admission is asked with the response's size before the body is read.
+// GetStream hands an entry list's body to format.DecodeEntryListFrom as it
+// arrives; no list is held decompressed.
 //
-//	one GET of an entry's own key (a signature)   MaxEntryBytes      64 MiB (the write cap)
-//	one GET of the journal or the retired record  MaxRecordBytes    256 MiB
-//	one GET of an entry list (compressed)         MaxEntryListBytes   1 GiB
-//	one GET of any other key (older lists)        MaxOtherBytes     256 MiB
-//	an entry list's text (decompressed)           MaxEntryListSize    4 GiB
-//	an entry list's keys                          MaxEntryListKeys   32 Mi
-//	the keys of all live lists of an open         MaxEntryListKeys   32 Mi (index)
-//	live lists read, not yet decoded (compressed) MaxEntryListsInFlight 256 MiB (index)
-//	an open list text's decoded window           ListTextWindow     8 × ListTextBlock (1 MiB)
-//	the decoded windows of the process            ListTextPool       64 blocks (64 MiB)
-//	an entry list's zstd window                   MaxEntryListWindow 128 MiB (2^27)
-//	an entry list's line                          MaxEntryListLine    4 KiB
-//	bad lines kept of a record or an older list  MaxBadLineSamples  10 (the rest counted)
+// # Credentials
 //
-// A GET over its cap (ReadCap) is refused before its body is read when the
-// response declares its size (every backend's does), else one byte past the
-// cap; the error wraps ErrTooLarge and says the size and the cap, and is
-// final (not retried). GetAdmitted lets a caller that bounds what it holds
-// (the index's readers' budget) refuse a body the same way: its admission
-// is asked with the response's size before the body is read. An entry list is never held decompressed: readers
-// stream it (DecodeEntryList, DecodeEntryListHashed, DecodeEntryListSized;
-// EntryListText serves its text at any offset from one decoder, a
-// checkpoint per 1 MiB block (listseek.go) and a bounded window, and
-// EntryListTextSize measures it). A frame that declares a size
-// over MaxEntryListSize or a window over MaxEntryListWindow is refused from
-// its header, before anything is decoded; one that declares nothing stops
-// at the cap. The window cap is what the reference `zstd -d` accepts without
-// --long or --memory, so lists written with `zstd --long=27` or `--ultra -22`
-// are read; a decoder that served a window over 8 MiB is dropped, not pooled.
-// A record's lines that do not parse are counted (BadLines) with the first
-// MaxBadLineSamples kept as examples: a journal of junk costs no memory per
-// line, and every caller reports the count.
-// The records (record.go) are read two ways: ParseJournal and ParseRetired
-// return the lines that parse, for readers; ParseJournalRecord and
-// ParseRetiredRecord return every line, one that does not parse kept
-// verbatim in place, for updates, whose AppendText writes the record back
-// (through AppendLine, the one writer of "<ms> <key>" lines) without losing
-// a line it does not understand. LineTime is the one parser of a line's
-// time, and hours.go holds the hour rules (RetiredOverAnHourAgo,
-// JournalLineExpired), one function each.
+// Open looks for the backend's credentials before any request
+// (credentials.go): a store without them fails with one line naming what to
+// set, wrapping ErrNoCredentials, and the SDKs say nothing on stdout or
+// stderr (the S3 logger is off; gs:// is opened by openGCS, not gocloud's
+// opener, which prints a warning; EC2's instance metadata is asked only on
+// EC2). A store's URL is shown redacted (termsafe.Redact).
 //
 // # Errors
 //
 // Backend errors map to ErrNotFound, ErrConflict and ErrNotModified in
 // errors.go (mapStatus: by gcerrors code, else by the HTTP status the
 // driver's mapErr read from its SDK's error), are wrapped with the operation
-// and key, and keep the backend's text.
-// Open looks for the backend's credentials before any request
-// (credentials.go): a store without them fails with one line naming what to
-// set, wrapping ErrNoCredentials, and the SDKs say nothing on stdout or
-// stderr (the S3 logger is off; gs:// is opened by openGCS, not gocloud's
-// opener, which prints a warning; EC2's instance metadata is asked only on
-// EC2).
-// Parsers never fail a whole record for one bad line: they return the lines
-// that parse and a LineError (ErrCorrupt) per line that does not, so a caller
-// can warn and keep the line when it rewrites the record. Key validation
-// errors (ErrBadKey) say which rule of DESIGN §3 failed.
+// and key, and keep the backend's text. A record or list that does not
+// parse is format.ErrCorrupt, a malformed key format.ErrBadKey.
 package store

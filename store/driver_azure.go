@@ -15,6 +15,7 @@ package store
 import (
 	"context"
 	"errors"
+	"github.com/oxyfs/oxyfs/store/format"
 	"io"
 	"net/http"
 	"net/url"
@@ -22,7 +23,6 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	azblob "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	azblobblob "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
@@ -101,7 +101,7 @@ func (d *azureDriver) readDirect(ctx context.Context, key, token string) (data [
 		opts := &azblobblob.DownloadStreamOptions{AccessConditions: &azblobblob.AccessConditions{
 			ModifiedAccessConditions: &azblobblob.ModifiedAccessConditions{IfNoneMatch: to.Ptr(azcore.ETag(token))},
 		}}
-		resp, err := cc.NewBlobClient(name).DownloadStream(runtime.WithCaptureResponse(ctx, &raw), opts)
+		resp, err := cc.NewBlobClient(name).DownloadStream(policy.WithCaptureResponse(ctx, &raw), opts)
 		if err != nil {
 			return err
 		}
@@ -110,7 +110,7 @@ func (d *azureDriver) readDirect(ctx context.Context, key, token string) (data [
 			data, tok = nil, token
 			return nil
 		}
-		limit := ReadCap(key)
+		limit := format.ReadCap(key)
 		if data, err = io.ReadAll(io.LimitReader(resp.Body, limit+1)); err != nil {
 			return err
 		}

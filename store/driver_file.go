@@ -1,27 +1,29 @@
 package store
 
-// The file:// driver: oxyfs's own gocloud driver (fileBucket, in
-// file_driver.go, file_list.go and file_path.go) and, here, what the store
-// does differently on it. As types used:
+// The file:// driver: oxyfs's own gocloud driver (store/fileblob) and,
+// here, what the store does differently on it. As types used:
 //
 //	*fs.FileMode  blob.ListObject  the mode of a listed file (Irregular)
 //
 // Compare-and-swap is a read-compare-write under an exclusive lock of the
 // store's directory (lockedWrites, dirLock): flock(2) on the directory on
-// Linux and macOS (lock_unix.go), LockFileEx on a lock file on Windows
-// (lock_windows.go); correct across processes either way. The change token is the SHA-256 of the bytes.
+// Linux and macOS (file_lock_unix.go), LockFileEx on a lock file on Windows
+// (file_lock_windows.go); correct across processes either way. The change
+// token is the SHA-256 of the bytes.
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/oxyfs/oxyfs/store/format"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/oxyfs/oxyfs/store/fileblob"
 	"gocloud.dev/blob"
 )
 
@@ -52,7 +54,7 @@ func (d *fileDriver) probeClock(context.Context) (time.Time, error) {
 	}
 	var rnd [8]byte
 	rand.Read(rnd[:])
-	name := filepath.Join(d.root, tempPrefix+hex.EncodeToString(rnd[:]))
+	name := filepath.Join(d.root, fileblob.TempPrefix+hex.EncodeToString(rnd[:]))
 	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("probe the filesystem's clock: %w", err)
@@ -81,7 +83,7 @@ func (*fileDriver) listItem(o *blob.ListObject) ListItem {
 	it := plainItem(o)
 	var m fs.FileMode
 	if !o.IsDir && o.As(&m) && !m.IsRegular() {
-		it.Irregular = irregularName(m)
+		it.Irregular = fileblob.IrregularName(m)
 	}
 	return it
 }
@@ -90,12 +92,12 @@ func (*fileDriver) listItem(o *blob.ListObject) ListItem {
 // holds the journal or an entry list (regular files, links not followed),
 // directory otherwise.
 func fileLayout(root string) Layout {
-	if fi, err := os.Lstat(filepath.Join(root, JournalKey)); err == nil && fi.Mode().IsRegular() {
+	if fi, err := os.Lstat(filepath.Join(root, format.JournalKey)); err == nil && fi.Mode().IsRegular() {
 		return LayoutBucket
 	}
-	lists, _ := filepath.Glob(filepath.Join(root, PackPrefix+"*"+EntryListSuffix+"*"))
+	lists, _ := filepath.Glob(filepath.Join(root, format.PackPrefix+"*"+format.EntryListSuffix+"*"))
 	for _, l := range lists {
-		if _, _, ok := ParseEntryListName(filepath.Base(l)); ok {
+		if _, _, ok := format.ParseEntryListName(filepath.Base(l)); ok {
 			return LayoutBucket
 		}
 	}
@@ -105,7 +107,7 @@ func fileLayout(root string) Layout {
 var fileBackend = backend{
 	name: "file", scheme: "file",
 	open: func(_ context.Context, u *url.URL, opts Options) (*blob.Bucket, backendDriver, error) {
-		root, err := fileRoot(u, opts.Create)
+		root, err := fileblob.Root(u, opts.Create)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -113,7 +115,7 @@ var fileBackend = backend{
 		if opts.Layout == LayoutAuto {
 			d.layout = fileLayout(root)
 		}
-		b, err := openFileURL(u)
+		b, err := fileblob.OpenURL(u, nil)
 		return b, d, err
 	},
 	wrap: func(_ *blob.Bucket, root string) backendDriver {

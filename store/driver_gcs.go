@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
-	"sync"
 
 	"cloud.google.com/go/storage"
 	"gocloud.dev/blob"
@@ -95,19 +94,16 @@ func (*gcsDriver) mapErr(err error) error { return mapStatus(err, gcsStatus) }
 
 var gcsStatus = statusAs(func(e *googleapi.Error) int { return e.Code })
 
-// ownGCSRetries turns off the GCS client's own retries, once per client
-// (gocloud shares one client among the buckets it opens): the store retries
-// reads itself and counts every attempt.
+// ownGCSRetries turns off the GCS client's own retries: the store retries
+// reads itself and counts every attempt. The client is this store's alone
+// (gcsblob makes one per bucket it opens, HTTP or gRPC), so its policy is
+// set here, once, before any request, and nothing is kept per process.
 func ownGCSRetries(b *blob.Bucket) {
 	var c *storage.Client
-	if !b.As(&c) || c == nil {
-		return
+	if b.As(&c) && c != nil {
+		c.SetRetry(storage.WithPolicy(storage.RetryNever))
 	}
-	once, _ := gcsRetryOff.LoadOrStore(c, new(sync.Once))
-	once.(*sync.Once).Do(func() { c.SetRetry(storage.WithPolicy(storage.RetryNever)) })
 }
-
-var gcsRetryOff sync.Map // *storage.Client -> *sync.Once
 
 var gcsBackend = backend{
 	name: "gcs", scheme: "gs",

@@ -33,20 +33,62 @@ func (*memDriver) name() string { return "mem" }
 // Options.Clock.
 func (*memDriver) clockSource() clockSource { return clockOwn }
 
-var memLocks sync.Map // *blob.Bucket -> *memLocker; locks itself
+// memLocks holds the compare-and-swap lock of each mem:// bucket while a
+// write holds it or waits for it, and no longer: an entry is made by the
+// first Lock and dropped by the last Unlock (refs), so the map holds only
+// the buckets being written, however many buckets the process opens.
+var memLocks struct {
+	mu sync.Mutex                    // protects the following; a leaf, held for no request
+	m  map[*blob.Bucket]*memLockRefs // the buckets with a holder or a waiter
+}
 
-// memLocker is the compare-and-swap lock of one mem:// bucket.
+// memLockRefs is the lock of one mem:// bucket and how many hold it or wait.
+type memLockRefs struct {
+	mu   sync.Mutex // held from Lock to Unlock: one conditional write of the bucket at a time
+	refs int        // guarded by memLocks.mu
+}
+
+// memLocker is the compare-and-swap lock of one mem:// bucket (every
+// Store on the bucket shares it through memLocks).
 type memLocker struct {
-	mu sync.Mutex // held from Lock to Unlock: one conditional write of the bucket at a time
+	b *blob.Bucket // read-only
 }
 
-func (m *memLocker) Lock() error { m.mu.Lock(); return nil }
-func (m *memLocker) Unlock()     { m.mu.Unlock() }
-
-func memLock(b *blob.Bucket) locker {
-	l, _ := memLocks.LoadOrStore(b, &memLocker{})
-	return l.(*memLocker)
+func (m memLocker) Lock() error {
+	memLocks.mu.Lock()
+	l := memLocks.m[m.b]
+	if l == nil {
+		if memLocks.m == nil {
+			memLocks.m = map[*blob.Bucket]*memLockRefs{}
+		}
+		l = &memLockRefs{}
+		memLocks.m[m.b] = l
+	}
+	l.refs++
+	memLocks.mu.Unlock()
+	l.mu.Lock()
+	return nil
 }
+
+func (m memLocker) Unlock() {
+	memLocks.mu.Lock()
+	l := memLocks.m[m.b]
+	l.refs--
+	if l.refs == 0 {
+		delete(memLocks.m, m.b)
+	}
+	memLocks.mu.Unlock()
+	l.mu.Unlock()
+}
+
+// memLocksHeld is how many buckets memLocks holds a lock for (tests).
+func memLocksHeld() int {
+	memLocks.mu.Lock()
+	defer memLocks.mu.Unlock()
+	return len(memLocks.m)
+}
+
+func memLock(b *blob.Bucket) locker { return memLocker{b: b} }
 
 var memBackend = backend{
 	name: "mem", scheme: "mem",

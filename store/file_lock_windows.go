@@ -1,6 +1,7 @@
 package store
 
 import (
+	"github.com/oxyfs/oxyfs/store/fileblob"
 	"os"
 	"path/filepath"
 
@@ -14,13 +15,13 @@ const lockName = "LockFileEx"
 // (Windows locks no directory). It has the form of a write's temporary
 // file (isTempName), so no listing shows it and no key names it. It stays
 // after the lock is released.
-const lockFileName = tempPrefix + "0000000000000000"
+const lockFileName = fileblob.TempPrefix + "0000000000000000"
 
 // openLockFile opens (creating) the lock file, following no reparse point:
 // a lock file that is a link is refused.
 func openLockFile(dir string) (*os.File, error) {
 	p := filepath.Join(dir, lockFileName)
-	if err := refuseReparse(p); err != nil {
+	if err := fileblob.RefuseReparse(p); err != nil {
 		return nil, err
 	}
 	return os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o666)

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // GetAtMost is Get with a lower cap: a body over limit bytes (or over
@@ -12,7 +13,7 @@ import (
 // as the cap, so a listing that understates a size costs no more than the
 // reservation.
 func (s *Store) GetAtMost(ctx context.Context, key string, limit int64) ([]byte, error) {
-	limit = min(max(limit, 0), ReadCap(key))
+	limit = min(max(limit, 0), format.ReadCap(key))
 	var data []byte
 	err := s.read(ctx, &s.n.get, func(ctx context.Context) (err error) {
 		data, err = s.readBodyAtMost(ctx, key, limit, nil, nil, nil)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/oxyfs/oxyfs/store/format"
 	"testing"
 
 	"github.com/oxyfs/oxyfs/internal/memtest"
@@ -13,8 +14,8 @@ import (
 // limit of 100 bytes is refused from its size, before its body; one within
 // its limit reads.
 func TestGetAtMostRefusesABodyOverItsLimit(t *testing.T) {
-	big := EntryListName(string(bytes.Repeat([]byte("a"), 64)), false)
-	small := EntryListName(string(bytes.Repeat([]byte("b"), 64)), false)
+	big := format.EntryListName(string(bytes.Repeat([]byte("a"), 64)), false)
+	small := format.EntryListName(string(bytes.Repeat([]byte("b"), 64)), false)
 	st := sparseStore(t, map[string]int64{big: 1 << 30, small: 100})
 	ctx := context.Background()
 	var err error

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"github.com/oxyfs/oxyfs/store/format"
 	"io"
 	"sync"
 )
@@ -28,7 +30,7 @@ import (
 // body that failed midway as its error (fn need not tell it apart: its
 // error is then not the one returned).
 func (s *Store) GetStream(ctx context.Context, key string, limit int64, fn func(body io.Reader) error) error {
-	limit = min(max(limit, 0), ReadCap(key))
+	limit = min(max(limit, 0), format.ReadCap(key))
 	var fnErr error
 	err := s.read(ctx, &s.n.get, func(ctx context.Context) error {
 		var err error
@@ -70,10 +72,10 @@ func (s *Store) streamBody(ctx context.Context, key string, limit int64, fn func
 	sp.quit()
 	cancel()
 	<-done
-	switch sp.err {
-	case nil, errSpoolQuit:
+	switch {
+	case sp.err == nil, errors.Is(sp.err, errSpoolQuit):
 		return fnErr, nil
-	case errSpoolLarge:
+	case errors.Is(sp.err, errSpoolLarge):
 		return nil, tooLarge(-1, limit)
 	}
 	return nil, fmt.Errorf("%w: %w", errBodyRead, sp.err)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"github.com/oxyfs/oxyfs/store/format"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,8 +15,8 @@ import (
 // store.
 func TestFileStoreLayoutIsDetected(t *testing.T) {
 	ctx := context.Background()
-	list := EntryListName(strings.Repeat("ab", 32), true)
-	part := EntryListName(strings.Repeat("cd", 32), false)
+	list := format.EntryListName(strings.Repeat("ab", 32), true)
+	part := format.EntryListName(strings.Repeat("cd", 32), false)
 	for _, tc := range []struct {
 		name  string
 		files []string
@@ -23,7 +24,7 @@ func TestFileStoreLayoutIsDetected(t *testing.T) {
 	}{
 		{"empty", nil, LayoutDirectory},
 		{"a repository's objects", []string{"pack-0001.pack", "sig/ab/cd/alice"}, LayoutDirectory},
-		{"journal", []string{JournalKey}, LayoutBucket},
+		{"journal", []string{format.JournalKey}, LayoutBucket},
 		{"complete list", []string{list}, LayoutBucket},
 		{"partial list", []string{part}, LayoutBucket},
 		{"not a list name", []string{"pack-xyz.entries"}, LayoutDirectory},
@@ -65,7 +66,7 @@ func TestFileStoreLayoutIsDetected(t *testing.T) {
 	}
 	// A relative path.
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, JournalKey), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, format.JournalKey), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Chdir(dir)

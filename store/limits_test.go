@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"github.com/oxyfs/oxyfs/store/format"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,10 +43,10 @@ func TestReadOverItsCapIsRefusedBeforeItsBody(t *testing.T) {
 	const sig = "sig/ab/cdef/alice"
 	s := sparseStore(t, map[string]int64{
 		sig:                 3 << 30,
-		"sig/ab/cdef/bob":   MaxEntryBytes + 1,
+		"sig/ab/cdef/bob":   format.MaxEntryBytes + 1,
 		"sig/ab/cdef/carol": 100,
-		JournalKey:          MaxRecordBytes + 1,
-		EntryListName(strings.Repeat("a", 64), true): MaxEntryListBytes + 1,
+		format.JournalKey:   format.MaxRecordBytes + 1,
+		format.EntryListName(strings.Repeat("a", 64), true): format.MaxEntryListBytes + 1,
 	})
 	ctx := context.Background()
 	var err error
@@ -63,32 +64,16 @@ func TestReadOverItsCapIsRefusedBeforeItsBody(t *testing.T) {
 	if data, err := s.Get(ctx, "sig/ab/cdef/carol"); err != nil || len(data) != 100 {
 		t.Errorf("Get of 100 bytes = %d bytes, %v", len(data), err)
 	}
-	if _, _, err := s.ReadRecord(ctx, JournalKey); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), JournalKey) {
+	if _, _, err := s.ReadRecord(ctx, format.JournalKey); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), format.JournalKey) {
 		t.Errorf("ReadRecord of a journal over the cap = %v, want ErrTooLarge naming the key", err)
 	}
 	if _, err := s.ReadSnapshot(ctx); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("ReadSnapshot with a journal over the cap = %v, want ErrTooLarge", err)
 	}
-	if _, err := s.Get(ctx, EntryListName(strings.Repeat("a", 64), true)); !errors.Is(err, ErrTooLarge) {
+	if _, err := s.Get(ctx, format.EntryListName(strings.Repeat("a", 64), true)); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("Get of a list over the cap = %v, want ErrTooLarge", err)
 	}
 	if got := s.Counts().Get; got != 7 {
 		t.Errorf("GETs = %d, want 7 (a refusal is final, not retried)", got)
-	}
-}
-
-func TestReadCap(t *testing.T) {
-	for key, want := range map[string]int64{
-		JournalKey:          MaxRecordBytes,
-		RetiredKey:          MaxRecordBytes,
-		"sig/ab/cdef/alice": MaxEntryBytes,
-		"seal/ab/cdef/v":    MaxEntryBytes,
-		EntryListName(strings.Repeat("0", 64), false): MaxEntryListBytes,
-		"sigs/ab/cdef":  MaxOtherBytes,
-		"pack-123.pack": MaxOtherBytes,
-	} {
-		if got := ReadCap(key); got != want {
-			t.Errorf("ReadCap(%q) = %d, want %d", key, got, want)
-		}
 	}
 }

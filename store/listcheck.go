@@ -25,7 +25,7 @@ import (
 	"strings"
 )
 
-// ErrBadListing: the server's answer to a LIST cannot be trusted (a key
+// ErrBadListing is wrapped when the server's answer to a LIST cannot be trusted (a key
 // outside the prefix, a continuation that repeats or is missing, more
 // pages or keys than a listing can hold).
 var ErrBadListing = errors.New("listing cannot be trusted")

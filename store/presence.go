@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"github.com/oxyfs/oxyfs/store/format"
 	"strings"
 )
 
@@ -41,10 +42,10 @@ const presenceShown = 3
 // PackPrefix.
 var rootNames = func() map[string]bool {
 	m := map[string]bool{}
-	for _, k := range Kinds {
+	for _, k := range format.Kinds {
 		m[k.String()+"/"] = true
 	}
-	for _, l := range LegacyLists {
+	for _, l := range format.LegacyLists() {
 		m[l.Prefix] = true
 	}
 	return m
@@ -53,7 +54,7 @@ var rootNames = func() map[string]bool {
 // lastRootName is the greatest of rootNames and PackPrefix in key order: a
 // page that ends past it has shown every name a store may hold.
 var lastRootName = func() string {
-	last := PackPrefix
+	last := format.PackPrefix
 	for n := range rootNames {
 		last = max(last, n)
 	}
@@ -72,7 +73,7 @@ func (s *Store) Presence(ctx context.Context) (Presence, error) {
 		if len(p.Names) < presenceShown {
 			p.Names = append(p.Names, it.Key)
 		}
-		if strings.HasPrefix(it.Key, PackPrefix) || rootNames[it.Key] {
+		if strings.HasPrefix(it.Key, format.PackPrefix) || rootNames[it.Key] {
 			p.Held = true
 		}
 	}

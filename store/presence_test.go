@@ -7,6 +7,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestPresenceTellsAStoreFromAnythingElse: one LIST of the root says
@@ -25,8 +26,8 @@ func TestPresenceTellsAStoreFromAnythingElse(t *testing.T) {
 		{"empty", nil, false, true},
 		{"photos", []string{"IMG_0001.jpg", "IMG_0002.jpg", "album/IMG_0003.jpg"}, false, false},
 		{"etc", []string{"passwd", "hosts", "ssh/sshd_config", "signatures.txt", "sigma/x"}, false, false},
-		{"journal", []string{store.JournalKey}, true, false},
-		{"retired record", []string{store.RetiredKey}, true, false},
+		{"journal", []string{format.JournalKey}, true, false},
+		{"retired record", []string{format.RetiredKey}, true, false},
 		{"per-object key", []string{"photo.jpg", "sig/ab/cdef/alice"}, true, false},
 		{"index entry", []string{"accepted/ab/cdef/main"}, true, false},
 		{"older one-list key", []string{"sigs/ab/cdef"}, true, false},

@@ -19,6 +19,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/blobtest"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // s3At opens an S3 store whose endpoint is addr (a fake server of the test).
@@ -64,7 +65,7 @@ func TestReadsAreRetriedAndEveryAttemptCounted(t *testing.T) {
 	checkUnavailable(t, "head", err, st)
 	_, _, err = st.ListPage(ctx, "sig/", "", nil, 0)
 	checkUnavailable(t, "list", err, st)
-	_, _, err = st.ReadRecord(ctx, store.JournalKey)
+	_, _, err = st.ReadRecord(ctx, format.JournalKey)
 	checkUnavailable(t, "read record", err, st)
 	want := store.Counts{Get: 2 * store.MaxReadTries, Head: store.MaxReadTries, List: store.MaxReadTries}
 	if got := st.Counts(); got != want {
@@ -218,12 +219,12 @@ func hungListener(t *testing.T) net.Listener {
 func TestLostWriteThatLandedIsNotRepeated(t *testing.T) {
 	st, lb := lossyStore(t)
 	ctx := context.Background()
-	lb.loseNext(store.JournalKey, 1)
-	res, err := st.UpdateRecord(ctx, store.JournalKey, appendLine("0 sig/ab/cdef/alice"))
+	lb.loseNext(format.JournalKey, 1)
+	res, err := st.UpdateRecord(ctx, format.JournalKey, appendLine("0 sig/ab/cdef/alice"))
 	if err != nil || !res.Wrote {
 		t.Fatalf("update whose answer was lost: %+v, %v; want written", res, err)
 	}
-	got, _, _ := st.ReadRecord(ctx, store.JournalKey)
+	got, _, _ := st.ReadRecord(ctx, format.JournalKey)
 	if string(got) != "0 sig/ab/cdef/alice\n" {
 		t.Errorf("journal %q, want the one line once", got)
 	}
@@ -243,16 +244,16 @@ func TestLostWriteThenAnotherWriterDuplicatesHarmlessly(t *testing.T) {
 	st, lb := lossyStore(t)
 	ctx := context.Background()
 	other := store.New(st.Bucket(), "mem", "", store.Options{Layout: store.LayoutBucket})
-	lb.loseNext(store.JournalKey, 1)
+	lb.loseNext(format.JournalKey, 1)
 	lb.afterLoss = func() {
-		if _, err := other.UpdateRecord(ctx, store.JournalKey, appendLine("0 seal/ab/cdef/v")); err != nil {
+		if _, err := other.UpdateRecord(ctx, format.JournalKey, appendLine("0 seal/ab/cdef/v")); err != nil {
 			t.Errorf("other writer: %v", err)
 		}
 	}
-	if _, err := st.UpdateRecord(ctx, store.JournalKey, appendLine("0 sig/ab/cdef/alice")); err != nil {
+	if _, err := st.UpdateRecord(ctx, format.JournalKey, appendLine("0 sig/ab/cdef/alice")); err != nil {
 		t.Fatal(err)
 	}
-	got, _, _ := st.ReadRecord(ctx, store.JournalKey)
+	got, _, _ := st.ReadRecord(ctx, format.JournalKey)
 	if want := "0 sig/ab/cdef/alice\n0 seal/ab/cdef/v\n0 sig/ab/cdef/alice\n"; string(got) != want {
 		t.Errorf("journal %q, want %q", got, want)
 	}
@@ -263,9 +264,9 @@ func TestLostWriteThenAnotherWriterDuplicatesHarmlessly(t *testing.T) {
 // ErrUnavailable.
 func TestLostWritesGiveUp(t *testing.T) {
 	st, lb := lossyStore(t)
-	lb.loseNext(store.JournalKey, 100)
+	lb.loseNext(format.JournalKey, 100)
 	lb.dropWrites = true
-	res, err := st.UpdateRecord(context.Background(), store.JournalKey, appendLine("0 sig/ab/cdef/alice"))
+	res, err := st.UpdateRecord(context.Background(), format.JournalKey, appendLine("0 sig/ab/cdef/alice"))
 	if !errors.Is(err, store.ErrUnavailable) {
 		t.Fatalf("update against a store that never answers writes: %v, want ErrUnavailable", err)
 	}
@@ -284,23 +285,23 @@ func TestLostRacesAreConflicts(t *testing.T) {
 	st, lb := lossyStore(t)
 	ctx := context.Background()
 	const races = 5
-	lb.loseNext(store.JournalKey, races)
+	lb.loseNext(format.JournalKey, races)
 	lb.dropWrites = true
 	other := 0
 	lb.raced = func() {
 		other++
-		if _, err := st.UpdateRecord(ctx, store.JournalKey, appendLine(fmt.Sprintf("0 seal/ab/cdef/v%d", other))); err != nil {
+		if _, err := st.UpdateRecord(ctx, format.JournalKey, appendLine(fmt.Sprintf("0 seal/ab/cdef/v%d", other))); err != nil {
 			t.Errorf("the winner's write: %v", err)
 		}
 	}
-	res, err := st.UpdateRecord(ctx, store.JournalKey, appendLine("0 sig/ab/cdef/alice"))
+	res, err := st.UpdateRecord(ctx, format.JournalKey, appendLine("0 sig/ab/cdef/alice"))
 	if err != nil {
 		t.Fatalf("update that lost %d races: %v", races, err)
 	}
 	if res.Tries != races+1 || !res.Wrote {
 		t.Errorf("%+v, want %d tries and written", res, races+1)
 	}
-	got, _, _ := st.ReadRecord(ctx, store.JournalKey)
+	got, _, _ := st.ReadRecord(ctx, format.JournalKey)
 	want := ""
 	for i := 1; i <= races; i++ {
 		want += fmt.Sprintf("0 seal/ab/cdef/v%d\n", i)

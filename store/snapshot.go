@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/oxyfs/oxyfs/store/format"
 	"sort"
 	"strings"
 	"sync"
@@ -27,13 +28,13 @@ type Snapshot struct {
 	Packs          int        // other pack- keys (packs, indexes, dictionaries)
 	Marker         bool       // pack-legacy-folded is present
 	Irregular      []string   // pack- keys naming no regular file (file://: a symbolic link...), as ListItem.Shown: never read
-	Journal        []JournalLine
+	Journal        []format.JournalLine
 	JournalVersion Version
-	JournalBad     BadLines // the journal's lines that do not parse
-	JournalSum     uint64   // RecordSum of the journal's bytes as read
-	Retired        []RetiredLine
+	JournalBad     format.BadLines // the journal's lines that do not parse
+	JournalSum     uint64          // RecordSum of the journal's bytes as read
+	Retired        []format.RetiredLine
 	RetiredVersion Version
-	RetiredBad     BadLines // the retired record's lines that do not parse
+	RetiredBad     format.BadLines // the retired record's lines that do not parse
 	// JournalText and RetiredText are the two records as read ("" when
 	// absent). The lines' keys share their bytes, so keeping them costs
 	// nothing the lines did not already hold.
@@ -105,9 +106,9 @@ func (s *Store) ReadSnapshot(ctx context.Context) (*Snapshot, error) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		jdata, sn.JournalVersion, jerr = s.ReadRecord(ctx, JournalKey)
+		jdata, sn.JournalVersion, jerr = s.ReadRecord(ctx, format.JournalKey)
 	}()
-	rdata, sn.RetiredVersion, rerr = s.ReadRecord(ctx, RetiredKey)
+	rdata, sn.RetiredVersion, rerr = s.ReadRecord(ctx, format.RetiredKey)
 	var lerr error
 	if rerr == nil {
 		lerr = s.listPacks(ctx, sn)
@@ -126,19 +127,19 @@ func (s *Store) ReadSnapshot(ctx context.Context) (*Snapshot, error) {
 func (sn *Snapshot) setJournal(data []byte) {
 	sn.JournalText = string(data)
 	sn.JournalSum = RecordSum(data)
-	sn.Journal, sn.JournalBad = parseLines(sn.JournalText, false, ParseJournalLine)
+	sn.Journal, sn.JournalBad = format.ParseJournalText(sn.JournalText)
 }
 
 // setRetired keeps the retired record's text and parses it.
 func (sn *Snapshot) setRetired(data []byte) {
 	sn.RetiredText = string(data)
-	sn.Retired, sn.RetiredBad = parseLines(sn.RetiredText, false, ParseRetiredLine)
+	sn.Retired, sn.RetiredBad = format.ParseRetiredText(sn.RetiredText)
 }
 
 // listPacks lists the pack prefix (one LIST per page) into sn: the entry
 // lists, the marker, the count of other pack- keys.
 func (s *Store) listPacks(ctx context.Context, sn *Snapshot) error {
-	return s.List(ctx, PackPrefix, "", func(it ListItem) error {
+	return s.List(ctx, format.PackPrefix, "", func(it ListItem) error {
 		if it.IsDir {
 			return nil
 		}
@@ -148,13 +149,13 @@ func (s *Store) listPacks(ctx context.Context, sn *Snapshot) error {
 		switch {
 		case it.Irregular != "":
 			sn.Irregular = append(sn.Irregular, it.Shown())
-		case it.Key == JournalKey || it.Key == RetiredKey:
-		case it.Key == LegacyFoldedMarker:
+		case it.Key == format.JournalKey || it.Key == format.RetiredKey:
+		case it.Key == format.LegacyFoldedMarker:
 			sn.Marker = true
 		default:
-			if id, complete, ok := ParseEntryListName(it.Key); ok {
+			if id, complete, ok := format.ParseEntryListName(it.Key); ok {
 				sn.Lists = append(sn.Lists, ListInfo{Name: it.Key, ID: id, Complete: complete, Size: it.Size})
-			} else if strings.HasPrefix(it.Key, PackPrefix) && !strings.Contains(it.Key, "/") {
+			} else if strings.HasPrefix(it.Key, format.PackPrefix) && !strings.Contains(it.Key, "/") {
 				sn.Packs++
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/oxyfs/oxyfs/internal/termsafe"
+	"github.com/oxyfs/oxyfs/store/format"
 	"io"
 	"net/url"
 	"path/filepath"
@@ -142,18 +144,18 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, fmt.Errorf("open store %q: %w", Redact(rawURL), err)
+		return nil, fmt.Errorf("open store %q: %w", termsafe.Redact(rawURL), err)
 	}
 	be, err := backendOf(u.Scheme)
 	if err != nil {
-		return nil, fmt.Errorf("open store %q: %w", Redact(rawURL), err)
+		return nil, fmt.Errorf("open store %q: %w", termsafe.Redact(rawURL), err)
 	}
 	opts.dates = &storeClock{}
 	b, drv, err := be.open(ctx, u, opts)
 	if err != nil {
-		return nil, fmt.Errorf("open store %q: %w", Redact(rawURL), err)
+		return nil, fmt.Errorf("open store %q: %w", termsafe.Redact(rawURL), err)
 	}
-	return newStore(b, drv, Redact(rawURL), opts), nil
+	return newStore(b, drv, termsafe.Redact(rawURL), opts), nil
 }
 
 // openGocloud opens a URL with gocloud's own opener for its scheme.
@@ -444,7 +446,7 @@ func (s *Store) List(ctx context.Context, prefix, delimiter string, fn func(List
 // besides the body (a version token). A body that fails midway is
 // errBodyRead, which read retries. admit, if not nil, is GetAdmitted's.
 func (s *Store) readBody(ctx context.Context, key string, opts *blob.ReaderOptions, admit func(int64) (func(), error), then func(r *blob.Reader, data []byte) error) ([]byte, error) {
-	return s.readBodyAtMost(ctx, key, ReadCap(key), opts, admit, then)
+	return s.readBodyAtMost(ctx, key, format.ReadCap(key), opts, admit, then)
 }
 
 // readBodyAtMost is readBody with the cap limit.

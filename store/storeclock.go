@@ -33,6 +33,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/oxyfs/oxyfs/store/format"
 	"net/http"
 	"sync"
 	"time"
@@ -48,10 +49,11 @@ import (
 // trip counts against it too).
 const ClockMargin = 4 * time.Minute
 
-// ErrClockSkew: the local clock is off the store's by more than ClockMargin.
+// ErrClockSkew is wrapped when the local clock is off the store's by more
+// than ClockMargin.
 var ErrClockSkew = errors.New("the local clock is off the store's clock")
 
-// ErrNoStoreClock: the store gave no time to measure (no Date header on
+// ErrNoStoreClock is wrapped when the store gave no time to measure (no Date header on
 // any answer).
 var ErrNoStoreClock = errors.New("the store gives no time (no Date header on its answers)")
 
@@ -191,7 +193,7 @@ func (s *Store) MeasureClock(ctx context.Context) (time.Duration, error) {
 	if d, ok := s.Skew(); ok {
 		return d, nil
 	}
-	if _, err := s.Exists(ctx, JournalKey); err != nil {
+	if _, err := s.Exists(ctx, format.JournalKey); err != nil {
 		return 0, fmt.Errorf("measure the store's clock: %w", err)
 	}
 	if d, ok := s.Skew(); ok {

@@ -18,6 +18,7 @@ import (
 	"github.com/oxyfs/oxyfs/internal/memtest"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // serveStore folds st, opens an index on it with ixOpts and serves it.
@@ -60,7 +61,7 @@ func bigSig(n int) []byte {
 func TestSignaturePageIsBounded(t *testing.T) {
 	const size = 16 << 20
 	data := bigSig(size)
-	big := store.Entry{Kind: store.KindSig, Object: objA, Value: "big"}
+	big := format.Entry{Kind: format.KindSig, Object: objA, Value: "big"}
 	st := storefixture.NewMem(t)
 	if err := st.Put(context.Background(), big.Key(), data); err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/oxyfs/oxyfs/internal/testdeps"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestMain tells the user, at the end, which tests skipped for want of
@@ -114,7 +114,7 @@ func TestBrowserClicksFromSignersToASignature(t *testing.T) {
 	do(t, ctx, "click the signature", chromedp.Click(`#signatures tr:nth-child(2) a.sig`, chromedp.NodeVisible))
 	hexText := do(t, ctx, "hex", chromedp.Text(`#hex`, chromedp.NodeVisible))
 	key := do(t, ctx, "key", chromedp.Text(`#key`, chromedp.NodeVisible))
-	e := store.Entry{Kind: store.KindSig, Object: obj, Value: "carol"}
+	e := format.Entry{Kind: format.KindSig, Object: obj, Value: "carol"}
 	stored, err := f.st.Get(context.Background(), e.Key())
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/oxyfs/oxyfs/internal/memtest"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // gate holds the first want responses at their first write until opened,
@@ -50,11 +51,11 @@ func (w *gatedWriter) Write(p []byte) (int, error) {
 
 // bytesFixture serves a folded store of the given signatures (bytes by
 // entry) through an index opened with opts, behind g when not nil.
-func bytesFixture(t *testing.T, opts index.Options, g *gate, sigs map[store.Entry][]byte) (*store.Store, *index.Index, *httptest.Server) {
+func bytesFixture(t *testing.T, opts index.Options, g *gate, sigs map[format.Entry][]byte) (*store.Store, *index.Index, *httptest.Server) {
 	t.Helper()
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
-	var es []store.Entry
+	var es []format.Entry
 	for e, data := range sigs {
 		if err := st.Put(ctx, e.Key(), data); err != nil {
 			t.Fatal(err)
@@ -101,7 +102,7 @@ func getBody(t *testing.T, url string) (int, []byte) {
 func TestServeAfterAResignServesTheNewBytes(t *testing.T) {
 	ctx := context.Background()
 	old, resigned := bytes.Repeat([]byte("o"), 64), bytes.Repeat([]byte("n"), 100)
-	st, ix, srv := bytesFixture(t, index.Options{}, nil, map[store.Entry][]byte{alice: old})
+	st, ix, srv := bytesFixture(t, index.Options{}, nil, map[format.Entry][]byte{alice: old})
 	storefixture.WriteJournal(t, st, 1_000_000, alice)
 	if err := ix.Refresh(ctx); err != nil {
 		t.Fatal(err)
@@ -129,7 +130,7 @@ func TestSlowClientsOfOneSignatureShareOneCopy(t *testing.T) {
 	const size, clients = 4 << 20, 30
 	g := &gate{open: make(chan struct{}), all: make(chan struct{}), want: clients}
 	data := bytes.Repeat([]byte("s"), size)
-	_, ix, srv := bytesFixture(t, index.Options{}, g, map[store.Entry][]byte{alice: data})
+	_, ix, srv := bytesFixture(t, index.Options{}, g, map[format.Entry][]byte{alice: data})
 	if err := ix.Load(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +174,7 @@ func TestServePastTheReadersBudgetIs503(t *testing.T) {
 	const size = 600 << 10
 	g := &gate{open: make(chan struct{}), all: make(chan struct{}), want: 1}
 	a, b := bytes.Repeat([]byte("a"), size), bytes.Repeat([]byte("b"), size)
-	_, _, srv := bytesFixture(t, index.Options{SigCacheBytes: 64 << 10, ReaderBytes: 1 << 20}, g, map[store.Entry][]byte{alice: a, bob: b})
+	_, _, srv := bytesFixture(t, index.Options{SigCacheBytes: 64 << 10, ReaderBytes: 1 << 20}, g, map[format.Entry][]byte{alice: a, bob: b})
 	done := make(chan []byte)
 	go func() {
 		resp, err := http.Get(srv.URL + keyURL(alice))

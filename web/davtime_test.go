@@ -12,6 +12,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // lastModified PROPFINDs p at depth on the server at base and returns each
@@ -87,7 +88,7 @@ func TestPropfindLastModifiedWithoutStoreTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	for _, e := range []store.Entry{alice, bob} {
+	for _, e := range []format.Entry{alice, bob} {
 		if err := st.Put(ctx, e.Key(), []byte("signature by "+e.Value)); err != nil {
 			t.Fatal(err)
 		}

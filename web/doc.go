@@ -117,7 +117,7 @@
 // children's) before WebDAV writes its answer, so a read that fails is
 // answered the same way; WebDAV alone answers 405 for a target it cannot
 // stat and leaves a child it cannot stat out of the listing without a word. What a client or a log is shown passes
-// through termsafe: secrets in a store URL are redacted (store.Redact) and
+// through termsafe: secrets in a store URL are redacted (termsafe.Redact) and
 // control characters escaped, in error texts, log lines, the names on
 // HTML pages (links keep the exact bytes, percent-encoded) and response
 // headers (X-Oxy-Key; a download's filename and a redirect's Location are

@@ -18,6 +18,7 @@ import (
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/blobtest"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestFailSaysWhatWentWrong: an error of a lookup or read is answered by
@@ -42,9 +43,9 @@ func TestFailSaysWhatWentWrong(t *testing.T) {
 		{"too large", nil, fmt.Errorf("read signature %q: 70000000 bytes, over the cap: %w", key, store.ErrTooLarge), http.StatusInternalServerError, true, false},
 		{"over budget", nil, fmt.Errorf("read signature %q: readers hold their budget: %w", key, syscall.EAGAIN), http.StatusServiceUnavailable, true, true},
 		{"busy", nil, fmt.Errorf("open signature %q: %w", key, index.ErrBusy), http.StatusServiceUnavailable, true, true},
-		{"bad key", nil, fmt.Errorf("read signature %q: %w", key, store.ErrBadKey), http.StatusBadRequest, true, false},
+		{"bad key", nil, fmt.Errorf("read signature %q: %w", key, format.ErrBadKey), http.StatusBadRequest, true, false},
 		{"read-only", nil, fmt.Errorf("put %q: %w", key, store.ErrReadOnly), http.StatusForbidden, true, false},
-		{"corrupt", nil, fmt.Errorf("read journal %q: %w", key, store.ErrCorrupt), http.StatusBadGateway, true, false},
+		{"corrupt", nil, fmt.Errorf("read journal %q: %w", key, format.ErrCorrupt), http.StatusBadGateway, true, false},
 		{"deadline", nil, fmt.Errorf("read signature %q: %w", key, context.DeadlineExceeded), http.StatusGatewayTimeout, true, false},
 		{"store", nil, fmt.Errorf("read signature %q: %w", key, errors.New("connection refused")), http.StatusBadGateway, true, false},
 		{"client left", gone, fmt.Errorf("read signature %q: %w", key, context.Canceled), StatusClientClosedRequest, false, false},
@@ -82,7 +83,7 @@ func TestFailSaysWhatWentWrong(t *testing.T) {
 	}
 }
 
-// TestOversizedSignatureIs500: a signature over store.MaxEntryBytes in the
+// TestOversizedSignatureIs500: a signature over format.MaxEntryBytes in the
 // store (another writer's, past the cap every oxyfs write keeps) is
 // refused before its body is read; serve answers 500 saying it is over its
 // cap, not 502 as if the store had not answered.
@@ -91,18 +92,18 @@ func TestOversizedSignatureIs500(t *testing.T) {
 	drv := blobtest.New(nil)
 	st := store.New(blob.NewBucket(drv), "mem", "", store.Options{Layout: store.LayoutBucket, RequestTimeout: time.Minute})
 	t.Cleanup(func() { st.Close() })
-	big := store.Entry{Kind: store.KindSig, Object: objA, Value: "big"}
+	big := format.Entry{Kind: format.KindSig, Object: objA, Value: "big"}
 	if err := st.Put(ctx, big.Key(), []byte("small at first")); err != nil {
 		t.Fatal(err)
 	}
 	f := serveStore(t, st, index.Options{ReadAhead: -1}, Options{})
 	// Then replaced, behind oxyfs' back, by more than the cap.
-	if err := blob.NewBucket(drv).WriteAll(ctx, big.Key(), make([]byte, store.MaxEntryBytes+1), nil); err != nil {
+	if err := blob.NewBucket(drv).WriteAll(ctx, big.Key(), make([]byte, format.MaxEntryBytes+1), nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{keyURL(big), keyURL(big) + "?view=page", keyURL(big) + "?download=1"} {
 		_, body := f.get(t, p, http.StatusInternalServerError)
-		if !strings.Contains(string(body), store.ErrTooLarge.Error()) || !strings.Contains(string(body), fmt.Sprint(store.MaxEntryBytes)) {
+		if !strings.Contains(string(body), store.ErrTooLarge.Error()) || !strings.Contains(string(body), fmt.Sprint(format.MaxEntryBytes)) {
 			t.Errorf("GET %s: %s", p, body)
 		}
 	}
@@ -119,7 +120,7 @@ func TestPropfindSaysWhatWentWrong(t *testing.T) {
 	drv := blobtest.New(nil)
 	st := store.New(blob.NewBucket(drv), "mem", "", store.Options{Layout: store.LayoutBucket, RequestTimeout: time.Minute})
 	t.Cleanup(func() { st.Close() })
-	for _, e := range []store.Entry{alice, bob} {
+	for _, e := range []format.Entry{alice, bob} {
 		if err := st.Put(ctx, e.Key(), []byte("sig")); err != nil {
 			t.Fatal(err)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/blobtest"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestPropfindStopsWhenTheClientLeaves: a PROPFIND Depth 1 of a signer
@@ -37,7 +38,7 @@ func TestPropfindStopsWhenTheClientLeaves(t *testing.T) {
 	st := store.New(blob.NewBucket(drv), "mem", "", store.Options{Layout: store.LayoutBucket, RequestTimeout: time.Minute})
 	t.Cleanup(func() { st.Close() })
 	for i := range n {
-		e := store.Entry{Kind: store.KindSig, Object: fmt.Sprintf("%064x", i), Value: "signer"}
+		e := format.Entry{Kind: format.KindSig, Object: fmt.Sprintf("%064x", i), Value: "signer"}
 		if err := st.Put(ctx, e.Key(), []byte("sig "+e.Object)); err != nil {
 			t.Fatal(err)
 		}

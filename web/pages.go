@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/oxyfs/oxyfs/internal/termsafe"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // crumb is one link of a page's breadcrumbs.
@@ -45,7 +45,7 @@ const SigPagePrefix = 16 << 10
 // sigPage writes a signature's page: its key, size, first SigPagePrefix
 // bytes as hex and base64, and links to the whole. size is the
 // signature's; shown its first bytes (at most SigPagePrefix).
-func (h *handler) sigPage(w http.ResponseWriter, r *http.Request, prefix, p string, e store.Entry, size int64, shown []byte) {
+func (h *handler) sigPage(w http.ResponseWriter, r *http.Request, prefix, p string, e format.Entry, size int64, shown []byte) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
 	if r.Method == http.MethodHead {
@@ -74,7 +74,7 @@ func (h *handler) sigPage(w http.ResponseWriter, r *http.Request, prefix, p stri
 }
 
 // attachment makes a signature's bytes a download named after its signer.
-func attachment(w http.ResponseWriter, e store.Entry) {
+func attachment(w http.ResponseWriter, e format.Entry) {
 	name := strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f || r == '"' || r == '\\' || r == '/' {
 			return '_'

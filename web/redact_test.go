@@ -20,6 +20,7 @@ import (
 	"github.com/oxyfs/oxyfs/internal/blobtest"
 	"github.com/oxyfs/oxyfs/internal/termsafe"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestFailedReadShowsNoSecretAndNoControl: a read that fails with an SDK's
@@ -31,7 +32,7 @@ func TestFailedReadShowsNoSecretAndNoControl(t *testing.T) {
 	drv := blobtest.New(nil)
 	st := store.New(blob.NewBucket(drv), "mem", "", store.Options{Layout: store.LayoutBucket, RequestTimeout: time.Second})
 	t.Cleanup(func() { st.Close() })
-	evil := store.Entry{Kind: store.KindSig, Object: objA, Value: "evil\x1b]0;pwned\x07"}
+	evil := format.Entry{Kind: format.KindSig, Object: objA, Value: "evil\x1b]0;pwned\x07"}
 	if err := st.Put(ctx, evil.Key(), []byte("sig")); err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +89,8 @@ func TestFailedReadShowsNoSecretAndNoControl(t *testing.T) {
 // encode it. The headers are read off the wire. Before, X-Oxy-Key held the
 // key's bytes as they were.
 func TestHeadersAreEscaped(t *testing.T) {
-	evil := store.Entry{Kind: store.KindSig, Object: objA, Value: "evil\x1b]0;pwned\x07\x7f\u009b"}
-	f := newFixtureOf(t, Options{}, []store.Entry{evil})
+	evil := format.Entry{Kind: format.KindSig, Object: objA, Value: "evil\x1b]0;pwned\x07\x7f\u009b"}
+	f := newFixtureOf(t, Options{}, []format.Entry{evil})
 	for _, target := range []string{
 		"GET " + keyURL(evil),
 		"HEAD " + keyURL(evil),

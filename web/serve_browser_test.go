@@ -16,6 +16,7 @@ import (
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // served is a real serve: a file:// store in the bucket layout, folded, an
@@ -29,7 +30,7 @@ type served struct {
 
 // serveFileStore writes entries (a signature's bytes: "signature of
 // <object> by <signer>") into a new file:// store, folds it and serves it.
-func serveFileStore(t *testing.T, opts Options, entries []store.Entry) *served {
+func serveFileStore(t *testing.T, opts Options, entries []format.Entry) *served {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, "file://"+t.TempDir(), store.Options{Layout: store.LayoutBucket})
@@ -39,7 +40,7 @@ func serveFileStore(t *testing.T, opts Options, entries []store.Entry) *served {
 	t.Cleanup(func() { st.Close() })
 	for _, e := range entries {
 		var data []byte
-		if e.Kind == store.KindSig {
+		if e.Kind == format.KindSig {
 			data = []byte("signature of " + e.Object + " by " + e.Value)
 		}
 		if err := st.Put(ctx, e.Key(), data); err != nil {
@@ -79,22 +80,22 @@ func serveFileStore(t *testing.T, opts Options, entries []store.Entry) *served {
 
 // auditorEntries are signatures by signers named as people name keys
 // (addresses, key names with dates), over a few objects.
-func auditorEntries() []store.Entry {
+func auditorEntries() []format.Entry {
 	signers := []string{
 		"alice@example.org", "build-bot-release-signing-2026", "carol.smith@security.example.com",
 		"ci-attestation-key-eu-west-1-prod", "zed",
 	}
-	var es []store.Entry
+	var es []format.Entry
 	for i := range 5 {
 		obj := fmt.Sprintf("%02x%062x", 0x20*i+3, i*7919)
 		for j, s := range signers {
 			if (i+j)%4 == 0 {
 				continue
 			}
-			es = append(es, store.Entry{Kind: store.KindSig, Object: obj, Value: s})
+			es = append(es, format.Entry{Kind: format.KindSig, Object: obj, Value: s})
 		}
 	}
-	return append(es, store.Entry{Kind: store.KindAccepted, Object: fmt.Sprintf("%064x", 42), Value: "main"})
+	return append(es, format.Entry{Kind: format.KindAccepted, Object: fmt.Sprintf("%064x", 42), Value: "main"})
 }
 
 // rowLines is, for each row of the table sel, how many lines its text takes

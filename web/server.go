@@ -18,7 +18,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/termsafe"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // Paths the handler serves beside the tree.
@@ -90,7 +90,7 @@ type handler struct {
 // was made: the tree it shows is at least that recent. Never year 1.
 func (h *handler) modTime(fi fs.FileInfo) time.Time {
 	t := h.ix.ModTime()
-	if n, ok := fi.Sys().(index.Node); ok && n.Type == index.NodeFile && n.Entry.Kind == store.KindSig {
+	if n, ok := fi.Sys().(index.Node); ok && n.Type == index.NodeFile && n.Entry.Kind == format.KindSig {
 		if c := h.ix.SigChangedAt(n.Entry); c.After(t) {
 			t = c
 		}
@@ -261,7 +261,7 @@ func (h *handler) serveTree(w http.ResponseWriter, r *http.Request, prefix strin
 			return
 		}
 		q := r.URL.Query()
-		if q.Get("view") == "page" && n.Entry.Kind == store.KindSig {
+		if q.Get("view") == "page" && n.Entry.Kind == format.KindSig {
 			size, shown, err := h.sigPrefix(ctx, n.Entry)
 			if err != nil {
 				h.fail(w, r, err)
@@ -375,7 +375,7 @@ func entryOf(n index.Node) entry {
 		e.Href += "/"
 	case index.NodeFile:
 		e.Key, e.Source = n.Entry.Key(), n.Source
-		if n.Entry.Kind == store.KindSig {
+		if n.Entry.Kind == format.KindSig {
 			e.Raw, e.Href = e.Href, e.Href+"?view=page"
 		}
 		if n.Size >= 0 {

@@ -18,6 +18,7 @@ import (
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 const (
@@ -26,10 +27,10 @@ const (
 )
 
 var (
-	alice = store.Entry{Kind: store.KindSig, Object: objA, Value: "alice"}
-	bob   = store.Entry{Kind: store.KindSig, Object: objA, Value: "bob"}
-	carol = store.Entry{Kind: store.KindSig, Object: objC, Value: "carol"}
-	seal  = store.Entry{Kind: store.KindSeal, Object: objC, Value: "odd name %?#"}
+	alice = format.Entry{Kind: format.KindSig, Object: objA, Value: "alice"}
+	bob   = format.Entry{Kind: format.KindSig, Object: objA, Value: "bob"}
+	carol = format.Entry{Kind: format.KindSig, Object: objC, Value: "carol"}
+	seal  = format.Entry{Kind: format.KindSeal, Object: objC, Value: "odd name %?#"}
 )
 
 // fixture is a folded mem store of a few entries, an index on it and a real
@@ -42,18 +43,18 @@ type fixture struct {
 
 func newFixture(t *testing.T, opts Options) *fixture {
 	t.Helper()
-	return newFixtureOf(t, opts, []store.Entry{alice, bob, carol, seal})
+	return newFixtureOf(t, opts, []format.Entry{alice, bob, carol, seal})
 }
 
 // newFixtureOf is newFixture of other entries (a signature's bytes are
 // "signature of <object> by <signer>").
-func newFixtureOf(t *testing.T, opts Options, entries []store.Entry) *fixture {
+func newFixtureOf(t *testing.T, opts Options, entries []format.Entry) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
 	for _, e := range entries {
 		var data []byte
-		if e.Kind == store.KindSig {
+		if e.Kind == format.KindSig {
 			data = []byte("signature of " + e.Object + " by " + e.Value)
 		}
 		if err := st.Put(ctx, e.Key(), data); err != nil {
@@ -113,7 +114,7 @@ func (f *fixture) get(t *testing.T, p string, want int) (*http.Response, []byte)
 }
 
 // keyURL is the URL path of an entry, escaped.
-func keyURL(e store.Entry) string { return escapePath("/" + e.Key()) }
+func keyURL(e format.Entry) string { return escapePath("/" + e.Key()) }
 
 func TestPagesAndBytesOfAFoldedStoreSendNoList(t *testing.T) {
 	f := newFixture(t, Options{})

@@ -8,7 +8,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/termsafe"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // The signers pages are an auditor's way in: every signer with how many
@@ -155,7 +155,7 @@ func (h *handler) signerPage(w http.ResponseWriter, r *http.Request, signer stri
 	}
 	rows := make([]signatureRow, len(objs))
 	for i, obj := range objs {
-		e := store.Entry{Kind: store.KindSig, Object: obj, Value: signer}
+		e := format.Entry{Kind: format.KindSig, Object: obj, Value: signer}
 		raw := escapePath("/" + e.Key())
 		rows[i] = signatureRow{Object: obj, Kind: e.Kind.String(), Key: e.Key(), Page: raw + "?view=page", Raw: raw,
 			Dir: escapePath("/"+e.Kind.String()+"/"+obj[:2]+"/"+obj[2:]) + "/"}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // hostile is a signer name a page must not let act: markup, quotes, URL
@@ -18,7 +18,7 @@ const hostile = "<b>x<i> \"q\"&?#%\x1b[31m"
 
 // signerEntries are signatures by five signers (hostile among them) over
 // seven objects, and a seal.
-func signerEntries() (entries []store.Entry, counts map[string]int) {
+func signerEntries() (entries []format.Entry, counts map[string]int) {
 	counts = map[string]int{}
 	for i := range 7 {
 		obj := fmt.Sprintf("%02x%062x", 0x10*i+1, i)
@@ -26,7 +26,7 @@ func signerEntries() (entries []store.Entry, counts map[string]int) {
 			if (i+j)%3 == 0 {
 				continue
 			}
-			entries = append(entries, store.Entry{Kind: store.KindSig, Object: obj, Value: s})
+			entries = append(entries, format.Entry{Kind: format.KindSig, Object: obj, Value: s})
 			counts[s]++
 		}
 	}
@@ -100,7 +100,7 @@ func TestSignersPagesListEverySignerAPageAtATime(t *testing.T) {
 			var page signerJSON
 			f.getJSON(t, signerHref(s)+q, &page)
 			for _, r := range page.Signatures {
-				e := store.Entry{Kind: store.KindSig, Object: r.Object, Value: s}
+				e := format.Entry{Kind: format.KindSig, Object: r.Object, Value: s}
 				if r.Kind != "sig" || r.Key != e.Key() || r.Page != keyURL(e)+"?view=page" || r.Raw != keyURL(e) {
 					t.Errorf("%q: row %+v", s, r)
 				}

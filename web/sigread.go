@@ -7,7 +7,7 @@ import (
 	"encoding/hex"
 	"io"
 
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // The signature bytes serve sends are read here, through the index, on
@@ -18,7 +18,7 @@ import (
 // sigContent returns a signature's (or another entry's, empty) bytes to
 // serve and their ETag (the first 128 bits of their SHA-256); release gives
 // the bytes back once they are sent.
-func (h *handler) sigContent(ctx context.Context, e store.Entry) (content io.ReadSeeker, etag string, release func(), err error) {
+func (h *handler) sigContent(ctx context.Context, e format.Entry) (content io.ReadSeeker, etag string, release func(), err error) {
 	sh, err := h.ix.OpenSig(ctx, e)
 	if err != nil {
 		return nil, "", nil, err
@@ -30,7 +30,7 @@ func (h *handler) sigContent(ctx context.Context, e store.Entry) (content io.Rea
 
 // sigPrefix returns a signature's size and its first SigPagePrefix bytes
 // (a copy: the page holds no more of it while it is written).
-func (h *handler) sigPrefix(ctx context.Context, e store.Entry) (int64, []byte, error) {
+func (h *handler) sigPrefix(ctx context.Context, e format.Entry) (int64, []byte, error) {
 	sh, err := h.ix.OpenSig(ctx, e)
 	if err != nil {
 		return 0, nil, err

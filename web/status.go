@@ -11,6 +11,7 @@ import (
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/termsafe"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // /.oxy/status is index.Status: as JSON for a program (and curl), as a page
@@ -90,7 +91,7 @@ func statusOf(s index.Status, lastChange, now time.Time) statusView {
 		timeRow("last_refresh_time", s.LastRefreshTime, now),
 		row("last_refresh_error", orNone(s.LastRefreshError)),
 	}
-	for _, k := range store.Kinds {
+	for _, k := range format.Kinds {
 		v.Kinds = append(v.Kinds, row(k.String(), strconv.Itoa(s.EntriesPerKind[k.String()])))
 	}
 	reqs := func(name, what string, c store.Counts) requestRow {

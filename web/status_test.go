@@ -8,6 +8,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestStatusPageNamesEveryFigure: the status page names every field of
@@ -61,7 +62,7 @@ func TestStatusRows(t *testing.T) {
 	for _, r := range v.Kinds {
 		kinds[r.Name] = r.Value
 	}
-	if len(v.Kinds) != store.NumKinds || kinds["accepted"] != "613" || kinds["sig"] != "3" || kinds["seal"] != "0" {
+	if len(v.Kinds) != format.NumKinds || kinds["accepted"] != "613" || kinds["sig"] != "3" || kinds["seal"] != "0" {
 		t.Errorf("entries per kind %+v", v.Kinds)
 	}
 	if r := v.Requests[0]; r.Name != "requests" || r.List != 1 || r.Get != 4 || r.Head != 2 || r.Put != 0 || r.Delete != 5 || r.Total != 12 {

@@ -15,6 +15,7 @@ import (
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/termsafe"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 func init() {
@@ -265,7 +266,7 @@ func runCat(ctx context.Context, e *env, args []string) error {
 	if n.Type != index.NodeFile {
 		return fmt.Errorf("cat %s: %w", p, errIsDir)
 	}
-	if n.Entry.Kind != store.KindSig {
+	if n.Entry.Kind != format.KindSig {
 		return nil // index entries are empty: the value is in the key
 	}
 	data, err := ix.ReadSig(ctx, n.Entry)
@@ -279,11 +280,11 @@ func runCat(ctx context.Context, e *env, args []string) error {
 var errIsDir = errors.New("is a directory")
 
 // entryOf parses a tree path of an entry: <kind>/<hh>/<rest>/<value>.
-func entryOf(p string) (store.Entry, error) {
+func entryOf(p string) (format.Entry, error) {
 	p = strings.TrimPrefix(p, "/")
 	e, err := index.ParseEntryPath(p)
 	if err != nil {
-		return store.Entry{}, usagef("%s is not an entry path <kind>/<hh>/<rest>/<value>: %v", p, err)
+		return format.Entry{}, usagef("%s is not an entry path <kind>/<hh>/<rest>/<value>: %v", p, err)
 	}
 	return e, nil
 }
@@ -306,9 +307,9 @@ func catOxy(ctx context.Context, e *env, ix *index.Index, p string) error {
 		_, err = e.stdout.Write(append(data, '\n'))
 		return err
 	case p == ".oxy/journal" || p == ".oxy/retired":
-		key := store.JournalKey
+		key := format.JournalKey
 		if p == ".oxy/retired" {
-			key = store.RetiredKey
+			key = format.RetiredKey
 		}
 		data, err := st.Get(ctx, key)
 		if errors.Is(err, store.ErrNotFound) {
@@ -321,14 +322,14 @@ func catOxy(ctx context.Context, e *env, ix *index.Index, p string) error {
 		return err
 	case strings.HasPrefix(p, ".oxy/lists/") && !strings.Contains(p[len(".oxy/lists/"):], "/"):
 		name := p[len(".oxy/lists/"):]
-		if _, _, ok := store.ParseEntryListName(name); !ok {
+		if _, _, ok := format.ParseEntryListName(name); !ok {
 			return fmt.Errorf("cat %s: %w", p, iofs.ErrNotExist)
 		}
 		data, err := st.Get(ctx, name)
 		if err != nil {
 			return fmt.Errorf("cat %s: %w", p, err)
 		}
-		t, err := store.NewEntryListText(data)
+		t, err := format.NewEntryListText(data)
 		if err != nil {
 			return fmt.Errorf("cat %s: %w", p, err)
 		}

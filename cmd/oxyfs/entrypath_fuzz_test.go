@@ -6,7 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // FuzzEntryPath: whatever path a user gives `oxyfs put` (or a --batch line
@@ -40,10 +40,10 @@ func FuzzEntryPath(f *testing.F) {
 		if err := e.Validate(); err != nil {
 			t.Fatalf("path %q gave an invalid entry %q: %v", p, key, err)
 		}
-		if strings.HasPrefix(key, store.PackPrefix) || strings.Contains(key, "..") || strings.ContainsAny(key, "\x00\r\n") || !utf8.ValidString(key) {
+		if strings.HasPrefix(key, format.PackPrefix) || strings.Contains(key, "..") || strings.ContainsAny(key, "\x00\r\n") || !utf8.ValidString(key) {
 			t.Fatalf("path %q gave a key a writer must never write: %q", p, key)
 		}
-		if _, err := store.ParseKey(key); err != nil {
+		if _, err := format.ParseKey(key); err != nil {
 			t.Fatalf("path %q gave a key ParseKey refuses: %q: %v", p, key, err)
 		}
 	})

@@ -19,7 +19,6 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/oxyfs/oxyfs/internal/termsafe"
-	"github.com/oxyfs/oxyfs/store"
 )
 
 // The log of `oxyfs mount` and `oxyfs serve` (log/slog): one timestamped
@@ -103,7 +102,7 @@ func (s *logSink) String() string {
 }
 
 // logHandler is the slog.Handler of the log: text or JSON lines, secrets
-// redacted (store.Redact) and control characters escaped (termsafe).
+// redacted (termsafe.Redact) and control characters escaped (termsafe).
 type logHandler struct {
 	sink  *logSink
 	level slog.Leveler
@@ -149,7 +148,7 @@ func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
 		attrs = append(attrs, h.prefixed([]slog.Attr{a})...)
 		return true
 	})
-	msg := strings.TrimPrefix(store.Redact(r.Message), "oxyfs: ")
+	msg := strings.TrimPrefix(termsafe.Redact(r.Message), "oxyfs: ")
 	t := r.Time
 	if t.IsZero() {
 		t = time.Now()
@@ -166,7 +165,7 @@ func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
 			b.WriteByte(' ')
 			b.WriteString(termsafe.Escape(a.Key))
 			b.WriteByte('=')
-			b.WriteString(textValue(store.Redact(a.Value.Resolve().String())))
+			b.WriteString(textValue(termsafe.Redact(a.Value.Resolve().String())))
 		}
 		b.WriteByte('\n')
 		bare = []byte(b.String())
@@ -198,9 +197,9 @@ func (h *logHandler) jsonLine(t time.Time, level slog.Level, msg string, attrs [
 	for _, a := range attrs {
 		v := a.Value.Resolve().Any()
 		if s, ok := v.(string); ok {
-			v = store.Redact(s)
+			v = termsafe.Redact(s)
 		} else if err, ok := v.(error); ok {
-			v = store.Redact(err.Error())
+			v = termsafe.Redact(err.Error())
 		}
 		put(a.Key, v)
 	}

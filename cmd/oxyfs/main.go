@@ -30,7 +30,7 @@ func register(c *command) { commands[c.name] = c }
 
 // env is what a command runs with: its streams and common flags.
 //
-// stderr redacts secrets (store.Redact) and escapes control characters
+// stderr redacts secrets (termsafe.Redact) and escapes control characters
 // (termsafe) in every message, warning and log line; stdout escapes control
 // characters in what a command prints. rawStdout is for the store's own
 // bytes (cat) and for JSON escaped by termsafe.JSON; rawStderr for the

@@ -18,6 +18,7 @@ import (
 	"github.com/oxyfs/oxyfs/internal/metrics"
 	"github.com/oxyfs/oxyfs/internal/refreshloop"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 func init() {
@@ -218,7 +219,7 @@ func demoStore(ctx context.Context, e *env) (string, string, error) {
 	if e.common.layout == "auto" {
 		e.common.layout = "bucket"
 	}
-	if _, err := os.Stat(filepath.Join(dir, store.JournalKey)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, format.JournalKey)); err != nil {
 		fmt.Fprintf(e.stderr, "oxyfs: generating the demo store in %s (first run)\n", dir)
 		st, err := e.openStore(ctx, url, store.Options{Create: true})
 		if err != nil {

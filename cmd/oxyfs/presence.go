@@ -9,6 +9,7 @@ import (
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/termsafe"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // The store-presence check (issue 24): mount, serve, ls, cat, fold and gc
@@ -48,7 +49,7 @@ func (e *env) requireStore(ctx context.Context, st *store.Store, known bool) err
 		return nil
 	}
 	if e.common.create {
-		err := st.PutIfAbsent(ctx, store.JournalKey, nil)
+		err := st.PutIfAbsent(ctx, format.JournalKey, nil)
 		if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrReadOnly) {
 			return fmt.Errorf("start a new store at %s: %w", st.URL(), err)
 		}
@@ -68,7 +69,7 @@ func errNotAStore(url string, p store.Presence) error {
 		names[i] = termsafe.Quote(n)
 	}
 	return fmt.Errorf("%s holds no oxy store: its root holds %s…, but no journal (%s), entry list (%s*) or entry prefix (sig/, seal/, …); check the bucket, prefix= or path, or pass --create to start a new store there",
-		url, strings.Join(names, ", "), store.JournalKey, store.PackPrefix)
+		url, strings.Join(names, ", "), format.JournalKey, format.PackPrefix)
 }
 
 // openedIndex checks a loaded index's store: refused if the location holds

@@ -18,6 +18,7 @@ import (
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // lockedBuffer is a bytes.Buffer safe for the command's writes and the
@@ -41,7 +42,7 @@ func (l *lockedBuffer) String() string {
 
 // serveStore is a folded bucket store in a directory: signatures on two
 // objects and a seal.
-func serveStore(t *testing.T) (url string, sigs []store.Entry) {
+func serveStore(t *testing.T) (url string, sigs []format.Entry) {
 	t.Helper()
 	ctx := context.Background()
 	url = "file://" + t.TempDir()
@@ -50,10 +51,10 @@ func serveStore(t *testing.T) (url string, sigs []store.Entry) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	sigs = []store.Entry{
-		{Kind: store.KindSig, Object: "ab" + strings.Repeat("01", 31), Value: "alice"},
-		{Kind: store.KindSig, Object: "ab" + strings.Repeat("01", 31), Value: "bob"},
-		{Kind: store.KindSig, Object: "cd" + strings.Repeat("02", 31), Value: "carol"},
+	sigs = []format.Entry{
+		{Kind: format.KindSig, Object: "ab" + strings.Repeat("01", 31), Value: "alice"},
+		{Kind: format.KindSig, Object: "ab" + strings.Repeat("01", 31), Value: "bob"},
+		{Kind: format.KindSig, Object: "cd" + strings.Repeat("02", 31), Value: "carol"},
 	}
 	for _, e := range sigs {
 		if err := st.Put(ctx, e.Key(), []byte("signature by "+e.Value)); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 func init() {
@@ -55,14 +56,14 @@ func openData(e *env, file string) ([]byte, error) {
 }
 
 // checkData: a signature needs bytes, an index entry has none.
-func checkData(en store.Entry, data []byte, haveFile bool) error {
-	if en.Kind == store.KindSig && !haveFile {
+func checkData(en format.Entry, data []byte, haveFile bool) error {
+	if en.Kind == format.KindSig && !haveFile {
 		return usagef("%s: a signature needs its bytes (FILE or -)", en.Key())
 	}
-	if en.Kind == store.KindSig && len(data) == 0 {
+	if en.Kind == format.KindSig && len(data) == 0 {
 		return usagef("%s: a signature needs its bytes, and the file given is empty", en.Key())
 	}
-	if en.Kind != store.KindSig && len(data) > 0 {
+	if en.Kind != format.KindSig && len(data) > 0 {
 		return usagef("%s: %s entries are empty keys; the value is in the key", en.Key(), en.Kind)
 	}
 	return nil
@@ -239,7 +240,7 @@ func runGen(ctx context.Context, e *env, args []string) error {
 // keys: writing one that exists changes nothing, so they pass.
 func refuseExisting(ctx context.Context, ix *index.Index, ws []index.Write) error {
 	for _, w := range ws {
-		if w.Entry.Kind != store.KindSig {
+		if w.Entry.Kind != format.KindSig {
 			continue
 		}
 		ok, err := ix.Store().Exists(ctx, w.Entry.Key())

@@ -1,6 +1,6 @@
 // Package gen writes synthetic stores: entries as current writers write them
 // (per-object keys and journal lines, partially folded past
-// store.PartialFoldThreshold), as older writers do, as older one-list keys,
+// format.PartialFoldThreshold), as older writers do, as older one-list keys,
 // and optionally the complete list a fold would write. The same options write
 // the same store. `oxyfs gen`, the mount's demo store, benchmarks and tests
 // use it; it stands on store and store/journal alone, so the index's own
@@ -20,6 +20,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/par"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
 )
 
@@ -38,9 +39,9 @@ type Options struct {
 	// for benchmarks of an open, which never reads them (signature bytes
 	// then cannot be read).
 	SkipObjects bool
-	Parallel    int                               // concurrent writes; 0 = 32
-	Progress    func(done, total int)             // called as writes land (at most ~1000 times), and at the end
-	OnEntry     func(e store.Entry, where string) // each entry generated: "journal", "list", "unjournaled", "legacy"
+	Parallel    int                                // concurrent writes; 0 = 32
+	Progress    func(done, total int)              // called as writes land (at most ~1000 times), and at the end
+	OnEntry     func(e format.Entry, where string) // each entry generated: "journal", "list", "unjournaled", "legacy"
 }
 
 // Report says what Generate wrote.
@@ -68,7 +69,7 @@ type genWrite struct {
 
 // entryWrite is one entry drawn, with a signature's bytes.
 type entryWrite struct {
-	Entry store.Entry
+	Entry format.Entry
 	Data  []byte
 }
 
@@ -107,31 +108,31 @@ func (g *generator) hex(n int) string {
 }
 
 // kind draws a kind: ~70% sig, the rest spread over the other kinds.
-func (g *generator) kind() store.Kind {
+func (g *generator) kind() format.Kind {
 	switch r := g.rng.IntN(100); {
 	case r < 70:
-		return store.KindSig
+		return format.KindSig
 	case r < 80:
-		return store.KindSeal
+		return format.KindSeal
 	case r < 88:
-		return store.KindReceipt
+		return format.KindReceipt
 	case r < 94:
-		return store.KindApproval
+		return format.KindApproval
 	case r < 97:
-		return store.KindCert
+		return format.KindCert
 	}
-	return store.KindAccepted
+	return format.KindAccepted
 }
 
 // value draws a value of a kind: signers and approvers from the signers,
 // runners, certificate key ids from a small pool, attestation ids unique.
-func (g *generator) value(k store.Kind) string {
+func (g *generator) value(k format.Kind) string {
 	switch k {
-	case store.KindSig, store.KindApproval:
+	case format.KindSig, format.KindApproval:
 		return g.signers[g.rng.IntN(len(g.signers))]
-	case store.KindReceipt:
+	case format.KindReceipt:
 		return g.runners[g.rng.IntN(len(g.runners))]
-	case store.KindCert:
+	case format.KindCert:
 		return g.certs[g.rng.IntN(len(g.certs))]
 	}
 	return g.hex(32)
@@ -157,13 +158,13 @@ func (g *generator) object(max int) []entryWrite {
 	for len(ws) < n {
 		v := g.value(k)
 		if slices.ContainsFunc(ws, func(w entryWrite) bool { return w.Entry.Value == v }) {
-			if k == store.KindReceipt || k == store.KindCert || len(g.signers) < 2 {
+			if k == format.KindReceipt || k == format.KindCert || len(g.signers) < 2 {
 				break
 			}
 			continue
 		}
-		w := entryWrite{Entry: store.Entry{Kind: k, Object: obj, Value: v}}
-		if k == store.KindSig {
+		w := entryWrite{Entry: format.Entry{Kind: k, Object: obj, Value: v}}
+		if k == format.KindSig {
 			w.Data = g.sig()
 		}
 		ws = append(ws, w)
@@ -173,7 +174,7 @@ func (g *generator) object(max int) []entryWrite {
 
 // Generate writes a synthetic store: Entries entries as current writers
 // write them (their journal lines through journal.Append, so more than
-// store.PartialFoldThreshold of them are partially folded, as a writer's
+// format.PartialFoldThreshold of them are partially folded, as a writer's
 // are), Unjournaled as older writers do, Legacy older one-list keys; with
 // Fold, the complete list a fold would write. Writes run in parallel;
 // the store written depends only on the options. Fold describes a fold of
@@ -219,20 +220,20 @@ func Generate(ctx context.Context, st *store.Store, g Options) (Report, error) {
 	for i := 0; i < g.Legacy; i++ {
 		ws := src.object(2)
 		e := ws[0].Entry
-		key := store.LegacyKey(e.Kind, e.Object)
+		key := format.LegacyKey(e.Kind, e.Object)
 		var data []byte
-		if e.Kind == store.KindSig {
-			var sigs []store.LegacySig
+		if e.Kind == format.KindSig {
+			var sigs []format.LegacySig
 			for _, w := range ws {
-				sigs = append(sigs, store.LegacySig{Signer: w.Entry.Value, Sig: w.Data})
+				sigs = append(sigs, format.LegacySig{Signer: w.Entry.Value, Sig: w.Data})
 			}
-			data = store.FormatLegacySigs(sigs)
+			data = format.LegacySigs(sigs)
 		} else {
 			var vals []string
 			for _, w := range ws {
 				vals = append(vals, w.Entry.Value)
 			}
-			data = store.FormatLegacyValues(vals)
+			data = format.LegacyValues(vals)
 		}
 		writes = append(writes, genWrite{key, data})
 		rep.LegacyKeys++
@@ -254,23 +255,23 @@ func Generate(ctx context.Context, st *store.Store, g Options) (Report, error) {
 	case g.Fold:
 		slices.Sort(keys)
 		keys = slices.Compact(keys)
-		id, data, err := store.EncodeEntryListSorted(keys)
+		id, data, err := format.EncodeEntryListSorted(keys)
 		if err != nil {
 			return rep, fmt.Errorf("generate: %w", err)
 		}
-		rep.List, rep.ListEntries = store.EntryListName(id, true), len(keys)
+		rep.List, rep.ListEntries = format.EntryListName(id, true), len(keys)
 		if err := st.Put(ctx, rep.List, data); err != nil {
 			return rep, fmt.Errorf("generate: %w", err)
 		}
 		if g.Legacy > 0 {
-			if err := st.Put(ctx, store.LegacyFoldedMarker, nil); err != nil {
+			if err := st.Put(ctx, format.LegacyFoldedMarker, nil); err != nil {
 				return rep, fmt.Errorf("generate: %w", err)
 			}
 			rep.Marker = true
 		}
 	case len(keys) > 0 && st.Layout() == store.LayoutBucket:
 		// As a writer does: one journal update, partially folded past
-		// store.PartialFoldThreshold lines. In the directory layout a
+		// format.PartialFoldThreshold lines. In the directory layout a
 		// writer keeps no journal (as index.Index.PutBatch): the keys are all.
 		if _, err := journal.Append(ctx, st, keys); err != nil {
 			return rep, fmt.Errorf("generate: %w", err)

@@ -17,13 +17,14 @@ import (
 	"testing"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 const (
-	storePkg = "github.com/oxyfs/oxyfs/store"
-	keyOwner = "store/" // and store/storetest/
-	pathOwn  = "index/"
+	storePkg  = "github.com/oxyfs/oxyfs/store"
+	formatPkg = "github.com/oxyfs/oxyfs/store/format"
+	keyOwner  = "store/" // and store/storetest/
+	pathOwn   = "index/"
 )
 
 // pathConsumers take tree paths; index reads them.
@@ -33,9 +34,9 @@ var pathConsumers = []string{"fs/", "web/", "cmd/"}
 // one-list directories.
 var keyNames = func() map[string]bool {
 	m := map[string]bool{}
-	for _, k := range store.Kinds {
+	for _, k := range format.Kinds {
 		m[k.String()] = true
-		m[strings.TrimSuffix(store.LegacyLists[k].Prefix, "/")] = true
+		m[strings.TrimSuffix(format.LegacyLists()[k].Prefix, "/")] = true
 	}
 	return m
 }()
@@ -131,8 +132,8 @@ func checkFile(rel string, src []byte) ([]finding, error) {
 			case *ast.BasicLit:
 				checkLit(rel, n, add)
 			case *ast.SelectorExpr:
-				if consumer && pkgOf(n.X) == storePkg && keyReaders[strings.ToLower(n.Sel.Name)] {
-					add(n, "key reader in a path consumer", "calls store.%s; index reads tree paths", n.Sel.Name)
+				if pkg := pkgOf(n.X); consumer && (pkg == storePkg || pkg == formatPkg) && keyReaders[strings.ToLower(n.Sel.Name)] {
+					add(n, "key reader in a path consumer", "calls %s.%s; index reads tree paths", path.Base(pkg), n.Sel.Name)
 				}
 			case *ast.CallExpr:
 				sel, ok := n.Fun.(*ast.SelectorExpr)
@@ -230,7 +231,7 @@ func TestOneGrammar(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The walk must have found the owners and their consumers, or it checked nothing.
-	for _, want := range []string{"store/keysplit.go", "index/path.go", "fs/tree.go", "web/server.go", "cmd/oxyfs/browse.go"} {
+	for _, want := range []string{"store/format/keysplit.go", "index/path.go", "fs/tree.go", "web/server.go", "cmd/oxyfs/browse.go"} {
 		if !slices.Contains(files, want) {
 			t.Fatalf("the walk of %s did not find %s (%d files)", root, want, len(files))
 		}
@@ -260,7 +261,7 @@ import (
 	"hash/fnv"
 	"strings"
 
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 const offset = 14695981039346656037
@@ -271,7 +272,7 @@ func isSig(k string) bool { return strings.HasPrefix(k, "sig/") }
 
 func link(obj string) string { return "../../sig/" + obj }
 
-func mkdir(name string) bool { return store.ValidateObject(name+"00") == nil }
+func mkdir(name string) bool { return format.ValidateObject(name+"00") == nil }
 
 func parent(p string) string { return p[:strings.LastIndexByte(p, '/')] }
 
@@ -289,7 +290,7 @@ func message() string { return "by-signer/ differs from sig/: %s" }
 			"fs/bad.go:12: inode numbers outside index: FNV-64 constant 0x100000001b3",
 			`fs/bad.go:14: key text outside store: literal "sig/"`,
 			`fs/bad.go:16: key text outside store: literal "../../sig/"`,
-			"fs/bad.go:18: key reader in a path consumer: calls store.ValidateObject; index reads tree paths",
+			"fs/bad.go:18: key reader in a path consumer: calls format.ValidateObject; index reads tree paths",
 			"fs/bad.go:20: slash splitting in a path consumer: strings.LastIndexByte on '/' in parent",
 			`fs/bad.go:22: tree name outside index: literal "by-signer"`,
 		}},

@@ -1,5 +1,5 @@
 // Package grammarcheck holds one test, TestOneGrammar, that keeps the key
-// and path grammar in its owners: store reads keys (DESIGN §3: store.SplitKey,
+// and path grammar in its owners: store reads keys (DESIGN §3: format.SplitKey,
 // ParseKey, ParseKind, ParseHH, DecodeObjectID, ValidValue...), index reads
 // tree paths and numbers their inodes (DESIGN §4: index.ParsePath,
 // Path.Child, Path.Make, PathIno, ChildIno, SplitPath, JoinPath). It runs

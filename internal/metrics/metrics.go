@@ -21,7 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // StoreKinds are the values of the kind label of the store's metrics.
@@ -160,7 +160,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(descSigMisses, s.SigCache.Misses)
 	counter(descSigEvict, s.SigCache.Evictions)
 	gauge(descSigBytes, float64(s.SigCacheBytes))
-	for _, k := range store.Kinds {
+	for _, k := range format.Kinds {
 		gauge(descEntries, float64(s.EntriesPerKind[k.String()]), k.String())
 	}
 	gauge(descFolded, b2f(s.Folded))

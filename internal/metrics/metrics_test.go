@@ -15,10 +15,11 @@ import (
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // setup opens a mem store whose requests feed m, with one signature.
-func setup(t *testing.T) (*Metrics, *index.Index, store.Entry) {
+func setup(t *testing.T) (*Metrics, *index.Index, format.Entry) {
 	t.Helper()
 	ctx := context.Background()
 	m := New()
@@ -28,7 +29,7 @@ func setup(t *testing.T) (*Metrics, *index.Index, store.Entry) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ix.Close() })
-	sig := store.Entry{Kind: store.KindSig, Object: strings.Repeat("ab", 32), Value: "alice"}
+	sig := format.Entry{Kind: format.KindSig, Object: strings.Repeat("ab", 32), Value: "alice"}
 	if err := ix.Put(ctx, sig, []byte("signature bytes")); err != nil {
 		t.Fatal(err)
 	}

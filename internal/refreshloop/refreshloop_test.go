@@ -17,6 +17,7 @@ import (
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/blobtest"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
 )
 
@@ -44,7 +45,7 @@ func newLoop(t *testing.T, c Config) *loop {
 	l := &loop{drv: blobtest.New(nil), logs: make(chan string, 1000), hup: make(chan os.Signal, 1), done: make(chan struct{})}
 	l.st = store.New(blob.NewBucket(l.drv), "mem", "", store.Options{Layout: store.LayoutBucket})
 	t.Cleanup(func() { l.st.Close() })
-	key := store.Entry{Kind: store.KindSig, Object: "ab12", Value: "alice"}.Key()
+	key := format.Entry{Kind: format.KindSig, Object: "ab12", Value: "alice"}.Key()
 	if err := l.st.Put(ctx, key, []byte("sig")); err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func TestFailedRefreshIsLoggedAndLoopGoesOn(t *testing.T) {
 	entries := l.ix.Status().Entries
 	down := errors.New("store down")
 	l.drv.SetHooks(blobtest.Hooks{Before: func(_ context.Context, op blobtest.Op, key string) error {
-		if op == blobtest.OpGet && key == store.JournalKey {
+		if op == blobtest.OpGet && key == format.JournalKey {
 			return down
 		}
 		return nil
@@ -199,7 +200,7 @@ func TestQuietLogsOnlyWhatChanged(t *testing.T) {
 	if got := l.next(t); !strings.HasPrefix(got, "refreshed (SIGHUP): ") {
 		t.Fatalf("first log line %q, want the SIGHUP's refresh (an unchanged interval one is not logged)", got)
 	}
-	key := store.Entry{Kind: store.KindSig, Object: "cd34", Value: "bob"}.Key()
+	key := format.Entry{Kind: format.KindSig, Object: "cd34", Value: "bob"}.Key()
 	if err := l.st.Put(ctx, key, []byte("sig")); err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"syscall"
 
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/web"
 )
 
@@ -31,7 +31,7 @@ func (s *sim) checkBytes() {
 	var keys []string
 	if s.exactHandle != "" {
 		for k := range s.m.expected() {
-			if e, _ := store.ParseKey(k); e.Kind == store.KindSig {
+			if e, _ := format.ParseKey(k); e.Kind == format.KindSig {
 				keys = append(keys, k)
 			}
 		}
@@ -77,7 +77,7 @@ func (s *sim) wrongBytes(kind, class, key string, got []byte, err error, w [][]b
 
 // readerBytes reads key through every reader and compares with w.
 func (s *sim) readerBytes(k string, w [][]byte) {
-	e, _ := store.ParseKey(k)
+	e, _ := format.ParseKey(k)
 	got, err := s.h.ReadSig(s.ctx, e)
 	s.res.BytesCompared += int64(len(got))
 	if err != nil || !matches(got, w) {

@@ -11,7 +11,7 @@ import (
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/fs"
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
 )
 
@@ -156,19 +156,19 @@ func (s *sim) resignData(old []byte) []byte {
 }
 
 // drawSig draws a signature key the model holds (a re-sign), or a new one.
-func (s *sim) drawSig() store.Entry {
+func (s *sim) drawSig() format.Entry {
 	var sigs []string
 	for k := range s.m.e {
-		if e, _ := store.ParseKey(k); e.Kind == store.KindSig {
+		if e, _ := format.ParseKey(k); e.Kind == format.KindSig {
 			sigs = append(sigs, k)
 		}
 	}
 	slices.Sort(sigs)
 	if len(sigs) > 0 && s.rng.IntN(5) != 0 {
-		e, _ := store.ParseKey(sigs[s.rng.IntN(len(sigs))])
+		e, _ := format.ParseKey(sigs[s.rng.IntN(len(sigs))])
 		return e
 	}
-	return store.Entry{Kind: store.KindSig, Object: objects[s.rng.IntN(len(objects))], Value: values[s.rng.IntN(len(values))]}
+	return format.Entry{Kind: format.KindSig, Object: objects[s.rng.IntN(len(objects))], Value: values[s.rng.IntN(len(values))]}
 }
 
 func (s *sim) resignWrite() index.Write {
@@ -209,7 +209,7 @@ func (s *sim) opResignOther() error {
 // handle or by another writer.
 func (s *sim) opForgetReput() error {
 	e := s.drawSig()
-	f := fold.ForgetObject{Object: e.Object, Kinds: []store.Kind{store.KindSig}}
+	f := fold.ForgetObject{Object: e.Object, Kinds: []format.Kind{format.KindSig}}
 	s.noteForget([]fold.ForgetObject{f})
 	rep, err := fold.Collect(s.ctx, s.st, fold.CollectOptions{ForgetObjects: []fold.ForgetObject{f}, Apply: true, Warn: nopWarn})
 	s.logf("#%d forget %s then re-put %s → %s", s.op, f, e.Key(), gcSummary(&rep))
@@ -225,7 +225,7 @@ func (s *sim) opForgetReput() error {
 	return s.putThroughHandle([]index.Write{{Entry: e, Data: s.resignData(nil)}})
 }
 
-func (s *sim) opResignOtherOf(e store.Entry) error {
+func (s *sim) opResignOtherOf(e format.Entry) error {
 	k, data := e.Key(), s.resignData(nil)
 	if err := s.st.Put(s.ctx, k, data); err != nil {
 		return errors.Join(err, s.deriveKeys([]string{k}))
@@ -247,7 +247,7 @@ func (s *sim) opHold() error {
 	}
 	var keys []string
 	for k := range s.m.expected() {
-		if e, _ := store.ParseKey(k); e.Kind == store.KindSig && len(s.window(k)) > 0 && s.shown(k) {
+		if e, _ := format.ParseKey(k); e.Kind == format.KindSig && len(s.window(k)) > 0 && s.shown(k) {
 			keys = append(keys, k)
 		}
 	}
@@ -257,7 +257,7 @@ func (s *sim) opHold() error {
 	}
 	slices.Sort(keys)
 	k := keys[s.rng.IntN(len(keys))]
-	e, _ := store.ParseKey(k)
+	e, _ := format.ParseKey(k)
 	hr := &heldReader{key: k, ok: slices.Clone(s.window(k)), since: s.op}
 	sh, err := s.h.OpenSig(s.ctx, e)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // handleState is what the model says the long-lived handle may show
@@ -37,11 +37,11 @@ type observed struct {
 
 // readJournal reads the journal through the clean store.
 func (s *sim) readJournal() (map[string]*jcount, error) {
-	data, _, err := s.clean.ReadRecord(s.ctx, store.JournalKey)
+	data, _, err := s.clean.ReadRecord(s.ctx, format.JournalKey)
 	if err != nil && !isNotFound(err) {
 		return nil, fmt.Errorf("read journal: %w", err)
 	}
-	lines, bad := store.ParseJournal(data)
+	lines, bad := format.ParseJournal(data)
 	if bad.Count > 0 {
 		return nil, fmt.Errorf("journal has %d lines that do not parse: %w", bad.Count, bad.First[0])
 	}
@@ -74,7 +74,7 @@ func (s *sim) liveListKeys() (map[string]bool, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read list %s: %w", l.Name, err)
 		}
-		keys, err := store.DecodeEntryListAll(data)
+		keys, err := format.DecodeEntryListAll(data)
 		if err != nil {
 			return nil, fmt.Errorf("decode list %s: %w", l.Name, err)
 		}
@@ -93,22 +93,22 @@ func (s *sim) observe() (observed, error) {
 	if o.journal, err = s.readJournal(); err != nil {
 		return o, err
 	}
-	data, _, err := s.clean.ReadRecord(s.ctx, store.RetiredKey)
+	data, _, err := s.clean.ReadRecord(s.ctx, format.RetiredKey)
 	if err != nil && !isNotFound(err) {
 		return o, fmt.Errorf("read retired record: %w", err)
 	}
-	rl, _ := store.ParseRetired(data)
+	rl, _ := format.ParseRetired(data)
 	for _, r := range rl {
 		if at, ok := o.retired[r.Key]; !ok || r.RetiredAt > at {
 			o.retired[r.Key] = r.RetiredAt
 		}
 	}
-	names, err := s.listInner(store.PackPrefix)
+	names, err := s.listInner(format.PackPrefix)
 	if err != nil {
 		return o, err
 	}
 	for _, n := range names {
-		if _, _, ok := store.ParseEntryListName(n); ok {
+		if _, _, ok := format.ParseEntryListName(n); ok {
 			o.lists[n] = true
 		}
 	}
@@ -135,7 +135,7 @@ func (s *sim) listInner(prefix string) ([]string, error) {
 // key under the six kinds, and the signature keys by-signer/ names.
 func walk(ctx context.Context, ix *index.Index) (keys, bySigner map[string]bool, err error) {
 	keys, bySigner = map[string]bool{}, map[string]bool{}
-	for _, kind := range store.Kinds {
+	for _, kind := range format.Kinds {
 		hhs, err := ix.ReadDir(ctx, kind.String())
 		if err != nil {
 			return nil, nil, fmt.Errorf("readdir %s: %w", kind, err)
@@ -169,10 +169,10 @@ func walk(ctx context.Context, ix *index.Index) (keys, bySigner map[string]bool,
 			return nil, nil, fmt.Errorf("readdir %s: %w", dir, err)
 		}
 		for _, l := range links {
-			if !store.ValidObjectID(l.Name) {
+			if !format.ValidObjectID(l.Name) {
 				return nil, nil, fmt.Errorf("%s/%s: not an object id", dir, l.Name)
 			}
-			bySigner[keyOf(store.KindSig, l.Name, sg.Name)] = true
+			bySigner[keyOf(format.KindSig, l.Name, sg.Name)] = true
 		}
 	}
 	return keys, bySigner, nil
@@ -181,7 +181,7 @@ func walk(ctx context.Context, ix *index.Index) (keys, bySigner map[string]bool,
 func sigKeys(keys map[string]bool) map[string]bool {
 	out := map[string]bool{}
 	for k := range keys {
-		if e, err := store.ParseKey(k); err == nil && e.Kind == store.KindSig {
+		if e, err := format.ParseKey(k); err == nil && e.Kind == format.KindSig {
 			out[k] = true
 		}
 	}
@@ -221,7 +221,7 @@ func (s *sim) check() {
 
 	// The per-object keys are the truth: exactly the model's.
 	var entryKeys []string
-	for _, kind := range store.Kinds {
+	for _, kind := range format.Kinds {
 		ks, err := s.listInner(kind.Prefix())
 		if err != nil {
 			s.violate("observe", "%v", err)
@@ -280,8 +280,8 @@ func (s *sim) checkFresh(want map[string]bool) {
 		}
 	}
 	if k := s.existingKey(); k != "" && want[k] {
-		e, _ := store.ParseKey(k)
-		if e.Kind == store.KindSig {
+		e, _ := format.ParseKey(k)
+		if e.Kind == format.KindSig {
 			data, err := ix.ReadSig(s.ctx, e)
 			if err != nil || string(data) != string(s.m.e[k].data) {
 				s.violate("fresh-sig-bytes", "ReadSig %s = %q, %v; model %q", k, data, err, s.m.e[k].data)
@@ -369,7 +369,7 @@ func (s *sim) checkJournal(obs observed) {
 			}
 		}
 		for at, n := range p.folded {
-			if c.folded[at] < n && obs.now-at <= store.GracePeriod.Milliseconds() {
+			if c.folded[at] < n && obs.now-at <= format.GracePeriod.Milliseconds() {
 				s.violate("journal-line-lost", "%s: a line folded at +%v dropped at +%v, within its hour", k, msDur(at-t0), msDur(obs.now-t0))
 			}
 		}
@@ -398,7 +398,7 @@ func (s *sim) isForgetting(key string) bool {
 // existed and is gone must have been retired over an hour ago; a retired
 // line is dropped only once its key is gone.
 func (s *sim) checkRetired(obs observed) {
-	grace := store.GracePeriod.Milliseconds()
+	grace := format.GracePeriod.Milliseconds()
 	for name := range s.obs.lists {
 		if obs.lists[name] {
 			continue

@@ -27,7 +27,7 @@
 //
 // Writes through a long-lived index handle (PutBatch), through store.Put +
 // fold.Append, and by an older writer (store.Put only); partial folds, and
-// appends past store.PartialFoldThreshold; complete folds, and a dry run
+// appends past format.PartialFoldThreshold; complete folds, and a dry run
 // followed at once by the real fold (the plan must be what it does);
 // collections, their dry runs likewise, and collections forgetting an
 // object (--forget-objects --apply, which removes its keys from E); clock

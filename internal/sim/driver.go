@@ -16,6 +16,8 @@ import (
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/blobtest"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/fileblob"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // Backends a run can use.
@@ -126,9 +128,9 @@ type sim struct {
 	opName     string
 	opFault    *fault
 	opFired    int
-	attempted  map[string]int          // journal lines this operation tried to add, per key
-	forgetting map[string][]store.Kind // objects (and kinds) this operation forgets
-	forgotOK   bool                    // the forgetting succeeded: their lines must be gone
+	attempted  map[string]int           // journal lines this operation tried to add, per key
+	forgetting map[string][]format.Kind // objects (and kinds) this operation forgets
+	forgotOK   bool                     // the forgetting succeeded: their lines must be gone
 	log        []string
 	res        *Result
 	sigN       int
@@ -209,7 +211,7 @@ func newSim(ctx context.Context, cfg Config) (*sim, error) {
 			return nil, fmt.Errorf("sim: %w", err)
 		}
 		s.dir, backend = dir, "file"
-		b, err := store.OpenFileBucket(dir) // the file:// driver store.Open uses
+		b, err := fileblob.OpenBucket(dir, nil) // the file:// driver store.Open uses
 		if err != nil {
 			os.RemoveAll(dir)
 			return nil, fmt.Errorf("sim: open %s: %w", dir, err)
@@ -329,7 +331,7 @@ func (s *sim) step() {
 		s.bs.mountOp = s.bs.mnt != nil && s.rng.IntN(100) < s.cfg.MountPercent
 	}
 	s.opName, s.opFault, s.opFired = o.name, nil, 0
-	s.attempted, s.forgetting, s.forgotOK, s.exactHandle = map[string]int{}, map[string][]store.Kind{}, false, ""
+	s.attempted, s.forgetting, s.forgotOK, s.exactHandle = map[string]int{}, map[string][]format.Kind{}, false, ""
 	s.res.OpCounts[o.name]++
 	if o.faulty && s.rng.IntN(100) < FaultPercent {
 		s.opFault = randomFault(s.rng)
@@ -394,12 +396,12 @@ func (s *sim) violate(kind, format string, args ...any) {
 }
 
 // randomKey draws a key of the universe; sig keys more often, as in a store.
-func (s *sim) randomKey() (store.Entry, string) {
-	kind := store.KindSig
+func (s *sim) randomKey() (format.Entry, string) {
+	kind := format.KindSig
 	if s.rng.IntN(2) == 0 {
-		kind = store.Kinds[s.rng.IntN(store.NumKinds)]
+		kind = format.Kinds[s.rng.IntN(format.NumKinds)]
 	}
-	e := store.Entry{Kind: kind, Object: objects[s.rng.IntN(len(objects))], Value: values[s.rng.IntN(len(values))]}
+	e := format.Entry{Kind: kind, Object: objects[s.rng.IntN(len(objects))], Value: values[s.rng.IntN(len(values))]}
 	return e, e.Key()
 }
 
@@ -417,8 +419,8 @@ func (s *sim) existingKey() string {
 }
 
 // sigData returns fresh signature bytes (re-signs write new bytes).
-func (s *sim) sigData(kind store.Kind) []byte {
-	if kind != store.KindSig {
+func (s *sim) sigData(kind format.Kind) []byte {
+	if kind != format.KindSig {
 		return nil
 	}
 	s.sigN++

@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/oxyfs/oxyfs/internal/blobtest"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // Fault modes.
@@ -145,14 +145,14 @@ func randomFault(rng *rand.Rand) *fault {
 		blobtest.OpPut, blobtest.OpPut, blobtest.OpPut, blobtest.OpDelete}
 	f := &fault{op: ops[rng.IntN(len(ops))], nth: 1 + rng.IntN(3)}
 	var prefixes []string
-	sig, seal := store.KindSig.Prefix(), store.KindSeal.Prefix()
+	sig, seal := format.KindSig.Prefix(), format.KindSeal.Prefix()
 	switch f.op {
 	case blobtest.OpList:
-		prefixes = []string{"", "pack-", sig, seal, store.KindReceipt.Prefix(), sig + "aa/", "cd"}
+		prefixes = []string{"", "pack-", sig, seal, format.KindReceipt.Prefix(), sig + "aa/", "cd"}
 	case blobtest.OpGet:
 		prefixes = []string{"", "pack-entries", "pack-retired", "pack-", sig}
 	case blobtest.OpHead:
-		prefixes = []string{"", store.LegacyLists[store.KindSig].Prefix, "pack-legacy"}
+		prefixes = []string{"", format.LegacyLists()[format.KindSig].Prefix, "pack-legacy"}
 	case blobtest.OpPut:
 		prefixes = []string{"", "pack-entries", "pack-retired", "pack-", sig, seal, "pack-legacy-folded"}
 	case blobtest.OpDelete:

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // The key universe every run draws from: few enough objects and values that
@@ -93,7 +93,7 @@ func (m *model) completeFold() {
 }
 
 // forget drops the keys of a forgotten object's kinds.
-func (m *model) forget(obj string, kinds []store.Kind) []string {
+func (m *model) forget(obj string, kinds []format.Kind) []string {
 	var gone []string
 	for k := range m.e {
 		if forgets(k, obj, kinds) {
@@ -106,8 +106,8 @@ func (m *model) forget(obj string, kinds []store.Kind) []string {
 }
 
 // forgets reports whether forgetting obj's kinds (nil: all) covers key.
-func forgets(key, obj string, kinds []store.Kind) bool {
-	e, err := store.ParseKey(key)
+func forgets(key, obj string, kinds []format.Kind) bool {
+	e, err := format.ParseKey(key)
 	if err != nil || e.Object != obj {
 		return false
 	}
@@ -115,8 +115,8 @@ func forgets(key, obj string, kinds []store.Kind) bool {
 }
 
 // keyOf builds an entry key of the universe.
-func keyOf(kind store.Kind, obj, val string) string {
-	return store.Entry{Kind: kind, Object: obj, Value: val}.Key()
+func keyOf(kind format.Kind, obj, val string) string {
+	return format.Entry{Kind: kind, Object: obj, Value: val}.Key()
 }
 
 // diff returns what want has that got lacks (missing) and the reverse

@@ -8,7 +8,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
 )
 
@@ -20,9 +20,9 @@ func (s *sim) drawWrites(n int) []index.Write {
 	var ws []index.Write
 	seen := map[string]bool{}
 	for range 1 + s.rng.IntN(n) {
-		var e store.Entry
+		var e format.Entry
 		if k := s.existingKey(); k != "" && s.rng.IntN(3) == 0 {
-			e, _ = store.ParseKey(k)
+			e, _ = format.ParseKey(k)
 		} else {
 			e, _ = s.randomKey()
 		}
@@ -125,8 +125,8 @@ func (s *sim) deriveKeys(keys []string) error {
 		if err != nil {
 			continue // did not land (a key never vanishes by a write: the entry-key check says if it did)
 		}
-		e, _ := store.ParseKey(k)
-		if e.Kind != store.KindSig {
+		e, _ := format.ParseKey(k)
+		if e.Kind != format.KindSig {
 			data = nil
 		}
 		s.m.written(k, data, jr[k] != nil)
@@ -184,7 +184,7 @@ func (s *sim) opPartial() error {
 }
 
 // opAppendBulk appends lines for every key until more than
-// store.PartialFoldThreshold are unfolded, so that Append folds them into a
+// format.PartialFoldThreshold are unfolded, so that Append folds them into a
 // partial list itself.
 func (s *sim) opAppendBulk() error {
 	keys := slices.Sorted(func(yield func(string) bool) {
@@ -203,7 +203,7 @@ func (s *sim) opAppendBulk() error {
 		return err
 	}
 	unfolded, calls := sn.UnfoldedLines(), 0
-	if unfolded > store.PartialFoldThreshold {
+	if unfolded > format.PartialFoldThreshold {
 		// Past the threshold already: the last partial fold computed the
 		// list of a retired partial list and waits for a collection to
 		// delete it (checked when it happened). Nothing to append here; a
@@ -213,7 +213,7 @@ func (s *sim) opAppendBulk() error {
 		return nil
 	}
 	var last journal.AppendResult
-	for unfolded <= store.PartialFoldThreshold {
+	for unfolded <= format.PartialFoldThreshold {
 		res, err := journal.Append(s.ctx, s.st, keys)
 		calls++
 		for _, k := range keys {
@@ -233,9 +233,9 @@ func (s *sim) opAppendBulk() error {
 	if err != nil {
 		return err
 	}
-	if n := after.UnfoldedLines(); n > store.PartialFoldThreshold {
+	if n := after.UnfoldedLines(); n > format.PartialFoldThreshold {
 		if _, retired := after.RetiredSet()[last.PartialList]; !retired {
-			s.violate("partial-threshold", "%d unfolded lines after an append past %d (partial list %q)", n, store.PartialFoldThreshold, last.PartialList)
+			s.violate("partial-threshold", "%d unfolded lines after an append past %d (partial list %q)", n, format.PartialFoldThreshold, last.PartialList)
 		}
 	}
 	return nil
@@ -375,14 +375,14 @@ func (s *sim) opGC() error {
 func (s *sim) drawForget() fold.ForgetObject {
 	obj := objects[s.rng.IntN(len(objects))]
 	if k := s.existingKey(); k != "" && s.rng.IntN(4) != 0 {
-		e, _ := store.ParseKey(k)
+		e, _ := format.ParseKey(k)
 		obj = e.Object
 	}
 	f := fold.ForgetObject{Object: obj}
 	if s.rng.IntN(3) == 0 {
-		f.Kinds = []store.Kind{store.KindSig}
+		f.Kinds = []format.Kind{format.KindSig}
 		if s.rng.IntN(2) == 0 {
-			f.Kinds = append(f.Kinds, store.Kinds[1+s.rng.IntN(store.NumKinds-1)])
+			f.Kinds = append(f.Kinds, format.Kinds[1+s.rng.IntN(format.NumKinds-1)])
 		}
 	}
 	return f

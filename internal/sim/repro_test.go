@@ -8,6 +8,7 @@ import (
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestReproOwnWriteOfForgottenObject is the shortest sequence the
@@ -29,7 +30,7 @@ func TestReproOwnWriteOfForgottenObject(t *testing.T) {
 	if err := h.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	e := store.Entry{Kind: store.KindSeal, Object: "cd0405", Value: "bob"}
+	e := format.Entry{Kind: format.KindSeal, Object: "cd0405", Value: "bob"}
 	if err := h.Put(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@ package sim
 import (
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // scenarioObject is an object only opForgetJournalOnly writes, so that its
@@ -29,8 +29,8 @@ func (s *sim) opForgetJournalOnly() error {
 		return err
 	}
 	var ws []index.Write
-	for _, k := range []store.Kind{store.KindSig, store.KindSeal} {
-		e := store.Entry{Kind: k, Object: scenarioObject, Value: values[s.rng.IntN(len(values))]}
+	for _, k := range []format.Kind{format.KindSig, format.KindSeal} {
+		e := format.Entry{Kind: k, Object: scenarioObject, Value: values[s.rng.IntN(len(values))]}
 		ws = append(ws, index.Write{Entry: e, Data: s.sigData(k)})
 	}
 	if err := s.putThroughHandle(ws); err != nil {

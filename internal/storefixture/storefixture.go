@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // Open opens the store at url with opts, closed at the test's cleanup.
@@ -33,8 +34,8 @@ func Delta(st *store.Store, fn func()) store.Counts {
 }
 
 // Ent is the entry of kind on object with value (a signer, a change, …).
-func Ent(kind store.Kind, object, value string) store.Entry {
-	return store.Entry{Kind: kind, Object: object, Value: value}
+func Ent(kind format.Kind, object, value string) format.Entry {
+	return format.Entry{Kind: kind, Object: object, Value: value}
 }
 
 // SigBytes are the bytes PutObjects writes for a signature's key.
@@ -46,7 +47,7 @@ func PutObjects(t testing.TB, st *store.Store, keys ...string) {
 	t.Helper()
 	for _, k := range keys {
 		var data []byte
-		if strings.HasPrefix(k, store.KindSig.Prefix()) {
+		if strings.HasPrefix(k, format.KindSig.Prefix()) {
 			data = SigBytes(k)
 		}
 		if err := st.Put(context.Background(), k, data); err != nil {
@@ -56,13 +57,13 @@ func PutObjects(t testing.TB, st *store.Store, keys ...string) {
 }
 
 // PutEntries is PutObjects of the entries' keys.
-func PutEntries(t testing.TB, st *store.Store, es ...store.Entry) {
+func PutEntries(t testing.TB, st *store.Store, es ...format.Entry) {
 	t.Helper()
 	PutObjects(t, st, Keys(es...)...)
 }
 
 // Keys returns the entries' keys, in their order.
-func Keys(es ...store.Entry) []string {
+func Keys(es ...format.Entry) []string {
 	keys := make([]string, len(es))
 	for i, e := range es {
 		keys[i] = e.Key()
@@ -74,11 +75,11 @@ func Keys(es ...store.Entry) []string {
 // would have; it returns the list's name.
 func WriteList(t testing.TB, st *store.Store, complete bool, keys ...string) string {
 	t.Helper()
-	id, data, err := store.EncodeEntryList(keys)
+	id, data, err := format.EncodeEntryList(keys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := store.EntryListName(id, complete)
+	name := format.EntryListName(id, complete)
 	if err := st.Put(context.Background(), name, data); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func WriteList(t testing.TB, st *store.Store, complete bool, keys ...string) str
 }
 
 // WriteEntryList is WriteList of the entries' keys.
-func WriteEntryList(t testing.TB, st *store.Store, complete bool, es ...store.Entry) string {
+func WriteEntryList(t testing.TB, st *store.Store, complete bool, es ...format.Entry) string {
 	t.Helper()
 	return WriteList(t, st, complete, Keys(es...)...)
 }
@@ -99,10 +100,10 @@ func ReadList(t testing.TB, st *store.Store, name string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.VerifyEntryList(name, data); err != nil {
+	if err := format.VerifyEntryList(name, data); err != nil {
 		t.Fatal(err)
 	}
-	keys, err := store.DecodeEntryListAll(data)
+	keys, err := format.DecodeEntryListAll(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,20 +112,20 @@ func ReadList(t testing.TB, st *store.Store, name string) []string {
 
 // WriteJournal replaces the journal with one line per entry, folded at
 // foldedAt (0: unfolded).
-func WriteJournal(t testing.TB, st *store.Store, foldedAt int64, es ...store.Entry) {
+func WriteJournal(t testing.TB, st *store.Store, foldedAt int64, es ...format.Entry) {
 	t.Helper()
-	lines := make([]store.JournalLine, len(es))
+	lines := make([]format.JournalLine, len(es))
 	for i, e := range es {
-		lines[i] = store.JournalLine{FoldedAt: foldedAt, Key: e.Key()}
+		lines[i] = format.JournalLine{FoldedAt: foldedAt, Key: e.Key()}
 	}
-	WriteJournalText(t, st, string(store.FormatJournal(lines)))
+	WriteJournalText(t, st, string(format.Journal(lines)))
 }
 
 // WriteJournalText replaces the journal with text, by a compare-and-swap
 // update as a writer makes.
 func WriteJournalText(t testing.TB, st *store.Store, text string) {
 	t.Helper()
-	_, err := st.UpdateRecord(context.Background(), store.JournalKey, func([]byte, bool) ([]byte, error) {
+	_, err := st.UpdateRecord(context.Background(), format.JournalKey, func([]byte, bool) ([]byte, error) {
 		return []byte(text), nil
 	})
 	if err != nil {
@@ -135,12 +136,12 @@ func WriteJournalText(t testing.TB, st *store.Store, text string) {
 // Retire replaces the retired record with one line per key (retired at 1).
 func Retire(t testing.TB, st *store.Store, keys ...string) {
 	t.Helper()
-	lines := make([]store.RetiredLine, len(keys))
+	lines := make([]format.RetiredLine, len(keys))
 	for i, k := range keys {
-		lines[i] = store.RetiredLine{RetiredAt: 1, Key: k}
+		lines[i] = format.RetiredLine{RetiredAt: 1, Key: k}
 	}
-	_, err := st.UpdateRecord(context.Background(), store.RetiredKey, func([]byte, bool) ([]byte, error) {
-		return store.FormatRetired(lines), nil
+	_, err := st.UpdateRecord(context.Background(), format.RetiredKey, func([]byte, bool) ([]byte, error) {
+		return format.Retired(lines), nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -149,13 +150,13 @@ func Retire(t testing.TB, st *store.Store, keys ...string) {
 
 // ReadJournal reads and parses the journal; a line that does not parse
 // fails the test.
-func ReadJournal(t testing.TB, st *store.Store) []store.JournalLine {
+func ReadJournal(t testing.TB, st *store.Store) []format.JournalLine {
 	t.Helper()
-	data, _, err := st.ReadRecord(context.Background(), store.JournalKey)
+	data, _, err := st.ReadRecord(context.Background(), format.JournalKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines, bad := store.ParseJournal(data)
+	lines, bad := format.ParseJournal(data)
 	if bad.Count > 0 {
 		t.Fatalf("journal has bad lines: %v", bad)
 	}

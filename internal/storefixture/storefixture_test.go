@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestWrittenStoreReadsBack: what the fixtures write is what the store's
@@ -20,7 +21,7 @@ import (
 func TestWrittenStoreReadsBack(t *testing.T) {
 	ctx := context.Background()
 	st := NewMem(t)
-	a, b := Ent(store.KindSig, "ab12", "alice"), Ent(store.KindSeal, "cd34", "change-1")
+	a, b := Ent(format.KindSig, "ab12", "alice"), Ent(format.KindSeal, "cd34", "change-1")
 	put := Delta(st, func() { PutEntries(t, st, a, b) })
 	if want := (store.Counts{Put: 2}); put != want {
 		t.Errorf("PutEntries of 2 entries sent %v, want %v", put, want)
@@ -45,7 +46,7 @@ func TestWrittenStoreReadsBack(t *testing.T) {
 
 	WriteJournal(t, st, 7, a, b)
 	lines := ReadJournal(t, st)
-	if want := []store.JournalLine{{FoldedAt: 7, Key: a.Key()}, {FoldedAt: 7, Key: b.Key()}}; !slices.Equal(lines, want) {
+	if want := []format.JournalLine{{FoldedAt: 7, Key: a.Key()}, {FoldedAt: 7, Key: b.Key()}}; !slices.Equal(lines, want) {
 		t.Errorf("journal %v, want %v", lines, want)
 	}
 	WriteJournalText(t, st, "0 "+b.Key()+"\n")
@@ -54,11 +55,11 @@ func TestWrittenStoreReadsBack(t *testing.T) {
 	}
 
 	Retire(t, st, name)
-	rec, _, err := st.ReadRecord(ctx, store.RetiredKey)
+	rec, _, err := st.ReadRecord(ctx, format.RetiredKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := string(store.FormatRetired([]store.RetiredLine{{RetiredAt: 1, Key: name}})); string(rec) != want {
+	if want := string(format.Retired([]format.RetiredLine{{RetiredAt: 1, Key: name}})); string(rec) != want {
 		t.Errorf("retired record %q, want %q", rec, want)
 	}
 }

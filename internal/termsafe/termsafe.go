@@ -5,7 +5,7 @@
 // every output of oxyfs that is not the store's own bytes (cat, a mount's
 // files) goes through this package: Escape for one value, Quote for a name
 // a script must read back (ls), JSON for encoded JSON, and Writer for a
-// stream of log lines and messages (which it also redacts, store.Redact).
+// stream of log lines and messages (which it also redacts, Redact).
 //
 // The raw bytes stay in the store and on a mount: only what is shown is
 // escaped.
@@ -17,8 +17,6 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/oxyfs/oxyfs/store"
 )
 
 // unsafeRune reports whether r (utf8.RuneError of width 1: an invalid
@@ -135,9 +133,9 @@ func JSON(b []byte) []byte {
 	return out.Bytes()
 }
 
-// Line returns text as a log shows it: secrets redacted (store.Redact),
+// Line returns text as a log shows it: secrets redacted (Redact),
 // then controls escaped but for line breaks and tabs.
-func Line(text string) string { return escape(store.Redact(text), "\n\t") }
+func Line(text string) string { return escape(Redact(text), "\n\t") }
 
 // Writer writes what it is given through Line: every message and log line
 // written to it is redacted and escaped. Each Write should be whole lines

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // A store of many per-object keys, written straight into the directory of
@@ -41,13 +42,13 @@ import (
 // data block and its own attribute block.
 
 // posixKindWeights is the share of objects of each kind, in percent.
-var posixKindWeights = [store.NumKinds]int{
-	store.KindSig:      10,
-	store.KindSeal:     5,
-	store.KindReceipt:  35,
-	store.KindApproval: 35,
-	store.KindCert:     10,
-	store.KindAccepted: 5,
+var posixKindWeights = [format.NumKinds]int{
+	format.KindSig:      10,
+	format.KindSeal:     5,
+	format.KindReceipt:  35,
+	format.KindApproval: 35,
+	format.KindCert:     10,
+	format.KindAccepted: 5,
 }
 
 // maxPerObject bounds the entries of one object: the pools of values
@@ -95,33 +96,33 @@ func (p *posixPlan) objects() int { return (p.entries + p.perObject - 1) / p.per
 
 // posixObject is one object of the plan and its entries.
 type posixObject struct {
-	kind   store.Kind
+	kind   format.Kind
 	id     string   // 64 hex
 	values []string // distinct
 	data   [][]byte // a signature's bytes; nil for the other kinds
 }
 
 func (o *posixObject) key(j int) string {
-	return store.Entry{Kind: o.kind, Object: o.id, Value: o.values[j]}.Key()
+	return format.Entry{Kind: o.kind, Object: o.id, Value: o.values[j]}.Key()
 }
 
 func (p *posixPlan) source(i int) *rand.Rand {
 	return rand.New(rand.NewPCG(uint64(p.seed), uint64(i)+1))
 }
 
-func drawKind(r *rand.Rand) store.Kind {
+func drawKind(r *rand.Rand) format.Kind {
 	n := r.IntN(100)
-	for _, k := range store.Kinds {
+	for _, k := range format.Kinds {
 		if n < posixKindWeights[k] {
 			return k
 		}
 		n -= posixKindWeights[k]
 	}
-	return store.KindAccepted
+	return format.KindAccepted
 }
 
 // drawnKind is object i's kind (the first draw of its source).
-func (p *posixPlan) drawnKind(i int) store.Kind { return drawKind(p.source(i)) }
+func (p *posixPlan) drawnKind(i int) format.Kind { return drawKind(p.source(i)) }
 
 func (p *posixPlan) object(i int) posixObject {
 	r := p.source(i)
@@ -136,18 +137,18 @@ func (p *posixPlan) object(i int) posixObject {
 		}
 	}
 	switch o.kind {
-	case store.KindSig, store.KindApproval:
+	case format.KindSig, format.KindApproval:
 		pick(p.signers)
-	case store.KindReceipt:
+	case format.KindReceipt:
 		pick(p.runners)
-	case store.KindCert:
+	case format.KindCert:
 		pick(p.certs)
 	default: // seal, accepted: attestation ids, unique
 		for range n {
 			o.values = append(o.values, randHex(r, 32))
 		}
 	}
-	if o.kind == store.KindSig {
+	if o.kind == format.KindSig {
 		for range n {
 			b := make([]byte, 64+r.IntN(65))
 			for k := range b {
@@ -208,7 +209,7 @@ func (p *posixPlan) cost(dir string) (planCost, error) {
 		k := p.drawnKind(i)
 		n := min(p.perObject, p.entries-i*p.perObject)
 		c.PerKind[k.String()] += n
-		if k == store.KindSig {
+		if k == format.KindSig {
 			c.SigEntries += n
 		}
 	}
@@ -437,20 +438,20 @@ func writeKeyFile(name string, data []byte) error {
 // writeJournal writes the journal (create-only, through the server) with a
 // line for each of the last n keys of the plan, as their writers left them.
 func (p *posixPlan) writeJournal(ctx context.Context, st *store.Store, n int) (int, error) {
-	var lines []store.JournalLine
+	var lines []format.JournalLine
 	for i := p.objects() - 1; i >= 0 && len(lines) < n; i-- {
 		o := p.object(i)
 		for j := range o.values {
 			if len(lines) < n {
-				lines = append(lines, store.JournalLine{Key: o.key(j)})
+				lines = append(lines, format.JournalLine{Key: o.key(j)})
 			}
 		}
 	}
 	if len(lines) == 0 {
 		return 0, nil
 	}
-	if err := st.PutIfAbsent(ctx, store.JournalKey, store.FormatJournal(lines)); err != nil {
-		return 0, fmt.Errorf("genposix: write journal %q: %w", store.JournalKey, err)
+	if err := st.PutIfAbsent(ctx, format.JournalKey, format.Journal(lines)); err != nil {
+		return 0, fmt.Errorf("genposix: write journal %q: %w", format.JournalKey, err)
 	}
 	return len(lines), nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/testservers"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 func TestPosixPlan(t *testing.T) {
@@ -46,17 +47,17 @@ func TestPosixPlan(t *testing.T) {
 		}
 		for j := range o.values {
 			k := o.key(j)
-			if _, err := store.ParseKey(k); err != nil {
+			if _, err := format.ParseKey(k); err != nil {
 				t.Fatalf("object %d: %v", i, err)
 			}
 			if keys[k] {
 				t.Fatalf("key %q twice", k)
 			}
 			keys[k] = true
-			if o.kind == store.KindSig && (len(o.data[j]) < 64 || len(o.data[j]) > 128) {
+			if o.kind == format.KindSig && (len(o.data[j]) < 64 || len(o.data[j]) > 128) {
 				t.Fatalf("%q: %d bytes of signature, want 64–128", k, len(o.data[j]))
 			}
-			if o.kind != store.KindSig && o.data != nil {
+			if o.kind != format.KindSig && o.data != nil {
 				t.Fatalf("%q: an index entry with bytes", k)
 			}
 		}
@@ -194,7 +195,7 @@ func TestGenPosixServedAsPut(t *testing.T) {
 	}
 	defer st.Close()
 	var got []string
-	for _, k := range store.Kinds {
+	for _, k := range format.Kinds {
 		if err := st.List(ctx, k.Prefix(), "", func(it store.ListItem) error { got = append(got, it.Key); return nil }); err != nil {
 			t.Fatal(err)
 		}
@@ -206,11 +207,11 @@ func TestGenPosixServedAsPut(t *testing.T) {
 	if n, err := listEveryKey(ctx, st, 4); err != nil || n != 300 {
 		t.Fatalf("listEveryKey = %d, %v; want 300", n, err)
 	}
-	journal, err := st.Get(ctx, store.JournalKey)
+	journal, err := st.Get(ctx, format.JournalKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines, bad := store.ParseJournal(journal)
+	lines, bad := format.ParseJournal(journal)
 	if bad.Count != 0 {
 		t.Fatalf("journal: %d bad lines", bad.Count)
 	}
@@ -234,7 +235,7 @@ func TestGenPosixServedAsPut(t *testing.T) {
 	}
 	// A signature reads back with its bytes.
 	for i := range p.objects() {
-		if o := p.object(i); o.kind == store.KindSig {
+		if o := p.object(i); o.kind == format.KindSig {
 			b, err := st.Get(ctx, o.key(0))
 			if err != nil || string(b) != string(o.data[0]) {
 				t.Fatalf("GET %s: %d bytes, %v; want the %d written", o.key(0), len(b), err, len(o.data[0]))

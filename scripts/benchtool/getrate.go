@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // getrate measures the server's own rate of signature GETs: it takes the
@@ -40,7 +41,7 @@ func getrate(ctx context.Context, url string, workers int, keyFile string) error
 				keys = append(keys, k)
 			}
 		}
-	} else if err := st.List(ctx, store.KindSig.Prefix(), "", func(it store.ListItem) error {
+	} else if err := st.List(ctx, format.KindSig.Prefix(), "", func(it store.ListItem) error {
 		if !it.IsDir && strings.Count(it.Key, "/") == 3 {
 			keys = append(keys, it.Key)
 		}

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // The commands of the 10,000,000-entry steps of scripts/bench (--huge),
@@ -58,14 +59,14 @@ func listAll(ctx context.Context, args []string) error {
 		return err
 	}
 	wall := time.Since(start).Seconds()
-	return printJSON(map[string]any{"keys": keys, "prefixes": store.NumKinds * 256, "parallel": par, "wall_s": wall, "keys_per_s": float64(keys) / wall})
+	return printJSON(map[string]any{"keys": keys, "prefixes": format.NumKinds * 256, "parallel": par, "wall_s": wall, "keys_per_s": float64(keys) / wall})
 }
 
 // listEveryKey lists every <kind>/<hh>/ prefix, par at a time, and counts
 // the keys.
 func listEveryKey(ctx context.Context, st *store.Store, par int) (int64, error) {
-	todo := make(chan string, store.NumKinds*256)
-	for _, k := range store.Kinds {
+	todo := make(chan string, format.NumKinds*256)
+	for _, k := range format.Kinds {
 		for hh := range 256 {
 			todo <- fmt.Sprintf("%s%02x/", k.Prefix(), hh)
 		}
@@ -163,13 +164,13 @@ func sampleKeys(ctx context.Context, url string, n int, seed int64) ([]string, i
 	}
 	defer st.Close()
 	var lists []string
-	if err := st.List(ctx, store.PackPrefix, "", func(it store.ListItem) error {
-		if _, _, ok := store.ParseEntryListName(it.Key); ok {
+	if err := st.List(ctx, format.PackPrefix, "", func(it store.ListItem) error {
+		if _, _, ok := format.ParseEntryListName(it.Key); ok {
 			lists = append(lists, it.Key)
 		}
 		return nil
 	}); err != nil {
-		return nil, 0, fmt.Errorf("list %q: %w", store.PackPrefix, err)
+		return nil, 0, fmt.Errorf("list %q: %w", format.PackPrefix, err)
 	}
 	if len(lists) == 0 {
 		return nil, 0, errors.New("lookups: the store has no entry list (is it folded?)")
@@ -182,9 +183,9 @@ func sampleKeys(ctx context.Context, url string, n int, seed int64) ([]string, i
 		if err != nil {
 			return nil, 0, err
 		}
-		if _, err := store.DecodeEntryList(data, func(key []byte) error {
+		if _, err := format.DecodeEntryList(data, func(key []byte) error {
 			total++
-			if strings.HasPrefix(string(key), store.KindSig.Prefix()) {
+			if strings.HasPrefix(string(key), format.KindSig.Prefix()) {
 				return nil
 			}
 			seen++

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // The --huge part of the report: each step at HUGE_ENTRIES entries beside
@@ -234,7 +234,7 @@ func (r *results) hugeFold(w io.Writer) {
 		return
 	}
 	var mix []string
-	for _, k := range store.Kinds {
+	for _, k := range format.Kinds {
 		if n := gv.PerKind[k.String()]; n > 0 {
 			mix = append(mix, fmt.Sprintf("%s %.0f%%", k, 100*float64(n)/float64(gv.Entries)))
 		}

@@ -48,6 +48,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 func main() {
@@ -174,7 +175,7 @@ func latency(ctx context.Context, url string) error {
 	}
 	// Probes are raw objects under sig/ whose names are no entry keys (the
 	// object id is not hex).
-	sig := store.KindSig.Prefix()
+	sig := format.KindSig.Prefix()
 	key := func(i int) string { return sig + fmt.Sprintf("ff/latency%04d/probe", i) }
 	key8 := func(i int) string { return sig + fmt.Sprintf("fe/latency%06d/probe", i) }
 	if err := timeIt("put", func(i int) error { return st.Put(ctx, key(i), data) }); err != nil {
@@ -243,7 +244,7 @@ func listrate(ctx context.Context, url string) error {
 	keys, pages := 0, 0
 	start := time.Now()
 	for pages < 20 {
-		items, next, err := st.ListPage(ctx, store.KindSig.Prefix(), "", token, 1000)
+		items, next, err := st.ListPage(ctx, format.KindSig.Prefix(), "", token, 1000)
 		if err != nil {
 			return err
 		}
@@ -276,7 +277,7 @@ func listrate(ctx context.Context, url string) error {
 			}()
 		}
 		for i := 0; i < 16 && hh < 256; i++ {
-			todo <- store.KindSig.Prefix() + fmt.Sprintf("%02x/", hh)
+			todo <- format.KindSig.Prefix() + fmt.Sprintf("%02x/", hh)
 			hh++
 		}
 		close(todo)
@@ -445,7 +446,7 @@ func putIndex(ctx context.Context, url string, writers, count int, signer string
 		return err
 	}
 	res := runWriters("index.Put", writers, count, signer, func(obj string) error {
-		return ix.Put(ctx, store.Entry{Kind: store.KindSig, Object: obj, Value: signer}, sigBytes(obj))
+		return ix.Put(ctx, format.Entry{Kind: format.KindSig, Object: obj, Value: signer}, sigBytes(obj))
 	})
 	if err := ix.Close(); err != nil {
 		return err
@@ -472,7 +473,7 @@ func put(oxyfs, url string, writers, count int, signer string, batch int) error 
 			if err := os.WriteFile(f, sigBytes(obj), 0o644); err != nil {
 				return err
 			}
-			p := store.Entry{Kind: store.KindSig, Object: obj, Value: signer}.Key() // its path in the tree
+			p := format.Entry{Kind: format.KindSig, Object: obj, Value: signer}.Key() // its path in the tree
 			one = []string{"put", "--layout", "bucket", url, p, f}
 			lines = append(lines, p+"\t"+f+"\n"...)
 		}

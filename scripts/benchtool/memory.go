@@ -16,7 +16,7 @@ import (
 	"github.com/oxyfs/oxyfs/fs"
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/gen"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // genlist writes what an open reads of a folded store (its complete list),
@@ -39,7 +39,7 @@ func genlist(ctx context.Context, url string, n int, seed int64) error {
 // it: the complete list, and a journal holding the last LINES entries (all
 // when LINES <= 0) as lines the fold marked folded (such lines stay an
 // hour), without the per-object keys an open never reads. The journal is
-// capped at store.MaxRecordBytes: about 2,500,000 lines.
+// capped at format.MaxRecordBytes: about 2,500,000 lines.
 func genfolded(ctx context.Context, url string, n int, seed int64, keep int) error {
 	st, err := openStore(ctx, url)
 	if err != nil {
@@ -47,17 +47,17 @@ func genfolded(ctx context.Context, url string, n int, seed int64, keep int) err
 	}
 	defer st.Close()
 	now := time.Now().UnixMilli()
-	var lines []store.JournalLine
+	var lines []format.JournalLine
 	rep, err := gen.Generate(ctx, st, gen.Options{Entries: n, Seed: seed, Fold: true, SkipObjects: true,
-		OnEntry: func(e store.Entry, _ string) { lines = append(lines, store.JournalLine{FoldedAt: now, Key: e.Key()}) }})
+		OnEntry: func(e format.Entry, _ string) { lines = append(lines, format.JournalLine{FoldedAt: now, Key: e.Key()}) }})
 	if err != nil {
 		return err
 	}
 	if keep > 0 && keep < len(lines) {
 		lines = lines[len(lines)-keep:]
 	}
-	data := store.FormatJournal(lines)
-	if _, err := st.UpdateRecord(ctx, store.JournalKey, func([]byte, bool) ([]byte, error) { return data, nil }); err != nil {
+	data := format.Journal(lines)
+	if _, err := st.UpdateRecord(ctx, format.JournalKey, func([]byte, bool) ([]byte, error) { return data, nil }); err != nil {
 		return err
 	}
 	return printJSON(map[string]any{"entries": rep.Entries, "journal_lines": len(lines), "journal_bytes": len(data),

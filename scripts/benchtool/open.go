@@ -17,6 +17,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // openResult is what `benchtool open` measures.
@@ -158,8 +159,8 @@ func open(ctx context.Context, url string, repeat int) error {
 // list's keys and the journal's (read again, after the measured open).
 func keyText(ctx context.Context, st *store.Store, s index.Status) (int64, error) {
 	journal := map[string]bool{}
-	if data, err := st.Get(ctx, store.JournalKey); err == nil {
-		lines, _ := store.ParseJournal(data)
+	if data, err := st.Get(ctx, format.JournalKey); err == nil {
+		lines, _ := format.ParseJournal(data)
 		for _, l := range lines {
 			journal[l.Key] = true
 		}
@@ -172,7 +173,7 @@ func keyText(ctx context.Context, st *store.Store, s index.Status) (int64, error
 		if err != nil {
 			return 0, err
 		}
-		if _, err := store.DecodeEntryList(data, func(key []byte) error {
+		if _, err := format.DecodeEntryList(data, func(key []byte) error {
 			delete(journal, string(key)) // counted here
 			n += int64(len(key))
 			return nil

@@ -20,7 +20,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"golang.org/x/sys/unix"
 
+	"github.com/oxyfs/oxyfs/internal/termsafe"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // check compares a sample of the keys genposix wrote (an object of each
@@ -35,7 +37,7 @@ func (p *posixPlan) check(ctx context.Context, st *store.Store, storeURL, dir st
 		return 0, err
 	}
 	var sample []int
-	var seen [store.NumKinds]bool
+	var seen [format.NumKinds]bool
 	for i := 0; i < p.objects() && i < 10000; i++ {
 		if k := p.drawnKind(i); !seen[k] {
 			seen[k] = true
@@ -128,7 +130,7 @@ func checkKey(ctx context.Context, c *s3.Client, bucket string, st *store.Store,
 
 // checkListing lists the object's prefix: every entry, with its size and ETag.
 func checkListing(ctx context.Context, c *s3.Client, bucket string, o *posixObject) error {
-	prefix := store.Entry{Kind: o.kind, Object: o.id}.Key()
+	prefix := format.Entry{Kind: o.kind, Object: o.id}.Key()
 	out, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(prefix)})
 	if err != nil {
 		return fmt.Errorf("list %q: %w", prefix, err)
@@ -179,7 +181,7 @@ func userXattrs(name string) (map[string]string, error) {
 func s3ClientFor(storeURL string) (*s3.Client, string, error) {
 	u, err := url.Parse(storeURL)
 	if err != nil || u.Scheme != "s3" || u.Host == "" {
-		return nil, "", fmt.Errorf("not an s3://BUCKET?endpoint=... URL: %s", store.Redact(storeURL))
+		return nil, "", fmt.Errorf("not an s3://BUCKET?endpoint=... URL: %s", termsafe.Redact(storeURL))
 	}
 	q := u.Query()
 	region := q.Get("region")

@@ -6,12 +6,13 @@ import (
 	"fmt"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // AppendResult says what one journal append did.
 type AppendResult struct {
 	Tries        int    // compare-and-swap attempts of the append itself
-	Dropped      int    // folded lines older than store.GracePeriod that the update dropped
+	Dropped      int    // folded lines older than format.GracePeriod that the update dropped
 	PartialList  string // name of the partial list written, "" if none
 	PartialLines int    // lines the partial fold marked
 	// Before and After are store.RecordSum of the journal as the update
@@ -25,13 +26,13 @@ type AppendResult struct {
 
 // Append adds one journal line per key in ONE compare-and-swap update of
 // pack-entries (spec §13.7 "The journal"), retried up to store.MaxCASTries.
-// The same update drops folded lines older than store.GracePeriod. If the
-// update leaves more than store.PartialFoldThreshold unfolded lines, Append
+// The same update drops folded lines older than format.GracePeriod. If the
+// update leaves more than format.PartialFoldThreshold unfolded lines, Append
 // then folds them into a partial list and marks them (Partial).
 //
 // A writer calls Append after the keys' own objects were written; the index
 // calls it once with every key waiting to be journaled (a write batch, §13.4).
-// Every key must be a valid entry key (store.ParseKey); otherwise Append
+// Every key must be a valid entry key (format.ParseKey); otherwise Append
 // writes nothing and says which key is wrong. A key given twice in one call
 // gets one line. No keys: nothing is sent.
 //
@@ -39,12 +40,12 @@ type AppendResult struct {
 // returns the result and an error wrapping ErrPartialFold: the lines are in
 // the journal, and the next update retries the fold.
 func Append(ctx context.Context, st *store.Store, keys []string) (AppendResult, error) {
-	return AppendThreshold(ctx, st, keys, store.PartialFoldThreshold)
+	return AppendThreshold(ctx, st, keys, format.PartialFoldThreshold)
 }
 
 // AppendThreshold is Append with the partial-fold threshold as a parameter,
 // so that a test reaches partial folds with a handful of lines. Every other
-// caller calls Append, which passes store.PartialFoldThreshold.
+// caller calls Append, which passes format.PartialFoldThreshold.
 func AppendThreshold(ctx context.Context, st *store.Store, keys []string, threshold int) (AppendResult, error) {
 	var res AppendResult
 	if err := CheckLayout(st); err != nil {
@@ -53,7 +54,7 @@ func AppendThreshold(ctx context.Context, st *store.Store, keys []string, thresh
 	add := make([]string, 0, len(keys))
 	seen := make(map[string]bool, len(keys))
 	for _, k := range keys {
-		if _, err := store.ParseKey(k); err != nil {
+		if _, err := format.ParseKey(k); err != nil {
 			return res, fmt.Errorf("append %q to journal: %w", k, err)
 		}
 		if !seen[k] {
@@ -67,7 +68,7 @@ func AppendThreshold(ctx context.Context, st *store.Store, keys []string, thresh
 	var written []byte
 	var unfoldedN int
 	var before uint64
-	up, err := st.UpdateRecord(ctx, store.JournalKey, func(old []byte, _ bool) ([]byte, error) {
+	up, err := st.UpdateRecord(ctx, format.JournalKey, func(old []byte, _ bool) ([]byte, error) {
 		written, res.Dropped, unfoldedN = appendJournal(old, add, st.Clock().NowMs())
 		before = store.RecordSum(old) // the last call's is the update that landed
 		return written, nil
@@ -81,7 +82,7 @@ func AppendThreshold(ctx context.Context, st *store.Store, keys []string, thresh
 	if unfoldedN <= threshold {
 		return res, nil
 	}
-	lines, _ := store.ParseJournal(written)
+	lines, _ := format.ParseJournal(written)
 	if unfolded(lines) <= threshold {
 		return res, nil // lines that do not parse counted above
 	}
@@ -95,8 +96,8 @@ func AppendThreshold(ctx context.Context, st *store.Store, keys []string, thresh
 
 // appendJournal is the journal update of an append: every line of old kept
 // as it is, but blank lines and folded lines past their hour
-// (store.JournalLineExpired), and a line "0 <key>" added for each key. It
-// reads only the folded-at field of a line (store.LineTime), not its key:
+// (format.JournalLineExpired), and a line "0 <key>" added for each key. It
+// reads only the folded-at field of a line (format.LineTime), not its key:
 // an update of a journal of n lines costs a copy of n lines, not n key
 // parses (which made appends to a journal of 10,000 lines spend most of
 // their CPU validating keys they keep unchanged). A line that does not
@@ -115,11 +116,11 @@ func appendJournal(old []byte, add []string, now int64) (out []byte, dropped, un
 		if len(l) == 0 {
 			continue // a blank line carries nothing
 		}
-		if ms, ok := store.LineTime(l); ok {
+		if ms, ok := format.LineTime(l); ok {
 			if ms == 0 {
 				unfoldedN++
-			} else if store.JournalLineExpired(ms, now) {
-				if _, err := store.ParseJournalLine(string(l)); err == nil {
+			} else if format.JournalLineExpired(ms, now) {
+				if _, err := format.ParseJournalLine(string(l)); err == nil {
 					dropped++
 					continue
 				}
@@ -128,7 +129,7 @@ func appendJournal(old []byte, add []string, now int64) (out []byte, dropped, un
 		out = append(append(out, l...), '\n')
 	}
 	for _, k := range add {
-		out = store.AppendLine(out, 0, k)
+		out = format.AppendLine(out, 0, k)
 	}
 	return out, dropped, unfoldedN + len(add)
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // BenchmarkAppend is one group-commit journal update (Append of 4 keys, what
@@ -19,11 +19,11 @@ func BenchmarkAppend(b *testing.B) {
 		b.Run(fmt.Sprintf("journal-%d", n), func(b *testing.B) {
 			st, clk := newMem(b)
 			ctx := context.Background()
-			lines := make([]store.JournalLine, n)
+			lines := make([]format.JournalLine, n)
 			for i := range lines {
-				lines[i] = store.JournalLine{FoldedAt: clk.NowMs(), Key: fmt.Sprintf("sig/%02x/%062x/signer-%02d", i%256, i, i%16)}
+				lines[i] = format.JournalLine{FoldedAt: clk.NowMs(), Key: fmt.Sprintf("sig/%02x/%062x/signer-%02d", i%256, i, i%16)}
 			}
-			if err := st.Put(ctx, store.JournalKey, store.FormatJournal(lines)); err != nil {
+			if err := st.Put(ctx, format.JournalKey, format.Journal(lines)); err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
@@ -40,11 +40,11 @@ func BenchmarkAppend(b *testing.B) {
 				}
 				if i%4000 == 0 { // keep the journal at its size: drop what the benchmark appended
 					b.StopTimer()
-					st.Put(ctx, store.JournalKey, store.FormatJournal(lines))
+					st.Put(ctx, format.JournalKey, format.Journal(lines))
 					b.StartTimer()
 				}
 			}
-			if data, err := st.Get(ctx, store.JournalKey); err == nil {
+			if data, err := st.Get(ctx, format.JournalKey); err == nil {
 				size = len(data)
 			}
 			b.ReportMetric(float64(size), "journal-bytes")

@@ -10,11 +10,12 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 func TestAppendAddsOneUnfoldedLinePerKeyInOneUpdate(t *testing.T) {
 	forBackends(t, func(t *testing.T, st *store.Store, _ *store.FakeClock) {
-		a, b, c := ekey(store.KindSig, "abcd", "alice"), ekey(store.KindSeal, "abcd", "v 1"), ekey(store.KindCert, "0011", "k")
+		a, b, c := ekey(format.KindSig, "abcd", "alice"), ekey(format.KindSeal, "abcd", "v 1"), ekey(format.KindCert, "0011", "k")
 		before := st.Counts()
 		res, err := Append(context.Background(), st, []string{a, b, a, c})
 		if err != nil {
@@ -24,7 +25,7 @@ func TestAppendAddsOneUnfoldedLinePerKeyInOneUpdate(t *testing.T) {
 			t.Errorf("result %+v, want one try and nothing else", res)
 		}
 		want := "0 " + a + "\n0 " + b + "\n0 " + c + "\n"
-		if got := readRecordText(t, st, store.JournalKey); got != want {
+		if got := readRecordText(t, st, format.JournalKey); got != want {
 			t.Errorf("journal = %q, want %q (a key given twice in one call gets one line)", got, want)
 		}
 		if d := st.Counts().Sub(before); d.Put != 1 {
@@ -46,35 +47,35 @@ func TestAppendOfNoKeysSendsNothing(t *testing.T) {
 
 func TestAppendRefusesMalformedKeysAndWritesNothing(t *testing.T) {
 	st, _ := newMem(t)
-	good := ekey(store.KindSig, "abcd", "alice")
+	good := ekey(format.KindSig, "abcd", "alice")
 	for _, bad := range []string{"sig/ab/cd", "sig/AB/cd/x", "nope/ab/cd/x", "sig/ab/cd/a\nb", ""} {
 		_, err := Append(context.Background(), st, []string{good, bad})
-		if !errors.Is(err, store.ErrBadKey) {
+		if !errors.Is(err, format.ErrBadKey) {
 			t.Errorf("Append(%q) = %v, want ErrBadKey", bad, err)
 		}
 	}
-	if got := readRecordText(t, st, store.JournalKey); got != "" {
+	if got := readRecordText(t, st, format.JournalKey); got != "" {
 		t.Errorf("journal = %q, want nothing written", got)
 	}
 }
 
 func TestAppendDropsFoldedLinesAfterAnHour(t *testing.T) {
 	st, clk := newMem(t)
-	old, recent, open := ekey(store.KindSig, "abcd", "old"), ekey(store.KindSig, "abcd", "recent"), ekey(store.KindSig, "abcd", "open")
-	putRecord(t, st, store.JournalKey, fmt.Sprintf("%d %s\n%d %s\n0 %s\n", t0, old, t0+1, recent, open))
+	old, recent, open := ekey(format.KindSig, "abcd", "old"), ekey(format.KindSig, "abcd", "recent"), ekey(format.KindSig, "abcd", "open")
+	putRecord(t, st, format.JournalKey, fmt.Sprintf("%d %s\n%d %s\n0 %s\n", t0, old, t0+1, recent, open))
 
 	clk.Set(t0 + ms(hour)) // exactly an hour: kept
-	res, err := Append(context.Background(), st, []string{ekey(store.KindSig, "abcd", "n1")})
+	res, err := Append(context.Background(), st, []string{ekey(format.KindSig, "abcd", "n1")})
 	if err != nil || res.Dropped != 0 {
 		t.Fatalf("at one hour: dropped %d, err %v; want nothing dropped", res.Dropped, err)
 	}
 	clk.Set(t0 + ms(hour) + 1) // more than an hour after the first: it goes
-	res, err = Append(context.Background(), st, []string{ekey(store.KindSig, "abcd", "n2")})
+	res, err = Append(context.Background(), st, []string{ekey(format.KindSig, "abcd", "n2")})
 	if err != nil || res.Dropped != 1 {
 		t.Fatalf("past one hour: dropped %d, err %v; want 1", res.Dropped, err)
 	}
 	clk.Advance(100 * hour) // unfolded lines never expire
-	if _, err := Append(context.Background(), st, []string{ekey(store.KindSig, "abcd", "n3")}); err != nil {
+	if _, err := Append(context.Background(), st, []string{ekey(format.KindSig, "abcd", "n3")}); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -89,13 +90,13 @@ func TestAppendDropsFoldedLinesAfterAnHour(t *testing.T) {
 
 func TestAppendKeepsJournalLinesItCannotParse(t *testing.T) {
 	st, _ := newMem(t)
-	k := ekey(store.KindSig, "abcd", "alice")
-	putRecord(t, st, store.JournalKey, "0 "+k+"\nfuture-format line\n\n0 sig/zz/x/y\n")
-	if _, err := Append(context.Background(), st, []string{ekey(store.KindSig, "abcd", "bob")}); err != nil {
+	k := ekey(format.KindSig, "abcd", "alice")
+	putRecord(t, st, format.JournalKey, "0 "+k+"\nfuture-format line\n\n0 sig/zz/x/y\n")
+	if _, err := Append(context.Background(), st, []string{ekey(format.KindSig, "abcd", "bob")}); err != nil {
 		t.Fatal(err)
 	}
-	want := "0 " + k + "\nfuture-format line\n0 sig/zz/x/y\n0 " + ekey(store.KindSig, "abcd", "bob") + "\n"
-	if got := readRecordText(t, st, store.JournalKey); got != want {
+	want := "0 " + k + "\nfuture-format line\n0 sig/zz/x/y\n0 " + ekey(format.KindSig, "abcd", "bob") + "\n"
+	if got := readRecordText(t, st, format.JournalKey); got != want {
 		t.Errorf("journal = %q, want %q (bad lines kept verbatim, the blank one dropped)", got, want)
 	}
 }
@@ -107,7 +108,7 @@ func TestConcurrentAppendsNeverLoseLines(t *testing.T) {
 		for w := range writers {
 			wg.Go(func() {
 				for i := range each {
-					k := ekey(store.KindReceipt, "abcd", fmt.Sprintf("w%d-%d", w, i))
+					k := ekey(format.KindReceipt, "abcd", fmt.Sprintf("w%d-%d", w, i))
 					if _, err := Append(context.Background(), st, []string{k}); err != nil {
 						t.Error(err)
 					}
@@ -127,17 +128,17 @@ func TestAppendRefusesTheDirectoryLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if _, err := Append(context.Background(), st, []string{ekey(store.KindSig, "abcd", "a")}); !errors.Is(err, ErrDirectoryLayout) {
+	if _, err := Append(context.Background(), st, []string{ekey(format.KindSig, "abcd", "a")}); !errors.Is(err, ErrDirectoryLayout) {
 		t.Errorf("Append on a directory store = %v, want ErrDirectoryLayout", err)
 	}
 }
 
 func TestAppendReportsAFailedPartialFoldAsLanded(t *testing.T) {
 	st, fb := newFaultStore(t, store.NewFakeClock(t0))
-	fb.failIf(func(op, key string) bool { return op == "put" && strings.HasSuffix(key, store.PartialListSuffix) })
+	fb.failIf(func(op, key string) bool { return op == "put" && strings.HasSuffix(key, format.PartialListSuffix) })
 	var keys []string
 	for i := range 5 {
-		keys = append(keys, ekey(store.KindSeal, "abcd", fmt.Sprint(i)))
+		keys = append(keys, ekey(format.KindSeal, "abcd", fmt.Sprint(i)))
 	}
 	res, err := AppendThreshold(context.Background(), st, keys, 3)
 	if !errors.Is(err, ErrPartialFold) {
@@ -157,7 +158,7 @@ func TestAppendReportsAFailedPartialFoldAsLanded(t *testing.T) {
 		}
 	}
 	// The next update folds them.
-	res, err = AppendThreshold(context.Background(), st, []string{ekey(store.KindSeal, "abcd", "x")}, 3)
+	res, err = AppendThreshold(context.Background(), st, []string{ekey(format.KindSeal, "abcd", "x")}, 3)
 	if err != nil || res.PartialLines != 6 {
 		t.Errorf("next append: %+v, %v; want its partial fold to mark all 6 lines", res, err)
 	}

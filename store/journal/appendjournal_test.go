@@ -7,17 +7,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // appendJournalRef is the journal update as a fold's rewrite does it:
 // parse every line, drop the expired ones, add, format.
 func appendJournalRef(old []byte, add []string, now int64) ([]byte, int) {
-	rec := store.ParseJournalRecord(old)
+	rec := format.ParseJournalRecord(old)
 	var dropped int
 	rec.Lines, dropped = dropExpired(rec.Lines, now)
 	for _, k := range add {
-		rec.Add(store.JournalLine{Key: k})
+		rec.Add(format.JournalLine{Key: k})
 	}
 	return rec.Text(), dropped
 }
@@ -29,11 +29,11 @@ func sameJournal(t *testing.T, old []byte, add []string, now int64) {
 	t.Helper()
 	got, dropped, unf := appendJournal(old, add, now)
 	want, wantDropped := appendJournalRef(old, add, now)
-	gl, wl := store.ParseJournalRecord(got), store.ParseJournalRecord(want)
+	gl, wl := format.ParseJournalRecord(got), format.ParseJournalRecord(want)
 	if !reflect.DeepEqual(gl.Lines, wl.Lines) || dropped != wantDropped {
 		t.Fatalf("journal %q + %q at %d:\n got %q (dropped %d)\nwant %q (dropped %d)", old, add, now, got, dropped, want, wantDropped)
 	}
-	parsed, _ := store.ParseJournal(want)
+	parsed, _ := format.ParseJournal(want)
 	if n := unfolded(parsed); unf < n {
 		t.Fatalf("journal %q: %d unfolded counted, %d parse", old, unf, n)
 	}
@@ -43,7 +43,7 @@ func TestAppendJournalMatchesRewrite(t *testing.T) {
 	now := t0 + 2*time.Hour.Milliseconds()
 	old := t0 // folded over an hour before now
 	recent := now - time.Minute.Milliseconds()
-	k1, k2, k3 := ekey(store.KindSig, "01"+strings.Repeat("a", 62), "alice"), ekey(store.KindSig, "02"+strings.Repeat("b", 62), "bob"), ekey(store.KindSig, "03"+strings.Repeat("c", 62), "carol")
+	k1, k2, k3 := ekey(format.KindSig, "01"+strings.Repeat("a", 62), "alice"), ekey(format.KindSig, "02"+strings.Repeat("b", 62), "bob"), ekey(format.KindSig, "03"+strings.Repeat("c", 62), "carol")
 	journal := strings.Join([]string{
 		"0 " + k1,                // unfolded: kept
 		itoa(old) + " " + k2,     // expired: dropped
@@ -67,7 +67,7 @@ func TestAppendJournalMatchesRewrite(t *testing.T) {
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func FuzzAppendJournal(f *testing.F) {
-	k := ekey(store.KindSig, "01"+strings.Repeat("a", 62), "alice")
+	k := ekey(format.KindSig, "01"+strings.Repeat("a", 62), "alice")
 	f.Add([]byte("0 "+k+"\n"+itoa(t0)+" "+k+"\n\ngarbage\n"), int64(2*time.Hour.Milliseconds()))
 	f.Add([]byte(itoa(t0)+" x\r\n007 "+k), int64(time.Minute.Milliseconds()))
 	f.Fuzz(func(t *testing.T, old []byte, after int64) {

@@ -6,8 +6,8 @@
 //
 //   - Append adds "0 <key>" lines in ONE compare-and-swap update of the
 //     journal (store.UpdateRecord, retried up to store.MaxCASTries), which
-//     also drops folded lines past their hour (store.JournalLineExpired).
-//   - Past store.PartialFoldThreshold unfolded lines, Append then folds them
+//     also drops folded lines past their hour (format.JournalLineExpired).
+//   - Past format.PartialFoldThreshold unfolded lines, Append then folds them
 //     (Partial): it writes the unfolded keys as a partial list,
 //     pack-<id>.entries-part, and marks exactly those lines.
 //   - EnsureList writes an entry list create-only, and Mark marks the lines a
@@ -27,9 +27,9 @@
 //
 // Append keeps every line it does not understand verbatim (another
 // implementation, or a newer oxyfs, may have written it), reading only a
-// line's folded-at field (store.LineTime), so an update of n lines costs a
+// line's folded-at field (format.LineTime), so an update of n lines costs a
 // copy of n lines rather than n key parses; Mark rewrites the journal
-// through store.JournalRecord, which keeps such lines in place too.
+// through format.JournalRecord, which keeps such lines in place too.
 //
 // # Locks
 //

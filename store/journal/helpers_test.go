@@ -13,13 +13,14 @@ import (
 	"github.com/oxyfs/oxyfs/internal/blobtest"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // t0 is where every test clock starts: a plausible wall time in ms.
 const t0 = int64(1_700_000_000_000)
 
 // hour is a folded line's hour (spec §13.4).
-const hour = store.GracePeriod
+const hour = format.GracePeriod
 
 // ms is a duration in milliseconds, as journal lines keep time.
 func ms(d time.Duration) int64 { return d.Milliseconds() }
@@ -53,8 +54,8 @@ func forBackends(t *testing.T, fn func(t *testing.T, st *store.Store, clk *store
 }
 
 // ekey formats an entry key.
-func ekey(kind store.Kind, object, value string) string {
-	return store.Entry{Kind: kind, Object: object, Value: value}.Key()
+func ekey(kind format.Kind, object, value string) string {
+	return format.Entry{Kind: kind, Object: object, Value: value}.Key()
 }
 
 // write writes entries the way a writer does: each key's own object first

@@ -5,21 +5,22 @@ import (
 	"fmt"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
-// The journal is read and written through store.JournalRecord, which keeps
+// The journal is read and written through format.JournalRecord, which keeps
 // every line a fold does not understand verbatim in place: a fold never
 // drops such a line (another implementation, or a newer oxyfs, may have
-// written it). The hour rule is store.JournalLineExpired.
+// written it). The hour rule is format.JournalLineExpired.
 
 // Mark marks the lines of read (see markRead) folded at the store's now, in
 // one compare-and-swap update of the journal that also drops folded lines
 // past their hour, as every update does. Partial and a complete fold mark
 // the lines they read through it.
-func Mark(ctx context.Context, st *store.Store, read []store.JournalLine) (marked, dropped, tries int, err error) {
-	res, err := st.UpdateRecord(ctx, store.JournalKey, func(old []byte, _ bool) ([]byte, error) {
+func Mark(ctx context.Context, st *store.Store, read []format.JournalLine) (marked, dropped, tries int, err error) {
+	res, err := st.UpdateRecord(ctx, format.JournalKey, func(old []byte, _ bool) ([]byte, error) {
 		now := st.Clock().NowMs()
-		cur := store.ParseJournalRecord(old)
+		cur := format.ParseJournalRecord(old)
 		marked = markRead(cur.Lines, read, now)
 		cur.Lines, dropped = dropExpired(cur.Lines, now)
 		if marked == 0 && dropped == 0 {
@@ -38,7 +39,7 @@ func Mark(ctx context.Context, st *store.Store, read []store.JournalLine) (marke
 
 // dropExpired removes the folded lines past their hour, in place, and
 // returns the lines kept and how many it dropped.
-func dropExpired(lines []store.RecordLine[store.JournalLine], now int64) ([]store.RecordLine[store.JournalLine], int) {
+func dropExpired(lines []format.RecordLine[format.JournalLine], now int64) ([]format.RecordLine[format.JournalLine], int) {
 	kept := lines[:0]
 	for _, l := range lines {
 		if l.Bad() || !l.Line.Expired(now) {
@@ -49,7 +50,7 @@ func dropExpired(lines []store.RecordLine[store.JournalLine], now int64) ([]stor
 }
 
 // unfolded counts the lines not yet folded.
-func unfolded(lines []store.JournalLine) int {
+func unfolded(lines []format.JournalLine) int {
 	n := 0
 	for _, l := range lines {
 		if !l.Folded() {
@@ -79,7 +80,7 @@ func unfolded(lines []store.JournalLine) int {
 // hour passed). Then a later line with the same key may be taken for it and
 // marked. That is still safe: a line is only ever marked when its key is one
 // the fold read unfolded, so its key is in the list the fold wrote.
-func markRead(cur []store.RecordLine[store.JournalLine], read []store.JournalLine, now int64) int {
+func markRead(cur []format.RecordLine[format.JournalLine], read []format.JournalLine, now int64) int {
 	i, n := 0, 0
 	for j := range cur {
 		c := &cur[j]
@@ -103,6 +104,6 @@ func markRead(cur []store.RecordLine[store.JournalLine], read []store.JournalLin
 
 // sameLine reports whether c may be the line r: the same key, and not
 // unfolded now if it was folded when read.
-func sameLine(r, c store.JournalLine) bool {
+func sameLine(r, c format.JournalLine) bool {
 	return r.Key == c.Key && (!r.Folded() || c.Folded())
 }

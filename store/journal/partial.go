@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // PartialResult says what a partial fold did.
@@ -37,26 +38,26 @@ func Partial(ctx context.Context, st *store.Store) (PartialResult, error) {
 	if err := CheckLayout(st); err != nil {
 		return PartialResult{}, fmt.Errorf("partial fold: %w", err)
 	}
-	data, _, err := st.ReadRecord(ctx, store.JournalKey)
+	data, _, err := st.ReadRecord(ctx, format.JournalKey)
 	if err != nil {
 		return PartialResult{}, fmt.Errorf("partial fold: %w", err)
 	}
-	lines, _ := store.ParseJournal(data)
+	lines, _ := format.ParseJournal(data)
 	return partialFrom(ctx, st, lines)
 }
 
 // partialFrom folds the unfolded lines of the journal read as lines.
-func partialFrom(ctx context.Context, st *store.Store, read []store.JournalLine) (PartialResult, error) {
+func partialFrom(ctx context.Context, st *store.Store, read []format.JournalLine) (PartialResult, error) {
 	var res PartialResult
 	keys := unfoldedKeys(read)
 	if len(keys) == 0 {
 		return res, nil
 	}
-	id, data, err := store.EncodeEntryListSorted(keys)
+	id, data, err := format.EncodeEntryListSorted(keys)
 	if err != nil {
 		return res, fmt.Errorf("partial fold: %w", err)
 	}
-	res.List, res.Entries, res.Bytes = store.EntryListName(id, false), len(keys), len(data)
+	res.List, res.Entries, res.Bytes = format.EntryListName(id, false), len(keys), len(data)
 	res.Existed, err = EnsureList(ctx, st, res.List, data)
 	if errors.Is(err, ErrListRetired) {
 		res.Deferred = fmt.Sprintf("%s is retired; its lines stay unfolded until a collection has deleted it", res.List)
@@ -73,7 +74,7 @@ func partialFrom(ctx context.Context, st *store.Store, read []store.JournalLine)
 }
 
 // unfoldedKeys returns the keys of the unfolded lines, sorted and unique.
-func unfoldedKeys(lines []store.JournalLine) []string {
+func unfoldedKeys(lines []format.JournalLine) []string {
 	var keys []string
 	for _, l := range lines {
 		if !l.Folded() {
@@ -121,11 +122,11 @@ func EnsureList(ctx context.Context, st *store.Store, name string, data []byte) 
 
 // isRetired reads the retired record and reports whether it names key.
 func isRetired(ctx context.Context, st *store.Store, key string) (bool, error) {
-	data, _, err := st.ReadRecord(ctx, store.RetiredKey)
+	data, _, err := st.ReadRecord(ctx, format.RetiredKey)
 	if err != nil {
 		return false, err
 	}
-	lines, _ := store.ParseRetired(data)
+	lines, _ := format.ParseRetired(data)
 	for _, l := range lines {
 		if l.Key == key {
 			return true, nil

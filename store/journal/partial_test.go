@@ -7,30 +7,30 @@ import (
 	"testing"
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
-	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 func TestPartialFoldAfterThresholdMarksLines(t *testing.T) {
 	st, clk := newMem(t)
 	ctx := context.Background()
 	var keys []string
-	for i := range store.PartialFoldThreshold {
-		keys = append(keys, ekey(store.KindSig, fmt.Sprintf("%04x", i), "signer"))
+	for i := range format.PartialFoldThreshold {
+		keys = append(keys, ekey(format.KindSig, fmt.Sprintf("%04x", i), "signer"))
 	}
 	res, err := Append(ctx, st, keys)
 	if err != nil || res.PartialList != "" {
 		t.Fatalf("append of exactly %d lines: %+v, %v; want no partial fold", len(keys), res, err)
 	}
 	clk.Set(t0 + 5)
-	one := ekey(store.KindSig, "ffff", "signer")
+	one := ekey(format.KindSig, "ffff", "signer")
 	res, err = Append(ctx, st, []string{one})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.PartialList == "" || res.PartialLines != store.PartialFoldThreshold+1 {
-		t.Fatalf("append past the threshold: %+v; want a partial list marking %d lines", res, store.PartialFoldThreshold+1)
+	if res.PartialList == "" || res.PartialLines != format.PartialFoldThreshold+1 {
+		t.Fatalf("append past the threshold: %+v; want a partial list marking %d lines", res, format.PartialFoldThreshold+1)
 	}
-	if _, complete, ok := store.ParseEntryListName(res.PartialList); !ok || complete {
+	if _, complete, ok := format.ParseEntryListName(res.PartialList); !ok || complete {
 		t.Errorf("list %q is not a partial list name", res.PartialList)
 	}
 	got := storefixture.ReadList(t, st, res.PartialList)
@@ -55,16 +55,16 @@ func TestPartialFoldAfterThresholdMarksLines(t *testing.T) {
 func TestPartialFoldLeavesLinesAddedMeanwhileUnmarked(t *testing.T) {
 	st, _ := newMem(t)
 	ctx := context.Background()
-	a, b := ekey(store.KindSig, "abcd", "alice"), ekey(store.KindSig, "abcd", "bob")
+	a, b := ekey(format.KindSig, "abcd", "alice"), ekey(format.KindSig, "abcd", "bob")
 	write(t, st, a, b)
-	data, _, err := st.ReadRecord(ctx, store.JournalKey)
+	data, _, err := st.ReadRecord(ctx, format.JournalKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	read, _ := store.ParseJournal(data)
+	read, _ := format.ParseJournal(data)
 
 	// Meanwhile alice signs again (the same key) and carol signs.
-	c := ekey(store.KindSig, "abcd", "carol")
+	c := ekey(format.KindSig, "abcd", "carol")
 	write(t, st, a)
 	write(t, st, c)
 
@@ -101,7 +101,7 @@ func TestPartialFoldOfNothingWritesNothing(t *testing.T) {
 
 func TestPartialFoldOfTheSameKeysFindsItsListThere(t *testing.T) {
 	st, _ := newMem(t)
-	a := ekey(store.KindApproval, "abcd", "ok")
+	a := ekey(format.KindApproval, "abcd", "ok")
 	write(t, st, a)
 	first, err := Partial(context.Background(), st)
 	if err != nil || first.Existed {
@@ -119,7 +119,7 @@ func TestPartialFoldOfTheSameKeysFindsItsListThere(t *testing.T) {
 
 func TestPartialFoldMarksNothingWhenItsListIsRetired(t *testing.T) {
 	st, _ := newMem(t)
-	a := ekey(store.KindApproval, "abcd", "ok")
+	a := ekey(format.KindApproval, "abcd", "ok")
 	write(t, st, a)
 	first, err := Partial(context.Background(), st)
 	if err != nil {

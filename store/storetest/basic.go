@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 func testMissingKeys(t *testing.T, h Harness) {
@@ -22,7 +23,7 @@ func testMissingKeys(t *testing.T, h Harness) {
 	if err := s.Delete(ctx, "sig/ab/cdef/nobody"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Delete of a missing key: err = %v, want ErrNotFound", err)
 	}
-	data, v, err := s.ReadRecord(ctx, store.JournalKey)
+	data, v, err := s.ReadRecord(ctx, format.JournalKey)
 	if err != nil || data != nil || v.Exists {
 		t.Errorf("ReadRecord of a missing record = %q, %+v, %v; want empty, absent, nil", data, v, err)
 	}
@@ -144,7 +145,7 @@ func testReadOnly(t *testing.T, h Harness) {
 		"Put":         ro.Put(ctx, "cert/ab/cdef/y", nil),
 		"PutIfAbsent": ro.PutIfAbsent(ctx, "cert/ab/cdef/y", nil),
 		"Delete":      ro.Delete(ctx, "cert/ab/cdef/x"),
-		"WriteRecord": ro.WriteRecord(ctx, store.JournalKey, []byte("x"), store.Version{}),
+		"WriteRecord": ro.WriteRecord(ctx, format.JournalKey, []byte("x"), store.Version{}),
 	} {
 		if !errors.Is(err, store.ErrReadOnly) {
 			t.Errorf("%s on a read-only store: %v, want ErrReadOnly", name, err)

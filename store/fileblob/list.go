@@ -1,0 +1,192 @@
+//go:build linux || darwin
+
+package fileblob
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"gocloud.dev/blob/driver"
+	"golang.org/x/sys/unix"
+)
+
+// walk lists the directory dirfd, whose keys start with dirKey.
+func (l *fileLister) walk(dirfd int, dirKey string) error {
+	if err := l.ctx.Err(); err != nil {
+		return err
+	}
+	ents, err := l.readDir(dirfd, dirKey)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		key := dirKey + e.name
+		if e.dir {
+			p := key + "/"
+			switch {
+			case !strings.HasPrefix(p, l.prefix):
+				continue
+			case p < l.token && !strings.HasPrefix(l.token, p):
+				continue // every key under p sorts before the token
+			case l.delim:
+				if p <= l.token {
+					continue
+				}
+				ok, err := l.hasKey(dirfd, e.name, p)
+				if err != nil {
+					return err
+				}
+				if ok {
+					if err := l.add(&driver.ListObject{Key: p, IsDir: true}); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			cfd, err := l.openDir(dirfd, e.name, p)
+			if err != nil {
+				return err
+			}
+			err = l.walk(cfd, p)
+			unix.Close(cfd)
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if !strings.HasPrefix(key, l.prefix) || key <= l.token {
+			continue
+		}
+		if err := l.injected("stat", key); err != nil {
+			return &fs.PathError{Op: "stat", Path: key, Err: err}
+		}
+		var st unix.Stat_t
+		if err := fstatatRetry(dirfd, e.name, &st); err != nil {
+			return listErr("stat", key, err)
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			return listErr("stat", key, unix.ENOENT) // replaced by a directory meanwhile: list again
+		}
+		mode := fileMode(uint32(st.Mode))
+		obj := &driver.ListObject{Key: key, ModTime: statMtime(&st), AsFunc: fileEntryMode(mode)}
+		if mode.IsRegular() {
+			obj.Size = st.Size
+		}
+		if err := l.add(obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hasKey reports whether the directory name (keys prefix p) in dirfd holds
+// any key, at any depth: a delimited listing names a directory only then,
+// as a bucket names a common prefix only if a key has it.
+func (l *fileLister) hasKey(dirfd int, name, p string) (bool, error) {
+	fd, err := l.openDir(dirfd, name, p)
+	if err != nil {
+		return false, err
+	}
+	defer unix.Close(fd)
+	ents, err := l.readDir(fd, p)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range ents {
+		if !e.dir {
+			return true, nil
+		}
+	}
+	for _, e := range ents {
+		if ok, err := l.hasKey(fd, e.name, p+e.name+"/"); ok || err != nil {
+			return ok, err
+		}
+	}
+	return false, nil
+}
+
+// openDir opens the directory name in dirfd for reading, not following a
+// symbolic link.
+func (l *fileLister) openDir(dirfd int, name, p string) (int, error) {
+	fd, err := openatRetry(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+		err = unix.ENOENT // replaced meanwhile: list again
+	}
+	if err != nil {
+		return -1, listErr("open", strings.TrimSuffix(p, "/"), err)
+	}
+	return fd, nil
+}
+
+// readDir reads every entry of dirfd (keys prefix dirKey) but this
+// driver's temporary files, sorted in key order. Any error fails it.
+func (l *fileLister) readDir(dirfd int, dirKey string) ([]fileDirent, error) {
+	if err := l.injected("readdir", dirKey); err != nil {
+		return nil, &fs.PathError{Op: "read directory", Path: dirKey, Err: err}
+	}
+	dup, err := unix.Dup(dirfd)
+	if err != nil {
+		return nil, &fs.PathError{Op: "read directory", Path: dirKey, Err: err}
+	}
+	f := os.NewFile(uintptr(dup), filepath.Join(l.root, dirKey))
+	des, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, &fs.PathError{Op: "read directory", Path: dirKey, Err: unwrapPathErr(err)}
+	}
+	ents := make([]fileDirent, 0, len(des))
+	for _, de := range des {
+		e := fileDirent{name: de.Name(), dir: de.IsDir(), sort: de.Name()}
+		if e.dir {
+			e.sort += "/"
+		} else if IsTempName(e.name) {
+			continue
+		}
+		ents = append(ents, e)
+	}
+	slices.SortFunc(ents, func(a, b fileDirent) int { return strings.Compare(a.sort, b.sort) })
+	return ents, nil
+}
+
+func fstatatRetry(dirfd int, name string, st *unix.Stat_t) error {
+	for {
+		err := unix.Fstatat(dirfd, name, st, unix.AT_SYMLINK_NOFOLLOW)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// listErr is a listing's error: a name that vanished under the listing is
+// not found (the store lists again); any other error fails the listing.
+func listErr(op, key string, err error) error {
+	if errors.Is(err, unix.ENOENT) {
+		return &fs.PathError{Op: op, Path: key, Err: fs.ErrNotExist}
+	}
+	return &fs.PathError{Op: op, Path: key, Err: err}
+}
+
+// fileMode converts a stat mode.
+func fileMode(m uint32) fs.FileMode {
+	mode := fs.FileMode(m & 0o777)
+	switch m & unix.S_IFMT {
+	case unix.S_IFDIR:
+		mode |= fs.ModeDir
+	case unix.S_IFLNK:
+		mode |= fs.ModeSymlink
+	case unix.S_IFIFO:
+		mode |= fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		mode |= fs.ModeSocket
+	case unix.S_IFCHR:
+		mode |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		mode |= fs.ModeDevice
+	}
+	return mode
+}
