@@ -56,6 +56,12 @@ type injector struct {
 	readLost  bool     // a read or listing failed for good during this operation
 	badDelete []string // DELETEs sent after readLost
 	deletes   int
+	// deleted are the keys this operation sent a DELETE of. A HEAD of
+	// one is the deletion's confirmation (adr-0055 D6), which no later
+	// DELETE depends on: its failure fails the collection, but a DELETE
+	// of another key already under way (its own plan read whole) is not
+	// one sent after a read it needed failed.
+	deleted map[string]bool
 }
 
 func (in *injector) hooks() blobtest.Hooks {
@@ -66,6 +72,7 @@ func (in *injector) arm(f *fault) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	in.f, in.seen, in.fired, in.readLost, in.badDelete, in.deletes = f, 0, 0, false, nil, 0
+	in.deleted = map[string]bool{}
 }
 
 // disarm ends the operation and says what happened in it.
@@ -100,6 +107,9 @@ func (in *injector) before(_ context.Context, op blobtest.Op, key string) error 
 		if in.readLost {
 			in.badDelete = append(in.badDelete, key)
 		}
+		if in.deleted != nil {
+			in.deleted[key] = true
+		}
 	}
 	if in.f != nil && in.f.mode == modeLost {
 		return nil
@@ -110,6 +120,9 @@ func (in *injector) before(_ context.Context, op blobtest.Op, key string) error 
 	}
 	in.fired++
 	read := op == blobtest.OpGet || op == blobtest.OpHead || op == blobtest.OpList
+	if op == blobtest.OpHead && in.deleted[key] {
+		read = false // a deletion's confirmation (see deleted)
+	}
 	switch mode {
 	case modeFail, modeFailOnce:
 		if read {
