@@ -280,3 +280,27 @@ func TestRefreshEveryMinuteKeepsCachedSignatures(t *testing.T) {
 		t.Fatalf("the read after a refresh two hours after the last sent %v, want 1 GET", d)
 	}
 }
+
+// TestForgetThenPutAgainWithFewerLinesIsSeen (the byte simulation's seed
+// 109): the reader's view holds k with folded lines and, last, one
+// unfolded line; a collection forgets k (its key and every line) and
+// another writer puts it again (one unfolded line, the last again). The
+// unfolded lines read as the view's, in the same order; only the count of
+// k's lines went down, which the hour alone cannot do to lines folded
+// minutes ago — so k is read again.
+func TestForgetThenPutAgainWithFewerLinesIsSeen(t *testing.T) {
+	f := newResignFixture(t)
+	k := storefixture.Ent(format.KindSig, objA, "alice")
+	v1, v2, v3, again := []byte("one"), []byte("two"), []byte("three"), []byte("4")
+	f.put(t, k, v1)
+	f.complete(t)
+	f.put(t, k, v2)
+	f.complete(t)
+	f.put(t, k, v3)
+	f.refresh(t)
+	f.read(t, k, v3, "first read")
+	f.forget(t, k)
+	f.put(t, k, again)
+	f.refresh(t)
+	f.read(t, k, again, "after the forget, the put again and a refresh")
+}
