@@ -314,7 +314,7 @@ func TestCollectThatFailsMidwayDropsOnlyTheLinesOfKeysGone(t *testing.T) {
 	if err == nil {
 		t.Fatal("collection succeeded although a delete failed")
 	}
-	// The first failure stops new deletes (internal/par): pack-01's delete
+	// The first failure stops new deletes (internal/lib/par): pack-01's delete
 	// may or may not have started. Whatever was deleted, the record keeps
 	// exactly the lines of the keys still there.
 	if rep.Fold != nil || !(len(rep.Deleted) == 0 || slices.Equal(rep.Deleted, []string{"pack-01.pack"})) {

@@ -71,7 +71,7 @@
 // # Concurrency
 //
 // Within one fold, collection or check, work runs in parallel only through
-// internal/par (forEach: up to 16 at once; the listing of every entry
+// internal/lib/par (forEach: up to 16 at once; the listing of every entry
 // prefix: one lister per kind, listShards listings at once), under one
 // error policy: the first error stops what has not started, what is in
 // flight finishes (so every request sent has a known outcome before

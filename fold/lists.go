@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/oxyfs/oxyfs/internal/par"
+	"github.com/oxyfs/oxyfs/internal/lib/par"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"

@@ -2,7 +2,7 @@ package fold
 
 import (
 	"fmt"
-	"github.com/oxyfs/oxyfs/internal/english"
+	"github.com/oxyfs/oxyfs/internal/lib/english"
 	"strings"
 	"time"
 

@@ -13,14 +13,14 @@ import (
 	"testing"
 
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/lib/testdeps"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
-	"github.com/oxyfs/oxyfs/internal/testdeps"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestMain tells the user, at the end, which tests skipped for want of
-// FUSE (internal/testdeps).
+// FUSE (internal/lib/testdeps).
 func TestMain(m *testing.M) { testdeps.Main(m) }
 
 // logs collects what a mount logs.

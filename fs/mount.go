@@ -21,7 +21,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/internal/termsafe"
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 )
 
 // Options configure a mount.

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/internal/memtest"
+	"github.com/oxyfs/oxyfs/internal/lib/memtest"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store/format"
 )

@@ -288,7 +288,7 @@
 // Parallel work (an open's GETs of the lists, 8 at once and within the
 // bytes in flight (listload.go); the legacy
 // signature lists, 16; a write batch's PUTs, 16) runs through
-// internal/par: the first error stops what has not started, what is in
+// internal/lib/par: the first error stops what has not started, what is in
 // flight finishes, and that first error, wrapped with the operation and
 // key, is returned. A write batch alone tries every key whatever befalls
 // the others (the keys that landed are journaled; the error names the

@@ -13,7 +13,7 @@ import (
 	"gocloud.dev/blob/memblob"
 
 	"github.com/oxyfs/oxyfs/internal/blobtest"
-	"github.com/oxyfs/oxyfs/internal/memtest"
+	"github.com/oxyfs/oxyfs/internal/lib/memtest"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"

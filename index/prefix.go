@@ -9,7 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/oxyfs/oxyfs/internal/par"
+	"github.com/oxyfs/oxyfs/internal/lib/par"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 )

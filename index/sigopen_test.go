@@ -6,7 +6,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/memtest"
+	"github.com/oxyfs/oxyfs/internal/lib/memtest"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"

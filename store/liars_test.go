@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oxyfs/oxyfs/internal/lib/memtest"
 	"github.com/oxyfs/oxyfs/internal/lyingproxy"
-	"github.com/oxyfs/oxyfs/internal/memtest"
 	"github.com/oxyfs/oxyfs/internal/testservers"
 	"github.com/oxyfs/oxyfs/store"
 )

@@ -15,7 +15,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/internal/memtest"
+	"github.com/oxyfs/oxyfs/internal/lib/memtest"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"

@@ -12,12 +12,12 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/oxyfs/oxyfs/internal/testdeps"
+	"github.com/oxyfs/oxyfs/internal/lib/testdeps"
 	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // TestMain tells the user, at the end, which tests skipped for want of
-// chromium (internal/testdeps).
+// chromium (internal/lib/testdeps).
 func TestMain(m *testing.M) { testdeps.Main(m) }
 
 // chromiumPath finds Debian's chromium. Missing, it fails the test when

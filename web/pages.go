@@ -9,7 +9,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/oxyfs/oxyfs/internal/termsafe"
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"github.com/oxyfs/oxyfs/store/format"
 )
 

@@ -17,7 +17,7 @@ import (
 	"golang.org/x/net/webdav"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/internal/termsafe"
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"github.com/oxyfs/oxyfs/store/format"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
-	"github.com/oxyfs/oxyfs/internal/termsafe"
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"github.com/oxyfs/oxyfs/store"
 )
 

@@ -18,7 +18,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
-	"github.com/oxyfs/oxyfs/internal/termsafe"
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 )
 
 // The log of `oxyfs mount` and `oxyfs serve` (log/slog): one timestamped

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
 
-	"github.com/oxyfs/oxyfs/internal/termsafe"
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 )
 
 // command is one subcommand.

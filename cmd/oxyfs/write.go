@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/oxyfs/oxyfs/internal/english"
+	"github.com/oxyfs/oxyfs/internal/lib/english"
 	"io"
 	"os"
 	"strings"

@@ -18,7 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/oxyfs/oxyfs/internal/par"
+	"github.com/oxyfs/oxyfs/internal/lib/par"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"

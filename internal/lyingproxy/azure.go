@@ -18,10 +18,9 @@ import (
 	"strings"
 )
 
+// azureProtocol is Azure Blob's listing protocol: the prefix and the
+// continuation (marker) are query parameters of List Blobs.
 type azureProtocol struct{}
-
-func (azureProtocol) prefixParam() string { return "prefix" }
-func (azureProtocol) tokenParam() string  { return "marker" }
 
 func (azureProtocol) classify(r *http.Request) request {
 	parts := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 3) // account, container, blob
@@ -194,3 +193,6 @@ func (p *azurePage) encode() ([]byte, error) {
 	}
 	return p.d.encode()
 }
+
+func (azureProtocol) prefixParam() string { return "prefix" }
+func (azureProtocol) tokenParam() string  { return "marker" }

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/oxyfs/oxyfs/fs"
-	"github.com/oxyfs/oxyfs/internal/testdeps"
+	"github.com/oxyfs/oxyfs/internal/lib/testdeps"
 )
 
 var flagMountPercent = flag.Int("mount-percent", -1, "TestByteSimulation: share of operations read through the mount (-1: CIMountPercent)")

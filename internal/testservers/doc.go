@@ -57,7 +57,7 @@
 // with a message that says to run again (the go build cache keeps what was
 // compiled) or with a longer -timeout. A package without Main locates a
 // server in its first [Start]. A build or install that is still
-// running after 10 s is announced on the terminal (see internal/testdeps),
+// running after 10 s is announced on the terminal (see internal/lib/testdeps),
 // so that a first run does not look hung.
 // Without Go's module proxy (offline, no module cache) the build fails and
 // without npm Azurite cannot be installed; either is then a missing server.
@@ -87,7 +87,7 @@
 // found but fails to start is always fatal, with the tail of its log in the
 // message. The rule and the summary of skips that `go test ./...` prints at
 // the end (once per run and dependency, on the terminal, although go test
-// hides the output of passing packages) are internal/testdeps'.
+// hides the output of passing packages) are internal/lib/testdeps'.
 //
 // # Process lifetime
 //

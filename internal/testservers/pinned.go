@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/oxyfs/oxyfs/internal/testdeps"
+	"github.com/oxyfs/oxyfs/internal/lib/testdeps"
 )
 
 // The pinned servers: what the harness builds or installs itself when a

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oxyfs/oxyfs/internal/testdeps"
+	"github.com/oxyfs/oxyfs/internal/lib/testdeps"
 )
 
 // startTimeout bounds how long one server start (or restart) may take before

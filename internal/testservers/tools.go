@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/testdeps"
+	"github.com/oxyfs/oxyfs/internal/lib/testdeps"
 )
 
 func skipOrFail(t testing.TB, name, msg string) {

@@ -173,8 +173,6 @@ type fileWriter struct {
 	ifNotExist bool
 }
 
-func (w *fileWriter) Write(p []byte) (int, error) { return w.f.Write(p) }
-
 // abort removes the temporary file.
 func (w *fileWriter) abort() {
 	w.f.Close()
@@ -182,18 +180,9 @@ func (w *fileWriter) abort() {
 	unix.Close(w.dir)
 }
 
-// Close publishes the write: sync the data, rename (or, create-only, link)
-// the temporary file to the key's name, sync the directory.
-func (w *fileWriter) Close() error {
-	if err := w.ctx.Err(); err != nil {
-		w.abort()
-		return err
-	}
-	if err := w.f.Sync(); err != nil {
-		w.abort()
-		return &fs.PathError{Op: "sync", Path: w.key, Err: err}
-	}
-	err := w.f.Close()
+// publish links (create-only) or renames the closed temporary file to the
+// key's name and syncs the directory; err is the close's.
+func (w *fileWriter) publish(err error) error {
 	if err == nil {
 		if w.ifNotExist {
 			err = unix.Linkat(w.dir, w.tmp, w.dir, w.name, 0)
@@ -254,52 +243,28 @@ func (b *fileBucket) Delete(_ context.Context, key string, opts *driver.DeleteOp
 	}
 }
 
-// ListPaged implements driver.Bucket (list.go).
-func (b *fileBucket) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driver.ListPage, error) {
-	if opts.Delimiter != "" && opts.Delimiter != "/" {
-		return nil, fileErr(gcerrors.Unimplemented, "file store: list delimiter %q (only \"/\")", opts.Delimiter)
-	}
-	if opts.BeforeList != nil {
-		if err := opts.BeforeList(func(any) bool { return false }); err != nil {
-			return nil, err
-		}
-	}
-	l := &fileLister{ctx: ctx, root: b.root, fault: b.opts.Fault, prefix: opts.Prefix, delim: opts.Delimiter != "", token: string(opts.PageToken), size: opts.PageSize}
-	if l.size <= 0 {
-		l.size = 1000
-	}
+// listStart opens the directory a listing starts from (list.go): the
+// root, or the deepest directory start names beneath it; nil when there is
+// none (no key can be listed). done closes what it opened.
+func (b *fileBucket) listStart(l *fileLister, start string) (d listDir, done func(), err error) {
 	root, err := b.openRoot(unix.O_RDONLY)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if start == "" {
+		return unixDir{l: l, fd: root}, func() { unix.Close(root) }, nil
 	}
 	defer unix.Close(root)
-	// Start at the deepest directory the prefix names.
-	start := ""
-	if i := strings.LastIndexByte(l.prefix, '/'); i >= 0 {
-		start = l.prefix[:i+1]
+	parts, err := keyParts(strings.TrimSuffix(start, "/"))
+	if err != nil {
+		return nil, nil, nil // no file can have such a key
 	}
-	dir := root
-	if start != "" {
-		parts, err := keyParts(strings.TrimSuffix(start, "/"))
-		if err != nil {
-			return &driver.ListPage{}, nil // no file can have such a key
-		}
-		dir, err = b.openBeneath(root, parts, unix.O_RDONLY|unix.O_DIRECTORY)
-		if errors.Is(err, fs.ErrNotExist) {
-			return &driver.ListPage{}, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("list %q: %w", l.prefix, err)
-		}
-		defer unix.Close(dir)
+	dir, err := b.openBeneath(root, parts, unix.O_RDONLY|unix.O_DIRECTORY)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
 	}
-	err = l.walk(dir, start)
-	if err != nil && !errors.Is(err, errPageFull) {
-		return nil, fmt.Errorf("list %q: %w", l.prefix, err)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list %q: %w", l.prefix, err)
 	}
-	page := &driver.ListPage{Objects: l.out}
-	if l.more {
-		page.NextPageToken = []byte(l.out[len(l.out)-1].Key)
-	}
-	return page, nil
+	return unixDir{l: l, fd: dir}, func() { unix.Close(dir) }, nil
 }

@@ -270,26 +270,15 @@ type fileWriter struct {
 	ifNotExist bool
 }
 
-func (w *fileWriter) Write(p []byte) (int, error) { return w.f.Write(p) }
-
 // abort removes the temporary file.
 func (w *fileWriter) abort() {
 	w.f.Close()
 	os.Remove(w.tmp)
 }
 
-// Close publishes the write: sync the data, rename (or, create-only, link)
-// the temporary file to the key's name.
-func (w *fileWriter) Close() error {
-	if err := w.ctx.Err(); err != nil {
-		w.abort()
-		return err
-	}
-	if err := w.f.Sync(); err != nil {
-		w.abort()
-		return &fs.PathError{Op: "sync", Path: w.key, Err: err}
-	}
-	err := w.f.Close()
+// publish links (create-only) or renames the closed temporary file to the
+// key's file; err is the close's.
+func (w *fileWriter) publish(err error) error {
 	if err == nil {
 		if w.ifNotExist {
 			err = os.Link(w.tmp, w.path)
@@ -357,117 +346,63 @@ func (b *fileBucket) Delete(_ context.Context, key string, opts *driver.DeleteOp
 	return nil
 }
 
-// ListPaged implements driver.Bucket: the walk of list.go, by path.
-func (b *fileBucket) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driver.ListPage, error) {
-	if opts.Delimiter != "" && opts.Delimiter != "/" {
-		return nil, fileErr(gcerrors.Unimplemented, "file store: list delimiter %q (only \"/\")", opts.Delimiter)
+// listStart finds the directory a listing starts from (walk.go): the
+// root, or the deepest directory start names beneath it; nil when there is
+// none (no key can be listed).
+func (b *fileBucket) listStart(l *fileLister, start string) (d listDir, done func(), err error) {
+	if start == "" {
+		return winDir{l: l, dir: b.root}, func() {}, nil
 	}
-	if opts.BeforeList != nil {
-		if err := opts.BeforeList(func(any) bool { return false }); err != nil {
-			return nil, err
-		}
+	parts, err := winKeyParts(strings.TrimSuffix(start, "/"))
+	if err != nil {
+		return nil, nil, nil // no file can have such a key
 	}
-	l := &fileLister{ctx: ctx, root: b.root, fault: b.opts.Fault, prefix: opts.Prefix, delim: opts.Delimiter != "", token: string(opts.PageToken), size: opts.PageSize}
-	if l.size <= 0 {
-		l.size = 1000
+	p, fi, err := b.resolve("open", parts)
+	if errors.Is(err, fs.ErrNotExist) || err == nil && !fi.IsDir() {
+		return nil, nil, nil
 	}
-	start := ""
-	if i := strings.LastIndexByte(l.prefix, '/'); i >= 0 {
-		start = l.prefix[:i+1]
+	if err != nil {
+		return nil, nil, fmt.Errorf("list %q: %w", l.prefix, err)
 	}
-	dir := b.root
-	if start != "" {
-		parts, err := winKeyParts(strings.TrimSuffix(start, "/"))
-		if err != nil {
-			return &driver.ListPage{}, nil // no file can have such a key
-		}
-		p, fi, err := b.resolve("open", parts)
-		if errors.Is(err, fs.ErrNotExist) || err == nil && !fi.IsDir() {
-			return &driver.ListPage{}, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("list %q: %w", l.prefix, err)
-		}
-		dir = p
-	}
-	err := l.walkPath(dir, start)
-	if err != nil && !errors.Is(err, errPageFull) {
-		return nil, fmt.Errorf("list %q: %w", l.prefix, err)
-	}
-	page := &driver.ListPage{Objects: l.out}
-	if l.more {
-		page.NextPageToken = []byte(l.out[len(l.out)-1].Key)
-	}
-	return page, nil
+	return winDir{l: l, dir: p}, func() {}, nil
 }
 
-// walkPath lists the directory dir, whose keys start with dirKey.
-func (l *fileLister) walkPath(dir, dirKey string) error {
-	if err := l.ctx.Err(); err != nil {
-		return err
-	}
-	ents, err := l.readDirPath(dir, dirKey)
+// winDir is a directory of a listing walk on Windows: its path.
+type winDir struct {
+	l   *fileLister
+	dir string
+}
+
+func (d winDir) entries(dirKey string) ([]fileDirent, error) { return d.l.readDirPath(d.dir, dirKey) }
+
+func (d winDir) hasKey(name, p string) (bool, error) {
+	return d.l.hasKeyPath(filepath.Join(d.dir, name), p)
+}
+
+func (d winDir) sub(name, _ string) (listDir, func(), error) {
+	return winDir{l: d.l, dir: filepath.Join(d.dir, name)}, func() {}, nil
+}
+
+func (d winDir) object(name, key string) (*driver.ListObject, error) {
+	fi, err := os.Lstat(filepath.Join(d.dir, name))
 	if err != nil {
-		return err
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fs.ErrNotExist // vanished under the listing: list again
+		}
+		return nil, &fs.PathError{Op: "stat", Path: key, Err: unwrapPathErr(err)}
 	}
-	for _, e := range ents {
-		key := dirKey + e.name
-		if e.dir {
-			p := key + "/"
-			switch {
-			case !strings.HasPrefix(p, l.prefix):
-				continue
-			case p < l.token && !strings.HasPrefix(l.token, p):
-				continue // every key under p sorts before the token
-			case l.delim:
-				if p <= l.token {
-					continue
-				}
-				ok, err := l.hasKeyPath(filepath.Join(dir, e.name), p)
-				if err != nil {
-					return err
-				}
-				if ok {
-					if err := l.add(&driver.ListObject{Key: p, IsDir: true}); err != nil {
-						return err
-					}
-				}
-				continue
-			}
-			if err := l.walkPath(filepath.Join(dir, e.name), p); err != nil {
-				return err
-			}
-			continue
-		}
-		if !strings.HasPrefix(key, l.prefix) || key <= l.token {
-			continue
-		}
-		if err := l.injected("stat", key); err != nil {
-			return &fs.PathError{Op: "stat", Path: key, Err: err}
-		}
-		fi, err := os.Lstat(filepath.Join(dir, e.name))
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				err = fs.ErrNotExist // vanished under the listing: list again
-			}
-			return &fs.PathError{Op: "stat", Path: key, Err: unwrapPathErr(err)}
-		}
-		mode := fi.Mode()
-		if fi.IsDir() && !isReparse(fi) {
-			return &fs.PathError{Op: "stat", Path: key, Err: fs.ErrNotExist} // replaced by a directory meanwhile: list again
-		}
-		if isReparse(fi) && mode&fs.ModeSymlink == 0 {
-			mode |= fs.ModeIrregular
-		}
-		obj := &driver.ListObject{Key: key, ModTime: fi.ModTime(), AsFunc: fileEntryMode(mode)}
-		if mode.IsRegular() {
-			obj.Size = fi.Size()
-		}
-		if err := l.add(obj); err != nil {
-			return err
-		}
+	mode := fi.Mode()
+	if fi.IsDir() && !isReparse(fi) {
+		return nil, &fs.PathError{Op: "stat", Path: key, Err: fs.ErrNotExist} // replaced by a directory meanwhile: list again
 	}
-	return nil
+	if isReparse(fi) && mode&fs.ModeSymlink == 0 {
+		mode |= fs.ModeIrregular
+	}
+	obj := &driver.ListObject{Key: key, ModTime: fi.ModTime(), AsFunc: fileEntryMode(mode)}
+	if mode.IsRegular() {
+		obj.Size = fi.Size()
+	}
+	return obj, nil
 }
 
 // hasKeyPath reports whether the directory dir (keys prefix p) holds any

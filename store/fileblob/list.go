@@ -15,73 +15,38 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// walk lists the directory dirfd, whose keys start with dirKey.
-func (l *fileLister) walk(dirfd int, dirKey string) error {
-	if err := l.ctx.Err(); err != nil {
-		return err
-	}
-	ents, err := l.readDir(dirfd, dirKey)
+// unixDir is a directory of a listing walk on unix: its descriptor.
+type unixDir struct {
+	l  *fileLister
+	fd int
+}
+
+func (d unixDir) entries(dirKey string) ([]fileDirent, error) { return d.l.readDir(d.fd, dirKey) }
+
+func (d unixDir) hasKey(name, p string) (bool, error) { return d.l.hasKey(d.fd, name, p) }
+
+func (d unixDir) sub(name, p string) (listDir, func(), error) {
+	fd, err := d.l.openDir(d.fd, name, p)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	for _, e := range ents {
-		key := dirKey + e.name
-		if e.dir {
-			p := key + "/"
-			switch {
-			case !strings.HasPrefix(p, l.prefix):
-				continue
-			case p < l.token && !strings.HasPrefix(l.token, p):
-				continue // every key under p sorts before the token
-			case l.delim:
-				if p <= l.token {
-					continue
-				}
-				ok, err := l.hasKey(dirfd, e.name, p)
-				if err != nil {
-					return err
-				}
-				if ok {
-					if err := l.add(&driver.ListObject{Key: p, IsDir: true}); err != nil {
-						return err
-					}
-				}
-				continue
-			}
-			cfd, err := l.openDir(dirfd, e.name, p)
-			if err != nil {
-				return err
-			}
-			err = l.walk(cfd, p)
-			unix.Close(cfd)
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		if !strings.HasPrefix(key, l.prefix) || key <= l.token {
-			continue
-		}
-		if err := l.injected("stat", key); err != nil {
-			return &fs.PathError{Op: "stat", Path: key, Err: err}
-		}
-		var st unix.Stat_t
-		if err := fstatatRetry(dirfd, e.name, &st); err != nil {
-			return listErr("stat", key, err)
-		}
-		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-			return listErr("stat", key, unix.ENOENT) // replaced by a directory meanwhile: list again
-		}
-		mode := fileMode(uint32(st.Mode))
-		obj := &driver.ListObject{Key: key, ModTime: statMtime(&st), AsFunc: fileEntryMode(mode)}
-		if mode.IsRegular() {
-			obj.Size = st.Size
-		}
-		if err := l.add(obj); err != nil {
-			return err
-		}
+	return unixDir{l: d.l, fd: fd}, func() { unix.Close(fd) }, nil
+}
+
+func (d unixDir) object(name, key string) (*driver.ListObject, error) {
+	var st unix.Stat_t
+	if err := fstatatRetry(d.fd, name, &st); err != nil {
+		return nil, listErr("stat", key, err)
 	}
-	return nil
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return nil, listErr("stat", key, unix.ENOENT) // replaced by a directory meanwhile: list again
+	}
+	mode := fileMode(uint32(st.Mode))
+	obj := &driver.ListObject{Key: key, ModTime: statMtime(&st), AsFunc: fileEntryMode(mode)}
+	if mode.IsRegular() {
+		obj.Size = st.Size
+	}
+	return obj, nil
 }
 
 // hasKey reports whether the directory name (keys prefix p) in dirfd holds

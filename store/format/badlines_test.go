@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/memtest"
+	"github.com/oxyfs/oxyfs/internal/lib/memtest"
 )
 
 func TestParseJournalCountsJunkAndKeepsTenExamples(t *testing.T) {

@@ -102,7 +102,7 @@ func TestOneLine(t *testing.T) {
 }
 
 func TestPackageNameIsRelativeToTheModule(t *testing.T) {
-	if got := packageName(); got != "internal/testdeps" {
-		t.Fatalf("packageName() = %q, want internal/testdeps", got)
+	if got := packageName(); got != "internal/lib/testdeps" {
+		t.Fatalf("packageName() = %q, want internal/lib/testdeps", got)
 	}
 }
