@@ -306,6 +306,7 @@
 //     (every request of it) and the swap of views, and take under it the
 //     overlay's lock (own.mark, own.prune), the list texts' (lists.learn,
 //     lists.keep), the signature cache's (sigs.invalidateRefresh),
+//     the own appends' (chain.between, chain.since, chain.prune: ownlines.go),
 //     read-ahead's (ra.forget) and warnMu (warn). Nothing takes loadMu while
 //     holding another lock: lookups reach Load only through current, which
 //     holds none.
@@ -319,8 +320,9 @@
 //     and each flight's waiters; the watcher runs outside it),
 //     prefixCache.mu (and each call's waiters; a listing runs outside it),
 //     overlay.mu, listTexts.mu, inflight.mu, committer.mu (the journal
-//     update runs outside it) and Index.warnMu (warnFn is called outside
-//     it).
+//     update runs outside it; the committer records an append in ownLog.mu
+//     after it, outside committer.mu), ownLog.mu and Index.warnMu (warnFn
+//     is called outside it).
 //
 // So a goroutine holds at most one lock of each rank, in rank order.
 //
