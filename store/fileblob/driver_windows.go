@@ -375,10 +375,6 @@ type winDir struct {
 
 func (d winDir) entries(dirKey string) ([]fileDirent, error) { return d.l.readDirPath(d.dir, dirKey) }
 
-func (d winDir) hasKey(name, p string) (bool, error) {
-	return d.l.hasKeyPath(filepath.Join(d.dir, name), p)
-}
-
 func (d winDir) sub(name, _ string) (listDir, func(), error) {
 	return winDir{l: d.l, dir: filepath.Join(d.dir, name)}, func() {}, nil
 }
@@ -403,26 +399,6 @@ func (d winDir) object(name, key string) (*driver.ListObject, error) {
 		obj.Size = fi.Size()
 	}
 	return obj, nil
-}
-
-// hasKeyPath reports whether the directory dir (keys prefix p) holds any
-// key, at any depth.
-func (l *fileLister) hasKeyPath(dir, p string) (bool, error) {
-	ents, err := l.readDirPath(dir, p)
-	if err != nil {
-		return false, err
-	}
-	for _, e := range ents {
-		if !e.dir {
-			return true, nil
-		}
-	}
-	for _, e := range ents {
-		if ok, err := l.hasKeyPath(filepath.Join(dir, e.name), p+e.name+"/"); ok || err != nil {
-			return ok, err
-		}
-	}
-	return false, nil
 }
 
 // readDirPath reads every entry of dir (keys prefix dirKey) but this

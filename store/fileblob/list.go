@@ -23,8 +23,6 @@ type unixDir struct {
 
 func (d unixDir) entries(dirKey string) ([]fileDirent, error) { return d.l.readDir(d.fd, dirKey) }
 
-func (d unixDir) hasKey(name, p string) (bool, error) { return d.l.hasKey(d.fd, name, p) }
-
 func (d unixDir) sub(name, p string) (listDir, func(), error) {
 	fd, err := d.l.openDir(d.fd, name, p)
 	if err != nil {
@@ -47,32 +45,6 @@ func (d unixDir) object(name, key string) (*driver.ListObject, error) {
 		obj.Size = st.Size
 	}
 	return obj, nil
-}
-
-// hasKey reports whether the directory name (keys prefix p) in dirfd holds
-// any key, at any depth: a delimited listing names a directory only then,
-// as a bucket names a common prefix only if a key has it.
-func (l *fileLister) hasKey(dirfd int, name, p string) (bool, error) {
-	fd, err := l.openDir(dirfd, name, p)
-	if err != nil {
-		return false, err
-	}
-	defer unix.Close(fd)
-	ents, err := l.readDir(fd, p)
-	if err != nil {
-		return false, err
-	}
-	for _, e := range ents {
-		if !e.dir {
-			return true, nil
-		}
-	}
-	for _, e := range ents {
-		if ok, err := l.hasKey(fd, e.name, p+e.name+"/"); ok || err != nil {
-			return ok, err
-		}
-	}
-	return false, nil
 }
 
 // openDir opens the directory name in dirfd for reading, not following a

@@ -50,11 +50,10 @@ func (b *fileBucket) ListPaged(ctx context.Context, opts *driver.ListOptions) (*
 }
 
 // listDir is one directory of a listing walk, as the platform holds it (a
-// descriptor on unix, a path on Windows): its entries in key order, whether
-// a subdirectory holds any key, a subdirectory, and a file's listing entry.
+// descriptor on unix, a path on Windows): its entries in key order, a
+// subdirectory, and a file's listing entry.
 type listDir interface {
 	entries(dirKey string) ([]fileDirent, error)
-	hasKey(name, p string) (bool, error)
 	sub(name, p string) (d listDir, done func(), err error)
 	object(name, key string) (*driver.ListObject, error)
 }
@@ -84,7 +83,12 @@ func (l *fileLister) walk(d listDir, dirKey string) error {
 				if p <= l.token {
 					continue
 				}
-				ok, err := d.hasKey(e.name, p)
+				sd, done, err := d.sub(e.name, p)
+				if err != nil {
+					return err
+				}
+				ok, err := holdsKey(sd, p)
+				done()
 				if err != nil {
 					return err
 				}
@@ -121,4 +125,31 @@ func (l *fileLister) walk(d listDir, dirKey string) error {
 		}
 	}
 	return nil
+}
+
+// holdsKey reports whether the directory d (keys prefix p) holds any key,
+// at any depth: a delimited listing names a directory only then, as a
+// bucket names a common prefix only if a key has it.
+func holdsKey(d listDir, p string) (bool, error) {
+	ents, err := d.entries(p)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range ents {
+		if !e.dir {
+			return true, nil
+		}
+	}
+	for _, e := range ents {
+		sd, done, err := d.sub(e.name, p+e.name+"/")
+		if err != nil {
+			return false, err
+		}
+		ok, err := holdsKey(sd, p+e.name+"/")
+		done()
+		if ok || err != nil {
+			return ok, err
+		}
+	}
+	return false, nil
 }
