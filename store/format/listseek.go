@@ -179,17 +179,7 @@ func (t *EntryListText) readBlock(dst []byte) []byte {
 	case err != nil:
 		t.err = t.corrupt(err)
 	case t.pos == limit:
-		// At the cap: one byte more tells a text that ends here from one
-		// that goes on.
-		var one [1]byte
-		switch m, _ := io.ReadFull(t.dec, one[:]); {
-		case m == 0:
-			t.err = io.EOF
-		case t.exact >= 0:
-			t.err = fmt.Errorf("decode entry list: %w: the text is longer than the %d bytes measured before", ErrCorrupt, t.exact)
-		default:
-			t.err = fmt.Errorf("decode entry list: %w: %w", ErrCorrupt, errListSize)
-		}
+		t.err = t.endAtCap()
 	}
 	return dst[:m]
 }

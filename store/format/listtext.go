@@ -162,17 +162,7 @@ func (t *EntryListText) advance(p []byte, n int64) int {
 	case err != nil:
 		t.err = t.corrupt(err)
 	case over:
-		// At the cap: one byte more tells a text that ends here from
-		// one that goes on.
-		var one [1]byte
-		switch m, _ := io.ReadFull(t.dec, one[:]); {
-		case m == 0:
-			t.err = io.EOF
-		case t.exact >= 0:
-			t.err = fmt.Errorf("decode entry list: %w: the text is longer than the %d bytes measured before", ErrCorrupt, t.exact)
-		default:
-			t.err = fmt.Errorf("decode entry list: %w: %w", ErrCorrupt, errListSize)
-		}
+		t.err = t.endAtCap()
 	}
 	return int(got)
 }
@@ -190,4 +180,18 @@ func (t *EntryListText) Close() {
 		t.dec, t.data = nil, nil
 		t.dropWindow()
 	}
+}
+
+// endAtCap is the end of a text read to its cap: one byte more tells a
+// text that ends here (io.EOF) from one that goes on (corrupt: longer than
+// measured, or than any list may be).
+func (t *EntryListText) endAtCap() error {
+	var one [1]byte
+	switch m, _ := io.ReadFull(t.dec, one[:]); {
+	case m == 0:
+		return io.EOF
+	case t.exact >= 0:
+		return fmt.Errorf("decode entry list: %w: the text is longer than the %d bytes measured before", ErrCorrupt, t.exact)
+	}
+	return fmt.Errorf("decode entry list: %w: %w", ErrCorrupt, errListSize)
 }
