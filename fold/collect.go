@@ -97,6 +97,9 @@ type ForgetReport struct {
 	Lines   int      `json:"lines"`   // journal lines naming their entries (dropped if applied)
 	Deleted int      `json:"deleted"` // of Keys, how many a HEAD found gone after their DELETE
 	Failed  []string `json:"failed"`  // of Keys, those a HEAD still found after their DELETE
+	// Record is the forget record written before anything was forgotten
+	// (format.ForgottenRecord): what readers are told to read again.
+	Record string `json:"record,omitempty"`
 }
 
 // CollectReport says what a collection did (or, in a dry run, would do).
@@ -134,6 +137,13 @@ type CollectReport struct {
 // HEAD finds (the retired keys gone already are reported apart). Then, in
 // this order:
 //
+//  0. With Apply, the forget record (format.ForgottenRecord): one
+//     compare-and-swap update of the retired record adds its line, then
+//     one PUT writes it. Readers that see it read the forgotten objects'
+//     signatures again: a key forgotten and put again may otherwise leave
+//     the journal and the lists as they saw them. Retired, it is deleted
+//     an hour later like any retired key. A failure ends the run before
+//     anything is forgotten.
 //  1. One compare-and-swap update of the journal drops the folded lines past
 //     their hour and, with Apply, every line naming a forgotten object.
 //     A failure ends the run before anything is deleted.
@@ -187,7 +197,7 @@ type collection struct {
 // one fails or ends it.
 func (c *collection) steps() error {
 	for _, step := range []func() (done bool, err error){
-		c.plan, c.dryRun, c.dropJournal, c.deleteDue, c.dropRetiredLines, c.fold, c.deleteForgotten,
+		c.plan, c.dryRun, c.markForgotten, c.dropJournal, c.deleteDue, c.dropRetiredLines, c.fold, c.deleteForgotten,
 	} {
 		if done, err := step(); done || err != nil {
 			return err
@@ -255,6 +265,43 @@ func (c *collection) dryRun() (bool, error) {
 		dryRunPlan(rep.Now, c.due, c.forget, c.opts.Apply))
 	rep.Fold = &fr
 	return true, err
+}
+
+// markForgotten is step 0: with Apply, the forget record retired, then
+// written. The line comes first, so no record is ever left that no
+// collection deletes; a reader that finds the line before the record (or
+// the record's PUT failed) cannot tell what was forgotten and trusts no
+// cached signature (index/forgotten.go), which costs it reads, never bytes.
+func (c *collection) markForgotten() (bool, error) {
+	if !c.apply {
+		return false, nil
+	}
+	var objs []format.ForgottenObject
+	for obj, kinds := range c.forget.objects {
+		for k, on := range kinds {
+			if on {
+				objs = append(objs, format.ForgottenObject{Kind: format.Kind(k), Object: obj})
+			}
+		}
+	}
+	name, text, err := format.ForgottenRecord{At: c.rep.Now, Objects: objs}.Encode()
+	if err != nil {
+		return true, fmt.Errorf("forget: %w", err)
+	}
+	res, err := c.st.UpdateRecord(c.ctx, format.RetiredKey, func(old []byte, _ bool) ([]byte, error) {
+		rec := format.ParseRetiredRecord(old)
+		rec.Add(format.RetiredLine{RetiredAt: c.rep.Now, Key: name})
+		return rec.Text(), nil
+	})
+	c.rep.CASTries += res.Tries
+	if err != nil {
+		return true, fmt.Errorf("forget: retire the forget record %s: %w", name, err)
+	}
+	if err := c.st.Put(c.ctx, name, text); err != nil {
+		return true, fmt.Errorf("forget: write the forget record %s: %w", name, err)
+	}
+	c.rep.Forget.Record = name
+	return false, nil
 }
 
 // dropJournal is step 1: the journal lines folded past their hour and, with

@@ -123,7 +123,9 @@ func TestCollectFailsClosedOnListError(t *testing.T) {
 			if got := snapshot(t, st).Lists; !slices.Equal(got, lists) {
 				t.Errorf("lists changed")
 			}
-			if readRecordText(t, st, format.JournalKey) != journal || readRecordText(t, st, format.RetiredKey) != retired {
+			// Step 0 may have retired its forget record (and written it):
+			// that line is the one change a failure may leave.
+			if readRecordText(t, st, format.JournalKey) != journal || withoutForgetRecords(t, readRecordText(t, st, format.RetiredKey)) != retired {
 				t.Errorf("a record changed")
 			}
 			if !strings.Contains(err.Error(), errInjected.Error()) {
@@ -332,4 +334,15 @@ func TestCollectThatFailsMidwayDropsOnlyTheLinesOfKeysGone(t *testing.T) {
 	if got := readRecordText(t, st, format.RetiredKey); got != want {
 		t.Errorf("retired record %q, want only the lines of the keys not deleted: %q", got, want)
 	}
+}
+
+// withoutForgetRecords drops the lines of forget records from a retired
+// record's text.
+func withoutForgetRecords(t *testing.T, text string) string {
+	t.Helper()
+	rec := format.ParseRetiredRecord([]byte(text))
+	rec.Lines = slices.DeleteFunc(rec.Lines, func(l format.RecordLine[format.RetiredLine]) bool {
+		return !l.Bad() && format.IsForgottenName(l.Line.Key)
+	})
+	return string(rec.Text())
 }

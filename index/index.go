@@ -250,7 +250,18 @@ func (ix *Index) Refresh(ctx context.Context) (err error) {
 		own.only, _ = ix.chain.between(prev.rec.JournalSum, v.rec.JournalSum)
 		own.since = ix.chain.since(prev.read, v.read)
 	}
+	var forgot []string
+	forgotAll := false
+	if !outlived { // an outlived refresh trusts no cached signature anyway
+		forgot, forgotAll = ix.forgottenSince(ctx, prev, v) // forgotten.go
+	}
 	absent := ix.sigs.invalidateRefresh(prev, v, outlived, own)
+	if forgotAll {
+		ix.sigs.clearAll()
+	}
+	for _, k := range forgot {
+		ix.sigs.invalidate(k)
+	}
 	ix.chain.prune(v.read)
 	ix.v.Store(v)
 	ix.lists.keep(v.listNames)

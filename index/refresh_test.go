@@ -96,6 +96,7 @@ var (
 	unchanged    = store.Counts{Get: 2}          // the two conditional GETs
 	listed       = store.Counts{List: 1, Get: 2} // a record changed, no list to read
 	listedAndOne = store.Counts{List: 1, Get: 3} // a record changed, one new list
+	forgotten    = store.Counts{List: 1, Get: 3} // a collection forgot: its forget record (forgotten.go)
 )
 
 func TestRefreshOfAnUnchangedFoldedStoreSendsNoList(t *testing.T) {
@@ -325,7 +326,7 @@ func TestRefreshDropsAnEntryWhoseOnlyJournalLineLeft(t *testing.T) {
 		t.Fatalf("the fold after the collection: %+v (want the live list unchanged)", rep.Fold.List)
 	}
 	f.want = slices.DeleteFunc(f.want, func(e format.Entry) bool { return e == x })
-	f.refresh(t, listed)
+	f.refresh(t, forgotten)
 	if f.reader.Generation() == g {
 		t.Fatal("a refresh that dropped an entry kept the generation")
 	}

@@ -152,6 +152,9 @@ func (s *Store) listPacks(ctx context.Context, sn *Snapshot) error {
 		case it.Key == format.JournalKey || it.Key == format.RetiredKey:
 		case it.Key == format.LegacyFoldedMarker:
 			sn.Marker = true
+		case format.IsForgottenName(it.Key):
+			// a forget record (format/forgotten.go): read through the
+			// retired record, which names it
 		default:
 			if id, complete, ok := format.ParseEntryListName(it.Key); ok {
 				sn.Lists = append(sn.Lists, ListInfo{Name: it.Key, ID: id, Complete: complete, Size: it.Size})

@@ -141,10 +141,8 @@ func ParseEntryListName(key string) (id string, complete bool, ok bool) {
 	default:
 		return "", false, false
 	}
-	for i := 0; i < len(id); i++ {
-		if c := id[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return "", false, false
-		}
+	if !isHex64(id) {
+		return "", false, false
 	}
 	return id, complete, true
 }

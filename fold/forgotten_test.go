@@ -1,0 +1,115 @@
+package fold
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
+)
+
+// TestForgetLeavesARecordForReaders: a collection that forgets retires a
+// forget record naming what it forgot, before it changes anything else; a
+// dry run and a collection without Apply write none; a collection over an
+// hour later deletes it and drops its line, as any retired key.
+func TestForgetLeavesARecordForReaders(t *testing.T) {
+	forBackends(t, func(t *testing.T, st *store.Store, clk *store.FakeClock) {
+		ctx := context.Background()
+		obj := "abcdef"
+		write(t, st, ekey(format.KindSig, obj, "alice"), ekey(format.KindSig, "0011", "bob"))
+		mustComplete(t, st)
+		for _, opts := range []CollectOptions{
+			{ForgetObjects: []ForgetObject{{Object: obj}}},
+			{ForgetObjects: []ForgetObject{{Object: obj}}, Apply: true, DryRun: true},
+		} {
+			rep, err := Collect(ctx, st, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Forget.Record != "" || forgetRecords(t, st) != nil {
+				t.Fatalf("Apply %v, DryRun %v: wrote a forget record %q", opts.Apply, opts.DryRun, rep.Forget.Record)
+			}
+		}
+		rep, err := Collect(ctx, st, CollectOptions{ForgetObjects: []ForgetObject{{Object: obj, Kinds: []format.Kind{format.KindSig, format.KindSeal}}}, Apply: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := forgetRecords(t, st); !slices.Equal(got, []string{rep.Forget.Record}) {
+			t.Fatalf("retired forget records %v, report %q", got, rep.Forget.Record)
+		}
+		data, err := st.Get(ctx, rep.Forget.Record)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := format.ParseForgottenRecord(rep.Forget.Record, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []format.ForgottenObject{{Kind: format.KindSeal, Object: obj}, {Kind: format.KindSig, Object: obj}}
+		if rec.At != rep.Now || !slices.Equal(rec.Objects, want) {
+			t.Fatalf("forget record %+v, want at %d objects %v", rec, rep.Now, want)
+		}
+		if !strings.Contains(rep.String(), rep.Forget.Record) {
+			t.Errorf("the report does not name the forget record:\n%s", rep)
+		}
+		sn := snapshot(t, st)
+		if sn.Packs != 0 {
+			t.Errorf("the pack listing counts the forget record as a pack (%d)", sn.Packs)
+		}
+		clk.Advance(2 * hour)
+		rep2, err := Collect(ctx, st, CollectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(rep2.Deleted, rep.Forget.Record) || exists(t, st, rep.Forget.Record) || forgetRecords(t, st) != nil {
+			t.Fatalf("a collection two hours later: deleted %v; record there %v", rep2.Deleted, exists(t, st, rep.Forget.Record))
+		}
+	})
+}
+
+// TestForgetThatCannotRetireItsRecordForgetsNothing: step 0 failing ends
+// the collection before any line is dropped or key deleted, and no record
+// is written that no collection would delete.
+func TestForgetThatCannotRetireItsRecordForgetsNothing(t *testing.T) {
+	clk := store.NewFakeClock(t0)
+	st, fb := newFaultStore(t, clk)
+	k := ekey(format.KindSig, "abcdef", "alice")
+	write(t, st, k)
+	mustComplete(t, st)
+	journal, retired := readRecordText(t, st, format.JournalKey), readRecordText(t, st, format.RetiredKey)
+	fb.failIf(func(op, key string) bool { return op == "put" && key == format.RetiredKey })
+	_, err := Collect(context.Background(), st, CollectOptions{ForgetObjects: []ForgetObject{{Object: "abcdef"}}, Apply: true})
+	fb.failIf(nil)
+	if err == nil || !strings.Contains(err.Error(), "forget record") {
+		t.Fatalf("collection: %v, want the forget record's failure", err)
+	}
+	if !exists(t, st, k) || readRecordText(t, st, format.JournalKey) != journal || readRecordText(t, st, format.RetiredKey) != retired {
+		t.Fatal("a collection whose forget record failed changed the store")
+	}
+	var stray []string
+	if err := st.List(context.Background(), format.PackPrefix, "", func(it store.ListItem) error {
+		if format.IsForgottenName(it.Key) {
+			stray = append(stray, it.Key)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if stray != nil {
+		t.Fatalf("forget records written although not retired: %v", stray)
+	}
+}
+
+// forgetRecords lists the forget records the retired record names.
+func forgetRecords(t *testing.T, st *store.Store) []string {
+	t.Helper()
+	var out []string
+	for _, r := range snapshot(t, st).Retired {
+		if format.IsForgottenName(r.Key) {
+			out = append(out, r.Key)
+		}
+	}
+	return out
+}

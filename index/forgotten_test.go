@@ -1,0 +1,102 @@
+package index
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/oxyfs/oxyfs/internal/storefixture"
+	"github.com/oxyfs/oxyfs/store/format"
+)
+
+// TestForgetThenPutAgainOfTheLastLineIsSeen is R1's last case (seed 124 of
+// the byte simulation): the key's only line is the view's last unfolded
+// one; a collection forgets the object and another writer puts it again
+// (and, in the second form, a second collection folds it back into a
+// list) between two refreshes. The journal, the lists and every count then
+// read as the view saw them; only the forget record tells.
+func TestForgetThenPutAgainOfTheLastLineIsSeen(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		foldAfter  bool // a second collection folds the put again into a list
+		sameLength bool
+	}{
+		{"put again", false, false},
+		{"put again, same length", false, true},
+		{"put again, then folded by a second collection", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newResignFixture(t)
+			k := storefixture.Ent(format.KindSig, objA, "alice")
+			j := storefixture.Ent(format.KindSig, objB, "bob")
+			old, again := bytes.Repeat([]byte("o"), 13), bytes.Repeat([]byte("a"), 16)
+			if tc.sameLength {
+				again = bytes.Repeat([]byte("a"), 13)
+			}
+			f.put(t, j, old)
+			f.complete(t)
+			f.put(t, k, old) // k's only line: the last, unfolded
+			f.refresh(t)
+			f.read(t, k, old, "first read")
+			v0 := f.reader.SigVersion(k)
+			f.forget(t, k)
+			f.put(t, k, again)
+			if tc.foldAfter {
+				f.complete(t)
+			}
+			f.refresh(t)
+			f.read(t, k, again, "after the forget, another writer's put again and a refresh")
+			if f.reader.SigVersion(k) == v0 {
+				t.Error("SigVersion did not move")
+			}
+			f.read(t, j, old, "the other object")
+		})
+	}
+}
+
+// TestForgetRecordUnreadableTrustsNoCachedSignature: a forget record the
+// refresh cannot read (here deleted behind the retired line, as when the
+// collection's PUT failed) tells that something was forgotten, not what:
+// the refresh reads every cached signature again, and warns.
+func TestForgetRecordUnreadableTrustsNoCachedSignature(t *testing.T) {
+	f := newResignFixture(t)
+	k := storefixture.Ent(format.KindSig, objA, "alice")
+	j := storefixture.Ent(format.KindSig, objB, "bob")
+	old, again := bytes.Repeat([]byte("o"), 13), bytes.Repeat([]byte("a"), 16)
+	f.put(t, j, old)
+	f.complete(t)
+	f.put(t, k, old)
+	f.refresh(t)
+	f.read(t, k, old, "first read")
+	f.read(t, j, old, "first read")
+	vj := f.reader.SigVersion(j)
+	f.forget(t, k)
+	sn, err := f.wst.ReadSnapshot(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleted := 0
+	for _, r := range sn.Retired {
+		if format.IsForgottenName(r.Key) {
+			if err := f.wst.Delete(f.ctx, r.Key); err != nil {
+				t.Fatal(err)
+			}
+			deleted++
+		}
+	}
+	if deleted != 1 {
+		t.Fatalf("the forget retired %d forget records, want 1: %+v", deleted, sn.Retired)
+	}
+	f.put(t, k, again)
+	f.refresh(t)
+	f.read(t, k, again, "after an unreadable forget record")
+	if f.reader.SigVersion(j) == vj {
+		t.Error("a signature of another object kept its version after an unreadable forget record")
+	}
+	found := false
+	for _, w := range f.reader.Status().Warnings {
+		found = found || bytes.Contains([]byte(w), []byte("forget record"))
+	}
+	if !found {
+		t.Errorf("no warning names the forget record: %q", f.reader.Status().Warnings)
+	}
+}
