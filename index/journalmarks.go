@@ -74,7 +74,8 @@ import (
 //     new. gone's comment says the one case this cannot see (the
 //     forgotten lines were the last unfolded ones, put again in the same
 //     order with no fold between to mark a line before them: the journal
-//     may then be the same bytes as before).
+//     may then be the same bytes as before); the forget record the
+//     collection leaves closes it (forgotten.go).
 
 // jcount counts the journal lines that name one signature: a new line for
 // it (another writer replaced the signature) raises one of the two counts
@@ -511,8 +512,10 @@ func lineSum(key string) uint64 { return maphash.String(lineSeed, key) }
 // unfolded ones, no fold marked a line before them, and the put again
 // appended the same keys in the same order. Then the journal reads as if
 // nothing happened (it may even be the same bytes); only the lists can
-// tell, when a list held the key (Index.dropAbsent), and the refresh's
-// window bounds how long such a handle serves the old bytes.
+// tell, when a list held the key (Index.dropAbsent). What tells is the
+// forget record the collection left (forgotten.go); against a collection
+// that leaves none (another implementation), the refresh's window bounds
+// how long such a handle serves the old bytes.
 func (jv *journalView) gone(prev *journalView, read []format.JournalLine) (keys []string, vanished bool) {
 	if prev == nil || jv == prev || jv.version == prev.version || read == nil {
 		return nil, false
