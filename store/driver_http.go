@@ -8,6 +8,12 @@ package store
 //	               their error keeps the status either way)
 //	LIST pages     a LIST answer's body past maxListPage fails the
 //	               listing (ErrTooLarge): the SDKs decode a page whole
+//	LIST bodies    all LIST answers being read at once hold at most
+//	               maxListBodies between them (listBudget): each takes
+//	               its Content-Length, or maxListPage when the server
+//	               does not say, before its body is read, and gives it
+//	               back at its end; a LIST waits for room (its context
+//	               ends the wait). 16 MiB × --max-requests was 4 GiB
 //	LIST requests  one ListPage sends at most maxPageRequests LISTs, none
 //	               with a continuation it sent before: gocloud's ListPage
 //	               (and the GCS client's pager) fill a page from as many
@@ -33,6 +39,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/semaphore"
 )
 
 // maxErrorBody is how much of an error answer's body is read: an
@@ -42,6 +50,13 @@ const maxErrorBody = 4 << 10
 // maxListPage bounds one LIST answer's body: a page of 1000 keys of 1 KiB
 // names is under 2 MiB in every backend's format.
 const maxListPage = 16 << 20
+
+// maxListBodies bounds the LIST answers' bodies being read at once by one
+// client: 16 pages at their cap, hundreds of ordinary ones (a page of 1000
+// keys is 0.2–0.4 MB of XML). Listings beyond that depth gain nothing: a
+// server lists no faster from 8 prefixes at a time than from 4
+// (docs/performance.md, "Round trips on this machine").
+const maxListBodies = 256 << 20
 
 // errRedirectRefused is the error of a redirect the client did not follow.
 var errRedirectRefused = errors.New("redirect refused")
@@ -74,7 +89,8 @@ type listToken func(r *http.Request) (token string, isList bool)
 // LIST request), redirects checked, and every answer's Date handed to
 // dates (nil: not measured).
 func guardedClient(next http.RoundTripper, list listToken, dates *storeClock) *http.Client {
-	return &http.Client{Transport: &boundedTransport{next: next, list: list, dates: dates}, CheckRedirect: checkRedirect}
+	t := &boundedTransport{next: next, list: list, dates: dates, bodies: semaphore.NewWeighted(maxListBodies), bodyCap: maxListBodies}
+	return &http.Client{Transport: t, CheckRedirect: checkRedirect}
 }
 
 // pageGuard follows the LIST requests of one ListPage attempt; the store
@@ -116,6 +132,11 @@ type boundedTransport struct {
 	next  http.RoundTripper
 	list  listToken
 	dates *storeClock // nil: Dates not measured
+	// bodies is the LIST bodies' budget (maxListBodies, bodyCap bytes):
+	// a LIST answer holds its share from before its body is read until
+	// the body ends or is closed (listBody). It locks itself.
+	bodies  *semaphore.Weighted
+	bodyCap int64
 }
 
 func (t *boundedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -133,6 +154,17 @@ func (t *boundedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	sent := time.Now()
 	resp, err := t.next.RoundTrip(r)
+	if isList && err == nil && resp.Body != nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 && resp.ContentLength <= maxListPage {
+		share := resp.ContentLength
+		if share < 0 {
+			share = maxListPage // the server does not say: the most it may send
+		}
+		if err := t.bodies.Acquire(r.Context(), share); err != nil {
+			resp.Body.Close()
+			return nil, fmt.Errorf("wait for room to read a LIST page (%d MiB of LIST pages being read): %w", t.bodyCap>>20, err)
+		}
+		resp.Body = &listBody{ReadCloser: resp.Body, release: func() { t.bodies.Release(share) }}
+	}
 	if resp != nil && t.dates != nil {
 		t.dates.observeDate(resp.Header, sent, time.Now())
 	}
@@ -189,3 +221,25 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 }
 
 func (b *cappedBody) Close() error { return b.rc.Close() }
+
+// listBody gives its share of the LIST bodies' budget back once: at the
+// end of the body (EOF or an error) or when it is closed, whichever comes
+// first.
+type listBody struct {
+	io.ReadCloser
+	once    sync.Once
+	release func()
+}
+
+func (b *listBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil {
+		b.once.Do(b.release)
+	}
+	return n, err
+}
+
+func (b *listBody) Close() error {
+	b.once.Do(b.release)
+	return b.ReadCloser.Close()
+}
