@@ -97,9 +97,10 @@ type ForgetReport struct {
 	Lines   int      `json:"lines"`   // journal lines naming their entries (dropped if applied)
 	Deleted int      `json:"deleted"` // of Keys, how many a HEAD found gone after their DELETE
 	Failed  []string `json:"failed"`  // of Keys, those a HEAD still found after their DELETE
-	// Record is the forget record written before anything was forgotten
-	// (format.ForgottenRecord): what readers are told to read again.
-	Record string `json:"record,omitempty"`
+	// Records are the forget records written before anything was
+	// forgotten (format.ForgottenRecord, one per
+	// format.MaxForgottenObjects): what readers are told to read again.
+	Records []string `json:"records,omitempty"`
 }
 
 // CollectReport says what a collection did (or, in a dry run, would do).
@@ -284,23 +285,33 @@ func (c *collection) markForgotten() (bool, error) {
 			}
 		}
 	}
-	name, text, err := format.ForgottenRecord{At: c.rep.Now, Objects: objs}.Encode()
-	if err != nil {
-		return true, fmt.Errorf("forget: %w", err)
+	var names []string
+	var texts [][]byte
+	for len(objs) > 0 {
+		n := min(len(objs), format.MaxForgottenObjects)
+		name, text, err := format.ForgottenRecord{At: c.rep.Now, Objects: objs[:n]}.Encode()
+		if err != nil {
+			return true, fmt.Errorf("forget: %w", err)
+		}
+		names, texts, objs = append(names, name), append(texts, text), objs[n:]
 	}
 	res, err := c.st.UpdateRecord(c.ctx, format.RetiredKey, func(old []byte, _ bool) ([]byte, error) {
 		rec := format.ParseRetiredRecord(old)
-		rec.Add(format.RetiredLine{RetiredAt: c.rep.Now, Key: name})
+		for _, name := range names {
+			rec.Add(format.RetiredLine{RetiredAt: c.rep.Now, Key: name})
+		}
 		return rec.Text(), nil
 	})
 	c.rep.CASTries += res.Tries
 	if err != nil {
-		return true, fmt.Errorf("forget: retire the forget record %s: %w", name, err)
+		return true, fmt.Errorf("forget: retire the forget record %s: %w", names[0], err)
 	}
-	if err := c.st.Put(c.ctx, name, text); err != nil {
-		return true, fmt.Errorf("forget: write the forget record %s: %w", name, err)
+	for i, name := range names {
+		if err := c.st.Put(c.ctx, name, texts[i]); err != nil {
+			return true, fmt.Errorf("forget: write the forget record %s: %w", name, err)
+		}
 	}
-	c.rep.Forget.Record = name
+	c.rep.Forget.Records = names
 	return false, nil
 }
 

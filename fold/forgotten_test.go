@@ -28,22 +28,23 @@ func TestForgetLeavesARecordForReaders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rep.Forget.Record != "" || forgetRecords(t, st) != nil {
-				t.Fatalf("Apply %v, DryRun %v: wrote a forget record %q", opts.Apply, opts.DryRun, rep.Forget.Record)
+			if rep.Forget.Records != nil || forgetRecords(t, st) != nil {
+				t.Fatalf("Apply %v, DryRun %v: wrote a forget record %q", opts.Apply, opts.DryRun, rep.Forget.Records)
 			}
 		}
 		rep, err := Collect(ctx, st, CollectOptions{ForgetObjects: []ForgetObject{{Object: obj, Kinds: []format.Kind{format.KindSig, format.KindSeal}}}, Apply: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := forgetRecords(t, st); !slices.Equal(got, []string{rep.Forget.Record}) {
-			t.Fatalf("retired forget records %v, report %q", got, rep.Forget.Record)
+		if got := forgetRecords(t, st); len(rep.Forget.Records) != 1 || !slices.Equal(got, rep.Forget.Records) {
+			t.Fatalf("retired forget records %v, report %q", got, rep.Forget.Records)
 		}
-		data, err := st.Get(ctx, rep.Forget.Record)
+		name := rep.Forget.Records[0]
+		data, err := st.Get(ctx, name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec, err := format.ParseForgottenRecord(rep.Forget.Record, data)
+		rec, err := format.ParseForgottenRecord(name, data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +52,7 @@ func TestForgetLeavesARecordForReaders(t *testing.T) {
 		if rec.At != rep.Now || !slices.Equal(rec.Objects, want) {
 			t.Fatalf("forget record %+v, want at %d objects %v", rec, rep.Now, want)
 		}
-		if !strings.Contains(rep.String(), rep.Forget.Record) {
+		if !strings.Contains(rep.String(), name) {
 			t.Errorf("the report does not name the forget record:\n%s", rep)
 		}
 		sn := snapshot(t, st)
@@ -63,8 +64,8 @@ func TestForgetLeavesARecordForReaders(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Contains(rep2.Deleted, rep.Forget.Record) || exists(t, st, rep.Forget.Record) || forgetRecords(t, st) != nil {
-			t.Fatalf("a collection two hours later: deleted %v; record there %v", rep2.Deleted, exists(t, st, rep.Forget.Record))
+		if !slices.Contains(rep2.Deleted, name) || exists(t, st, name) || forgetRecords(t, st) != nil {
+			t.Fatalf("a collection two hours later: deleted %v; record there %v", rep2.Deleted, exists(t, st, name))
 		}
 	})
 }

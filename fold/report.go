@@ -119,8 +119,8 @@ func (r CollectReport) String() string {
 		} else {
 			fmt.Fprintf(&b, "forgotten objects: %d keys and %d journal lines %s\n", len(r.Forget.Keys), r.Forget.Lines, fv)
 		}
-		if r.Forget.Record != "" {
-			fmt.Fprintf(&b, "  forget record for readers (retired; deleted after its hour): %s\n", r.Forget.Record)
+		for _, name := range r.Forget.Records {
+			fmt.Fprintf(&b, "  forget record for readers (retired; deleted after its hour): %s\n", name)
 		}
 		failed := make(map[string]bool, len(r.Forget.Failed))
 		for _, k := range r.Forget.Failed {

@@ -50,6 +50,12 @@ type ForgottenObject struct {
 // "<kind>/<hh>/<rest>/".
 func (o ForgottenObject) ObjectPrefix() string { return o.Kind.ObjectPrefix(o.Object) }
 
+// MaxForgottenObjects is the most objects (each of one kind) a forget
+// record names: its longest line is 138 bytes ("accepted " and 128 hex
+// characters), so a record stays under MaxForgottenBytes. A collection that
+// forgets more writes more records.
+const MaxForgottenObjects = 100_000
+
 // ForgottenRecord is a forget record: when the collection forgot, and what.
 type ForgottenRecord struct {
 	At      int64 // wall ms, the collection's store time
@@ -77,6 +83,9 @@ func (r ForgottenRecord) Encode() (name string, text []byte, err error) {
 	}
 	slices.Sort(lines)
 	lines = slices.Compact(lines)
+	if len(lines) > MaxForgottenObjects {
+		return "", nil, fmt.Errorf("encode forget record: %d objects, over %d a record", len(lines), MaxForgottenObjects)
+	}
 	var b bytes.Buffer
 	b.WriteString(forgottenHeader)
 	b.WriteString(strconv.FormatInt(r.At, 10))

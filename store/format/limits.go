@@ -23,6 +23,10 @@ const (
 	// one open holds at once: read, not yet decoded (index/listload.go).
 	// A list larger than this is read alone.
 	MaxEntryListsInFlight int64 = 256 << 20
+	// MaxForgottenBytes caps a forget record (forgotten.go): a line of
+	// about 140 bytes per forgotten object and kind, so 100,000 objects of
+	// every kind. A collection forgetting more writes more records.
+	MaxForgottenBytes int64 = 16 << 20
 	// MaxOtherBytes caps any other key read whole (older one-list keys).
 	MaxOtherBytes int64 = 256 << 20
 )
@@ -35,6 +39,9 @@ func ReadCap(key string) int64 {
 	case strings.HasPrefix(key, PackPrefix):
 		if _, _, ok := ParseEntryListName(key); ok {
 			return MaxEntryListBytes
+		}
+		if IsForgottenName(key) {
+			return MaxForgottenBytes
 		}
 		return MaxOtherBytes
 	}

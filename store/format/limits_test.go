@@ -14,6 +14,7 @@ func TestReadCap(t *testing.T) {
 		EntryListName(strings.Repeat("0", 64), false): MaxEntryListBytes,
 		"sigs/ab/cdef":  MaxOtherBytes,
 		"pack-123.pack": MaxOtherBytes,
+		"pack-" + strings.Repeat("a", 64) + ForgottenSuffix: MaxForgottenBytes,
 	} {
 		if got := ReadCap(key); got != want {
 			t.Errorf("ReadCap(%q) = %d, want %d", key, got, want)
