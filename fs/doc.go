@@ -112,8 +112,11 @@
 //     size it holds while its attributes are fresh and asks (GETATTR)
 //     before reading past it when they are not (a lookup's size 0 has
 //     timeout 0): every size it can hold is that of the bytes ReadSig
-//     returns. The pages are dropped at every open (no FOPEN_KEEP_CACHE),
-//     so a replaced signature's old bytes are never served from them.
+//     returns. The pages are kept across opens (FOPEN_KEEP_CACHE): a node
+//     is one version, whose bytes never change (a replaced signature is a
+//     new node, and a node takes a later version only of the same bytes),
+//     so a replaced signature's old bytes are never served from them, and
+//     a second read of a signature the kernel holds sends no READ.
 //     Reads of a signature, an index entry and an .oxy file are opened with
 //     FOPEN_NOFLUSH: their close sends no FLUSH (a reader has nothing to
 //     write). With direct I/O, mmap with MAP_SHARED fails (ENODEV);

@@ -204,17 +204,19 @@ const sizeSettle = time.Minute
 // must be that of these bytes — true unless the signature changed within
 // AttrTimeout (+ sizeSettle) of now (ix.SigChangedAt) or is being written.
 // Then cat's second read, the one that finds the end, is answered by the
-// kernel, not by a READ. The pages are dropped at every open (no
-// FOPEN_KEEP_CACHE): an open reads the bytes it opened, but for a reader
-// that keeps a signature open past AttrTimeout across its replacement,
-// whose pages another open of the new bytes may fill. Direct I/O reads
-// exactly the handle's bytes whatever size the kernel holds.
+// kernel, not by a READ. The pages are kept across opens
+// (FOPEN_KEEP_CACHE): they are this node's, and a node is one version of
+// the signature — its bytes never change (a replacement is a new node,
+// versions.go; a node takes a later version only of the same bytes,
+// sameVersion), so a second read of a signature whose bytes the kernel
+// holds sends an OPEN and no READ. Direct I/O reads exactly the handle's
+// bytes whatever size the kernel holds, and fills no page.
 func (n *entryNode) readFlags() uint32 {
 	m := n.m
 	if m.pending.get(n.path) != nil || time.Since(m.ix.SigChangedAt(n.e)) <= m.attrTTL+sizeSettle {
 		return fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH
 	}
-	return fuse.FOPEN_NOFLUSH
+	return fuse.FOPEN_NOFLUSH | fuse.FOPEN_KEEP_CACHE
 }
 
 func (n *entryNode) source(ctx context.Context) (string, syscall.Errno) {

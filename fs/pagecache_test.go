@@ -140,3 +140,33 @@ func TestOwnRewriteReadsWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestSecondReadOfASignatureSendsNoRead: the pages a read filled are the
+// node's, and a node is one version, so they are kept across opens
+// (FOPEN_KEEP_CACHE): reading a signature again sends an OPEN and no READ,
+// and gets every byte.
+func TestSecondReadOfASignatureSendsNoRead(t *testing.T) {
+	st, srv := mountGenerated(t, 200)
+	sigs, _, _, _ := walk(t, srv.Dir())
+	ctx := context.Background()
+	for _, p := range sigs[:10] {
+		want, err := st.Get(ctx, p[len(srv.Dir())+1:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("first cat %s: %q %v, want %q", p, got, err, want)
+		}
+		before := srv.Ops()
+		if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("second cat %s: %q %v, want %q", p, got, err, want)
+		}
+		after := srv.Ops()
+		if d := after["read"] - before["read"]; d != 0 {
+			t.Errorf("second cat %s: %d READs, want 0 (the kernel holds its pages)", p, d)
+		}
+		if d := after["open"] - before["open"]; d != 1 {
+			t.Errorf("second cat %s: %d OPENs, want 1", p, d)
+		}
+	}
+}
