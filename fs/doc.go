@@ -42,7 +42,7 @@
 // BenchmarkFind), and the kernel holds a name from a LOOKUP, or for a
 // directory from a READDIRPLUS, until it forgets it (memory pressure, an
 // invalidation, drop_caches). READDIRPLUS gives nodes to directories only
-// (see dirHandle.Lookup): after a find over the whole tree the kernel holds
+// (see dirHandle.Lookup; .oxy/'s files get none either, oxyDirHandle): after a find over the whole tree the kernel holds
 // every directory (~0.8 per entry) but no file, until something stats them.
 // A signature open for reading holds a handle on its bytes (index.OpenSig):
 // one copy per version, shared by every descriptor on it, the signature
@@ -129,6 +129,8 @@
 //     same text — .oxy/status changes with every request, and the kernel
 //     asks for attributes again on its own (a permission check at open), so
 //     a fresh rendering per call would disagree with the caller's stat.
+//     A listing of .oxy/ renders nothing (its READDIRPLUS gives the files
+//     no node), so a status read after a find has the counts of then.
 //     journal and retired are the records as the index read them (open or
 //     last refresh), not the store's latest: they agree with the tree and
 //     status, and cost no request. A list's text is fixed by its name (its
