@@ -7,7 +7,8 @@
 //	  seal/ receipt/ approval/ cert/ accepted/
 //	       <hh>/<rest>/<value>          empty files
 //	  by-signer/<signer>/<hh><rest>     symlink to ../../sig/<hh>/<rest>/<signer>
-//	  .oxy/status                       JSON of index.Status, with the FUSE op counts
+//	  .oxy/status                       JSON of index.Status, with the mount's FUSE operations
+//	                                    and the kernel's FUSE requests by opcode
 //	  .oxy/journal  .oxy/retired        the records as the index read them, as text
 //	  .oxy/lists/<name>                 each live entry list, decompressed
 //
@@ -278,5 +279,13 @@
 //	read of .oxy/lists/<name>             1 GET each open
 //
 // Ops reports the FUSE operations answered, by name ("readdir" counts the
-// listings made, not READDIR requests).
+// listings made, not READDIR requests; "lookup" counts the entries a
+// READDIRPLUS gave a node too). Requests reports the requests the kernel
+// sent, by opcode ("LOOKUP", "READDIRPLUS", …; countRequests says which
+// go-fuse answers itself and are not counted), and ListingEnds those
+// READDIR(PLUS) answered with no entry, one per listing the kernel read to
+// its end. .oxy/status shows the three as fuse_ops, fuse_requests and
+// fuse_listing_ends. A cold find over the tree sends, per directory, one
+// READDIRPLUS per reply its names fill and the empty one, and no LOOKUP
+// (TestKernelRequestsOfAColdWalk).
 package fs

@@ -91,14 +91,15 @@ type Server struct {
 	mtime             time.Time                        // read-only after Mount
 	logf              func(format string, args ...any) // read-only after Mount
 
-	ops     opCounters     // atomic counters
-	virt    virtualDirs    // locks itself (virtualDirs.mu)
-	pending pendingWrites  // locks itself (pendingWrites.mu)
-	texts   oxyTexts       // what .oxy/ stats measured and opens read (oxyfile.go); locks itself
-	lists   oxyLists       // the open .oxy/lists texts, one per list (oxylists.go); locks itself
-	wbuf    writeBudget    // the bytes all open writes hold (write.go); atomic
-	sides   sideFiles      // side files refused and logged (sidefiles.go); locks itself
-	writes  sync.WaitGroup // Puts in flight: Add and Done by put, Wait by Unmount
+	ops     opCounters      // atomic counters
+	reqs    requestCounters // the kernel's requests by opcode (kernelreqs.go); atomic
+	virt    virtualDirs     // locks itself (virtualDirs.mu)
+	pending pendingWrites   // locks itself (pendingWrites.mu)
+	texts   oxyTexts        // what .oxy/ stats measured and opens read (oxyfile.go); locks itself
+	lists   oxyLists        // the open .oxy/lists texts, one per list (oxylists.go); locks itself
+	wbuf    writeBudget     // the bytes all open writes hold (write.go); atomic
+	sides   sideFiles       // side files refused and logged (sidefiles.go); locks itself
+	writes  sync.WaitGroup  // Puts in flight: Add and Done by put, Wait by Unmount
 
 	invalMu sync.Mutex    // serializes Invalidate: one walk of what the kernel holds at a time
 	seenGen atomic.Uint64 // atomic: the index generation the last walk saw; stored under invalMu
@@ -164,7 +165,8 @@ func Mount(dir string, ix *index.Index, opts Options) (*Server, error) {
 	// (index.PathIno never returns 0 or 1).
 	bridge := gofs.NewNodeFS(root, &gofs.Options{MountOptions: mo, UID: m.uid, GID: m.gid, Logger: mo.Logger,
 		RootStableAttr: &gofs.StableAttr{Ino: 1}})
-	server, err := fuse.NewServer(noOpendir{RawFileSystem: bridge, ops: &m.ops}, abs, &mo)
+	raw := countRequests{RawFileSystem: noOpendir{RawFileSystem: bridge, ops: &m.ops}, n: &m.reqs}
+	server, err := fuse.NewServer(raw, abs, &mo)
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", abs, mountErr(err))
 	}
