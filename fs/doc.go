@@ -73,9 +73,11 @@
 //     kernel opens directories itself, sends no OPENDIR or RELEASEDIR, and
 //     keeps every listing it read (FOPEN_CACHE_DIR|FOPEN_KEEP_CACHE): a warm
 //     ls or find of a directory sends no request at all. A cold listing is
-//     one READDIRPLUS (more for a listing longer than the reply) and the
-//     empty one that finds its end, which the kernel always sends; the
-//     requests of one listing read one snapshot (dirHandle). The kernel
+//     one READDIRPLUS (more for a listing longer than the reply: up to
+//     128 KiB, ~800 names, as directories report that st_blksize, which
+//     sizes glibc's getdents buffer; dirBlksize) and the empty one that
+//     finds its end, which the kernel always sends; the requests of one
+//     listing read one snapshot (dirHandle). The kernel
 //     resets a listing itself after a CREATE or MKDIR in it; a signature
 //     write also invalidates by-signer/ and by-signer/<signer>/
 //     (NotifyContent) before close returns; a create that fails drops its

@@ -3,7 +3,11 @@ package fs
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -160,6 +164,93 @@ func TestKernelRequestsOfAColdWalk(t *testing.T) {
 	if d := delta(before, srv.Requests()); d["LOOKUP"] != int64(stated) {
 		t.Errorf("stat of %d names READDIRPLUS gave no node sent %d LOOKUPs, want one each (all: %v)", stated, d["LOOKUP"], nonZero(d))
 	}
+}
+
+// TestColdFindRequests runs find -type f over a fresh mount of a generated
+// store whose larger directories hold more than glibc's smallest getdents
+// buffer (32 KiB) of READDIRPLUS records: with directories reporting
+// st_blksize = maxWrite, each is one READDIRPLUS with its names (more only
+// past maxWrite bytes) and one empty, and find sends no LOOKUP.
+func TestColdFindRequests(t *testing.T) {
+	_, srv := mountGenerated(t, 3000)
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(srv.Dir(), "sig"), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Blksize != dirBlksize {
+		t.Errorf("a directory's st_blksize is %d, want %d", st.Blksize, dirBlksize)
+	}
+	before, endsBefore := srv.Requests(), srv.ListingEnds()
+	if err := exec.Command("find", srv.Dir(), "-type", "f").Run(); err != nil {
+		t.Fatal(err)
+	}
+	d, ends := delta(before, srv.Requests()), delta(endsBefore, srv.ListingEnds())
+	l := walkNames(t, srv.Dir()) // warm: what find read, at no request
+	t.Logf("cold find of %d directories: %v, empty replies %v", len(l.dirs), nonZero(d), ends)
+
+	// At most as many replies as the directory's records fill, each reply
+	// holding all but less than one record of maxWrite bytes.
+	nonEmpty, most, big := 0, 0, 0
+	for _, ents := range l.dirs {
+		size, largest := 0, 0
+		for _, e := range ents {
+			n := direntplusBytes(e.Name())
+			size += n
+			largest = max(largest, n)
+		}
+		if len(ents) > 0 {
+			nonEmpty++
+			most += (size + maxWrite - largest - 1) / (maxWrite - largest)
+		}
+		if size > 32<<10 {
+			big++
+		}
+	}
+	if big == 0 {
+		t.Fatal("no directory holds more than 32 KiB of records: the store is too small to prove anything")
+	}
+	if d["LOOKUP"] != 0 {
+		t.Errorf("find sent %d LOOKUPs: every directory it opened came with a node in a READDIRPLUS reply", d["LOOKUP"])
+	}
+	if d["READDIR"] != 0 {
+		t.Errorf("find sent %d READDIR, want READDIRPLUS only", d["READDIR"])
+	}
+	if ends["READDIRPLUS"] != int64(len(l.dirs)) {
+		t.Errorf("%d READDIRPLUS answered empty, want one a directory (%d)", ends["READDIRPLUS"], len(l.dirs))
+	}
+	full := d["READDIRPLUS"] - ends["READDIRPLUS"]
+	if full < int64(nonEmpty) {
+		t.Errorf("%d READDIRPLUS with names for %d directories with names", full, nonEmpty)
+	}
+	if !kernelAtLeast(t, 6, 16) {
+		t.Skip("the kernel reads a listing a page at a time before Linux 6.16 (commit dabb90391028, \"fuse: increase readdir buffer size\")")
+	}
+	if full > int64(most) {
+		t.Errorf("%d READDIRPLUS with names for %d directories (%d of them over 32 KiB of records), want at most %d (replies of %d bytes)", full, nonEmpty, big, most, maxWrite)
+	}
+}
+
+// kernelAtLeast reports whether the running kernel is at least major.minor.
+func kernelAtLeast(t *testing.T, major, minor int) bool {
+	t.Helper()
+	var u syscall.Utsname
+	if err := syscall.Uname(&u); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, c := range u.Release {
+		if c == 0 {
+			break
+		}
+		b.WriteByte(byte(c))
+	}
+	f := strings.FieldsFunc(b.String(), func(r rune) bool { return r < '0' || r > '9' })
+	if len(f) < 2 {
+		t.Fatalf("kernel release %q", b.String())
+	}
+	ma, _ := strconv.Atoi(f[0])
+	mi, _ := strconv.Atoi(f[1])
+	return ma > major || ma == major && mi >= minor
 }
 
 func nonZero(m map[string]int64) map[string]int64 {

@@ -64,6 +64,11 @@ type Options struct {
 // then (see Invalidate), so the timeout can be long.
 const DefaultTimeout = time.Hour
 
+// maxWrite is the largest request or reply the kernel sends or takes (FUSE
+// max_write, and max_pages, which caps a READDIRPLUS reply): go-fuse's
+// default, set here because directories report it (dirBlksize).
+const maxWrite = 128 << 10
+
 // MaxWriteBytes caps what one open file may buffer: a write past it is EFBIG.
 const MaxWriteBytes = 64 << 20
 
@@ -136,6 +141,7 @@ func Mount(dir string, ix *index.Index, opts Options) (*Server, error) {
 		Name:                 "oxyfs",
 		Debug:                opts.Debug,
 		EnableSymlinkCaching: true, // a link's target is a function of its path
+		MaxWrite:             maxWrite,
 		// O_TRUNC comes with OPEN: else the kernel truncates with a SETATTR
 		// that names no open file (fuse_setattr drops it for ATTR_OPEN).
 		ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC,
