@@ -7,7 +7,8 @@
 //	  seal/ receipt/ approval/ cert/ accepted/
 //	       <hh>/<rest>/<value>          empty files
 //	  by-signer/<signer>/<hh><rest>     symlink to ../../sig/<hh>/<rest>/<signer>
-//	  .oxy/status                       JSON of index.Status, with the FUSE op counts
+//	  .oxy/status                       JSON of index.Status, with the mount's FUSE operations
+//	                                    and the kernel's FUSE requests by opcode
 //	  .oxy/journal  .oxy/retired        the records as the index read them, as text
 //	  .oxy/lists/<name>                 each live entry list, decompressed
 //
@@ -42,7 +43,7 @@
 // BenchmarkFind), and the kernel holds a name from a LOOKUP, or for a
 // directory from a READDIRPLUS, until it forgets it (memory pressure, an
 // invalidation, drop_caches). READDIRPLUS gives nodes to directories only
-// (see dirHandle.Lookup): after a find over the whole tree the kernel holds
+// (see dirHandle.Lookup; .oxy/'s files get none either, oxyDirHandle): after a find over the whole tree the kernel holds
 // every directory (~0.8 per entry) but no file, until something stats them.
 // A signature open for reading holds a handle on its bytes (index.OpenSig):
 // one copy per version, shared by every descriptor on it, the signature
@@ -72,9 +73,11 @@
 //     kernel opens directories itself, sends no OPENDIR or RELEASEDIR, and
 //     keeps every listing it read (FOPEN_CACHE_DIR|FOPEN_KEEP_CACHE): a warm
 //     ls or find of a directory sends no request at all. A cold listing is
-//     one READDIRPLUS (more for a listing longer than the reply) and the
-//     empty one that finds its end, which the kernel always sends; the
-//     requests of one listing read one snapshot (dirHandle). The kernel
+//     one READDIRPLUS (more for a listing longer than the reply: up to
+//     128 KiB, ~800 names, as directories report that st_blksize, which
+//     sizes glibc's getdents buffer; dirBlksize) and the empty one that
+//     finds its end, which the kernel always sends; the requests of one
+//     listing read one snapshot (dirHandle). The kernel
 //     resets a listing itself after a CREATE or MKDIR in it; a signature
 //     write also invalidates by-signer/ and by-signer/<signer>/
 //     (NotifyContent) before close returns; a create that fails drops its
@@ -132,6 +135,8 @@
 //     same text — .oxy/status changes with every request, and the kernel
 //     asks for attributes again on its own (a permission check at open), so
 //     a fresh rendering per call would disagree with the caller's stat.
+//     A listing of .oxy/ renders nothing (its READDIRPLUS gives the files
+//     no node), so a status read after a find has the counts of then.
 //     journal and retired are the records as the index read them (open or
 //     last refresh), not the store's latest: they agree with the tree and
 //     status, and cost no request. A list's text is fixed by its name (its
@@ -279,5 +284,13 @@
 //	read of .oxy/lists/<name>             1 GET each open
 //
 // Ops reports the FUSE operations answered, by name ("readdir" counts the
-// listings made, not READDIR requests).
+// listings made, not READDIR requests; "lookup" counts the entries a
+// READDIRPLUS gave a node too). Requests reports the requests the kernel
+// sent, by opcode ("LOOKUP", "READDIRPLUS", …; countRequests says which
+// go-fuse answers itself and are not counted), and ListingEnds those
+// READDIR(PLUS) answered with no entry, one per listing the kernel read to
+// its end. .oxy/status shows the three as fuse_ops, fuse_requests and
+// fuse_listing_ends. A cold find over the tree sends, per directory, one
+// READDIRPLUS per reply its names fill and the empty one, and no LOOKUP
+// (TestKernelRequestsOfAColdWalk).
 package fs

@@ -64,6 +64,11 @@ type Options struct {
 // then (see Invalidate), so the timeout can be long.
 const DefaultTimeout = time.Hour
 
+// maxWrite is the largest request or reply the kernel sends or takes (FUSE
+// max_write, and max_pages, which caps a READDIRPLUS reply): go-fuse's
+// default, set here because directories report it (dirBlksize).
+const maxWrite = 128 << 10
+
 // MaxWriteBytes caps what one open file may buffer: a write past it is EFBIG.
 const MaxWriteBytes = 64 << 20
 
@@ -91,14 +96,15 @@ type Server struct {
 	mtime             time.Time                        // read-only after Mount
 	logf              func(format string, args ...any) // read-only after Mount
 
-	ops     opCounters     // atomic counters
-	virt    virtualDirs    // locks itself (virtualDirs.mu)
-	pending pendingWrites  // locks itself (pendingWrites.mu)
-	texts   oxyTexts       // what .oxy/ stats measured and opens read (oxyfile.go); locks itself
-	lists   oxyLists       // the open .oxy/lists texts, one per list (oxylists.go); locks itself
-	wbuf    writeBudget    // the bytes all open writes hold (write.go); atomic
-	sides   sideFiles      // side files refused and logged (sidefiles.go); locks itself
-	writes  sync.WaitGroup // Puts in flight: Add and Done by put, Wait by Unmount
+	ops     opCounters      // atomic counters
+	reqs    requestCounters // the kernel's requests by opcode (kernelreqs.go); atomic
+	virt    virtualDirs     // locks itself (virtualDirs.mu)
+	pending pendingWrites   // locks itself (pendingWrites.mu)
+	texts   oxyTexts        // what .oxy/ stats measured and opens read (oxyfile.go); locks itself
+	lists   oxyLists        // the open .oxy/lists texts, one per list (oxylists.go); locks itself
+	wbuf    writeBudget     // the bytes all open writes hold (write.go); atomic
+	sides   sideFiles       // side files refused and logged (sidefiles.go); locks itself
+	writes  sync.WaitGroup  // Puts in flight: Add and Done by put, Wait by Unmount
 
 	invalMu sync.Mutex    // serializes Invalidate: one walk of what the kernel holds at a time
 	seenGen atomic.Uint64 // atomic: the index generation the last walk saw; stored under invalMu
@@ -135,6 +141,7 @@ func Mount(dir string, ix *index.Index, opts Options) (*Server, error) {
 		Name:                 "oxyfs",
 		Debug:                opts.Debug,
 		EnableSymlinkCaching: true, // a link's target is a function of its path
+		MaxWrite:             maxWrite,
 		// O_TRUNC comes with OPEN: else the kernel truncates with a SETATTR
 		// that names no open file (fuse_setattr drops it for ATTR_OPEN).
 		ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC,
@@ -164,7 +171,8 @@ func Mount(dir string, ix *index.Index, opts Options) (*Server, error) {
 	// (index.PathIno never returns 0 or 1).
 	bridge := gofs.NewNodeFS(root, &gofs.Options{MountOptions: mo, UID: m.uid, GID: m.gid, Logger: mo.Logger,
 		RootStableAttr: &gofs.StableAttr{Ino: 1}})
-	server, err := fuse.NewServer(noOpendir{RawFileSystem: bridge, ops: &m.ops}, abs, &mo)
+	raw := countRequests{RawFileSystem: noOpendir{RawFileSystem: bridge, ops: &m.ops}, n: &m.reqs}
+	server, err := fuse.NewServer(raw, abs, &mo)
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", abs, mountErr(err))
 	}

@@ -35,7 +35,7 @@ type oxyDir struct {
 
 var (
 	_ dirOps = (*oxyDir)(nil)
-	_        = (gofs.NodeReaddirer)((*oxyDir)(nil))
+	_        = (gofs.NodeOpendirHandler)((*oxyDir)(nil))
 )
 
 func (d *oxyDir) dirPath() string {
@@ -90,7 +90,14 @@ func (d *oxyDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*
 	return d.NewInode(ctx, f, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: index.PathIno(p)}), 0
 }
 
-func (d *oxyDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+// OpendirHandle serves a listing of .oxy/ or .oxy/lists/ (the kernel
+// sends no OPENDIR: see noOpendir; the flags are what it assumes anyway).
+func (d *oxyDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	return &oxyDirHandle{d: d}, fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE, 0
+}
+
+// listing is the directory's names.
+func (d *oxyDir) listing() []fuse.DirEntry {
 	defer d.m.ops.start(opReaddir)()
 	var list []fuse.DirEntry
 	if d.lists {
@@ -105,7 +112,58 @@ func (d *oxyDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 			list = append(list, fuse.DirEntry{Name: name, Mode: mode, Ino: index.ChildIno(oxyName, name)})
 		}
 	}
-	return gofs.NewListDirStream(list), 0
+	return list
+}
+
+// oxyDirHandle streams one listing of an oxyDir. A READDIRPLUS gives a
+// node to lists/ only, as dirHandle does to directories only: a file's
+// attributes are for the stat that asks. Looking .oxy/status up renders its
+// text, which every stat and open within oxyHold then gets: a READDIRPLUS
+// that looked it up made a find over the mount, and a read of .oxy/status
+// just after it, report the counts of when find passed .oxy.
+type oxyDirHandle struct {
+	d    *oxyDir
+	list []fuse.DirEntry
+	read bool // list is made
+	pos  int
+}
+
+var (
+	_ = (gofs.FileReaddirenter)((*oxyDirHandle)(nil))
+	_ = (gofs.FileSeekdirer)((*oxyDirHandle)(nil))
+	_ = (gofs.FileLookuper)((*oxyDirHandle)(nil))
+)
+
+func (h *oxyDirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
+	if !h.read {
+		h.list, h.read = h.d.listing(), true
+	}
+	if h.pos >= len(h.list) {
+		return nil, 0
+	}
+	h.pos++
+	e := h.list[h.pos-1]
+	e.Off = uint64(h.pos)
+	return &e, 0
+}
+
+// Seekdir: offsets are positions in the listing (0 is its start, which
+// sees what changed since).
+func (h *oxyDirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
+	if off == 0 {
+		h.read = false
+	}
+	h.pos = int(off)
+	return 0
+}
+
+// Lookup answers for READDIRPLUS: a node for lists/, none for a file (not
+// an error: the entry goes out without one).
+func (h *oxyDirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if !h.d.lists && name == oxyListsName {
+		return h.d.Lookup(ctx, name, out)
+	}
+	return nil, syscall.ENOENT
 }
 
 // listsListing is the listing of .oxy/lists/: the live lists.

@@ -143,6 +143,11 @@ type statusDoc struct {
 	Mountpoint string           `json:"mountpoint"`
 	ReadOnly   bool             `json:"read_only"`
 	FuseOps    map[string]int64 `json:"fuse_ops"`
+	// FuseRequests are the kernel's requests by opcode (Server.Requests).
+	FuseRequests map[string]int64 `json:"fuse_requests"`
+	// FuseListingEnds are the READDIR(PLUS) requests answered with no
+	// entry (Server.ListingEnds).
+	FuseListingEnds map[string]int64 `json:"fuse_listing_ends"`
 }
 
 // render makes the text of status, journal or retired, as of now.
@@ -150,7 +155,7 @@ func (f *oxyFile) render(ctx context.Context) (string, error) {
 	m := f.m
 	switch f.what {
 	case oxyStatus:
-		doc := statusDoc{Status: m.ix.Status(), Mountpoint: m.dir, ReadOnly: m.ro, FuseOps: m.Ops()}
+		doc := statusDoc{Status: m.ix.Status(), Mountpoint: m.dir, ReadOnly: m.ro, FuseOps: m.Ops(), FuseRequests: m.Requests(), FuseListingEnds: m.ListingEnds()}
 		data, err := json.MarshalIndent(doc, "", "  ")
 		return string(append(data, '\n')), err
 	case oxyJournal:

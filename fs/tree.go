@@ -78,9 +78,20 @@ func (m *Server) attr(a *fuse.Attr, mode uint32, nlink uint32, size int64) {
 	// Blocks of 512 bytes from the real size, so du adds up what the
 	// entries hold (no block of a disk backs them).
 	a.Blocks, a.Blksize = (uint64(size)+511)/512, 4096
+	if mode&syscall.S_IFMT == syscall.S_IFDIR {
+		a.Blksize = dirBlksize
+	}
 	a.Uid, a.Gid = m.uid, m.gid
 	a.SetTimes(&t, &t, &t)
 }
+
+// dirBlksize is a directory's st_blksize: the largest READDIRPLUS reply the
+// kernel takes (maxWrite, as max_pages). glibc's opendir sizes its getdents
+// buffer from it (32 KiB at least, 1 MiB at most), and the kernel asks FUSE
+// for as much as that buffer holds (fuse_readdir_uncached since commit
+// dabb90391028, Linux 6.16; a page before): a directory of up to ~800
+// names is one READDIRPLUS, where a 32 KiB buffer took one per ~200.
+const dirBlksize = maxWrite
 
 func (m *Server) dirAttr(a *fuse.Attr)              { m.attr(a, syscall.S_IFDIR|m.dirMode, 2, 0) }
 func (m *Server) fileAttr(a *fuse.Attr, size int64) { m.attr(a, syscall.S_IFREG|m.fileMode, 1, size) }

@@ -25,9 +25,10 @@ rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 MISSING=sig/7f/$(printf 'f%.0s' $(seq 62))
 
 # huge_find STEP N: find on the mount, with the FUSE requests it answered.
-# It leaves .oxy/ out: a stat of .oxy/status (READDIRPLUS of .oxy/) keeps
-# the text it measured for the open that follows, for 10 s (fs/oxyfile.go),
-# and the count after a short find would then be the one from its start.
+# It leaves .oxy/ out, so the files counted are the store's. (A listing of
+# .oxy/ once rendered .oxy/status, whose text a read within 10 s got: the
+# count after a short find was the one from its start. It renders nothing
+# now: fs/oxy.go, oxyDirHandle.)
 HUGEFIND='find . -path ./.oxy -prune -o -type f -print | wc -l'
 huge_find() {
 	local ops0 ops1

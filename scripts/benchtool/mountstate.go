@@ -12,7 +12,8 @@ import (
 
 // mountState is what `benchtool mountstate` reads of a mount: its process's
 // resident memory, and from its .oxy/status the set's arrays, the signature
-// cache's bound and use, read-ahead's depth and the FUSE operations so far.
+// cache's bound and use, read-ahead's depth, the FUSE operations so far and
+// the kernel's FUSE requests.
 type mountState struct {
 	RSSKiB        int64            `json:"rss_kib"`
 	MemoryBytes   int64            `json:"memory_bytes"`    // the set's arrays (index Status.MemoryBytes)
@@ -20,6 +21,11 @@ type mountState struct {
 	SigCacheBytes int64            `json:"sig_cache_bytes"` // what it holds
 	ReadAhead     readAheadState   `json:"read_ahead"`
 	FuseOps       map[string]int64 `json:"fuse_ops"`
+	// The kernel's FUSE requests by opcode ("LOOKUP", "READDIRPLUS", …),
+	// and the READDIR(PLUS) of them answered with no entry (one a listing
+	// read to its end); absent from a mount older than these counts.
+	FuseRequests    map[string]int64 `json:"fuse_requests"`
+	FuseListingEnds map[string]int64 `json:"fuse_listing_ends"`
 }
 
 type readAheadState struct {
