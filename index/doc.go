@@ -306,7 +306,7 @@
 //     (every request of it) and the swap of views, and take under it the
 //     overlay's lock (own.mark, own.prune), the list texts' (lists.learn,
 //     lists.keep), the signature cache's (sigs.invalidateRefresh,
-//     sigs.keysUnder and sigs.invalidate for a forget record: forgotten.go,
+//     sigs.keysOf and sigs.invalidate for the forget records: forgotten.go,
 //     which also GETs the record under loadMu),
 //     the own appends' (chain.between, chain.since, chain.prune: ownlines.go),
 //     read-ahead's (ra.forget) and warnMu (warn). Nothing takes loadMu while
