@@ -31,6 +31,10 @@ func TestForgetLeavesARecordForReaders(t *testing.T) {
 			if rep.Forget.Records != nil || forgetRecords(t, st) != nil {
 				t.Fatalf("Apply %v, DryRun %v: wrote a forget record %q", opts.Apply, opts.DryRun, rep.Forget.Records)
 			}
+			// The dry run says the real run writes one first.
+			if planned := opts.Apply && opts.DryRun; (rep.Forget.RecordsPlanned == 1) != planned || strings.Contains(rep.String(), "forget record") != planned {
+				t.Errorf("Apply %v, DryRun %v: %d forget records planned, report:\n%s", opts.Apply, opts.DryRun, rep.Forget.RecordsPlanned, rep)
+			}
 		}
 		rep, err := Collect(ctx, st, CollectOptions{ForgetObjects: []ForgetObject{{Object: obj, Kinds: []format.Kind{format.KindSig, format.KindSeal}}}, Apply: true})
 		if err != nil {
