@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/oxyfs/oxyfs/store/format"
 )
@@ -105,7 +106,9 @@ func (ix *Index) forgotten(ctx context.Context, prev, v *view) (keys []string, a
 		var objs []string
 		for _, o := range rec.Objects {
 			if o.Kind == format.KindSig {
-				objs = append(objs, o.Object)
+				// a copy: the parsed object is a piece of the record's
+				// text (up to 16 MiB), which must not stay alive
+				objs = append(objs, strings.Clone(o.Object))
 			}
 		}
 		if f.n+len(objs) > maxForgetObjects {
