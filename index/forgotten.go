@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 )
 
@@ -29,6 +30,11 @@ import (
 // refresh trusts its cache without a look (trustWindow), so the refreshes
 // after the put again see it.
 //
+// A record whose retired line is older than its hour (forgetRecordAge, on
+// the store's clock; every record while that clock is not known) is left:
+// a collection deletes it then, and a handle whose last look is that old
+// trusts no cached signature anyway.
+//
 // Each record is read once (one GET; forgets are rare) and its objects kept
 // while the retired record names it, within bounds: at most
 // maxForgetReads GETs a refresh, maxForgetRecords records and
@@ -49,6 +55,11 @@ const (
 	maxForgetRecords = 64
 	// maxForgetObjects bounds the signature objects the kept records name.
 	maxForgetObjects = format.MaxForgottenObjects
+	// forgetRecordAge is how long after its retired line a forget record
+	// is heeded, on the store's clock: its hour, after which a collection
+	// deletes it, and the clock margin. One a collection left (another
+	// implementation's, which may not delete it) is then no longer read.
+	forgetRecordAge = format.GracePeriod + store.ClockMargin
 )
 
 // forgets is what the forget records the retired record names told: the
@@ -66,14 +77,20 @@ func (ix *Index) forgotten(ctx context.Context, prev, v *view) (keys []string, a
 	f := &ix.forgets
 	var names []string
 	if v.rec != nil {
+		latest := make(map[string]int64)
 		for _, r := range v.rec.Retired {
 			if format.IsForgottenName(r.Key) {
-				names = append(names, r.Key)
+				latest[r.Key] = max(latest[r.Key], r.RetiredAt)
+			}
+		}
+		now, known := ix.st.StoreNowMs()
+		for name, at := range latest {
+			if !known || now-at <= forgetRecordAge.Milliseconds() {
+				names = append(names, name)
 			}
 		}
 	}
 	slices.Sort(names)
-	names = slices.Compact(names)
 	for name, objs := range f.objs {
 		if _, named := slices.BinarySearch(names, name); !named {
 			f.n -= len(objs)

@@ -225,3 +225,42 @@ func TestForgetRecordsPastTheBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestForgetRecordPastItsHourIsLeft: a forget record whose retired line is
+// over its hour old (one no collection deleted) is neither read nor
+// heeded; one within its hour is.
+func TestForgetRecordPastItsHourIsLeft(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		age    time.Duration
+		heeded bool
+	}{
+		{"within its hour", format.GracePeriod / 2, true},
+		{"past its hour", 2 * format.GracePeriod, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newHostileForgetFixture(t)
+			name, text, err := format.ForgottenRecord{At: 5, Objects: []format.ForgottenObject{{Kind: format.KindSig, Object: objA}}}.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.wst.Put(f.ctx, name, text); err != nil {
+				t.Fatal(err)
+			}
+			at := f.clk.NowMs() - tc.age.Milliseconds()
+			if _, err := f.wst.UpdateRecord(f.ctx, format.RetiredKey, func(old []byte, _ bool) ([]byte, error) {
+				rec := format.ParseRetiredRecord(old)
+				rec.Add(format.RetiredLine{RetiredAt: at, Key: name})
+				return rec.Text(), nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			vk := f.reader.SigVersion(f.k)
+			before := f.gets.Load()
+			f.refresh(t)
+			if heeded := f.reader.SigVersion(f.k) != vk; heeded != tc.heeded || (f.gets.Load()-before == 1) != tc.heeded {
+				t.Errorf("heeded %v (%d GETs of it), want %v", heeded, f.gets.Load()-before, tc.heeded)
+			}
+		})
+	}
+}
