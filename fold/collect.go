@@ -266,7 +266,7 @@ func (c *collection) dryRun() (bool, error) {
 		}
 	}
 	if c.apply {
-		names, _, err := c.forgetRecords()
+		names, _, err := c.forgetRecords(rep.Now)
 		if err != nil {
 			return true, err
 		}
@@ -287,14 +287,17 @@ func (c *collection) markForgotten() (bool, error) {
 	if !c.apply {
 		return false, nil
 	}
-	names, texts, err := c.forgetRecords()
+	// Its hour runs from now, not from the plan's start: readers heed it
+	// for that hour after the lines and keys go, which is after now.
+	at := max(c.st.Clock().NowMs(), c.rep.Now)
+	names, texts, err := c.forgetRecords(at)
 	if err != nil {
 		return true, err
 	}
 	res, err := c.st.UpdateRecord(c.ctx, format.RetiredKey, func(old []byte, _ bool) ([]byte, error) {
 		rec := format.ParseRetiredRecord(old)
 		for _, name := range names {
-			rec.Add(format.RetiredLine{RetiredAt: c.rep.Now, Key: name})
+			rec.Add(format.RetiredLine{RetiredAt: at, Key: name})
 		}
 		return rec.Text(), nil
 	})
@@ -311,9 +314,9 @@ func (c *collection) markForgotten() (bool, error) {
 	return false, nil
 }
 
-// forgetRecords encodes the forget records of the objects to forget, one
-// per format.MaxForgottenObjects of them.
-func (c *collection) forgetRecords() (names []string, texts [][]byte, err error) {
+// forgetRecords encodes the forget records of the objects to forget at
+// at, one per format.MaxForgottenObjects of them.
+func (c *collection) forgetRecords(at int64) (names []string, texts [][]byte, err error) {
 	var objs []format.ForgottenObject
 	for obj, kinds := range c.forget.objects {
 		for k, on := range kinds {
@@ -324,7 +327,7 @@ func (c *collection) forgetRecords() (names []string, texts [][]byte, err error)
 	}
 	for len(objs) > 0 {
 		n := min(len(objs), format.MaxForgottenObjects)
-		name, text, err := format.ForgottenRecord{At: c.rep.Now, Objects: objs[:n]}.Encode()
+		name, text, err := format.ForgottenRecord{At: at, Objects: objs[:n]}.Encode()
 		if err != nil {
 			return nil, nil, fmt.Errorf("forget: %w", err)
 		}

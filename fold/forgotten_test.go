@@ -5,7 +5,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"gocloud.dev/blob"
+
+	"github.com/oxyfs/oxyfs/internal/blobtest"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 )
@@ -117,4 +121,41 @@ func forgetRecords(t *testing.T, st *store.Store) []string {
 		}
 	}
 	return out
+}
+
+// TestForgetRecordIsRetiredWhenWritten: the forget record's retired line
+// (and its time) is the store's time when the collection writes it, not
+// its plan's start: readers heed it for an hour after the forget, however
+// long the plan took (here 20 minutes of listing).
+func TestForgetRecordIsRetiredWhenWritten(t *testing.T) {
+	clk := store.NewFakeClock(t0)
+	drv := blobtest.New(nil)
+	st := store.New(blob.NewBucket(drv), "mem", "", store.Options{Layout: store.LayoutBucket, Clock: clk})
+	t.Cleanup(func() { st.Close() })
+	obj := "abcdef"
+	write(t, st, ekey(format.KindSig, obj, "alice"))
+	mustComplete(t, st)
+	slow := true
+	drv.SetHooks(blobtest.Hooks{Before: func(_ context.Context, op blobtest.Op, key string) error {
+		if slow && op == blobtest.OpList && strings.HasPrefix(key, format.KindSig.Prefix()) {
+			slow = false
+			clk.Advance(20 * time.Minute)
+		}
+		return nil
+	}})
+	rep, err := Collect(context.Background(), st, CollectOptions{ForgetObjects: []ForgetObject{{Object: obj}}, Apply: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slow {
+		t.Fatal("the plan listed no sig/ prefix")
+	}
+	if len(rep.Forget.Records) != 1 {
+		t.Fatalf("forget records %v", rep.Forget.Records)
+	}
+	for _, r := range snapshot(t, st).Retired {
+		if r.Key == rep.Forget.Records[0] && r.RetiredAt < rep.Now+(20*time.Minute).Milliseconds() {
+			t.Errorf("forget record retired at %d, the plan's start (%d), not when it was written", r.RetiredAt, rep.Now)
+		}
+	}
 }
