@@ -159,3 +159,42 @@ func TestForgetRecordIsRetiredWhenWritten(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckNotesForgetRecordsReadersCannotRead: check says when a forget
+// record named within its hour is gone or does not parse (readers then
+// trust no cached signature), and nothing of a sound one.
+func TestCheckNotesForgetRecordsReadersCannotRead(t *testing.T) {
+	forBackends(t, func(t *testing.T, st *store.Store, _ *store.FakeClock) {
+		ctx := context.Background()
+		write(t, st, ekey(format.KindSig, "abcdef", "alice"), ekey(format.KindSig, "0011", "bob"))
+		mustComplete(t, st)
+		rep, err := Collect(ctx, st, CollectOptions{ForgetObjects: []ForgetObject{{Object: "abcdef"}}, Apply: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sound := rep.Forget.Records[0]
+		check := func() string {
+			t.Helper()
+			crep, err := Check(ctx, st, CheckOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return strings.Join(crep.Notes, "\n")
+		}
+		if notes := check(); strings.Contains(notes, "forget record") {
+			t.Errorf("check of a sound forget record: %s", notes)
+		}
+		if err := st.Put(ctx, sound, []byte("garbage\n")); err != nil {
+			t.Fatal(err)
+		}
+		if notes := check(); !strings.Contains(notes, "malformed forget record") {
+			t.Errorf("check of a garbled forget record: %s", notes)
+		}
+		if err := st.Delete(ctx, sound); err != nil {
+			t.Fatal(err)
+		}
+		if notes := check(); !strings.Contains(notes, "forget record "+sound+", retired within the hour, is gone") {
+			t.Errorf("check of a missing forget record: %s", notes)
+		}
+	})
+}
