@@ -216,8 +216,9 @@ func checkLayoutNotes(ctx context.Context, st *store.Store, sn *store.Snapshot, 
 	}
 }
 
-// checkRetired notes retired keys that are gone already, and how many are
-// due for deletion.
+// checkRetired notes retired keys that are gone already, forget records
+// that do not parse (readers trust no cached signature while one is
+// named), and how many keys are due for deletion.
 func checkRetired(ctx context.Context, st *store.Store, sn *store.Snapshot, max int, prog *progress, notes *[]string) error {
 	listed := make(map[string]bool, len(sn.Lists))
 	for _, l := range sn.Lists {
