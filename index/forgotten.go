@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -43,7 +44,10 @@ import (
 // store that lies), or past a bound, says that a collection forgot
 // something, not what: the refresh then trusts no cached signature
 // (sigCache.clearAll), which costs reads, never bytes; it says so once.
-// An unread record is tried again by the next refresh.
+// A record not read (gone, an error) is tried again by the next refresh;
+// one read but not kept (bytes that do not parse, over its cap, more
+// objects than may be kept) is not: its name is its digest, so a second
+// read would tell no more.
 //
 // A collection that does not write forget records (another implementation)
 // still leaves that case unseen until the trust window ends.
@@ -67,6 +71,9 @@ const (
 type forgets struct {
 	objs map[string][]string // by record name
 	n    int                 // the objects of objs
+	// bad: records read but not kept (bytes that do not parse, over
+	// their cap, more objects than objs may keep): not read again.
+	bad map[string]bool
 }
 
 // forgotten updates ix.forgets for v's retired record and returns the
@@ -97,6 +104,11 @@ func (ix *Index) forgotten(ctx context.Context, prev, v *view) (keys []string, a
 			delete(f.objs, name)
 		}
 	}
+	for name := range f.bad {
+		if _, named := slices.BinarySearch(names, name); !named {
+			delete(f.bad, name)
+		}
+	}
 	if len(names) == 0 {
 		return nil, false
 	}
@@ -106,6 +118,9 @@ func (ix *Index) forgotten(ctx context.Context, prev, v *view) (keys []string, a
 	}
 	reads := 0
 	for _, name := range names {
+		if f.bad[name] {
+			all = true
+		}
 		if _, ok := f.objs[name]; ok || all {
 			continue
 		}
@@ -118,6 +133,9 @@ func (ix *Index) forgotten(ctx context.Context, prev, v *view) (keys []string, a
 		if err != nil {
 			ix.warnOnce("forgotten:"+name, fmt.Sprintf("%v; a collection forgot objects this handle cannot name, so it reads every signature again while the record is named", err))
 			all = true
+			if errors.Is(err, format.ErrBadForgottenRecord) || errors.Is(err, store.ErrTooLarge) {
+				f.markBad(name)
+			}
 			continue
 		}
 		var objs []string
@@ -131,6 +149,7 @@ func (ix *Index) forgotten(ctx context.Context, prev, v *view) (keys []string, a
 		if f.n+len(objs) > maxForgetObjects {
 			ix.warnOnce("forgotten:objects", fmt.Sprintf("the forget records name over %d objects, more than this handle keeps: it reads every signature again while they are named", maxForgetObjects))
 			all = true
+			f.markBad(name)
 			continue
 		}
 		if f.objs == nil {
@@ -143,6 +162,13 @@ func (ix *Index) forgotten(ctx context.Context, prev, v *view) (keys []string, a
 		return nil, true
 	}
 	return ix.forgottenKeys(prev, v), false
+}
+
+func (f *forgets) markBad(name string) {
+	if f.bad == nil {
+		f.bad = make(map[string]bool)
+	}
+	f.bad[name] = true
 }
 
 // forgottenKeys returns the signature keys of the objects ix.forgets keeps.
