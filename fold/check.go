@@ -216,8 +216,9 @@ func checkLayoutNotes(ctx context.Context, st *store.Store, sn *store.Snapshot, 
 	}
 }
 
-// checkRetired notes retired keys that are gone already, and how many are
-// due for deletion.
+// checkRetired notes retired keys that are gone already, forget records
+// that do not parse (readers trust no cached signature while one is
+// named), and how many keys are due for deletion.
 func checkRetired(ctx context.Context, st *store.Store, sn *store.Snapshot, max int, prog *progress, notes *[]string) error {
 	listed := make(map[string]bool, len(sn.Lists))
 	for _, l := range sn.Lists {
@@ -237,14 +238,33 @@ func checkRetired(ctx context.Context, st *store.Store, sn *store.Snapshot, max 
 	}
 	slices.Sort(keys)
 	gone := make([]bool, len(keys))
+	bad := make([]string, len(keys)) // why a forget record does not parse
 	err := forEach(ctx, len(keys), func(ctx context.Context, i int) error {
 		if _, _, isList := format.ParseEntryListName(keys[i]); isList {
 			gone[i] = !listed[keys[i]]
 			return nil
 		}
+		defer prog.report(int64(i+1), int64(len(keys)), "retired")
+		if format.IsForgottenName(keys[i]) {
+			// A forget record is read whole (at most 16 MiB): readers
+			// that cannot parse it trust no cached signature.
+			data, err := st.Get(ctx, keys[i])
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				gone[i] = true
+			case errors.Is(err, store.ErrTooLarge):
+				bad[i] = err.Error()
+			case err != nil:
+				return err
+			default:
+				if _, err := format.ParseForgottenRecord(keys[i], data); err != nil {
+					bad[i] = err.Error()
+				}
+			}
+			return nil
+		}
 		ok, err := st.Exists(ctx, keys[i])
 		gone[i] = !ok
-		prog.report(int64(i+1), int64(len(keys)), "retired")
 		return err
 	})
 	if err != nil {
@@ -257,7 +277,19 @@ func checkRetired(ctx context.Context, st *store.Store, sn *store.Snapshot, max 
 		}
 	}
 	capped(notes, max, missing, func(k string) string {
+		if format.IsForgottenName(k) && !format.RetiredOverAnHourAgo(latest[k], now) {
+			return fmt.Sprintf("forget record %s, retired within the hour, is gone (its collection failed before writing it?): until a collection drops its line after its hour, readers trust no cached signature", k)
+		}
 		return fmt.Sprintf("retired key %s is gone already; the next collection drops its line", k)
+	})
+	var unparsed []string
+	for i := range keys {
+		if bad[i] != "" {
+			unparsed = append(unparsed, bad[i])
+		}
+	}
+	capped(notes, max, unparsed, func(why string) string {
+		return why + "; readers trust no cached signature while it is named (within its hour), and a collection deletes it after"
 	})
 	if due > 0 {
 		*notes = append(*notes, fmt.Sprintf("%d retired lines are over %v old: the next collection deletes their keys", due, format.GracePeriod))

@@ -101,6 +101,9 @@ type ForgetReport struct {
 	// forgotten (format.ForgottenRecord, one per
 	// format.MaxForgottenObjects): what readers are told to read again.
 	Records []string `json:"records,omitempty"`
+	// RecordsPlanned is, in a dry run with Apply, how many forget records
+	// the collection would write first.
+	RecordsPlanned int `json:"records_planned,omitempty"`
 }
 
 // CollectReport says what a collection did (or, in a dry run, would do).
@@ -262,6 +265,13 @@ func (c *collection) dryRun() (bool, error) {
 			rep.RetiredLinesDropped++
 		}
 	}
+	if c.apply {
+		names, _, err := c.forgetRecords(rep.Now)
+		if err != nil {
+			return true, err
+		}
+		rep.Forget.RecordsPlanned = len(names)
+	}
 	fr, err := complete(c.ctx, c.st, Options{DryRun: true, Progress: c.opts.Progress, Warn: c.opts.Warn},
 		dryRunPlan(rep.Now, c.due, c.forget, c.opts.Apply))
 	rep.Fold = &fr
@@ -277,28 +287,17 @@ func (c *collection) markForgotten() (bool, error) {
 	if !c.apply {
 		return false, nil
 	}
-	var objs []format.ForgottenObject
-	for obj, kinds := range c.forget.objects {
-		for k, on := range kinds {
-			if on {
-				objs = append(objs, format.ForgottenObject{Kind: format.Kind(k), Object: obj})
-			}
-		}
-	}
-	var names []string
-	var texts [][]byte
-	for len(objs) > 0 {
-		n := min(len(objs), format.MaxForgottenObjects)
-		name, text, err := format.ForgottenRecord{At: c.rep.Now, Objects: objs[:n]}.Encode()
-		if err != nil {
-			return true, fmt.Errorf("forget: %w", err)
-		}
-		names, texts, objs = append(names, name), append(texts, text), objs[n:]
+	// Its hour runs from now, not from the plan's start: readers heed it
+	// for that hour after the lines and keys go, which is after now.
+	at := max(c.st.Clock().NowMs(), c.rep.Now)
+	names, texts, err := c.forgetRecords(at)
+	if err != nil {
+		return true, err
 	}
 	res, err := c.st.UpdateRecord(c.ctx, format.RetiredKey, func(old []byte, _ bool) ([]byte, error) {
 		rec := format.ParseRetiredRecord(old)
 		for _, name := range names {
-			rec.Add(format.RetiredLine{RetiredAt: c.rep.Now, Key: name})
+			rec.Add(format.RetiredLine{RetiredAt: at, Key: name})
 		}
 		return rec.Text(), nil
 	})
@@ -313,6 +312,28 @@ func (c *collection) markForgotten() (bool, error) {
 	}
 	c.rep.Forget.Records = names
 	return false, nil
+}
+
+// forgetRecords encodes the forget records of the objects to forget at
+// at, one per format.MaxForgottenObjects of them.
+func (c *collection) forgetRecords(at int64) (names []string, texts [][]byte, err error) {
+	var objs []format.ForgottenObject
+	for obj, kinds := range c.forget.objects {
+		for k, on := range kinds {
+			if on {
+				objs = append(objs, format.ForgottenObject{Kind: format.Kind(k), Object: obj})
+			}
+		}
+	}
+	for len(objs) > 0 {
+		n := min(len(objs), format.MaxForgottenObjects)
+		name, text, err := format.ForgottenRecord{At: at, Objects: objs[:n]}.Encode()
+		if err != nil {
+			return nil, nil, fmt.Errorf("forget: %w", err)
+		}
+		names, texts, objs = append(names, name), append(texts, text), objs[n:]
+	}
+	return names, texts, nil
 }
 
 // dropJournal is step 1: the journal lines folded past their hour and, with

@@ -124,7 +124,9 @@ func checkPackListing(ctx context.Context, st *store.Store, sn *store.Snapshot, 
 	}
 	var newestRetired int64
 	for _, r := range sn.Retired {
-		newestRetired = max(newestRetired, r.RetiredAt)
+		if !format.IsForgottenName(r.Key) { // a forget record retires no list
+			newestRetired = max(newestRetired, r.RetiredAt)
+		}
 	}
 	for _, at := range slices.Sorted(maps.Keys(groups)) {
 		keys := groups[at]

@@ -5,7 +5,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"gocloud.dev/blob"
+
+	"github.com/oxyfs/oxyfs/internal/blobtest"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 )
@@ -30,6 +34,10 @@ func TestForgetLeavesARecordForReaders(t *testing.T) {
 			}
 			if rep.Forget.Records != nil || forgetRecords(t, st) != nil {
 				t.Fatalf("Apply %v, DryRun %v: wrote a forget record %q", opts.Apply, opts.DryRun, rep.Forget.Records)
+			}
+			// The dry run says the real run writes one first.
+			if planned := opts.Apply && opts.DryRun; (rep.Forget.RecordsPlanned == 1) != planned || strings.Contains(rep.String(), "forget record") != planned {
+				t.Errorf("Apply %v, DryRun %v: %d forget records planned, report:\n%s", opts.Apply, opts.DryRun, rep.Forget.RecordsPlanned, rep)
 			}
 		}
 		rep, err := Collect(ctx, st, CollectOptions{ForgetObjects: []ForgetObject{{Object: obj, Kinds: []format.Kind{format.KindSig, format.KindSeal}}}, Apply: true})
@@ -113,4 +121,80 @@ func forgetRecords(t *testing.T, st *store.Store) []string {
 		}
 	}
 	return out
+}
+
+// TestForgetRecordIsRetiredWhenWritten: the forget record's retired line
+// (and its time) is the store's time when the collection writes it, not
+// its plan's start: readers heed it for an hour after the forget, however
+// long the plan took (here 20 minutes of listing).
+func TestForgetRecordIsRetiredWhenWritten(t *testing.T) {
+	clk := store.NewFakeClock(t0)
+	drv := blobtest.New(nil)
+	st := store.New(blob.NewBucket(drv), "mem", "", store.Options{Layout: store.LayoutBucket, Clock: clk})
+	t.Cleanup(func() { st.Close() })
+	obj := "abcdef"
+	write(t, st, ekey(format.KindSig, obj, "alice"))
+	mustComplete(t, st)
+	slow := true
+	drv.SetHooks(blobtest.Hooks{Before: func(_ context.Context, op blobtest.Op, key string) error {
+		if slow && op == blobtest.OpList && strings.HasPrefix(key, format.KindSig.Prefix()) {
+			slow = false
+			clk.Advance(20 * time.Minute)
+		}
+		return nil
+	}})
+	rep, err := Collect(context.Background(), st, CollectOptions{ForgetObjects: []ForgetObject{{Object: obj}}, Apply: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slow {
+		t.Fatal("the plan listed no sig/ prefix")
+	}
+	if len(rep.Forget.Records) != 1 {
+		t.Fatalf("forget records %v", rep.Forget.Records)
+	}
+	for _, r := range snapshot(t, st).Retired {
+		if r.Key == rep.Forget.Records[0] && r.RetiredAt < rep.Now+(20*time.Minute).Milliseconds() {
+			t.Errorf("forget record retired at %d, the plan's start (%d), not when it was written", r.RetiredAt, rep.Now)
+		}
+	}
+}
+
+// TestCheckNotesForgetRecordsReadersCannotRead: check says when a forget
+// record named within its hour is gone or does not parse (readers then
+// trust no cached signature), and nothing of a sound one.
+func TestCheckNotesForgetRecordsReadersCannotRead(t *testing.T) {
+	forBackends(t, func(t *testing.T, st *store.Store, _ *store.FakeClock) {
+		ctx := context.Background()
+		write(t, st, ekey(format.KindSig, "abcdef", "alice"), ekey(format.KindSig, "0011", "bob"))
+		mustComplete(t, st)
+		rep, err := Collect(ctx, st, CollectOptions{ForgetObjects: []ForgetObject{{Object: "abcdef"}}, Apply: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sound := rep.Forget.Records[0]
+		check := func() string {
+			t.Helper()
+			crep, err := Check(ctx, st, CheckOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return strings.Join(crep.Notes, "\n")
+		}
+		if notes := check(); strings.Contains(notes, "forget record") {
+			t.Errorf("check of a sound forget record: %s", notes)
+		}
+		if err := st.Put(ctx, sound, []byte("garbage\n")); err != nil {
+			t.Fatal(err)
+		}
+		if notes := check(); !strings.Contains(notes, "malformed forget record") {
+			t.Errorf("check of a garbled forget record: %s", notes)
+		}
+		if err := st.Delete(ctx, sound); err != nil {
+			t.Fatal(err)
+		}
+		if notes := check(); !strings.Contains(notes, "forget record "+sound+", retired within the hour, is gone") {
+			t.Errorf("check of a missing forget record: %s", notes)
+		}
+	})
 }

@@ -267,13 +267,17 @@ func TestCollectGoesOnWhenARetiredListIsGoneBeforeItsHour(t *testing.T) {
 // retirement then name keys no live list holds, and that is no hidden list.
 // The same lines with no retirement after them are one.
 func TestCollectGoesOnAfterAFoldRetiredEveryList(t *testing.T) {
+	forgetRecord := format.ForgottenName([]byte("a forget record"))
 	for _, c := range []struct {
 		name      string
 		retiredAt int64 // the list's retirement, against the lines folded at t0
+		also      string
 		want      error
 	}{
-		{"retired after the lines were folded", t0 + 1, nil},
-		{"retired before", t0 - 1, ErrIncompletePackListing},
+		{"retired after the lines were folded", t0 + 1, "", nil},
+		{"retired before", t0 - 1, "", ErrIncompletePackListing},
+		// A forget record retired after the lines is no list's retirement.
+		{"retired before, a forget record after", t0 - 1, fmt.Sprintf("%d %s\n", t0+1, forgetRecord), ErrIncompletePackListing},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			st, clk := newMem(t)
@@ -281,7 +285,7 @@ func TestCollectGoesOnAfterAFoldRetiredEveryList(t *testing.T) {
 			storefixture.PutObjects(t, st, k)
 			l := storefixture.WriteList(t, st, true, k)
 			putRecord(t, st, format.JournalKey, fmt.Sprintf("%d %s\n", t0, k))
-			putRecord(t, st, format.RetiredKey, fmt.Sprintf("%d %s\n", c.retiredAt, l))
+			putRecord(t, st, format.RetiredKey, fmt.Sprintf("%d %s\n", c.retiredAt, l)+c.also)
 			clk.Set(t0 + ms(hour)/2)
 			_, err := Collect(context.Background(), st, CollectOptions{})
 			if !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {

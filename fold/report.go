@@ -119,6 +119,9 @@ func (r CollectReport) String() string {
 		} else {
 			fmt.Fprintf(&b, "forgotten objects: %d keys and %d journal lines %s\n", len(r.Forget.Keys), r.Forget.Lines, fv)
 		}
+		if n := r.Forget.RecordsPlanned; n > 0 {
+			fmt.Fprintf(&b, "  first, %s for readers would be retired and written (deleted after its hour)\n", english.Count(n, "forget record", "forget records"))
+		}
 		for _, name := range r.Forget.Records {
 			fmt.Fprintf(&b, "  forget record for readers (retired; deleted after its hour): %s\n", name)
 		}

@@ -53,7 +53,9 @@
 // this host's clock is over store.ClockMargin off it) — it is done (2 GETs, view and
 // generation kept; refreshSnapshot argues why that is safe, why only within
 // the hour — unchanged bytes can hide a change that came and went — and
-// names the one case it is not: two first folds at once). A refresh shows
+// names the one case it is not: two first folds at once; forgotten.go then
+// still drops the signatures of the objects a forget record names, each
+// refresh while it is named, with no request once each record was read). A refresh shows
 // exactly what a fresh open would: the journal's part of the set (entries
 // no list holds) is recomputed from the journal as it is (journalpart.go),
 // and own writes that landed before it began leave the overlay. When
@@ -232,7 +234,9 @@
 // Not in those figures: own writes since the last refresh (a Go map and
 // strings, ~150 B each), the signature cache (Options.SigCacheBytes), the
 // bytes open readers hold (Options.ReaderBytes), the sizes and digests of
-// signatures read (~136 B each, at most 1<<20 remembered: 136 MiB), the text length of each live list (~100 B each), the records'
+// signatures read (~136 B each, at most 1<<20 remembered: 136 MiB), the text length of each live list (~100 B each), the
+// signature objects of the forget records named (at most 100,000 ids, a
+// copy each: forgotten.go), the records'
 // text (which their parsed lines' keys share), and in the prefix modes the
 // listings of the open. Under a Go
 // memory limit (GOMEMLIMIT) an Options.SigCacheBytes of 0 bounds the cache
@@ -306,7 +310,7 @@
 //     (every request of it) and the swap of views, and take under it the
 //     overlay's lock (own.mark, own.prune), the list texts' (lists.learn,
 //     lists.keep), the signature cache's (sigs.invalidateRefresh,
-//     sigs.keysUnder and sigs.invalidate for a forget record: forgotten.go,
+//     sigs.keysOf and sigs.invalidate for the forget records: forgotten.go,
 //     which also GETs the record under loadMu),
 //     the own appends' (chain.between, chain.since, chain.prune: ownlines.go),
 //     read-ahead's (ra.forget) and warnMu (warn). Nothing takes loadMu while

@@ -2,84 +2,211 @@ package index
 
 import (
 	"context"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // What a forget tells readers (format/forgotten.go).
 //
 // A collection that forgets objects first retires a forget record naming
-// them. A refresh whose retired record names a forget record its previous
-// view's did not reads it (one GET; forgets are rare) and takes every
-// signature of the objects it names as changed: its cached bytes and size
-// are dropped and its version moves, so the mount gives it a new node. That
-// is what closes R1's last case (journalmarks.go): a key whose only line
-// was the view's last unfolded one, forgotten and put again — the journal,
-// the lists and every count then read as the view saw them.
+// them, then drops their journal lines and deletes their keys. Every
+// refresh whose retired record names a forget record takes every signature
+// of the objects it names as changed: its cached bytes and size are
+// dropped and its version moves, so the mount gives it a new node. That is
+// what closes R1's last case (journalmarks.go): a key whose only line was
+// the view's last unfolded one, forgotten and put again — the journal, the
+// lists and every count then read as the view saw them.
 //
-// A record the refresh cannot read or parse (gone: the line landed before
-// the record's PUT, or the PUT failed; a store that lies) says that a
-// collection forgot something, not what: the refresh then trusts no cached
-// signature (sigCache.clearAll), which costs reads, never bytes.
+// Every refresh, not only the first that sees the record: a refresh may
+// land after the record was retired but before the collection dropped the
+// lines and deleted the keys, and a read then caches the old bytes again,
+// still there; the put again that follows may leave both records as that
+// refresh saw them. The record stays named for its hour, longer than a
+// refresh trusts its cache without a look (trustWindow), so the refreshes
+// after the put again see it.
+//
+// A record whose retired line is older than its hour (forgetRecordAge, on
+// the store's clock; every record while that clock is not known) is left:
+// a collection deletes it then, and a handle whose last look is that old
+// trusts no cached signature anyway.
+//
+// Each record is read once (one GET; forgets are rare) and its objects kept
+// while the retired record names it, within bounds: at most
+// maxForgetReads GETs a refresh, maxForgetRecords records and
+// maxForgetObjects objects kept. A record the refresh cannot read or parse
+// (gone: the line landed before the record's PUT, or the PUT failed; a
+// store that lies), or past a bound, says that a collection forgot
+// something, not what: the refresh then trusts no cached signature
+// (sigCache.clearAll), which costs reads, never bytes; it says so once.
+// A record not read (gone, an error) is tried again by the next refresh;
+// one read but not kept (bytes that do not parse, over its cap, more
+// objects than may be kept) is not: its name is its digest, so a second
+// read would tell no more.
 //
 // A collection that does not write forget records (another implementation)
 // still leaves that case unseen until the trust window ends.
 
-// forgottenSince returns the signature keys the forget records new since
-// prev name (of prev's set, v's, this handle's own writes and the cache),
-// or all when one of them cannot be read. It reads nothing when prev is
-// nil or either view has no records.
-func (ix *Index) forgottenSince(ctx context.Context, prev, v *view) (keys []string, all bool) {
-	if prev == nil || prev.rec == nil || v.rec == nil {
-		return nil, false
-	}
-	seen := make(map[string]bool)
-	for _, r := range prev.rec.Retired {
-		if format.IsForgottenName(r.Key) {
-			seen[r.Key] = true
+const (
+	// maxForgetReads bounds the forget records one refresh reads.
+	maxForgetReads = 8
+	// maxForgetRecords bounds the forget records a handle keeps.
+	maxForgetRecords = 64
+	// maxForgetObjects bounds the signature objects the kept records name.
+	maxForgetObjects = format.MaxForgottenObjects
+	// forgetRecordAge is how long after its retired line a forget record
+	// is heeded, on the store's clock: its hour, after which a collection
+	// deletes it, and the clock margin. One a collection left (another
+	// implementation's, which may not delete it) is then no longer read.
+	forgetRecordAge = format.GracePeriod + store.ClockMargin
+)
+
+// forgets is what the forget records the retired record names told: the
+// signature objects of each record read. Guarded by Index.loadMu.
+type forgets struct {
+	objs map[string][]string // by record name
+	n    int                 // the objects of objs
+	// bad: records read but not kept (bytes that do not parse, over
+	// their cap, more objects than objs may keep): not read again.
+	bad map[string]bool
+}
+
+// forgotten updates ix.forgets for v's retired record and returns the
+// signature keys of the objects its forget records name (of prev's set,
+// v's, this handle's own writes and the cache), or all when one of them is
+// not known. It reads nothing when v has no records or no forget record.
+func (ix *Index) forgotten(ctx context.Context, prev, v *view) (keys []string, all bool) {
+	f := &ix.forgets
+	var names []string
+	if v.rec != nil {
+		latest := make(map[string]int64)
+		for _, r := range v.rec.Retired {
+			if format.IsForgottenName(r.Key) {
+				latest[r.Key] = max(latest[r.Key], r.RetiredAt)
+			}
+		}
+		now, known := ix.st.StoreNowMs()
+		for name, at := range latest {
+			if !known || now-at <= forgetRecordAge.Milliseconds() {
+				names = append(names, name)
+			}
 		}
 	}
-	var objs []string
-	for _, r := range v.rec.Retired {
-		if !format.IsForgottenName(r.Key) || seen[r.Key] {
+	slices.Sort(names)
+	for name, objs := range f.objs {
+		if _, named := slices.BinarySearch(names, name); !named {
+			f.n -= len(objs)
+			delete(f.objs, name)
+		}
+	}
+	for name := range f.bad {
+		if _, named := slices.BinarySearch(names, name); !named {
+			delete(f.bad, name)
+		}
+	}
+	if len(names) == 0 {
+		return nil, false
+	}
+	if len(names) > maxForgetRecords {
+		ix.warnOnce("forgotten:many", fmt.Sprintf("the retired record names %d forget records, over the %d this handle reads: it reads every signature again while they are named", len(names), maxForgetRecords))
+		all = true
+	}
+	reads := 0
+	for _, name := range names {
+		if f.bad[name] {
+			all = true
+		}
+		if _, ok := f.objs[name]; ok || all {
 			continue
 		}
-		seen[r.Key] = true
-		rec, err := ix.readForgotten(ctx, r.Key)
-		if err != nil {
-			ix.warnOnce("forgotten:"+r.Key, fmt.Sprintf("%v; a collection forgot objects this handle cannot name, so it reads every signature again", err))
-			return nil, true
+		if reads == maxForgetReads {
+			all = true // the next refresh reads on
+			break
 		}
+		reads++
+		rec, err := ix.readForgotten(ctx, name)
+		if err != nil {
+			ix.warnOnce("forgotten:"+name, fmt.Sprintf("%v; a collection forgot objects this handle cannot name, so it reads every signature again while the record is named", err))
+			all = true
+			if errors.Is(err, format.ErrBadForgottenRecord) || errors.Is(err, store.ErrTooLarge) {
+				f.markBad(name)
+			}
+			continue
+		}
+		var objs []string
 		for _, o := range rec.Objects {
 			if o.Kind == format.KindSig {
-				objs = append(objs, o.Object)
+				// a copy: the parsed object is a piece of the record's
+				// text (up to 16 MiB), which must not stay alive
+				objs = append(objs, strings.Clone(o.Object))
 			}
 		}
+		if f.n+len(objs) > maxForgetObjects {
+			ix.warnOnce("forgotten:objects", fmt.Sprintf("the forget records name over %d objects, more than this handle keeps: it reads every signature again while they are named", maxForgetObjects))
+			all = true
+			f.markBad(name)
+			continue
+		}
+		if f.objs == nil {
+			f.objs = make(map[string][]string)
+		}
+		f.objs[name] = objs
+		f.n += len(objs)
 	}
-	if len(objs) == 0 {
-		return nil, false
+	if all {
+		return nil, true
 	}
-	slices.Sort(objs)
-	objs = slices.Compact(objs)
-	for _, obj := range objs {
-		for _, set := range []*entrySet{prev.base, v.base} {
-			if set == nil {
+	return ix.forgottenKeys(prev, v), false
+}
+
+func (f *forgets) markBad(name string) {
+	if f.bad == nil {
+		f.bad = make(map[string]bool)
+	}
+	f.bad[name] = true
+}
+
+// forgottenKeys returns the signature keys of the objects ix.forgets keeps.
+func (ix *Index) forgottenKeys(prev, v *view) []string {
+	set := make(map[string]bool, ix.forgets.n)
+	var keys []string
+	for _, objs := range ix.forgets.objs {
+		for _, obj := range objs {
+			if set[obj] {
 				continue
 			}
-			for _, s := range set.values(format.KindSig, obj) {
-				keys = append(keys, format.Entry{Kind: format.KindSig, Object: obj, Value: s.val}.Key())
+			set[obj] = true
+			for _, w := range []*view{prev, v} {
+				if w == nil || w.base == nil {
+					continue
+				}
+				for _, src := range w.base.values(format.KindSig, obj) {
+					keys = append(keys, format.Entry{Kind: format.KindSig, Object: obj, Value: src.val}.Key())
+				}
+			}
+			for _, e := range ix.own.object(format.KindSig, obj) {
+				keys = append(keys, e.Key())
 			}
 		}
-		for _, e := range ix.own.object(format.KindSig, obj) {
-			keys = append(keys, e.Key())
-		}
-		keys = append(keys, ix.sigs.keysUnder(format.KindSig.ObjectPrefix(obj))...)
 	}
+	if len(set) == 0 {
+		return nil
+	}
+	ids := make(map[string]bool, len(set))
+	for obj := range set {
+		id, err := hex.DecodeString(obj)
+		if err == nil {
+			ids[string(id)] = true
+		}
+	}
+	keys = append(keys, ix.sigs.keysOf(ids)...)
 	slices.Sort(keys)
-	return slices.Compact(keys), false
+	return slices.Compact(keys)
 }
 
 // readForgotten reads and parses one forget record.
@@ -91,26 +218,44 @@ func (ix *Index) readForgotten(ctx context.Context, name string) (format.Forgott
 	return format.ParseForgottenRecord(name, data)
 }
 
-// keysUnder lists the keys under prefix the cache knows: bytes held, a
-// size remembered, or a change noted.
-func (c *sigCache) keysUnder(prefix string) []string {
+// keysOf lists the signature keys the cache knows (bytes held, a size
+// remembered, a change noted, a read in flight) whose object id, decoded,
+// is in ids. It walks the cache once.
+func (c *sigCache) keysOf(ids map[string]bool) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var keys []string
-	for k := range c.m {
-		if strings.HasPrefix(k, prefix) {
+	var buf [format.MaxObjectBytes]byte
+	match := func(k string) {
+		if kind, id, _, ok := format.SplitKey(k, &buf); ok && kind == format.KindSig && ids[string(id)] {
 			keys = append(keys, k)
 		}
+	}
+	for k := range c.m {
+		match(k)
 	}
 	for k := range c.sizes {
-		if strings.HasPrefix(k, prefix) {
-			keys = append(keys, k)
-		}
+		match(k)
 	}
 	for k := range c.changes.at {
-		if strings.HasPrefix(k, prefix) {
-			keys = append(keys, k)
-		}
+		match(k)
+	}
+	for k := range c.flight {
+		match(k)
 	}
 	return keys
+}
+
+// invalidateForgotten drops from the cache what the forget records v's
+// retired record names tell: every signature of their objects, or every
+// signature when one of them is not known.
+func (ix *Index) invalidateForgotten(ctx context.Context, prev, v *view) {
+	keys, all := ix.forgotten(ctx, prev, v)
+	if all {
+		ix.sigs.clearAll()
+		return
+	}
+	for _, k := range keys {
+		ix.sigs.invalidate(k)
+	}
 }

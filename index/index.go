@@ -81,6 +81,7 @@ type Index struct {
 	refreshEnd  atomic.Pointer[refreshEnd]   // atomic: when the last Refresh ended, and how
 	refreshFail atomic.Int64                 // atomic
 	lookedAt    atomic.Int64                 // atomic: the store's ms when the current view's records were last read, or lookUnknown (storeclock.go)
+	forgets     forgets                      // the forget records named (forgotten.go); guarded by loadMu
 
 	own    overlay   // locks itself (overlay.mu)
 	lists  listTexts // the text length of live lists (records.go); locks itself (listTexts.mu)
@@ -239,6 +240,9 @@ func (ix *Index) Refresh(ctx context.Context) (err error) {
 		for k := range ix.chain.since(prev.read, read) {
 			ix.sigs.invalidate(k)
 		}
+		// A forget record still named: its objects may have been put
+		// again since, the records left as they were (forgotten.go).
+		ix.invalidateForgotten(ctx, prev, prev)
 		ix.chain.prune(read)
 		return nil // nothing changed
 	}
@@ -250,18 +254,8 @@ func (ix *Index) Refresh(ctx context.Context) (err error) {
 		own.only, _ = ix.chain.between(prev.rec.JournalSum, v.rec.JournalSum)
 		own.since = ix.chain.since(prev.read, v.read)
 	}
-	var forgot []string
-	forgotAll := false
-	if !outlived { // an outlived refresh trusts no cached signature anyway
-		forgot, forgotAll = ix.forgottenSince(ctx, prev, v) // forgotten.go
-	}
 	absent := ix.sigs.invalidateRefresh(prev, v, outlived, own)
-	if forgotAll {
-		ix.sigs.clearAll()
-	}
-	for _, k := range forgot {
-		ix.sigs.invalidate(k)
-	}
+	ix.invalidateForgotten(ctx, prev, v) // forgotten.go
 	ix.chain.prune(v.read)
 	ix.v.Store(v)
 	ix.lists.keep(v.listNames)

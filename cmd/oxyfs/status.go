@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/oxyfs/oxyfs/internal/lib/english"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 func init() {
@@ -31,6 +33,7 @@ type storeStatus struct {
 	RetiredLists    int              `json:"retired_lists"`
 	Lists           []store.ListInfo `json:"lists"`
 	RetiredKeys     int              `json:"retired_keys"`
+	ForgetRecords   int              `json:"forget_records"` // of RetiredKeys, forget records (format/forgotten.go)
 	RetiredBad      []string         `json:"retired_bad_lines,omitempty"`
 	LegacyMarker    bool             `json:"legacy_marker"`
 	Packs           int              `json:"packs"`
@@ -63,6 +66,11 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	}
 	if s.Lists == nil {
 		s.Lists = []store.ListInfo{}
+	}
+	for _, r := range sn.Retired {
+		if format.IsForgottenName(r.Key) {
+			s.ForgetRecords++
+		}
 	}
 	s.JournalUnfolded = sn.UnfoldedLines()
 	s.JournalFolded = s.JournalLines - s.JournalUnfolded
@@ -115,6 +123,9 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(w, "\t%s\t%s\t%s\t%d bytes\n", l.Name, kind, state, l.Size)
 	}
 	fmt.Fprintf(w, "retired\t%d keys in the retired record\n", s.RetiredKeys)
+	if s.ForgetRecords > 0 {
+		fmt.Fprintf(w, "\t%s of them: a collection forgot objects within the hour; readers read their signatures again until it goes\n", english.Count(s.ForgetRecords, "forget record", "forget records"))
+	}
 	for _, b := range s.RetiredBad {
 		fmt.Fprintf(w, "\twarning: retired record %s\n", b)
 	}

@@ -140,6 +140,35 @@ func TestStatusSummarizesHandWrittenStore(t *testing.T) {
 	}
 }
 
+// TestStatusNamesForgetRecords: a forget record is a retired key that is
+// no list and no pack; status says what it is.
+func TestStatusNamesForgetRecords(t *testing.T) {
+	h := newHandStore(t)
+	text := "oxy-forgotten 1 1764460800000\nsig abcdef01\n"
+	sum := sha256.Sum256([]byte(text))
+	name := "pack-" + hex.EncodeToString(sum[:]) + ".forgotten"
+	writeFile(t, h.dir, name, []byte(text))
+	retired, err := os.ReadFile(filepath.Join(h.dir, "pack-retired"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, h.dir, "pack-retired", append(retired, "1764460800001 "+name+"\n"...))
+	out, errOut, code := runCLI(t, "status", "--layout", "bucket", "file://"+h.dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"retired  3 keys in the retired record", "1 forget record of them", "packs    3"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status output lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, _ = runCLI(t, "status", "--layout", "bucket", "--json", "file://"+h.dir)
+	var s storeStatus
+	if err := json.Unmarshal([]byte(out), &s); err != nil || s.ForgetRecords != 1 || s.RetiredKeys != 3 {
+		t.Errorf("--json: %+v (%v)", s, err)
+	}
+}
+
 func TestStatusUnreadableStoreExits1(t *testing.T) {
 	_, errOut, code := runCLI(t, "status", "--layout", "bucket", "file://"+filepath.Join(t.TempDir(), "missing"))
 	if code != 1 || !strings.Contains(errOut, "missing") {

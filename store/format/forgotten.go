@@ -129,8 +129,8 @@ func isHex64(s string) bool {
 
 // ParseForgottenRecord parses the text of the forget record named name. It
 // accepts only what Encode writes: the header with a time, then valid
-// "<kind> <object>" lines, sorted, each once, every one ending in "\n", and
-// a name that is the text's digest. A reader that cannot parse a record
+// "<kind> <object>" lines, sorted, each once, every one ending in "\n", at
+// most MaxForgottenObjects of them, and a name that is the text's digest. A reader that cannot parse a record
 // cannot tell what was forgotten: it must trust no cached signature.
 func ParseForgottenRecord(name string, text []byte) (ForgottenRecord, error) {
 	var r ForgottenRecord
@@ -171,6 +171,9 @@ func ParseForgottenRecord(name string, text []byte) (ForgottenRecord, error) {
 		}
 		if prev != "" && line <= prev {
 			return fail("line %d %q is not after %q", n, clip(line), clip(prev))
+		}
+		if len(r.Objects) == MaxForgottenObjects {
+			return fail("over %d objects", MaxForgottenObjects)
 		}
 		prev = line
 		r.Objects = append(r.Objects, ForgottenObject{Kind: k, Object: obj})

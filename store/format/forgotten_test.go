@@ -2,6 +2,7 @@ package format
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -71,6 +72,15 @@ func TestForgottenRecordRefusals(t *testing.T) {
 		if !errors.Is(err, ErrBadForgottenRecord) {
 			t.Errorf("ParseForgottenRecord(%q) = %v, want ErrBadForgottenRecord", text, err)
 		}
+	}
+	// A record of more objects than Encode writes is refused.
+	var long strings.Builder
+	long.WriteString("oxy-forgotten 1 12\n")
+	for i := range MaxForgottenObjects + 1 {
+		fmt.Fprintf(&long, "sig %08x\n", i)
+	}
+	if _, err := ParseForgottenRecord(ForgottenName([]byte(long.String())), []byte(long.String())); !errors.Is(err, ErrBadForgottenRecord) {
+		t.Errorf("a record of %d objects: %v, want ErrBadForgottenRecord", MaxForgottenObjects+1, err)
 	}
 	// A record whose name is not its digest is refused: a store may answer
 	// another key's bytes.
