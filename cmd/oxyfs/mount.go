@@ -143,6 +143,7 @@ func runMount(ctx context.Context, e *env, args []string) error {
 		st.URL(), dir, s.Mode, s.Layout, s.Entries, openTime.Round(time.Millisecond), strings.TrimPrefix(s.OpenRequests.String(), "requests: ")))
 	if mf.metricsAddr != "" {
 		met.Watch(ix, m.Ops)
+		met.WatchRequests(m.Requests)
 		stop, err := serveMetrics(mf.metricsAddr, met, logger)
 		if err != nil {
 			m.Unmount()

@@ -89,6 +89,23 @@ func (m *Metrics) Watch(ix *index.Index, ops func() map[string]int64) {
 	}
 }
 
+// WatchRequests registers the FUSE requests the kernel sent, by opcode
+// (fs.Server.Requests), read at scrape time. Call it once, on a mount.
+func (m *Metrics) WatchRequests(reqs func() map[string]int64) {
+	m.reg.MustRegister(requestCollector(reqs))
+}
+
+// requestCollector reads fs.Server.Requests at scrape time.
+type requestCollector func() map[string]int64
+
+func (c requestCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descFUSEReqs }
+
+func (c requestCollector) Collect(ch chan<- prometheus.Metric) {
+	for op, v := range c() {
+		ch <- prometheus.MustNewConstMetric(descFUSEReqs, prometheus.CounterValue, float64(v), op)
+	}
+}
+
 // Registry is the registry, for tests and linting.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
@@ -114,6 +131,7 @@ var (
 	descRefreshAt = desc("oxyfs_last_refresh_timestamp_seconds", "When the last refresh ended, in Unix seconds (absent before the first).")
 	descRefreshOK = desc("oxyfs_last_refresh_success", "1 if the last refresh succeeded, 0 if it failed (absent before the first).")
 	descFUSEOps   = desc("oxyfs_fuse_ops_total", "FUSE operations answered, by operation.", "op")
+	descFUSEReqs  = desc("oxyfs_fuse_requests_total", "FUSE requests the kernel sent, by opcode (LOOKUP, READDIRPLUS, READ, ...).", "opcode")
 )
 
 func desc(name, help string, labels ...string) *prometheus.Desc {

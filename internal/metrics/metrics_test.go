@@ -197,3 +197,17 @@ func TestMetricsLintClean(t *testing.T) {
 		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
 	}
 }
+
+// TestFUSERequestsByOpcode: the kernel's requests are a counter per opcode,
+// as fs.Server.Requests reports them.
+func TestFUSERequestsByOpcode(t *testing.T) {
+	m, ix, _ := setup(t)
+	m.Watch(ix, nil)
+	m.WatchRequests(func() map[string]int64 { return map[string]int64{"LOOKUP": 3, "READDIRPLUS": 5} })
+	fams := scrape(t, m.Handler())
+	for op, want := range map[string]float64{"LOOKUP": 3, "READDIRPLUS": 5} {
+		if got := value(t, fams, "oxyfs_fuse_requests_total", "opcode", op).GetCounter().GetValue(); got != want {
+			t.Errorf("oxyfs_fuse_requests_total{opcode=%q} = %v, want %v", op, got, want)
+		}
+	}
+}
