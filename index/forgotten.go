@@ -80,7 +80,7 @@ type forgets struct {
 // signature keys of the objects its forget records name (of prev's set,
 // v's, this handle's own writes and the cache), or all when one of them is
 // not known. It reads nothing when v has no records or no forget record.
-func (ix *Index) forgotten(ctx context.Context, prev, v *view) (keys []string, all bool) {
+func (ix *Index) forgotten(ctx context.Context, prev, v *view) (fresh map[string]bool, all bool) {
 	f := &ix.forgets
 	var names []string
 	if v.rec != nil {
@@ -157,11 +157,15 @@ func (ix *Index) forgotten(ctx context.Context, prev, v *view) (keys []string, a
 		}
 		f.objs[name] = objs
 		f.n += len(objs)
+		if fresh == nil {
+			fresh = make(map[string]bool)
+		}
+		fresh[name] = true
 	}
 	if all {
 		return nil, true
 	}
-	return ix.forgottenKeys(prev, v), false
+	return fresh, false
 }
 
 func (f *forgets) markBad(name string) {
@@ -171,11 +175,18 @@ func (f *forgets) markBad(name string) {
 	f.bad[name] = true
 }
 
-// forgottenKeys returns the signature keys of the objects ix.forgets keeps.
-func (ix *Index) forgottenKeys(prev, v *view) []string {
+// forgottenKeys returns the signature keys of the objects the records
+// ix.forgets keeps name: of the records in fresh (read by this refresh)
+// every key prev, v, this handle's own writes and the cache know; of the
+// others only the keys the cache knows (read since an earlier refresh
+// took them as changed).
+func (ix *Index) forgottenKeys(prev, v *view, fresh map[string]bool) (changed, known []string) {
 	set := make(map[string]bool, ix.forgets.n)
 	var keys []string
-	for _, objs := range ix.forgets.objs {
+	for name, objs := range ix.forgets.objs {
+		if !fresh[name] {
+			continue
+		}
 		for _, obj := range objs {
 			if set[obj] {
 				continue
@@ -194,19 +205,29 @@ func (ix *Index) forgottenKeys(prev, v *view) []string {
 			}
 		}
 	}
-	if len(set) == 0 {
-		return nil
-	}
 	ids := make(map[string]bool, len(set))
-	for obj := range set {
-		id, err := hex.DecodeString(obj)
-		if err == nil {
-			ids[string(id)] = true
+	old := make(map[string]bool)
+	for name, objs := range ix.forgets.objs {
+		for _, obj := range objs {
+			id, err := hex.DecodeString(obj)
+			if err != nil {
+				continue
+			}
+			if set[obj] {
+				ids[string(id)] = true
+			} else if !fresh[name] {
+				old[string(id)] = true
+			}
 		}
 	}
-	keys = append(keys, ix.sigs.keysOf(ids)...)
+	if len(ids) > 0 {
+		keys = append(keys, ix.sigs.keysOf(ids)...)
+	}
 	slices.Sort(keys)
-	return slices.Compact(keys)
+	if len(old) > 0 {
+		known = ix.sigs.keysOf(old)
+	}
+	return slices.Compact(keys), known
 }
 
 // readForgotten reads and parses one forget record.
@@ -249,13 +270,42 @@ func (c *sigCache) keysOf(ids map[string]bool) []string {
 // invalidateForgotten drops from the cache what the forget records v's
 // retired record names tell: every signature of their objects, or every
 // signature when one of them is not known.
+//
+// A record this refresh read moves the version of every signature of its
+// objects (sigCache.invalidate). One an earlier refresh read only has the
+// cache read again what it read since (sigCache.recheck): the bytes are
+// dropped, and the version moves only if the bytes read next differ, so a
+// handle refreshed every second for the record's hour does not give a
+// forgotten object's signatures a new node every second (an open racing two
+// moves is ESTALE).
 func (ix *Index) invalidateForgotten(ctx context.Context, prev, v *view) {
-	keys, all := ix.forgotten(ctx, prev, v)
+	fresh, all := ix.forgotten(ctx, prev, v)
 	if all {
 		ix.sigs.clearAll()
 		return
 	}
-	for _, k := range keys {
+	if len(ix.forgets.objs) == 0 {
+		return
+	}
+	changed, known := ix.forgottenKeys(prev, v, fresh)
+	for _, k := range changed {
 		ix.sigs.invalidate(k)
 	}
+	for _, k := range known {
+		ix.sigs.recheck(k)
+	}
+}
+
+// SigRecheck reports whether signature e's next read is to be compared
+// with the last (sigCache.recheck): its size is not known until then, so a
+// mount drops the name the kernel holds, and the kernel asks again.
+func (ix *Index) SigRecheck(e format.Entry) bool {
+	if e.Kind != format.KindSig {
+		return false
+	}
+	c := ix.sigs
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m, ok := c.sizes[e.Key()]
+	return ok && m.recheck
 }

@@ -100,3 +100,40 @@ func TestForgetRecordUnreadableTrustsNoCachedSignature(t *testing.T) {
 		t.Errorf("no warning names the forget record: %q", f.reader.Status().Warnings)
 	}
 }
+
+// TestForgetRecordKnownMovesNoVersionForTheSameBytes: a record an earlier
+// refresh read has later refreshes read again what was read since, and
+// move a signature's version only if its bytes changed: a handle
+// refreshed often does not give a forgotten object's signatures a new node
+// at every refresh (an open that races two moves is ESTALE on a mount).
+func TestForgetRecordKnownMovesNoVersionForTheSameBytes(t *testing.T) {
+	f := newResignFixture(t)
+	k := storefixture.Ent(format.KindSig, objA, "alice")
+	old, again := bytes.Repeat([]byte("o"), 13), bytes.Repeat([]byte("a"), 16)
+	f.put(t, k, old)
+	f.refresh(t)
+	f.read(t, k, old, "first read")
+	f.forget(t, k)
+	f.put(t, k, again)
+	f.refresh(t) // reads the record: the version moves
+	f.read(t, k, again, "after the forget, the put again and a refresh")
+	v1 := f.reader.SigVersion(k)
+	for i := range 3 {
+		f.refresh(t) // the record is still named
+		f.read(t, k, again, "a refresh later")
+		if v := f.reader.SigVersion(k); v != v1 {
+			t.Fatalf("refresh %d after the record: version %d, want %d (the same bytes)", i+2, v, v1)
+		}
+	}
+	// Bytes that changed with no journal line (the put again of a forget a
+	// refresh saw half done) are read again and move the version.
+	other := bytes.Repeat([]byte("x"), 20)
+	if err := f.wst.Put(f.ctx, k.Key(), other); err != nil {
+		t.Fatal(err)
+	}
+	f.refresh(t)
+	f.read(t, k, other, "bytes replaced while the record is named")
+	if f.reader.SigVersion(k) == v1 {
+		t.Error("the version did not move for other bytes")
+	}
+}
