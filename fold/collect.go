@@ -167,6 +167,11 @@ type CollectReport struct {
 //     is confirmed by a HEAD (ForgetReport.Deleted counts only those). A
 //     key this step fails to delete is in no list, as an older writer's
 //     key would be, until the collection is run again.
+//  6. With Apply, a closing forget record, as step 0 (dated later, so
+//     named otherwise): a reader that refreshed between step 0 and step 5
+//     read the forgotten signatures again while they were still there; the
+//     closing record is new to it, so its next refresh reads them again,
+//     put again or not.
 //
 // Run one collection at a time per store, as oxy gc runs. Folds and writers
 // may run beside it.
@@ -187,21 +192,22 @@ func Collect(ctx context.Context, st *store.Store, opts CollectOptions) (Collect
 // collection is one Collect as it goes: its plan, and what its steps found.
 type collection struct {
 	*run
-	opts   CollectOptions
-	rep    *CollectReport // filled in as the steps go
-	forget *forgetPlan
-	sn     *store.Snapshot
-	due    []string        // keys retired more than format.GracePeriod ago, sorted
-	apply  bool            // Apply, with objects to forget
-	gone   map[string]bool // 2: the due keys a HEAD found gone
-	delErr error           // 2: a failed deletion, returned after step 3
+	opts     CollectOptions
+	rep      *CollectReport // filled in as the steps go
+	forget   *forgetPlan
+	sn       *store.Snapshot
+	due      []string        // keys retired more than format.GracePeriod ago, sorted
+	apply    bool            // Apply, with objects to forget
+	gone     map[string]bool // 2: the due keys a HEAD found gone
+	delErr   error           // 2: a failed deletion, returned after step 3
+	markedAt int64           // 0, 6: when the last forget record was dated
 }
 
 // steps runs Collect's plan, then its dry run or its steps 1 to 5, until
 // one fails or ends it.
 func (c *collection) steps() error {
 	for _, step := range []func() (done bool, err error){
-		c.plan, c.dryRun, c.markForgotten, c.dropJournal, c.deleteDue, c.dropRetiredLines, c.fold, c.deleteForgotten,
+		c.plan, c.dryRun, c.markForgotten, c.dropJournal, c.deleteDue, c.dropRetiredLines, c.fold, c.deleteForgotten, c.markForgotten,
 	} {
 		if done, err := step(); done || err != nil {
 			return err
@@ -270,7 +276,7 @@ func (c *collection) dryRun() (bool, error) {
 		if err != nil {
 			return true, err
 		}
-		rep.Forget.RecordsPlanned = len(names)
+		rep.Forget.RecordsPlanned = 2 * len(names) // step 0 and step 6
 	}
 	fr, err := complete(c.ctx, c.st, Options{DryRun: true, Progress: c.opts.Progress, Warn: c.opts.Warn},
 		dryRunPlan(rep.Now, c.due, c.forget, c.opts.Apply))
@@ -288,8 +294,11 @@ func (c *collection) markForgotten() (bool, error) {
 		return false, nil
 	}
 	// Its hour runs from now, not from the plan's start: readers heed it
-	// for that hour after the lines and keys go, which is after now.
-	at := max(c.st.Clock().NowMs(), c.rep.Now)
+	// for that hour after the lines and keys go, which is after now. The
+	// closing record (step 6) is dated after the first, so its name is
+	// another.
+	at := max(c.st.Clock().NowMs(), c.rep.Now, c.markedAt+1)
+	c.markedAt = at
 	names, texts, err := c.forgetRecords(at)
 	if err != nil {
 		return true, err
@@ -310,7 +319,7 @@ func (c *collection) markForgotten() (bool, error) {
 			return true, fmt.Errorf("forget: write the forget record %s: %w", name, err)
 		}
 	}
-	c.rep.Forget.Records = names
+	c.rep.Forget.Records = append(c.rep.Forget.Records, names...)
 	return false, nil
 }
 
@@ -417,7 +426,7 @@ func (c *collection) deleteForgotten() (bool, error) {
 	if err != nil {
 		return true, fmt.Errorf("forget: %w", err)
 	}
-	return true, nil
+	return false, nil // step 6: the closing forget record
 }
 
 // dryRunPlan makes a collection's dry run plan its fold on the store the

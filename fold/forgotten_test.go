@@ -36,7 +36,7 @@ func TestForgetLeavesARecordForReaders(t *testing.T) {
 				t.Fatalf("Apply %v, DryRun %v: wrote a forget record %q", opts.Apply, opts.DryRun, rep.Forget.Records)
 			}
 			// The dry run says the real run writes one first.
-			if planned := opts.Apply && opts.DryRun; (rep.Forget.RecordsPlanned == 1) != planned || strings.Contains(rep.String(), "forget record") != planned {
+			if planned := opts.Apply && opts.DryRun; (rep.Forget.RecordsPlanned == 2) != planned || strings.Contains(rep.String(), "forget record") != planned {
 				t.Errorf("Apply %v, DryRun %v: %d forget records planned, report:\n%s", opts.Apply, opts.DryRun, rep.Forget.RecordsPlanned, rep)
 			}
 		}
@@ -44,8 +44,17 @@ func TestForgetLeavesARecordForReaders(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := forgetRecords(t, st); len(rep.Forget.Records) != 1 || !slices.Equal(got, rep.Forget.Records) {
+		// Two: one before anything is forgotten (step 0), one closing
+		// (step 6), dated later.
+		if got := forgetRecords(t, st); len(rep.Forget.Records) != 2 || !slices.Equal(got, rep.Forget.Records) {
 			t.Fatalf("retired forget records %v, report %q", got, rep.Forget.Records)
+		}
+		closing, err := st.Get(ctx, rep.Forget.Records[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rc, err := format.ParseForgottenRecord(rep.Forget.Records[1], closing); err != nil || rc.At <= rep.Now {
+			t.Fatalf("closing record %+v (%v), want it dated after %d", rc, err, rep.Now)
 		}
 		name := rep.Forget.Records[0]
 		data, err := st.Get(ctx, name)
@@ -150,7 +159,7 @@ func TestForgetRecordIsRetiredWhenWritten(t *testing.T) {
 	if slow {
 		t.Fatal("the plan listed no sig/ prefix")
 	}
-	if len(rep.Forget.Records) != 1 {
+	if len(rep.Forget.Records) != 2 {
 		t.Fatalf("forget records %v", rep.Forget.Records)
 	}
 	for _, r := range snapshot(t, st).Retired {

@@ -175,12 +175,10 @@ func (f *forgets) markBad(name string) {
 	f.bad[name] = true
 }
 
-// forgottenKeys returns the signature keys of the objects the records
-// ix.forgets keeps name: of the records in fresh (read by this refresh)
-// every key prev, v, this handle's own writes and the cache know; of the
-// others only the keys the cache knows (read since an earlier refresh
-// took them as changed).
-func (ix *Index) forgottenKeys(prev, v *view, fresh map[string]bool) (changed, known []string) {
+// forgottenKeys returns the signature keys of the objects the records in
+// fresh (read by this refresh) name: every key prev, v, this handle's own
+// writes and the cache know.
+func (ix *Index) forgottenKeys(prev, v *view, fresh map[string]bool) []string {
 	set := make(map[string]bool, ix.forgets.n)
 	var keys []string
 	for name, objs := range ix.forgets.objs {
@@ -205,29 +203,18 @@ func (ix *Index) forgottenKeys(prev, v *view, fresh map[string]bool) (changed, k
 			}
 		}
 	}
+	if len(set) == 0 {
+		return nil
+	}
 	ids := make(map[string]bool, len(set))
-	old := make(map[string]bool)
-	for name, objs := range ix.forgets.objs {
-		for _, obj := range objs {
-			id, err := hex.DecodeString(obj)
-			if err != nil {
-				continue
-			}
-			if set[obj] {
-				ids[string(id)] = true
-			} else if !fresh[name] {
-				old[string(id)] = true
-			}
+	for obj := range set {
+		if id, err := hex.DecodeString(obj); err == nil {
+			ids[string(id)] = true
 		}
 	}
-	if len(ids) > 0 {
-		keys = append(keys, ix.sigs.keysOf(ids)...)
-	}
+	keys = append(keys, ix.sigs.keysOf(ids)...)
 	slices.Sort(keys)
-	if len(old) > 0 {
-		known = ix.sigs.keysOf(old)
-	}
-	return slices.Compact(keys), known
+	return slices.Compact(keys)
 }
 
 // readForgotten reads and parses one forget record.
@@ -268,44 +255,26 @@ func (c *sigCache) keysOf(ids map[string]bool) []string {
 }
 
 // invalidateForgotten drops from the cache what the forget records v's
-// retired record names tell: every signature of their objects, or every
-// signature when one of them is not known.
-//
-// A record this refresh read moves the version of every signature of its
-// objects (sigCache.invalidate). One an earlier refresh read only has the
-// cache read again what it read since (sigCache.recheck): the bytes are
-// dropped, and the version moves only if the bytes read next differ, so a
-// handle refreshed every second for the record's hour does not give a
-// forgotten object's signatures a new node every second (an open racing two
-// moves is ESTALE).
+// retired record names tell: every signature of the objects of a record
+// this refresh read (its version moves: a new node on the mount), or every
+// signature when one of them is not known. A record read by an earlier
+// refresh moves nothing: a refresh that lands while a collection forgets
+// (after its first record, before it deleted the keys) may read the old
+// bytes again, but the collection's closing record (fold/collect.go, step
+// 6) is new to the refresh after it. Moving the versions again at every
+// refresh of the record's hour would give the forgotten objects'
+// signatures a new node at every refresh, and an open that races two
+// moves is ESTALE on a mount.
 func (ix *Index) invalidateForgotten(ctx context.Context, prev, v *view) {
 	fresh, all := ix.forgotten(ctx, prev, v)
 	if all {
 		ix.sigs.clearAll()
 		return
 	}
-	if len(ix.forgets.objs) == 0 {
+	if len(fresh) == 0 {
 		return
 	}
-	changed, known := ix.forgottenKeys(prev, v, fresh)
-	for _, k := range changed {
+	for _, k := range ix.forgottenKeys(prev, v, fresh) {
 		ix.sigs.invalidate(k)
 	}
-	for _, k := range known {
-		ix.sigs.recheck(k)
-	}
-}
-
-// SigRecheck reports whether signature e's next read is to be compared
-// with the last (sigCache.recheck): its size is not known until then, so a
-// mount drops the name the kernel holds, and the kernel asks again.
-func (ix *Index) SigRecheck(e format.Entry) bool {
-	if e.Kind != format.KindSig {
-		return false
-	}
-	c := ix.sigs
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	m, ok := c.sizes[e.Key()]
-	return ok && m.recheck
 }

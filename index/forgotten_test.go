@@ -83,8 +83,8 @@ func TestForgetRecordUnreadableTrustsNoCachedSignature(t *testing.T) {
 			deleted++
 		}
 	}
-	if deleted != 1 {
-		t.Fatalf("the forget retired %d forget records, want 1: %+v", deleted, sn.Retired)
+	if deleted != 2 { // step 0's and the closing one (fold/collect.go)
+		t.Fatalf("the forget retired %d forget records, want 2: %+v", deleted, sn.Retired)
 	}
 	f.put(t, k, again)
 	f.refresh(t)
@@ -101,12 +101,12 @@ func TestForgetRecordUnreadableTrustsNoCachedSignature(t *testing.T) {
 	}
 }
 
-// TestForgetRecordKnownMovesNoVersionForTheSameBytes: a record an earlier
-// refresh read has later refreshes read again what was read since, and
-// move a signature's version only if its bytes changed: a handle
-// refreshed often does not give a forgotten object's signatures a new node
-// at every refresh (an open that races two moves is ESTALE on a mount).
-func TestForgetRecordKnownMovesNoVersionForTheSameBytes(t *testing.T) {
+// TestForgetRecordReadMovesVersionsOnce: the refresh that reads a forget
+// record moves the versions of its objects' signatures; the later
+// refreshes of the record's hour move nothing (a handle refreshed often
+// would otherwise give them a new node at every refresh: an open that
+// races two moves is ESTALE on a mount).
+func TestForgetRecordReadMovesVersionsOnce(t *testing.T) {
 	f := newResignFixture(t)
 	k := storefixture.Ent(format.KindSig, objA, "alice")
 	old, again := bytes.Repeat([]byte("o"), 13), bytes.Repeat([]byte("a"), 16)
@@ -115,25 +115,14 @@ func TestForgetRecordKnownMovesNoVersionForTheSameBytes(t *testing.T) {
 	f.read(t, k, old, "first read")
 	f.forget(t, k)
 	f.put(t, k, again)
-	f.refresh(t) // reads the record: the version moves
+	f.refresh(t) // reads the records: the version moves
 	f.read(t, k, again, "after the forget, the put again and a refresh")
 	v1 := f.reader.SigVersion(k)
 	for i := range 3 {
-		f.refresh(t) // the record is still named
+		f.refresh(t) // the records are still named
 		f.read(t, k, again, "a refresh later")
 		if v := f.reader.SigVersion(k); v != v1 {
-			t.Fatalf("refresh %d after the record: version %d, want %d (the same bytes)", i+2, v, v1)
+			t.Fatalf("refresh %d after the records: version %d, want %d", i+2, v, v1)
 		}
-	}
-	// Bytes that changed with no journal line (the put again of a forget a
-	// refresh saw half done) are read again and move the version.
-	other := bytes.Repeat([]byte("x"), 20)
-	if err := f.wst.Put(f.ctx, k.Key(), other); err != nil {
-		t.Fatal(err)
-	}
-	f.refresh(t)
-	f.read(t, k, other, "bytes replaced while the record is named")
-	if f.reader.SigVersion(k) == v1 {
-		t.Error("the version did not move for other bytes")
 	}
 }

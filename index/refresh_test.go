@@ -96,7 +96,7 @@ var (
 	unchanged    = store.Counts{Get: 2}          // the two conditional GETs
 	listed       = store.Counts{List: 1, Get: 2} // a record changed, no list to read
 	listedAndOne = store.Counts{List: 1, Get: 3} // a record changed, one new list
-	forgotten    = store.Counts{List: 1, Get: 3} // a collection forgot: its forget record (forgotten.go)
+	forgotten    = store.Counts{List: 1, Get: 4} // a collection forgot: its two forget records (forgotten.go)
 )
 
 func TestRefreshOfAnUnchangedFoldedStoreSendsNoList(t *testing.T) {
