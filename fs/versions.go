@@ -100,7 +100,7 @@ func (m *Server) sigChanged(key string) {
 	}
 	name := e.Value
 	if kid := dir.GetChild(name); kid != nil {
-		if n, ok := kid.Operations().(*entryNode); ok && n.stale() {
+		if n, ok := kid.Operations().(*entryNode); ok && (n.stale() || m.ix.SigRecheck(n.e)) {
 			dir.NotifyEntry(name)
 		}
 	}

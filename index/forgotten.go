@@ -256,8 +256,13 @@ func (c *sigCache) keysOf(ids map[string]bool) []string {
 
 // invalidateForgotten drops from the cache what the forget records v's
 // retired record names tell: every signature of the objects of a record
-// this refresh read (its version moves: a new node on the mount), or every
-// signature when one of them is not known. A record read by an earlier
+// this refresh read is read again at its next read (sigCache.recheck: its
+// bytes dropped, its size not answered, the mount told to look the name up
+// again), and its version moves then if the bytes differ — not before: the
+// key may still be there with the same bytes (the collection deletes it
+// later), and a move now and another when the key goes made an open race
+// two moves (ESTALE on a mount, the many-handles test). Every signature
+// when one of the records is not known. A record read by an earlier
 // refresh moves nothing: a refresh that lands while a collection forgets
 // (after its first record, before it deleted the keys) may read the old
 // bytes again, but the collection's closing record (fold/collect.go, step
@@ -275,6 +280,20 @@ func (ix *Index) invalidateForgotten(ctx context.Context, prev, v *view) {
 		return
 	}
 	for _, k := range ix.forgottenKeys(prev, v, fresh) {
-		ix.sigs.invalidate(k)
+		ix.sigs.recheck(k)
 	}
+}
+
+// SigRecheck reports whether signature e's next read is to be compared
+// with the last (sigCache.recheck): its size is not known until then, so a
+// mount drops the name the kernel holds, and the kernel asks again.
+func (ix *Index) SigRecheck(e format.Entry) bool {
+	if e.Kind != format.KindSig {
+		return false
+	}
+	c := ix.sigs
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m, ok := c.sizes[e.Key()]
+	return ok && m.recheck
 }

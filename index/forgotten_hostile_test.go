@@ -264,10 +264,9 @@ func TestForgetRecordPastItsHourIsLeft(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-			vk := f.reader.SigVersion(f.k)
 			before := f.gets.Load()
 			f.refresh(t)
-			if heeded := f.reader.SigVersion(f.k) != vk; heeded != tc.heeded || (f.gets.Load()-before == 1) != tc.heeded {
+			if heeded := f.reader.SigRecheck(f.k); heeded != tc.heeded || (f.gets.Load()-before == 1) != tc.heeded {
 				t.Errorf("heeded %v (%d GETs of it), want %v", heeded, f.gets.Load()-before, tc.heeded)
 			}
 		})
