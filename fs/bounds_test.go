@@ -264,7 +264,15 @@ func TestOxyListOpensShareOneBudget(t *testing.T) {
 		t.Errorf("open of a second list past the budget: %v, %d GETs; want EAGAIN and none", err, gets)
 	}
 	fa.Close()
-	fb, err = os.Open(filepath.Join(dir, b))
+	// The kernel's RELEASE comes after close(2) returns: until it lands the
+	// first list still holds its share, and an open is EAGAIN (bounded wait).
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		fb, err = os.Open(filepath.Join(dir, b))
+		if !errors.Is(err, syscall.EAGAIN) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	if err != nil {
 		t.Fatalf("open after the first list was closed: %v", err)
 	}
