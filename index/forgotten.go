@@ -15,21 +15,22 @@ import (
 // What a forget tells readers (format/forgotten.go).
 //
 // A collection that forgets objects first retires a forget record naming
-// them, then drops their journal lines and deletes their keys. Every
-// refresh whose retired record names a forget record takes every signature
-// of the objects it names as changed: its cached bytes and size are
-// dropped and its version moves, so the mount gives it a new node. That is
-// what closes R1's last case (journalmarks.go): a key whose only line was
-// the view's last unfolded one, forgotten and put again — the journal, the
+// them, then drops their journal lines and deletes their keys, then retires
+// a closing record (fold/collect.go, steps 0 and 6). The refresh that reads
+// a record it had not read has the cache read every signature of the
+// objects it names again (sigCache.recheck: bytes dropped, size not
+// answered, the mount told to look the name up again); the next read moves
+// the version (a new node on the mount) if the bytes differ. That is what
+// closes R1's last case (journalmarks.go): a key whose only line was the
+// view's last unfolded one, forgotten and put again — the journal, the
 // lists and every count then read as the view saw them.
 //
-// Every refresh, not only the first that sees the record: a refresh may
-// land after the record was retired but before the collection dropped the
-// lines and deleted the keys, and a read then caches the old bytes again,
-// still there; the put again that follows may leave both records as that
-// refresh saw them. The record stays named for its hour, longer than a
-// refresh trusts its cache without a look (trustWindow), so the refreshes
-// after the put again see it.
+// Only the refresh that reads a record acts on it: a refresh that lands
+// while the collection runs may read the old bytes again before they are
+// deleted, and the closing record is new to the refresh after it. Acting at
+// every refresh of the record's hour, or moving versions at once, gave a
+// forgotten object's names two moves close together, and an open racing
+// them was ESTALE (the many-handles test).
 //
 // A record whose retired line is older than its hour (forgetRecordAge, on
 // the store's clock; every record while that clock is not known) is left:
