@@ -226,6 +226,10 @@ func TestServeStatusAndSignersInChromium(t *testing.T) {
 	}
 	shot("signers")
 	do(t, ctx, "open a signer", chromedp.Click(`a[href="/.oxy/signers/ci-attestation-key-eu-west-1-prod"]`, chromedp.NodeVisible))
+	// The click starts a navigation and returns before the signer's page is
+	// there: wait for its table's first row, then measure (CI measured the
+	// signers page once, "#signatures: no rows").
+	do(t, ctx, "wait for the signer's page", chromedp.WaitVisible(`#signatures tr`))
 	oneLineRows(t, ctx, "#signatures")
 	shot("signer")
 }
