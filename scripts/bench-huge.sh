@@ -29,28 +29,46 @@ MISSING=sig/7f/$(printf 'f%.0s' $(seq 62))
 # .oxy/ once rendered .oxy/status, whose text a read within 10 s got: the
 # count after a short find was the one from its start. It renders nothing
 # now: fs/oxy.go, oxyDirHandle.)
-HUGEFIND='find . -path ./.oxy -prune -o -type f -print | wc -l'
+# It prints the files and the directories it found (find's -type reads the
+# type a listing gives: no stat, no LOOKUP); target 5 divides the kernel's
+# requests by the directories.
+HUGEFIND='find . -path ./.oxy -prune -o -type f -printf "f\n" -o -type d -printf "d\n" | awk "{n[\$1]++} END {printf \"%d %d\\n\", n[\"f\"], n[\"d\"]}"'
+# fresh_status: the mount renders .oxy/status at most once in 10 s; wait
+# out the text the last read rendered, for counts of now.
+STATUS_AT=0
+fresh_status() {
+	local wait=$((STATUS_AT + 11 - $(date +%s)))
+	[ $wait -gt 0 ] && sleep $wait
+	STATUS_AT=$(date +%s)
+}
 huge_find() {
-	local ops0 ops1
+	local ops0 ops1 files dirs
+	fresh_status
 	ops0=$("$BT" fuseops "$MNT") || ops0=null
 	reset
 	htimed bash -c "cd '$MNT' && $HUGEFIND"
+	read -r files dirs <<<"${OUTPUT:-0 0}"
+	fresh_status
 	ops1=$("$BT" fuseops "$MNT") || ops1=null
-	record_huge "$1" $STATUS "$WALL" "$2" "$(counts)" "{\"files\":${OUTPUT:-0},\"fuse_before\":$ops0,\"fuse_after\":$ops1}"
+	record_huge "$1" $STATUS "$WALL" "$2" "$(counts)" "{\"files\":${files:-0},\"dirs\":${dirs:-0},\"fuse_before\":$ops0,\"fuse_after\":$ops1}"
 }
 
 # huge_mount WHICH URL DIRECT N: on fresh mounts of URL (N entries), find
 # cold and warm and the mount's RSS before and after them; lookups of
 # existing entries, cold and warm; LOOKUPs of a missing object.
 huge_mount() {
-	local which=$1 save=$STORE n=$4
+	local which=$1 save=$STORE n=$4 st
 	STORE=$2
 	if mount_oxyfs "$MNT"; then
+		STATUS_AT=0
 		record_huge "$which-mount-rss" ok 0 "$n" '{}' "{\"rss_kib\":$(rss_kib "$MPID")}"
 		huge_find "$which-find-cold" "$n"
 		if [ $STATUS = ok ]; then
 			huge_find "$which-find-warm" "$n"
 			record_huge "$which-find-rss" ok 0 "$n" '{}' "{\"rss_kib\":$(rss_kib "$MPID")}"
+			# issue 27 target 4: the RSS beside the set and the cache's bound
+			fresh_status
+			st=$("$BT" mountstate "$MNT" "$MPID") && record_huge "$which-find-state" ok 0 "$n" '{}' "$st"
 		fi
 	else
 		record_huge "$which-find-cold" failed 0 "$n" '{}' "" "the mount failed"
@@ -69,7 +87,7 @@ huge_mount() {
 
 # --huge-open alone: the open of a folded store of HUGE_ENTRIES entries (issue
 # 27 target 6), its list made by benchtool genlist, and nothing else.
-if [ $HUGE = 0 ] && [ $HUGE_OPEN = 1 ]; then
+if [ $HUGE = 0 ] && [ $HUGE_MOUNT = 0 ] && [ $HUGE_OPEN = 1 ]; then
 	say "--huge-open: an open of $HUGE_ENTRIES entries, capped at $HUGE_CAP s"
 	delay 0
 	"$BT" mkbucket "http://127.0.0.1:$S3PORT" hugelist
@@ -83,7 +101,7 @@ if [ $HUGE = 0 ] && [ $HUGE_OPEN = 1 ]; then
 	[ $KEEP = 0 ] && rm -rf "$WORK/s3data/hugelist"
 fi
 
-if [ $HUGE = 1 ]; then
+if [ $HUGE = 1 ] || [ $HUGE_MOUNT = 1 ]; then
 	say "--huge: $HUGE_ENTRIES entries, each step capped at $HUGE_CAP s"
 	delay 0
 	MOUNT_WAIT=$HUGE_CAP
@@ -105,7 +123,12 @@ if [ $HUGE = 1 ]; then
 		huge_mount huge "$(storeurl $b "$EP")" "$(storeurl $b "http://127.0.0.1:$S3PORT")" "$N"
 		huge_mount small "$(storeurl hugesmall "$EP")" "$(storeurl hugesmall "http://127.0.0.1:$S3PORT")" "$ENTRIES"
 	fi
+	MOUNT_WAIT=60
+	[ $HUGE = 0 ] && [ $KEEP = 0 ] && rm -rf "$WORK/s3data/hugelist" "$WORK/s3data/hugesmall"
+fi
 
+# --huge-mount stops here; --huge goes on with the complete fold.
+if [ $HUGE = 1 ]; then
 	# The fold: a store of N per-object keys written straight into the
 	# bucket's directory with the attributes versitygw gives a PUT (checked
 	# against PUTs of the same bytes), a journal naming the last 1,000.

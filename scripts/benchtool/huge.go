@@ -25,7 +25,7 @@ import (
 //	benchtool posixplan DIR N PEROBJ SEED EXTRA_BYTES   what genposix needs under DIR (inodes, bytes) and whether it fits: JSON, or exit 1 saying why not
 //	benchtool genposix STORE DIR N PEROBJ SEED [JOURNAL] N per-object keys written as files into DIR, the directory of STORE's bucket on versitygw's posix backend, a journal of the last JOURNAL keys, and a check through STORE: JSON
 //	benchtool listall STORE PAR                          list every <kind>/<hh>/ prefix, PAR at a time, as a complete fold lists them: JSON of keys, wall, keys/s
-//	benchtool fuseops MOUNT                              the FUSE operations the oxyfs mount answered so far, by name (.oxy/status): JSON
+//	benchtool fuseops MOUNT                              the FUSE operations the oxyfs mount answered so far, by name, and the kernel's requests by opcode (.oxy/status): JSON
 //	benchtool mountstate MOUNT PID                       the mount's RSS, set, signature cache, read-ahead depth and FUSE operations (.oxy/status): JSON
 //	benchtool lookups STORE MOUNT N SEED                 stat N existing entries (not signatures) of STORE's lists on its fresh mount, then again: JSON of µs per path cold and warm, and the FUSE lookups
 var commands = map[string]func(ctx context.Context, args []string) error{
@@ -205,40 +205,54 @@ func sampleKeys(ctx context.Context, url string, n int, seed int64) ([]string, i
 
 // fuseLookups reads the mount's count of FUSE LOOKUPs answered.
 func fuseLookups(mnt string) (int64, error) {
-	ops, err := fuseOps(mnt)
+	c, err := readFuseCounts(mnt)
 	if err != nil {
 		return 0, err
 	}
-	n, ok := ops["lookup"]
+	n, ok := c.Ops["lookup"]
 	if !ok {
 		return 0, errors.New("the mount's status has no fuse_ops.lookup")
 	}
 	return n, nil
 }
 
-// fuseOps reads the FUSE operations the mount answered, by name.
-func fuseOps(mnt string) (map[string]int64, error) {
+// fuseCounts is what `benchtool fuseops` prints of the mount's
+// .oxy/status: the operations the mount answered by name (fuse_ops: a
+// "lookup" there includes each directory a READDIRPLUS hands the kernel),
+// the kernel's FUSE requests by opcode (fuse_requests) and the READDIR(PLUS)
+// of them answered empty, one a listing read to its end (fuse_listing_ends).
+type fuseCounts struct {
+	Ops         map[string]int64 `json:"ops"`
+	Requests    map[string]int64 `json:"requests"`
+	ListingEnds map[string]int64 `json:"listing_ends"`
+}
+
+// readFuseCounts reads the mount's counts from its .oxy/status (which the
+// mount renders at most once in 10 s: read it that seldom for counts of now).
+func readFuseCounts(mnt string) (fuseCounts, error) {
 	b, err := os.ReadFile(filepath.Join(mnt, ".oxy", "status"))
 	if err != nil {
-		return nil, fmt.Errorf("read the mount's status: %w", err)
+		return fuseCounts{}, fmt.Errorf("read the mount's status: %w", err)
 	}
 	var doc struct {
-		FuseOps map[string]int64 `json:"fuse_ops"`
+		FuseOps         map[string]int64 `json:"fuse_ops"`
+		FuseRequests    map[string]int64 `json:"fuse_requests"`
+		FuseListingEnds map[string]int64 `json:"fuse_listing_ends"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("parse the mount's status: %w", err)
+		return fuseCounts{}, fmt.Errorf("parse the mount's status: %w", err)
 	}
 	if doc.FuseOps == nil {
-		return nil, errors.New("the mount's status has no fuse_ops")
+		return fuseCounts{}, errors.New("the mount's status has no fuse_ops")
 	}
-	return doc.FuseOps, nil
+	return fuseCounts{Ops: doc.FuseOps, Requests: doc.FuseRequests, ListingEnds: doc.FuseListingEnds}, nil
 }
 
 func fuseOpsCmd(_ context.Context, args []string) error {
 	need(args, 1)
-	ops, err := fuseOps(args[0])
+	c, err := readFuseCounts(args[0])
 	if err != nil {
 		return err
 	}
-	return printJSON(ops)
+	return printJSON(c)
 }

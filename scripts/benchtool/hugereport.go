@@ -45,25 +45,33 @@ func nums(h *record) map[string]float64 {
 	return m
 }
 
-// fuseDelta is what the mount answered during a step, by FUSE operation
-// ("total": all of them), from its counts before and after.
-func fuseDelta(h *record) (map[string]int64, bool) {
+// fuseDelta is what the mount answered during a step, from its counts
+// before and after (`benchtool fuseops`): its operations by name and the
+// kernel's requests by opcode, each with "total", and the listings read to
+// their end.
+func fuseDelta(h *record) (fuseCounts, bool) {
 	if h == nil {
-		return nil, false
+		return fuseCounts{}, false
 	}
 	var v struct {
-		Before map[string]int64 `json:"fuse_before"`
-		After  map[string]int64 `json:"fuse_after"`
+		Before fuseCounts `json:"fuse_before"`
+		After  fuseCounts `json:"fuse_after"`
 	}
-	if json.Unmarshal(h.Result, &v) != nil || v.Before == nil || v.After == nil {
-		return nil, false
+	if json.Unmarshal(h.Result, &v) != nil || v.Before.Ops == nil || v.After.Ops == nil {
+		return fuseCounts{}, false
 	}
-	d := map[string]int64{}
-	for op, n := range v.After {
-		d[op] = n - v.Before[op]
-		d["total"] += n - v.Before[op]
+	sub := func(after, before map[string]int64) map[string]int64 {
+		if after == nil {
+			return nil
+		}
+		d := map[string]int64{}
+		for k, n := range after {
+			d[k] = n - before[k]
+			d["total"] += n - before[k]
+		}
+		return d
 	}
-	return d, true
+	return fuseCounts{Ops: sub(v.After.Ops, v.Before.Ops), Requests: sub(v.After.Requests, v.Before.Requests), ListingEnds: sub(v.After.ListingEnds, v.Before.ListingEnds)}, true
 }
 
 func (h *record) open() (openResult, bool) {
@@ -183,7 +191,13 @@ func (r *results) hugeSection(w io.Writer) {
 			files := nums(h)["files"]
 			fuse := ""
 			if d, ok := fuseDelta(h); ok {
-				fuse = fmt.Sprintf("; the mount answered %s FUSE operations: %s lookups, %s listings", count(d["total"]), count(d["lookup"]), count(d["readdir"]))
+				fuse = fmt.Sprintf("; the mount answered %s FUSE operations: %s lookups, %s listings", count(d.Ops["total"]), count(d.Ops["lookup"]), count(d.Ops["readdir"]))
+				if q := d.Requests; q != nil {
+					fuse += fmt.Sprintf("; the kernel sent %s requests: %s READDIRPLUS (%s of them empty, a listing's end), %s LOOKUP, %s GETATTR", count(q["total"]), count(q["READDIRPLUS"]), count(d.ListingEnds["READDIRPLUS"]), count(q["LOOKUP"]), count(q["GETATTR"]))
+				}
+				if dirs := nums(h)["dirs"]; dirs > 0 {
+					fuse += fmt.Sprintf("; %s directories", count(int64(dirs)))
+				}
 			}
 			if !hugeOK(h) || files == 0 {
 				return stepWall(h) + strings.TrimPrefix(fuse, ";"), 0
