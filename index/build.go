@@ -87,6 +87,30 @@ func (b *builder) intern(v []byte) uint32 {
 	return id
 }
 
+// internOf is intern for a value of kind, as a list is decoded. A seal's
+// or an acceptance's value is an attestation id, one per object: a digest
+// (lower hex of uniqueDigestLen characters or more) of those kinds is
+// added without the map, whose string and slot for each such value, never
+// looked up again, cost most of a 10M open's build; one the journal (read
+// before the lists) named is found there. Equal values may so have several
+// ids (two lists naming one); the set compares values by their text
+// (cmpIDs), as it does for a refresh's journal values. Signers, runners and
+// certificate ids (which may be hex fingerprints, shared by many entries)
+// are interned.
+func (b *builder) internOf(kind format.Kind, v []byte) uint32 {
+	if (kind == format.KindSeal || kind == format.KindAccepted) && len(v) >= uniqueDigestLen && len(v)%2 == 0 && isLowerHex(v) {
+		if id, ok := b.m[string(v)]; ok { // a journal line's (read first)
+			return id
+		}
+		return b.vt.add(v)
+	}
+	return b.intern(v)
+}
+
+// uniqueDigestLen is the shortest value internOf takes for a digest: 40
+// hex characters (a SHA-1; sha256 is 64).
+const uniqueDigestLen = 40
+
 // internString is intern of a piece of a journal line: a new value is
 // copied, so the table keeps no line alive.
 func (b *builder) internString(v string) uint32 {
@@ -193,7 +217,7 @@ func (b *builder) decodeList(src uint8, name string, body io.Reader) (*run, erro
 				line := len(kind.Prefix()) + 2*len(ob) + 2 + len(val) + 1 // "sig/" hh "/" rest "/" value "\n"
 				r.kinds[kind].reserve(int((textSize-c.at)/int64(line)), len(ob))
 			}
-			if !r.kinds[kind].add(ob, b.intern(val), src) {
+			if !r.kinds[kind].add(ob, b.internOf(kind, val), src) {
 				key := append(format.AppendObjectPrefix(nil, kind, ob), val...)
 				buildErr = fmt.Errorf("%w: %w at %q", format.ErrCorrupt, errUnsorted, key)
 				close(stop)

@@ -210,11 +210,15 @@ func (ix *Index) foldedBase(ctx context.Context, sn *store.Snapshot, prev *view)
 		}
 	}
 	b := newBuilder()
+	// The journal first: its values go into the builder's map, so a list's
+	// attestation id that a journal line also names gets the line's id
+	// (builder.internOf adds the list's others without the map), and a
+	// folded line whose key is in a list still costs one bit.
+	je := journalOf(b, sn, prev)
 	runs, err := ix.loadLists(ctx, b, live, 0)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	je := journalOf(b, sn, prev)
 	runs = append(runs, je.r)
 	ix.lists.learn(b.texts)
 	s := b.set(b.mergeRuns(runs))
