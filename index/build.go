@@ -41,7 +41,9 @@ func (r *run) entries() int {
 }
 
 // builder turns lists and journal lines into one entrySet. It owns the value
-// table every run of one load shares, so equal values get one id.
+// table every run of one load shares: equal values get one id through the
+// map (intern), except the attestation ids internOf adds without it, which
+// the set compares by their text.
 type builder struct {
 	vt       vtab
 	m        map[string]uint32

@@ -244,7 +244,9 @@ func addedPartials(held []string, live []store.ListInfo) ([]store.ListInfo, bool
 }
 
 // addLists reads lists and merges them into prev's set, whose journal
-// part it recomputes from sn's journal (withJournal).
+// part it recomputes from sn's journal (withJournal). The lists are read
+// before the journal here, so an attestation id both name is held twice
+// (builder.internOf): a few bytes a refresh, compared by text.
 func (ix *Index) addLists(ctx context.Context, prev *view, lists []store.ListInfo, sn *store.Snapshot) (*entrySet, *journalView, []malformed, error) {
 	b := newBuilderFrom(prev.base)
 	runs, err := ix.loadLists(ctx, b, lists, prev.base.entries())

@@ -9,8 +9,10 @@ import (
 	"github.com/oxyfs/oxyfs/store/format"
 )
 
-// vtab is the value table: every distinct value (signer or indexed value)
-// once, referred to by a uint32 id. Values that are lowercase hex of even
+// vtab is the value table: each value (signer or indexed value), referred
+// to by a uint32 id; a distinct value once, but for attestation ids a list
+// names that the journal or another list names too (builder.internOf),
+// which may be held twice and are compared by text. Values that are lowercase hex of even
 // length are kept packed (half the bytes), marked in a bitset. Pointer-free:
 // the GC never scans it. See doc.go for the arithmetic.
 type vtab struct {

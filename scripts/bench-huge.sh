@@ -34,23 +34,30 @@ MISSING=sig/7f/$(printf 'f%.0s' $(seq 62))
 # requests by the directories.
 HUGEFIND='find . -path ./.oxy -prune -o -type f -printf "f\n" -o -type d -printf "d\n" | awk "{n[\$1]++} END {printf \"%d %d\\n\", n[\"f\"], n[\"d\"]}"'
 # fresh_status: the mount renders .oxy/status at most once in 10 s; wait
-# out the text the last read rendered, for counts of now.
+# out the text the last read rendered, for counts of now. STATUS_AT is set
+# (status_read) after each read has returned, in whole seconds: 12 s after
+# it is more than 10 s after the render.
 STATUS_AT=0
 fresh_status() {
-	local wait=$((STATUS_AT + 11 - $(date +%s)))
-	[ $wait -gt 0 ] && sleep $wait
-	STATUS_AT=$(date +%s)
+	local wait=$((STATUS_AT + 12 - $(date +%s)))
+	if [ $wait -gt 0 ]; then sleep $wait; fi
 }
+status_read() { STATUS_AT=$(date +%s); }
 huge_find() {
-	local ops0 ops1 files dirs
+	local ops0 ops1 files dirs req
 	fresh_status
 	ops0=$("$BT" fuseops "$MNT") || ops0=null
+	status_read
 	reset
-	htimed bash -c "cd '$MNT' && $HUGEFIND"
+	# pipefail: a find that fails part-way (EIO) fails the step, though awk
+	# printed its partial counts
+	htimed bash -c "set -o pipefail; cd '$MNT' && $HUGEFIND"
+	req=$(counts) # now: the wait below may hold the mount's next refresh
 	read -r files dirs <<<"${OUTPUT:-0 0}"
 	fresh_status
 	ops1=$("$BT" fuseops "$MNT") || ops1=null
-	record_huge "$1" $STATUS "$WALL" "$2" "$(counts)" "{\"files\":${files:-0},\"dirs\":${dirs:-0},\"fuse_before\":$ops0,\"fuse_after\":$ops1}"
+	status_read
+	record_huge "$1" $STATUS "$WALL" "$2" "$req" "{\"files\":${files:-0},\"dirs\":${dirs:-0},\"fuse_before\":$ops0,\"fuse_after\":$ops1}"
 }
 
 # huge_mount WHICH URL DIRECT N: on fresh mounts of URL (N entries), find
@@ -65,10 +72,16 @@ huge_mount() {
 		huge_find "$which-find-cold" "$n"
 		if [ $STATUS = ok ]; then
 			huge_find "$which-find-warm" "$n"
+		fi
+		if [ $STATUS = ok ]; then
 			record_huge "$which-find-rss" ok 0 "$n" '{}' "{\"rss_kib\":$(rss_kib "$MPID")}"
 			# issue 27 target 4: the RSS beside the set and the cache's bound
 			fresh_status
 			st=$("$BT" mountstate "$MNT" "$MPID") && record_huge "$which-find-state" ok 0 "$n" '{}' "$st"
+			status_read
+		else
+			# an RSS after a walk cut short is no figure for target 4
+			record_huge "$which-find-rss" "$STATUS" 0 "$n" '{}' "" "a find did not finish"
 		fi
 	else
 		record_huge "$which-find-cold" failed 0 "$n" '{}' "" "the mount failed"
