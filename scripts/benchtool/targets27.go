@@ -91,6 +91,11 @@ func (r *results) issue27(w io.Writer) {
 				who = "the server at that depth"
 			}
 			why += fmt.Sprintf("; the server alone at the same depth: %s (oxyfs %.2f× it): %s", secs(sd.WallS), sr, who)
+			// The mount, the proxy and the server share the machine's
+			// CPUs: the floor's cat and the server's GETs one after the
+			// other is what the two cost where neither hides the other.
+			sum := f.WallS + sd.WallS
+			why += fmt.Sprintf("; the floor's cat and the server's GETs at that depth one after the other: %s (oxyfs %.2f× it; the mount, the proxy and the server share %s CPUs)", secs(sum), o.WallS/sum, r.machine["nproc"])
 		}
 		if s16 := r.find("browse", "server", "cat-cold", l); ok(s16) {
 			why += fmt.Sprintf("; at 16 in flight: %s", secs(s16.WallS))
