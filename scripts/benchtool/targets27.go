@@ -168,6 +168,7 @@ func (r *results) issue27(w io.Writer) {
 			row(target, notMeasured+": "+stepWall(h), "", notMeasured)
 		} else {
 			m, why, v := target4(st)
+			why += growthPerDir(r.hugeStep("huge-mount-rss"), r.hugeStep("huge-find-cold"), st.RSSKiB)
 			row(target, m, why, v)
 		}
 	}
@@ -244,6 +245,19 @@ func target4(st mountState) (measured, why, verdict string) {
 		verdict = "met"
 	}
 	return measured, why, verdict
+}
+
+// growthPerDir is what the mount's RSS grew by from the fresh mount
+// (mountRSS's step) to after the finds (afterKiB), per directory the cold
+// find listed: the kernel looked each up, and the mount keeps a node for
+// each name the kernel holds. Empty when a figure is missing.
+func growthPerDir(mountRSS, cold *record, afterKiB int64) string {
+	before, dirs := nums(mountRSS)["rss_kib"], nums(cold)["dirs"]
+	if !hugeOK(mountRSS) || !hugeOK(cold) || before == 0 || dirs == 0 {
+		return ""
+	}
+	grew := float64(afterKiB) - before
+	return fmt.Sprintf("; it grew by %s from the fresh mount's %s over the %s directories the cold find listed: %.0f B per directory (a node per name the kernel looked up)", mib(grew), mib(before), count(int64(dirs)), grew*1024/dirs)
 }
 
 // target5 is target 5's figures for a cold find over dirs directories that
