@@ -278,6 +278,9 @@ func target5(dirs float64, req, ends map[string]int64, statusLookups int64) (mea
 	measured = fmt.Sprintf("%.2f READDIRPLUS per directory (%.2f with names, %.2f empty), %.2f LOOKUP, %.2f READDIR, %.2f GETATTR (%s directories; %s READDIRPLUS, %s LOOKUP)",
 		per(rdp), per(named), per(end), per(lookups), per(req["READDIR"]), per(req["GETATTR"]), count(int64(dirs)), count(rdp), count(lookups))
 	why = fmt.Sprintf("the kernel's requests on the mount (`.oxy/status` `fuse_requests`, less the LOOKUP of the status read itself): every listing ends with an empty READDIRPLUS, which FUSE needs (the kernel learns a listing's end only from an empty reply); a reply holds up to 128 KiB of names (~800), so a larger directory takes more (met: at most %.2f with names per directory, no LOOKUP, no READDIR)", maxNamedPerDir)
+	if f := req["FORGET"]; f > 0 {
+		why += fmt.Sprintf("; the kernel dropped %s nodes during the walk (FORGET), and a name it dropped and needs again is a LOOKUP", count(f))
+	}
 	verdict = "**missed**"
 	if lookups == 0 && req["READDIR"] == 0 && per(named) <= maxNamedPerDir {
 		verdict = "met"
