@@ -49,7 +49,7 @@ func main() {
 	mutate := flag.String("mutate", "", "name of a patch in scripts/simtool/mutations (or \"all\") to apply to a copy of the tree and expect caught")
 	quiet := flag.Bool("quiet", false, "print only the summary")
 	jobs := flag.Int("j", 1, "runs at once")
-	flag.BoolVar(&printRuns, "print-runs", false, "print one RUN line per run (seed, backend, ops, first violation)")
+	flag.BoolVar(&printRuns, "print-runs", false, "print one RUN line per run (seed, backend, ops, first violation), and a VIOLATION line for each violation a failed run found (its message)")
 	flag.BoolVar(&byteMode, "bytes", false, "the byte level: re-signs, held readers, bytes compared through the handle, serve and a FUSE mount")
 	flag.IntVar(&mountPercent, "mount-percent", 25, "with -bytes: share of operations read through a FUSE mount too (0: no mount; needs /dev/fuse)")
 	flag.StringVar(&tempDir, "tempdir", defaultTempDir(), "where the file backend's bucket and the mount go (default: /dev/shm when it is a writable memory filesystem, else the system's temporary directory)")
@@ -193,6 +193,11 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 					first = fmt.Sprintf("%s/%s@%d", v.Class, v.Kind, v.Op)
 				}
 				fmt.Printf("RUN %d %s %d %s\n", res.Config.Seed, res.Config.Backend, res.Ops, first)
+				// The messages too: a timing-dependent violation may not
+				// come back when its seed runs again.
+				for _, v := range res.Violations {
+					fmt.Printf("VIOLATION %d %s %s\n", res.Config.Seed, res.Config.Backend, v)
+				}
 			}
 			runs++
 			total += res.Ops
