@@ -12,8 +12,8 @@ import (
 // vtab is the value table: each value (signer or indexed value), referred
 // to by a uint32 id; a distinct value once, but for attestation ids a list
 // names that the journal or another list names too (builder.internOf),
-// which may be held twice and are compared by text. Values that are lowercase hex of even
-// length are kept packed (half the bytes), marked in a bitset. Pointer-free:
+// which may be held twice and are compared by text. Values that are
+// lowercase hex of even length are kept packed (half the bytes), marked in a bitset. Pointer-free:
 // the GC never scans it. See doc.go for the arithmetic.
 type vtab struct {
 	arena []byte   // the values' bytes, back to back
