@@ -167,13 +167,16 @@ func serveMount(ctx context.Context, ix *index.Index, m *fs.Server, every time.D
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	// Every SIGINT/SIGTERM tries to unmount (ctx only says the first came).
+	// Every SIGINT/SIGTERM tries to unmount. ctx says that the first came,
+	// and is the only word of one that came before term was registered:
+	// its cancel runs on a goroutine of its own, so ctx.Err() checked here
+	// may not say so yet (a mount interrupted right after "mounted" never
+	// unmounted). So ctx.Done() is waited on too, once; the same signal
+	// seen on term as well is drained, not taken for a second.
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(term)
-	if ctx.Err() != nil {
-		term <- os.Interrupt
-	}
+	ctxDone := ctx.Done()
 	// Each refresh drops what the kernel caches of what changed. A quiet
 	// store is refreshed every interval (on by default): an interval
 	// refresh is logged only when it changed the view; SIGHUP's always.
@@ -188,22 +191,29 @@ func serveMount(ctx context.Context, ix *index.Index, m *fs.Server, every time.D
 			lg.Info(fmt.Sprintf("unmounted from outside (umount %s); exiting", m.Dir()))
 			stopRefresh()
 			return ix.Close()
-		case <-term:
-			// Unmount first (it waits for the writes in flight), and only
-			// then close the index: a mount still in use keeps serving.
-			// A refresh in flight ends before the unmount begins.
-			_ = sdNotify("STOPPING=1")
-			lg.Info("unmounting: flushing pending writes")
-			stopRefresh()
-			if err := m.Unmount(); err != nil {
-				lg.Error(fmt.Sprintf("%v; still mounted and serving: close what uses it and send SIGINT again", err))
-				_ = sdNotify("READY=1")
-				stopRefresh = refreshloop.Start(ix, rc)
-				continue
+		case <-ctxDone:
+			ctxDone = nil
+			select {
+			case <-term:
+			default:
 			}
-			<-done
-			return ix.Close()
+		case <-term:
+			ctxDone = nil
 		}
+		// Unmount first (it waits for the writes in flight), and only
+		// then close the index: a mount still in use keeps serving. A
+		// refresh in flight ends before the unmount begins.
+		_ = sdNotify("STOPPING=1")
+		lg.Info("unmounting: flushing pending writes")
+		stopRefresh()
+		if err := m.Unmount(); err != nil {
+			lg.Error(fmt.Sprintf("%v; still mounted and serving: close what uses it and send SIGINT again", err))
+			_ = sdNotify("READY=1")
+			stopRefresh = refreshloop.Start(ix, rc)
+			continue
+		}
+		<-done
+		return ix.Close()
 	}
 }
 
