@@ -19,6 +19,10 @@ import (
 type handleState struct {
 	snap, sure, maybe map[string]bool
 	existed           map[string]bool // every key E held since (a prefix-mode handle's lazy listings may show any)
+	// want: right after a refresh or an open, exactly the keys the handle
+	// must show (handleWant: the model's, with the two allowed
+	// differences). The byte check reads these, no others.
+	want map[string]bool
 }
 
 // jcount is one key's journal lines: unfolded, and folded per folded-at.
@@ -302,6 +306,7 @@ func boolKeys(b bool, k string) []string {
 func (s *sim) checkHandle(want map[string]bool) {
 	view, bySigner, err := walk(s.ctx, s.h)
 	if err != nil {
+		s.hs.want = nil
 		s.violate("walk-error", "handle: %v", err)
 		return
 	}
@@ -313,8 +318,9 @@ func (s *sim) checkHandle(want map[string]bool) {
 		if missing, extra := diff(sigKeys(view), bySigner); len(missing)+len(extra) > 0 {
 			s.violate(index.BySigner, "handle: by-signer/ differs from sig/: %s", describeDiff(missing, extra))
 		}
-		s.compareView(s.exactHandle, view, s.handleWant(want, view))
-		s.hs = handleState{snap: view, sure: map[string]bool{}, maybe: map[string]bool{}}
+		hw := s.handleWant(want, view)
+		s.compareView(s.exactHandle, view, hw)
+		s.hs = handleState{snap: view, sure: map[string]bool{}, maybe: map[string]bool{}, want: hw}
 		return
 	}
 	lower := union(s.hs.snap, s.hs.sure)
