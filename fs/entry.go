@@ -36,6 +36,12 @@ type entryNode struct {
 	// hasID: id is known (the index had read or written the bytes of the
 	// node's first version when it was made); read-only.
 	hasID bool
+	// readers counts the signature's descriptors open for reading on
+	// this node, and readSize is their size: every one holds the node's
+	// version whole (Open takes only that version, or one of the same
+	// bytes: sameVersion), so they agree. Both atomic.
+	readers  atomic.Int32
+	readSize atomic.Int64
 }
 
 var (
@@ -79,7 +85,20 @@ func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.At
 		out.SetTimeout(n.m.attrTTL)
 		return 0
 	}
-	return n.getattr(ctx, out)
+	errno := n.getattr(ctx, out)
+	if errno == syscall.ESTALE && n.e.Kind == format.KindSig && n.readers.Load() > 0 {
+		// The kernel sends fstat's GETATTR without the file, and go-fuse
+		// then passes the node's first open file, which may be a write's
+		// (a refused one whose RELEASE has not come yet): a node of an
+		// older version, or of a name that stands for nothing now, is
+		// reached only through the descriptors open on it (its name was
+		// dropped when its version moved), so the ones reading it answer
+		// — the version they hold, not ESTALE, which fstat cannot retry.
+		n.m.fileAttr(&out.Attr, n.readSize.Load())
+		out.SetTimeout(n.m.attrTTL)
+		return 0
+	}
+	return errno
 }
 
 func (n *entryNode) getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
@@ -188,7 +207,10 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 		sh.Release()
 		return nil, 0, syscall.ESTALE
 	}
-	return &readHandle{m: m, data: sh.Bytes(), sig: sh}, n.readFlags(), 0
+	h := &readHandle{m: m, data: sh.Bytes(), sig: sh, node: n}
+	n.readSize.Store(int64(len(h.data)))
+	n.readers.Add(1)
+	return h, n.readFlags(), 0
 }
 
 // sizeSettle is how much longer than AttrTimeout a size reported before a
@@ -272,6 +294,7 @@ type readHandle struct {
 	m    *Server
 	data []byte           // read-only
 	sig  *index.SigHandle // nil for an index entry
+	node *entryNode       // a signature's node, whose readers it counts; nil for an index entry
 }
 
 var (
@@ -282,6 +305,9 @@ var (
 
 // Release gives the bytes back to the readers' budget.
 func (h *readHandle) Release(ctx context.Context) syscall.Errno {
+	if h.node != nil {
+		h.node.readers.Add(-1)
+	}
 	if h.sig != nil {
 		h.sig.Release()
 	}

@@ -276,6 +276,7 @@ func (s *sim) checkHeld() {
 	}
 	clear(s.bs.held[len(kept):])
 	s.bs.held = kept
+	s.dropLingering()
 }
 
 func (s *sim) violateClass(kind, class, format string, args ...any) {

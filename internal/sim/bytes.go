@@ -8,6 +8,8 @@ import (
 	"path"
 	"slices"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/fs"
 	"github.com/oxyfs/oxyfs/index"
@@ -48,6 +50,12 @@ type byteState struct {
 	mntDir  string
 	mountOp bool     // this operation's byte check reads through the mount too
 	scratch *os.File // copyOut's file
+	// lingering: a refused write's descriptor kept open (a dup) until the
+	// next held-reader check, as a loaded kernel sends the write's RELEASE
+	// late: its handle stays on the node, before any reader opened after
+	// it, and go-fuse answers a GETATTR that names no file (fstat) with
+	// the node's first open file.
+	lingering []*os.File
 }
 
 // heldReader is a signature kept open across operations: a descriptor on
@@ -327,6 +335,11 @@ func (s *sim) opRefusedWrite() error {
 	_, err1 := f.WriteAt(data, 0)
 	_, err2 := f.WriteAt([]byte{1}, fs.MaxWriteBytes)
 	_, err3 := f.WriteAt(data, int64(len(data)))
+	if s.rng.IntN(2) == 0 {
+		if nfd, err := unix.Dup(int(f.Fd())); err == nil {
+			s.bs.lingering = append(s.bs.lingering, os.NewFile(uintptr(nfd), k+" (refused write, kept open)"))
+		}
+	}
 	errc := f.Close()
 	switch {
 	case err1 != nil || err3 != nil:
@@ -365,6 +378,7 @@ func (s *sim) mount() error {
 
 func (s *sim) unmount() error {
 	s.dropHeld()
+	s.dropLingering()
 	if s.bs.scratch != nil {
 		s.bs.scratch.Close()
 		s.bs.scratch = nil
@@ -388,4 +402,13 @@ func (s *sim) dropHeld() {
 		hr.sh.Release()
 	}
 	s.bs.held = nil
+}
+
+// dropLingering closes the refused writes' descriptors kept open: their
+// RELEASE comes now.
+func (s *sim) dropLingering() {
+	for _, f := range s.bs.lingering {
+		f.Close()
+	}
+	s.bs.lingering = nil
 }
