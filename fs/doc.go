@@ -102,7 +102,11 @@
 //     version that moved to the same bytes, which the node takes as its
 //     own at an open (versions.go: sameVersion). A descriptor
 //     held open keeps its node and its handle: it reads the version it
-//     opened, whole, and fstat on it answers from the handle.
+//     opened, whole, and fstat on it answers from the handle — the kernel
+//     sends fstat's GETATTR without the file and go-fuse passes the node's
+//     first open file, which may be a refused write's whose RELEASE has not
+//     come; a node of an older version with descriptors open for reading
+//     answers their size then, not ESTALE (entryNode.Getattr).
 //   - Content: a signature is read once, at open (ix.OpenSig), into a
 //     handle shared by every open of the version. The kernel reads it through its page cache, so cat's second
 //     read (the one that finds the end) costs no request — unless the size
