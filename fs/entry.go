@@ -37,9 +37,10 @@ type entryNode struct {
 	// node's first version when it was made); read-only.
 	hasID bool
 	// readers counts the signature's descriptors open for reading on
-	// this node, and readSize is their size: every one holds the node's
-	// version whole (Open takes only that version, or one of the same
-	// bytes: sameVersion), so they agree. Both atomic.
+	// this node that hold its version, and readSize is their size: each
+	// holds the node's version whole (sameVersion: that version, or one
+	// of the same bytes), so they agree. One opened beside a write in
+	// progress with another version's bytes is not counted. Both atomic.
 	readers  atomic.Int32
 	readSize atomic.Int64
 }
@@ -203,13 +204,20 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	if err != nil {
 		return nil, 0, m.errno("read", n.path, err)
 	}
-	if !n.sameVersion(sh) && m.pending.writing(n.path) == nil {
+	same := n.sameVersion(sh)
+	if !same && m.pending.writing(n.path) == nil {
 		sh.Release()
 		return nil, 0, syscall.ESTALE
 	}
-	h := &readHandle{m: m, data: sh.Bytes(), sig: sh, node: n}
-	n.readSize.Store(int64(len(h.data)))
-	n.readers.Add(1)
+	h := &readHandle{m: m, data: sh.Bytes(), sig: sh}
+	if same {
+		// Counted only when of the node's version: one opened beside a
+		// write in progress may hold another, and would make the size
+		// the node's readers answer (Getattr) not theirs.
+		h.node = n
+		n.readSize.Store(int64(len(h.data)))
+		n.readers.Add(1)
+	}
 	return h, n.readFlags(), 0
 }
 

@@ -179,3 +179,69 @@ func TestHeldDescriptorAcrossARefusedWrite(t *testing.T) {
 		checkHeldWhole(t, what, fd, f.sigs[alice.Key()])
 	}
 }
+
+// TestAWriteThatEndsUnlandedAfterARefreshDropsTheName: a reader holds a
+// signature, a write of it is in progress (so the node stays current and
+// a refresh's Invalidate leaves its name alone), another writer replaces
+// it and a refresh shows that; a second reader opens then, on the same
+// node, and gets the new bytes. Then the write is refused: the node is of
+// an older version from then on, so its name must go (a stat by path
+// shows the new size, without an open to look it up again), the first
+// reader still reads and fstats the version it opened, and the second
+// reader's bytes do not change what the first one's fstat says.
+func TestAWriteThatEndsUnlandedAfterARefreshDropsTheName(t *testing.T) {
+	for _, writeFirst := range []bool{false, true} {
+		f, ix, srv, _ := mountFixture(t, Options{AllowOverwrite: true})
+		alice := storefixture.Ent(format.KindSig, "ab12cd34", "alice")
+		p := srv.path(alice)
+		old, newer := f.sigs[alice.Key()], bytes.Repeat([]byte("N"), 30)
+		var fd *os.File
+		if !writeFirst {
+			fd = holdSig(t, srv, alice)
+		}
+		w, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		if _, err := w.WriteAt([]byte("partial"), 0); err != nil {
+			t.Fatal(err)
+		}
+		if writeFirst {
+			fd = holdSig(t, srv, alice)
+		}
+		if err := otherWriter(t, f).Put(context.Background(), alice, newer); err != nil {
+			t.Fatal(err)
+		}
+		refreshed(t, ix, srv)
+		// Someone looks meanwhile: the kernel now holds the node's size
+		// (the write's node, current while the write is in progress).
+		statSize(t, p)
+		second, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer second.Close()
+		if got, err := io.ReadAll(second); err != nil || !bytes.Equal(got, newer) {
+			t.Errorf("write first %v: a reader opened after the refresh, beside the write: %q %v, want the new %d bytes", writeFirst, got, err, len(newer))
+		}
+		statSize(t, p)
+		if _, err := w.WriteAt([]byte{1}, MaxWriteBytes); err == nil {
+			t.Fatal("a write past MaxWriteBytes was not refused")
+		}
+		// The name is dropped by a notice sent from a goroutine (not
+		// from inside the refused WRITE): wait for it, within a bound.
+		deadline := time.Now().Add(10 * time.Second)
+		for statSize(t, p) != int64(len(newer)) {
+			if time.Now().After(deadline) {
+				t.Fatalf("write first %v: stat by path after the write was refused: %d bytes 10 s later, want the new %d", writeFirst, statSize(t, p), len(newer))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		what := "beside a write refused after the refresh"
+		if writeFirst {
+			what += ", opened before the held descriptor"
+		}
+		checkHeldWhole(t, what, fd, old)
+	}
+}

@@ -174,6 +174,14 @@ func (h *writeHandle) refuseLocked(errno syscall.Errno) syscall.Errno {
 	if h.refused == 0 {
 		h.refused = errno
 		h.dead.Store(true)
+		if h.e.Kind == format.KindSig {
+			// The write no longer holds its node current (stale() counts
+			// a refused write as none): if a refresh moved the version
+			// meanwhile — Invalidate skipped the node then — the kernel's
+			// name must go now, or a stat by path keeps the old size.
+			// Not from inside the request (sigChanged notifies).
+			go h.m.sigChanged(h.path)
+		}
 	}
 	return errno
 }
@@ -351,6 +359,11 @@ func (h *writeHandle) Release(ctx context.Context) syscall.Errno {
 	h.buf = nil
 	h.mu.Unlock()
 	h.m.pending.remove(h.path, h)
+	if !landed && !h.created && h.e.Kind == format.KindSig {
+		// As at a refusal: a write that ends without landing no longer
+		// holds the node current; drop the name if its version moved.
+		go h.m.sigChanged(h.path)
+	}
 	if h.created && !landed && h.parent != nil {
 		// The kernel holds the name Create gave it, and may have listed
 		// it: make it ask again (and find nothing). Not from inside the

@@ -167,16 +167,20 @@ func serveMount(ctx context.Context, ix *index.Index, m *fs.Server, every time.D
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	// Every SIGINT/SIGTERM tries to unmount. ctx says that the first came,
-	// and is the only word of one that came before term was registered:
-	// its cancel runs on a goroutine of its own, so ctx.Err() checked here
-	// may not say so yet (a mount interrupted right after "mounted" never
-	// unmounted). So ctx.Done() is waited on too, once; the same signal
-	// seen on term as well is drained, not taken for a second.
+	// Every SIGINT/SIGTERM tries to unmount. The first reaches us through
+	// ctx (signal.NotifyContext in main), whose cancel runs on a goroutine
+	// of its own: ctx.Err() looked at once here may not say so yet (a
+	// mount interrupted right after "mounted" never unmounted), so
+	// ctx.Done() is waited on. term is registered only once ctx is done:
+	// the signal package delivers under a lock Notify takes too, so the
+	// first signal never reaches term as well (a second unmount attempt
+	// for one signal), and every later one does.
 	term := make(chan os.Signal, 1)
-	signal.Notify(term, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(term)
 	ctxDone := ctx.Done()
+	if ctxDone == nil { // a context that is never done: no signal reaches us through it
+		signal.Notify(term, os.Interrupt, syscall.SIGTERM)
+	}
 	// Each refresh drops what the kernel caches of what changed. A quiet
 	// store is refreshed every interval (on by default): an interval
 	// refresh is logged only when it changed the view; SIGHUP's always.
@@ -193,12 +197,8 @@ func serveMount(ctx context.Context, ix *index.Index, m *fs.Server, every time.D
 			return ix.Close()
 		case <-ctxDone:
 			ctxDone = nil
-			select {
-			case <-term:
-			default:
-			}
+			signal.Notify(term, os.Interrupt, syscall.SIGTERM)
 		case <-term:
-			ctxDone = nil
 		}
 		// Unmount first (it waits for the writes in flight), and only
 		// then close the index: a mount still in use keeps serving. A
