@@ -106,7 +106,11 @@
 //     sends fstat's GETATTR without the file and go-fuse passes the node's
 //     first open file, which may be a refused write's whose RELEASE has not
 //     come; a node of an older version with descriptors open for reading
-//     answers their size then, not ESTALE (entryNode.Getattr).
+//     answers their size then, not ESTALE (entryNode.Getattr). A write
+//     in progress keeps its node current (a refresh's Invalidate leaves
+//     its name); when it ends without landing (refused, or closed with
+//     nothing) the name is dropped if the version moved meanwhile
+//     (sigChanged, from a goroutine: not from inside the request).
 //   - Content: a signature is read once, at open (ix.OpenSig), into a
 //     handle shared by every open of the version. The kernel reads it through its page cache, so cat's second
 //     read (the one that finds the end) costs no request — unless the size
