@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/lib/mapcopy"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
@@ -32,12 +33,9 @@ func statSize(t *testing.T, p string) int64 {
 
 // mmapPrivate maps p privately, as a program that mmaps a file to read it
 // does, and returns a copy of what the mapping shows up to the size fstat
-// reports. The copy goes out through a write(2) to a scratch file, never
-// by touching the mapping: a fault on it is served by this process's FUSE
-// server, and a goroutine in a page fault cannot be stopped for the
-// garbage collector, which then waits for it while the server's goroutines
-// wait for the collector (this test binary hung so in CI). In a system
-// call the kernel takes the fault, and the runtime goes on without it.
+// reports — copied out without touching the mapping (mapcopy: a page
+// fault there, served by this test's own mount, hung this test binary in
+// CI).
 func mmapPrivate(t *testing.T, p string) []byte {
 	t.Helper()
 	fd, err := os.Open(p)
@@ -62,12 +60,9 @@ func mmapPrivate(t *testing.T, p string) []byte {
 		t.Fatal(err)
 	}
 	defer scratch.Close()
-	if _, err := scratch.Write(m); err != nil {
-		t.Fatalf("copy the mapping of %s: %v", p, err)
-	}
-	out := make([]byte, len(m))
-	if _, err := scratch.ReadAt(out, 0); err != nil {
-		t.Fatalf("read the mapping's copy: %v", err)
+	out, err := mapcopy.Out(scratch, m)
+	if err != nil {
+		t.Fatalf("%s: %v", p, err)
 	}
 	return out
 }

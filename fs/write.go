@@ -351,17 +351,19 @@ func (h *writeHandle) Release(ctx context.Context) syscall.Errno {
 	defer h.m.ops.start(opRelease)()
 	h.mu.Lock()
 	errno := h.commitLocked()
-	landed := h.landed
-	if !landed && h.refused == 0 && h.e.Kind == format.KindSig && len(h.buf) == 0 && errno == syscall.EINVAL {
+	landed, refused := h.landed, h.refused != 0
+	if !landed && !refused && h.e.Kind == format.KindSig && len(h.buf) == 0 && errno == syscall.EINVAL {
 		h.m.logf("oxyfs: write /%s: a signature needs bytes; nothing written (EINVAL)", h.path)
 	}
 	h.holdLocked(0)
 	h.buf = nil
 	h.mu.Unlock()
 	h.m.pending.remove(h.path, h)
-	if !landed && !h.created && h.e.Kind == format.KindSig {
-		// As at a refusal: a write that ends without landing no longer
-		// holds the node current; drop the name if its version moved.
+	if !landed && !refused && !h.created && h.e.Kind == format.KindSig {
+		// As at a refusal (which asked already, refuseLocked; a refresh
+		// since saw the node stale itself): a write that ends without
+		// landing no longer holds the node current; drop the name if its
+		// version moved.
 		go h.m.sigChanged(h.path)
 	}
 	if h.created && !landed && h.parent != nil {

@@ -13,8 +13,9 @@ import (
 // to by a uint32 id; a distinct value once, but for attestation ids a list
 // names that the journal or another list names too (builder.internOf),
 // which may be held twice and are compared by text. Values that are
-// lowercase hex of even length are kept packed (half the bytes), marked in a bitset. Pointer-free:
-// the GC never scans it. See doc.go for the arithmetic.
+// lowercase hex of even length are kept packed (half the bytes), marked in
+// a bitset. Pointer-free: the GC never scans it. See doc.go for the
+// arithmetic.
 type vtab struct {
 	arena []byte   // the values' bytes, back to back
 	off   []uint32 // value i is arena[off[i]:off[i+1]]; len = values+1

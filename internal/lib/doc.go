@@ -11,6 +11,8 @@
 //   - memtest: heap measurements for tests that bound memory.
 //   - testdeps: what a test needs from the machine (FUSE, chromium, test
 //     servers), skipping or failing as CI asks.
+//   - mapcopy: copying a mapping of a file on this process's own FUSE
+//     mount without touching it (a page fault there can hang the runtime).
 //
 // What stands above the index (metrics, refreshloop, sim, the test
 // servers, storefixture, gen) stays in internal/ beside lib.

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"syscall"
 
+	"github.com/oxyfs/oxyfs/internal/lib/mapcopy"
 	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/web"
 )
@@ -182,12 +183,9 @@ func readFile(p string) ([]byte, error) {
 // simulation writes (a read past it is a reader that never finds the end).
 const maxSigRead = 1 << 20
 
-// copyOut copies a mapping of a file on the mount through a write(2) to a
-// scratch file, not by touching it: a page fault on the mapping is served
-// by this process's FUSE server, and a goroutine in a page fault cannot be
-// stopped for the garbage collector, which then waits for it while the
-// server waits for the collector. In a system call the kernel takes the
-// fault and the runtime goes on.
+// copyOut copies a mapping of a file on the mount without touching it
+// (mapcopy: a page fault there, served by this process, can hang the
+// runtime), through one scratch file kept for the run.
 func (s *sim) copyOut(m []byte) ([]byte, error) {
 	if s.bs.scratch == nil {
 		f, err := os.CreateTemp(s.cfg.TempDir, "oxyfs-sim-mmap-")
@@ -197,18 +195,7 @@ func (s *sim) copyOut(m []byte) ([]byte, error) {
 		os.Remove(f.Name())
 		s.bs.scratch = f
 	}
-	f := s.bs.scratch
-	if err := f.Truncate(0); err != nil {
-		return nil, err
-	}
-	if _, err := f.WriteAt(m, 0); err != nil {
-		return nil, fmt.Errorf("copy the mapping: %w", err)
-	}
-	out := make([]byte, len(m))
-	if _, err := f.ReadAt(out, 0); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return mapcopy.Out(s.bs.scratch, m)
 }
 
 // preadAll reads f to its end with pread, from offset 0 in pieces of 1000.
