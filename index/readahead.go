@@ -84,6 +84,7 @@ type readAhead struct {
 	queued  map[string]bool // in the queue or being fetched by a worker; guarded by mu
 	running int             // workers; guarded by mu
 	peak    int             // the most workers that ran at once; guarded by mu
+	sent    int64           // GETs the workers sent; guarded by mu
 	wg      sync.WaitGroup  // not guarded by mu: Add under it, Done and Wait (close) outside it
 	// frontier: on view fv, every signature entry of fv.base up to index fj
 	// has been considered. A trigger inside the window only scans past it.
@@ -226,6 +227,7 @@ func (ra *readAhead) work() {
 		ra.mu.Lock()
 		delete(ra.queued, key)
 		if sent {
+			ra.sent++
 			// A key gone since the set was read (store.ErrNotFound) says
 			// nothing of the server's load, nor does a close.
 			failed := err != nil && !errors.Is(err, store.ErrNotFound) && ra.ctx.Err() == nil
@@ -238,16 +240,17 @@ func (ra *readAhead) work() {
 
 // ReadAheadStats is read-ahead's depth (Status.ReadAhead).
 type ReadAheadStats struct {
-	Max   int `json:"max"`   // the most GETs in flight it may send (readAheadWorkers)
-	Limit int `json:"limit"` // how many it may send now, adapted (inflight)
-	Peak  int `json:"peak"`  // the most it sent at once
-	Depth int `json:"depth"` // the window: signatures fetched ahead at most
+	Max   int   `json:"max"`   // the most GETs in flight it may send (readAheadWorkers)
+	Limit int   `json:"limit"` // how many it may send now, adapted (inflight)
+	Peak  int   `json:"peak"`  // the most it sent at once
+	Depth int   `json:"depth"` // the window: signatures fetched ahead at most
+	Sent  int64 `json:"sent"`  // GETs it sent since the index opened
 }
 
 func (ra *readAhead) stats() ReadAheadStats {
 	ra.mu.Lock()
 	defer ra.mu.Unlock()
-	return ReadAheadStats{Max: ra.fl.max, Limit: ra.fl.allowed(), Peak: ra.peak, Depth: ra.n}
+	return ReadAheadStats{Max: ra.fl.max, Limit: ra.fl.allowed(), Peak: ra.peak, Depth: ra.n, Sent: ra.sent}
 }
 
 // forget drops the frontier's view, so a refresh's old set is not kept

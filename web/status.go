@@ -118,6 +118,7 @@ func statusOf(s index.Status, lastChange, now time.Time) statusView {
 	v.ReadAhead = []statusRow{
 		row("max", num(int64(s.ReadAhead.Max))), row("limit", num(int64(s.ReadAhead.Limit))),
 		row("peak", num(int64(s.ReadAhead.Peak))), row("depth", num(int64(s.ReadAhead.Depth))),
+		row("sent", num(s.ReadAhead.Sent)),
 	}
 	for _, w := range s.Warnings {
 		v.Warnings = append(v.Warnings, termsafe.Line(w))

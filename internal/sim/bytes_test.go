@@ -57,10 +57,10 @@ func TestByteSimulation(t *testing.T) {
 			runs = append(runs, run{seed, Backends[i%len(Backends)]})
 		}
 	}
-	total, mounted := 0, 0
-	var compared int64
+	total, mounted, raRuns := 0, 0, 0
+	var compared, raSent int64
 	for _, r := range runs {
-		res, err := Run(context.Background(), Config{Seed: r.seed, Backend: r.backend, Ops: ops, TempDir: t.TempDir(), Bytes: true, MountPercent: mp})
+		res, err := Run(context.Background(), config(t, Config{Seed: r.seed, Backend: r.backend, Ops: ops, TempDir: t.TempDir(), Bytes: true, MountPercent: mp}))
 		if err != nil {
 			if mp > 0 && (errors.Is(err, fs.ErrNoFUSE) || errors.Is(err, iofs.ErrPermission)) {
 				testdeps.SkipOrFail(t, "fuse", "FUSE cannot be used here: "+err.Error())
@@ -70,6 +70,10 @@ func TestByteSimulation(t *testing.T) {
 		total += res.Ops
 		mounted += res.MountOps
 		compared += res.BytesCompared
+		if res.Config.ReadAhead {
+			raRuns++
+			raSent += res.ReadAheadSent
+		}
 		if res.Failed() {
 			t.Errorf("%s", res.Report())
 		}
@@ -80,5 +84,8 @@ func TestByteSimulation(t *testing.T) {
 	if compared == 0 {
 		t.Errorf("no bytes compared")
 	}
-	t.Logf("%d runs, %d operations, %d through the mount, %d bytes compared", len(runs), total, mounted, compared)
+	if raRuns > 0 && raSent == 0 {
+		t.Errorf("%d runs with read-ahead, and it sent no GET", raRuns)
+	}
+	t.Logf("%d runs, %d operations, %d through the mount, %d bytes compared; %d runs with read-ahead, %d GETs it sent", len(runs), total, mounted, compared, raRuns, raSent)
 }

@@ -51,6 +51,33 @@ type Config struct {
 	// through the mount (0: no mount). The mount needs /dev/fuse and root
 	// (or fusermount3).
 	MountPercent int
+	// ReadAhead has the long-lived handle fetch signatures ahead of its
+	// reads, as the product does by default (index.DefaultReadAhead): the
+	// fetches run beside the operations and meet their faults, so a run
+	// replays its seed only up to their timing. Off, the handle reads only
+	// what it is asked for. ReadAheadFor says which a seed gets.
+	ReadAhead bool
+}
+
+// Read-ahead modes (ReadAheadFor): every run, none, or every other seed.
+const (
+	ReadAheadOn    = "on"
+	ReadAheadOff   = "off"
+	ReadAheadMixed = "mixed"
+)
+
+// ReadAheadFor says whether a run of seed has read-ahead in mode: mixed
+// gives it to the even seeds, so a budget of seeds covers both.
+func ReadAheadFor(mode string, seed uint64) (bool, error) {
+	switch mode {
+	case ReadAheadOn:
+		return true, nil
+	case ReadAheadOff:
+		return false, nil
+	case ReadAheadMixed, "":
+		return seed%2 == 0, nil
+	}
+	return false, fmt.Errorf("read-ahead mode %q: want %s, %s or %s", mode, ReadAheadOn, ReadAheadOff, ReadAheadMixed)
 }
 
 // Violation is one way a reader's view, or a safety rule, disagreed with
@@ -78,12 +105,21 @@ type Result struct {
 	// compared with the model (every reader's, summed).
 	MountOps      int
 	BytesCompared int64
+	// ReadAheadSent is how many GETs the long-lived handles' read-ahead
+	// sent (Config.ReadAhead).
+	ReadAheadSent int64
 	Violations    []Violation
 	Log           []string // one line per operation
 }
 
 // Failed reports whether the run found a violation.
 func (r *Result) Failed() bool { return len(r.Violations) > 0 }
+
+// Reproduce is the command that runs this run again (with read-ahead on,
+// up to its fetches' timing: Config.ReadAhead).
+func (r *Result) Reproduce() string {
+	return fmt.Sprintf("go test ./internal/sim -run %s -seed %d -backend %s -ops %d", r.Config.testName(), r.Config.Seed, r.Config.Backend, r.Ops)
+}
 
 // Report formats the violations and the operation log for a failure.
 func (r *Result) Report() string {
@@ -92,7 +128,7 @@ func (r *Result) Report() string {
 	for _, v := range r.Violations {
 		fmt.Fprintf(&b, "  %s\n", v)
 	}
-	fmt.Fprintf(&b, "reproduce: go test ./internal/sim -run %s -seed %d -backend %s -ops %d\n", r.Config.testName(), r.Config.Seed, r.Config.Backend, r.Ops)
+	fmt.Fprintf(&b, "reproduce: %s\n", r.Reproduce())
 	b.WriteString("operations:\n")
 	for _, l := range r.Log {
 		fmt.Fprintf(&b, "  %s\n", l)
@@ -101,10 +137,14 @@ func (r *Result) Report() string {
 }
 
 func (c Config) testName() string {
-	if c.Bytes {
-		return fmt.Sprintf("TestByteSimulation -mount-percent %d", c.MountPercent)
+	ra := ReadAheadOff
+	if c.ReadAhead {
+		ra = ReadAheadOn
 	}
-	return "TestSimulation"
+	if c.Bytes {
+		return fmt.Sprintf("TestByteSimulation -mount-percent %d -read-ahead %s", c.MountPercent, ra)
+	}
+	return "TestSimulation -read-ahead " + ra
 }
 
 // sim is one run: the real store and handles, the model, the checks' memory.
@@ -115,6 +155,7 @@ type sim struct {
 	clk   *store.FakeClock
 	inner *blob.Bucket // the bucket itself: HEADs and listings the checks make, uncounted and never faulty
 	st    *store.Store // the store operations use, through the fault injector
+	hst   *store.Store // the long-lived handle's: the same faults, but its failed reads are not the operation's (injector.handleHooks)
 	clean *store.Store // the same bucket without faults: fresh readers, snapshots
 	inj   *injector
 	dir   string // file backend's directory
@@ -223,6 +264,9 @@ func newSim(ctx context.Context, cfg Config) (*sim, error) {
 	drv := blobtest.New(s.inner)
 	drv.SetHooks(s.inj.hooks())
 	s.st = store.New(blob.NewBucket(drv), backend, s.dir, opts)
+	hdrv := blobtest.New(s.inner)
+	hdrv.SetHooks(s.inj.handleHooks())
+	s.hst = store.New(blob.NewBucket(hdrv), backend, s.dir, opts)
 	s.clean = store.New(s.inner, backend, s.dir, opts)
 	return s, nil
 }
@@ -231,9 +275,7 @@ func (s *sim) close() {
 	if err := s.unmount(); err != nil {
 		s.res.Violations = append(s.res.Violations, Violation{Kind: "unmount", Op: s.op, Detail: err.Error(), Class: "NEW"})
 	}
-	if s.h != nil {
-		s.h.Close()
-	}
+	s.closeHandle()
 	s.inner.Close()
 	if s.dir != "" {
 		os.RemoveAll(s.dir)
@@ -258,10 +300,12 @@ func (s *sim) openHandle() error {
 	if err := s.unmount(); err != nil {
 		return err
 	}
-	if s.h != nil {
-		s.h.Close()
+	s.closeHandle()
+	ra := -1
+	if s.cfg.ReadAhead {
+		ra = 0 // the default window
 	}
-	h, err := index.Open(s.ctx, s.st, index.Options{Warn: func(string) {}, ReadAhead: -1})
+	h, err := index.Open(s.ctx, s.hst, index.Options{Warn: func(string) {}, ReadAhead: ra})
 	if err != nil {
 		return fmt.Errorf("sim: open handle: %w", err)
 	}
@@ -283,6 +327,16 @@ func (s *sim) openHandle() error {
 	}
 	s.hs = handleState{snap: view, sure: map[string]bool{}, maybe: map[string]bool{}}
 	return nil
+}
+
+// closeHandle closes the long-lived handle, counting its read-ahead.
+func (s *sim) closeHandle() {
+	if s.h == nil {
+		return
+	}
+	s.h.Close()
+	s.res.ReadAheadSent += s.h.Status().ReadAhead.Sent
+	s.h = nil
 }
 
 // ops is the operation table: name, weight, and whether a fault may be

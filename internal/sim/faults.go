@@ -99,7 +99,26 @@ func (in *injector) match(op blobtest.Op, key string) (hit bool, mode string) {
 	return hit, f.mode
 }
 
+// handleHooks are the long-lived handle's: its requests count toward the
+// armed fault and meet it, but a read of its that fails for good is not one
+// the operation needed (the handle never deletes; its read-ahead fetches
+// beside whatever operation runs).
+func (in *injector) handleHooks() blobtest.Hooks {
+	return blobtest.Hooks{
+		Before: func(_ context.Context, op blobtest.Op, key string) error {
+			return in.request(op, key, false)
+		},
+		AfterPut: in.afterPut,
+	}
+}
+
 func (in *injector) before(_ context.Context, op blobtest.Op, key string) error {
+	return in.request(op, key, true)
+}
+
+// request counts one request toward the armed fault and fails it if it is
+// the one; the operation's own (ops) failed reads are remembered.
+func (in *injector) request(op blobtest.Op, key string, ops bool) error {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if op == blobtest.OpDelete {
@@ -119,7 +138,7 @@ func (in *injector) before(_ context.Context, op blobtest.Op, key string) error 
 		return nil
 	}
 	in.fired++
-	read := op == blobtest.OpGet || op == blobtest.OpHead || op == blobtest.OpList
+	read := ops && (op == blobtest.OpGet || op == blobtest.OpHead || op == blobtest.OpList)
 	if op == blobtest.OpHead && in.deleted[key] {
 		read = false // a deletion's confirmation (see deleted)
 	}

@@ -12,7 +12,19 @@ var (
 	flagSeed    = flag.Uint64("seed", 0, "run only this seed (0: the CI budget of seeds); also OXYFS_SIM_SEED")
 	flagBackend = flag.String("backend", "", "with -seed: run only this backend (mem, file, paged)")
 	flagOps     = flag.Int("ops", 0, "operations per run (0: CIOpsPerRun); also OXYFS_SIM_OPS")
+	flagRA      = flag.String("read-ahead", ReadAheadMixed, "the long-lived handle's read-ahead: on, off, or mixed (the even seeds)")
 )
+
+// config is a run's Config with the read-ahead -read-ahead gives its seed.
+func config(t *testing.T, c Config) Config {
+	t.Helper()
+	ra, err := ReadAheadFor(*flagRA, c.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.ReadAhead = ra
+	return c
+}
 
 // The CI budget: CISeeds seeds per backend, CIOpsPerRun operations each.
 const (
@@ -60,7 +72,7 @@ func TestSimulation(t *testing.T) {
 	}
 	total, faults := 0, 0
 	for _, r := range runs {
-		res, err := Run(context.Background(), Config{Seed: r.seed, Backend: r.backend, Ops: ops, TempDir: t.TempDir()})
+		res, err := Run(context.Background(), config(t, Config{Seed: r.seed, Backend: r.backend, Ops: ops, TempDir: t.TempDir()}))
 		if err != nil {
 			t.Fatalf("seed %d backend %s: %v", r.seed, r.backend, err)
 		}

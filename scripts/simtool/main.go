@@ -51,6 +51,7 @@ func main() {
 	jobs := flag.Int("j", 1, "runs at once")
 	flag.BoolVar(&printRuns, "print-runs", false, "print one RUN line per run (seed, backend, ops, first violation), and a VIOLATION line for each violation a failed run found (its message)")
 	flag.BoolVar(&byteMode, "bytes", false, "the byte level: re-signs, held readers, bytes compared through the handle, serve and a FUSE mount")
+	flag.StringVar(&readAhead, "read-ahead", sim.ReadAheadMixed, "the long-lived handle's read-ahead (the product's default): on, off, or mixed (the even seeds)")
 	flag.IntVar(&mountPercent, "mount-percent", 25, "with -bytes: share of operations read through a FUSE mount too (0: no mount; needs /dev/fuse)")
 	flag.StringVar(&tempDir, "tempdir", defaultTempDir(), "where the file backend's bucket and the mount go (default: /dev/shm when it is a writable memory filesystem, else the system's temporary directory)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
@@ -113,14 +114,16 @@ var (
 	printRuns    bool
 	byteMode     bool
 	mountPercent int
+	readAhead    string
 )
 
 // modeArgs are the flags a mutation's runs pass on.
 func modeArgs() []string {
+	args := []string{"-read-ahead", readAhead}
 	if !byteMode {
-		return nil
+		return args
 	}
-	return []string{"-bytes", "-mount-percent", strconv.Itoa(mountPercent)}
+	return append(args, "-bytes", "-mount-percent", strconv.Itoa(mountPercent))
 }
 
 type firstSeen struct {
@@ -132,8 +135,8 @@ type firstSeen struct {
 func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs int) int {
 	ctx := context.Background()
 	start := time.Now()
-	total, runs, faults, failed, mounted := 0, 0, 0, 0, 0
-	var compared int64
+	total, runs, faults, failed, mounted, raRuns := 0, 0, 0, 0, 0, 0
+	var compared, raSent int64
 	opCounts := map[string]int{}
 	opTime := map[string]time.Duration{}
 	byClass := map[string]*firstSeen{}
@@ -151,7 +154,11 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 	for range max(1, jobs) {
 		wg.Go(func() {
 			for j := range jobCh {
-				res, err := sim.Run(ctx, sim.Config{Seed: j.seed, Backend: j.backend, Ops: perRun, TempDir: tempDir, Bytes: byteMode, MountPercent: mountPercent})
+				ra, err := sim.ReadAheadFor(readAhead, j.seed)
+				var res *sim.Result
+				if err == nil {
+					res, err = sim.Run(ctx, sim.Config{Seed: j.seed, Backend: j.backend, Ops: perRun, TempDir: tempDir, Bytes: byteMode, MountPercent: mountPercent, ReadAhead: ra})
+				}
 				doneCh <- done{res, err}
 			}
 		})
@@ -192,7 +199,11 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 					v := res.Violations[0]
 					first = fmt.Sprintf("%s/%s@%d", v.Class, v.Kind, v.Op)
 				}
-				fmt.Printf("RUN %d %s %d %s\n", res.Config.Seed, res.Config.Backend, res.Ops, first)
+				ra := "ra-off"
+				if res.Config.ReadAhead {
+					ra = fmt.Sprintf("ra-sent=%d", res.ReadAheadSent)
+				}
+				fmt.Printf("RUN %d %s %d %s %s\n", res.Config.Seed, res.Config.Backend, res.Ops, first, ra)
 				// The messages too: a timing-dependent violation may not
 				// come back when its seed runs again.
 				for _, v := range res.Violations {
@@ -204,6 +215,10 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 			faults += res.Faults
 			mounted += res.MountOps
 			compared += res.BytesCompared
+			if res.Config.ReadAhead {
+				raRuns++
+				raSent += res.ReadAheadSent
+			}
 			for k, v := range res.OpCounts {
 				opCounts[k] += v
 			}
@@ -246,6 +261,7 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 	if byteMode {
 		fmt.Printf("bytes: %d operations read through the mount (%d%%), %d bytes compared with the model\n", mounted, mountPercent, compared)
 	}
+	fmt.Printf("read-ahead (%s): %d runs with it, %d GETs it sent\n", readAhead, raRuns, raSent)
 	fmt.Printf("time: %.1f s, %.0f ops/s (GOMAXPROCS %d)\n", el.Seconds(), float64(total)/el.Seconds(), runtime.GOMAXPROCS(0))
 	names := make([]string, 0, len(opCounts))
 	for k := range opCounts {
@@ -275,11 +291,7 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 	for _, k := range keys {
 		f := byClass[k]
 		fmt.Printf("  %-28s %5d runs  first: seed %d %s op %d — %s\n", k, f.count, f.res.Config.Seed, f.res.Config.Backend, f.first.Op, sim.Classes[f.first.Class])
-		test := "TestSimulation"
-		if byteMode {
-			test = fmt.Sprintf("TestByteSimulation -mount-percent %d", mountPercent)
-		}
-		fmt.Printf("      go test ./internal/sim -run %s -seed %d -backend %s -ops %d\n", test, f.res.Config.Seed, f.res.Config.Backend, f.res.Ops)
+		fmt.Printf("      %s\n", f.res.Reproduce())
 	}
 	return 1
 }
