@@ -32,7 +32,11 @@
 // collections, their dry runs likewise, and collections forgetting an
 // object (--forget-objects --apply, which removes its keys from E); clock
 // jumps on the one fake clock every handle shares (seconds to hours, 59 and
-// 61 minutes); refreshes and reopens of the long-lived handle. A share of
+// 61 minutes); refreshes and reopens of the long-lived handle. With
+// Config.ReadAhead (the even seeds by default) the long-lived handle fetches
+// signatures ahead of its reads as the product does: those GETs run beside
+// whatever operation follows, so such a run replays its seed only up to
+// their timing. A share of
 // the operations (FaultPercent) runs with one fault armed in the blobtest
 // driver under the store (faults.go): a final error or a 503 on the Nth
 // LIST page, GET, HEAD, PUT or DELETE of some prefix, once or from then on,
@@ -116,5 +120,8 @@
 // mem (memblob), file (a temporary directory, bucket layout, CAS under an
 // OS lock) and paged (memblob with LIST pages of PagedPageSize keys), each
 // wrapped by internal/blobtest for the faults; the checks read through a
-// second store on the same bucket without faults.
+// second store on the same bucket without faults. The long-lived handle has
+// a store of its own on the same faults (injector.handleHooks): its reads
+// that fail are not the operation's, so they never make a collection's
+// DELETE one sent after a read it needed failed.
 package sim
