@@ -57,8 +57,8 @@ func TestByteSimulation(t *testing.T) {
 			runs = append(runs, run{seed, Backends[i%len(Backends)]})
 		}
 	}
-	total, mounted, raRuns := 0, 0, 0
-	var compared, raSent int64
+	total, mounted, raRuns, smallRuns := 0, 0, 0, 0
+	var compared, raSent, evicted int64
 	for _, r := range runs {
 		res, err := Run(context.Background(), config(t, Config{Seed: r.seed, Backend: r.backend, Ops: ops, TempDir: t.TempDir(), Bytes: true, MountPercent: mp}))
 		if err != nil {
@@ -74,6 +74,10 @@ func TestByteSimulation(t *testing.T) {
 			raRuns++
 			raSent += res.ReadAheadSent
 		}
+		if res.Config.SmallCache {
+			smallRuns++
+			evicted += res.CacheEvictions
+		}
 		if res.Failed() {
 			t.Errorf("%s", res.Report())
 		}
@@ -87,5 +91,8 @@ func TestByteSimulation(t *testing.T) {
 	if raRuns > 0 && raSent == 0 {
 		t.Errorf("%d runs with read-ahead, and it sent no GET", raRuns)
 	}
-	t.Logf("%d runs, %d operations, %d through the mount, %d bytes compared; %d runs with read-ahead, %d GETs it sent", len(runs), total, mounted, compared, raRuns, raSent)
+	if smallRuns > 0 && evicted == 0 {
+		t.Errorf("%d runs with a small signature cache, and it evicted nothing", smallRuns)
+	}
+	t.Logf("%d runs, %d operations, %d through the mount, %d bytes compared; %d runs with read-ahead, %d GETs it sent; %d with a small cache, %d evictions", len(runs), total, mounted, compared, raRuns, raSent, smallRuns, evicted)
 }

@@ -57,7 +57,17 @@ type Config struct {
 	// replays its seed only up to their timing. Off, the handle reads only
 	// what it is asked for. ReadAheadFor says which a seed gets.
 	ReadAhead bool
+	// SmallCache gives the long-lived handle a signature cache of
+	// SmallSigCacheBytes (`--sig-cache-size`), a few signatures: bytes and
+	// sizes are evicted and read again between the checks, and read-ahead's
+	// window shrinks to what fits. SmallCacheFor says which a seed gets.
+	SmallCache bool
 }
+
+// SmallSigCacheBytes is the signature cache of a SmallCache run: four or
+// five of the sim's short signatures (sigItemOverhead each, and key and
+// bytes), none of its long ones.
+const SmallSigCacheBytes = 1 << 10
 
 // Read-ahead modes (ReadAheadFor): every run, none, or every other seed.
 const (
@@ -78,6 +88,20 @@ func ReadAheadFor(mode string, seed uint64) (bool, error) {
 		return seed%2 == 0, nil
 	}
 	return false, fmt.Errorf("read-ahead mode %q: want %s, %s or %s", mode, ReadAheadOn, ReadAheadOff, ReadAheadMixed)
+}
+
+// SmallCacheFor says whether a run of seed has a small signature cache in
+// mode (on, off, mixed): mixed gives it to seeds 2 and 3 of every four, so
+// with ReadAheadFor's mixed the four seeds cover all four pairs.
+func SmallCacheFor(mode string, seed uint64) (bool, error) {
+	if mode == ReadAheadMixed || mode == "" {
+		return seed/2%2 == 1, nil
+	}
+	on, err := ReadAheadFor(mode, seed)
+	if err != nil {
+		return false, fmt.Errorf("small-cache mode %q: want %s, %s or %s", mode, ReadAheadOn, ReadAheadOff, ReadAheadMixed)
+	}
+	return on, nil
 }
 
 // Violation is one way a reader's view, or a safety rule, disagreed with
@@ -108,8 +132,11 @@ type Result struct {
 	// ReadAheadSent is how many GETs the long-lived handles' read-ahead
 	// sent (Config.ReadAhead).
 	ReadAheadSent int64
-	Violations    []Violation
-	Log           []string // one line per operation
+	// CacheEvictions is how many signatures the long-lived handles'
+	// caches evicted (SmallCache makes it many).
+	CacheEvictions int64
+	Violations     []Violation
+	Log            []string // one line per operation
 }
 
 // Failed reports whether the run found a violation.
@@ -137,14 +164,17 @@ func (r *Result) Report() string {
 }
 
 func (c Config) testName() string {
-	ra := ReadAheadOff
-	if c.ReadAhead {
-		ra = ReadAheadOn
+	onOff := func(b bool) string {
+		if b {
+			return ReadAheadOn
+		}
+		return ReadAheadOff
 	}
+	flags := fmt.Sprintf("-read-ahead %s -small-cache %s", onOff(c.ReadAhead), onOff(c.SmallCache))
 	if c.Bytes {
-		return fmt.Sprintf("TestByteSimulation -mount-percent %d -read-ahead %s", c.MountPercent, ra)
+		return fmt.Sprintf("TestByteSimulation -mount-percent %d %s", c.MountPercent, flags)
 	}
-	return "TestSimulation -read-ahead " + ra
+	return "TestSimulation " + flags
 }
 
 // sim is one run: the real store and handles, the model, the checks' memory.
@@ -305,7 +335,11 @@ func (s *sim) openHandle() error {
 	if s.cfg.ReadAhead {
 		ra = 0 // the default window
 	}
-	h, err := index.Open(s.ctx, s.hst, index.Options{Warn: func(string) {}, ReadAhead: ra})
+	var cache int64
+	if s.cfg.SmallCache {
+		cache = SmallSigCacheBytes
+	}
+	h, err := index.Open(s.ctx, s.hst, index.Options{Warn: func(string) {}, ReadAhead: ra, SigCacheBytes: cache})
 	if err != nil {
 		return fmt.Errorf("sim: open handle: %w", err)
 	}
@@ -335,7 +369,9 @@ func (s *sim) closeHandle() {
 		return
 	}
 	s.h.Close()
-	s.res.ReadAheadSent += s.h.Status().ReadAhead.Sent
+	st := s.h.Status()
+	s.res.ReadAheadSent += st.ReadAhead.Sent
+	s.res.CacheEvictions += st.SigCache.Evictions
 	s.h = nil
 }
 

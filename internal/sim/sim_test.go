@@ -13,16 +13,20 @@ var (
 	flagBackend = flag.String("backend", "", "with -seed: run only this backend (mem, file, paged)")
 	flagOps     = flag.Int("ops", 0, "operations per run (0: CIOpsPerRun); also OXYFS_SIM_OPS")
 	flagRA      = flag.String("read-ahead", ReadAheadMixed, "the long-lived handle's read-ahead: on, off, or mixed (the even seeds)")
+	flagSmall   = flag.String("small-cache", ReadAheadMixed, "the long-lived handle's signature cache of SmallSigCacheBytes: on, off, or mixed (seeds 2 and 3 of every four)")
 )
 
-// config is a run's Config with the read-ahead -read-ahead gives its seed.
+// config is a run's Config with the read-ahead and cache -read-ahead and
+// -small-cache give its seed.
 func config(t *testing.T, c Config) Config {
 	t.Helper()
-	ra, err := ReadAheadFor(*flagRA, c.Seed)
-	if err != nil {
+	var err error
+	if c.ReadAhead, err = ReadAheadFor(*flagRA, c.Seed); err != nil {
 		t.Fatal(err)
 	}
-	c.ReadAhead = ra
+	if c.SmallCache, err = SmallCacheFor(*flagSmall, c.Seed); err != nil {
+		t.Fatal(err)
+	}
 	return c
 }
 

@@ -52,6 +52,7 @@ func main() {
 	flag.BoolVar(&printRuns, "print-runs", false, "print one RUN line per run (seed, backend, ops, first violation), and a VIOLATION line for each violation a failed run found (its message)")
 	flag.BoolVar(&byteMode, "bytes", false, "the byte level: re-signs, held readers, bytes compared through the handle, serve and a FUSE mount")
 	flag.StringVar(&readAhead, "read-ahead", sim.ReadAheadMixed, "the long-lived handle's read-ahead (the product's default): on, off, or mixed (the even seeds)")
+	flag.StringVar(&smallCache, "small-cache", sim.ReadAheadMixed, "the long-lived handle's signature cache of sim.SmallSigCacheBytes: on, off, or mixed (seeds 2 and 3 of every four)")
 	flag.IntVar(&mountPercent, "mount-percent", 25, "with -bytes: share of operations read through a FUSE mount too (0: no mount; needs /dev/fuse)")
 	flag.StringVar(&tempDir, "tempdir", defaultTempDir(), "where the file backend's bucket and the mount go (default: /dev/shm when it is a writable memory filesystem, else the system's temporary directory)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
@@ -115,11 +116,12 @@ var (
 	byteMode     bool
 	mountPercent int
 	readAhead    string
+	smallCache   string
 )
 
 // modeArgs are the flags a mutation's runs pass on.
 func modeArgs() []string {
-	args := []string{"-read-ahead", readAhead}
+	args := []string{"-read-ahead", readAhead, "-small-cache", smallCache}
 	if !byteMode {
 		return args
 	}
@@ -135,8 +137,8 @@ type firstSeen struct {
 func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs int) int {
 	ctx := context.Background()
 	start := time.Now()
-	total, runs, faults, failed, mounted, raRuns := 0, 0, 0, 0, 0, 0
-	var compared, raSent int64
+	total, runs, faults, failed, mounted, raRuns, smallRuns := 0, 0, 0, 0, 0, 0, 0
+	var compared, raSent, evicted int64
 	opCounts := map[string]int{}
 	opTime := map[string]time.Duration{}
 	byClass := map[string]*firstSeen{}
@@ -155,9 +157,13 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 		wg.Go(func() {
 			for j := range jobCh {
 				ra, err := sim.ReadAheadFor(readAhead, j.seed)
+				var small bool
+				if err == nil {
+					small, err = sim.SmallCacheFor(smallCache, j.seed)
+				}
 				var res *sim.Result
 				if err == nil {
-					res, err = sim.Run(ctx, sim.Config{Seed: j.seed, Backend: j.backend, Ops: perRun, TempDir: tempDir, Bytes: byteMode, MountPercent: mountPercent, ReadAhead: ra})
+					res, err = sim.Run(ctx, sim.Config{Seed: j.seed, Backend: j.backend, Ops: perRun, TempDir: tempDir, Bytes: byteMode, MountPercent: mountPercent, ReadAhead: ra, SmallCache: small})
 				}
 				doneCh <- done{res, err}
 			}
@@ -203,6 +209,9 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 				if res.Config.ReadAhead {
 					ra = fmt.Sprintf("ra-sent=%d", res.ReadAheadSent)
 				}
+				if res.Config.SmallCache {
+					ra += " small-cache"
+				}
 				fmt.Printf("RUN %d %s %d %s %s\n", res.Config.Seed, res.Config.Backend, res.Ops, first, ra)
 				// The messages too: a timing-dependent violation may not
 				// come back when its seed runs again.
@@ -218,6 +227,10 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 			if res.Config.ReadAhead {
 				raRuns++
 				raSent += res.ReadAheadSent
+			}
+			if res.Config.SmallCache {
+				smallRuns++
+				evicted += res.CacheEvictions
 			}
 			for k, v := range res.OpCounts {
 				opCounts[k] += v
@@ -261,7 +274,7 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 	if byteMode {
 		fmt.Printf("bytes: %d operations read through the mount (%d%%), %d bytes compared with the model\n", mounted, mountPercent, compared)
 	}
-	fmt.Printf("read-ahead (%s): %d runs with it, %d GETs it sent\n", readAhead, raRuns, raSent)
+	fmt.Printf("read-ahead (%s): %d runs with it, %d GETs it sent; small signature cache (%s): %d runs, %d evictions\n", readAhead, raRuns, raSent, smallCache, smallRuns, evicted)
 	fmt.Printf("time: %.1f s, %.0f ops/s (GOMAXPROCS %d)\n", el.Seconds(), float64(total)/el.Seconds(), runtime.GOMAXPROCS(0))
 	names := make([]string, 0, len(opCounts))
 	for k := range opCounts {
