@@ -102,7 +102,7 @@ func (ra *readAhead) init(ix *Index, n, workers int) {
 	}
 	ra.ix, ra.n = ix, n
 	ra.fl = newInflight(readAheadMinWorkers, readAheadMinWorkers, workers)
-	ra.ctx, ra.cancel = context.WithCancel(context.Background())
+	ra.ctx, ra.cancel = context.WithCancel(context.WithValue(context.Background(), readAheadKey{}, true))
 	ra.queued = make(map[string]bool)
 }
 
@@ -259,6 +259,15 @@ func (ra *readAhead) forget() {
 	ra.mu.Lock()
 	ra.fv = nil
 	ra.mu.Unlock()
+}
+
+type readAheadKey struct{}
+
+// IsReadAhead reports whether ctx is that of a read-ahead GET: a store
+// driver (or a test's) can tell the GETs sent ahead of readers from theirs.
+func IsReadAhead(ctx context.Context) bool {
+	on, _ := ctx.Value(readAheadKey{}).(bool)
+	return on
 }
 
 // errStale ends a read-ahead fetch the reader overtook.

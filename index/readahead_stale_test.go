@@ -30,10 +30,22 @@ func (b pausedBody) Read(p []byte) (int, error) {
 
 // TestReadAheadFetchRacingARefreshIsNotKept: a signature fetched ahead whose
 // GET read the old version while another writer re-signed it and the
-// reader refreshed is not kept: the next read is the new version. (A
-// read-ahead fetch that kept its bytes regardless served the old signature
-// until it left the cache: scripts/simtool/mutations/prefetch-keeps-stale.)
+// reader refreshed is not kept, nor given to a read that began after the
+// refresh: that read is the new version, whether it asks once the fetch
+// landed or while it is still in flight. (A read that began after the
+// refresh joined the fetch made stale and got the old bytes:
+// scripts/simtool/mutations/stale-flight-joined.)
 func TestReadAheadFetchRacingARefreshIsNotKept(t *testing.T) {
+	for _, whileInFlight := range []bool{false, true} {
+		name := "read once it landed"
+		if whileInFlight {
+			name = "read while it is in flight"
+		}
+		t.Run(name, func(t *testing.T) { testReadAheadRacingARefresh(t, whileInFlight) })
+	}
+}
+
+func testReadAheadRacingARefresh(t *testing.T, whileInFlight bool) {
 	f, drv := newResignFixtureOn(t)
 	a := storefixture.Ent(format.KindSig, objA, "alice")
 	b := storefixture.Ent(format.KindSig, objA, "bob") // after a in key order: read-ahead's first
@@ -46,8 +58,8 @@ func TestReadAheadFetchRacingARefreshIsNotKept(t *testing.T) {
 	held, release := make(chan struct{}, 1), make(chan struct{})
 	var releaseOnce, heldOnce sync.Once
 	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
-	drv.SetHooks(blobtest.Hooks{Body: func(_ context.Context, key string, body io.Reader) io.Reader {
-		if key != b.Key() {
+	drv.SetHooks(blobtest.Hooks{Body: func(ctx context.Context, key string, body io.Reader) io.Reader {
+		if key != b.Key() || !IsReadAhead(ctx) {
 			return body
 		}
 		return pausedBody{r: body, held: held, release: release, once: &heldOnce}
@@ -62,15 +74,29 @@ func TestReadAheadFetchRacingARefreshIsNotKept(t *testing.T) {
 	// the reader's refresh sees the new line.
 	f.put(t, b, again)
 	f.refresh(t)
-	releaseOnce.Do(func() { close(release) })
-	// Wait for the read-ahead fetch to land (its flight gone).
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		f.reader.sigs.mu.Lock()
-		_, flying := f.reader.sigs.flight[b.Key()]
-		f.reader.sigs.mu.Unlock()
-		if !flying {
-			break
+	if whileInFlight {
+		type result struct {
+			data []byte
+			err  error
 		}
+		got := make(chan result, 1)
+		go func() {
+			data, err := f.reader.ReadSig(f.ctx, b)
+			got <- result{data, err}
+		}()
+		select {
+		case r := <-got:
+			if r.err != nil || !bytes.Equal(r.data, again) {
+				t.Errorf("read while the stale fetch is in flight: %q, %v; want %q", r.data, r.err, again)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("a read after the refresh waited for the read-ahead fetch made stale")
+		}
+	}
+	releaseOnce.Do(func() { close(release) })
+	// Wait for the read-ahead fetch to land: read-ahead counts its GET
+	// once the cache has its result.
+	for deadline := time.Now().Add(30 * time.Second); f.reader.Status().ReadAhead.Sent == 0; {
 		if time.Now().After(deadline) {
 			t.Fatal("the read-ahead fetch did not land")
 		}
@@ -78,7 +104,4 @@ func TestReadAheadFetchRacingARefreshIsNotKept(t *testing.T) {
 	}
 	drv.SetHooks(blobtest.Hooks{})
 	f.read(t, b, again, "after the re-sign and the refresh")
-	if got := f.reader.Status().ReadAhead.Sent; got == 0 {
-		t.Errorf("read-ahead sent no GET")
-	}
 }

@@ -91,7 +91,7 @@ type sigFlight struct {
 	err      error
 	ver      uint64 // the version of data, when kept (not stale)
 	kept     bool   // data was kept as the key's current bytes: ver is theirs
-	stale    bool   // the key was written while the GET ran: do not keep its result
+	stale    bool   // the key was written while the GET ran: its result is not kept, and it is out of sigCache.flight (staleLocked)
 	prefetch bool   // read-ahead started it: a waiter does not inherit its failure
 	admitted bool   // a reader's open started it under the budget: another caller does not inherit ErrBusy
 }
@@ -185,21 +185,28 @@ func (c *sigCache) put(key string, data []byte) {
 	sum := c.digest(data)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if f, ok := c.flight[key]; ok {
-		f.stale = true
-	}
+	c.staleLocked(key)
 	delete(c.sizes, key) // replaced here: no read to compare with
 	c.insertLocked(key, data, sum)
 	c.ownChangedLocked(key) // once, and last (ownlines.go)
+}
+
+// staleLocked ends the read of key in flight, if any, for everyone but
+// those waiting on it already: its result is not kept, and a read that
+// begins now starts a GET of its own rather than take bytes a refresh (or
+// this handle's write) has made old.
+func (c *sigCache) staleLocked(key string) {
+	if f, ok := c.flight[key]; ok {
+		f.stale = true
+		delete(c.flight, key)
+	}
 }
 
 // invalidate forgets a key's bytes and size.
 func (c *sigCache) invalidate(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if f, ok := c.flight[key]; ok {
-		f.stale = true
-	}
+	c.staleLocked(key)
 	c.changedLocked(key)
 	c.removeLocked(key)
 	delete(c.sizes, key)
@@ -212,9 +219,7 @@ func (c *sigCache) invalidate(key string) {
 func (c *sigCache) recheck(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if f, ok := c.flight[key]; ok {
-		f.stale = true
-	}
+	c.staleLocked(key)
 	c.removeLocked(key)
 	if m, ok := c.sizes[key]; ok {
 		m.recheck = true
@@ -226,8 +231,8 @@ func (c *sigCache) recheck(key string) {
 func (c *sigCache) clearAll() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, f := range c.flight {
-		f.stale = true
+	for k := range c.flight {
+		c.staleLocked(k)
 	}
 	c.allChangedLocked()
 	c.ll.Init()

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/blobtest"
 	"github.com/oxyfs/oxyfs/store/format"
 )
@@ -102,14 +105,52 @@ func (in *injector) match(op blobtest.Op, key string) (hit bool, mode string) {
 // handleHooks are the long-lived handle's: its requests count toward the
 // armed fault and meet it, but a read of its that fails for good is not one
 // the operation needed (the handle never deletes; its read-ahead fetches
-// beside whatever operation runs).
+// beside whatever operation runs). A share of read-ahead's GETs of
+// signatures (lateReadAheadPercent) hold the bytes they found back for up
+// to lateReadAheadMax: they land after the operations that follow, a
+// re-sign and a refresh among them, as a slow server's would.
 func (in *injector) handleHooks() blobtest.Hooks {
 	return blobtest.Hooks{
 		Before: func(_ context.Context, op blobtest.Op, key string) error {
 			return in.request(op, key, false)
 		},
 		AfterPut: in.afterPut,
+		Body: func(ctx context.Context, key string, body io.Reader) io.Reader {
+			if !index.IsReadAhead(ctx) || !strings.HasPrefix(key, format.KindSig.Prefix()) || rand.IntN(100) >= lateReadAheadPercent {
+				return body
+			}
+			return &lateBody{ctx: ctx, r: body, wait: time.Duration(1 + rand.Int64N(int64(lateReadAheadMax)))}
+		},
 	}
+}
+
+// Late read-ahead (handleHooks). The draws are not the run's: read-ahead's
+// timing is not the seed's either (Config.ReadAhead).
+const (
+	lateReadAheadPercent = 30
+	lateReadAheadMax     = 30 * time.Millisecond
+)
+
+// lateBody gives its bytes (those the GET found) only after wait, or an
+// error once ctx is done (read-ahead closed).
+type lateBody struct {
+	ctx  context.Context
+	r    io.Reader
+	wait time.Duration // 0 once waited
+}
+
+func (b *lateBody) Read(p []byte) (int, error) {
+	if b.wait > 0 {
+		t := time.NewTimer(b.wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-b.ctx.Done():
+			return 0, b.ctx.Err()
+		}
+		b.wait = 0
+	}
+	return b.r.Read(p)
 }
 
 func (in *injector) before(_ context.Context, op blobtest.Op, key string) error {
