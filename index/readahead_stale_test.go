@@ -32,9 +32,9 @@ func (b pausedBody) Read(p []byte) (int, error) {
 // GET read the old version while another writer re-signed it and the
 // reader refreshed is not kept, nor given to a read that began after the
 // refresh: that read is the new version, whether it asks once the fetch
-// landed or while it is still in flight. (A read that began after the
-// refresh joined the fetch made stale and got the old bytes:
-// scripts/simtool/mutations/stale-flight-joined.)
+// landed or while it is still in flight. (Before, a read that began after
+// the refresh joined the fetch made stale and got the old bytes; the
+// simulation, whose checks wait for every read, does not meet this.)
 func TestReadAheadFetchRacingARefreshIsNotKept(t *testing.T) {
 	for _, whileInFlight := range []bool{false, true} {
 		name := "read once it landed"
