@@ -123,7 +123,11 @@
 // each attempt), so one caller that goes away — an HTTP client of `oxyfs
 // serve` that disconnects — does not fail the others: each waiter returns
 // when the read ends or when its own context is done. The read is canceled
-// when every waiter has gone, or when the index closes. A signature over
+// when every waiter has gone, or when the index closes. A signature's
+// read that a refresh, a recheck or this handle's own write made stale
+// is shared no more (sigCache.staleLocked): its result is not kept and a
+// caller that asks after sends a GET of its own, never taking the bytes
+// the change made old. A signature over
 // format.MaxEntryBytes is refused by the store (store.ErrTooLarge) before its
 // body is read.
 // A sequential cat of every signature sends exactly one GET each. In the
