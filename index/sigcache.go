@@ -254,8 +254,8 @@ func (c *sigCache) itemsFitting() int {
 	return int(min(c.max/mean, 1<<30))
 }
 
-// has reports whether a key's bytes are cached or being read, without
-// making it recent.
+// has reports whether a key's bytes are cached or being read (by a read
+// no change made stale), without making it recent.
 func (c *sigCache) has(key string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()

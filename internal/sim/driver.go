@@ -53,14 +53,14 @@ type Config struct {
 	MountPercent int
 	// ReadAhead has the long-lived handle fetch signatures ahead of its
 	// reads, as the product does by default (index.DefaultReadAhead): the
-	// fetches run beside the operations and meet their faults, so a run
-	// replays its seed only up to their timing. Off, the handle reads only
-	// what it is asked for. ReadAheadFor says which a seed gets.
+	// fetches run beside the operations (never meeting their faults), so a
+	// run replays its seed only up to their timing. Off, the handle reads only
+	// what it is asked for. Vary says which a seed gets.
 	ReadAhead bool
 	// SmallCache gives the long-lived handle a signature cache of
 	// SmallSigCacheBytes (`--sig-cache-size`), a few signatures: bytes and
 	// sizes are evicted and read again between the checks, and read-ahead's
-	// window shrinks to what fits. SmallCacheFor says which a seed gets.
+	// window shrinks to what fits. Vary says which a seed gets.
 	SmallCache bool
 }
 
@@ -69,39 +69,60 @@ type Config struct {
 // bytes), none of its long ones.
 const SmallSigCacheBytes = 1 << 10
 
-// Read-ahead modes (ReadAheadFor): every run, none, or every other seed.
+// Modes of a run's variant (Config.Vary): every run, none, or some seeds.
 const (
-	ReadAheadOn    = "on"
-	ReadAheadOff   = "off"
-	ReadAheadMixed = "mixed"
+	VaryOn    = "on"
+	VaryOff   = "off"
+	VaryMixed = "mixed"
 )
 
-// ReadAheadFor says whether a run of seed has read-ahead in mode: mixed
-// gives it to the even seeds, so a budget of seeds covers both.
-func ReadAheadFor(mode string, seed uint64) (bool, error) {
-	switch mode {
-	case ReadAheadOn:
-		return true, nil
-	case ReadAheadOff:
-		return false, nil
-	case ReadAheadMixed, "":
-		return seed%2 == 0, nil
+// Vary sets the run's read-ahead and small cache from their modes for its
+// seed. Mixed gives read-ahead to the even seeds and the small cache to
+// seeds 2 and 3 of every four, so four seeds cover all four pairs.
+func (c *Config) Vary(readAhead, smallCache string) error {
+	var err error
+	if c.ReadAhead, err = vary("read-ahead", readAhead, c.Seed%2 == 0); err != nil {
+		return err
 	}
-	return false, fmt.Errorf("read-ahead mode %q: want %s, %s or %s", mode, ReadAheadOn, ReadAheadOff, ReadAheadMixed)
+	c.SmallCache, err = vary("small-cache", smallCache, c.Seed/2%2 == 1)
+	return err
 }
 
-// SmallCacheFor says whether a run of seed has a small signature cache in
-// mode (on, off, mixed): mixed gives it to seeds 2 and 3 of every four, so
-// with ReadAheadFor's mixed the four seeds cover all four pairs.
-func SmallCacheFor(mode string, seed uint64) (bool, error) {
-	if mode == ReadAheadMixed || mode == "" {
-		return seed/2%2 == 1, nil
+func vary(what, mode string, mixed bool) (bool, error) {
+	switch mode {
+	case VaryOn:
+		return true, nil
+	case VaryOff:
+		return false, nil
+	case VaryMixed, "":
+		return mixed, nil
 	}
-	on, err := ReadAheadFor(mode, seed)
-	if err != nil {
-		return false, fmt.Errorf("small-cache mode %q: want %s, %s or %s", mode, ReadAheadOn, ReadAheadOff, ReadAheadMixed)
+	return false, fmt.Errorf("%s mode %q: want %s, %s or %s", what, mode, VaryOn, VaryOff, VaryMixed)
+}
+
+// Variants tallies the variants of many runs (Config.Vary) and what they
+// did: read-ahead's GETs, the small caches' evictions.
+type Variants struct {
+	ReadAheadRuns  int
+	ReadAheadSent  int64
+	SmallCacheRuns int
+	Evictions      int64
+}
+
+// Add counts one run.
+func (v *Variants) Add(r *Result) {
+	if r.Config.ReadAhead {
+		v.ReadAheadRuns++
+		v.ReadAheadSent += r.ReadAheadSent
 	}
-	return on, nil
+	if r.Config.SmallCache {
+		v.SmallCacheRuns++
+		v.Evictions += r.CacheEvictions
+	}
+}
+
+func (v Variants) String() string {
+	return fmt.Sprintf("%d runs with read-ahead, %d GETs it sent; %d with a small signature cache, %d evictions", v.ReadAheadRuns, v.ReadAheadSent, v.SmallCacheRuns, v.Evictions)
 }
 
 // Violation is one way a reader's view, or a safety rule, disagreed with
@@ -166,9 +187,9 @@ func (r *Result) Report() string {
 func (c Config) testName() string {
 	onOff := func(b bool) string {
 		if b {
-			return ReadAheadOn
+			return VaryOn
 		}
-		return ReadAheadOff
+		return VaryOff
 	}
 	flags := fmt.Sprintf("-read-ahead %s -small-cache %s", onOff(c.ReadAhead), onOff(c.SmallCache))
 	if c.Bytes {

@@ -12,19 +12,15 @@ var (
 	flagSeed    = flag.Uint64("seed", 0, "run only this seed (0: the CI budget of seeds); also OXYFS_SIM_SEED")
 	flagBackend = flag.String("backend", "", "with -seed: run only this backend (mem, file, paged)")
 	flagOps     = flag.Int("ops", 0, "operations per run (0: CIOpsPerRun); also OXYFS_SIM_OPS")
-	flagRA      = flag.String("read-ahead", ReadAheadMixed, "the long-lived handle's read-ahead: on, off, or mixed (the even seeds)")
-	flagSmall   = flag.String("small-cache", ReadAheadMixed, "the long-lived handle's signature cache of SmallSigCacheBytes: on, off, or mixed (seeds 2 and 3 of every four)")
+	flagRA      = flag.String("read-ahead", VaryMixed, "the long-lived handle's read-ahead: on, off, or mixed (the even seeds)")
+	flagSmall   = flag.String("small-cache", VaryMixed, "the long-lived handle's signature cache of SmallSigCacheBytes: on, off, or mixed (seeds 2 and 3 of every four)")
 )
 
 // config is a run's Config with the read-ahead and cache -read-ahead and
 // -small-cache give its seed.
 func config(t *testing.T, c Config) Config {
 	t.Helper()
-	var err error
-	if c.ReadAhead, err = ReadAheadFor(*flagRA, c.Seed); err != nil {
-		t.Fatal(err)
-	}
-	if c.SmallCache, err = SmallCacheFor(*flagSmall, c.Seed); err != nil {
+	if err := c.Vary(*flagRA, *flagSmall); err != nil {
 		t.Fatal(err)
 	}
 	return c

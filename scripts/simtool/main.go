@@ -51,8 +51,8 @@ func main() {
 	jobs := flag.Int("j", 1, "runs at once")
 	flag.BoolVar(&printRuns, "print-runs", false, "print one RUN line per run (seed, backend, ops, first violation), and a VIOLATION line for each violation a failed run found (its message)")
 	flag.BoolVar(&byteMode, "bytes", false, "the byte level: re-signs, held readers, bytes compared through the handle, serve and a FUSE mount")
-	flag.StringVar(&readAhead, "read-ahead", sim.ReadAheadMixed, "the long-lived handle's read-ahead (the product's default): on, off, or mixed (the even seeds)")
-	flag.StringVar(&smallCache, "small-cache", sim.ReadAheadMixed, "the long-lived handle's signature cache of sim.SmallSigCacheBytes: on, off, or mixed (seeds 2 and 3 of every four)")
+	flag.StringVar(&readAhead, "read-ahead", sim.VaryMixed, "the long-lived handle's read-ahead (the product's default): on, off, or mixed (the even seeds)")
+	flag.StringVar(&smallCache, "small-cache", sim.VaryMixed, "the long-lived handle's signature cache of sim.SmallSigCacheBytes: on, off, or mixed (seeds 2 and 3 of every four)")
 	flag.IntVar(&mountPercent, "mount-percent", 25, "with -bytes: share of operations read through a FUSE mount too (0: no mount; needs /dev/fuse)")
 	flag.StringVar(&tempDir, "tempdir", defaultTempDir(), "where the file backend's bucket and the mount go (default: /dev/shm when it is a writable memory filesystem, else the system's temporary directory)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
@@ -137,8 +137,9 @@ type firstSeen struct {
 func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs int) int {
 	ctx := context.Background()
 	start := time.Now()
-	total, runs, faults, failed, mounted, raRuns, smallRuns := 0, 0, 0, 0, 0, 0, 0
-	var compared, raSent, evicted int64
+	total, runs, faults, failed, mounted := 0, 0, 0, 0, 0
+	var compared int64
+	var vs sim.Variants
 	opCounts := map[string]int{}
 	opTime := map[string]time.Duration{}
 	byClass := map[string]*firstSeen{}
@@ -156,14 +157,11 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 	for range max(1, jobs) {
 		wg.Go(func() {
 			for j := range jobCh {
-				ra, err := sim.ReadAheadFor(readAhead, j.seed)
-				var small bool
-				if err == nil {
-					small, err = sim.SmallCacheFor(smallCache, j.seed)
-				}
+				cfg := sim.Config{Seed: j.seed, Backend: j.backend, Ops: perRun, TempDir: tempDir, Bytes: byteMode, MountPercent: mountPercent}
+				err := cfg.Vary(readAhead, smallCache)
 				var res *sim.Result
 				if err == nil {
-					res, err = sim.Run(ctx, sim.Config{Seed: j.seed, Backend: j.backend, Ops: perRun, TempDir: tempDir, Bytes: byteMode, MountPercent: mountPercent, ReadAhead: ra, SmallCache: small})
+					res, err = sim.Run(ctx, cfg)
 				}
 				doneCh <- done{res, err}
 			}
@@ -224,14 +222,7 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 			faults += res.Faults
 			mounted += res.MountOps
 			compared += res.BytesCompared
-			if res.Config.ReadAhead {
-				raRuns++
-				raSent += res.ReadAheadSent
-			}
-			if res.Config.SmallCache {
-				smallRuns++
-				evicted += res.CacheEvictions
-			}
+			vs.Add(res)
 			for k, v := range res.OpCounts {
 				opCounts[k] += v
 			}
@@ -274,7 +265,7 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 	if byteMode {
 		fmt.Printf("bytes: %d operations read through the mount (%d%%), %d bytes compared with the model\n", mounted, mountPercent, compared)
 	}
-	fmt.Printf("read-ahead (%s): %d runs with it, %d GETs it sent; small signature cache (%s): %d runs, %d evictions\n", readAhead, raRuns, raSent, smallCache, smallRuns, evicted)
+	fmt.Printf("variants (-read-ahead %s -small-cache %s): %s\n", readAhead, smallCache, vs)
 	fmt.Printf("time: %.1f s, %.0f ops/s (GOMAXPROCS %d)\n", el.Seconds(), float64(total)/el.Seconds(), runtime.GOMAXPROCS(0))
 	names := make([]string, 0, len(opCounts))
 	for k := range opCounts {
