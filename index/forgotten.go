@@ -3,7 +3,6 @@ package index
 import (
 	"context"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -45,10 +44,17 @@ import (
 // store that lies), or past a bound, says that a collection forgot
 // something, not what: the refresh then trusts no cached signature
 // (sigCache.clearAll), which costs reads, never bytes; it says so once.
-// A record not read (gone, an error) is tried again by the next refresh;
-// one read but not kept (bytes that do not parse, over its cap, more
-// objects than may be kept) is not: its name is its digest, so a second
-// read would tell no more.
+// That too is done once per record, by the refresh that first meets it,
+// as for a record read (forgets.cleared): starting the cache over at every
+// refresh of the record's hour moved every signature's version and dropped
+// every name the kernel held, ~70 times at the default refresh (issue 37
+// item 3). So such a record is not read again either: the start over acted
+// on whatever it names, and the collection's closing record is new to the
+// refresh after it, as for a record read. (One read but not kept — bytes
+// that do not parse, over its cap, more objects than may be kept — would
+// tell no more at a second read anyway: its name is its digest.) Once the
+// cache is to start over, a refresh reads no more records: the start over
+// acts on them all.
 //
 // A collection that does not write forget records (another implementation)
 // still leaves that case unseen until the trust window ends.
@@ -72,11 +78,15 @@ const (
 type forgets struct {
 	objs map[string][]string // by record name
 	n    int                 // the objects of objs
-	// bad: records read but not kept (bytes that do not parse, over
-	// their cap, more objects than objs may keep): not read again.
-	bad map[string]bool
+	// cleared: records this handle did not act on one by one (read but
+	// not kept: bytes that do not parse, over their cap, more objects than
+	// objs may keep; a read that failed; not read because the cache started over for another,
+	// past maxForgetRecords) and for which a refresh started the cache over
+	// (sigCache.clearAll). That acts on the record once, as reading a
+	// record does: a later refresh of its hour neither reads it nor clears
+	// anything more for it.
+	cleared map[string]bool
 }
-
 // forgotten updates ix.forgets for v's retired record and returns the
 // signature keys of the objects its forget records name (of prev's set,
 // v's, this handle's own writes and the cache), or all when one of them is
@@ -105,38 +115,43 @@ func (ix *Index) forgotten(ctx context.Context, prev, v *view) (fresh map[string
 			delete(f.objs, name)
 		}
 	}
-	for name := range f.bad {
+	for name := range f.cleared {
 		if _, named := slices.BinarySearch(names, name); !named {
-			delete(f.bad, name)
+			delete(f.cleared, name)
 		}
 	}
 	if len(names) == 0 {
 		return nil, false
 	}
+	// unknown: records named that this refresh cannot act on one by one;
+	// the cache starts over for them, once each (f.cleared).
+	var unknown []string
 	if len(names) > maxForgetRecords {
-		ix.warnOnce("forgotten:many", fmt.Sprintf("the retired record names %d forget records, over the %d this handle reads: it reads every signature again while they are named", len(names), maxForgetRecords))
-		all = true
+		ix.warnOnce("forgotten:many", fmt.Sprintf("the retired record names %d forget records, over the %d this handle reads: it reads every signature again when one is named that it has not acted on", len(names), maxForgetRecords))
+		for _, name := range names {
+			if _, kept := f.objs[name]; !kept {
+				unknown = append(unknown, name)
+			}
+		}
+		return nil, f.clearFor(unknown)
 	}
 	reads := 0
 	for _, name := range names {
-		if f.bad[name] {
-			all = true
+		if _, ok := f.objs[name]; ok || f.cleared[name] {
+			continue // acted on by the refresh that read it, or cleared for
 		}
-		if _, ok := f.objs[name]; ok || all {
+		if len(unknown) > 0 || reads == maxForgetReads {
+			// The cache starts over for an earlier record (which acts on
+			// this one too), or this refresh read its share: the next
+			// refresh would read on, but the cache starts over now.
+			unknown = append(unknown, name)
 			continue
-		}
-		if reads == maxForgetReads {
-			all = true // the next refresh reads on
-			break
 		}
 		reads++
 		rec, err := ix.readForgotten(ctx, name)
 		if err != nil {
-			ix.warnOnce("forgotten:"+name, fmt.Sprintf("%v; a collection forgot objects this handle cannot name, so it reads every signature again while the record is named", err))
-			all = true
-			if errors.Is(err, format.ErrBadForgottenRecord) || errors.Is(err, store.ErrTooLarge) {
-				f.markBad(name)
-			}
+			ix.warnOnce("forgotten:"+name, fmt.Sprintf("%v; a collection forgot objects this handle cannot name, so it reads every signature again, once for this record", err))
+			unknown = append(unknown, name)
 			continue
 		}
 		var objs []string
@@ -148,9 +163,8 @@ func (ix *Index) forgotten(ctx context.Context, prev, v *view) (fresh map[string
 			}
 		}
 		if f.n+len(objs) > maxForgetObjects {
-			ix.warnOnce("forgotten:objects", fmt.Sprintf("the forget records name over %d objects, more than this handle keeps: it reads every signature again while they are named", maxForgetObjects))
-			all = true
-			f.markBad(name)
+			ix.warnOnce("forgotten:objects", fmt.Sprintf("the forget records name over %d objects, more than this handle keeps: it reads every signature again, once for each record past that", maxForgetObjects))
+			unknown = append(unknown, name)
 			continue
 		}
 		if f.objs == nil {
@@ -163,17 +177,27 @@ func (ix *Index) forgotten(ctx context.Context, prev, v *view) (fresh map[string
 		}
 		fresh[name] = true
 	}
-	if all {
+	if f.clearFor(unknown) {
 		return nil, true
 	}
 	return fresh, false
 }
 
-func (f *forgets) markBad(name string) {
-	if f.bad == nil {
-		f.bad = make(map[string]bool)
+// clearFor reports whether one of names has not been cleared for yet, and
+// notes them all as cleared for: the caller starts the cache over.
+func (f *forgets) clearFor(names []string) bool {
+	all := false
+	for _, name := range names {
+		if f.cleared[name] {
+			continue
+		}
+		if f.cleared == nil {
+			f.cleared = make(map[string]bool)
+		}
+		f.cleared[name] = true
+		all = true
 	}
-	f.bad[name] = true
+	return all
 }
 
 // forgottenKeys returns the signature keys of the objects the records in

@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store/format"
@@ -124,5 +125,124 @@ func TestForgetRecordReadMovesVersionsOnce(t *testing.T) {
 		if v := f.reader.SigVersion(k); v != v1 {
 			t.Fatalf("refresh %d after the records: version %d, want %d", i+2, v, v1)
 		}
+	}
+}
+
+// TestForgetThenPutAgainWhileHeldOpensTheNewBytes (issue 37 item 1): a
+// reader holds the old version open (a mount's descriptor, serve's answer)
+// while a collection forgets the key and another writer puts it again. The
+// refresh that reads the forget record drops the cached bytes
+// (sigCache.recheck) and its version does not move until a read finds
+// other bytes: a new open must not be handed the held copy of the old
+// version (it read the old bytes on every open while one was held), and
+// the held reader keeps reading its own.
+func TestForgetThenPutAgainWhileHeldOpensTheNewBytes(t *testing.T) {
+	for _, sameLength := range []bool{false, true} {
+		name := "longer"
+		if sameLength {
+			name = "same length"
+		}
+		t.Run(name, func(t *testing.T) {
+			f := newResignFixture(t)
+			k := storefixture.Ent(format.KindSig, objA, "alice")
+			j := storefixture.Ent(format.KindSig, objB, "bob")
+			old, again := bytes.Repeat([]byte("o"), 13), bytes.Repeat([]byte("a"), 16)
+			if sameLength {
+				again = again[:13]
+			}
+			f.put(t, j, old)
+			f.complete(t)
+			f.put(t, k, old) // k's only line: the last, unfolded
+			f.refresh(t)
+			held, err := f.reader.OpenSig(f.ctx, k)
+			if err != nil || !bytes.Equal(held.Bytes(), old) {
+				t.Fatalf("first open: %v", err)
+			}
+			defer held.Release()
+			f.forget(t, k)
+			f.put(t, k, again)
+			f.refresh(t)
+			for i := range 2 {
+				h, err := f.reader.OpenSig(f.ctx, k)
+				if err != nil {
+					t.Fatalf("open %d after the forget and the put again: %v", i+1, err)
+				}
+				if !bytes.Equal(h.Bytes(), again) {
+					t.Errorf("open %d after the forget, the put again and a refresh, while the old version is held: %q, want %q", i+1, h.Bytes(), again)
+				}
+				h.Release()
+			}
+			f.read(t, k, again, "ReadSig after the forget and the put again")
+			if !bytes.Equal(held.Bytes(), old) {
+				t.Errorf("the held reader's bytes changed: %q, want %q", held.Bytes(), old)
+			}
+		})
+	}
+}
+
+// TestUnknownForgetRecordClearsOnce (issue 37 item 3): a forget record the
+// handle cannot act on one by one — one that does not parse, or one gone
+// behind its retired line — starts the signature cache over once, at the
+// refresh that first meets it, as a record read is acted on once. It did
+// so at every refresh while the record was named (its hour and the
+// margin: ~70 refreshes at the default minute), moving every signature's
+// version and telling the mount to drop every name each time.
+func TestUnknownForgetRecordClearsOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		spoil func(f *resignFixture, t *testing.T, key string)
+	}{
+		{"a record that does not parse", func(f *resignFixture, t *testing.T, key string) {
+			if err := f.wst.Put(f.ctx, key, []byte("not a forget record\n")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a record gone", func(f *resignFixture, t *testing.T, key string) {
+			if err := f.wst.Delete(f.ctx, key); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newResignFixture(t)
+			k := storefixture.Ent(format.KindSig, objA, "alice")
+			j := storefixture.Ent(format.KindSig, objB, "bob")
+			old := bytes.Repeat([]byte("o"), 13)
+			f.put(t, j, old)
+			f.complete(t)
+			f.put(t, k, old)
+			f.refresh(t)
+			f.read(t, j, old, "first read")
+			v0 := f.reader.SigVersion(j)
+			f.forget(t, k)
+			sn, err := f.wst.ReadSnapshot(f.ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spoiled := 0
+			for _, r := range sn.Retired {
+				if format.IsForgottenName(r.Key) {
+					tc.spoil(f, t, r.Key)
+					spoiled++
+				}
+			}
+			if spoiled == 0 {
+				t.Fatal("the forget retired no forget record")
+			}
+			f.refresh(t)
+			f.read(t, j, old, "after the forget")
+			v1 := f.reader.SigVersion(j)
+			if v1 == v0 {
+				t.Fatal("a record the handle cannot read did not start the cache over")
+			}
+			for i := range 4 {
+				f.clk.Advance(time.Minute)
+				f.refresh(t) // the records are still named
+				f.read(t, j, old, "a refresh later")
+				if v := f.reader.SigVersion(j); v != v1 {
+					t.Fatalf("refresh %d after the record: version %d, want %d (the cache started over again)", i+2, v, v1)
+				}
+			}
+		})
 	}
 }

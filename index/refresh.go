@@ -158,10 +158,10 @@ func recordVanished(prev, sn *store.Snapshot) error {
 const trustWindow = format.GracePeriod - 10*time.Minute
 
 // lookOutlived reports whether this handle's last look at the records is
-// trustWindow old or older: a refresh then cannot tell from the journal
-// what came and went since (a line folded and dropped past its hour), so
-// it trusts no signature it cached (sigCache.invalidateRefresh). It must
-// measure as refreshSnapshot's stale does.
-func (ix *Index) lookOutlived() bool {
-	return ix.st.Clock().NowMs()-ix.lookedAt.Load() >= trustWindow.Milliseconds()
-}
+// trustWindow old or older on the store's clock, or of a time not known
+// (lookAge): a refresh then cannot tell from the journal what came and went
+// since (a line folded and dropped past its hour), so it trusts no
+// signature it cached (sigCache.invalidateRefresh). It is the negation of
+// the window trustsRecords asks for (lookWithin), skew aside: the same
+// look, the same clock, the same arithmetic.
+func (ix *Index) lookOutlived() bool { return !ix.lookWithin() }

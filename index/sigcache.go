@@ -214,13 +214,16 @@ func (c *sigCache) invalidate(key string) {
 
 // recheck has the next read of key read its bytes again and compare them
 // with the last ones read (sigMeta.recheck): its bytes are dropped, a read
-// in flight is not kept, and the mount is told to look the name up again
-// (its size is asked anew); the version does not move.
+// in flight is not kept, the copy open readers hold is shared no more (a
+// new OpenSig reads the key, the held handles keep theirs), and the mount
+// is told to look the name up again (its size is asked anew); the version
+// does not move.
 func (c *sigCache) recheck(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.staleLocked(key)
 	c.removeLocked(key)
+	delete(c.readers.open, key) // its handles keep it (release checks it is theirs)
 	if m, ok := c.sizes[key]; ok {
 		m.recheck = true
 		c.sizes[key] = m

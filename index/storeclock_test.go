@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"slices"
@@ -161,4 +162,37 @@ func TestTrustWindowIsMeasuredOnTheStoresClock(t *testing.T) {
 	if got, want := walkEntries(t, reader), walkEntries(t, fresh); !slices.Equal(got, want) || !slices.Contains(want, x.Key()) {
 		t.Fatalf("after a refresh the handle shows\n%v\na fresh reader shows\n%v", got, want)
 	}
+}
+
+// TestUnknownLookIsOutlived (issue 37 item 2): a look whose time on the
+// store's clock is not known (lookUnknown: a store whose answers carry no
+// Date) is as old as can be. lookOutlived subtracted it without checking:
+// now − math.MinInt64 wrapped negative and read "not outlived", so the
+// signature cache never started over and a re-sign after the hour with
+// the same line counts was served stale for as long as the handle lived.
+func TestUnknownLookIsOutlived(t *testing.T) {
+	f := newResignFixture(t)
+	k := storefixture.Ent(format.KindSig, objA, "alice")
+	old, resigned := bytes.Repeat([]byte("o"), 64), bytes.Repeat([]byte("n"), 64)
+	f.put(t, k, old)
+	f.read(t, k, old, "first read")
+	if f.reader.lookOutlived() {
+		t.Fatal("a look just made is outlived")
+	}
+	f.reader.lookedAt.Store(lookUnknown) // the store gave no time at that look
+	if !f.reader.lookOutlived() {
+		t.Error("a look of unknown time is not outlived")
+	}
+	if f.reader.trustsRecords() {
+		t.Error("a look of unknown time is trusted")
+	}
+	before := journalMarks(f.reader.v.Load())[k.Key()]
+	f.complete(t) // marks the line
+	f.clk.Advance(format.GracePeriod + time.Minute)
+	f.put(t, k, resigned) // drops the old line past its hour: one unfolded line again
+	f.refresh(t)
+	if after := journalMarks(f.reader.v.Load())[k.Key()]; after != before {
+		t.Fatalf("fixture: the key's lines count %+v after, %+v before: the counts tell", after, before)
+	}
+	f.read(t, k, resigned, "after the re-sign past the hour, from a look of unknown time")
 }

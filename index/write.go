@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,10 @@ import (
 
 // putParallel bounds the per-object keys one PutBatch writes at once.
 const putParallel = 16
+
+// errNotSent is the error of a write PutBatch did not send, when neither
+// par.ForEach nor the context says why (never expected).
+var errNotSent = errors.New("the write was not sent")
 
 // Write is one entry of a PutBatch: signatures carry their bytes, every
 // other kind has empty Data.
@@ -65,7 +70,7 @@ func (ix *Index) PutBatch(ctx context.Context, ws []Write) error {
 	errs := make([]error, len(ws))
 	// Every key is tried whatever befalls the others (the ones that land
 	// are journaled): each error is kept in errs, never returned to par.
-	_ = par.ForEach(ctx, len(ws), putParallel, func(ctx context.Context, i int) error {
+	perr := par.ForEach(ctx, len(ws), putParallel, func(ctx context.Context, i int) error {
 		w := ws[i]
 		key := w.Entry.Key()
 		if err := ix.st.Put(ctx, key, w.Data); err != nil {
@@ -81,6 +86,11 @@ func (ix *Index) PutBatch(ctx context.Context, ws []Write) error {
 	var keys []string
 	var landed []format.Entry
 	for i, w := range ws {
+		if !written[i] && errs[i] == nil {
+			// Not tried: ForEach stopped before it, and says why (ctx's
+			// error); every key not written has its error.
+			errs[i] = fmt.Errorf("put %q: not sent: %w", w.Entry.Key(), cmp.Or(perr, ctx.Err(), errNotSent))
+		}
 		if written[i] {
 			keys = append(keys, w.Entry.Key())
 			landed = append(landed, w.Entry)

@@ -443,3 +443,32 @@ func TestBigBatchFoldsPartialListAndStaysVisible(t *testing.T) {
 		t.Logf("status: mode %s, live lists %d, journal %d lines (%d folded)", x.Status().Mode, len(x.Status().LiveLists), x.Status().JournalLines, x.Status().JournalFolded)
 	}
 }
+
+// TestCanceledPutBatchSaysCanceled (issue 37 item 4): a PutBatch whose
+// context ends before its keys are sent fails with the context's error,
+// naming each key: it said "put: 1 of 1 keys could not be written:
+// %!w(<nil>)" (the keys par.ForEach skipped kept a nil error) and was not
+// errors.Is(err, context.Canceled). Nothing is written.
+func TestCanceledPutBatchSaysCanceled(t *testing.T) {
+	st, _ := foldedStore(t)
+	ix, _ := openIndex(t, st)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	b := storefixture.Ent(format.KindSig, objB, "bob")
+	c := storefixture.Ent(format.KindSeal, objC, "s1")
+	for _, ws := range [][]Write{{{Entry: b, Data: []byte("sig")}}, {{Entry: b, Data: []byte("sig")}, {Entry: c}}} {
+		err := ix.PutBatch(ctx, ws)
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("PutBatch of %d on a canceled context: %v, want context.Canceled", len(ws), err)
+		}
+		if err != nil && (strings.Contains(err.Error(), "%!") || !strings.Contains(err.Error(), b.Key())) {
+			t.Errorf("PutBatch of %d on a canceled context: %q, want each key named and no bad verb", len(ws), err)
+		}
+		if _, err := ix.Stat(context.Background(), b.Key()); err == nil {
+			t.Errorf("a canceled put shows %s", b.Key())
+		}
+	}
+	if ok, err := st.Exists(context.Background(), b.Key()); err != nil || ok {
+		t.Errorf("a canceled put wrote %s: %v %v", b.Key(), ok, err)
+	}
+}
