@@ -87,6 +87,7 @@ type forgets struct {
 	// anything more for it.
 	cleared map[string]bool
 }
+
 // forgotten updates ix.forgets for v's retired record and returns the
 // signature keys of the objects its forget records name (of prev's set,
 // v's, this handle's own writes and the cache), or all when one of them is

@@ -189,7 +189,7 @@ func TestForgetThenPutAgainWhileHeldOpensTheNewBytes(t *testing.T) {
 // version and telling the mount to drop every name each time.
 func TestUnknownForgetRecordClearsOnce(t *testing.T) {
 	for _, tc := range []struct {
-		name string
+		name  string
 		spoil func(f *resignFixture, t *testing.T, key string)
 	}{
 		{"a record that does not parse", func(f *resignFixture, t *testing.T, key string) {
