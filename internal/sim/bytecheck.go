@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -162,6 +163,15 @@ func (s *sim) mountBytes(k string, w [][]byte) {
 	s.res.BytesCompared += int64(len(got))
 	if !matches(got, w) {
 		s.wrongBytes("bytes-mount-mmap", classNewOpen, k, got, nil, w)
+	}
+	// A shared mapping too (MAP_SHARED, PROT_READ: Python's mmap default).
+	got, err = s.readShared(p, &s.bs.scratch)
+	switch {
+	case err != nil && errors.Is(err, syscall.ENODEV) && s.cfg.TolerateSharedENODEV:
+	case err != nil || !matches(got, w):
+		s.wrongBytes("bytes-mount-mmap-shared", classNewOpen, k, got, err, w)
+	default:
+		s.res.BytesCompared += int64(len(got))
 	}
 }
 

@@ -27,6 +27,8 @@ var byteOps = []opDef{
 	{"forget-reput", 3, true, (*sim).opForgetReput},
 	{"hold", 6, false, (*sim).opHold},
 	{"mount-write-refused", 2, false, (*sim).opRefusedWrite},
+	{"forget-reput-held", 2, false, (*sim).opForgetReputHeld},
+	{"oxy-read", 3, false, (*sim).opOxyRead},
 }
 
 // maxHeld bounds the descriptors held open at once.
@@ -55,7 +57,8 @@ type byteState struct {
 	// late: its handle stays on the node, before any reader opened after
 	// it, and go-fuse answers a GETATTR that names no file (fstat) with
 	// the node's first open file.
-	lingering []*os.File
+	lingering  []*os.File
+	lingerKeys []string // their keys
 }
 
 // heldReader is a signature kept open across operations: a descriptor on
@@ -83,10 +86,13 @@ func (s *sim) noteWrite(key string, data []byte, journaled bool) {
 	if len(h) > 0 && bytes.Equal(h[len(h)-1], data) {
 		return
 	}
+	s.conc.mu.Lock()
 	s.bs.hist[key] = append(h, data)
 	if len(h) == 0 {
 		s.bs.lo[key] = 0
+		s.conc.keys = append(s.conc.keys, key)
 	}
+	s.conc.mu.Unlock()
 	// A write the handle's refresh cannot tell from the journal: an older
 	// writer's, or one whose operation had a fault.
 	s.bs.pinned[key] = !journaled || s.faulty()
@@ -108,6 +114,8 @@ func (s *sim) window(key string) [][]byte {
 // for the handle's own writes, and after a refresh or open for every key
 // whose last version a journal line tells of.
 func (s *sim) settle() {
+	s.conc.mu.Lock() // the concurrent reader reads lo
+	defer s.conc.mu.Unlock()
 	for k := range s.bs.own {
 		if n := len(s.bs.hist[k]); n > 0 {
 			s.bs.lo[k] = n - 1
@@ -124,6 +132,12 @@ func (s *sim) settle() {
 		if !s.bs.pinned[k] && len(h) > 0 {
 			s.bs.lo[k] = len(h) - 1
 		}
+	}
+	// The mount's window moves only here, after a refresh (and
+	// Invalidate) or an open: it hears of the handle's own writes from a
+	// goroutine of the index, some time after (index.WatchSigChanges).
+	for k := range s.bs.hist {
+		s.conc.mountLo[k] = s.bs.lo[k]
 	}
 }
 
@@ -201,6 +215,7 @@ func (s *sim) opResignOther() error {
 	w := s.resignWrite()
 	k := w.Entry.Key()
 	s.logf("#%d resign (other writer) %s %d bytes", s.op, k, len(w.Data))
+	s.pend(k, w.Data)
 	if err := s.st.Put(s.ctx, k, w.Data); err != nil {
 		return errors.Join(err, s.deriveKeys([]string{k}))
 	}
@@ -235,6 +250,7 @@ func (s *sim) opForgetReput() error {
 
 func (s *sim) opResignOtherOf(e format.Entry) error {
 	k, data := e.Key(), s.resignData(nil)
+	s.pend(k, data)
 	if err := s.st.Put(s.ctx, k, data); err != nil {
 		return errors.Join(err, s.deriveKeys([]string{k}))
 	}
@@ -264,13 +280,19 @@ func (s *sim) opHold() error {
 		return nil
 	}
 	slices.Sort(keys)
-	k := keys[s.rng.IntN(len(keys))]
+	s.holdKey(keys[s.rng.IntN(len(keys))])
+	return nil
+}
+
+// holdKey opens k and keeps it open: through OpenSig and a descriptor on
+// the mount (its first bytes read now).
+func (s *sim) holdKey(k string) {
 	e, _ := format.ParseKey(k)
 	hr := &heldReader{key: k, ok: slices.Clone(s.window(k)), since: s.op}
 	sh, err := s.h.OpenSig(s.ctx, e)
 	if err != nil {
 		s.violate("bytes-held-open", "OpenSig %s: %v", k, err)
-		return nil
+		return
 	}
 	hr.sh = sh
 	if s.bs.mnt != nil {
@@ -280,12 +302,12 @@ func (s *sim) opHold() error {
 			// mount yet (the kernel keeps the listings it read).
 			sh.Release()
 			s.logf("#%d hold %s: not on the mount yet", s.op, k)
-			return nil
+			return
 		}
 		if err != nil {
 			sh.Release()
 			s.violate("bytes-held-open", "open %s on the mount: %v", k, err)
-			return nil
+			return
 		}
 		hr.f = f
 		buf := make([]byte, 8)
@@ -294,14 +316,13 @@ func (s *sim) opHold() error {
 			f.Close()
 			sh.Release()
 			s.violate("bytes-held-open", "pread %s on the mount: %v", k, err)
-			return nil
+			return
 		}
 		hr.prefix = buf[:n]
 		s.res.MountOps++
 	}
 	s.bs.held = append(s.bs.held, hr)
 	s.logf("#%d hold %s (%d held)", s.op, k, len(s.bs.held))
-	return nil
 }
 
 // shown reports whether the long-lived handle shows key now.
@@ -321,6 +342,17 @@ func (s *sim) opRefusedWrite() error {
 	e := s.drawSig()
 	k := e.Key()
 	s.logf("#%d mount-write-refused %s", s.op, k)
+	// A write open through the mount: a reader of the mount may see its
+	// bytes until it is closed (no isolation, as on any filesystem).
+	s.conc.mu.Lock()
+	s.conc.writing[k]++
+	s.conc.mu.Unlock()
+	lingers := false
+	defer func() {
+		if !lingers {
+			s.doneWriting(k)
+		}
+	}()
 	s.res.MountOps++
 	if err := os.MkdirAll(path.Dir(s.mountPath(k)), 0o755); err != nil {
 		s.violateClass("refused-write", classRefused, "mkdir for %s on the mount: %v", k, err)
@@ -338,6 +370,8 @@ func (s *sim) opRefusedWrite() error {
 	if s.rng.IntN(2) == 0 {
 		if nfd, err := unix.Dup(int(f.Fd())); err == nil {
 			s.bs.lingering = append(s.bs.lingering, os.NewFile(uintptr(nfd), k+" (refused write, kept open)"))
+			s.bs.lingerKeys = append(s.bs.lingerKeys, k)
+			lingers = true
 		}
 	}
 	errc := f.Close()
@@ -411,4 +445,17 @@ func (s *sim) dropLingering() {
 		f.Close()
 	}
 	s.bs.lingering = nil
+	for _, k := range s.bs.lingerKeys {
+		s.doneWriting(k)
+	}
+	s.bs.lingerKeys = nil
+}
+
+// doneWriting notes a write through the mount closed.
+func (s *sim) doneWriting(k string) {
+	s.conc.mu.Lock()
+	if s.conc.writing[k]--; s.conc.writing[k] <= 0 {
+		delete(s.conc.writing, k)
+	}
+	s.conc.mu.Unlock()
 }

@@ -58,7 +58,7 @@ func TestByteSimulation(t *testing.T) {
 		}
 	}
 	total, mounted := 0, 0
-	var compared int64
+	var compared, concurrent int64
 	var vs Variants
 	for _, r := range runs {
 		res, err := Run(context.Background(), config(t, Config{Seed: r.seed, Backend: r.backend, Ops: ops, TempDir: t.TempDir(), Bytes: true, MountPercent: mp}))
@@ -71,6 +71,7 @@ func TestByteSimulation(t *testing.T) {
 		total += res.Ops
 		mounted += res.MountOps
 		compared += res.BytesCompared
+		concurrent += res.ConcurrentReads
 		vs.Add(res)
 		if res.Failed() {
 			t.Errorf("%s", res.Report())
@@ -82,6 +83,9 @@ func TestByteSimulation(t *testing.T) {
 	if compared == 0 {
 		t.Errorf("no bytes compared")
 	}
+	if concurrent == 0 {
+		t.Errorf("the concurrent reader read nothing")
+	}
 	// The CI budget must reach both variants' code; one short run again
 	// (-seed) may rightly not.
 	if *flagSeed == 0 && vs.ReadAheadRuns > 0 && vs.ReadAheadSent == 0 {
@@ -90,5 +94,5 @@ func TestByteSimulation(t *testing.T) {
 	if *flagSeed == 0 && vs.SmallCacheRuns > 0 && vs.Evictions == 0 {
 		t.Errorf("%d runs with a small signature cache, and it evicted nothing", vs.SmallCacheRuns)
 	}
-	t.Logf("%d runs, %d operations, %d through the mount, %d bytes compared; %s", len(runs), total, mounted, compared, vs)
+	t.Logf("%d runs, %d operations, %d through the mount, %d bytes compared, %d reads beside the operations; %s", len(runs), total, mounted, compared, concurrent, vs)
 }

@@ -36,6 +36,7 @@ var Classes = map[string]string{
 	"B2":  "bytes: a reader held open across changes does not read one whole version (old or new)",
 	"B3":  "bytes: stat on the mount says a size no allowed version has",
 	"B4":  "bytes: a write refused on the mount did not stay refused (close succeeded or wrote bytes)",
+	"O1":  ".oxy/journal or .oxy/retired on the mount is not the store's record right after a refresh",
 	"NEW": "not one of the known defects",
 }
 

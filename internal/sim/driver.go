@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"gocloud.dev/blob"
@@ -62,6 +63,15 @@ type Config struct {
 	// sizes are evicted and read again between the checks, and read-ahead's
 	// window shrinks to what fits. Vary says which a seed gets.
 	SmallCache bool
+	// TolerateSharedENODEV lets a MAP_SHARED mapping of a signature on the
+	// mount fail with ENODEV (a signature changed within the hour is
+	// opened with direct I/O, which refused shared mappings before kernel
+	// 6.6 and the mount's fix): off by default, so it is a violation.
+	TolerateSharedENODEV bool
+	// TolerateOxyHold lets .oxy/journal and .oxy/retired show the text
+	// rendered before a refresh (the mount held it 10 s for the stat that
+	// measured it): off by default, so it is a violation.
+	TolerateOxyHold bool
 }
 
 // SmallSigCacheBytes is the signature cache of a SmallCache run: four or
@@ -156,8 +166,12 @@ type Result struct {
 	// CacheEvictions is how many signatures the long-lived handles'
 	// caches evicted (SmallCache makes it many).
 	CacheEvictions int64
-	Violations     []Violation
-	Log            []string // one line per operation
+	// ConcurrentReads is how many reads the concurrent reader made
+	// (concurrent.go), ConcurrentNotFound how many of them found no entry.
+	ConcurrentReads    int64
+	ConcurrentNotFound int64
+	Violations         []Violation
+	Log                []string // one line per operation
 }
 
 // Failed reports whether the run found a violation.
@@ -245,6 +259,14 @@ type sim struct {
 	totalWeight int
 	bs          byteState    // byte mode (bytes.go); bs.hist is nil otherwise
 	web         http.Handler // serve's handler on h (byte mode)
+
+	// The concurrent reader (byte mode, concurrent.go). handleMu is held
+	// for writing while h, web and the mount are replaced (openHandle) and
+	// for reading by each of the reader's reads; conc guards what the
+	// reader reads of the model.
+	handleMu sync.RWMutex
+	conc     concState
+	rd       *concReader
 }
 
 // Run runs one simulation.
@@ -258,6 +280,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Bytes {
 		s.table = append(slices.Clone(ops), byteOps...)
 		s.bs.init()
+		s.conc.init()
 		s.m.onWrite = s.noteWrite
 		if cfg.MountPercent > 0 {
 			dir, err := os.MkdirTemp(cfg.TempDir, "oxyfs-sim-mnt-")
@@ -275,6 +298,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := s.setup(); err != nil {
 		return nil, err
 	}
+	if cfg.Bytes {
+		s.startReader()
+	}
 	for s.op = 1; s.op <= cfg.Ops; s.op++ {
 		s.step()
 		s.res.Ops = s.op
@@ -282,6 +308,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			break
 		}
 	}
+	s.op = s.res.Ops
+	s.stopReader()
 	s.res.Log = s.log
 	return s.res, nil
 }
@@ -323,6 +351,7 @@ func newSim(ctx context.Context, cfg Config) (*sim, error) {
 }
 
 func (s *sim) close() {
+	s.stopReader()
 	if err := s.unmount(); err != nil {
 		s.res.Violations = append(s.res.Violations, Violation{Kind: "unmount", Op: s.op, Detail: err.Error(), Class: "NEW"})
 	}
@@ -348,6 +377,8 @@ func (s *sim) setup() error {
 }
 
 func (s *sim) openHandle() error {
+	s.handleMu.Lock() // the concurrent reader's reads wait
+	defer s.handleMu.Unlock()
 	if err := s.unmount(); err != nil {
 		return err
 	}
@@ -464,6 +495,8 @@ func (s *sim) step() {
 		s.res.Faults++
 		s.logf("   fault %s fired %d×", s.opFault, fired)
 	}
+	defer s.drainReader()
+	defer s.unpend()
 	if len(badDelete) > 0 {
 		s.violate("delete-after-failed-read", "DELETE sent after a read or listing failed for good: %v", badDelete)
 	}

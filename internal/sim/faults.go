@@ -107,21 +107,23 @@ func (in *injector) match(op blobtest.Op, key string) (hit bool, mode string) {
 // the operation needed (the handle never deletes). Read-ahead's GETs, which
 // run beside whatever operation follows, neither meet nor spend its fault:
 // a once-only fault a background GET took would leave the operation clean
-// but counted faulty, its checks relaxed. A share of read-ahead's GETs of
-// signatures (lateReadAheadPercent) hold the bytes they found back for up
-// to lateReadAheadMax: they land after the operations that follow, a
-// re-sign and a refresh among them, as a slow server's would.
+// but counted faulty, its checks relaxed; nor do the concurrent reader's
+// (concurrent.go). A share of read-ahead's and the concurrent reader's GETs
+// of signatures (lateReadAheadPercent) hold the bytes they found back for
+// up to lateReadAheadMax: they land after the operations that follow, a
+// re-sign and a refresh among them, as a slow server's would, and a read
+// that begins after the refresh must not be given them (the stale flight).
 func (in *injector) handleHooks() blobtest.Hooks {
 	return blobtest.Hooks{
 		Before: func(ctx context.Context, op blobtest.Op, key string) error {
-			if index.IsReadAhead(ctx) {
+			if index.IsReadAhead(ctx) || isConcReader(ctx) {
 				return nil // beside the operation, not of it: its fault is not theirs to meet or spend
 			}
 			return in.request(op, key, false)
 		},
 		AfterPut: in.afterPut,
 		Body: func(ctx context.Context, key string, body io.Reader) io.Reader {
-			if !index.IsReadAhead(ctx) || !strings.HasPrefix(key, format.KindSig.Prefix()) || rand.IntN(100) >= lateReadAheadPercent {
+			if !(index.IsReadAhead(ctx) || isConcReader(ctx)) || !strings.HasPrefix(key, format.KindSig.Prefix()) || rand.IntN(100) >= lateReadAheadPercent {
 				return body
 			}
 			return &lateBody{ctx: ctx, r: body, wait: time.Duration(1 + rand.Int64N(int64(lateReadAheadMax)))}

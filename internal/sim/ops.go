@@ -59,6 +59,9 @@ func (s *sim) putThroughHandle(ws []index.Write) error {
 		s.attempted[k]++
 		s.ownEver[k] = true
 	}
+	for _, w := range ws {
+		s.pend(w.Entry.Key(), w.Data)
+	}
 	err := s.h.PutBatch(s.ctx, ws)
 	if err == nil {
 		for _, w := range ws {
@@ -83,6 +86,7 @@ func (s *sim) opPutAppend() error {
 	keys := writeKeys(ws)
 	s.logf("#%d put+append %v", s.op, keys)
 	for _, w := range ws {
+		s.pend(w.Entry.Key(), w.Data)
 		if err := s.st.Put(s.ctx, w.Entry.Key(), w.Data); err != nil {
 			return errors.Join(err, s.deriveKeys(keys)) // the writer stops: no journal line
 		}
@@ -105,6 +109,7 @@ func (s *sim) opOlderPut() error {
 	keys := writeKeys(ws)
 	s.logf("#%d older-put %v", s.op, keys)
 	for _, w := range ws {
+		s.pend(w.Entry.Key(), w.Data)
 		if err := s.st.Put(s.ctx, w.Entry.Key(), w.Data); err != nil {
 			return errors.Join(err, s.deriveKeys(keys))
 		}

@@ -14,6 +14,8 @@ var (
 	flagOps     = flag.Int("ops", 0, "operations per run (0: CIOpsPerRun); also OXYFS_SIM_OPS")
 	flagRA      = flag.String("read-ahead", VaryMixed, "the long-lived handle's read-ahead: on, off, or mixed (the even seeds)")
 	flagSmall   = flag.String("small-cache", VaryMixed, "the long-lived handle's signature cache of SmallSigCacheBytes: on, off, or mixed (seeds 2 and 3 of every four)")
+	flagENODEV  = flag.Bool("tolerate-shared-enodev", false, "byte mode: let a MAP_SHARED mapping on the mount fail with ENODEV (Config.TolerateSharedENODEV)")
+	flagOxyHold = flag.Bool("tolerate-oxy-hold", false, "byte mode: let .oxy/journal and .oxy/retired show the text from before a refresh (Config.TolerateOxyHold)")
 )
 
 // config is a run's Config with the read-ahead and cache -read-ahead and
@@ -23,6 +25,7 @@ func config(t *testing.T, c Config) Config {
 	if err := c.Vary(*flagRA, *flagSmall); err != nil {
 		t.Fatal(err)
 	}
+	c.TolerateSharedENODEV, c.TolerateOxyHold = *flagENODEV, *flagOxyHold
 	return c
 }
 

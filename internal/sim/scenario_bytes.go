@@ -1,0 +1,167 @@
+package sim
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+
+	"github.com/oxyfs/oxyfs/fold"
+	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/store/journal"
+)
+
+// classOxy: a debug view of the layout (.oxy/journal, .oxy/retired) shows
+// other than the store holds right after a refresh.
+const classOxy = "O1"
+
+// opForgetReputHeld plays issue 37 item 1 (byte mode): a signature whose
+// only journal line is the last one (another writer's put, after a fold),
+// held open (OpenSig, and a descriptor on the mount) across a forget of
+// its object's signatures and another writer's put again — the same length
+// half the time — then a refresh. The journal and the lists then read as
+// the held version's view saw them; only the forget record tells. Every
+// new open after the refresh (the check's, the concurrent reader's) must
+// read the new bytes, and the held readers keep the old.
+func (s *sim) opForgetReputHeld() error {
+	if len(s.bs.held) >= maxHeld {
+		s.logf("#%d forget-reput-held: skipped, %d held", s.op, len(s.bs.held))
+		return nil
+	}
+	k := s.freshSigKey()
+	e, _ := format.ParseKey(k)
+	s.logf("#%d forget-reput-held %s: fold, put (other writer), refresh, hold, forget, put again, refresh", s.op, k)
+	if err := s.opFold(); err != nil {
+		return err
+	}
+	if err := s.putOther(k, s.resignData(nil)); err != nil {
+		return err
+	}
+	if err := s.refreshMid(); err != nil {
+		return err
+	}
+	s.holdKey(k)
+	f := fold.ForgetObject{Object: e.Object, Kinds: []format.Kind{format.KindSig}}
+	s.noteForget([]fold.ForgetObject{f})
+	rep, err := fold.Collect(s.ctx, s.st, fold.CollectOptions{ForgetObjects: []fold.ForgetObject{f}, Apply: true, Warn: nopWarn})
+	s.logf("#%d   gc --forget-objects %s --apply → %s", s.op, f, gcSummary(&rep))
+	if err != nil {
+		return s.forgetDone([]fold.ForgetObject{f}, nil, err)
+	}
+	if err := s.forgetDone([]fold.ForgetObject{f}, &rep, nil); err != nil {
+		return err
+	}
+	var old []byte
+	if h := s.bs.hist[k]; len(h) > 0 {
+		old = h[len(h)-1]
+	}
+	again := s.resignData(nil)
+	if len(old) > 0 && s.rng.IntN(2) == 0 {
+		again = bytes.Repeat([]byte{'A' + byte(s.sigN%26)}, len(old)) // the same length
+	}
+	if err := s.putOther(k, again); err != nil {
+		return err
+	}
+	err = s.h.Refresh(s.ctx)
+	s.logf("#%d   put again %d bytes (was %d), refresh", s.op, len(again), len(old))
+	if err == nil {
+		s.exactHandle = "handle-refresh"
+	}
+	return err
+}
+
+// freshSigKey is a signature key of an object with no signature the model
+// holds, if there is one (its forget then takes no other key's line), else
+// any.
+func (s *sim) freshSigKey() string {
+	for _, i := range s.rng.Perm(len(objects)) {
+		obj, taken := objects[i], false
+		for k := range s.m.e {
+			if e, _ := format.ParseKey(k); e.Kind == format.KindSig && e.Object == obj {
+				taken = true
+				break
+			}
+		}
+		if !taken {
+			return keyOf(format.KindSig, obj, values[s.rng.IntN(len(values))])
+		}
+	}
+	return s.drawSig().Key()
+}
+
+// putOther is another writer's put (put --force): the key, then its line.
+func (s *sim) putOther(k string, data []byte) error {
+	s.pend(k, data)
+	if err := s.st.Put(s.ctx, k, data); err != nil {
+		return errors.Join(err, s.deriveKeys([]string{k}))
+	}
+	s.attempted[k]++
+	if _, err := journal.Append(s.ctx, s.st, []string{k}); err != nil {
+		return errors.Join(err, s.deriveKeys([]string{k}))
+	}
+	s.m.written(k, data, true)
+	return nil
+}
+
+// refreshMid refreshes the handle within an operation, and tells the
+// mount, as its refresh loop does.
+func (s *sim) refreshMid() error {
+	if err := s.h.Refresh(s.ctx); err != nil {
+		return err
+	}
+	if s.bs.mnt != nil {
+		s.bs.mnt.Invalidate()
+	}
+	return nil
+}
+
+// opOxyRead is a debug session on .oxy/ (byte mode): a refresh, then
+// .oxy/journal and .oxy/retired read through the mount (or, with no mount,
+// the handle's JournalText and RetiredText), each of which must be the
+// record the store holds, with a stat that says its length. Before issue
+// 37 the mount kept the text rendered before the refresh for 10 s
+// (Config.TolerateOxyHold lets that pass).
+func (s *sim) opOxyRead() error {
+	err := s.refreshMid()
+	s.logf("#%d oxy-read: refresh, .oxy/journal and .oxy/retired", s.op)
+	if err != nil {
+		return err
+	}
+	s.exactHandle = "handle-refresh"
+	for _, rec := range []struct{ name, key string }{{"journal", format.JournalKey}, {"retired", format.RetiredKey}} {
+		want, _, err := s.clean.ReadRecord(s.ctx, rec.key)
+		if err != nil && !isNotFound(err) {
+			return fmt.Errorf("read %s: %w", rec.key, err)
+		}
+		var got []byte
+		size := int64(-1)
+		if s.bs.mnt != nil {
+			p := path.Join(s.bs.mntDir, ".oxy", rec.name)
+			fi, serr := os.Stat(p)
+			if serr == nil {
+				size = fi.Size()
+			}
+			got, err = os.ReadFile(p)
+			s.res.MountOps++
+		} else {
+			var text string
+			if rec.name == "journal" {
+				text, err = s.h.JournalText(s.ctx)
+			} else {
+				text, err = s.h.RetiredText(s.ctx)
+			}
+			got, size = []byte(text), int64(len(text))
+		}
+		s.res.BytesCompared += int64(len(got))
+		switch {
+		case err != nil:
+			s.violateClass("oxy-"+rec.name, classOxy, "read .oxy/%s after a refresh: %v", rec.name, err)
+		case !bytes.Equal(got, want) && !s.cfg.TolerateOxyHold:
+			s.violateClass("oxy-"+rec.name, classOxy, ".oxy/%s after a refresh: %d bytes, the store's %s %d bytes", rec.name, len(got), rec.key, len(want))
+		case size != int64(len(got)) && !s.cfg.TolerateOxyHold:
+			s.violateClass("oxy-"+rec.name, classOxy, ".oxy/%s after a refresh: stat says %d bytes, a read gave %d", rec.name, size, len(got))
+		}
+	}
+	return nil
+}
