@@ -206,6 +206,12 @@ func (c Config) testName() string {
 		return VaryOff
 	}
 	flags := fmt.Sprintf("-read-ahead %s -small-cache %s", onOff(c.ReadAhead), onOff(c.SmallCache))
+	if c.TolerateSharedENODEV {
+		flags += " -tolerate-shared-enodev"
+	}
+	if c.TolerateOxyHold {
+		flags += " -tolerate-oxy-hold"
+	}
 	if c.Bytes {
 		return fmt.Sprintf("TestByteSimulation -mount-percent %d %s", c.MountPercent, flags)
 	}

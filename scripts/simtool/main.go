@@ -53,6 +53,8 @@ func main() {
 	flag.BoolVar(&byteMode, "bytes", false, "the byte level: re-signs, held readers, bytes compared through the handle, serve and a FUSE mount")
 	flag.StringVar(&readAhead, "read-ahead", sim.VaryMixed, "the long-lived handle's read-ahead (the product's default): on, off, or mixed (the even seeds)")
 	flag.StringVar(&smallCache, "small-cache", sim.VaryMixed, "the long-lived handle's signature cache of sim.SmallSigCacheBytes: on, off, or mixed (seeds 2 and 3 of every four)")
+	flag.BoolVar(&tolerateENODEV, "tolerate-shared-enodev", false, "with -bytes: let a MAP_SHARED mapping on the mount fail with ENODEV (sim.Config.TolerateSharedENODEV; a violation by default)")
+	flag.BoolVar(&tolerateOxyHold, "tolerate-oxy-hold", false, "with -bytes: let .oxy/journal and .oxy/retired show the text from before a refresh (sim.Config.TolerateOxyHold; a violation by default)")
 	flag.IntVar(&mountPercent, "mount-percent", 25, "with -bytes: share of operations read through a FUSE mount too (0: no mount; needs /dev/fuse)")
 	flag.StringVar(&tempDir, "tempdir", defaultTempDir(), "where the file backend's bucket and the mount go (default: /dev/shm when it is a writable memory filesystem, else the system's temporary directory)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
@@ -117,6 +119,8 @@ var (
 	mountPercent int
 	readAhead    string
 	smallCache   string
+
+	tolerateENODEV, tolerateOxyHold bool
 )
 
 // modeArgs are the flags a mutation's runs pass on.
@@ -125,7 +129,14 @@ func modeArgs() []string {
 	if !byteMode {
 		return args
 	}
-	return append(args, "-bytes", "-mount-percent", strconv.Itoa(mountPercent))
+	args = append(args, "-bytes", "-mount-percent", strconv.Itoa(mountPercent))
+	if tolerateENODEV {
+		args = append(args, "-tolerate-shared-enodev")
+	}
+	if tolerateOxyHold {
+		args = append(args, "-tolerate-oxy-hold")
+	}
+	return args
 }
 
 type firstSeen struct {
@@ -138,7 +149,7 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 	ctx := context.Background()
 	start := time.Now()
 	total, runs, faults, failed, mounted := 0, 0, 0, 0, 0
-	var compared int64
+	var compared, concurrent, concNotFound int64
 	var vs sim.Variants
 	opCounts := map[string]int{}
 	opTime := map[string]time.Duration{}
@@ -157,7 +168,8 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 	for range max(1, jobs) {
 		wg.Go(func() {
 			for j := range jobCh {
-				cfg := sim.Config{Seed: j.seed, Backend: j.backend, Ops: perRun, TempDir: tempDir, Bytes: byteMode, MountPercent: mountPercent}
+				cfg := sim.Config{Seed: j.seed, Backend: j.backend, Ops: perRun, TempDir: tempDir, Bytes: byteMode, MountPercent: mountPercent,
+					TolerateSharedENODEV: tolerateENODEV, TolerateOxyHold: tolerateOxyHold}
 				err := cfg.Vary(readAhead, smallCache)
 				var res *sim.Result
 				if err == nil {
@@ -222,6 +234,8 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 			faults += res.Faults
 			mounted += res.MountOps
 			compared += res.BytesCompared
+			concurrent += res.ConcurrentReads
+			concNotFound += res.ConcurrentNotFound
 			vs.Add(res)
 			for k, v := range res.OpCounts {
 				opCounts[k] += v
@@ -264,6 +278,7 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 		total, runs, seed, s, strings.Join(backends, ","), perRun, faults)
 	if byteMode {
 		fmt.Printf("bytes: %d operations read through the mount (%d%%), %d bytes compared with the model\n", mounted, mountPercent, compared)
+		fmt.Printf("concurrent reader: %d reads beside the operations (%d found no entry)\n", concurrent, concNotFound)
 	}
 	fmt.Printf("variants (-read-ahead %s -small-cache %s): %s\n", readAhead, smallCache, vs)
 	fmt.Printf("time: %.1f s, %.0f ops/s (GOMAXPROCS %d)\n", el.Seconds(), float64(total)/el.Seconds(), runtime.GOMAXPROCS(0))
