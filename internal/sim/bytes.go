@@ -29,6 +29,7 @@ var byteOps = []opDef{
 	{"mount-write-refused", 2, false, (*sim).opRefusedWrite},
 	{"forget-reput-held", 2, false, (*sim).opForgetReputHeld},
 	{"oxy-read", 3, false, (*sim).opOxyRead},
+	{"slow-read", 3, false, (*sim).opSlowRead},
 }
 
 // maxHeld bounds the descriptors held open at once.

@@ -44,6 +44,7 @@ type concState struct {
 	bytes    int64
 	mountRds int64
 	notFound int64
+	faulted  int64
 }
 
 // concReader is the reader goroutine's own state.
@@ -161,6 +162,9 @@ func (s *sim) readOnce(ctx context.Context) {
 	if s.h == nil {
 		return
 	}
+	s.faultMu.RLock()
+	defer s.faultMu.RUnlock()
+	armed := s.faultArmed
 	c.mu.Lock()
 	if len(c.keys) == 0 {
 		c.mu.Unlock()
@@ -169,7 +173,7 @@ func (s *sim) readOnce(ctx context.Context) {
 	k := c.keys[s.rd.rng.IntN(len(c.keys))]
 	via := s.rd.rng.IntN(viaCount)
 	mount := via >= viaMountRead
-	if mount && (s.bs.mnt == nil || c.writing[k] > 0) {
+	if mount && (s.bs.mnt == nil || c.writing[k] > 0 || armed) {
 		via, mount = s.rd.rng.IntN(viaMountRead), false
 	}
 	lo := s.bs.lo[k]
@@ -195,6 +199,8 @@ func (s *sim) readOnce(ctx context.Context) {
 	case err != nil && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotFoundStatus)):
 		c.notFound++ // forgotten, or not shown yet: the entry checks hold existence
 	case err != nil && errors.Is(err, syscall.ENODEV) && via == viaMountShared && s.cfg.TolerateSharedENODEV:
+	case err != nil && armed:
+		c.faulted++ // a flight the operation started, failed by its fault
 	case err != nil:
 		c.found = append(c.found, Violation{Kind: kind, Class: classNewOpen, Detail: fmt.Sprintf("%s while operations ran: %v", k, err)})
 	case !matches(got, allowed):

@@ -72,7 +72,9 @@
 // # Determinism
 //
 // One seeded PCG (math/rand/v2) draws every operation, key and fault; the
-// clock is a store.FakeClock; the driver runs one operation at a time.
+// clock is a store.FakeClock; the driver runs one operation at a time. In
+// byte mode a reader goroutine runs beside the operations ("Readers beside
+// the operations"): its reads, and what they meet, are timing, not seed.
 // Faults pick their victim by key prefix and occurrence, not by a global
 // request count, so requests a goroutine pool sends in any order fail the
 // same way. The retries of a read that got a 503 sleep (wall time), which
@@ -96,8 +98,15 @@
 // hold (a descriptor on the mount, its first 8 bytes read at once, and an
 // OpenSig handle, kept across later operations); a write through the mount
 // refused (EFBIG) between two that fit, whose close must fail and write
-// nothing. The sim's clock moves 1 ms before every operation, as real
-// clocks do, so no re-sign is folded in the millisecond of the fold before.
+// nothing; forget-reput-held (issue 37 item 1: a signature whose only
+// journal line is the last one, held open across a forget of its object's
+// signatures and another writer's put again, the same length half the
+// time, then a refresh: only the forget record tells, and every new open
+// must read the new bytes); oxy-read (a refresh, then .oxy/journal and
+// .oxy/retired through the mount must be the store's records, their stat
+// their length: class O1, unless Config.TolerateOxyHold). The sim's clock
+// moves 1 ms before every operation, as real clocks do, so no re-sign is
+// folded in the millisecond of the fold before.
 //
 // After each operation (bytecheck.go) — every signature of the model's set
 // after a refresh or an open, the keys the handle wrote otherwise — the
@@ -106,14 +115,38 @@
 // MountPercent of the refreshes, a FUSE mount of the handle (fs.Mount,
 // Invalidate after each refresh as mount's refresh loop does) is read too:
 // stat (a size of the window), read(2) to EOF, pread in 1000-byte pieces,
-// and a MAP_PRIVATE mmap (copied out through a write(2), never touched by
-// this process: a page fault it serves itself would deadlock with the
-// garbage collector). After each refresh every held reader is read to its
+// and a MAP_PRIVATE and a MAP_SHARED mmap (copied out through a write(2),
+// never touched by this process: a page fault it serves itself would
+// deadlock with the garbage collector; a MAP_SHARED refused with ENODEV is
+// a violation unless Config.TolerateSharedENODEV). After each refresh every held reader is read to its
 // end (pread from 0, and read(2) after the first bytes): one whole version
 // of those it may read (the window when it opened, and every later one),
 // the same one its first bytes came from, fstat its size; half are closed.
 // Classes: B1 a new open or read shows no allowed version, B2 a held reader
 // not one whole version, B3 stat's size, B4 a refused write not refused.
+//
+// # Readers beside the operations (concurrent.go)
+//
+// In byte mode one goroutine reads signatures all the time, while the
+// operations run — writes, re-signs, forgets, refreshes, folds — through
+// the handle's ReadSig and OpenSig, serve's handler, and (when mounted)
+// the mount: read(2) to EOF, pread in pieces, a MAP_SHARED mapping. Each
+// read must be one whole version that existed over the read's window: one
+// of the key's versions from the oldest a reader could be shown when the
+// read began (the window's lo; for the mount, lo as of the last refresh or
+// open, since the kernel hears of own writes some time after) to the
+// newest written or being written (the operation notes bytes before it
+// sends them: conc.pending) when it ended. A key not found passes (the
+// entry checks hold existence); any other error is a violation (an ESTALE
+// on an open among them). Reads of a key with a write open through the
+// mount are not checked on the mount (a writer's open file shows its
+// bytes, as on any filesystem). Its requests, like read-ahead's, neither
+// meet nor spend the operation's fault, and 30% of its signature GETs hold
+// the bytes they found back up to 30 ms: a read in flight that a re-sign
+// and a refresh made stale must not be joined by a read that begins after
+// (the stale-flight mutation). The reader waits while the handle is
+// replaced (sim.handleMu); its findings join the run after each operation,
+// as violations of that operation (kinds conc-<way>, class B1).
 //
 // # Backends
 //

@@ -273,6 +273,13 @@ type sim struct {
 	handleMu sync.RWMutex
 	conc     concState
 	rd       *concReader
+	// faultMu is held for writing while a fault is armed or disarmed, and
+	// for reading by each of the reader's reads: it reads through the
+	// mount only while faultArmed is false, and an error it meets while
+	// one is armed (a flight the operation started and a fault failed) is
+	// not a violation. faultArmed is guarded by faultMu.
+	faultMu    sync.RWMutex
+	faultArmed bool
 }
 
 // Run runs one simulation.
@@ -484,7 +491,13 @@ func (s *sim) step() {
 	if o.faulty && s.rng.IntN(100) < FaultPercent {
 		s.opFault = randomFault(s.rng)
 	}
+	// The concurrent reader's reads through the mount carry no mark the
+	// fault injector could tell from the operation's (the kernel's
+	// requests): none runs while a fault is armed (concurrent.go).
+	s.faultMu.Lock()
 	s.inj.arm(s.opFault)
+	s.faultArmed = s.opFault != nil
+	s.faultMu.Unlock()
 	began := time.Now()
 	err := o.run(s)
 	if err == nil && s.exactHandle == "handle-refresh" && s.bs.mnt != nil {

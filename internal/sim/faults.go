@@ -65,6 +65,18 @@ type injector struct {
 	// of another key already under way (its own plan read whole) is not
 	// one sent after a read it needed failed.
 	deleted map[string]bool
+	// gate: a key whose background GETs (read-ahead's, the concurrent
+	// reader's) hold the bytes they found until it opens (opSlowRead).
+	// Guarded by mu.
+	gate *gate
+}
+
+// gate holds back the background GETs of one key.
+type gate struct {
+	key     string
+	open    chan struct{} // closed: the bodies give their bytes
+	started chan struct{} // closed by the first GET held
+	once    sync.Once
 }
 
 func (in *injector) hooks() blobtest.Hooks {
@@ -123,6 +135,14 @@ func (in *injector) handleHooks() blobtest.Hooks {
 		},
 		AfterPut: in.afterPut,
 		Body: func(ctx context.Context, key string, body io.Reader) io.Reader {
+			bg := index.IsReadAhead(ctx) || isConcReader(ctx)
+			in.mu.Lock()
+			g := in.gate
+			in.mu.Unlock()
+			if bg && g != nil && g.key == key {
+				g.once.Do(func() { close(g.started) })
+				return &gatedBody{ctx: ctx, r: body, open: g.open}
+			}
 			if !(index.IsReadAhead(ctx) || isConcReader(ctx)) || !strings.HasPrefix(key, format.KindSig.Prefix()) || rand.IntN(100) >= lateReadAheadPercent {
 				return body
 			}
@@ -156,6 +176,23 @@ func (b *lateBody) Read(p []byte) (int, error) {
 			return 0, b.ctx.Err()
 		}
 		b.wait = 0
+	}
+	return b.r.Read(p)
+}
+
+// gatedBody gives its bytes (those the GET found) once open is closed, or
+// an error once ctx is done.
+type gatedBody struct {
+	ctx  context.Context
+	r    io.Reader
+	open chan struct{}
+}
+
+func (b *gatedBody) Read(p []byte) (int, error) {
+	select {
+	case <-b.open:
+	case <-b.ctx.Done():
+		return 0, b.ctx.Err()
 	}
 	return b.r.Read(p)
 }

@@ -2,10 +2,13 @@ package sim
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path"
+	"sync"
+	"time"
 
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/store/format"
@@ -41,6 +44,7 @@ func (s *sim) opForgetReputHeld() error {
 	if err := s.refreshMid(); err != nil {
 		return err
 	}
+	s.exactHandle = "handle-refresh"
 	s.holdKey(k)
 	f := fold.ForgetObject{Object: e.Object, Kinds: []format.Kind{format.KindSig}}
 	s.noteForget([]fold.ForgetObject{f})
@@ -162,6 +166,77 @@ func (s *sim) opOxyRead() error {
 		case size != int64(len(got)) && !s.cfg.TolerateOxyHold:
 			s.violateClass("oxy-"+rec.name, classOxy, ".oxy/%s after a refresh: stat says %d bytes, a read gave %d", rec.name, size, len(got))
 		}
+	}
+	return nil
+}
+
+// opSlowRead plays a slow GET racing a re-sign and a refresh (byte mode;
+// the stale flight, d705985): a background read of a signature (the
+// concurrent reader's kind) sends its GET, which finds the current bytes
+// and holds them back (injector.gate); another writer re-signs the key and
+// the handle refreshes; a read that begins then must read the new bytes,
+// not join the read in flight the refresh made stale. The held GET is
+// let go 50 ms after that read began (it waits for it only if it joined).
+func (s *sim) opSlowRead() error {
+	e := s.drawSig()
+	k := e.Key()
+	// Put (or re-sign) and refresh first: the refresh drops the key's
+	// cached bytes, so the background read sends a GET.
+	if err := s.putOther(k, s.resignData(nil)); err != nil {
+		return err
+	}
+	if err := s.refreshMid(); err != nil {
+		return err
+	}
+	s.exactHandle = "handle-refresh"
+	g := &gate{key: k, open: make(chan struct{}), started: make(chan struct{})}
+	s.inj.mu.Lock()
+	s.inj.gate = g
+	s.inj.mu.Unlock()
+	defer func() {
+		s.inj.mu.Lock()
+		s.inj.gate = nil
+		s.inj.mu.Unlock()
+	}()
+	var release sync.Once
+	open := func() { release.Do(func() { close(g.open) }) }
+	defer open()
+	bgDone := make(chan struct{})
+	go func() {
+		defer close(bgDone)
+		_, _ = s.h.ReadSig(context.WithValue(s.ctx, concKey{}, true), e)
+	}()
+	select {
+	case <-g.started:
+	case <-bgDone: // answered from the cache (read again since the refresh): nothing to race
+		s.logf("#%d slow-read %s: no GET held", s.op, k)
+		return nil
+	case <-time.After(5 * time.Second):
+		open()
+		<-bgDone
+		s.logf("#%d slow-read %s: no GET held within 5 s", s.op, k)
+		return nil
+	}
+	data := s.resignData(s.m.e[k].data)
+	if err := s.putOther(k, data); err != nil {
+		open()
+		<-bgDone
+		return err
+	}
+	if err := s.refreshMid(); err != nil {
+		open()
+		<-bgDone
+		return err
+	}
+	s.exactHandle = "handle-refresh"
+	timer := time.AfterFunc(50*time.Millisecond, open)
+	defer timer.Stop()
+	got, err := s.h.ReadSig(s.ctx, e)
+	open()
+	<-bgDone
+	s.logf("#%d slow-read %s: a background GET held, re-sign (other writer) %d bytes, refresh, read", s.op, k, len(data))
+	if err != nil || !bytes.Equal(got, data) {
+		s.wrongBytes("bytes-stale-flight", classNewOpen, k, got, err, [][]byte{data})
 	}
 	return nil
 }
