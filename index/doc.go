@@ -54,8 +54,10 @@
 // generation kept; refreshSnapshot argues why that is safe, why only within
 // the hour — unchanged bytes can hide a change that came and went — and
 // names the one case it is not: two first folds at once; forgotten.go then
-// still drops the signatures of the objects a forget record names, each
-// refresh while it is named, with no request once each record was read). A refresh shows
+// still has the signatures of the objects a forget record names read again,
+// once, at the refresh that first meets the record — or the whole cache
+// start over, once, for a record it cannot read — with no request once
+// each record was met). A refresh shows
 // exactly what a fresh open would: the journal's part of the set (entries
 // no list holds) is recomputed from the journal as it is (journalpart.go),
 // and own writes that landed before it began leave the overlay. When
@@ -163,7 +165,9 @@
 // OpenSig opens a signature for a reader that keeps it (a mount's read
 // handle, serve's answer, the io/fs view's open file): a handle on one
 // shared, read-only copy per version, refcounted, the cache's own slice
-// when cached; Release gives it back. The bytes all handles hold, and the
+// when cached; Release gives it back. A forget record's recheck (whose
+// version moves only when a read finds other bytes) stops sharing the held
+// copy: the next open reads the key, the held handles keep theirs. The bytes all handles hold, and the
 // bodies being read for an open, stay within the readers' budget
 // (Options.ReaderBytes; by default the cache's bound or
 // format.MaxEntryBytes, whichever is more): an open past it is ErrBusy,
