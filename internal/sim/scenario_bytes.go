@@ -69,10 +69,23 @@ func (s *sim) opForgetReputHeld() error {
 	}
 	err = s.h.Refresh(s.ctx)
 	s.logf("#%d   put again %d bytes (was %d), refresh", s.op, len(again), len(old))
-	if err == nil {
-		s.exactHandle = "handle-refresh"
+	if err != nil {
+		return err
 	}
-	return err
+	s.exactHandle = "handle-refresh"
+	// A new open at once, as a mount's open of the name is (the check's
+	// reads come later, and a read by anyone that finds the new bytes
+	// first moves the version, after which no open shares the held copy).
+	sh, err := s.h.OpenSig(s.ctx, e)
+	if err != nil {
+		s.wrongBytes("bytes-forget-held-open", classNewOpen, k, nil, err, [][]byte{again})
+		return nil
+	}
+	if got := sh.Bytes(); !bytes.Equal(got, again) {
+		s.wrongBytes("bytes-forget-held-open", classNewOpen, k, got, nil, [][]byte{again})
+	}
+	sh.Release()
+	return nil
 }
 
 // freshSigKey is a signature key of an object with no signature the model

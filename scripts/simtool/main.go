@@ -404,7 +404,7 @@ func mutation(root, patch string, ops int) (caught bool, out string, err error) 
 		}
 		m := map[string]string{}
 		for _, l := range strings.Split(string(b), "\n") {
-			if f := strings.Fields(l); len(f) == 5 && f[0] == "RUN" {
+			if f := strings.Fields(l); len(f) >= 5 && f[0] == "RUN" { // a small-cache run has 6
 				m[f[1]+" "+f[2]] = f[3] + " " + f[4]
 			}
 		}
