@@ -189,7 +189,8 @@ func (s *sim) opOxyRead() error {
 // and holds them back (injector.gate); another writer re-signs the key and
 // the handle refreshes; a read that begins then must read the new bytes,
 // not join the read in flight the refresh made stale. The held GET is
-// let go 50 ms after that read began (it waits for it only if it joined).
+// let go 50 ms after that read began (it waits for it only if it joined),
+// or a second after it was held, whichever comes first.
 func (s *sim) opSlowRead() error {
 	e := s.drawSig()
 	k := e.Key()
@@ -214,6 +215,11 @@ func (s *sim) opSlowRead() error {
 	var release sync.Once
 	open := func() { release.Do(func() { close(g.open) }) }
 	defer open()
+	// Opened in a second whatever happens: a lookup on the mount (the
+	// concurrent reader's) that joined the held GET holds its directory,
+	// which the refresh's Invalidate below waits for.
+	safety := time.AfterFunc(time.Second, open)
+	defer safety.Stop()
 	bgDone := make(chan struct{})
 	go func() {
 		defer close(bgDone)
