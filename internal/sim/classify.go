@@ -37,6 +37,7 @@ var Classes = map[string]string{
 	"B3":  "bytes: stat on the mount says a size no allowed version has",
 	"B4":  "bytes: a write refused on the mount did not stay refused (close succeeded or wrote bytes)",
 	"O1":  ".oxy/journal or .oxy/retired on the mount is not the store's record right after a refresh",
+	"E1":  "a read beside the operations failed, not for want of the entry (ESTALE on an open through the mount, ENODEV on a shared mapping, EIO)",
 	"NEW": "not one of the known defects",
 }
 

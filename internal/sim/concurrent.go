@@ -45,6 +45,7 @@ type concState struct {
 	mountRds int64
 	notFound int64
 	faulted  int64
+	estale   int64 // ESTALE let pass (Config.TolerateOpenESTALE)
 }
 
 // concReader is the reader goroutine's own state.
@@ -117,7 +118,8 @@ func (s *sim) drainReader() {
 	s.res.BytesCompared += c.bytes
 	s.res.MountOps += int(c.mountRds)
 	s.res.ConcurrentNotFound += c.notFound
-	c.reads, c.bytes, c.mountRds, c.notFound = 0, 0, 0, 0
+	s.res.ConcurrentESTALE += c.estale
+	c.reads, c.bytes, c.mountRds, c.notFound, c.estale = 0, 0, 0, 0, 0
 	c.mu.Unlock()
 	for _, v := range found {
 		v.Op = s.op
@@ -199,14 +201,21 @@ func (s *sim) readOnce(ctx context.Context) {
 	case err != nil && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotFoundStatus)):
 		c.notFound++ // forgotten, or not shown yet: the entry checks hold existence
 	case err != nil && errors.Is(err, syscall.ENODEV) && via == viaMountShared && s.cfg.TolerateSharedENODEV:
+	case err != nil && errors.Is(err, syscall.ESTALE) && mount && s.cfg.TolerateOpenESTALE:
+		c.estale++
 	case err != nil && armed:
 		c.faulted++ // a flight the operation started, failed by its fault
 	case err != nil:
-		c.found = append(c.found, Violation{Kind: kind, Class: classNewOpen, Detail: fmt.Sprintf("%s while operations ran: %v", k, err)})
+		c.found = append(c.found, Violation{Kind: kind + "-error", Class: classReadFailed, Detail: fmt.Sprintf("%s while operations ran: %v", k, err)})
 	case !matches(got, allowed):
 		c.found = append(c.found, Violation{Kind: kind, Class: classNewOpen, Detail: fmt.Sprintf("%s while operations ran: %d bytes %q…, not one whole version of the %d that existed over the read (sizes %v)", k, len(got), got[:min(len(got), 24)], len(allowed), sizes(allowed))})
 	}
 }
+
+// classReadFailed: a read beside the operations failed, not for want of
+// the entry (ESTALE on an open through the mount, ENODEV on a shared
+// mapping, an I/O error).
+const classReadFailed = "E1"
 
 // errNotFoundStatus is serve's 404.
 var errNotFoundStatus = errors.New("serve: 404")

@@ -102,9 +102,12 @@
 // journal line is the last one, held open across a forget of its object's
 // signatures and another writer's put again, the same length half the
 // time, then a refresh: only the forget record tells, and every new open
-// must read the new bytes); oxy-read (a refresh, then .oxy/journal and
-// .oxy/retired through the mount must be the store's records, their stat
-// their length: class O1, unless Config.TolerateOxyHold). The sim's clock
+// must read the new bytes); slow-read (a background GET that found the
+// old bytes held back across another writer's re-sign and a refresh: a
+// read that begins then must not join it); oxy-read (a stat of each, a
+// refresh, then .oxy/journal and .oxy/retired through the mount must be
+// the store's records, their stat their length: class O1, unless
+// Config.TolerateOxyHold). The sim's clock
 // moves 1 ms before every operation, as real clocks do, so no re-sign is
 // folded in the millisecond of the fold before.
 //
@@ -146,7 +149,8 @@
 // and a refresh made stale must not be joined by a read that begins after
 // (the stale-flight mutation). The reader waits while the handle is
 // replaced (sim.handleMu); its findings join the run after each operation,
-// as violations of that operation (kinds conc-<way>, class B1).
+// as violations of that operation (kinds conc-<way>, class B1 for bytes
+// of no such version; conc-<way>-error, class E1, for a read that failed).
 //
 // # Backends
 //

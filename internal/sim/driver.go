@@ -72,6 +72,11 @@ type Config struct {
 	// rendered before a refresh (the mount held it 10 s for the stat that
 	// measured it): off by default, so it is a violation.
 	TolerateOxyHold bool
+	// TolerateOpenESTALE lets an open through the mount beside the
+	// operations fail with ESTALE (issue 37 item 8: an open must never
+	// fail because a signature changed): off by default, so it is a
+	// violation (E1).
+	TolerateOpenESTALE bool
 }
 
 // SmallSigCacheBytes is the signature cache of a SmallCache run: four or
@@ -170,6 +175,7 @@ type Result struct {
 	// (concurrent.go), ConcurrentNotFound how many of them found no entry.
 	ConcurrentReads    int64
 	ConcurrentNotFound int64
+	ConcurrentESTALE   int64 // opens through the mount that failed with ESTALE, let pass (Config.TolerateOpenESTALE)
 	Violations         []Violation
 	Log                []string // one line per operation
 }
@@ -211,6 +217,9 @@ func (c Config) testName() string {
 	}
 	if c.TolerateOxyHold {
 		flags += " -tolerate-oxy-hold"
+	}
+	if c.TolerateOpenESTALE {
+		flags += " -tolerate-open-estale"
 	}
 	if c.Bytes {
 		return fmt.Sprintf("TestByteSimulation -mount-percent %d %s", c.MountPercent, flags)

@@ -133,13 +133,20 @@ func (s *sim) refreshMid() error {
 	return nil
 }
 
-// opOxyRead is a debug session on .oxy/ (byte mode): a refresh, then
-// .oxy/journal and .oxy/retired read through the mount (or, with no mount,
+// opOxyRead is a debug session on .oxy/ (byte mode): a stat of each
+// (ls -l), a refresh, then .oxy/journal and .oxy/retired read through the
+// mount (or, with no mount,
 // the handle's JournalText and RetiredText), each of which must be the
 // record the store holds, with a stat that says its length. Before issue
 // 37 the mount kept the text rendered before the refresh for 10 s
 // (Config.TolerateOxyHold lets that pass).
 func (s *sim) opOxyRead() error {
+	if s.bs.mnt != nil {
+		// ls -l .oxy before the refresh: a stat renders each text.
+		for _, name := range []string{"journal", "retired"} {
+			_, _ = os.Stat(path.Join(s.bs.mntDir, ".oxy", name))
+		}
+	}
 	err := s.refreshMid()
 	s.logf("#%d oxy-read: refresh, .oxy/journal and .oxy/retired", s.op)
 	if err != nil {
@@ -155,11 +162,10 @@ func (s *sim) opOxyRead() error {
 		size := int64(-1)
 		if s.bs.mnt != nil {
 			p := path.Join(s.bs.mntDir, ".oxy", rec.name)
-			fi, serr := os.Stat(p)
-			if serr == nil {
+			got, err = os.ReadFile(p)
+			if fi, serr := os.Stat(p); serr == nil {
 				size = fi.Size()
 			}
-			got, err = os.ReadFile(p)
 			s.res.MountOps++
 		} else {
 			var text string

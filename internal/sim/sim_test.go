@@ -15,6 +15,7 @@ var (
 	flagRA      = flag.String("read-ahead", VaryMixed, "the long-lived handle's read-ahead: on, off, or mixed (the even seeds)")
 	flagSmall   = flag.String("small-cache", VaryMixed, "the long-lived handle's signature cache of SmallSigCacheBytes: on, off, or mixed (seeds 2 and 3 of every four)")
 	flagENODEV  = flag.Bool("tolerate-shared-enodev", false, "byte mode: let a MAP_SHARED mapping on the mount fail with ENODEV (Config.TolerateSharedENODEV)")
+	flagESTALE  = flag.Bool("tolerate-open-estale", false, "byte mode: let an open through the mount beside the operations fail with ESTALE (Config.TolerateOpenESTALE)")
 	flagOxyHold = flag.Bool("tolerate-oxy-hold", false, "byte mode: let .oxy/journal and .oxy/retired show the text from before a refresh (Config.TolerateOxyHold)")
 )
 
@@ -25,7 +26,7 @@ func config(t *testing.T, c Config) Config {
 	if err := c.Vary(*flagRA, *flagSmall); err != nil {
 		t.Fatal(err)
 	}
-	c.TolerateSharedENODEV, c.TolerateOxyHold = *flagENODEV, *flagOxyHold
+	c.TolerateSharedENODEV, c.TolerateOxyHold, c.TolerateOpenESTALE = *flagENODEV, *flagOxyHold, *flagESTALE
 	return c
 }
 

@@ -55,6 +55,7 @@ func main() {
 	flag.StringVar(&smallCache, "small-cache", sim.VaryMixed, "the long-lived handle's signature cache of sim.SmallSigCacheBytes: on, off, or mixed (seeds 2 and 3 of every four)")
 	flag.BoolVar(&tolerateENODEV, "tolerate-shared-enodev", false, "with -bytes: let a MAP_SHARED mapping on the mount fail with ENODEV (sim.Config.TolerateSharedENODEV; a violation by default)")
 	flag.BoolVar(&tolerateOxyHold, "tolerate-oxy-hold", false, "with -bytes: let .oxy/journal and .oxy/retired show the text from before a refresh (sim.Config.TolerateOxyHold; a violation by default)")
+	flag.BoolVar(&tolerateESTALE, "tolerate-open-estale", false, "with -bytes: let an open through the mount beside the operations fail with ESTALE (sim.Config.TolerateOpenESTALE; a violation by default)")
 	flag.IntVar(&mountPercent, "mount-percent", 25, "with -bytes: share of operations read through a FUSE mount too (0: no mount; needs /dev/fuse)")
 	flag.StringVar(&tempDir, "tempdir", defaultTempDir(), "where the file backend's bucket and the mount go (default: /dev/shm when it is a writable memory filesystem, else the system's temporary directory)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
@@ -120,7 +121,7 @@ var (
 	readAhead    string
 	smallCache   string
 
-	tolerateENODEV, tolerateOxyHold bool
+	tolerateENODEV, tolerateOxyHold, tolerateESTALE bool
 )
 
 // modeArgs are the flags a mutation's runs pass on.
@@ -136,6 +137,9 @@ func modeArgs() []string {
 	if tolerateOxyHold {
 		args = append(args, "-tolerate-oxy-hold")
 	}
+	if tolerateESTALE {
+		args = append(args, "-tolerate-open-estale")
+	}
 	return args
 }
 
@@ -149,7 +153,7 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 	ctx := context.Background()
 	start := time.Now()
 	total, runs, faults, failed, mounted := 0, 0, 0, 0, 0
-	var compared, concurrent, concNotFound int64
+	var compared, concurrent, concNotFound, concESTALE int64
 	var vs sim.Variants
 	opCounts := map[string]int{}
 	opTime := map[string]time.Duration{}
@@ -169,7 +173,7 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 		wg.Go(func() {
 			for j := range jobCh {
 				cfg := sim.Config{Seed: j.seed, Backend: j.backend, Ops: perRun, TempDir: tempDir, Bytes: byteMode, MountPercent: mountPercent,
-					TolerateSharedENODEV: tolerateENODEV, TolerateOxyHold: tolerateOxyHold}
+					TolerateSharedENODEV: tolerateENODEV, TolerateOxyHold: tolerateOxyHold, TolerateOpenESTALE: tolerateESTALE}
 				err := cfg.Vary(readAhead, smallCache)
 				var res *sim.Result
 				if err == nil {
@@ -236,6 +240,7 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 			compared += res.BytesCompared
 			concurrent += res.ConcurrentReads
 			concNotFound += res.ConcurrentNotFound
+			concESTALE += res.ConcurrentESTALE
 			vs.Add(res)
 			for k, v := range res.OpCounts {
 				opCounts[k] += v
@@ -278,7 +283,7 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 		total, runs, seed, s, strings.Join(backends, ","), perRun, faults)
 	if byteMode {
 		fmt.Printf("bytes: %d operations read through the mount (%d%%), %d bytes compared with the model\n", mounted, mountPercent, compared)
-		fmt.Printf("concurrent reader: %d reads beside the operations (%d found no entry)\n", concurrent, concNotFound)
+		fmt.Printf("concurrent reader: %d reads beside the operations (%d found no entry, %d opens ESTALE let pass)\n", concurrent, concNotFound, concESTALE)
 	}
 	fmt.Printf("variants (-read-ahead %s -small-cache %s): %s\n", readAhead, smallCache, vs)
 	fmt.Printf("time: %.1f s, %.0f ops/s (GOMAXPROCS %d)\n", el.Seconds(), float64(total)/el.Seconds(), runtime.GOMAXPROCS(0))
