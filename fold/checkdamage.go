@@ -77,8 +77,8 @@ type damage struct {
 	lostLines  string // a partial list proves lines lost: its name, else ""
 	// lostMsg says what the partial lists prove lost: a problem when a key
 	// no list names may have lost its line with them, else a note (Check).
-	lostMsg []string
-	foldedAt   int64  // modification time of the newest live complete list, 0: none
+	lostMsg  []string
+	foldedAt int64 // modification time of the newest live complete list, 0: none
 }
 
 // checkDamage reports 0-byte signature keys, a journal cut in the middle of

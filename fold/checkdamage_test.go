@@ -119,7 +119,9 @@ func TestCheckFindsLinesAPartialListProves(t *testing.T) {
 		// A fold puts it right: every key is listed again. What the
 		// partial list proves is then a note: nothing is missing.
 		mustComplete(t, st)
-		if rep := mustCheck(t, st); !rep.OK() || !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, "lost lines") && strings.Contains(n, "none is missing now") }) {
+		if rep := mustCheck(t, st); !rep.OK() || !slices.ContainsFunc(rep.Notes, func(n string) bool {
+			return strings.Contains(n, "lost lines") && strings.Contains(n, "none is missing now")
+		}) {
 			t.Errorf("check after a complete fold:\n%s", rep)
 		}
 	})
