@@ -174,6 +174,9 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 	var waiting []string
 	var waitingAt []int64 // each waiting key's modification time
 	forEachWaiting(sc.keys, named, jkeys, func(i int) {
+		if dmg.named(sc.keys[i]) {
+			return // its line came after the snapshot
+		}
 		waiting = append(waiting, sc.keys[i])
 		waitingAt = append(waitingAt, sc.times[i])
 	})

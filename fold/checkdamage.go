@@ -79,6 +79,15 @@ type damage struct {
 	// no list names may have lost its line with them, else a note (Check).
 	lostMsg  []string
 	foldedAt int64 // modification time of the newest live complete list, 0: none
+	// laterKeys are the keys of the journal as read after the listing
+	// (sorted, unique): a line added since the snapshot names its key.
+	laterKeys []string
+}
+
+// named reports whether the journal read after the listing names key.
+func (d damage) named(key string) bool {
+	_, ok := slices.BinarySearch(d.laterKeys, key)
+	return ok
 }
 
 // checkDamage reports 0-byte signature keys, a journal cut in the middle of
@@ -98,6 +107,12 @@ func checkDamage(ctx context.Context, st *store.Store, sn *store.Snapshot, sc *s
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return d, fmt.Errorf("read journal %s: %w", format.JournalKey, err)
 	}
+	journalRead := err == nil
+	later, _ := format.ParseJournal(data)
+	for _, l := range later {
+		d.laterKeys = append(d.laterKeys, l.Key)
+	}
+	d.laterKeys = sortedUnique(d.laterKeys)
 	if n := len(data); n > 0 && data[n-1] != '\n' {
 		d.journalCut = true
 		last := string(data[strings.LastIndexByte(string(data), '\n')+1:])
@@ -106,6 +121,11 @@ func checkDamage(ctx context.Context, st *store.Store, sn *store.Snapshot, sc *s
 
 	if d.times, err = readPackTimes(ctx, st); err != nil {
 		return d, err
+	}
+	if journalRead && !d.times.journalThere {
+		// Read, yet not listed (a listing that left it out): its time is
+		// not known, which proves nothing.
+		d.times.journalThere, d.times.journal = true, 0
 	}
 	for _, l := range sn.LiveLists() {
 		if l.Complete {
@@ -161,7 +181,7 @@ func checkPartialLines(ctx context.Context, st *store.Store, sn *store.Snapshot,
 			if _, ok := slices.BinarySearch(keys, k); !ok {
 				return nil // gone: a forgotten object's key goes with its lines
 			}
-			if _, ok := slices.BinarySearch(jkeys, k); ok {
+			if _, ok := slices.BinarySearch(jkeys, k); ok || d.named(k) {
 				return nil
 			}
 			if n < max {
