@@ -152,6 +152,7 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 	if err != nil {
 		return rep, fmt.Errorf("check: %w", err)
 	}
+	dmg.listsRead(live, found)
 	_, missing := mergeKeys(sc.keys, jkeys)
 	examples := slices.Clone(missing[:min(len(missing), max)])
 	for _, f := range found {

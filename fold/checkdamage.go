@@ -78,10 +78,28 @@ type damage struct {
 	// lostMsg says what the partial lists prove lost: a problem when a key
 	// no list names may have lost its line with them, else a note (Check).
 	lostMsg  []string
-	foldedAt int64 // modification time of the newest live complete list, 0: none
+	// foldedAt is the modification time of the newest live complete list
+	// (0: none), and listsWhole whether every live list decoded: set by
+	// listsRead once the lists are checked.
+	foldedAt   int64
+	listsWhole bool
 	// laterKeys are the keys of the journal as read after the listing
 	// (sorted, unique): a line added since the snapshot names its key.
 	laterKeys []string
+}
+
+// listsRead notes what checking the live lists found: the newest complete
+// list's time, and whether every live list decoded (if one did not, readers
+// list the prefixes instead, and miss no key).
+func (d *damage) listsRead(live []store.ListInfo, found []listFindings) {
+	d.listsWhole = true
+	for i, l := range live {
+		if found[i].named == nil {
+			d.listsWhole = false
+		} else if l.Complete {
+			d.foldedAt = max64(d.foldedAt, d.times.lists[l.Name])
+		}
+	}
 }
 
 // named reports whether the journal read after the listing names key.
@@ -126,11 +144,6 @@ func checkDamage(ctx context.Context, st *store.Store, sn *store.Snapshot, sc *s
 		// Read, yet not listed (a listing that left it out): its time is
 		// not known, which proves nothing.
 		d.times.journalThere, d.times.journal = true, 0
-	}
-	for _, l := range sn.LiveLists() {
-		if l.Complete {
-			d.foldedAt = max64(d.foldedAt, d.times.lists[l.Name])
-		}
 	}
 	return d, checkPartialLines(ctx, st, sn, sc.keys, jkeys, max, &d)
 }
@@ -212,6 +225,8 @@ func checkPartialLines(ctx context.Context, st *store.Store, sn *store.Snapshot,
 func (d damage) unnamedCause(written int64) string {
 	margin := store.ClockMargin.Milliseconds()
 	switch {
+	case !d.listsWhole:
+		return "" // readers do not trust the lists: they list the prefixes
 	case written != 0 && d.foldedAt != 0 && written < d.foldedAt-margin:
 		return fmt.Sprintf("it was written %v before the newest complete list, whose fold listed every entry prefix, yet that list does not hold it: the fold's listing missed it", time.Duration(d.foldedAt-written)*time.Millisecond)
 	case d.journalCut || d.lostLines != "":
