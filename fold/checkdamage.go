@@ -77,7 +77,7 @@ type damage struct {
 	lostLines  string // a partial list proves lines lost: its name, else ""
 	// lostMsg says what the partial lists prove lost: a problem when a key
 	// no list names may have lost its line with them, else a note (Check).
-	lostMsg  []string
+	lostMsg []string
 	// foldedAt is the modification time of the newest live complete list
 	// (0: none), and listsWhole whether every live list decoded: set by
 	// listsRead once the lists are checked.
