@@ -182,3 +182,29 @@ func TestCheckTellsLostLinesFromAnOlderWritersKeys(t *testing.T) {
 		t.Logf("%s", rep)
 	}
 }
+
+// TestCheckTrustsNoTimeWhileAListIsCorrupt: readers of a store with a live
+// list that does not decode list the prefixes instead and miss no key, so
+// a key no list names is not called lost, whatever its time.
+func TestCheckTrustsNoTimeWhileAListIsCorrupt(t *testing.T) {
+	dir := t.TempDir()
+	st := openStore(t, (&url.URL{Scheme: "file", Path: dir}).String(), store.NewFakeClock(t0))
+	write(t, st, ekey(format.KindSig, "0a0b", "base"))
+	list := mustComplete(t, st).List.Name
+	older := ekey(format.KindSeal, "0a0b", "older")
+	storefixture.PutObjects(t, st, older)
+	for name, d := range map[string]time.Duration{list: 30 * time.Minute, older: 40 * time.Minute} {
+		at := time.Now().Add(-d)
+		if err := os.Chtimes(filepath.Join(dir, name), at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rep := mustCheck(t, st); problemWith(rep, older, "the fold's listing missed it") == "" {
+		t.Fatalf("the key the fold missed is not a problem:\n%s", rep)
+	}
+	putRecord(t, st, "pack-"+strings.Repeat("0", 64)+".entries-part", "not zstd")
+	rep := mustCheck(t, st)
+	if problemWith(rep, older) != "" || problemWith(rep, "verify entry list") == "" || rep.UnnamedLost != 0 {
+		t.Errorf("with a corrupt live list, %s is still called lost, or the list is not reported:\n%s", older, rep)
+	}
+}
