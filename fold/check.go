@@ -69,7 +69,10 @@ func (r CheckReport) OK() bool { return len(r.Problems) == 0 }
 //     more than store.ClockMargin after the key was written (its line was
 //     lost, or its put failed after the key, or an older writer wrote it);
 //     else it is noted as waiting for a fold (an older writer's key, or one
-//     whose writer is adding its line: checkdamage.go);
+//     whose writer is adding its line: checkdamage.go); none of these time
+//     rules applies while a live list does not decode (readers then list
+//     the prefixes), and a key the journal names when read again after the
+//     listing is named;
 //   - no signature key is 0 bytes, the journal is not cut in the middle of
 //     a line, and it names every existing key of each partial list written
 //     within the hour before its last update (checkdamage.go);
