@@ -26,18 +26,25 @@ type CheckOptions struct {
 // reader cannot put right by itself (exit status 1); Notes are states the
 // spec allows but an operator may want to know of.
 type CheckReport struct {
-	Store           string       `json:"store"`
-	Layout          string       `json:"layout"`
-	Folded          bool         `json:"folded"`
-	LiveLists       []string     `json:"live_lists"`
-	ListEntries     int          `json:"list_entries"` // distinct keys across the live lists
-	Entries         int          `json:"entries"`      // per-object keys listed
-	JournalLines    int          `json:"journal_lines"`
-	JournalUnfolded int          `json:"journal_unfolded"`
-	RetiredLines    int          `json:"retired_lines"`
-	Problems        []string     `json:"problems"`
-	Notes           []string     `json:"notes"`
-	Requests        store.Counts `json:"requests"`
+	Store           string   `json:"store"`
+	Layout          string   `json:"layout"`
+	Folded          bool     `json:"folded"`
+	LiveLists       []string `json:"live_lists"`
+	ListEntries     int      `json:"list_entries"` // distinct keys across the live lists
+	Entries         int      `json:"entries"`      // per-object keys listed
+	JournalLines    int      `json:"journal_lines"`
+	JournalUnfolded int      `json:"journal_unfolded"`
+	RetiredLines    int      `json:"retired_lines"`
+	// EmptySignatures counts the 0-byte signature keys (each a problem).
+	EmptySignatures int `json:"empty_signatures"`
+	// Unnamed counts the per-object keys of a folded store that no live
+	// list or journal line names; UnnamedLost those of them that are
+	// problems (something acknowledged may be missing: see Check).
+	Unnamed     int          `json:"unnamed"`
+	UnnamedLost int          `json:"unnamed_lost"`
+	Problems    []string     `json:"problems"`
+	Notes       []string     `json:"notes"`
+	Requests    store.Counts `json:"requests"`
 }
 
 // OK reports whether the check found no problem.
@@ -53,12 +60,33 @@ func (r CheckReport) OK() bool { return len(r.Problems) == 0 }
 //     for the journal) are looked up (HEAD) first; one a HEAD finds proves
 //     the listing wrong, which is reported instead (confirmMissing);
 //   - every per-object key is an entry key, and is named by a live list or
-//     the journal; one that is not is a problem if a retired list that still
-//     exists held it (a fold left out a key that exists: the gap a listing
-//     that lied leaves, see leftOut), else it is noted as waiting for a fold
-//     (an older writer's key, or one written since the journal was read);
+//     the journal; on a folded store one that is not is a problem if a
+//     retired list that still exists held it (a fold left out a key that
+//     exists: the gap a listing that lied leaves, see leftOut), if it was
+//     written before the newest complete list (by more than
+//     store.ClockMargin: that fold's listing missed it), if the journal is
+//     proven to have lost lines (below), or if the journal was rewritten
+//     more than store.ClockMargin after the key was written (its line was
+//     lost, or its put failed after the key, or an older writer wrote it);
+//     else it is noted as waiting for a fold (an older writer's key, or one
+//     whose writer is adding its line: checkdamage.go); none of these time
+//     rules applies while a live list does not decode (readers then list
+//     the prefixes), and a key the journal names when read again after the
+//     listing is named;
+//   - no signature key is 0 bytes, the journal is not cut in the middle of
+//     a line, and it names every existing key of each partial list written
+//     within the hour before its last update (checkdamage.go);
 //   - retired keys that are gone already, and older one-list keys still to
 //     fold, are noted.
+//
+// Requests: one LIST per page of the pack prefix (the snapshot), one GET of
+// the journal and of the retired record, one LIST per page of every entry
+// prefix (split by <hh> for large kinds), one GET per live list, HEADs of
+// the keys a report names, one more LIST per page of the pack prefix and
+// GET of the journal (checkdamage.go: the times, the journal's last byte),
+// one GET per partial list written within the hour before the journal's
+// last update, one GET per retired list on a folded store with unnamed
+// keys, and a HEAD or GET per retired key.
 //
 // Check returns an error only when it could not read what it checks.
 func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckReport, err error) {
@@ -97,7 +125,7 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 		note("directory layout, yet the store holds a journal or entry lists: readers of this layout ignore them")
 	}
 
-	sc, err := listEntries(ctx, st, prog)
+	sc, err := listEntriesTimed(ctx, st, prog, true)
 	if err != nil {
 		return rep, fmt.Errorf("check: %w", err)
 	}
@@ -123,6 +151,11 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 		jkeys[i] = l.Key
 	}
 	jkeys = sortedUnique(jkeys)
+	dmg, err := checkDamage(ctx, st, sn, sc, jkeys, max, &rep)
+	if err != nil {
+		return rep, fmt.Errorf("check: %w", err)
+	}
+	dmg.listsRead(live, found)
 	_, missing := mergeKeys(sc.keys, jkeys)
 	examples := slices.Clone(missing[:min(len(missing), max)])
 	for _, f := range found {
@@ -143,7 +176,14 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 
 	// Per-object keys that neither names.
 	var waiting []string
-	forEachWaiting(sc.keys, named, jkeys, func(k string) { waiting = append(waiting, k) })
+	var waitingAt []int64 // each waiting key's modification time
+	forEachWaiting(sc.keys, named, jkeys, func(i int) {
+		if dmg.named(sc.keys[i]) {
+			return // its line came after the snapshot
+		}
+		waiting = append(waiting, sc.keys[i])
+		waitingAt = append(waitingAt, sc.times[i])
+	})
 	switch {
 	case st.Layout() == store.LayoutDirectory:
 		note("directory layout: lookups list the per-object prefixes; %d entries", len(sc.keys))
@@ -158,20 +198,25 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 			return rep, fmt.Errorf("check: %w", err)
 		}
 		var older []string
-		var gaps []string
-		for _, k := range waiting {
+		var gaps, lost []string
+		for i, k := range waiting {
 			if l, ok := dropped[k]; ok {
 				gaps = append(gaps, fmt.Sprintf("%s exists, but no live list or journal line names it although %s, retired, held it: a fold left it out (a listing that missed it?); readers of the folded store do not show it until a complete fold lists it (`oxyfs fold`)", k, l))
+			} else if why := dmg.unnamedCause(waitingAt[i]); why != "" {
+				lost = append(lost, fmt.Sprintf("%s exists, but no live list or journal line names it: %s; readers of the folded store miss it until a complete fold lists it (`oxyfs fold`)", k, why))
 			} else {
 				older = append(older, k)
 			}
 		}
+		rep.Unnamed, rep.UnnamedLost = len(waiting), len(gaps)+len(lost)
 		capped(&rep.Problems, max, gaps, func(s string) string { return s })
+		capped(&rep.Problems, max, lost, func(s string) string { return s })
 		capped(&rep.Notes, max, older, func(k string) string {
 			return fmt.Sprintf("%s is waiting for a fold: no live list or journal line names it (an older writer's key?); readers of the folded store miss it until the next complete fold", k)
 		})
 	}
 
+	dmg.reportLost(&rep)
 	checkLayoutNotes(ctx, st, sn, note)
 	if err := checkRetired(ctx, st, sn, max, prog, &rep.Notes); err != nil {
 		return rep, fmt.Errorf("check: %w", err)

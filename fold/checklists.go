@@ -154,9 +154,9 @@ func checkListFindings(rep *CheckReport, live []store.ListInfo, found []listFind
 	return named
 }
 
-// forEachWaiting calls fn with the listing keys that neither a live list
-// (named) nor the journal (jkeys, sorted, unique) names.
-func forEachWaiting(keys []string, named keyBits, jkeys []string, fn func(string)) {
+// forEachWaiting calls fn with the index of each listing key that neither a
+// live list (named) nor the journal (jkeys, sorted, unique) names.
+func forEachWaiting(keys []string, named keyBits, jkeys []string, fn func(int)) {
 	j := 0
 	for i, k := range keys {
 		if named.has(i) {
@@ -168,6 +168,6 @@ func forEachWaiting(keys []string, named keyBits, jkeys []string, fn func(string
 		if j < len(jkeys) && jkeys[j] == k {
 			continue
 		}
-		fn(k)
+		fn(i)
 	}
 }

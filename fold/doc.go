@@ -26,7 +26,10 @@
 //     other live list and marks the lines it read.
 //   - Collect (oxyfs gc) deletes what was retired over an hour ago, drops
 //     folded lines past their hour, forgets deleted objects' entries, folds.
-//   - Check (oxyfs check) reports what does not match the spec.
+//   - Check (oxyfs check) reports what does not match the spec, and what a
+//     write that failed left (checkdamage.go: a 0-byte signature key, a
+//     journal cut or shorter than its partial lists prove, keys no list or
+//     line names that readers of a folded store miss).
 //
 // One word, one place: "what happens to a journal line" is store/journal's
 // (journal.Mark, its markRead), "what a retirement is" in lists.go (retire;
@@ -188,8 +191,9 @@
 // key, sharing the bytes), the journal, and the compressed list. For a
 // million keys of about 70 bytes that is about 110 MB at its peak, bounded by
 // the set as DESIGN §7 asks. A partial fold holds only the unfolded lines.
-// Check holds the listing (the per-object keys, as a fold does) and a bit per
-// listed key for what the live lists name; it streams each live list once
+// Check holds the listing (the per-object keys, as a fold does, with each
+// key's modification time: 8 bytes) and a bit per listed key for what the
+// live lists name; it streams each live list once
 // (decode, id, keys, merge with the listing as they come), at most
 // checkListsParallel (2) at a time, and never holds a list's text: a list
 // costs its compressed bytes (format.MaxEntryListBytes at most) and a

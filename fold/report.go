@@ -165,6 +165,9 @@ func (r CheckReport) String() string {
 	fmt.Fprintf(&b, "live lists: %d, %s%s\n", len(r.LiveLists), english.Count(r.ListEntries, "entry", "entries"), listSuffix(r.LiveLists))
 	fmt.Fprintf(&b, "journal: %d lines, %d unfolded; retired record: %d lines\n", r.JournalLines, r.JournalUnfolded, r.RetiredLines)
 	fmt.Fprintf(&b, "per-object entries: %d\n", r.Entries)
+	if r.Unnamed > 0 || r.EmptySignatures > 0 {
+		fmt.Fprintf(&b, "named by no list or journal line: %d (%d may be acknowledged entries readers miss); 0-byte signatures: %d\n", r.Unnamed, r.UnnamedLost, r.EmptySignatures)
+	}
 	writeItems(&b, "problems", r.Problems)
 	writeItems(&b, "notes", r.Notes)
 	if r.OK() {

@@ -17,6 +17,13 @@ type scan struct {
 	keys      []string // valid entry keys, sorted, unique
 	perKind   [format.NumKinds]int
 	malformed []string // keys under an entry prefix that are not entry keys, sorted
+	// emptySigs are the signature keys the listing showed 0 bytes long
+	// (a signature is never empty: a write that failed left them), sorted.
+	emptySigs []string
+	// times, when the listing was asked for them (check), is the listed
+	// modification time of each of keys (wall ms, 0 if the server gave
+	// none); nil otherwise.
+	times []int64
 }
 
 // listedReport returns the keys listed per kind, by kind name.
@@ -46,6 +53,12 @@ const listShards = 16
 // file (a symbolic link on file://, ListItem.Irregular), is left out of keys
 // and put in malformed: skipped, never dropped silently.
 func listEntries(ctx context.Context, st *store.Store, prog *progress) (*scan, error) {
+	return listEntriesTimed(ctx, st, prog, false)
+}
+
+// listEntriesTimed is listEntries, keeping each key's modification time
+// too (scan.times) when timed: 8 bytes a key, for check.
+func listEntriesTimed(ctx context.Context, st *store.Store, prog *progress, timed bool) (*scan, error) {
 	var (
 		perKind [format.NumKinds][]shard
 		done    atomic.Int64
@@ -53,7 +66,7 @@ func listEntries(ctx context.Context, st *store.Store, prog *progress) (*scan, e
 	sem := make(chan struct{}, listShards)
 	err := par.ForEach(ctx, len(format.Kinds), len(format.Kinds), func(ctx context.Context, i int) error {
 		kind := format.Kinds[i]
-		l := &kindLister{st: st, kind: kind, sem: sem, done: &done, prog: prog}
+		l := &kindLister{st: st, kind: kind, sem: sem, done: &done, prog: prog, timed: timed}
 		var err error
 		perKind[kind], err = l.run(ctx)
 		return err
@@ -67,6 +80,7 @@ func listEntries(ctx context.Context, st *store.Store, prog *progress) (*scan, e
 		for _, sh := range perKind[k] {
 			s.perKind[k] += len(sh.keys)
 			s.malformed = append(s.malformed, sh.bad...)
+			s.emptySigs = append(s.emptySigs, sh.empty...)
 		}
 		total += s.perKind[k]
 	}
@@ -77,33 +91,72 @@ func listEntries(ctx context.Context, st *store.Store, prog *progress) (*scan, e
 		return strings.Compare(a.Prefix(), b.Prefix())
 	})
 	s.keys = make([]string, 0, total)
+	if timed {
+		s.times = make([]int64, 0, total)
+	}
 	for _, k := range byPrefix {
 		for _, sh := range perKind[k] {
 			s.keys = append(s.keys, sh.keys...)
+			s.times = append(s.times, sh.times...)
 		}
 	}
-	if !slices.IsSorted(s.keys) {
-		slices.Sort(s.keys)
+	if timed {
+		s.sortTimed()
+	} else {
+		if !slices.IsSorted(s.keys) {
+			slices.Sort(s.keys)
+		}
+		s.keys = slices.Compact(s.keys)
 	}
-	s.keys = slices.Compact(s.keys)
 	slices.Sort(s.malformed)
+	s.emptySigs = sortedUnique(s.emptySigs)
 	prog.report(done.Load(), done.Load(), "list")
 	return s, nil
+}
+
+// sortTimed sorts keys with their times (a listing out of order: a server
+// that lies) and drops repeats, keeping the newest time of a key.
+func (s *scan) sortTimed() {
+	if !slices.IsSorted(s.keys) {
+		idx := make([]int, len(s.keys))
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return strings.Compare(s.keys[a], s.keys[b]) })
+		keys, times := make([]string, len(idx)), make([]int64, len(idx))
+		for i, j := range idx {
+			keys[i], times[i] = s.keys[j], s.times[j]
+		}
+		s.keys, s.times = keys, times
+	}
+	n := 0
+	for i := range s.keys {
+		if n > 0 && s.keys[n-1] == s.keys[i] {
+			s.times[n-1] = max(s.times[n-1], s.times[i])
+			continue
+		}
+		s.keys[n], s.times[n] = s.keys[i], s.times[i]
+		n++
+	}
+	s.keys, s.times = s.keys[:n], s.times[:n]
 }
 
 // kindLister lists one kind's keys, split by <hh> directory when they fill
 // more than a page.
 type kindLister struct {
-	st   *store.Store
-	kind format.Kind
-	sem  chan struct{} // one token per listing running
-	done *atomic.Int64 // keys seen by every lister, for progress
-	prog *progress
+	st    *store.Store
+	kind  format.Kind
+	sem   chan struct{} // one token per listing running
+	done  *atomic.Int64 // keys seen by every lister, for progress
+	prog  *progress
+	timed bool // keep each key's modification time (shard.times)
 }
 
 // shard is what one listing found.
 type shard struct {
 	keys, bad []string
+	empty     []string // signature keys of 0 bytes (scan.emptySigs)
+	times     []int64  // per key, when the lister is timed
 }
 
 // add files one listed item into sh.
@@ -115,6 +168,16 @@ func (l *kindLister) add(sh *shard, it store.ListItem) {
 		sh.bad = append(sh.bad, it.Shown())
 	} else {
 		sh.keys = append(sh.keys, it.Key)
+		if l.timed {
+			var ms int64
+			if !it.ModTime.IsZero() {
+				ms = it.ModTime.UnixMilli()
+			}
+			sh.times = append(sh.times, ms)
+		}
+		if l.kind == format.KindSig && it.Size == 0 {
+			sh.empty = append(sh.empty, it.Key)
+		}
 	}
 	if n := l.done.Add(1); n%1000 == 0 {
 		l.prog.report(n, 0, "list")
@@ -129,7 +192,7 @@ func (l *kindLister) listAll(ctx context.Context, prefix string, sh *shard) erro
 		return ctx.Err()
 	}
 	defer func() { <-l.sem }()
-	return list(ctx, l.st, prefix, "", func() { sh.keys, sh.bad = sh.keys[:0], sh.bad[:0] }, func(it store.ListItem) error {
+	return list(ctx, l.st, prefix, "", func() { sh.keys, sh.bad, sh.empty, sh.times = sh.keys[:0], sh.bad[:0], sh.empty[:0], sh.times[:0] }, func(it store.ListItem) error {
 		l.add(sh, it)
 		return nil
 	})

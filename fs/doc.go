@@ -239,7 +239,9 @@
 // store.ErrNotFound are ENOENT, format.ErrBadKey EINVAL, store.ErrReadOnly
 // EROFS, index.ErrNotDir ENOTDIR, store.ErrTooLarge EFBIG (a signature over
 // format.MaxEntryBytes: stat, open and read; logged with the size and the
-// cap), anything else EIO, whose cause is logged
+// cap), an error of no such class that wraps ENOSPC or EDQUOT (a file://
+// store's filesystem full, its quota spent) that errno, as a full local
+// disk answers (logged by close), anything else EIO, whose cause is logged
 // once through Options.Logf (close does not retry, so each failure is logged
 // once). Store requests run to completion: the FUSE request's context is
 // cancelled by any signal to the caller (Go programs get SIGURG all the
@@ -267,6 +269,7 @@
 //	setxattr of any other name                          ENOTSUP (cp -a, rsync -X carry on)
 //	getxattr of any other name                          ENODATA
 //	close when the key or the journal line failed       EIO (cause logged once)
+//	  because the store's filesystem is full            ENOSPC (EDQUOT: its quota spent; logged once)
 //	open of a signature past the readers' budget        EAGAIN (logged; retry once readers closed)
 //	stat or open by name of a replaced version's node   ESTALE (the kernel looks the name up again)
 //

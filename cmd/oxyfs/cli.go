@@ -241,6 +241,9 @@ func (s *cli) runCommand(ctx context.Context, root *cobra.Command, c *command, a
 		fmt.Fprintf(s.stderr, "oxyfs %s: %v\n", c.name, err)
 		fmt.Fprintf(s.stderr, "usage: oxyfs %s %s (see oxyfs %s --help)\n", c.name, c.args, c.name)
 		return exitCode(2)
+	case storeFullMessage(err) != "":
+		fmt.Fprintf(s.stderr, "oxyfs %s: %s: %v\n", c.name, storeFullMessage(err), err)
+		return exitCode(1)
 	default:
 		fmt.Fprintf(s.stderr, "oxyfs %s: %v\n", c.name, err)
 		return exitCode(1)

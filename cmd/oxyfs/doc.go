@@ -1,7 +1,11 @@
 // Command oxyfs mounts the signatures and index entries of an oxy store as a
 // directory tree, and inspects, writes, folds and checks such stores.
 //
-// Exit codes: 0 success, 1 the operation failed, 2 usage error.
+// Exit codes: 0 success, 1 the operation failed, 2 usage error. A failure
+// because the store's filesystem is full (ENOSPC) or its quota spent
+// (EDQUOT) is said first, "no space left on the store's filesystem" (or
+// "disk quota exceeded on the store's filesystem"), then the operation and
+// the key (storefull.go).
 //
 // # Commands
 //

@@ -25,7 +25,7 @@ func init() {
 	register(&command{
 		name:    "check",
 		args:    "STORE",
-		summary: "check the store (fsck): every per-object key named by a live list or the journal, every listed key present, lists decode and are sorted, records parse; exit 1 on problems",
+		summary: "check the store (fsck): every per-object key named by a live list or the journal, every listed key present, lists decode and are sorted, records parse, no signature key is 0 bytes, the journal is not cut or shorter than its lists prove (what a failed write leaves); exit 1 on problems",
 		run:     runCheck,
 	})
 }
