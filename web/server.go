@@ -47,6 +47,9 @@ type Options struct {
 	// PageRows is the most rows of a signers page (signers.go); 0:
 	// DefaultPageRows.
 	PageRows int
+	// Htpasswd, when set, is asked for a user and password (HTTP Basic)
+	// on every request: without them, 401 (auth.go).
+	Htpasswd *Htpasswd
 }
 
 // Methods the handler accepts; every other one is 405.
@@ -79,6 +82,8 @@ type handler struct {
 	dav     *webdav.Handler // under DAVPrefix
 	davRoot *webdav.Handler // at every path, with WebDAVRoot
 	started time.Time       // when Handler made it: the last change if none is known
+
+	authFails authFailLog // locks itself
 }
 
 // modTime is what WebDAV reports as a file's last change (getlastmodified;
@@ -104,6 +109,9 @@ func (h *handler) modTime(fi fs.FileInfo) time.Time {
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.opts.LoopbackOnly && !loopbackHost(r.Host) {
 		http.Error(w, "oxyfs serves loopback requests only (Host "+termsafe.Escape(r.Host)+" is not a loopback name or address)", http.StatusForbidden)
+		return
+	}
+	if h.opts.Htpasswd != nil && !h.authorized(w, r) {
 		return
 	}
 	p := r.URL.Path
