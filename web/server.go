@@ -70,7 +70,7 @@ func Handler(ix *index.Index, opts Options) http.Handler {
 	logf := opts.Logf
 	opts.Logf = func(format string, args ...any) { logf("%s", termsafe.Line(fmt.Sprintf(format, args...))) }
 	h := &handler{ix: ix, opts: opts, started: time.Now()}
-	fsys := davFS{fsys: ix.FSContext, modTime: h.modTime}
+	fsys := davFS{ix: ix, modTime: h.modTime}
 	h.dav = &webdav.Handler{Prefix: DAVPrefix, FileSystem: fsys, LockSystem: webdav.NewMemLS(), Logger: h.davLog}
 	h.davRoot = &webdav.Handler{FileSystem: fsys, LockSystem: webdav.NewMemLS(), Logger: h.davLog}
 	return h
@@ -176,6 +176,9 @@ func (h *handler) serveDAV(w http.ResponseWriter, r *http.Request, dh *webdav.Ha
 			h.fail(w, r, err)
 			return
 		}
+		o := &omitUnknownSizes{ResponseWriter: w}
+		defer o.Close()
+		w = o
 	}
 	dh.ServeHTTP(w, r)
 }
