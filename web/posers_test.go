@@ -89,3 +89,16 @@ func TestPosersShowApartOnEveryPage(t *testing.T) {
 		}
 	}
 }
+
+// TestSignatureBytesAreNeverRendered: a signature's bytes (a store writer's
+// HTML, say) are served as application/octet-stream with nosniff, so a
+// browser never renders them.
+func TestSignatureBytesAreNeverRendered(t *testing.T) {
+	f := newFixture(t, Options{})
+	for _, p := range []string{keyURL(alice), "/dav" + keyURL(alice), keyURL(alice) + "?download=1"} {
+		resp, _ := f.get(t, p, 200)
+		if ct, ns := resp.Header.Get("Content-Type"), resp.Header.Get("X-Content-Type-Options"); ct != "application/octet-stream" || ns != "nosniff" {
+			t.Errorf("GET %s: Content-Type %q, X-Content-Type-Options %q", p, ct, ns)
+		}
+	}
+}
