@@ -1,9 +1,11 @@
 package web
 
 import (
+	"context"
 	"encoding/base64"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
@@ -11,7 +13,8 @@ import (
 	"github.com/oxyfs/oxyfs/store/format"
 )
 
-// TestChromiumWithAPasswordSeesPosersApart: chromium, sending a user of the
+// TestChromiumWithAPasswordSeesPosersApart: chromium without a password is
+// refused; sending a user of the
 // password file (an Authorization header on every request, as a browser
 // does once the user typed it), reads the signers page and a signer's page
 // over a served file store, and the three posers (issue 41, item 4) are
@@ -28,6 +31,14 @@ func TestChromiumWithAPasswordSeesPosersApart(t *testing.T) {
 	}
 	s := serveFileStore(t, Options{Htpasswd: htp}, entries)
 	ctx := browser(t)
+	// Without the password, headless chromium (which cannot ask the user)
+	// fails the load on the 401's Basic challenge.
+	nctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	_, err = chromedp.Run(nctx, chromedp.Navigate(s.url+SignersPath))
+	cancel()
+	if err == nil || !strings.Contains(err.Error(), "ERR_INVALID_AUTH_CREDENTIALS") {
+		t.Fatalf("signers page without a password: %v, want the load refused for its credentials", err)
+	}
 	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte(bcryptUser+":"+bcryptPassword))
 	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
 		t.Fatalf("Network.enable: %v", err)
