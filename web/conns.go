@@ -13,8 +13,12 @@ import (
 // (kept alive between requests, http.StateIdle) to make room: kept-alive
 // connections cannot lock out other clients (issue 41, item 9: 256 idle
 // connections, each asking something every two minutes, held every slot).
-// With none idle, the new connection waits (in the kernel's accept queue,
-// as netutil.LimitListener did) until one closes.
+// With none idle, the new connection waits until one closes or becomes idle
+// (looked at every idleRecheck), and the next ones wait in the kernel's
+// accept queue, as with netutil.LimitListener. A connection that gets its
+// next request just as it is closed is lost to its client, which retries
+// (an idempotent request on a kept-alive connection, as net/http's
+// Transport does).
 //
 // The server reports each connection's state through its ConnState hook
 // (NewServer sets it: trackConnState); a connection wrapped in TLS is found
@@ -22,37 +26,64 @@ import (
 //
 // Locks: mu guards conns and every limitedConn's idleSince; slots (a
 // buffered channel of max tokens) is the cap, taken by Accept and given
-// back once by Close.
+// back once by a connection's Close.
 type connLimiter struct {
 	net.Listener
-	slots chan struct{}
+	slots     chan struct{}
+	done      chan struct{} // closed by Close: a waiting Accept gives up
+	closeOnce sync.Once
 
 	mu    sync.Mutex
 	conns map[*limitedConn]struct{} // open connections
 }
 
 func newConnLimiter(ln net.Listener, max int) *connLimiter {
-	return &connLimiter{Listener: ln, slots: make(chan struct{}, max), conns: map[*limitedConn]struct{}{}}
+	return &connLimiter{Listener: ln, slots: make(chan struct{}, max), done: make(chan struct{}), conns: map[*limitedConn]struct{}{}}
 }
 
+// idleRecheck is how often an Accept waiting at the cap looks again for an
+// idle connection to close.
+const idleRecheck = 100 * time.Millisecond
+
 // Accept waits for a connection and a slot. At the cap it closes the
-// connection idle longest, if any, and waits for its slot.
+// connection idle longest, if any, and takes its slot; with none idle it
+// waits for a slot, looking again every idleRecheck.
 func (l *connLimiter) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
 		return nil, err
 	}
-	select {
-	case l.slots <- struct{}{}:
-	default:
+	for got := false; !got; {
+		select {
+		case l.slots <- struct{}{}:
+			got = true
+			continue
+		default:
+		}
 		l.closeOldestIdle()
-		l.slots <- struct{}{}
+		t := time.NewTimer(idleRecheck)
+		select {
+		case l.slots <- struct{}{}:
+			got = true
+		case <-t.C:
+		case <-l.done:
+			t.Stop()
+			c.Close()
+			return nil, net.ErrClosed
+		}
+		t.Stop()
 	}
 	lc := &limitedConn{Conn: c, l: l}
 	l.mu.Lock()
 	l.conns[lc] = struct{}{}
 	l.mu.Unlock()
 	return lc, nil
+}
+
+// Close closes the listener; an Accept waiting for a slot returns.
+func (l *connLimiter) Close() error {
+	l.closeOnce.Do(func() { close(l.done) })
+	return l.Listener.Close()
 }
 
 // closeOldestIdle closes the connection idle longest; none idle, it does

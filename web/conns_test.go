@@ -81,7 +81,8 @@ func TestIdleConnectionsDoNotLockOutANewClient(t *testing.T) {
 }
 
 // TestBusyConnectionsAreNotClosedAtTheCap: a connection in the middle of
-// a request keeps its slot; the newcomer waits.
+// a request keeps its slot; the newcomer waits, and is served once that
+// connection, answered, waits idle for its next request.
 func TestBusyConnectionsAreNotClosedAtTheCap(t *testing.T) {
 	addr := serveLimited(t, Limits{MaxConns: 1, IdleTimeout: time.Hour, ReadHeaderTimeout: time.Minute, ReadTimeout: time.Minute})
 	busy, err := net.Dial("tcp", addr)
@@ -112,6 +113,12 @@ func TestBusyConnectionsAreNotClosedAtTheCap(t *testing.T) {
 	resp, err := http.ReadResponse(bufio.NewReader(busy), nil)
 	if err != nil {
 		t.Fatalf("the busy connection: %v", err)
+	}
+	resp.Body.Close()
+	second.SetReadDeadline(time.Now().Add(time.Minute)) // an hour's idle timeout: only the cap can make room
+	resp, err = http.ReadResponse(bufio.NewReader(second), nil)
+	if err != nil {
+		t.Fatalf("the newcomer, once the busy connection is idle: %v", err)
 	}
 	resp.Body.Close()
 }

@@ -8,7 +8,10 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -26,19 +29,24 @@ import (
 //
 // Check compares in constant time (bcrypt's own comparison; apr1's with
 // subtle.ConstantTimeCompare) and spends the same work on a user the file
-// does not name (against a dummy bcrypt hash), so timing tells no names.
+// does not name (against a dummy hash of the kind and cost of the file's
+// first user), so timing tells no names. At most GOMAXPROCS checks run at
+// once (checks): a flood of wrong passwords costs the CPUs, not more.
 // A bcrypt check costs tens of milliseconds of CPU, so a pair of user and
 // password that matched is remembered (by a keyed SHA-256, never the
 // password) while the user's hash stays the same: a WebDAV client's many
 // requests cost one bcrypt.
 //
-// Locks: mu guards users, stamp, checked, remembered.
+// Locks: mu guards users, dummy, stamp, checked, remembered; checks is a
+// semaphore of the hash computations running.
 type Htpasswd struct {
-	path string
-	key  [32]byte // keys remembered
+	path   string
+	key    [32]byte      // keys remembered
+	checks chan struct{} // a token per hash computed at once
 
 	mu         sync.Mutex
 	users      map[string]string // user -> hash
+	dummy      string            // checked for a user not in users
 	stamp      fileStamp         // of the file users were read from
 	checked    time.Time         // when the file was last stated
 	remembered map[[32]byte]string
@@ -58,22 +66,31 @@ func (s fileStamp) same(fi os.FileInfo) bool {
 	return s.fi != nil && os.SameFile(s.fi, fi) && s.fi.Size() == fi.Size() && s.fi.ModTime().Equal(fi.ModTime())
 }
 
-// dummyHash is what a user the file does not name is checked against
-// (bcrypt of a random password, cost 10: htpasswd -B's default), so the
-// check takes as long as for a user it names.
-var dummyHash = sync.OnceValue(func() []byte {
+// dummyFor returns a hash of a random password of the kind and cost of the
+// first hash of users (in name order), which a user the file does not name
+// is checked against.
+func dummyFor(users map[string]string) string {
 	var pw [16]byte
 	rand.Read(pw[:])
-	h, err := bcrypt.GenerateFromPassword(pw[:], bcrypt.DefaultCost)
-	if err != nil {
-		panic(fmt.Sprintf("bcrypt of a random password: %v", err)) // cannot happen: cost and length are valid
+	first := slices.Min(slices.Collect(maps.Keys(users)))
+	hash := users[first]
+	if strings.HasPrefix(hash, apr1Magic) {
+		return apr1(string(pw[:]), "oxyfsdum")
 	}
-	return h
-})
+	cost, err := bcrypt.Cost([]byte(hash))
+	if err != nil {
+		cost = bcrypt.DefaultCost
+	}
+	h, err := bcrypt.GenerateFromPassword(pw[:], cost)
+	if err != nil {
+		return users[first] // cannot happen: the cost was read from a bcrypt hash
+	}
+	return string(h)
+}
 
 // LoadHtpasswd reads a password file (see Htpasswd).
 func LoadHtpasswd(path string) (*Htpasswd, error) {
-	h := &Htpasswd{path: path, remembered: map[[32]byte]string{}}
+	h := &Htpasswd{path: path, remembered: map[[32]byte]string{}, checks: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	rand.Read(h.key[:])
 	users, stamp, err := readHtpasswd(path)
 	if err != nil {
@@ -82,7 +99,7 @@ func LoadHtpasswd(path string) (*Htpasswd, error) {
 	if len(users) == 0 {
 		return nil, fmt.Errorf("htpasswd %s: no user", path)
 	}
-	h.users, h.stamp, h.checked = users, stamp, time.Now()
+	h.users, h.stamp, h.checked, h.dummy = users, stamp, time.Now(), dummyFor(users)
 	return h, nil
 }
 
@@ -150,7 +167,7 @@ func knownHash(hash string) bool {
 func (h *Htpasswd) Check(user, password string, logf func(string, ...any)) bool {
 	hash, ok := h.lookup(user, logf)
 	if !ok {
-		bcrypt.CompareHashAndPassword(dummyHash(), []byte(password))
+		h.matches(hash, password) // the dummy's: as long as a user's
 		return false
 	}
 	mac := sha256.New()
@@ -166,7 +183,7 @@ func (h *Htpasswd) Check(user, password string, logf func(string, ...any)) bool 
 	if subtle.ConstantTimeCompare([]byte(known), []byte(hash)) == 1 {
 		return true
 	}
-	if !matches(hash, password) {
+	if !h.matches(hash, password) {
 		return false
 	}
 	h.mu.Lock()
@@ -178,6 +195,13 @@ func (h *Htpasswd) Check(user, password string, logf func(string, ...any)) bool 
 	return true
 }
 
+// matches is matches, at most cap(checks) at once.
+func (h *Htpasswd) matches(hash, password string) bool {
+	h.checks <- struct{}{}
+	defer func() { <-h.checks }()
+	return matches(hash, password)
+}
+
 // matches compares password with a hash, in constant time.
 func matches(hash, password string) bool {
 	if strings.HasPrefix(hash, apr1Magic) {
@@ -187,7 +211,8 @@ func matches(hash, password string) bool {
 	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) == nil
 }
 
-// lookup returns user's hash, reading the file again if it changed.
+// lookup returns user's hash, reading the file again if it changed; for a
+// user the file does not name, the dummy hash and false.
 func (h *Htpasswd) lookup(user string, logf func(string, ...any)) (string, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -196,7 +221,10 @@ func (h *Htpasswd) lookup(user string, logf func(string, ...any)) (string, bool)
 		h.reloadLocked(logf)
 	}
 	hash, ok := h.users[user]
-	return hash, ok
+	if !ok {
+		return h.dummy, false
+	}
+	return hash, true
 }
 
 // reloadLocked reads the file again if its stamp changed; one that does
@@ -217,7 +245,7 @@ func (h *Htpasswd) reloadLocked(logf func(string, ...any)) {
 		logf("oxyfs: warning: %v; still checking the users read before", err)
 		return
 	}
-	h.users, h.stamp = users, stamp
+	h.users, h.stamp, h.dummy = users, stamp, dummyFor(users)
 	clear(h.remembered)
 	logf("oxyfs: read %s again: %d user(s)", h.path, len(users))
 }

@@ -24,7 +24,7 @@ import (
 func init() {
 	register(&command{
 		name:    "serve",
-		args:    "STORE [--http ADDR] [--webdav] [--htpasswd FILE] [--cert FILE --key FILE] [--refresh-interval D] [--metrics-addr ADDR]",
+		args:    "STORE [--http ADDR] [--webdav] [--refresh-interval D] [--metrics-addr ADDR]",
 		summary: "serve the tree read-only over HTTP (directory pages, signature bytes, /.oxy/status) and WebDAV (/dav/, or every path with --webdav), in the foreground, for machines without FUSE",
 		run:     runServe,
 	})
