@@ -185,7 +185,7 @@ func davAt(root bool) string {
 // registerLimits adds the flags of web.Limits (zero: web.DefaultLimits()).
 func registerLimits(f *flag.FlagSet, l *web.Limits) {
 	d := web.DefaultLimits()
-	f.IntVar(&l.MaxConns, "max-connections", d.MaxConns, "serve at most this many connections at once; the next ones wait until one closes (negative: no cap)")
+	f.IntVar(&l.MaxConns, "max-connections", d.MaxConns, "serve at most this many connections at once: a new one closes the connection idle longest, or waits until one closes or is idle (negative: no cap)")
 	f.Int64Var(&l.MaxRequestBody, "max-request-body", d.MaxRequestBody, "refuse (413) a request body longer than this many bytes (a PROPFIND's XML is a few hundred; negative: no limit)")
 	f.DurationVar(&l.ReadTimeout, "read-timeout", d.ReadTimeout, "close a connection whose request (headers and body) takes longer than this to arrive (its headers: at most 10s)")
 	f.DurationVar(&l.WriteTimeout, "write-timeout", d.WriteTimeout, "close a connection whose response takes longer than this to be read")
