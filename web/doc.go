@@ -59,34 +59,43 @@
 // the mount's readdir and lookup are: on a folded store they send no
 // request, and never a LIST. A signature's bytes cost one GET the first time
 // (then the index's cache answers), and reading one starts the index's
-// read-ahead of the ones after it. A PROPFIND Depth: 1 of an object
-// directory reports every signature's size, which needs its bytes once.
+// read-ahead of the ones after it. A PROPFIND Depth: 1 reads none of the
+// signatures it lists (davFS answers from the index's tree): a size the
+// index does not know yet is left out (no getcontentlength), as the mount
+// lists it as 0 until a stat reads it; a PROPFIND of the signature itself
+// reads its size (one GET). Before, one PROPFIND of a signer's directory
+// read every signature of the signer (issue 41: 129 GETs for 42).
 // /.oxy/status sends nothing, and neither do the signers pages on a folded
 // store (index.Signers, index.SignedBy: in memory, a page at a time). The handler uses the index as it is; refresh
 // it (Index.Refresh) to see other writers.
 //
-// Every read runs on the request's context: pages, bytes and listings
-// through the index, WebDAV through the io/fs view made for the request
-// (index.FSContext). A client that leaves stops what it asked for at the
-// next read: a PROPFIND Depth 1 of a signer of 19,907 signatures, left
-// after 0.3 s, sends no GET more (before, the rest: 14,758). Read-ahead
-// already scheduled still runs, within its window
+// Every read runs on the request's context, WebDAV's too (davFS is given
+// the request's): a client that leaves stops what it asked for at the next
+// read. Read-ahead already scheduled still runs, within its window
 // (index.Options.ReadAhead).
 //
 // # Locks
 //
-// None. The handler keeps no state between requests but its options,
-// read-only after Handler; what a request reads it asks of the index,
+// The handler keeps no state between requests but its options, read-only
+// after Handler, and two that lock themselves: the failed-authentication
+// log (authFailLog.mu) and the password file (Htpasswd.mu: its users, when
+// it was last stated, the pairs that matched). What a request reads it asks
+// of the index,
 // which locks itself (index's doc, "Locks"), and a WebDAV file is the
 // request's own. net/http runs each request in its own goroutine.
 //
 // # Security
 //
-// The tree is read-only and the handler has no authentication: serve it on
-// a loopback address (the CLI's default) or behind something that
+// The tree is read-only. With Options.Htpasswd, every request (pages,
+// bytes, WebDAV, status, OPTIONS) needs a user and password of the file
+// (HTTP Basic; 401 with WWW-Authenticate otherwise; htpasswd.go, auth.go):
+// bcrypt or apr1 hashes, compared in constant time, failures logged
+// without the password and at most once per authFailEvery. Without it, serve
+// it on a loopback address (the CLI's default) or behind something that
 // authenticates. With Options.LoopbackOnly, requests whose Host header is
 // not a loopback name or address are refused (403), which defeats DNS
-// rebinding by a web page the user visits.
+// rebinding by a web page the user visits. docs/security.md has the threat
+// model.
 //
 // # Limits
 //
@@ -96,8 +105,11 @@
 // Content-Length, or as it arrives) is 413, and a body slower than the
 // server's read timeout is 408. Limits, applied by NewServer and Listen,
 // bound the rest: headers within 10 s, the whole request within 30 s, the
-// response within 5 min, an idle connection 2 min, and 256 connections
-// served at once (the next wait in the accept queue).
+// response within 5 min, an idle connection 30 s, and 256 connections
+// served at once. A connection that arrives at the cap closes the one idle
+// longest (conns.go: the server reports idle connections through
+// ConnState), so kept-alive connections cannot lock other clients out; with
+// none idle it waits in the accept queue.
 //
 // # Errors
 //
@@ -113,12 +125,13 @@
 // not answer as it should). A request whose
 // client left is 499 (StatusClientClosedRequest), with nothing sent and
 // nothing logged; WebDAV's errors of such a request are not logged either.
-// A PROPFIND reads the sizes it reports (the target's, and at Depth 1 its
-// children's) before WebDAV writes its answer, so a read that fails is
-// answered the same way; WebDAV alone answers 405 for a target it cannot
-// stat and leaves a child it cannot stat out of the listing without a word. What a client or a log is shown passes
+// A PROPFIND reads what it must (the target, and a signature target's size)
+// before WebDAV writes its answer, so a read that fails is answered the same
+// way; WebDAV alone answers 405 for a target it cannot stat and leaves a
+// child it cannot stat out of the listing without a word. What a client or a log is shown passes
 // through termsafe: secrets in a store URL are redacted (termsafe.Redact) and
-// control characters escaped, in error texts, log lines, the names on
+// control characters and code points that do not show as themselves (bidi
+// overrides, zero-width characters: a signer posing as another) escaped, in error texts, log lines, the names on
 // HTML pages (links keep the exact bytes, percent-encoded) and response
 // headers (X-Oxy-Key; a download's filename and a redirect's Location are
 // encoded); JSON escapes them as \u001b, \u007f, \u009b.

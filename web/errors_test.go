@@ -109,12 +109,11 @@ func TestOversizedSignatureIs500(t *testing.T) {
 	}
 }
 
-// TestPropfindSaysWhatWentWrong: a PROPFIND whose sizes cannot be read
-// (the store fails one signature's GET) is answered by what went wrong —
-// 502 with the error, logged — before WebDAV writes a word. Before, WebDAV
-// skipped what it could not stat: Depth 1 of the object answered 207 with
-// the directory alone (its signatures dropped without a word), and Depth 0
-// of the signature 405.
+// TestPropfindSaysWhatWentWrong: a PROPFIND of a signature whose size
+// cannot be read (the store fails its GET) is answered by what went wrong —
+// 502 with the error, logged — before WebDAV writes a word (before, WebDAV
+// answered 405). A listing reads no signature (issue 41, item 8), so
+// Depth 1 of its directory lists it, without a size.
 func TestPropfindSaysWhatWentWrong(t *testing.T) {
 	ctx := context.Background()
 	drv := blobtest.New(nil)
@@ -134,7 +133,7 @@ func TestPropfindSaysWhatWentWrong(t *testing.T) {
 		return nil
 	}})
 	obj := "/dav/sig/ab/" + objA[2:] + "/"
-	for _, c := range []struct{ path, depth string }{{obj, "1"}, {obj + "bob", "0"}, {"/dav/by-signer/bob/", "1"}} {
+	for _, c := range []struct{ path, depth string }{{obj + "bob", "0"}, {obj + "bob", "1"}, {"/dav/by-signer/bob/" + objA, "0"}} {
 		resp, body := f.do(t, noRedirect, "PROPFIND", c.path, map[string]string{"Depth": c.depth}, "")
 		if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(body), "planted: connection refused") {
 			t.Errorf("PROPFIND %s Depth %s: %s\n%s", c.path, c.depth, resp.Status, body)
@@ -142,6 +141,12 @@ func TestPropfindSaysWhatWentWrong(t *testing.T) {
 	}
 	if n := strings.Count(logged.String(), "planted: connection refused"); n != 3 {
 		t.Errorf("logged %d times, want 3:\n%s", n, logged.String())
+	}
+	for p, want := range map[string]int{obj: 3, "/dav/by-signer/bob/": 2} {
+		ms, _ := f.propfind(t, p, "1")
+		if got := hrefs(ms); len(got) != want {
+			t.Errorf("PROPFIND %s Depth 1: %v, want it and its %d signature(s)", p, got, want-1)
+		}
 	}
 	// What can be read is answered as before.
 	ms, _ := f.propfind(t, obj+"alice", "0")
@@ -171,11 +176,19 @@ func TestDavFSFailureIsNotAPathError(t *testing.T) {
 		}
 		return nil
 	}})
-	d := davFS{fsys: f.ix.FSContext}
-	_, err := d.Stat(ctx, "/"+bob.Key())
+	d := davFS{ix: f.ix}
+	if fi, err := d.Stat(ctx, "/"+bob.Key()); err != nil || fi.Size() != unknownSize {
+		t.Errorf("Stat of a signature not read: %v, %v; want its size unknown, read from nothing", fi, err)
+	}
+	df, err := d.OpenFile(ctx, "/"+bob.Key(), os.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer df.Close()
+	_, err = df.Read(make([]byte, 10))
 	var pe *os.PathError
 	if err == nil || !strings.Contains(err.Error(), planted.Error()) {
-		t.Errorf("Stat of a signature whose GET fails: %T %v", err, err)
+		t.Errorf("Read of a signature whose GET fails: %T %v", err, err)
 	}
 	// The assertion webdav's handlePropfindError makes, unwrapped: not
 	// errors.As, which would also see a wrapped one webdav does not skip.

@@ -8,8 +8,6 @@ import (
 	"net"
 	"net/http"
 	"time"
-
-	"golang.org/x/net/netutil"
 )
 
 // Limits bound what one client can make a server hold: memory (the body of
@@ -25,8 +23,10 @@ type Limits struct {
 	// (from the end of the headers); IdleTimeout a kept-alive connection
 	// waiting for its next request.
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
-	// MaxConns is the most connections served at once; the next ones wait
-	// (in the kernel's accept queue) until one closes.
+	// MaxConns is the most connections served at once. A connection that
+	// arrives at the cap closes the one idle longest (kept alive, waiting
+	// for its next request); with none idle it waits (in the kernel's
+	// accept queue) until one closes.
 	MaxConns int
 }
 
@@ -39,7 +39,7 @@ func DefaultLimits() Limits {
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      5 * time.Minute,
-		IdleTimeout:       2 * time.Minute,
+		IdleTimeout:       30 * time.Second,
 		MaxConns:          256,
 	}
 }
@@ -75,7 +75,9 @@ func (l Limits) orDefault() Limits {
 }
 
 // NewServer returns an http.Server for h with l's timeouts (errorLog may
-// be nil). Serve it on Listen's listener, which holds l's connection cap.
+// be nil). Serve it on Listen's listener, which holds l's connection cap:
+// the server tells it which connections are idle (ConnState), so a new one
+// at the cap closes the one idle longest.
 func NewServer(h http.Handler, l Limits, errorLog *log.Logger) *http.Server {
 	l = l.orDefault()
 	return &http.Server{
@@ -86,11 +88,12 @@ func NewServer(h http.Handler, l Limits, errorLog *log.Logger) *http.Server {
 		IdleTimeout:       l.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          errorLog,
+		ConnState:         trackConnState,
 	}
 }
 
 // Listen listens on a TCP address and serves at most l.MaxConns
-// connections at once.
+// connections at once (LimitListener).
 func Listen(addr string, l Limits) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -99,10 +102,12 @@ func Listen(addr string, l Limits) (net.Listener, error) {
 	return LimitListener(ln, l), nil
 }
 
-// LimitListener caps ln at l.MaxConns connections at once (none when negative).
+// LimitListener caps ln at l.MaxConns connections at once (none when
+// negative): at the cap, a new connection closes the one idle longest, or
+// waits for one to close (connLimiter; the server must be NewServer's).
 func LimitListener(ln net.Listener, l Limits) net.Listener {
 	if n := l.orDefault().MaxConns; n > 0 {
-		return netutil.LimitListener(ln, n)
+		return newConnLimiter(ln, n)
 	}
 	return ln
 }

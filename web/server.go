@@ -47,6 +47,9 @@ type Options struct {
 	// PageRows is the most rows of a signers page (signers.go); 0:
 	// DefaultPageRows.
 	PageRows int
+	// Htpasswd, when set, is asked for a user and password (HTTP Basic)
+	// on every request: without them, 401 (auth.go).
+	Htpasswd *Htpasswd
 }
 
 // Methods the handler accepts; every other one is 405.
@@ -67,7 +70,7 @@ func Handler(ix *index.Index, opts Options) http.Handler {
 	logf := opts.Logf
 	opts.Logf = func(format string, args ...any) { logf("%s", termsafe.Line(fmt.Sprintf(format, args...))) }
 	h := &handler{ix: ix, opts: opts, started: time.Now()}
-	fsys := davFS{fsys: ix.FSContext, modTime: h.modTime}
+	fsys := davFS{ix: ix, modTime: h.modTime}
 	h.dav = &webdav.Handler{Prefix: DAVPrefix, FileSystem: fsys, LockSystem: webdav.NewMemLS(), Logger: h.davLog}
 	h.davRoot = &webdav.Handler{FileSystem: fsys, LockSystem: webdav.NewMemLS(), Logger: h.davLog}
 	return h
@@ -79,6 +82,8 @@ type handler struct {
 	dav     *webdav.Handler // under DAVPrefix
 	davRoot *webdav.Handler // at every path, with WebDAVRoot
 	started time.Time       // when Handler made it: the last change if none is known
+
+	authFails authFailLog // locks itself
 }
 
 // modTime is what WebDAV reports as a file's last change (getlastmodified;
@@ -104,6 +109,9 @@ func (h *handler) modTime(fi fs.FileInfo) time.Time {
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.opts.LoopbackOnly && !loopbackHost(r.Host) {
 		http.Error(w, "oxyfs serves loopback requests only (Host "+termsafe.Escape(r.Host)+" is not a loopback name or address)", http.StatusForbidden)
+		return
+	}
+	if h.opts.Htpasswd != nil && !h.authorized(w, r) {
 		return
 	}
 	p := r.URL.Path
@@ -168,6 +176,9 @@ func (h *handler) serveDAV(w http.ResponseWriter, r *http.Request, dh *webdav.Ha
 			h.fail(w, r, err)
 			return
 		}
+		o := &omitUnknownSizes{ResponseWriter: w}
+		defer o.Close()
+		w = o
 	}
 	dh.ServeHTTP(w, r)
 }

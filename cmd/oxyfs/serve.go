@@ -39,6 +39,7 @@ type serveFlags struct {
 	addr       string
 	webdavRoot bool
 	limits     web.Limits
+	auth       serveAuth
 }
 
 func runServe(ctx context.Context, e *env, args []string) error {
@@ -50,11 +51,17 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	e.registerCreate()
 	sf.logFlags.register(f)
 	registerLimits(f, &sf.limits)
+	sf.auth.register(f)
 	pos, err := e.parse(args, 1, 1)
 	if err != nil {
 		return err
 	}
-	loopback, err := checkListenAddr("--http", sf.addr, sf.allowRemote, "the tree is served")
+	htp, tlsConf, err := sf.auth.load()
+	if err != nil {
+		return err
+	}
+	var warnings []string
+	loopback, err := checkServeAddr(sf.addr, sf.allowRemote, htp != nil, tlsConf != nil, func(w string) { warnings = append(warnings, w) })
 	if err != nil {
 		return err
 	}
@@ -78,6 +85,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "oxyfs: logging to %s\n", sf.file)
 	}
 	logger := lg.std
+	for _, w := range warnings {
+		lg.Warn(w)
+	}
 
 	// The index works on its own context: a signal stops the server, and
 	// requests in flight finish on their own contexts.
@@ -112,13 +122,20 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	srv := web.NewServer(web.Handler(ix, web.Options{WebDAVRoot: sf.webdavRoot, LoopbackOnly: loopback && !sf.allowRemote,
-		Logf: lg.printf, MaxRequestBody: sf.limits.MaxRequestBody}), sf.limits, logger)
+		Logf: lg.printf, MaxRequestBody: sf.limits.MaxRequestBody, Htpasswd: htp}), sf.limits, logger)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	scheme := "http"
+	if tlsConf != nil {
+		scheme = "https"
+		srv.TLSConfig = tlsConf
+		go func() { served <- srv.ServeTLS(ln, "", "") }()
+	} else {
+		go func() { served <- srv.Serve(ln) }()
+	}
 	s := ix.Status()
-	lg.Info(fmt.Sprintf("serving %s at http://%s/", st.URL(), ln.Addr()))
-	lg.Info(fmt.Sprintf("%s, %s layout, %d entries; open took %s and %s; WebDAV at http://%s%s/",
-		s.Mode, s.Layout, s.Entries, openTime.Round(time.Millisecond), strings.TrimPrefix(s.OpenRequests.String(), "requests: "), ln.Addr(), davAt(sf.webdavRoot)))
+	lg.Info(fmt.Sprintf("serving %s at %s://%s/%s", st.URL(), scheme, ln.Addr(), authNote(htp != nil)))
+	lg.Info(fmt.Sprintf("%s, %s layout, %d entries; open took %s and %s; WebDAV at %s://%s%s/",
+		s.Mode, s.Layout, s.Entries, openTime.Round(time.Millisecond), strings.TrimPrefix(s.OpenRequests.String(), "requests: "), scheme, ln.Addr(), davAt(sf.webdavRoot)))
 	if err := sdNotify("READY=1"); err != nil {
 		lg.Warn(err.Error())
 	}
@@ -151,6 +168,13 @@ func serveHTTP(ctx context.Context, ix *index.Index, srv *http.Server, served <-
 	}
 }
 
+func authNote(on bool) string {
+	if on {
+		return " (users of --htpasswd only)"
+	}
+	return ""
+}
+
 func davAt(root bool) string {
 	if root {
 		return ""
@@ -161,7 +185,7 @@ func davAt(root bool) string {
 // registerLimits adds the flags of web.Limits (zero: web.DefaultLimits()).
 func registerLimits(f *flag.FlagSet, l *web.Limits) {
 	d := web.DefaultLimits()
-	f.IntVar(&l.MaxConns, "max-connections", d.MaxConns, "serve at most this many connections at once; the next ones wait until one closes (negative: no cap)")
+	f.IntVar(&l.MaxConns, "max-connections", d.MaxConns, "serve at most this many connections at once: a new one closes the connection idle longest, or waits until one closes or is idle (negative: no cap)")
 	f.Int64Var(&l.MaxRequestBody, "max-request-body", d.MaxRequestBody, "refuse (413) a request body longer than this many bytes (a PROPFIND's XML is a few hundred; negative: no limit)")
 	f.DurationVar(&l.ReadTimeout, "read-timeout", d.ReadTimeout, "close a connection whose request (headers and body) takes longer than this to arrive (its headers: at most 10s)")
 	f.DurationVar(&l.WriteTimeout, "write-timeout", d.WriteTimeout, "close a connection whose response takes longer than this to be read")

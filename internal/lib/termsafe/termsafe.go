@@ -7,6 +7,18 @@
 // a script must read back (ls), JSON for encoded JSON, and Writer for a
 // stream of log lines and messages (which it also redacts, Redact).
 //
+// A name must also read as what it is: a signer "signer-00" followed by
+// U+202E (RIGHT-TO-LEFT OVERRIDE) or U+200B (ZERO WIDTH SPACE) shows as
+// "signer-00" on a page or a terminal, and an auditor who reads it takes one
+// signer for another. So every code point that does not show as a glyph of
+// its own is escaped as well (unsafeRune): bidi controls and marks, zero
+// width characters, every other format character (Cf), and whatever
+// unicode.IsPrint rejects (separators but the ASCII space, private use,
+// unassigned), plus the default-ignorable code points Unicode draws as
+// nothing (U+115F, U+3164, variation selectors, ...). Escape is injective,
+// so two names never show the same (a literal backslash before what would
+// read as an escape is doubled); Quote reads back to the exact bytes.
+//
 // The raw bytes stay in the store and on a mount: only what is shown is
 // escaped.
 package termsafe
@@ -16,13 +28,32 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
 // unsafeRune reports whether r (utf8.RuneError of width 1: an invalid
-// byte) must not reach a terminal raw: C0 controls, DEL, C1 controls.
+// byte) must not reach a reader raw: C0 controls, DEL and C1 controls,
+// which drive a terminal, and every code point that does not show as
+// itself (invisible: hiddenRune).
 func unsafeRune(r rune, width int) bool {
-	return r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f || r == utf8.RuneError && width == 1
+	if r < 0x80 {
+		return r < 0x20 || r == 0x7f
+	}
+	return r == utf8.RuneError && width == 1 || hiddenRune(r)
+}
+
+// hiddenRune reports whether a code point (not ASCII) does not show as a
+// glyph of its own: C1 controls, format characters (Cf: the bidi controls
+// U+202A-202E, U+2066-2069, U+200E, U+200F, U+061C, the zero-width U+200B-200D,
+// U+2060, U+FEFF, and the rest), what unicode.IsPrint rejects (separators
+// but U+0020, private use, surrogates, unassigned code points), and the
+// default-ignorable code points that are letters or marks (U+115F, U+3164,
+// U+034F, variation selectors).
+func hiddenRune(r rune) bool {
+	return !unicode.IsPrint(r) || unicode.Is(unicode.Cf, r) ||
+		unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || unicode.Is(unicode.Variation_Selector, r)
 }
 
 // Safe reports whether s shows as itself: no control character, no
@@ -38,25 +69,35 @@ func Safe(s string) bool {
 	return true
 }
 
-// Escape returns s with every control character and invalid byte written
-// as an escape: \xHH for a C0 control, DEL or a byte that is not UTF-8,
-// \u0080-\u009f for a C1 control. Everything else, backslashes included,
-// stays as it is: Escape is for reading, Quote for reading back.
-func Escape(s string) string { return escape(s, "") }
+// Escape returns s with every control character, invisible code point
+// (unsafeRune) and invalid byte written as an escape: \xHH for a C0
+// control, DEL or a byte that is not UTF-8, \uHHHH (\UHHHHHHHH past
+// U+FFFF) for any other: U+202E is \u202e. Everything else stays as it is
+// but a backslash followed by x, u, U, a backslash or an escape, which is
+// doubled: no two strings escape the same, so two names never show as one.
+// Escape is for reading, Quote for reading back in a shell.
+func Escape(s string) string { return escape(s, "", true) }
 
-// escape is Escape keeping the bytes of keep.
-func escape(s, keep string) string {
-	if safeBut(s, keep) {
+// escape is Escape keeping the bytes of keep; with injective, a backslash
+// that would begin what reads as an escape is doubled. A stream of text (a
+// log, a command's output) is not doubled: Quote's $'\x1b' must stay as it
+// is.
+func escape(s, keep string, injective bool) string {
+	if safeBut(s, keep, injective) {
 		return s
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		r, w := utf8.DecodeRuneInString(s[i:])
 		switch {
+		case r == '\\' && injective && backslashBeforeEscape(s[i+1:], keep):
+			b.WriteString(`\\`)
 		case !unsafeRune(r, w) || w == 1 && strings.IndexByte(keep, s[i]) >= 0:
 			b.WriteString(s[i : i+w])
 		case w == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r > 0xffff:
+			fmt.Fprintf(&b, `\U%08x`, r)
 		default:
 			fmt.Fprintf(&b, `\u%04x`, r)
 		}
@@ -65,10 +106,26 @@ func escape(s, keep string) string {
 	return b.String()
 }
 
-func safeBut(s, keep string) bool {
+// backslashBeforeEscape reports whether a backslash followed by rest would
+// read as the start of an escape: rest begins with x, u, U, a backslash, or
+// a code point Escape escapes.
+func backslashBeforeEscape(rest, keep string) bool {
+	if rest == "" {
+		return false
+	}
+	switch rest[0] {
+	case 'x', 'u', 'U', '\\':
+		return true
+	}
+	r, w := utf8.DecodeRuneInString(rest)
+	return unsafeRune(r, w) && !(w == 1 && strings.IndexByte(keep, rest[0]) >= 0)
+}
+
+func safeBut(s, keep string, injective bool) bool {
 	for i := 0; i < len(s); {
 		r, w := utf8.DecodeRuneInString(s[i:])
-		if unsafeRune(r, w) && !(w == 1 && strings.IndexByte(keep, s[i]) >= 0) {
+		if unsafeRune(r, w) && !(w == 1 && strings.IndexByte(keep, s[i]) >= 0) ||
+			r == '\\' && injective && backslashBeforeEscape(s[i+1:], keep) {
 			return false
 		}
 		i += w
@@ -78,8 +135,8 @@ func safeBut(s, keep string) bool {
 
 // Quote returns a name as `oxyfs ls` prints it: as it is when it shows as
 // itself, else in the $'…' quoting of bash, zsh and ksh (GNU ls's
-// shell-escape style), with \xHH for each byte of a control character or
-// of invalid UTF-8 and \\ and \' for backslash and quote — so pasting it
+// shell-escape style), with \xHH for each byte of a control character, of
+// an invisible code point (U+202E: \xe2\x80\xae) or of invalid UTF-8 and \\ and \' for backslash and quote — so pasting it
 // into a shell gives back the exact bytes:
 //
 //	ESC ] 0 ; x BEL  ->  $'\x1b]0;x\x07'
@@ -112,30 +169,39 @@ func Quote(name string) string {
 	return b.String()
 }
 
-// JSON escapes what encoding/json leaves raw in encoded JSON and a
-// terminal would act on: DEL and the C1 controls, as \u007f…\u009f (C0 is
-// escaped by the encoder, invalid UTF-8 replaced by U+FFFD). They can only
-// be inside strings, so the JSON means the same.
+// JSON escapes what encoding/json leaves raw in encoded JSON and a reader
+// would not see as itself: DEL, the C1 controls and every invisible code
+// point (unsafeRune), as \u007f, \u009b, \u202e (a pair of surrogates
+// past U+FFFF). C0 is escaped by the encoder, invalid UTF-8 replaced by
+// U+FFFD. They can only be inside strings, so the JSON means the same.
 func JSON(b []byte) []byte {
-	if !bytes.ContainsFunc(b, func(r rune) bool { return r == 0x7f || r >= 0x80 && r <= 0x9f }) {
+	if !bytes.ContainsFunc(b, jsonEscaped) {
 		return b
 	}
 	var out bytes.Buffer
 	for i := 0; i < len(b); {
 		r, w := utf8.DecodeRune(b[i:])
-		if r == 0x7f || r >= 0x80 && r <= 0x9f {
-			fmt.Fprintf(&out, `\u%04x`, r)
-		} else {
+		switch {
+		case w == 1 && r == utf8.RuneError || !jsonEscaped(r):
 			out.Write(b[i : i+w])
+		case r > 0xffff:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&out, `\u%04x\u%04x`, r1, r2)
+		default:
+			fmt.Fprintf(&out, `\u%04x`, r)
 		}
 		i += w
 	}
 	return out.Bytes()
 }
 
+// jsonEscaped: DEL and the code points past ASCII that unsafeRune escapes
+// (C0 is the encoder's; U+FFFD shows as itself).
+func jsonEscaped(r rune) bool { return r == 0x7f || r >= 0x80 && r != utf8.RuneError && hiddenRune(r) }
+
 // Line returns text as a log shows it: secrets redacted (Redact),
 // then controls escaped but for line breaks and tabs.
-func Line(text string) string { return escape(Redact(text), "\n\t") }
+func Line(text string) string { return escape(Redact(text), "\n\t", false) }
 
 // Writer writes what it is given through Line: every message and log line
 // written to it is redacted and escaped. Each Write should be whole lines
@@ -155,7 +221,7 @@ func (w Writer) Write(p []byte) (int, error) {
 type Escaper struct{ W io.Writer }
 
 func (w Escaper) Write(p []byte) (int, error) {
-	if _, err := io.WriteString(w.W, escape(string(p), "\n\t")); err != nil {
+	if _, err := io.WriteString(w.W, escape(string(p), "\n\t", false)); err != nil {
 		return 0, err
 	}
 	return len(p), nil
