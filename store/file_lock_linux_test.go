@@ -42,12 +42,14 @@ func holdFlock(t *testing.T, cmd *exec.Cmd, path string) {
 	t.Helper()
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // flock(1) forks: kill the group
+	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); <-exited })
 	for {
 		select {
 		case err := <-exited:
