@@ -218,14 +218,14 @@ func serveMount(ctx context.Context, ix *index.Index, m *fs.Server, every time.D
 }
 
 // demoStore returns the embedded default: a local store generated on the
-// first run under the user's cache directory, and a mountpoint beside the
+// first run in a private folder of the user's cache directory
+// (demoStoreDir), and a mountpoint beside the
 // working directory.
 func demoStore(ctx context.Context, e *env) (string, string, error) {
-	cache, err := os.UserCacheDir()
+	dir, err := demoStoreDir()
 	if err != nil {
-		cache = os.TempDir()
+		return "", "", err
 	}
-	dir := filepath.Join(cache, "oxyfs", "demo-store")
 	url := "file://" + dir
 	if e.common.layout == "auto" {
 		e.common.layout = "bucket"
