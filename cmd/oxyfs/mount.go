@@ -86,7 +86,7 @@ func runMount(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	case 2:
-		storeURL, dir = pos[0], pos[1]
+		storeURL, dir = childStoreURL(pos[0]), pos[1]
 	default:
 		return usagef("want STORE MOUNTPOINT, or no arguments for the demo store")
 	}
