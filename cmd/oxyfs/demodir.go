@@ -22,7 +22,7 @@ func demoStoreDir() (string, error) {
 	if err != nil {
 		u, uerr := user.Current()
 		if uerr != nil || u.HomeDir == "" || !filepath.IsAbs(u.HomeDir) {
-			return "", fmt.Errorf("no private folder for the demo store (%v; and no home directory for this user): set HOME or XDG_CACHE_HOME, or give a store URL", err)
+			return "", fmt.Errorf("no private folder for the demo store (%w; and no home directory for this user): set HOME or XDG_CACHE_HOME, or give a store URL", err)
 		}
 		cache = filepath.Join(u.HomeDir, ".cache")
 	}
