@@ -107,7 +107,7 @@ func userinfoSpans(t string, out []span) []span {
 		} else if at < 0 && !hostPort(t[j:end]) {
 			if j > far {
 				far = end
-				for far < len(t) && !pathEnd(t[far]) {
+				for far < len(t) && !farEnd(t[far]) {
 					far++
 				}
 				if farAt = strings.LastIndexByte(t[j:far], '@'); farAt >= 0 {
@@ -131,15 +131,22 @@ func userinfoSpans(t string, out []span) []span {
 // decoded from its percent-encoding. One pass: each run between two
 // such stops is scanned once.
 func bareUserinfoSpans(t string, out []span) []span {
-	start, colon := 0, false
+	start, colon, secret := 0, false, false
 	for i := 0; i < len(t); i++ {
 		c := t[i]
 		switch {
 		case c <= ' ' || c == 0x7f || c == '/' || c == '=':
-			start, colon = i+1, false
+			start, colon, secret = i+1, false, false
+			if c == '=' { // a secret parameter's value is hidden whole (paramSpans)
+				ks := i
+				for ks > 0 && keyChar(t[ks-1]) {
+					ks--
+				}
+				secret = secretParam(t[ks:i])
+			}
 		case c == ':':
 			colon = true
-		case c == '@' && colon:
+		case c == '@' && colon && !secret:
 			out = append(out, span{start, i})
 		}
 	}
@@ -148,8 +155,9 @@ func bareUserinfoSpans(t string, out []span) []span {
 
 // paramUserinfoSpans adds, for a parameter's value that holds a colon and
 // then an @ (endpoint=user:pass@host, with or without a scheme), the value
-// (after its scheme) up to the first @ after the colon: there a password
-// may hold a space too, as a decoded one does (an @ in it: bareUserinfoSpans). A value runs to &, # or a control character; only the first =
+// (after its scheme) up to its first @, when a colon comes before it: there
+// a password may hold a space too, as a decoded one does (an @ in it:
+// bareUserinfoSpans). A value runs to &, # or a control character; only the first =
 // of such a run after a key's character starts one, so each run is scanned once.
 func paramUserinfoSpans(t string, out []span) []span {
 	for s := 0; s < len(t); {
@@ -161,16 +169,17 @@ func paramUserinfoSpans(t string, out []span) []span {
 		for k < e && (t[k] != '=' || k == s || !keyChar(t[k-1])) {
 			k++
 		}
-		if k < e {
+		ks := k
+		for ks > s && keyChar(t[ks-1]) {
+			ks--
+		}
+		if k < e && !secretParam(t[ks:k]) { // a secret parameter's value is hidden whole (paramSpans)
 			vs := k + 1
 			if i := strings.Index(t[vs:e], "://"); i >= 0 && i < 16 && !strings.ContainsAny(t[vs:vs+i], " :@") {
 				vs += i + 3 // the scheme stays
 			}
-			colon := strings.IndexByte(t[vs:e], ':')
-			if colon >= 0 {
-				if at := strings.IndexByte(t[vs+colon:e], '@'); at >= 0 {
-					out = append(out, span{vs, vs + colon + at})
-				}
+			if at := strings.IndexByte(t[vs:e], '@'); at > 0 && strings.IndexByte(t[vs:vs+at], ':') >= 0 {
+				out = append(out, span{vs, vs + at})
 			}
 		}
 		s = e + 1
@@ -286,6 +295,11 @@ func textEnd(c byte) bool {
 func authorityEnd(c byte) bool { return textEnd(c) || c == '/' || c == '?' || c == '#' }
 
 func pathEnd(c byte) bool { return textEnd(c) || c == '?' || c == '#' }
+
+// farEnd ends the search for the @ after a password that holds a '/': such
+// a password, decoded, may hold what ends a URL in text (", ^, \), not a
+// space or a control character.
+func farEnd(c byte) bool { return c <= ' ' || c == 0x7f || c == '?' || c == '#' }
 
 func valueEnd(c byte) bool { return textEnd(c) || c == '&' || c == ';' || c == '#' }
 
