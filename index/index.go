@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
@@ -220,7 +221,7 @@ func (ix *Index) Refresh(ctx context.Context) (err error) {
 		end := &refreshEnd{at: time.Now()}
 		if err != nil {
 			ix.refreshFail.Add(1)
-			end.err = err.Error()
+			end.err = termsafe.Redact(err.Error()) // Status shows it: .oxy/status, serve's JSON
 		}
 		ix.refreshEnd.Store(end)
 	}()
@@ -290,7 +291,7 @@ func (ix *Index) current(ctx context.Context) (*view, error) {
 // warn reports a warning and keeps it for Status.
 func (ix *Index) warn(msg string) {
 	ix.warnMu.Lock()
-	ix.warnings = append(ix.warnings, msg)
+	ix.warnings = append(ix.warnings, termsafe.Redact(msg))
 	if len(ix.warnings) > maxWarnings {
 		ix.warnings = slices.Delete(ix.warnings, 0, len(ix.warnings)-maxWarnings)
 	}

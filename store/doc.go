@@ -188,8 +188,12 @@
 // sidecar), no symbolic link below the root is followed, and a listing
 // fails on any error but a name that vanished (NotFound: listed again,
 // listRetries). driver_file.go opens it (fileblob.Root, OpenURL), reads a
-// listed item's mode into ListItem.Irregular, and locks the directory
-// around a compare-and-swap (file_lock*.go). A test that needs a listing to
+// listed item's mode into ListItem.Irregular, and locks a lock file in the
+// directory (.oxytmp-0000000000000000, opened read-write, so only those
+// who may write the store take it) around a compare-and-swap, waiting no
+// longer than the request's context (file_lock*.go; older oxyfs's lock
+// of the directory itself is taken too while it is free within a second).
+// A listing enters no directory deeper than fileblob.MaxDepth. A test that needs a listing to
 // fail opens the bucket with fileblob.Options.Fault and wraps it with New.
 //
 // # Caps against hostile contents

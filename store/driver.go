@@ -166,7 +166,7 @@ func conflict(err error) error {
 // --- file, mem: a lock around read-compare-write ---
 
 // lockedWrites serializes conditional writes with a lock: an OS file lock on
-// the store's directory for file:// (correct across processes), a mutex per
+// a lock file in the store's directory for file:// (correct across processes), a mutex per
 // bucket for mem://. The token is the SHA-256 of the record's bytes, and a
 // conditional read reads in full (the caller compares tokens).
 type lockedWrites struct {
@@ -177,6 +177,21 @@ type lockedWrites struct {
 type locker interface {
 	Lock() error
 	Unlock()
+}
+
+// ctxLocker is a locker whose wait ends with the request's context (the
+// file:// lock, file_lock.go): a lock another process holds fails the
+// write at its deadline or cancellation instead of blocking it.
+type ctxLocker interface {
+	LockContext(ctx context.Context) error
+}
+
+// lockFor takes l, with ctx where l can wait with one.
+func lockFor(ctx context.Context, l locker) error {
+	if cl, ok := l.(ctxLocker); ok {
+		return cl.LockContext(ctx)
+	}
+	return l.Lock()
 }
 
 func (c *lockedWrites) changeToken(_ *blob.Reader, data []byte) (string, error) {
@@ -196,7 +211,7 @@ func (c *lockedWrites) createOnly(ctx context.Context, key string, data []byte) 
 // token (token "" = the key must be absent): one GET and one PUT under the
 // lock.
 func (c *lockedWrites) replaceIfUnchanged(ctx context.Context, key string, data []byte, token string) error {
-	if err := c.lock.Lock(); err != nil {
+	if err := lockFor(ctx, c.lock); err != nil {
 		return fmt.Errorf("lock for %q: %w", key, err)
 	}
 	defer c.lock.Unlock()

@@ -1,35 +1,38 @@
 package store
 
 import (
-	"github.com/oxyfs/oxyfs/store/fileblob"
+	"errors"
 	"os"
-	"path/filepath"
 
+	"github.com/oxyfs/oxyfs/store/fileblob"
 	"golang.org/x/sys/windows"
 )
 
 // lockName names the lock in errors.
 const lockName = "LockFileEx"
 
-// lockFileName is the file LockFileEx locks in the store's directory
-// (Windows locks no directory). It has the form of a write's temporary
-// file (isTempName), so no listing shows it and no key names it. It stays
-// after the lock is released.
-const lockFileName = fileblob.TempPrefix + "0000000000000000"
-
-// openLockFile opens (creating) the lock file, following no reparse point:
-// a lock file that is a link is refused.
-func openLockFile(dir string) (*os.File, error) {
-	p := filepath.Join(dir, lockFileName)
+// openLockFile opens (creating) the lock file p, following no reparse
+// point: a lock file that is a link is refused.
+func openLockFile(p string) (*os.File, error) {
 	if err := fileblob.RefuseReparse(p); err != nil {
 		return nil, err
 	}
 	return os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o666)
 }
 
-func lockFile(f *os.File) error {
+// openCompatLock: older oxyfs on Windows locked the same lock file, so
+// there is no second lock to take.
+func openCompatLock(string) (*os.File, error) { return nil, nil }
+
+// tryLockFile takes LockFileEx without blocking: false when another handle
+// holds it.
+func tryLockFile(f *os.File) (bool, error) {
 	var ol windows.Overlapped
-	return windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, &ol)
+	err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ol)
+	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 func unlockFile(f *os.File) {

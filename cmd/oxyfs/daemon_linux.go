@@ -41,8 +41,9 @@ func runDetached(args []string, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
+	args, env := hideStoreURL(args)
 	cmd := &exec.Cmd{Path: self, Args: append([]string{"oxyfs"}, args...)}
-	cmd.Env = append(os.Environ(), envDaemonChild+"=3")
+	cmd.Env = append(append(os.Environ(), envDaemonChild+"=3"), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // no terminal's SIGHUP or SIGINT
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, devnull, errW
 	cmd.ExtraFiles = []*os.File{readyW} // fd 3

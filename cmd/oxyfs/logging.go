@@ -263,7 +263,7 @@ func newLog(stderr io.Writer, lf logFlags, detaching bool) (*oxyLog, error) {
 	}
 	sink := &logSink{w: stderr, name: "stderr"}
 	if lf.file != "" {
-		f, err := os.OpenFile(lf.file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+		f, err := openLogFile(lf.file)
 		if err != nil {
 			return nil, fmt.Errorf("log file: %w", err)
 		}

@@ -17,7 +17,8 @@ var metricsLimits = web.Limits{MaxConns: 16, MaxRequestBody: 4 << 10}
 
 // serveMetrics serves the Prometheus metrics of m (internal/metrics) at
 // /metrics on addr, which was checked (checkListenAddr). It returns a
-// function that stops the server.
+// function that stops the server. On a loopback address it answers only
+// requests whose Host is a loopback name or address, as serve does.
 func serveMetrics(addr string, m *metrics.Metrics, logger *log.Logger) (func(), error) {
 	ln, err := web.Listen(addr, metricsLimits)
 	if err != nil {
@@ -25,7 +26,11 @@ func serveMetrics(addr string, m *metrics.Metrics, logger *log.Logger) (func(), 
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", m.Handler())
-	srv := web.NewServer(http.MaxBytesHandler(mux, metricsLimits.MaxRequestBody), metricsLimits, logger)
+	var h http.Handler = http.MaxBytesHandler(mux, metricsLimits.MaxRequestBody)
+	if loopback, _ := loopbackAddr(addr); loopback {
+		h = web.LoopbackOnly(h) // serve's Host rule: no DNS rebinding
+	}
+	srv := web.NewServer(h, metricsLimits, logger)
 	go func() {
 		if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
 			logger.Printf("metrics server: %v", err)

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"log"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/oxyfs/oxyfs/internal/metrics"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
@@ -99,5 +101,38 @@ func TestServeRefusesRemoteMetricsUnlessAllowed(t *testing.T) {
 		"usage: oxyfs serve STORE [--http ADDR] [--webdav] [--refresh-interval D] [--metrics-addr ADDR] (see oxyfs serve --help)\n"
 	if code != 2 || stderr.String() != want {
 		t.Fatalf("serve --metrics-addr :9310: exit %d, stderr:\n%s\nwant exit 2 and:\n%s", code, stderr.String(), want)
+	}
+}
+
+// TestMetricsRefusesANonLoopbackHost (issue 41, 5): the metrics port on
+// loopback answers a request whose Host names another site (a page in a
+// browser that rebound that name to 127.0.0.1) with 403, as serve's port
+// does, and a loopback Host with the metrics.
+func TestMetricsRefusesANonLoopbackHost(t *testing.T) {
+	var logs lockedBuffer
+	stop, err := serveMetrics("127.0.0.1:0", metrics.New(), log.New(&logs, "", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	m := regexp.MustCompile(`metrics at (http://127\.0\.0\.1:\d+/metrics)`).FindStringSubmatch(logs.String())
+	if m == nil {
+		t.Fatalf("no address logged: %q", logs.String())
+	}
+	c := &http.Client{Timeout: 10 * time.Second}
+	for host, want := range map[string]int{"rebound.example:80": http.StatusForbidden, "localhost": http.StatusOK, "127.0.0.1": http.StatusOK} {
+		req, err := http.NewRequest("GET", m[1], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET /metrics with Host %s: %s, want %d", host, resp.Status, want)
+		}
 	}
 }

@@ -46,7 +46,8 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	mf.indexFlags.register(f)
 	e.registerCreate()
 	mf.logFlags.register(f)
-	f.StringVarP(&mf.options, "options", "o", "", "mount options as in fstab: ro, rw, allow_other, allow_overwrite, allow_any_name, uid=N, gid=N, refresh=DURATION (0: only on SIGHUP), timeout=DURATION, layout=L, create, log_file=PATH, log_level=L, log_format=F, debug (others are ignored)")
+	f.StringVarP(&mf.options, "options", "o", "", "mount options as in fstab: ro, rw, allow_other, allow_overwrite, allow_any_name, uid=N, gid=N, refresh=DURATION (0: only on SIGHUP), timeout=DURATION, layout=L, create, log_file=PATH, log_level=L, log_format=F, credentials_file=PATH, debug (others are ignored)")
+	f.StringVar(&mf.credFile, "credentials-file", "", "read the store's credentials from this file of NAME=VALUE lines (AWS_SECRET_ACCESS_KEY=..., mode 0600, yours or root's) into the environment (fstab: credentials_file=PATH): a password in the store URL is in /etc/fstab and in every process's command line that local users read")
 	pos, err := e.parse(args, 0, 2)
 	if err != nil {
 		return err
@@ -86,7 +87,7 @@ func runMount(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	case 2:
-		storeURL, dir = pos[0], pos[1]
+		storeURL, dir = childStoreURL(pos[0]), pos[1]
 	default:
 		return usagef("want STORE MOUNTPOINT, or no arguments for the demo store")
 	}
@@ -114,6 +115,11 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	if mf.metricsAddr != "" {
 		met = metrics.New()
 		sopts.Observe, opts.Observe = met.ObserveStore, met.ObserveFUSE
+	}
+	if mf.credFile != "" {
+		if err := loadCredentialsFile(mf.credFile); err != nil {
+			return err
+		}
 	}
 	st, err := e.openStore(bg, storeURL, sopts)
 	if err != nil {
@@ -218,14 +224,14 @@ func serveMount(ctx context.Context, ix *index.Index, m *fs.Server, every time.D
 }
 
 // demoStore returns the embedded default: a local store generated on the
-// first run under the user's cache directory, and a mountpoint beside the
+// first run in a private folder of the user's cache directory
+// (demoStoreDir), and a mountpoint beside the
 // working directory.
 func demoStore(ctx context.Context, e *env) (string, string, error) {
-	cache, err := os.UserCacheDir()
+	dir, err := demoStoreDir()
 	if err != nil {
-		cache = os.TempDir()
+		return "", "", err
 	}
-	dir := filepath.Join(cache, "oxyfs", "demo-store")
 	url := "file://" + dir
 	if e.common.layout == "auto" {
 		e.common.layout = "bucket"

@@ -23,6 +23,7 @@ type mountFlags struct {
 	dirMode    string
 	debug      bool
 	options    string
+	credFile   string // -o credentials_file=, --credentials-file: environment variables for the store (credfile.go)
 }
 
 func parseMode(s string) (os.FileMode, error) {
@@ -51,7 +52,7 @@ func applyMountOptions(mf *mountFlags, c *commonFlags, opts string) (unknown []s
 		"allow_any_name": func() { mf.anyName = true }, "debug": func() { mf.debug = true },
 		"create": func() { c.create = true },
 	}
-	text := map[string]*string{"layout": &c.layout, "log_file": &mf.file, "log_level": &mf.level, "log_format": &mf.format}
+	text := map[string]*string{"layout": &c.layout, "log_file": &mf.file, "log_level": &mf.level, "log_format": &mf.format, "credentials_file": &mf.credFile}
 	for _, o := range strings.Split(opts, ",") {
 		k, v, _ := strings.Cut(strings.TrimSpace(o), "=")
 		var err error

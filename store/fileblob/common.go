@@ -108,6 +108,8 @@ func IrregularName(m fs.FileMode) string {
 		return "socket"
 	case m&fs.ModeDevice != 0:
 		return "device"
+	case m.IsDir():
+		return fmt.Sprintf("directory deeper than %d levels", MaxDepth)
 	}
 	return "not a regular file"
 }

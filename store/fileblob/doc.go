@@ -28,7 +28,10 @@
 // # Memory
 //
 // A bucket holds its root and Options. A listing page holds the entries of
-// the directories on its way and the page; a read streams from the file.
+// the directories on its way and the page, and a descriptor per directory
+// level: a listing enters no directory deeper than MaxDepth (walk.go),
+// which it returns as one irregular item instead; a read streams from the
+// file.
 //
 // # Concurrency
 //

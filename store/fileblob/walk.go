@@ -99,6 +99,17 @@ func (l *fileLister) walk(d listDir, dirKey string) error {
 				}
 				continue
 			}
+			if tooDeep(p) {
+				// Shown, not entered: one irregular item (a reader warns
+				// of it once) instead of a descriptor per level.
+				if key <= l.token {
+					continue
+				}
+				if err := l.add(&driver.ListObject{Key: key, AsFunc: fileEntryMode(fs.ModeDir)}); err != nil {
+					return err
+				}
+				continue
+			}
 			sd, done, err := d.sub(e.name, p)
 			if err != nil {
 				return err
@@ -127,6 +138,20 @@ func (l *fileLister) walk(d listDir, dirKey string) error {
 	return nil
 }
 
+// MaxDepth is how many directories deep below a store's root a listing
+// goes. The layout's deepest key, <kind>/<hh>/<rest>/<value>, is three
+// directories deep; a deeper tree holds no key of a store, and a walk holds
+// a descriptor and a directory's entries per level (21,000 nested empty
+// folders under sig/ab/ made every command fail with "too many open files"
+// at ~900 MB, issue 41). A directory at depth MaxDepth is not entered: a
+// listing returns it as one item whose mode is a directory (ListItem.
+// Irregular), which a reader reports once as a key it cannot read.
+const MaxDepth = 16
+
+// tooDeep reports whether the directory of key prefix p ("a/b/") is deeper
+// than MaxDepth.
+func tooDeep(p string) bool { return strings.Count(p, "/") > MaxDepth }
+
 // holdsKey reports whether the directory d (keys prefix p) holds any key,
 // at any depth: a delimited listing names a directory only then, as a
 // bucket names a common prefix only if a key has it.
@@ -141,6 +166,9 @@ func holdsKey(d listDir, p string) (bool, error) {
 		}
 	}
 	for _, e := range ents {
+		if tooDeep(p + e.name + "/") {
+			return true, nil // listed, it shows as the irregular item walk gives it
+		}
 		sd, done, err := d.sub(e.name, p+e.name+"/")
 		if err != nil {
 			return false, err

@@ -20,7 +20,10 @@ const maxRedactLayers = 4
 // Secret are:
 //   - the user information of every URL (user:password@ before a host),
 //     wherever the URL is: the store URL itself or one nested in a
-//     parameter, such as s3://b?endpoint=http://user:pass@host:9000;
+//     parameter, such as s3://b?endpoint=http://user:pass@host:9000, with
+//     a scheme or without one (endpoint=user:pass@host:9000), its password
+//     written encoded or decoded (pa%5Es or pa^s; a decoded space only in
+//     a parameter's value: bareUserinfoSpans, paramUserinfoSpans);
 //   - the value of every key=value parameter whose key names a secret: one
 //     holding key, secret, token, sig, passw, pwd, credential, auth, session
 //     or private, one beginning with X-Amz-, X-Goog- or X-Ms-, and the
@@ -68,6 +71,8 @@ type span struct{ from, to int }
 // form, mapped back onto t.
 func secretSpans(t string, layer int) []span {
 	out := userinfoSpans(t, nil)
+	out = bareUserinfoSpans(t, out)
+	out = paramUserinfoSpans(t, out)
 	out = paramSpans(t, out)
 	if layer < maxRedactLayers {
 		if d, offs, ok := percentDecode(t); ok {
@@ -102,7 +107,7 @@ func userinfoSpans(t string, out []span) []span {
 		} else if at < 0 && !hostPort(t[j:end]) {
 			if j > far {
 				far = end
-				for far < len(t) && !pathEnd(t[far]) {
+				for far < len(t) && !farEnd(t[far]) {
 					far++
 				}
 				if farAt = strings.LastIndexByte(t[j:far], '@'); farAt >= 0 {
@@ -117,6 +122,72 @@ func userinfoSpans(t string, out []span) []span {
 	}
 	return out
 }
+
+// bareUserinfoSpans adds user information without a scheme before it, as
+// an endpoint given without one carries it (endpoint=user:pass@host:9000,
+// or a parser's error quoting it): for each @, the text before it back to
+// a space, a control character, / or =, if it holds a colon. A password
+// may hold any other character (^, ", \, @, & ...), as written or as
+// decoded from its percent-encoding. One pass: each run between two
+// such stops is scanned once.
+func bareUserinfoSpans(t string, out []span) []span {
+	start, colon, secret := 0, false, false
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		switch {
+		case c <= ' ' || c == 0x7f || c == '/' || c == '=':
+			start, colon, secret = i+1, false, false
+			if c == '=' { // a secret parameter's value is hidden whole (paramSpans)
+				ks := i
+				for ks > 0 && keyChar(t[ks-1]) {
+					ks--
+				}
+				secret = secretParam(t[ks:i])
+			}
+		case c == ':':
+			colon = true
+		case c == '@' && colon && !secret:
+			out = append(out, span{start, i})
+		}
+	}
+	return out
+}
+
+// paramUserinfoSpans adds, for a parameter's value that holds a colon and
+// then an @ (endpoint=user:pass@host, with or without a scheme), the value
+// (after its scheme) up to its first @, when a colon comes before it: there
+// a password may hold a space too, as a decoded one does (an @ in it:
+// bareUserinfoSpans). A value runs to &, # or a control character; only the first =
+// of such a run after a key's character starts one, so each run is scanned once.
+func paramUserinfoSpans(t string, out []span) []span {
+	for s := 0; s < len(t); {
+		e := s
+		for e < len(t) && !runEnd(t[e]) {
+			e++
+		}
+		k := s
+		for k < e && (t[k] != '=' || k == s || !keyChar(t[k-1])) {
+			k++
+		}
+		ks := k
+		for ks > s && keyChar(t[ks-1]) {
+			ks--
+		}
+		if k < e && !secretParam(t[ks:k]) { // a secret parameter's value is hidden whole (paramSpans)
+			vs := k + 1
+			if i := strings.Index(t[vs:e], "://"); i >= 0 && i < 16 && !strings.ContainsAny(t[vs:vs+i], " :@") {
+				vs += i + 3 // the scheme stays
+			}
+			if at := strings.IndexByte(t[vs:e], '@'); at > 0 && strings.IndexByte(t[vs:vs+at], ':') >= 0 {
+				out = append(out, span{vs, vs + at})
+			}
+		}
+		s = e + 1
+	}
+	return out
+}
+
+func runEnd(c byte) bool { return c < ' ' || c == 0x7f || c == '&' || c == '#' }
 
 // paramSpans adds the value of every key=value whose key names a secret.
 func paramSpans(t string, out []span) []span {
@@ -224,6 +295,11 @@ func textEnd(c byte) bool {
 func authorityEnd(c byte) bool { return textEnd(c) || c == '/' || c == '?' || c == '#' }
 
 func pathEnd(c byte) bool { return textEnd(c) || c == '?' || c == '#' }
+
+// farEnd ends the search for the @ after a password that holds a '/': such
+// a password, decoded, may hold what ends a URL in text (", ^, \), not a
+// space or a control character.
+func farEnd(c byte) bool { return c <= ' ' || c == 0x7f || c == '?' || c == '#' }
 
 func valueEnd(c byte) bool { return textEnd(c) || c == '&' || c == ';' || c == '#' }
 

@@ -1,7 +1,9 @@
 package termsafe
 
 import (
+	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -147,4 +149,72 @@ func TestRedactOfHostileTextIsLinear(t *testing.T) {
 	if got := Redact(at); got != want {
 		t.Fatalf("Redact(x://u:pw/…@h) = %.40q…, want %q", got, want)
 	}
+}
+
+// FuzzRedactPasswordEncodings (issue 41, 3): a password of any printable
+// characters, the ones a URL must encode included (^, space, ", \, @, %),
+// planted as a user writes it (percent-encoded user information, with or
+// without the endpoint's scheme, the whole endpoint query-escaped) and as
+// a program shows it once decoded (a parameter's value, a %q-quoted URL, a
+// parser's error), inside arbitrary text: neither the password nor any of
+// its encodings survives Redact.
+func FuzzRedactPasswordEncodings(f *testing.F) {
+	f.Add("", "", uint8(0), "SuperSecretPass")
+	f.Add("oxyfs: ", ": refused", uint8(3), `pa^ss wo"rd\`)
+	f.Add("x=1 ", "@y", uint8(5), "p@ss:w%41rd")
+	f.Add("", "", uint8(1), "SuperSecretPass")
+	f.Fuzz(func(t *testing.T, pre, post string, form uint8, secret string) {
+		clean := func(s string) string {
+			return strings.Map(func(r rune) rune {
+				if r >= 'P' && r <= 'Z' || r == '7' {
+					return -1
+				}
+				return r
+			}, s)
+		}
+		raw := form%8 >= 3 // shown decoded: no character that ends a URL's part
+		secret = "PLNTD" + strings.Map(func(r rune) rune {
+			switch {
+			case r < ' ' || r > '~':
+				return -1
+			case raw && strings.ContainsRune("/?#&=", r):
+				return -1
+			case r == ' ' && form%8 == 6:
+				return -1 // a decoded space outside a parameter: not covered
+			}
+			return r
+		}, secret)
+		const user = "QUSR"
+		userinfo := url.UserPassword(user, secret).String()
+		var planted string
+		switch form % 8 {
+		case 0:
+			planted = "s3://b?endpoint=http://" + userinfo + "@127.0.0.1:9&region=x"
+		case 1: // in a query, & and # of the user information are encoded too
+			planted = "s3://b?endpoint=" + strings.NewReplacer("&", "%26", "#", "%23").Replace(userinfo) + "@127.0.0.1:9"
+		case 2:
+			planted = "s3://b?endpoint=" + url.QueryEscape("http://"+userinfo+"@127.0.0.1:9")
+		case 3:
+			planted = "endpoint=" + user + ":" + secret + "@127.0.0.1:9"
+		case 4:
+			planted = fmt.Sprintf("open store %q: refused", "s3://b?endpoint=http://"+user+":"+secret+"@127.0.0.1:9")
+		case 5:
+			planted = fmt.Sprintf("open store %q: refused", "s3://b?endpoint="+user+":"+secret+"@127.0.0.1:9&region=x")
+		case 6:
+			_, err := url.Parse("http://" + user + ":" + secret + "@127.0.0.1:9")
+			planted = fmt.Sprint(err) + " http://" + user + ":" + secret + "@127.0.0.1:9"
+		case 7:
+			planted = "s3://" + userinfo + "@b?endpoint=" + userinfo + "@h"
+		}
+		in := clean(pre) + " " + planted + " " + clean(post)
+		out := Redact(in)
+		for _, form := range []string{secret, url.QueryEscape(secret), url.PathEscape(secret), strings.TrimPrefix(userinfo, user+":"), strconv.Quote(secret)[1:], user} {
+			if strings.Contains(out, form) {
+				t.Fatalf("Redact(%q) = %q: the planted password survived as %q", in, out, form)
+			}
+		}
+		if again := Redact(out); again != out {
+			t.Fatalf("Redact is not idempotent on %q: %q then %q", in, out, again)
+		}
+	})
 }

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestDetachedChildArgvHoldsNoSecret (issue 41, 10): a detached mount (the
+// fstab helper's way) whose store URL holds a password starts its child
+// without the password in argv, which every local user reads in
+// /proc/PID/cmdline; the child gets the URL through its environment. The
+// store's endpoint accepts connections and never answers, so the child
+// stays, opening the store, while its argv is read.
+func TestDetachedChildArgvHoldsNoSecret(t *testing.T) {
+	const secret = "SuperSecretPass"
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, never answered
+		}
+	}()
+	mnt := t.TempDir()
+	url := "s3://b?endpoint=http://minioadmin:" + secret + "@" + ln.Addr().String() + "&region=us-east-1&use_path_style=true"
+	_, env := oxyfsOnPath(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, "mount", "--daemon", "--timeout", "30s", url, mnt)
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	var child int
+	for deadline := time.Now().Add(20 * time.Second); child == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no detached child found; the helper's stderr:\n%s", stderr.String())
+		}
+		procs, _ := filepath.Glob("/proc/[0-9]*/environ")
+		for _, p := range procs {
+			envs, err := os.ReadFile(p)
+			if err != nil || !bytes.Contains(envs, []byte(envDaemonChild+"=3\x00")) {
+				continue
+			}
+			argv, err := os.ReadFile(filepath.Join(filepath.Dir(p), "cmdline"))
+			if err != nil || !bytes.Contains(argv, []byte(mnt)) {
+				continue
+			}
+			child, _ = strconv.Atoi(filepath.Base(filepath.Dir(p)))
+			defer syscall.Kill(child, syscall.SIGKILL)
+			if bytes.Contains(argv, []byte(secret)) {
+				t.Fatalf("the detached child's argv holds the password: %q", strings.ReplaceAll(string(argv), "\x00", " "))
+			}
+			if !bytes.Contains(envs, []byte(envChildStore+"="+url+"\x00")) {
+				t.Errorf("the detached child's environment does not carry the store URL")
+			}
+			break
+		}
+	}
+}
