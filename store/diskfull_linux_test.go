@@ -53,7 +53,7 @@ func TestFileStoreDiskFull(t *testing.T) {
 	t.Cleanup(func() { st.Close() })
 
 	var (
-		acked     []string          // journal lines whose update returned nil
+		acked     []string           // journal lines whose update returned nil
 		written   = map[string]int{} // keys whose put returned nil, and their size
 		putFailed int
 		updFailed int
