@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"github.com/oxyfs/oxyfs/store/format"
-	"io"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -466,13 +465,9 @@ func (s *Store) readBodyAtMost(ctx context.Context, key string, limit int64, opt
 		}
 		defer release()
 	}
-	data := make([]byte, 0, max(r.Size(), 0)+1)
-	data, err = readAllInto(data, io.LimitReader(r, limit+1))
+	data, err := readCapped(r, r.Size(), limit, admit) // readcap.go
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errBodyRead, err)
-	}
-	if int64(len(data)) > limit {
-		return nil, tooLarge(-1, limit)
+		return nil, err
 	}
 	if then != nil {
 		if err := then(r, data); err != nil {

@@ -30,6 +30,10 @@ type config struct {
 	fail     *failure
 	redirect *redirect
 
+	// PUT, GET (conditions.go)
+	stripConditions bool
+	flood           *flood
+
 	// every answer
 	dateShift time.Duration
 	noDate    bool
