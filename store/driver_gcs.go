@@ -41,6 +41,11 @@ func (*gcsDriver) changeToken(r *blob.Reader, _ []byte) (string, error) {
 	return strconv.FormatInt(sr.Attrs.Generation, 10), nil
 }
 
+func (*gcsDriver) conditionNames() (string, string) {
+	return "ifGenerationMatch=0", "ifGenerationMatch"
+}
+func (*gcsDriver) wrongToken(tok string) string { return generationWrongToken(tok) }
+
 func (d *gcsDriver) replaceIfUnchanged(ctx context.Context, key string, data []byte, token string) error {
 	gen, err := strconv.ParseInt(token, 10, 64)
 	if err != nil {

@@ -124,6 +124,12 @@ type Store struct {
 	// newStore, locks itself. probed: a probe of it (MeasureClock) was taken.
 	storeClock *storeClock
 	probed     atomic.Bool // atomic
+
+	// cond is the verdict of the conditions probe (probe.go), shared by
+	// every Store of the same URL in the process; nil where the driver
+	// compares and swaps under its own lock (file, mem) or refuses to
+	// (noCAS). Read-only after newStore; locks itself.
+	cond *verdictCell
 }
 
 // Open opens the store at a gocloud.dev/blob URL, or at a plain directory
@@ -172,6 +178,9 @@ func New(b *blob.Bucket, backend, root string, opts Options) *Store {
 func newStore(b *blob.Bucket, drv backendDriver, redacted string, opts Options) *Store {
 	s := &Store{bucket: b, url: redacted, drv: drv, layout: opts.Layout, clock: opts.Clock, pageSize: opts.PageSize, readOnly: opts.ReadOnly, timeout: opts.RequestTimeout, observe: opts.Observe}
 	drv.bind(s)
+	if !drv.localConditions() {
+		s.cond = verdictOf(redacted)
+	}
 	switch {
 	case s.timeout == 0:
 		s.timeout = DefaultRequestTimeout
@@ -304,6 +313,9 @@ func (s *Store) Put(ctx context.Context, key string, data []byte) error {
 	if s.readOnly {
 		return fmt.Errorf("put %q: %w", key, ErrReadOnly)
 	}
+	if err := s.writable(ctx); err != nil {
+		return fmt.Errorf("put %q: %w", key, err)
+	}
 	if err := s.sendOnce(ctx, &s.n.put, func(ctx context.Context) error { return s.upload(ctx, key, data, nil) }); err != nil {
 		return fmt.Errorf("put %q: %w", key, err)
 	}
@@ -316,6 +328,9 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error 
 	if s.readOnly {
 		return fmt.Errorf("create %q: %w", key, ErrReadOnly)
 	}
+	if err := s.writable(ctx); err != nil {
+		return fmt.Errorf("create %q: %w", key, err)
+	}
 	if err := s.drv.createOnly(ctx, key, data); err != nil {
 		return fmt.Errorf("create %q: %w", key, err)
 	}
@@ -326,6 +341,9 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error 
 func (s *Store) Delete(ctx context.Context, key string) error {
 	if s.readOnly {
 		return fmt.Errorf("delete %q: %w", key, ErrReadOnly)
+	}
+	if err := s.writable(ctx); err != nil {
+		return fmt.Errorf("delete %q: %w", key, err)
 	}
 	err := s.sendOnce(ctx, nil, func(ctx context.Context) error {
 		err := s.drv.mapErr(s.bucket.Delete(ctx, key))
