@@ -34,7 +34,9 @@ func TestConditionsProbe(t *testing.T) {
 				t.Cleanup(func() { st.Close() })
 				return st
 			}
-			appendLine := func(old []byte, _ bool) ([]byte, error) { return append(old[:len(old):len(old)], "sig/ab/cd/x\n"...), nil }
+			appendLine := func(old []byte, _ bool) ([]byte, error) {
+				return append(old[:len(old):len(old)], "sig/ab/cd/x\n"...), nil
+			}
 			rootKeys := func(st *store.Store) []string {
 				var keys []string
 				it := st.Bucket().List(nil)
