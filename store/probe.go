@@ -119,7 +119,8 @@ func (s *Store) probeConditions(ctx context.Context) (v ConditionsVerdict, err e
 	rand.Read(rnd[:])
 	key := ProbePrefix + hex.EncodeToString(rnd[:])
 	v.Probe = key
-	before, began := s.n.snapshot(), time.Now()
+	ctx = context.WithValue(ctx, probing{}, true) // counted in probeN, not in Counts
+	before, began := s.probeN.snapshot(), time.Now()
 	created := false
 	defer func() {
 		if created {
@@ -127,7 +128,7 @@ func (s *Store) probeConditions(ctx context.Context) (v ConditionsVerdict, err e
 				err = derr
 			}
 		}
-		v.Requests, v.Millis = s.n.snapshot().Sub(before), time.Since(began).Milliseconds()
+		v.Requests, v.Millis = s.probeN.snapshot().Sub(before), time.Since(began).Milliseconds()
 	}()
 	create, replace := s.drv.conditionNames()
 	if err := s.drv.createOnly(ctx, key, []byte("probe 1")); err != nil {
@@ -173,11 +174,15 @@ func (s *Store) probeConditions(ctx context.Context) (v ConditionsVerdict, err e
 	return v, nil
 }
 
+// probing marks the context of the probe's requests: attempt counts them
+// in Store.probeN, so Counts stays what the caller's operations sent.
+type probing struct{}
+
 // removeProbe deletes the probe key and confirms it is gone.
 func (s *Store) removeProbe(ctx context.Context, key string) error {
 	err := s.sendOnce(ctx, nil, func(ctx context.Context) error {
 		err := s.drv.mapErr(s.bucket.Delete(ctx, key))
-		s.n.add(s.drv.deleteRequests(errors.Is(err, ErrNotFound)))
+		s.probeN.add(s.drv.deleteRequests(errors.Is(err, ErrNotFound)))
 		return err
 	})
 	if err != nil && !errors.Is(err, ErrNotFound) {

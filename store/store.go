@@ -115,6 +115,7 @@ type Store struct {
 	readOnly bool                                          // read-only after newStore
 	timeout  time.Duration                                 // per request; 0: none; read-only after newStore
 	n        counters                                      // atomic
+	probeN   counters                                      // atomic: the conditions probe's requests, not in n (probe.go)
 	retries  atomic.Int64                                  // atomic: requests sent again after a transient failure
 	casStats casCounters                                   // atomic
 	observe  func(kind string, d time.Duration, err error) // read-only after newStore
