@@ -160,14 +160,22 @@ func (*preconditionPuts) conditionNames() (string, string) {
 func (*preconditionPuts) wrongToken(tok string) string { return etagWrongToken(tok) }
 
 func (p *preconditionPuts) createOnly(ctx context.Context, key string, data []byte) error {
-	return p.putIf(ctx, key, data, &blob.WriterOptions{IfNotExist: true})
+	return p.putIf(ctx, key, data, "", &blob.WriterOptions{IfNotExist: true})
 }
 
-// putIf sends one conditional PUT (wo says the condition).
-func (p *preconditionPuts) putIf(ctx context.Context, key string, data []byte, wo *blob.WriterOptions) error {
-	return conflict(p.s.sendOnce(ctx, &p.s.n.put, func(ctx context.Context) error {
+// putIf sends one conditional PUT (wo says the condition; base is the
+// token it replaces, "" for create-only) and confirms what it wrote
+// (confirm.go): by the answer's MD5 where it names one, else by reading
+// the key back (one GET).
+func (p *preconditionPuts) putIf(ctx context.Context, key string, data []byte, base string, wo *blob.WriterOptions) error {
+	a := &writeAnswer{}
+	err := conflict(p.s.sendOnce(withWriteAnswer(ctx, a), &p.s.n.put, func(ctx context.Context) error {
 		return p.s.upload(ctx, key, data, wo)
 	}))
+	if err != nil {
+		return err
+	}
+	return p.s.confirmWrite(ctx, key, data, base, a)
 }
 
 // conflict is the error of a conditional write: a failed precondition, or

@@ -50,7 +50,7 @@ func (*azureDriver) changeToken(r *blob.Reader, _ []byte) (string, error) {
 }
 
 func (d *azureDriver) replaceIfUnchanged(ctx context.Context, key string, data []byte, token string) error {
-	return d.putIf(ctx, key, data, &blob.WriterOptions{BeforeWrite: func(as func(any) bool) error {
+	return d.putIf(ctx, key, data, token, &blob.WriterOptions{BeforeWrite: func(as func(any) bool) error {
 		var opts *azblob.UploadStreamOptions
 		if !as(&opts) {
 			return errors.New("azure: cannot set If-Match on upload")

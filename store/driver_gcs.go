@@ -51,7 +51,7 @@ func (d *gcsDriver) replaceIfUnchanged(ctx context.Context, key string, data []b
 	if err != nil {
 		return fmt.Errorf("gcs: bad generation %q: %w", token, err)
 	}
-	return d.putIf(ctx, key, data, &blob.WriterOptions{BeforeWrite: func(as func(any) bool) error {
+	return d.putIf(ctx, key, data, token, &blob.WriterOptions{BeforeWrite: func(as func(any) bool) error {
 		var obj **storage.ObjectHandle
 		if !as(&obj) {
 			return errors.New("gcs: cannot set generation precondition")

@@ -106,20 +106,23 @@ const MaxReadTries = 3
 // request counters and driver (what differs per backend, driver.go). It is
 // safe for concurrent use.
 type Store struct {
-	bucket   *blob.Bucket                                  // read-only after newStore
-	url      string                                        // redacted; read-only after newStore
-	drv      backendDriver                                 // read-only after newStore; locks itself (lockedWrites)
-	layout   Layout                                        // read-only after newStore
-	clock    Clock                                         // read-only after newStore
-	pageSize int                                           // read-only after newStore
-	readOnly bool                                          // read-only after newStore
-	timeout  time.Duration                                 // per request; 0: none; read-only after newStore
-	n        counters                                      // atomic
-	probeN   counters                                      // atomic: the conditions probe's requests, not in n (probe.go)
-	retries  atomic.Int64                                  // atomic: requests sent again after a transient failure
-	casStats casCounters                                   // atomic
-	observe  func(kind string, d time.Duration, err error) // read-only after newStore
-	inFlight chan struct{}                                 // one token per request in flight; nil: no cap; a semaphore, no lock
+	bucket   *blob.Bucket  // read-only after newStore
+	url      string        // redacted; read-only after newStore
+	drv      backendDriver // read-only after newStore; locks itself (lockedWrites)
+	layout   Layout        // read-only after newStore
+	clock    Clock         // read-only after newStore
+	pageSize int           // read-only after newStore
+	readOnly bool          // read-only after newStore
+	timeout  time.Duration // per request; 0: none; read-only after newStore
+	n        counters      // atomic
+	probeN   counters      // atomic: the conditions probe's requests, not in n (probe.go)
+	retries  atomic.Int64  // atomic: requests sent again after a transient failure
+	casStats casCounters   // atomic
+	// confirmed counts the conditional writes confirmed by their answer
+	// (proved) and by reading back (readBack); confirm.go.
+	confirmed struct{ proved, readBack atomic.Int64 }       // atomic
+	observe   func(kind string, d time.Duration, err error) // read-only after newStore
+	inFlight  chan struct{}                                 // one token per request in flight; nil: no cap; a semaphore, no lock
 
 	// storeClock is the store's time (storeclock.go); read-only after
 	// newStore, locks itself. probed: a probe of it (MeasureClock) was taken.
