@@ -4,6 +4,7 @@ package lyingproxy
 // its writes, and one that sends a body without end.
 
 import (
+	"io"
 	"net/http"
 	"strings"
 )
@@ -105,4 +106,38 @@ func (p *Proxy) floodAnswer(w http.ResponseWriter, r *http.Request, f *flood) {
 	}
 	for writeFill(w, 'x', 1<<30) == nil {
 	}
+}
+
+// DropWrites answers writes (OpPut) of keys (none: every key) with 200 and
+// never forwards them: a server that acknowledges a write it does not
+// keep. Its answer carries an ETag, Content-MD5 and X-Goog-Hash of no
+// bytes written (the MD5 of nothing).
+func DropWrites(keys ...string) Mode {
+	return func(c *config) {
+		c.drop = map[string]bool{}
+		for _, k := range keys {
+			c.drop[k] = true
+		}
+		c.dropAll = len(keys) == 0
+	}
+}
+
+func (c *config) drops(key string) bool { return c.dropAll || c.drop[key] }
+
+// dropped answers a write that is not forwarded.
+func (p *Proxy) dropped(w http.ResponseWriter, r *http.Request) {
+	if r.Body != nil {
+		io.Copy(io.Discard, r.Body)
+	}
+	h := w.Header()
+	h.Set("ETag", `"d41d8cd98f00b204e9800998ecf8427e"`)
+	h.Set("Content-MD5", "1B2M2Y8AsgTpgAmY7PhCfg==")
+	h.Set("X-Goog-Hash", "md5=1B2M2Y8AsgTpgAmY7PhCfg==")
+	if p.kind == "gcs" {
+		h.Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, `{"kind":"storage#object","name":"dropped","generation":"1","md5Hash":"1B2M2Y8AsgTpgAmY7PhCfg=="}`)
+		return
+	}
+	w.WriteHeader(http.StatusCreated)
 }

@@ -33,6 +33,8 @@ type config struct {
 	// PUT, GET (conditions.go)
 	stripConditions bool
 	flood           *flood
+	drop            map[string]bool
+	dropAll         bool
 
 	// every answer
 	dateShift time.Duration

@@ -261,6 +261,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	case OpPut:
+		if cfg.drops(req.key) {
+			p.dropped(w, r)
+			return
+		}
 		if cfg.stripConditions {
 			out, err := p.stripConditions(r)
 			if err != nil {
