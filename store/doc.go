@@ -27,8 +27,8 @@
 // Exists and Size one HEAD, Put one PUT, ListPage one LIST (List one per
 // page), Presence one LIST (of the root, delimiter "/", a page of 1000: does
 // the location hold anything of a store? presence.go), Delete one DELETE (on S3 also the HEAD s3blob sends first:
-// DeleteRequests says which). A compare-and-swap write is one PUT on S3, GCS
-// and Azure, and one GET plus one PUT under the lock on file and mem. A
+// DeleteRequests says which). A compare-and-swap write is one PUT on S3 and
+// Azure, one PUT and (where the answer names no MD5) one GET on GCS, and one GET plus one PUT under the lock on file and mem. A
 // process's first write to an S3, GCS or Azure store is preceded by the
 // conditions probe (below), whose requests are counted apart
 // (ConditionsVerdict.Requests). On S3 the HTTP client also counts requests
@@ -118,6 +118,14 @@
 // (correct across processes; it leaves no file behind; on Windows LockFileEx
 // on a lock file named as a temporary file, file_lock_windows.go), for
 // mem:// a mutex.
+// Every conditional write that succeeded confirms what it wrote
+// (confirm.go): the answer proves the bytes where it names their MD5 (S3's
+// ETag of a single-part PUT, Azure's Content-MD5, GCS's X-Goog-Hash md5=);
+// otherwise (fake-gcs-server's answers name none) one GET reads the key
+// back, and it must hold the bytes or a version other than the one
+// replaced. A write acknowledged but not held fails with ErrUnconfirmed:
+// an acknowledged line that is not in the record is never reported
+// written. WritesConfirmed counts both ways.
 // A lost race is ErrConflict; UpdateRecord retries up to MaxCASTries with
 // exponential, jittered backoff scaled by the round trip. A backend without
 // compare-and-swap refuses to write records (ErrNoCAS); nothing is written
