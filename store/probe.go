@@ -188,8 +188,12 @@ func (s *Store) removeProbe(ctx context.Context, key string) error {
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("remove probe key %s: %w", key, err)
 	}
-	if ok, err := s.Exists(ctx, key); err != nil || ok {
-		return fmt.Errorf("remove probe key %s: still there after its delete (%v)", key, err)
+	ok, err := s.Exists(ctx, key)
+	switch {
+	case err != nil:
+		return fmt.Errorf("remove probe key %s: confirm it is gone: %w", key, err)
+	case ok:
+		return fmt.Errorf("remove probe key %s: still there after its delete", key)
 	}
 	return nil
 }
