@@ -347,6 +347,9 @@ type Status struct {
 	SigCache         SigCacheStats  `json:"sig_cache"`
 	Readers          ReadersStats   `json:"readers"` // the bytes open readers hold (OpenSig)
 	ReadAhead        ReadAheadStats `json:"read_ahead"`
+	// Conditions is whether the server honours conditional writes, as
+	// this process found before its first write (store.ConditionsVerdict).
+	Conditions store.ConditionsVerdict `json:"conditions"`
 }
 
 // refreshEnd is when a Refresh ended and its error ("" if none).
@@ -371,6 +374,7 @@ func (ix *Index) Status() Status {
 		SigCacheBound:  ix.sigs.max,
 		OwnWrites:      ix.own.len(),
 		Refreshes:      ix.refreshes.Load(),
+		Conditions:     ix.st.ConditionsVerdict(),
 	}
 	if c := ix.lastRefresh.Load(); c != nil {
 		s.LastRefresh = *c

@@ -41,6 +41,9 @@ func (s *Store) WriteRecord(ctx context.Context, key string, data []byte, v Vers
 	if s.readOnly {
 		return fmt.Errorf("write record %q: %w", key, ErrReadOnly)
 	}
+	if err := s.writable(ctx); err != nil {
+		return fmt.Errorf("write record %q: %w", key, err)
+	}
 	var err error
 	if !v.Exists {
 		err = s.drv.createOnly(ctx, key, data)
@@ -84,6 +87,9 @@ type UpdateResult struct {
 func (s *Store) UpdateRecord(ctx context.Context, key string, fn func(old []byte, exists bool) ([]byte, error)) (res UpdateResult, err error) {
 	if s.readOnly {
 		return res, fmt.Errorf("update record %q: %w", key, ErrReadOnly)
+	}
+	if err := s.writable(ctx); err != nil {
+		return res, fmt.Errorf("update record %q: %w", key, err)
 	}
 	defer func() { s.casStats.add(res) }()
 	var lost []byte    // what a write whose answer was lost carried

@@ -64,3 +64,20 @@ func (c *counters) kindOf(p *atomic.Int64) string {
 	}
 	return "delete"
 }
+
+// same is q's counter of the kind p is of c's (nil stays nil).
+func (c *counters) same(p *atomic.Int64, q *counters) *atomic.Int64 {
+	switch p {
+	case nil:
+		return nil
+	case &c.list:
+		return &q.list
+	case &c.get:
+		return &q.get
+	case &c.head:
+		return &q.head
+	case &c.put:
+		return &q.put
+	}
+	return &q.del
+}

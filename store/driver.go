@@ -50,6 +50,17 @@ type backendDriver interface {
 	// when it is gone.
 	readIfChanged(ctx context.Context, key, token string) ([]byte, string, error)
 
+	// conditionNames name the conditions of createOnly and
+	// replaceIfUnchanged as the wire carries them, for the probe's
+	// messages (probe.go).
+	conditionNames() (create, replace string)
+	// wrongToken is a change token no version of a key holds other than
+	// tok (the probe's wrong version).
+	wrongToken(tok string) string
+	// localConditions: compare-and-swap is this host's lock (file,
+	// mem) or refused (noCAS), so no probe asks the server.
+	localConditions() bool
+
 	// deleteRequests is what one Delete sends, for the counters: of a key
 	// that exists, and (missing) of one that does not.
 	deleteRequests(missing bool) Counts
@@ -143,15 +154,28 @@ func plainItem(o *blob.ListObject) ListItem {
 // driver's own BeforeWrite.
 type preconditionPuts struct{ storeRef }
 
+func (*preconditionPuts) conditionNames() (string, string) {
+	return "If-None-Match: *", "If-Match"
+}
+func (*preconditionPuts) wrongToken(tok string) string { return etagWrongToken(tok) }
+
 func (p *preconditionPuts) createOnly(ctx context.Context, key string, data []byte) error {
-	return p.putIf(ctx, key, data, &blob.WriterOptions{IfNotExist: true})
+	return p.putIf(ctx, key, data, "", &blob.WriterOptions{IfNotExist: true})
 }
 
-// putIf sends one conditional PUT (wo says the condition).
-func (p *preconditionPuts) putIf(ctx context.Context, key string, data []byte, wo *blob.WriterOptions) error {
-	return conflict(p.s.sendOnce(ctx, &p.s.n.put, func(ctx context.Context) error {
+// putIf sends one conditional PUT (wo says the condition; base is the
+// token it replaces, "" for create-only) and confirms what it wrote
+// (confirm.go): by the answer's MD5 where it names one, else by reading
+// the key back (one GET).
+func (p *preconditionPuts) putIf(ctx context.Context, key string, data []byte, base string, wo *blob.WriterOptions) error {
+	a := &writeAnswer{}
+	err := conflict(p.s.sendOnce(withWriteAnswer(ctx, a), &p.s.n.put, func(ctx context.Context) error {
 		return p.s.upload(ctx, key, data, wo)
 	}))
+	if err != nil {
+		return err
+	}
+	return p.s.confirmWrite(ctx, key, data, base, a)
 }
 
 // conflict is the error of a conditional write: a failed precondition, or
@@ -202,6 +226,11 @@ func contentToken(data []byte) string {
 	h := sha256.Sum256(data)
 	return hex.EncodeToString(h[:])
 }
+
+func (*lockedWrites) conditionNames() (string, string) {
+	return "create-only under the lock", "replace under the lock"
+}
+func (*lockedWrites) wrongToken(tok string) string { return contentToken([]byte(tok)) }
 
 func (c *lockedWrites) createOnly(ctx context.Context, key string, data []byte) error {
 	return c.replaceIfUnchanged(ctx, key, data, "")
@@ -259,6 +288,14 @@ func (d *noCAS) createOnly(context.Context, string, []byte) error {
 func (d *noCAS) replaceIfUnchanged(context.Context, string, []byte, string) error {
 	return fmt.Errorf("%w (%s)", ErrNoCAS, d.label)
 }
+func (*noCAS) conditionNames() (string, string) { return "create-only", "replace" }
+func (*noCAS) wrongToken(tok string) string     { return tok + "x" }
 func (d *noCAS) readIfChanged(ctx context.Context, key, _ string) ([]byte, string, error) {
 	return d.s.readWithToken(ctx, key, nil)
 }
+
+// localConditions: preconditionPuts' conditions are the server's (probed,
+// probe.go); lockedWrites' are this host's lock, noCAS refuses.
+func (*preconditionPuts) localConditions() bool { return false }
+func (*lockedWrites) localConditions() bool     { return true }
+func (*noCAS) localConditions() bool            { return true }

@@ -16,7 +16,6 @@ import (
 	"context"
 	"errors"
 	"github.com/oxyfs/oxyfs/store/format"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -51,7 +50,7 @@ func (*azureDriver) changeToken(r *blob.Reader, _ []byte) (string, error) {
 }
 
 func (d *azureDriver) replaceIfUnchanged(ctx context.Context, key string, data []byte, token string) error {
-	return d.putIf(ctx, key, data, &blob.WriterOptions{BeforeWrite: func(as func(any) bool) error {
+	return d.putIf(ctx, key, data, token, &blob.WriterOptions{BeforeWrite: func(as func(any) bool) error {
 		var opts *azblob.UploadStreamOptions
 		if !as(&opts) {
 			return errors.New("azure: cannot set If-Match on upload")
@@ -111,11 +110,15 @@ func (d *azureDriver) readDirect(ctx context.Context, key, token string) (data [
 			return nil
 		}
 		limit := format.ReadCap(key)
-		if data, err = io.ReadAll(io.LimitReader(resp.Body, limit+1)); err != nil {
-			return err
+		size := int64(-1)
+		if resp.ContentLength != nil {
+			size = *resp.ContentLength
 		}
-		if int64(len(data)) > limit {
-			return tooLarge(-1, limit)
+		if size > limit {
+			return tooLarge(size, limit)
+		}
+		if data, err = readCapped(resp.Body, size, limit, nil); err != nil {
+			return err
 		}
 		if resp.ETag == nil {
 			return errors.New("azure: read returned no ETag")

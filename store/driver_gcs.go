@@ -41,12 +41,17 @@ func (*gcsDriver) changeToken(r *blob.Reader, _ []byte) (string, error) {
 	return strconv.FormatInt(sr.Attrs.Generation, 10), nil
 }
 
+func (*gcsDriver) conditionNames() (string, string) {
+	return "ifGenerationMatch=0", "ifGenerationMatch"
+}
+func (*gcsDriver) wrongToken(tok string) string { return generationWrongToken(tok) }
+
 func (d *gcsDriver) replaceIfUnchanged(ctx context.Context, key string, data []byte, token string) error {
 	gen, err := strconv.ParseInt(token, 10, 64)
 	if err != nil {
 		return fmt.Errorf("gcs: bad generation %q: %w", token, err)
 	}
-	return d.putIf(ctx, key, data, &blob.WriterOptions{BeforeWrite: func(as func(any) bool) error {
+	return d.putIf(ctx, key, data, token, &blob.WriterOptions{BeforeWrite: func(as func(any) bool) error {
 		var obj **storage.ObjectHandle
 		if !as(&obj) {
 			return errors.New("gcs: cannot set generation precondition")

@@ -165,6 +165,9 @@ func (t *boundedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 		resp.Body = &listBody{ReadCloser: resp.Body, release: func() { t.bodies.Release(share) }}
 	}
+	if err == nil {
+		noteWriteAnswer(r, resp) // confirm.go
+	}
 	if resp != nil && t.dates != nil {
 		t.dates.observeDate(resp.Header, sent, time.Now())
 	}

@@ -41,7 +41,7 @@ func (*s3Driver) changeToken(r *blob.Reader, _ []byte) (string, error) {
 }
 
 func (d *s3Driver) replaceIfUnchanged(ctx context.Context, key string, data []byte, token string) error {
-	return d.putIf(ctx, key, data, &blob.WriterOptions{BeforeWrite: func(as func(any) bool) error {
+	return d.putIf(ctx, key, data, token, &blob.WriterOptions{BeforeWrite: func(as func(any) bool) error {
 		var in *transfermanager.UploadObjectInput
 		if !as(&in) {
 			return errors.New("s3: cannot set If-Match on upload")
@@ -86,7 +86,8 @@ func (d *s3Driver) wireCounts() (Counts, bool) {
 	if d.wire == nil {
 		return Counts{}, false
 	}
-	return d.wire.n.snapshot(), true
+	// The conditions probe's requests are on the wire but not in Counts.
+	return d.wire.n.snapshot().Sub(d.s.probeN.snapshot()), true
 }
 
 var s3Backend = backend{

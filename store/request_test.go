@@ -83,7 +83,7 @@ func TestReadsAreRetriedAndEveryAttemptCounted(t *testing.T) {
 }
 
 // TestWritesAreSentOnce: a PUT, a DELETE and a create-only write that meet
-// 500 are sent once (whether a write whose answer was lost landed is not
+// 500 (here in the conditions probe each write first sends) are sent once (whether a write whose answer was lost landed is not
 // known) and fail with ErrUnavailable.
 func TestWritesAreSentOnce(t *testing.T) {
 	addr, seen := s3Errors(t, http.StatusInternalServerError)
@@ -91,8 +91,13 @@ func TestWritesAreSentOnce(t *testing.T) {
 	ctx := context.Background()
 	checkUnavailable(t, "put", st.Put(ctx, "sig/ab/cdef/alice", []byte("sig")), st)
 	checkUnavailable(t, "create", st.PutIfAbsent(ctx, "pack-x.entries", []byte("list")), st)
-	if got, want := st.Counts(), (store.Counts{Put: 2}); got != want {
+	// Each write's conditions probe (its first, create-only PUT) met
+	// the 500: sent once, counted apart, and the write sent nothing more.
+	if got, want := st.Counts(), (store.Counts{}); got != want {
 		t.Errorf("counters %v, want %v", got, want)
+	}
+	if v := st.ConditionsVerdict(); v.Checked {
+		t.Errorf("a probe that met 500 was kept: %+v", v)
 	}
 	if n := seen.Load(); n != 2 {
 		t.Errorf("the server saw %d requests, want 2", n)

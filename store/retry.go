@@ -62,6 +62,9 @@ func (s *Store) attempt(ctx context.Context, count *atomic.Int64, op func(ctx co
 		}
 		defer func() { <-s.inFlight }()
 	}
+	if count != nil && ctx.Value(probing{}) != nil {
+		count = s.n.same(count, &s.probeN) // the conditions probe's (probe.go)
+	}
 	if count != nil {
 		count.Add(1)
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"github.com/oxyfs/oxyfs/store/format"
-	"io"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -107,24 +106,34 @@ const MaxReadTries = 3
 // request counters and driver (what differs per backend, driver.go). It is
 // safe for concurrent use.
 type Store struct {
-	bucket   *blob.Bucket                                  // read-only after newStore
-	url      string                                        // redacted; read-only after newStore
-	drv      backendDriver                                 // read-only after newStore; locks itself (lockedWrites)
-	layout   Layout                                        // read-only after newStore
-	clock    Clock                                         // read-only after newStore
-	pageSize int                                           // read-only after newStore
-	readOnly bool                                          // read-only after newStore
-	timeout  time.Duration                                 // per request; 0: none; read-only after newStore
-	n        counters                                      // atomic
-	retries  atomic.Int64                                  // atomic: requests sent again after a transient failure
-	casStats casCounters                                   // atomic
-	observe  func(kind string, d time.Duration, err error) // read-only after newStore
-	inFlight chan struct{}                                 // one token per request in flight; nil: no cap; a semaphore, no lock
+	bucket   *blob.Bucket  // read-only after newStore
+	url      string        // redacted; read-only after newStore
+	drv      backendDriver // read-only after newStore; locks itself (lockedWrites)
+	layout   Layout        // read-only after newStore
+	clock    Clock         // read-only after newStore
+	pageSize int           // read-only after newStore
+	readOnly bool          // read-only after newStore
+	timeout  time.Duration // per request; 0: none; read-only after newStore
+	n        counters      // atomic
+	probeN   counters      // atomic: the conditions probe's requests, not in n (probe.go)
+	retries  atomic.Int64  // atomic: requests sent again after a transient failure
+	casStats casCounters   // atomic
+	// confirmed counts the conditional writes confirmed by their answer
+	// (proved) and by reading back (readBack); confirm.go.
+	confirmed struct{ proved, readBack atomic.Int64 }       // atomic
+	observe   func(kind string, d time.Duration, err error) // read-only after newStore
+	inFlight  chan struct{}                                 // one token per request in flight; nil: no cap; a semaphore, no lock
 
 	// storeClock is the store's time (storeclock.go); read-only after
 	// newStore, locks itself. probed: a probe of it (MeasureClock) was taken.
 	storeClock *storeClock
 	probed     atomic.Bool // atomic
+
+	// cond is the verdict of the conditions probe (probe.go), shared by
+	// every Store of the same URL in the process; nil where the driver
+	// compares and swaps under its own lock (file, mem) or refuses to
+	// (noCAS). Read-only after newStore; locks itself.
+	cond *verdictCell
 }
 
 // Open opens the store at a gocloud.dev/blob URL, or at a plain directory
@@ -173,6 +182,9 @@ func New(b *blob.Bucket, backend, root string, opts Options) *Store {
 func newStore(b *blob.Bucket, drv backendDriver, redacted string, opts Options) *Store {
 	s := &Store{bucket: b, url: redacted, drv: drv, layout: opts.Layout, clock: opts.Clock, pageSize: opts.PageSize, readOnly: opts.ReadOnly, timeout: opts.RequestTimeout, observe: opts.Observe}
 	drv.bind(s)
+	if !drv.localConditions() {
+		s.cond = verdictOf(redacted)
+	}
 	switch {
 	case s.timeout == 0:
 		s.timeout = DefaultRequestTimeout
@@ -305,6 +317,9 @@ func (s *Store) Put(ctx context.Context, key string, data []byte) error {
 	if s.readOnly {
 		return fmt.Errorf("put %q: %w", key, ErrReadOnly)
 	}
+	if err := s.writable(ctx); err != nil {
+		return fmt.Errorf("put %q: %w", key, err)
+	}
 	if err := s.sendOnce(ctx, &s.n.put, func(ctx context.Context) error { return s.upload(ctx, key, data, nil) }); err != nil {
 		return fmt.Errorf("put %q: %w", key, err)
 	}
@@ -317,6 +332,9 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error 
 	if s.readOnly {
 		return fmt.Errorf("create %q: %w", key, ErrReadOnly)
 	}
+	if err := s.writable(ctx); err != nil {
+		return fmt.Errorf("create %q: %w", key, err)
+	}
 	if err := s.drv.createOnly(ctx, key, data); err != nil {
 		return fmt.Errorf("create %q: %w", key, err)
 	}
@@ -327,6 +345,9 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error 
 func (s *Store) Delete(ctx context.Context, key string) error {
 	if s.readOnly {
 		return fmt.Errorf("delete %q: %w", key, ErrReadOnly)
+	}
+	if err := s.writable(ctx); err != nil {
+		return fmt.Errorf("delete %q: %w", key, err)
 	}
 	err := s.sendOnce(ctx, nil, func(ctx context.Context) error {
 		err := s.drv.mapErr(s.bucket.Delete(ctx, key))
@@ -466,13 +487,9 @@ func (s *Store) readBodyAtMost(ctx context.Context, key string, limit int64, opt
 		}
 		defer release()
 	}
-	data := make([]byte, 0, max(r.Size(), 0)+1)
-	data, err = readAllInto(data, io.LimitReader(r, limit+1))
+	data, err := readCapped(r, r.Size(), limit, admit) // readcap.go
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errBodyRead, err)
-	}
-	if int64(len(data)) > limit {
-		return nil, tooLarge(-1, limit)
+		return nil, err
 	}
 	if then != nil {
 		if err := then(r, data); err != nil {

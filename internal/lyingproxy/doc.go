@@ -46,6 +46,13 @@
 //	ShiftDate(d)      every answer's Date header moved by d (a store whose
 //	                  clock is d off the client's)
 //	NoDate            every answer without a Date header
+//	StripConditions   writes forwarded without If-Match / If-None-Match /
+//	                  ifGenerationMatch (a server that ignores them);
+//	                  Proxy.Stripped counts them
+//	DropWrites(k...)  writes of the keys (none: every key) acknowledged
+//	                  and never forwarded
+//	FloodBody(n, k...) GETs of the keys answered with n bytes more than
+//	                  the object (n < 0: without end), no Content-Length
 //
 // # Per protocol
 //

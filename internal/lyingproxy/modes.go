@@ -30,6 +30,12 @@ type config struct {
 	fail     *failure
 	redirect *redirect
 
+	// PUT, GET (conditions.go)
+	stripConditions bool
+	flood           *flood
+	drop            map[string]bool
+	dropAll         bool
+
 	// every answer
 	dateShift time.Duration
 	noDate    bool

@@ -81,9 +81,10 @@ type Proxy struct {
 	srv    *httptest.Server
 	rp     *httputil.ReverseProxy
 
-	cfg    atomic.Pointer[config]
-	emptyN atomic.Int64    // the continuations EndlessEmptyPages made
-	count  [6]atomic.Int64 // by index in ops
+	cfg      atomic.Pointer[config]
+	emptyN   atomic.Int64    // the continuations EndlessEmptyPages made
+	stripped atomic.Int64    // the writes StripConditions stripped
+	count    [6]atomic.Int64 // by index in ops
 
 	// The listeners a Redirect sends clients to: another host
 	// (127.0.0.2, or another port when that cannot be bound) and
@@ -254,6 +255,23 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if cfg.notFound[req.key] {
 			p.proto.notFound(w, r)
 			return
+		}
+		if f := cfg.flood; f != nil && req.op == OpGet && f.applies(req.key) {
+			p.floodAnswer(w, r, f)
+			return
+		}
+	case OpPut:
+		if cfg.drops(req.key) {
+			p.dropped(w, r)
+			return
+		}
+		if cfg.stripConditions {
+			out, err := p.stripConditions(r)
+			if err != nil {
+				http.Error(w, "lyingproxy: sign: "+err.Error(), http.StatusInternalServerError)
+				return
+			}
+			r = out
 		}
 	case OpDelete:
 		if cfg.keepAll || cfg.keep[req.key] {

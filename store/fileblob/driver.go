@@ -164,6 +164,8 @@ func (b *fileBucket) NewTypedWriter(ctx context.Context, key, _ string, opts *dr
 	return w, nil
 }
 
+// fileWriter is one write: used by one goroutine (gocloud's Writer), so
+// its fields need no lock.
 type fileWriter struct {
 	ctx        context.Context
 	key, name  string
@@ -171,25 +173,30 @@ type fileWriter struct {
 	dir        int // the key's directory, open for reading (fsync)
 	f          *os.File
 	ifNotExist bool
+	failed     error // the first failed Write (or Upload's reader): Close abandons the write
+	closed     bool  // f was closed (by Close, before publish or abort)
 }
 
 // abort removes the temporary file.
 func (w *fileWriter) abort() {
-	w.f.Close()
+	if !w.closed {
+		w.f.Close()
+	}
 	unix.Unlinkat(w.dir, w.tmp, 0)
 	unix.Close(w.dir)
 }
 
-// publish links (create-only) or renames the closed temporary file to the
-// key's name and syncs the directory; err is the close's.
-func (w *fileWriter) publish(err error) error {
-	if err == nil {
-		if w.ifNotExist {
-			err = unix.Linkat(w.dir, w.tmp, w.dir, w.name, 0)
-			unix.Unlinkat(w.dir, w.tmp, 0)
-		} else {
-			err = unix.Renameat(w.dir, w.tmp, w.dir, w.name)
-		}
+// publish links (create-only) or renames the closed temporary file, all of
+// whose bytes were written and synced, to the key's name and syncs the
+// directory. A failed link or rename removes the temporary file and leaves
+// the key as it was.
+func (w *fileWriter) publish() error {
+	var err error
+	if w.ifNotExist {
+		err = unix.Linkat(w.dir, w.tmp, w.dir, w.name, 0)
+		unix.Unlinkat(w.dir, w.tmp, 0)
+	} else {
+		err = unix.Renameat(w.dir, w.tmp, w.dir, w.name)
 	}
 	defer unix.Close(w.dir)
 	switch {

@@ -262,29 +262,35 @@ func (b *fileBucket) NewTypedWriter(ctx context.Context, key, _ string, opts *dr
 	return w, nil
 }
 
+// fileWriter is one write: used by one goroutine (gocloud's Writer), so
+// its fields need no lock.
 type fileWriter struct {
 	ctx        context.Context
 	key        string
 	path, tmp  string // the key's file and the temporary file
 	f          *os.File
 	ifNotExist bool
+	failed     error // the first failed Write (or Upload's reader): Close abandons the write
+	closed     bool  // f was closed (by Close, before publish or abort)
 }
 
 // abort removes the temporary file.
 func (w *fileWriter) abort() {
-	w.f.Close()
+	if !w.closed {
+		w.f.Close()
+	}
 	os.Remove(w.tmp)
 }
 
-// publish links (create-only) or renames the closed temporary file to the
-// key's file; err is the close's.
-func (w *fileWriter) publish(err error) error {
-	if err == nil {
-		if w.ifNotExist {
-			err = os.Link(w.tmp, w.path)
-		} else {
-			err = os.Rename(w.tmp, w.path)
-		}
+// publish links (create-only) or renames the closed temporary file, all of
+// whose bytes were written and synced, to the key's file. A failed link or
+// rename removes the temporary file and leaves the key as it was.
+func (w *fileWriter) publish() error {
+	var err error
+	if w.ifNotExist {
+		err = os.Link(w.tmp, w.path)
+	} else {
+		err = os.Rename(w.tmp, w.path)
 	}
 	switch {
 	case err != nil && w.ifNotExist && errors.Is(err, fs.ErrExist):

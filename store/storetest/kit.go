@@ -33,6 +33,7 @@ type valueLimit struct {
 func RunConformanceTests(t *testing.T, h Harness) {
 	t.Run("MissingKeys", func(t *testing.T) { testMissingKeys(t, h) })
 	t.Run("PutGetDelete", func(t *testing.T) { testPutGetDelete(t, h) })
+	t.Run("FailedPutLeavesKeyAsItWas", func(t *testing.T) { testFailedPut(t, h) })
 	t.Run("LongestValue", func(t *testing.T) { testLongestValue(t, h) })
 	t.Run("CountersMatchRequests", func(t *testing.T) { testCounters(t, h) })
 	t.Run("ReadOnlyRefusesWrites", func(t *testing.T) { testReadOnly(t, h) })
