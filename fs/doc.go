@@ -130,8 +130,11 @@
 //     a second read of a signature the kernel holds sends no READ.
 //     Reads of a signature, an index entry and an .oxy file are opened with
 //     FOPEN_NOFLUSH: their close sends no FLUSH (a reader has nothing to
-//     write). With direct I/O, mmap with MAP_SHARED fails (ENODEV);
-//     MAP_PRIVATE works. Index entries are empty and opened without direct
+//     write). A file opened with direct I/O can still be mapped, shared
+//     or private: the mount asks for FUSE_DIRECT_IO_ALLOW_MMAP (Linux
+//     6.6+; an older kernel answers a MAP_SHARED mapping of it ENODEV),
+//     and the mapping's pages are the node's, one version, so a mapping
+//     held across a replacement reads its version whole. Index entries are empty and opened without direct
 //     I/O: the kernel answers their reads itself. Writes use direct I/O (the
 //     bytes go to the open file's buffer). .oxy files are sized exactly and
 //     read with direct I/O (next item).
