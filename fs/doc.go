@@ -150,7 +150,11 @@
 //     no node), so a status read after a find has the counts of then.
 //     journal and retired are the records as the index read them (open or
 //     last refresh), not the store's latest: they agree with the tree and
-//     status, and cost no request. A list's text is fixed by its name (its
+//     status, and cost no request. They are held only while the view's
+//     text is the same: the first stat or open after a refresh that
+//     changed them gets the new text (a descriptor opened before reads
+//     its own, whole; a stat, which names no descriptor, says the new
+//     size). A list's text is fixed by its name (its
 //     SHA-256), so its size is cached for AttrTimeout: known from the open
 //     on a folded store; otherwise a lookup answers 0, not cached, and the
 //     stat's Getattr reads and decodes the list once. An open reads exactly
