@@ -83,7 +83,10 @@
 //     (NotifyContent) before close returns; a create that fails drops its
 //     name and its directory's listing; and Invalidate drops every listing
 //     the kernel holds whose content changed (each node remembers a hash of
-//     the listing it served; .oxy/lists/ too).
+//     the listing it served; .oxy/lists/ too). A listing made while a
+//     refresh moved the generation is made again before it is served
+//     (dirHandle.load), so one made from the view before a refresh
+//     whose Invalidate has already run is never what the kernel keeps.
 //   - Signature sizes are not known until the bytes are read, and a lookup
 //     never reads them: a signature whose size the index does not know yet
 //     is reported with size 0 and attribute timeout 0, so stat calls Getattr,
