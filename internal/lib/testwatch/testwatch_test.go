@@ -2,6 +2,9 @@ package testwatch
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -102,5 +105,41 @@ func TestMountMinor(t *testing.T) {
 	}
 	if _, err := mountMinor(strings.NewReader(info), "/elsewhere"); err == nil {
 		t.Error("a point not mounted: no error")
+	}
+}
+
+// TestUnarmedFindsMountsWithoutAWatchdog: a test that mounts through a
+// helper with no Arm is named; one whose helper arms, one that only
+// mentions mount as a later argument, and one marked as mounting nothing
+// are not.
+func TestUnarmedFindsMountsWithoutAWatchdog(t *testing.T) {
+	dir := t.TempDir()
+	src := `package p
+
+import "testing"
+
+func bare(t *testing.T)  { Mount(t.TempDir()) }
+func armed(t *testing.T) { testwatch.Arm(t); bare(t) }
+
+func TestBare(t *testing.T)    { bare(t) }
+func TestArmed(t *testing.T)   { armed(t) }
+func TestCLI(t *testing.T)     { run([]string{"mount", "s", "d"}) }
+func TestHelp(t *testing.T)    { run([]string{"help", "mount"}) }
+func BenchmarkB(b *testing.B)  { exec("oxyfs", "mount", "s") }
+
+// TestFlags parses flags.
+//
+// testwatch: mounts nothing
+func TestFlags(t *testing.T) { run([]string{"mount", "--help"}) }
+`
+	if err := os.WriteFile(filepath.Join(dir, "p_test.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad, err := Unarmed(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"BenchmarkB", "TestBare", "TestCLI"}; !slices.Equal(bad, want) {
+		t.Errorf("Unarmed: %v, want %v", bad, want)
 	}
 }
