@@ -103,7 +103,13 @@
 //     version answers a stat or an open by name with ESTALE, on which the
 //     kernel looks the name up again and gets the new node — but for a
 //     version that moved to the same bytes, which the node takes as its
-//     own at an open (versions.go: sameVersion). A descriptor
+//     own at an open (versions.go: sameVersion). The kernel looks a name
+//     up again only once: a node a lookup returned within retryWindow
+//     (5 s) whose version moved again is not ESTALE — a stat says the
+//     current size, uncached, and an open reads the node's version if
+//     descriptors hold it, else the current bytes with direct I/O, the
+//     kernel told to ask for the attributes again (entryNode.retried) —
+//     so no open fails because a signature changed. A descriptor
 //     held open keeps its node and its handle: it reads the version it
 //     opened, whole, and fstat on it answers from the handle — the kernel
 //     sends fstat's GETATTR without the file and go-fuse passes the node's
