@@ -21,6 +21,9 @@ import (
 // garbage collector while the server waits for it (internal/lib/mapcopy).
 const childEnv = "OXYFS_FS_TEST_CHILD"
 
+// childPrivateEnv set makes the child's mapping MAP_PRIVATE.
+const childPrivateEnv = "OXYFS_FS_TEST_CHILD_PRIVATE"
+
 // childMain maps the file named by childEnv with mmap(MAP_SHARED,
 // PROT_READ) of the size fstat reports — Python's mmap.mmap(fd, 0,
 // access=ACCESS_READ) does just that — and prints "mapped SIZE" (or
@@ -42,14 +45,13 @@ func childMain() int {
 	if err != nil {
 		return fail(err)
 	}
-	if fi.Size() == 0 {
-		return fail(fmt.Errorf("%s: empty", p))
+	var m []byte // an empty file cannot be mapped: it shows nothing
+	if fi.Size() > 0 {
+		if m, err = mapFile(fd, fi.Size()); err != nil {
+			return fail(fmt.Errorf("%s: %w", p, err))
+		}
+		defer syscall.Munmap(m)
 	}
-	m, err := syscall.Mmap(int(fd.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
-	if err != nil {
-		return fail(fmt.Errorf("mmap MAP_SHARED %s: %w", p, err))
-	}
-	defer syscall.Munmap(m)
 	fmt.Printf("mapped %d\n", len(m))
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
@@ -65,12 +67,28 @@ func childMain() int {
 	return 0
 }
 
+// mapFile maps size bytes of fd read-only, shared or (childPrivateEnv)
+// private.
+func mapFile(fd *os.File, size int64) ([]byte, error) {
+	flags, what := syscall.MAP_SHARED, "MAP_SHARED"
+	if os.Getenv(childPrivateEnv) != "" {
+		flags, what = syscall.MAP_PRIVATE, "MAP_PRIVATE"
+	}
+	m, err := syscall.Mmap(int(fd.Fd()), 0, int(size), syscall.PROT_READ, flags)
+	if err != nil {
+		return nil, fmt.Errorf("mmap %s: %w", what, err)
+	}
+	return m, nil
+}
+
 // sharedMap is a child process holding a shared mapping of a file.
 type sharedMap struct {
 	t   *testing.T
 	cmd *exec.Cmd
 	in  io.WriteCloser
 	out *bufio.Reader
+	// closed: the child was ended (close runs once)
+	closed bool
 }
 
 // mapShared starts a child that maps p with MAP_SHARED; err is the
@@ -78,8 +96,18 @@ type sharedMap struct {
 // FUSE_DIRECT_IO_ALLOW_MMAP). The child ends at cleanup.
 func mapShared(t *testing.T, p string) (*sharedMap, error) {
 	t.Helper()
+	return mapIn(t, p, false)
+}
+
+// mapIn starts a child that maps p, MAP_PRIVATE if private, else
+// MAP_SHARED.
+func mapIn(t *testing.T, p string, private bool) (*sharedMap, error) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+p)
+	if private {
+		cmd.Env = append(cmd.Env, childPrivateEnv+"=1")
+	}
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -128,6 +156,10 @@ func (s *sharedMap) read() []byte {
 }
 
 func (s *sharedMap) close() {
+	if s.closed {
+		return
+	}
+	s.closed = true
 	s.in.Close()
 	done := make(chan struct{})
 	go func() {
