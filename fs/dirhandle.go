@@ -48,8 +48,8 @@ func (m *Server) listVersion() listVersion {
 const maxRelists = 5
 
 // testHookListed, when set (tests), runs after a listing is made and
-// before the kernel is told of it.
-var testHookListed func(d *dirNode)
+// before the kernel is told of it. Atomic.
+var testHookListed atomic.Pointer[func(d *dirNode)]
 
 // dirHandle streams one listing of a directory.
 //
@@ -96,8 +96,8 @@ func (h *dirHandle) load(ctx context.Context) syscall.Errno {
 		if list, errno = d.list(ctx); errno != 0 {
 			return errno
 		}
-		if testHookListed != nil {
-			testHookListed(d)
+		if hook := testHookListed.Load(); hook != nil {
+			(*hook)(d)
 		}
 		// What the kernel may now cache — stored before the version is
 		// checked again: a refresh whose generation moves after the

@@ -33,7 +33,7 @@ func TestListingMadeBeforeARefreshIsNotKept(t *testing.T) {
 	for _, c := range cases {
 		var once sync.Once
 		done := make(chan struct{})
-		testHookListed = func(d *dirNode) {
+		hook := func(d *dirNode) {
 			if d.path != c.dir {
 				return
 			}
@@ -59,9 +59,14 @@ func TestListingMadeBeforeARefreshIsNotKept(t *testing.T) {
 				}
 			})
 		}
+		testHookListed.Store(&hook)
 		first := readNames(t, srv.Dir()+"/"+c.dir)
-		testHookListed = nil
-		<-done
+		testHookListed.Store(nil)
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("ls %s made no listing of it (the hook never ran)", c.dir)
+		}
 		if second := readNames(t, srv.Dir()+"/"+c.dir); !slices.Contains(second, c.name) {
 			t.Errorf("ls %s after a refresh ran during its first listing (%v): %v, want %q too", c.dir, first, second, c.name)
 		}
