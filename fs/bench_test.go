@@ -13,6 +13,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/gen"
+	"github.com/oxyfs/oxyfs/internal/lib/testwatch"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 )
 
@@ -22,7 +23,10 @@ func benchMount(b *testing.B, ix *index.Index) *Server {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		b.Skipf("FUSE cannot be used here: %v", err)
 	}
-	srv, err := Mount(b.TempDir(), ix, Options{ReadOnly: true, Logf: func(string, ...any) {}})
+	w := testwatch.Arm(b)
+	dir := b.TempDir()
+	w.Abort(dir)
+	srv, err := Mount(dir, ix, Options{ReadOnly: true, Logf: func(string, ...any) {}})
 	if err != nil {
 		if errors.Is(err, ErrNoFUSE) || errors.Is(err, iofs.ErrPermission) {
 			b.Skipf("FUSE cannot be used here: %v", err)

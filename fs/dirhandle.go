@@ -42,6 +42,15 @@ func (m *Server) listVersion() listVersion {
 	return listVersion{gen: m.ix.Generation(), virt: m.virt.version.Load(), pending: m.pending.version.Load()}
 }
 
+// maxRelists bounds how many times one request lists a directory that a
+// refresh or a write changed while it was listed (dirHandle.load); each
+// refresh takes far longer than a listing.
+const maxRelists = 5
+
+// testHookListed, when set (tests), runs after a listing is made and
+// before the kernel is told of it. Atomic.
+var testHookListed atomic.Pointer[func(d *dirNode)]
+
 // dirHandle streams one listing of a directory.
 //
 // A listing longer than one reply, and the kernel's last request of every
@@ -81,9 +90,28 @@ func (h *dirHandle) load(ctx context.Context) syscall.Errno {
 		}
 	}
 	defer m.ops.start(opReaddir)()
-	list, errno := d.list(ctx)
-	if errno != 0 {
-		return errno
+	var list []fuse.DirEntry
+	for try := 1; ; try++ {
+		var errno syscall.Errno
+		if list, errno = d.list(ctx); errno != 0 {
+			return errno
+		}
+		if hook := testHookListed.Load(); hook != nil {
+			(*hook)(d)
+		}
+		// What the kernel may now cache — stored before the version is
+		// checked again: a refresh whose generation moves after the
+		// check runs its Invalidate after this store, sees this hash and
+		// drops the listing if it changed. One that moved before the
+		// check may have run its Invalidate before the store (the
+		// listing made from the older view would then stay in the
+		// kernel until the next change): list again.
+		d.listed.Store(listHash(list))
+		now := m.listVersion()
+		if now == v || try == maxRelists {
+			break
+		}
+		v = now
 	}
 	if resumeAfter != "" {
 		// The mount changed in the middle of a listing (a refresh, a write):
@@ -92,7 +120,6 @@ func (h *dirHandle) load(ctx context.Context) syscall.Errno {
 		h.pos = resumePos(list, resumeAfter)
 	}
 	h.ls = &listing{version: v, entries: list}
-	d.listed.Store(listHash(list)) // what the kernel may now cache
 	return 0
 }
 

@@ -83,7 +83,10 @@
 //     (NotifyContent) before close returns; a create that fails drops its
 //     name and its directory's listing; and Invalidate drops every listing
 //     the kernel holds whose content changed (each node remembers a hash of
-//     the listing it served; .oxy/lists/ too).
+//     the listing it served; .oxy/lists/ too). A listing made while a
+//     refresh moved the generation is made again before it is served
+//     (dirHandle.load), so one made from the view before a refresh
+//     whose Invalidate has already run is never what the kernel keeps.
 //   - Signature sizes are not known until the bytes are read, and a lookup
 //     never reads them: a signature whose size the index does not know yet
 //     is reported with size 0 and attribute timeout 0, so stat calls Getattr,
@@ -100,7 +103,13 @@
 //     version answers a stat or an open by name with ESTALE, on which the
 //     kernel looks the name up again and gets the new node — but for a
 //     version that moved to the same bytes, which the node takes as its
-//     own at an open (versions.go: sameVersion). A descriptor
+//     own at an open (versions.go: sameVersion). The kernel looks a name
+//     up again only once: a node a lookup returned within retryWindow
+//     (5 s) whose version moved again is not ESTALE — a stat says the
+//     current size, uncached, and an open reads the node's version if
+//     descriptors hold it, else the current bytes with direct I/O, the
+//     kernel told to ask for the attributes again (entryNode.retried) —
+//     so no open fails because a signature changed. A descriptor
 //     held open keeps its node and its handle: it reads the version it
 //     opened, whole, and fstat on it answers from the handle — the kernel
 //     sends fstat's GETATTR without the file and go-fuse passes the node's
@@ -130,8 +139,11 @@
 //     a second read of a signature the kernel holds sends no READ.
 //     Reads of a signature, an index entry and an .oxy file are opened with
 //     FOPEN_NOFLUSH: their close sends no FLUSH (a reader has nothing to
-//     write). With direct I/O, mmap with MAP_SHARED fails (ENODEV);
-//     MAP_PRIVATE works. Index entries are empty and opened without direct
+//     write). A file opened with direct I/O can still be mapped, shared
+//     or private: the mount asks for FUSE_DIRECT_IO_ALLOW_MMAP (Linux
+//     6.6+; an older kernel answers a MAP_SHARED mapping of it ENODEV),
+//     and the mapping's pages are the node's, one version, so a mapping
+//     held across a replacement reads its version whole. Index entries are empty and opened without direct
 //     I/O: the kernel answers their reads itself. Writes use direct I/O (the
 //     bytes go to the open file's buffer). .oxy files are sized exactly and
 //     read with direct I/O (next item).
@@ -147,7 +159,11 @@
 //     no node), so a status read after a find has the counts of then.
 //     journal and retired are the records as the index read them (open or
 //     last refresh), not the store's latest: they agree with the tree and
-//     status, and cost no request. A list's text is fixed by its name (its
+//     status, and cost no request. They are held only while the view's
+//     text is the same: the first stat or open after a refresh that
+//     changed them gets the new text (a descriptor opened before reads
+//     its own, whole; a stat, which names no descriptor, says the new
+//     size). A list's text is fixed by its name (its
 //     SHA-256), so its size is cached for AttrTimeout: known from the open
 //     on a folded store; otherwise a lookup answers 0, not cached, and the
 //     stat's Getattr reads and decodes the list once. An open reads exactly

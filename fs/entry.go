@@ -43,6 +43,13 @@ type entryNode struct {
 	// progress with another version's bytes is not counted. Both atomic.
 	readers  atomic.Int32
 	readSize atomic.Int64
+	// data is the bytes of the node's version while descriptors hold
+	// them (readers > 0; may lag a close): an open after the kernel's
+	// retry reads them if the version moved again (Open). Atomic.
+	data atomic.Pointer[[]byte]
+	// lookedUp is when a lookup last returned the node (UnixNano; 0:
+	// never): retried. Atomic.
+	lookedUp atomic.Int64
 }
 
 var (
@@ -83,7 +90,11 @@ func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.At
 	defer n.m.ops.start(opGetattr)()
 	if h, ok := f.(*readHandle); ok && n.e.Kind == format.KindSig {
 		n.m.fileAttr(&out.Attr, int64(len(h.data)))
-		out.SetTimeout(n.m.attrTTL)
+		if h.foreign {
+			out.SetTimeout(0) // not the node's version
+		} else {
+			out.SetTimeout(n.m.attrTTL)
+		}
 		return 0
 	}
 	errno := n.getattr(ctx, out)
@@ -97,6 +108,20 @@ func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.At
 		// — the version they hold, not ESTALE, which fstat cannot retry.
 		n.m.fileAttr(&out.Attr, n.readSize.Load())
 		out.SetTimeout(n.m.attrTTL)
+		return 0
+	}
+	if errno == syscall.ESTALE && n.e.Kind == format.KindSig && n.stale() && n.retried() {
+		// The version moved again just after the kernel looked the name
+		// up — maybe for an ESTALE, after which it does not retry (an
+		// open checks permissions with a GETATTR when the attributes are
+		// not cached): the signature's current size, not cached; an open
+		// of the node reads the current bytes (Open).
+		size, _, serr := n.size(ctx)
+		if serr != 0 {
+			return serr
+		}
+		n.m.fileAttr(&out.Attr, size)
+		out.SetTimeout(0)
 		return 0
 	}
 	return errno
@@ -197,7 +222,7 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	if n.e.Kind != format.KindSig {
 		return &readHandle{m: m}, fuse.FOPEN_NOFLUSH, 0 // empty, and known to be: the page cache answers
 	}
-	if n.stale() && !n.hasID {
+	if n.stale() && !n.hasID && !n.retried() {
 		return nil, 0, syscall.ESTALE
 	}
 	sh, err := m.ix.OpenSig(bg(ctx), n.e)
@@ -206,8 +231,32 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	}
 	same := n.sameVersion(sh)
 	if !same && m.pending.writing(n.path) == nil {
-		sh.Release()
-		return nil, 0, syscall.ESTALE
+		if !n.retried() {
+			// The kernel looks the name up again and opens the new
+			// version's node.
+			sh.Release()
+			return nil, 0, syscall.ESTALE
+		}
+		if d := n.data.Load(); d != nil {
+			// Descriptors hold this node's version: the open reads it
+			// too — one whole version, current when the kernel looked
+			// the name up — as a descriptor opened a moment earlier
+			// would, through the node's page cache if it has one.
+			sh.Release()
+			h := &readHandle{m: m, data: *d, node: n}
+			n.readers.Add(1)
+			return h, n.readFlags(), 0
+		}
+		// The version moved again just after the kernel looked the name
+		// up (maybe for an ESTALE, after which it does not retry): an
+		// open must not fail because a signature changed. No descriptor
+		// holds this node's version any more, so the open reads the
+		// signature's current bytes, with direct I/O (the page cache is the node's),
+		// not counted as the node's readers; the kernel is told to ask
+		// for the attributes again, so fstat answers from the handle
+		// (Getattr), not the size the lookup gave.
+		n.EmbeddedInode().NotifyContent(-1, 0)
+		return &readHandle{m: m, data: sh.Bytes(), sig: sh, foreign: true}, fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH, 0
 	}
 	h := &readHandle{m: m, data: sh.Bytes(), sig: sh}
 	if same {
@@ -217,8 +266,27 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 		h.node = n
 		n.readSize.Store(int64(len(h.data)))
 		n.readers.Add(1)
+		n.data.Store(&h.data)
 	}
 	return h, n.readFlags(), 0
+}
+
+// retryWindow is how soon after a lookup returned a node a version move
+// is taken for one between the kernel's second look-up of the name (after
+// an ESTALE) and its use, which the kernel does not retry (retried).
+const retryWindow = 5 * time.Second
+
+// retried reports whether n was returned by a lookup within retryWindow:
+// a stat or an open of it whose version moved is then answered, not
+// ESTALE, which the kernel would pass to the caller if it came after its
+// retry (issue 37, item 8) — an open with the node's version's bytes if
+// descriptors hold them, else with the signature's current bytes, a stat
+// with the current size (Getattr answers the held size when descriptors
+// hold the version). Otherwise ESTALE makes the kernel look the name up
+// and use the new version's node.
+func (n *entryNode) retried() bool {
+	at := n.lookedUp.Load()
+	return at != 0 && time.Since(time.Unix(0, at)) < retryWindow
 }
 
 // sizeSettle is how much longer than AttrTimeout a size reported before a
@@ -303,6 +371,10 @@ type readHandle struct {
 	data []byte           // read-only
 	sig  *index.SigHandle // nil for an index entry
 	node *entryNode       // a signature's node, whose readers it counts; nil for an index entry
+	// foreign: the bytes are not the node's version (an open of a node
+	// whose version moved with no descriptor on it: entryNode.Open),
+	// read with direct I/O; read-only.
+	foreign bool
 }
 
 var (
@@ -314,7 +386,9 @@ var (
 // Release gives the bytes back to the readers' budget.
 func (h *readHandle) Release(ctx context.Context) syscall.Errno {
 	if h.node != nil {
-		h.node.readers.Add(-1)
+		if h.node.readers.Add(-1) == 0 {
+			h.node.data.Store(nil) // the last: the bytes go with the handles
+		}
 	}
 	if h.sig != nil {
 		h.sig.Release()

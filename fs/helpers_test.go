@@ -14,6 +14,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/lib/testdeps"
+	"github.com/oxyfs/oxyfs/internal/lib/testwatch"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
@@ -21,7 +22,14 @@ import (
 
 // TestMain tells the user, at the end, which tests skipped for want of
 // FUSE (internal/lib/testdeps).
-func TestMain(m *testing.M) { testdeps.Main(m) }
+// A test binary started with OXYFS_FS_TEST_CHILD set is a child process
+// a test runs to read its mount (mapchild_test.go), not a test run.
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(childMain())
+	}
+	testdeps.Main(m)
+}
 
 // logs collects what a mount logs.
 type logs struct {
@@ -59,11 +67,15 @@ func testMount(t *testing.T, ix *index.Index, opts Options) (*Server, *logs) {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		skipNoFUSE(t, err)
 	}
+	// Armed before the mount, so the unmount at cleanup runs under it too.
+	w := testwatch.Arm(t)
 	l := &logs{}
 	if opts.Logf == nil {
 		opts.Logf = l.logf
 	}
-	srv, err := Mount(t.TempDir(), ix, opts)
+	dir := t.TempDir()
+	w.Abort(dir)
+	srv, err := Mount(dir, ix, opts)
 	if err != nil {
 		if errors.Is(err, ErrNoFUSE) || errors.Is(err, iofs.ErrPermission) {
 			skipNoFUSE(t, err)

@@ -144,7 +144,13 @@ func Mount(dir string, ix *index.Index, opts Options) (*Server, error) {
 		MaxWrite:             maxWrite,
 		// O_TRUNC comes with OPEN: else the kernel truncates with a SETATTR
 		// that names no open file (fuse_setattr drops it for ATTR_OPEN).
-		ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC,
+		// A shared read-only mapping (MAP_SHARED, Python's mmap default)
+		// of a file opened with direct I/O — a signature changed within
+		// the hour, entryNode.readFlags — is ENODEV unless the kernel
+		// allows it (FUSE_DIRECT_IO_ALLOW_MMAP, Linux 6.6+): its pages
+		// then come through the page cache of the node, which is one
+		// version, so a held mapping reads that version whole.
+		ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC | fuse.CAP_DIRECT_IO_ALLOW_MMAP,
 		Options:           []string{"default_permissions"},
 		// As root, mount(2) directly (no fusermount3 needed: Debian's
 		// fuse3 package is not installed by default), falling back to the
@@ -159,7 +165,7 @@ func Mount(dir string, ix *index.Index, opts Options) (*Server, error) {
 		mo.Options = append(mo.Options, "ro")
 	}
 	if opts.noAtomicTrunc {
-		mo.ExtraCapabilities = 0
+		mo.ExtraCapabilities &^= fuse.CAP_ATOMIC_O_TRUNC
 	}
 	if opts.Logf != nil {
 		mo.Logger = log.New(logWriter(m.logf), "", 0)

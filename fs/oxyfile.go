@@ -30,7 +30,9 @@ import (
 // it reads, so all readers agree with every size reported. After the last
 // close, or oxyHold after a rendering no open is reading, the next stat or
 // open renders afresh. Their attributes are not cached (timeout 0), so each
-// stat asks.
+// stat asks. journal and retired are held only while the index's view
+// holds the same text (oxySource): after a refresh that changed them, the
+// next stat and open get the new one.
 //
 // A list's text is fixed by its name (the SHA-256 of the text), so its
 // length is cached like any attribute: ix.ListTextSize knows it without a
@@ -87,6 +89,13 @@ func (f *oxyFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.Att
 	defer f.m.ops.start(opGetattr)()
 	switch h := fh.(type) {
 	case *oxyHandle:
+		if f.what != oxyStatus {
+			// journal and retired: the kernel names no handle (fstat and
+			// stat alike; go-fuse lends any open one), and one opened
+			// before a refresh holds the older text: a stat says what
+			// the store holds now, as an open would read.
+			break
+		}
 		f.setAttr(out, int64(len(h.text)), 0)
 		return 0
 	case *listHandle:
@@ -107,7 +116,7 @@ func (f *oxyFile) stat(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
 		f.setAttr(out, n, m.attrTTL)
 		return 0
 	}
-	n, err := m.texts.measure(f.path, func() (string, error) { return f.render(bg(ctx)) })
+	n, err := m.texts.measure(f.path, f.source(ctx))
 	if err != nil {
 		return m.errno("stat", f.path, err)
 	}
@@ -129,12 +138,25 @@ func (f *oxyFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 	if f.what == "list" {
 		return f.openList(ctx)
 	}
-	text, err := m.texts.open(f.path, func() (string, error) { return f.render(bg(ctx)) })
+	x, err := m.texts.open(f.path, f.source(ctx))
 	if err != nil {
 		return nil, 0, m.errno("read", f.path, err)
 	}
 	// Direct I/O: reads come here whatever size the kernel last saw.
-	return &oxyHandle{m: m, path: f.path, text: text}, fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH, 0
+	return &oxyHandle{m: m, path: f.path, text: x.text, x: x}, fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH, 0
+}
+
+// source is how f's text renders (oxySource).
+func (f *oxyFile) source(ctx context.Context) oxySource {
+	src := oxySource{render: func() (string, error) { return f.render(bg(ctx)) }}
+	switch f.what {
+	case oxyRetired:
+		src.follows, src.cheap = true, true
+	case oxyJournal:
+		src.follows, src.cheap = true, f.m.ix.JournalTextKept()
+		src.gen = f.m.ix.Generation()
+	}
+	return src
 }
 
 // statusDoc is .oxy/status: the index's status, with the mount's own.
@@ -171,6 +193,7 @@ type oxyHandle struct {
 	m    *Server
 	path string
 	text string
+	x    *oxyText // the rendering it reads (oxyTexts.release)
 }
 
 var (
@@ -188,25 +211,40 @@ func (h *oxyHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.Read
 
 func (h *oxyHandle) Release(ctx context.Context) syscall.Errno {
 	defer h.m.ops.start(opRelease)()
-	h.m.texts.release(h.path)
+	h.m.texts.release(h.path, h.x)
 	return 0
 }
 
 // oxyTexts keeps, for each of status, journal and retired, the text last
 // measured or opened, so that stat and read agree (see the top of this
-// file). It holds at most three texts; journal and retired share the
-// view's memory.
+// file). It holds at most three texts, and the older texts handles still
+// read; journal and retired share the view's memory.
 type oxyTexts struct {
 	mu  sync.Mutex          // protects the following and each oxyText; held while a text renders (index locks under it)
 	now func() time.Time    // read-only after Mount (tests set it first)
-	m   map[string]*oxyText // by path; guarded by mu
+	m   map[string]*oxyText // by path: the current text; guarded by mu
 }
 
+// oxyText is one rendering of a file; its open handles point to it.
 type oxyText struct {
 	text  string
 	at    time.Time // when it was rendered
+	gen   uint64    // oxySource.gen it was rendered at
 	open  int       // handles reading it
 	valid bool      // false: rendered for an open that has been closed since
+}
+
+// oxySource renders a file's text. A source that follows the store
+// (journal, retired) is held only while it renders the same text — after a
+// refresh a stat and an open get what the view holds now, not the text
+// of up to oxyHold before — or, when rendering costs a request (a journal
+// the view does not keep: cheap false), while the index's generation has
+// not moved. status is held as it is: it changes with every request.
+type oxySource struct {
+	render  func() (string, error)
+	follows bool   // journal, retired
+	cheap   bool   // render sends no request: compare the text itself
+	gen     uint64 // ix.Generation() now (follows && !cheap)
 }
 
 func (t *oxyTexts) get(p string) *oxyText {
@@ -223,10 +261,10 @@ func (t *oxyTexts) get(p string) *oxyText {
 
 // measure is a stat: the length of the current text (current), kept for
 // the open that follows.
-func (t *oxyTexts) measure(p string, render func() (string, error)) (int, error) {
+func (t *oxyTexts) measure(p string, src oxySource) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	x, err := t.current(p, render)
+	x, err := t.current(p, src)
 	if err != nil {
 		return 0, err
 	}
@@ -234,41 +272,66 @@ func (t *oxyTexts) measure(p string, render func() (string, error)) (int, error)
 }
 
 // open returns the text an open reads: the current one (current).
-func (t *oxyTexts) open(p string, render func() (string, error)) (string, error) {
+func (t *oxyTexts) open(p string, src oxySource) (*oxyText, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	x, err := t.current(p, render)
+	x, err := t.current(p, src)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	x.open++
-	return x.text, nil
+	return x, nil
 }
 
 // current is the text open handles read, or else the one rendered less
 // than oxyHold ago, or else a new rendering. A stat does not render afresh
 // within oxyHold either: the kernel asks for attributes again on its own
 // (open checks permissions with a GETATTR when they are not cached), and
-// the open that follows must read what the caller's stat saw. t.mu is held.
-func (t *oxyTexts) current(p string, render func() (string, error)) (*oxyText, error) {
+// the open that follows must read what the caller's stat saw. A source
+// that follows the store renders afresh when the store's text moved
+// (oxySource); handles open on the older text keep reading it. t.mu is
+// held.
+func (t *oxyTexts) current(p string, src oxySource) (*oxyText, error) {
 	x := t.get(p)
-	if x.open > 0 || x.valid && t.now().Sub(x.at) < oxyHold {
+	held := x.open > 0 || x.valid && t.now().Sub(x.at) < oxyHold
+	switch {
+	case held && !src.follows:
+		return x, nil
+	case held && src.cheap:
+		text, err := src.render()
+		if err != nil {
+			return nil, err
+		}
+		if text == x.text {
+			return x, nil
+		}
+		return t.replace(p, x, text, src.gen), nil
+	case held && src.gen == x.gen:
 		return x, nil
 	}
-	text, err := render()
+	text, err := src.render()
 	if err != nil {
 		return nil, err
 	}
-	x.text, x.at, x.valid = text, t.now(), true
-	return x, nil
+	return t.replace(p, x, text, src.gen), nil
 }
 
-// release is the close of an open: after the last one, the next open
+// replace makes text the current one of p, rendered now. t.mu is held.
+func (t *oxyTexts) replace(p string, x *oxyText, text string, gen uint64) *oxyText {
+	if x.open > 0 {
+		// Handles read x: theirs stays theirs.
+		x = &oxyText{}
+		t.m[p] = x
+	}
+	x.text, x.at, x.gen, x.valid = text, t.now(), gen, true
+	return x
+}
+
+// release is the close of an open of x: after the last one, the next open
 // renders afresh.
-func (t *oxyTexts) release(p string) {
+func (t *oxyTexts) release(p string, x *oxyText) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	x := t.get(p)
 	if x.open--; x.open <= 0 {
 		x.open, x.valid, x.text = 0, false, ""
 	}

@@ -200,7 +200,11 @@ func (d *dirNode) newFile(ctx context.Context, p string, e format.Entry, size in
 			n.id, n.hasID = id, true
 		}
 	}
-	return d.NewInode(ctx, n, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: index.PathIno(p), Gen: ver})
+	in := d.NewInode(ctx, n, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: index.PathIno(p), Gen: ver})
+	if en, ok := in.Operations().(*entryNode); ok { // n, or the node of this version the kernel holds
+		en.lookedUp.Store(time.Now().UnixNano())
+	}
+	return in
 }
 
 func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {

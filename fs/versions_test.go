@@ -5,12 +5,10 @@ import (
 	"context"
 	"io"
 	"os"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/internal/lib/mapcopy"
 	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
@@ -33,38 +31,17 @@ func statSize(t *testing.T, p string) int64 {
 
 // mmapPrivate maps p privately, as a program that mmaps a file to read it
 // does, and returns a copy of what the mapping shows up to the size fstat
-// reports — copied out without touching the mapping (mapcopy: a page
-// fault there, served by this test's own mount, hung this test binary in
-// CI).
+// reports. The mapping is made and read in a child process (mapIn), never
+// in this one: a page fault here is served by this test's own mount (a
+// test binary hung in CI, one thread in folio_wait_bit_common).
 func mmapPrivate(t *testing.T, p string) []byte {
 	t.Helper()
-	fd, err := os.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fd.Close()
-	fi, err := fd.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi.Size() == 0 {
-		return nil
-	}
-	m, err := syscall.Mmap(int(fd.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_PRIVATE)
+	m, err := mapIn(t, p, true)
 	if err != nil {
 		t.Fatalf("mmap %s: %v", p, err)
 	}
-	defer syscall.Munmap(m)
-	scratch, err := os.CreateTemp(t.TempDir(), "mapping-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer scratch.Close()
-	out, err := mapcopy.Out(scratch, m)
-	if err != nil {
-		t.Fatalf("%s: %v", p, err)
-	}
-	return out
+	defer m.close()
+	return m.read()
 }
 
 // TestHeldDescriptorReadsItsVersionWhole (issue 22, item 3): a descriptor

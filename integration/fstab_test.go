@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oxyfs/oxyfs/internal/lib/testwatch"
 	"github.com/oxyfs/oxyfs/internal/testservers"
 )
 
@@ -43,6 +44,10 @@ func TestFstabMountSurvivesItsLog(t *testing.T) {
 		return
 	}
 	testservers.RequireFUSE(t)
+	// The mounts are in a child (unshare), which the watchdog's dump
+	// does not reach: it fails this test by name instead of the binary
+	// hanging until -timeout.
+	testwatch.Arm(t)
 	if os.Geteuid() != 0 {
 		if os.Getenv("CI") != "" {
 			t.Fatal("CI runs as root; mount(8) with a helper needs it")

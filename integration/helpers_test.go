@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/lib/testwatch"
 	"github.com/oxyfs/oxyfs/internal/testservers"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
@@ -245,9 +246,13 @@ type mountProc struct {
 // fusermount3 -uz, and the test fails) and checks DIR is no longer mounted.
 func startMount(t *testing.T, srv *testservers.Server, storeURL, dir string, flags ...string) *mountProc {
 	t.Helper()
+	// Armed before the cleanup that unmounts, so the unmount runs under it.
+	w := testwatch.Arm(t)
 	args := append([]string{"mount"}, flags...)
 	args = append(args, storeURL, dir)
 	m := &mountProc{t: t, dir: dir, stderr: newLineLog(), stdout: newLineLog(), exited: make(chan struct{}), stopSignal: os.Interrupt}
+	w.OnFire(m.dump)
+	w.Abort(dir)
 	m.cmd = exec.Command(oxyfsBin, args...)
 	m.cmd.Env = childEnv(srv)
 	m.cmd.Stdout, m.cmd.Stderr = m.stdout, m.stderr
@@ -342,6 +347,20 @@ func (m *mountProc) stop() {
 	if t.Failed() {
 		t.Logf("oxyfs mount %s stderr:\n%s", m.dir, m.stderr)
 	}
+}
+
+// dump asks a hung mount for its goroutines (SIGQUIT: the Go runtime
+// prints them and exits 2) and logs its stderr: the watchdog's part.
+func (m *mountProc) dump() {
+	if m.cmd.Process == nil {
+		return
+	}
+	_ = m.cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-m.exited:
+	case <-time.After(10 * time.Second):
+	}
+	m.t.Logf("oxyfs mount %s (sent SIGQUIT by the watchdog) stderr:\n%s", m.dir, m.stderr)
 }
 
 // forceUnmount detaches a mount lazily (what an operator does after kill -9).

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/oxyfs/oxyfs/internal/lib/testwatch"
 )
 
 // TestNoStoreIsRefusedOnS3: on a real S3 server (versitygw), an empty
@@ -12,6 +14,7 @@ import (
 // root; --create takes the empty bucket; a store and its prefix are taken.
 func TestNoStoreIsRefusedOnS3(t *testing.T) {
 	t.Parallel()
+	testwatch.Arm(t) // its mounts are refused; one that served would hang the test
 	srv, empty := s3Store(t)
 	_, photos := s3Store(t)
 	if err := openStore(t, photos).Put(context.Background(), "IMG_0001.jpg", []byte("jpeg")); err != nil {

@@ -37,6 +37,8 @@ func oxyfsOnPath(t *testing.T) (dir string, env []string) {
 // TestMisspelledFlagSuggested: a misspelled flag is a usage error (exit 2)
 // naming the flag the user most likely meant; so is a long flag given with
 // one dash, and a misspelled shell for completion.
+//
+// testwatch: mounts nothing (flags and usage only).
 func TestMisspelledFlagSuggested(t *testing.T) {
 	for _, c := range []struct {
 		args []string

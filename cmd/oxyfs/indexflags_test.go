@@ -32,6 +32,8 @@ func helpFlags(t *testing.T, cmd string) map[string]string {
 // TestSharedFlagsHaveOneHelp: every flag `oxyfs mount` and `oxyfs serve`
 // both take has the same help line, type and default in both (indexFlags
 // and commonFlags register them once), so the two cannot drift apart.
+//
+// testwatch: mounts nothing (flags and usage only).
 func TestSharedFlagsHaveOneHelp(t *testing.T) {
 	mount, serve := helpFlags(t, "mount"), helpFlags(t, "serve")
 	var shared []string

@@ -243,6 +243,8 @@ func TestSdNotifyTellsTheServiceManager(t *testing.T) {
 // TestHelperArgsDropWhatMountAdds: mount(8) runs a helper as
 // `mount.fuse.oxyfs STORE DIR -o OPTS -t fuse.oxyfs` (and may add -n, -s,
 // -f, -v); oxyfs mount gets STORE DIR -o OPTS.
+//
+// testwatch: mounts nothing (flags and usage only).
 func TestHelperArgsDropWhatMountAdds(t *testing.T) {
 	got, ok := helperArgs("/sbin/mount.fuse.oxyfs", []string{"file:///s", "/mnt", "-n", "-o", "rw,log_file=/l", "-t", "fuse.oxyfs"})
 	if want := []string{"file:///s", "/mnt", "-o", "rw,log_file=/l"}; !ok || !slices.Equal(got, want) {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/oxyfs/oxyfs/internal/lib/testwatch"
 	"time"
 )
 
@@ -27,6 +29,7 @@ func TestMountUnmountsOnAnInterruptThatCameBeforeItsHandler(t *testing.T) {
 		t.Fatalf("gen: %s", errOut)
 	}
 	mnt := t.TempDir()
+	testwatch.Arm(t).Abort(mnt)
 	// A mount that never unmounts would keep the directory busy for the
 	// rest of the tests (and its TempDir's removal fails): detach it.
 	t.Cleanup(func() { _ = syscall.Unmount(mnt, syscall.MNT_DETACH) })

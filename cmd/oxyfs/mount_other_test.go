@@ -11,6 +11,8 @@ import (
 
 // TestMountSaysItNeedsLinux: off Linux, mount fails (exit 1) saying it
 // needs Linux FUSE and what to use instead; the helper does the same.
+//
+// testwatch: mounts nothing (flags and usage only).
 func TestMountSaysItNeedsLinux(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"mount", "file:///s", "/mnt"}, nil, &stdout, &stderr)

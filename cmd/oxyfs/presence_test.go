@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/oxyfs/oxyfs/internal/lib/testwatch"
 	"time"
 )
 
@@ -189,6 +191,9 @@ func TestAnUnfoldedStoreSaysWhatBrowsingCosts(t *testing.T) {
 // before.
 func runBounded(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	if args[0] == "mount" {
+		testwatch.Arm(t)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if args[0] == "mount" {
@@ -206,6 +211,9 @@ func runBounded(t *testing.T, args ...string) (stdout, stderr string, code int) 
 // then stops it and returns stderr.
 func untilServing(t *testing.T, args ...string) string {
 	t.Helper()
+	if args[0] == "mount" {
+		testwatch.Arm(t)
+	}
 	ready := map[string]string{"serve": "oxyfs: serving ", "mount": "oxyfs: mounted "}[args[0]]
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -16,6 +16,8 @@ import (
 // DefaultRefreshInterval unless told otherwise (issue 24 item 3: the
 // default was never, so another shell's put stayed hidden until SIGHUP),
 // and --help says the interval and what a quiet refresh costs.
+//
+// testwatch: mounts nothing (flags and usage only).
 func TestRefreshIsOnByDefault(t *testing.T) {
 	if DefaultRefreshInterval <= 0 {
 		t.Fatalf("DefaultRefreshInterval = %v: refreshing is off by default", DefaultRefreshInterval)
@@ -40,6 +42,8 @@ func TestRefreshIsOnByDefault(t *testing.T) {
 // TestQuietRefreshCostsWhatHelpSays measures what a refresh of a store
 // nothing changed sends, folded and not, and checks it is what --help
 // says a default-interval refresh costs.
+//
+// testwatch: mounts nothing (an index and its help text).
 func TestQuietRefreshCostsWhatHelpSays(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/lib/testwatch"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 )
@@ -221,6 +222,7 @@ func TestServeRefusesARemoteAddressUnlessAllowed(t *testing.T) {
 }
 
 func TestMountRefusesRemoteMetricsUnlessAllowed(t *testing.T) {
+	testwatch.Arm(t) // refused before it mounts; one that mounted would hang here
 	var stdout, stderr lockedBuffer
 	dir := t.TempDir()
 	code := run(context.Background(), []string{"mount", "mem://", dir, "--metrics-addr", ":9310"}, strings.NewReader(""), &stdout, &stderr)
