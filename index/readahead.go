@@ -220,7 +220,7 @@ func (ra *readAhead) work() {
 				return nil, errStale
 			}
 			t0 := time.Now()
-			data, gerr := ra.ix.st.Get(ra.ctx, key)
+			data, gerr := ra.ix.st.GetAdmitted(ra.ctx, key, ra.ix.sigs.reserve) // within the readers' budget
 			rtt, err, sent = time.Since(t0), gerr, true
 			return data, gerr
 		})
@@ -229,8 +229,9 @@ func (ra *readAhead) work() {
 		if sent {
 			ra.sent++
 			// A key gone since the set was read (store.ErrNotFound) says
-			// nothing of the server's load, nor does a close.
-			failed := err != nil && !errors.Is(err, store.ErrNotFound) && ra.ctx.Err() == nil
+			// nothing of the server's load, nor does a close, nor a GET
+			// the readers' budget refused (ErrBusy).
+			failed := err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, ErrBusy) && ra.ctx.Err() == nil
 			ra.fl.done(rtt, failed, len(ra.queue) > 0)
 			ra.spawnLocked()
 		}

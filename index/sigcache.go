@@ -482,8 +482,17 @@ func (ix *Index) ReadSig(ctx context.Context, e format.Entry) ([]byte, error) {
 			return slices.Clone(se.sig), nil
 		}
 	}
-	got, err := ix.sigs.fetch(ctx, ix.ra.ctx, key, false, func(ctx context.Context) ([]byte, error) { return ix.st.Get(ctx, key) })
+	// The GET is admitted against the readers' budget as an open's is
+	// (sigCache.reserve): its body counts while it is read, so stats and
+	// reads of many signatures together, flooded or not, hold at most the
+	// budget (issue 36).
+	got, err := ix.sigs.fetch(ctx, ix.ra.ctx, key, false, func(ctx context.Context) ([]byte, error) {
+		return ix.st.GetAdmitted(ctx, key, ix.sigs.reserve)
+	})
 	if err != nil {
+		if errors.Is(err, ErrBusy) {
+			ix.sigs.readers.refused.Add(1)
+		}
 		return nil, readSigErr(key, err)
 	}
 	return slices.Clone(got.data), nil
