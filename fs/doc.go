@@ -253,6 +253,8 @@
 // store errors map to errnos in one place (Server.errno), by their class
 // (index.Classify, which serve's statuses follow too): fs.ErrNotExist and
 // store.ErrNotFound are ENOENT, format.ErrBadKey EINVAL, store.ErrReadOnly
+// and store.ErrConditionsIgnored (a server found to ignore the conditions
+// of its writes: every write refused, nothing written; the store logs why)
 // EROFS, index.ErrNotDir ENOTDIR, store.ErrTooLarge EFBIG (a signature over
 // format.MaxEntryBytes: stat, open and read; logged with the size and the
 // cap), an error of no such class that wraps ENOSPC or EDQUOT (a file://

@@ -24,7 +24,7 @@ const (
 	ClassNotFound                 // fs.ErrNotExist, store.ErrNotFound: nothing by that name
 	ClassNotDir                   // ErrNotDir: a directory's read of a file
 	ClassInvalid                  // format.ErrBadKey: a key or name the rules refuse
-	ClassReadOnly                 // store.ErrReadOnly: a write to a store opened read-only
+	ClassReadOnly                 // store.ErrReadOnly, store.ErrConditionsIgnored: a write to a store opened read-only, or whose server ignores write conditions
 	ClassTooLarge                 // store.ErrTooLarge: over its size cap, refused before its body
 	ClassBusy                     // ErrBusy, syscall.EAGAIN: refused for now (the readers' budget); may succeed later
 	ClassTimeout                  // context.DeadlineExceeded: a deadline passed (the store's request timeout or the caller's)
@@ -64,7 +64,7 @@ var classOf = []struct {
 	{ClassNotFound, []error{fs.ErrNotExist, store.ErrNotFound}},
 	{ClassNotDir, []error{ErrNotDir}},
 	{ClassInvalid, []error{format.ErrBadKey}},
-	{ClassReadOnly, []error{store.ErrReadOnly}},
+	{ClassReadOnly, []error{store.ErrReadOnly, store.ErrConditionsIgnored}},
 	{ClassTooLarge, []error{store.ErrTooLarge}},
 	{ClassBusy, []error{ErrBusy, syscall.EAGAIN}},
 	{ClassTimeout, []error{context.DeadlineExceeded}},

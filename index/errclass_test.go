@@ -29,6 +29,7 @@ func TestClassify(t *testing.T) {
 		{"not a dir", wrap(ErrNotDir), ClassNotDir},
 		{"bad key", wrap(format.ErrBadKey), ClassInvalid},
 		{"read-only", wrap(store.ErrReadOnly), ClassReadOnly},
+		{"conditions ignored", wrap(store.ErrConditionsIgnored), ClassReadOnly},
 		{"too large", wrap(fmt.Errorf("70000000 bytes, over the cap: %w", store.ErrTooLarge)), ClassTooLarge},
 		{"too large and corrupt", wrap(fmt.Errorf("%w: %w", format.ErrCorrupt, store.ErrTooLarge)), ClassTooLarge},
 		{"too large, unavailable", wrap(errors.Join(store.ErrUnavailable, store.ErrTooLarge)), ClassTooLarge},
