@@ -131,10 +131,13 @@ func (s *Store) probeConditions(ctx context.Context) (v ConditionsVerdict, err e
 		v.Requests, v.Millis = s.probeN.snapshot().Sub(before), time.Since(began).Milliseconds()
 	}()
 	create, replace := s.drv.conditionNames()
+	// Removed whatever the create answers: a create whose answer was lost,
+	// or whose confirmation failed, may have landed (a delete of a key
+	// that is not there is not an error).
+	created = true
 	if err := s.drv.createOnly(ctx, key, []byte("probe 1")); err != nil {
 		return v, fmt.Errorf("create probe key %s: %w", key, err)
 	}
-	created = true
 	_, tok, err := s.readWithToken(ctx, key, nil)
 	if err != nil {
 		return v, fmt.Errorf("read probe key %s: %w", key, err)
