@@ -37,7 +37,20 @@ type ConditionsVerdict struct {
 	Requests Counts `json:"requests"`        // what the probe sent
 	Millis   int64  `json:"ms"`              // how long it took
 	Local    bool   `json:"local,omitempty"` // file:// and mem://: a lock, no probe
+	At       int64  `json:"at,omitempty"`    // when it was found (Unix ms, this host's clock)
 }
+
+// ReprobeAfter is how long a verdict that the server honours conditions
+// is kept: the first write after it probes again, so a long-lived process
+// (a mount, serve's, a watch) finds a server whose behaviour changed (a
+// proxy put in front of it, a failover) within that time instead of never.
+// A server that honours conditions while probed and ignores them between
+// probes is not found by any probe: `oxyfs check` names the keys whose
+// journal lines it lost (docs/reliability.md).
+const ReprobeAfter = 10 * time.Minute
+
+// reprobeAfter is ReprobeAfter, which tests shorten.
+var reprobeAfter = ReprobeAfter
 
 // verdictCell is the verdict of one store (one bucket URL) in this
 // process, shared by every Store opened on it.
@@ -45,6 +58,7 @@ type verdictCell struct {
 	mu  sync.Mutex        // held across the probe: the first writers wait for it
 	v   ConditionsVerdict // guarded by mu
 	err error             // guarded by mu: the refusal, when not Honoured
+	at  time.Time         // guarded by mu: when v was found (monotonic; ReprobeAfter)
 }
 
 // verdicts holds the cells by store URL (redacted, as Store.URL).
@@ -84,7 +98,8 @@ func (s *Store) ConditionsVerdict() ConditionsVerdict {
 }
 
 // writable is asked before every write: nil once the server was found to
-// honour conditions (probed once per process and store; a probe that
+// honour conditions (probed once per process and store, and again by the
+// first write ReprobeAfter later; a probe that
 // failed, say on a network error, is not kept and is tried again by the
 // next write), the refusal wrapping ErrConditionsIgnored when it does not.
 func (s *Store) writable(ctx context.Context) error {
@@ -94,13 +109,15 @@ func (s *Store) writable(ctx context.Context) error {
 	c := s.cond
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.v.Checked {
+	if c.v.Checked && (c.err != nil || time.Since(c.at) < reprobeAfter) {
 		return c.err
 	}
 	v, err := s.probeConditions(ctx)
 	if err != nil {
 		return fmt.Errorf("store %s: check that the server honours conditional writes: %w", s.url, err)
 	}
+	c.at = time.Now()
+	v.At = c.at.UnixMilli()
 	c.v = v
 	if !v.Honoured {
 		c.err = fmt.Errorf("store %s: %s (probe key %s): refusing to write, nothing was written: %w", s.url, v.How, v.Probe, ErrConditionsIgnored)

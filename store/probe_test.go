@@ -100,3 +100,41 @@ func TestConditionsProbe(t *testing.T) {
 		})
 	}
 }
+
+// TestConditionsProbedAgain: a verdict that the server honours conditions
+// is kept ReprobeAfter, then the next write probes again, so a long-lived
+// process (a mount) finds a server that began to ignore them (a proxy put
+// in front of it) instead of losing journal lines for as long as it runs.
+func TestConditionsProbedAgain(t *testing.T) {
+	for _, kind := range liarKinds {
+		t.Run(kind, func(t *testing.T) {
+			srv := testservers.Start(t, kind)
+			p := lyingproxy.Start(t, srv.Kind, srv.URL)
+			ctx := context.Background()
+			st, err := store.Open(ctx, p.StoreURL(srv.NewBucket(t)), store.Options{Layout: store.LayoutBucket})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			appendLine := func(old []byte, _ bool) ([]byte, error) {
+				return append(old[:len(old):len(old)], "sig/ab/cd/x\n"...), nil
+			}
+			if _, err := st.UpdateRecord(ctx, format.JournalKey, appendLine); err != nil {
+				t.Fatalf("honest server: %v", err)
+			}
+			first := st.ConditionsVerdict()
+			if !first.Honoured {
+				t.Fatalf("honest server: %+v", first)
+			}
+			p.Set(lyingproxy.StripConditions())
+			store.SetReprobeAfter(t, 0)
+			_, err = st.UpdateRecord(ctx, format.JournalKey, appendLine)
+			if !errors.Is(err, store.ErrConditionsIgnored) {
+				t.Fatalf("a write past ReprobeAfter to a server that now ignores conditions: %v, want ErrConditionsIgnored", err)
+			}
+			if v := st.ConditionsVerdict(); v.Honoured || v.Probe == first.Probe {
+				t.Fatalf("verdict after the second probe: %+v (first %+v)", v, first)
+			}
+		})
+	}
+}
