@@ -150,8 +150,15 @@
 // ErrConditionsIgnored; reads keep working. The verdict is kept per
 // process and store URL (every Store opened on it shares it; a probe that
 // failed on a network error is not kept), shown by ConditionsVerdict and
-// in .oxy/status ("conditions"). file:// and mem:// compare and swap under
-// a lock of this host: trivially honoured, no probe.
+// in .oxy/status ("conditions"). A verdict that the server honours them is
+// kept ReprobeAfter (10 min); the first write after that probes again, so
+// a long-lived process finds a server whose behaviour changed. A server
+// that honours the conditions while probed and ignores them between probes
+// is found by no probe: check names the keys whose lines it lost. The
+// probe's key is removed whatever its create answered (a create whose
+// answer or confirmation failed may have landed). file:// and mem://
+// compare and swap under a lock of this host: trivially honoured, no
+// probe.
 //
 // Cost, once per process and store: 4 PUTs, 2 GETs, the DELETE (on S3 also
 // the HEAD s3blob sends first) and one HEAD — 8 requests on GCS and Azure,
