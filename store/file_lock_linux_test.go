@@ -160,3 +160,77 @@ func TestFileLockWaitEndsWithContext(t *testing.T) {
 		t.Fatalf("write while another writer holds the lock: %v, want the context's deadline", err)
 	}
 }
+
+// TestFileLockHardLinkRefused (F3): a hard link at the lock path to a
+// root-owned 0600 file (what a local user may make where
+// fs.protected_hardlinks is off, or on macOS) in a store anyone may write:
+// a write is refused with a clear error and the linked file's mode stays
+// 0600 (root fchmodded it to 0666, making it writable by all).
+func TestFileLockHardLinkRefused(t *testing.T) {
+	dir := sharedStoreDir(t)
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(target, []byte("root only\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(dir, lockFileName)
+	if err := os.Link(target, lock); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st, err := Open(ctx, "file://"+dir, Options{Layout: LayoutBucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	err = writeWithin(t, ctx, st, time.Minute)
+	if err == nil || !strings.Contains(err.Error(), "links") {
+		t.Errorf("write with a hard link at the lock path: %v, want it refused for the links", err)
+	}
+	fi, err := os.Stat(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := fi.Mode().Perm(); perm != 0o600 {
+		t.Errorf("the linked file's mode became %v, want 0600", perm)
+	}
+}
+
+// TestFileLockExistingNeverWidened (F3): a lock file this user owns that
+// was there already is narrowed to the directory's mode, never widened; a
+// lock file this process creates gets the directory's mode.
+func TestFileLockExistingNeverWidened(t *testing.T) {
+	for _, c := range []struct {
+		perm, want os.FileMode
+		created    bool
+		out        os.FileMode
+	}{
+		{0o600, 0o666, false, 0o600},
+		{0o644, 0o666, false, 0o644},
+		{0o666, 0o600, false, 0o600},
+		{0o777, 0o660, false, 0o660},
+		{0o600, 0o666, true, 0o666},
+	} {
+		if got := lockFileModeFor(c.perm, c.want, c.created); got != c.out {
+			t.Errorf("lockFileModeFor(%v, %v, created %v) = %v, want %v", c.perm, c.want, c.created, got, c.out)
+		}
+	}
+	dir := sharedStoreDir(t)
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(dir, lockFileName)
+	if err := os.WriteFile(lock, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := openLockFile(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if fi, err := os.Stat(lock); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("an existing 0600 lock file in a 0777 store: %v, %v; want it left 0600", fi.Mode(), err)
+	}
+}

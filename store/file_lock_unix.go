@@ -14,47 +14,75 @@ import (
 const lockName = "flock"
 
 // openLockFile opens (creating) the lock file p for reading and writing,
-// following no symbolic link, and checks that it is a regular file.
+// following no symbolic link, and checks that it is a regular file with
+// one link.
 //
 // flock(2) needs no write access: whoever can open the file at all can
-// hold its lock. So the file is created 0600 and then opened, read and
-// write, to those the store's directory lets write it, and to no one else
-// (lockFileMode); a lock file this user owns that is readable by more is
-// narrowed the same way.
+// hold its lock. So a lock file this process creates (O_EXCL: it knows it
+// did) is given the mode lockFileMode says, read and write to those the
+// store's directory lets write it and to no one else. A lock file that was
+// there already is another's inode as far as this process knows: one with
+// more than one link (a hard link to a file elsewhere, which a local user
+// may make where fs.protected_hardlinks is off, or on macOS) is refused,
+// and one this user owns is only ever narrowed to that mode, never
+// widened: root must not make a root-owned file named by the lock path
+// writable by others.
 func openLockFile(p string) (*os.File, error) {
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0o600)
+	const flags = os.O_RDWR | syscall.O_NOFOLLOW | syscall.O_NONBLOCK | syscall.O_CLOEXEC
+	created := true
+	f, err := os.OpenFile(p, flags|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		created = false
+		f, err = os.OpenFile(p, flags, 0)
+	}
 	if err != nil {
 		return nil, err
 	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%s is not a regular file", p)
-	}
-	if err == nil {
-		err = narrowLockFile(f, fi, filepath.Dir(p))
-	}
-	if err != nil {
+	if err := checkLockFile(f, p, created); err != nil {
 		f.Close()
 		return nil, err
 	}
 	return f, nil
 }
 
-// narrowLockFile gives the lock file f (fi) the mode lockFileMode says when
-// this user owns it; another owner's file is left as it is.
-func narrowLockFile(f *os.File, fi os.FileInfo, dir string) error {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok || int(st.Uid) != os.Geteuid() {
-		return nil
-	}
-	di, err := os.Stat(dir)
+// checkLockFile checks the lock file f (at p) and sets its mode: created
+// says this process has just created it.
+func checkLockFile(f *os.File, p string, created bool) error {
+	fi, err := f.Stat()
 	if err != nil {
 		return err
 	}
-	if want := lockFileMode(di.Mode()); fi.Mode().Perm() != want {
-		return f.Chmod(want)
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", p)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fmt.Errorf("%s: no file status", p)
+	}
+	if st.Nlink != 1 {
+		return fmt.Errorf("%s has %d links (a hard link to another file?): remove it", p, st.Nlink)
+	}
+	if int(st.Uid) != os.Geteuid() {
+		return nil // another owner's file is left as it is
+	}
+	di, err := os.Stat(filepath.Dir(p))
+	if err != nil {
+		return err
+	}
+	if m := lockFileModeFor(fi.Mode().Perm(), lockFileMode(di.Mode()), created); m != fi.Mode().Perm() {
+		return f.Chmod(m)
 	}
 	return nil
+}
+
+// lockFileModeFor is the mode a lock file of mode perm this user owns is
+// given, want being lockFileMode's: want for a file this process created,
+// perm narrowed to want (never widened) for one that was there.
+func lockFileModeFor(perm, want os.FileMode, created bool) os.FileMode {
+	if created {
+		return want
+	}
+	return perm & want
 }
 
 // lockFileMode is the lock file's mode in a directory of mode dir: read and

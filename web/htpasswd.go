@@ -30,7 +30,8 @@ import (
 // Check compares in constant time (bcrypt's own comparison; apr1's with
 // subtle.ConstantTimeCompare) and spends the same work on a user the file
 // does not name (against a dummy hash of the kind and cost of the file's
-// first user), so timing tells no names. At most GOMAXPROCS checks run at
+// costliest user: bcrypt over apr1, the highest bcrypt cost), so timing
+// tells no names. At most GOMAXPROCS checks run at
 // once (checks): a flood of wrong passwords costs the CPUs, not more.
 // A bcrypt check costs tens of milliseconds of CPU, so a pair of user and
 // password that matched is remembered (by a keyed SHA-256, never the
@@ -67,13 +68,13 @@ func (s fileStamp) same(fi os.FileInfo) bool {
 }
 
 // dummyFor returns a hash of a random password of the kind and cost of the
-// first hash of users (in name order), which a user the file does not name
-// is checked against.
+// costliest hash of users (costliestHash), which a user the file does not
+// name is checked against: checking an unknown user takes as long as the
+// slowest known user's, so no name is told by a quick refusal.
 func dummyFor(users map[string]string) string {
 	var pw [16]byte
 	rand.Read(pw[:])
-	first := slices.Min(slices.Collect(maps.Keys(users)))
-	hash := users[first]
+	hash := costliestHash(users)
 	if strings.HasPrefix(hash, apr1Magic) {
 		return apr1(string(pw[:]), "oxyfsdum")
 	}
@@ -83,9 +84,32 @@ func dummyFor(users map[string]string) string {
 	}
 	h, err := bcrypt.GenerateFromPassword(pw[:], cost)
 	if err != nil {
-		return users[first] // cannot happen: the cost was read from a bcrypt hash
+		return hash // cannot happen: the cost was read from a bcrypt hash
 	}
 	return string(h)
+}
+
+// costliestHash returns the hash of users that costs most to check: a
+// bcrypt hash over an apr1 one, and of bcrypt hashes the one of the
+// highest cost (the first in name order of those, so the choice is
+// stable).
+func costliestHash(users map[string]string) string {
+	best, bestCost := "", -1 // an apr1 hash counts as cost 0
+	for _, name := range slices.Sorted(maps.Keys(users)) {
+		hash := users[name]
+		cost := 0
+		if !strings.HasPrefix(hash, apr1Magic) {
+			c, err := bcrypt.Cost([]byte(hash))
+			if err != nil {
+				continue // not read: parseHtpasswd refuses such a file
+			}
+			cost = c
+		}
+		if cost > bestCost {
+			best, bestCost = hash, cost
+		}
+	}
+	return best
 }
 
 // LoadHtpasswd reads a password file (see Htpasswd).

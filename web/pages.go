@@ -29,7 +29,7 @@ func breadcrumbs(prefix, p string) []crumb {
 	href := prefix
 	for _, seg := range strings.Split(p, "/") {
 		href += "/" + escapeSeg(seg)
-		cs = append(cs, crumb{Name: termsafe.Escape(seg), Href: href + "/"})
+		cs = append(cs, crumb{Name: termsafe.EscapeSpaces(seg), Href: href + "/"})
 	}
 	return cs
 }
@@ -63,8 +63,8 @@ func (h *handler) sigPage(w http.ResponseWriter, r *http.Request, prefix, p stri
 		Hex, Base64   string
 		Raw, Download string
 	}{
-		Path: termsafe.Escape(prefix + "/" + p), Crumbs: cs, Key: termsafe.Escape(e.Key()),
-		Signer: termsafe.Escape(e.Value), Object: e.Object, Size: size, Shown: int64(len(shown)),
+		Path: termsafe.EscapeSpaces(prefix + "/" + p), Crumbs: cs, Key: termsafe.EscapeSpaces(e.Key()),
+		Signer: termsafe.EscapeSpaces(e.Value), Object: e.Object, Size: size, Shown: int64(len(shown)),
 		Hex: hex.EncodeToString(shown), Base64: base64.StdEncoding.EncodeToString(shown),
 		Raw: "./" + escapeSeg(path.Base(p)), Download: "./" + escapeSeg(path.Base(p)) + "?download=1",
 	}

@@ -102,3 +102,26 @@ func TestSignatureBytesAreNeverRendered(t *testing.T) {
 		}
 	}
 }
+
+// TestSpacedPosersShowApart (F6): "alice", "alice " and "alice  bob" next
+// to "alice bob" showed as two names on the pages (HTML collapses a
+// trailing space and a run of spaces); they show with the collapsing
+// spaces as \x20, and U+2800 (a blank braille pattern) escaped.
+func TestSpacedPosersShowApart(t *testing.T) {
+	names := []string{"alice", "alice ", "alice bob", "alice  bob", "alice\u2800"}
+	shownAs := []string{"alice", `alice\x20`, "alice bob", `alice\x20\x20bob`, `alice\u2800`}
+	var entries []format.Entry
+	for _, s := range names {
+		entries = append(entries, format.Entry{Kind: format.KindSig, Object: objA, Value: s})
+	}
+	f := newFixtureOf(t, Options{}, entries)
+	for _, p := range []string{SignersPath, "/by-signer/", "/sig/ab/" + objA[2:] + "/"} {
+		_, body := f.get(t, p, 200)
+		page := string(body)
+		for i, s := range shownAs {
+			if !strings.Contains(page, ">"+s+"<") && !strings.Contains(page, ">"+s+"/<") {
+				t.Errorf("GET %s does not show %q as %q:\n%s", p, names[i], s, page)
+			}
+		}
+	}
+}

@@ -421,7 +421,7 @@ func (h *handler) page(w http.ResponseWriter, r *http.Request, prefix, p string,
 	// terminal must not drive it. Links keep the exact bytes (escaped).
 	shown := make([]entry, len(es))
 	for i, e := range es {
-		e.Name, e.Target, e.Source = termsafe.Escape(e.Name), termsafe.Escape(e.Target), termsafe.Escape(e.Source)
+		e.Name, e.Target, e.Source = termsafe.EscapeSpaces(e.Name), termsafe.EscapeSpaces(e.Target), termsafe.EscapeSpaces(e.Source)
 		shown[i] = e
 	}
 	s := h.ix.Status()
@@ -430,7 +430,7 @@ func (h *handler) page(w http.ResponseWriter, r *http.Request, prefix, p string,
 		Root            bool
 		Crumbs          []crumb
 		Entries         []entry
-	}{Path: termsafe.Escape(prefix + "/" + p), URL: termsafe.Line(s.URL), Mode: s.Mode, Root: p == "" && prefix == "", Entries: shown}
+	}{Path: termsafe.EscapeSpaces(prefix + "/" + p), URL: termsafe.Line(s.URL), Mode: s.Mode, Root: p == "" && prefix == "", Entries: shown}
 	data.Crumbs = breadcrumbs(prefix, p)
 	data.Crumbs[len(data.Crumbs)-1].Href = ""
 	if err := pageTmpl.Execute(w, data); err != nil {

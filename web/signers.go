@@ -115,7 +115,7 @@ func (h *handler) signersPage(w http.ResponseWriter, r *http.Request) {
 		}
 		rows := make([]row, len(scs))
 		for i, sc := range scs {
-			rows[i] = row{Name: termsafe.Escape(sc.Signer), Href: signerHref(sc.Signer), Count: sc.Signatures}
+			rows[i] = row{Name: termsafe.EscapeSpaces(sc.Signer), Href: signerHref(sc.Signer), Count: sc.Signatures}
 		}
 		return struct {
 			Crumbs []crumb
@@ -163,9 +163,9 @@ func (h *handler) signerPage(w http.ResponseWriter, r *http.Request, signer stri
 	pg := pagerOf(objs, info, func(obj string) string { return obj })
 	h.paged(w, r, signerJSON{Signer: signer, Signatures: rows, pager: pg}, signerTmpl, func() any {
 		for i := range rows {
-			rows[i].Key = termsafe.Escape(rows[i].Key)
+			rows[i].Key = termsafe.EscapeSpaces(rows[i].Key)
 		}
-		shown := termsafe.Escape(signer)
+		shown := termsafe.EscapeSpaces(signer)
 		return struct {
 			Crumbs []crumb
 			Signer string

@@ -105,7 +105,7 @@ func statusOf(s index.Status, lastChange, now time.Time) statusView {
 	lists := func(ls []store.ListInfo) []listRow {
 		out := make([]listRow, len(ls))
 		for i, l := range ls {
-			out[i] = listRow{Name: termsafe.Escape(l.Name), Size: bytesText(l.Size), Complete: l.Complete}
+			out[i] = listRow{Name: termsafe.EscapeSpaces(l.Name), Size: bytesText(l.Size), Complete: l.Complete}
 		}
 		return out
 	}

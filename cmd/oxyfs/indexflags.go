@@ -57,7 +57,7 @@ func (x *indexFlags) register(f *flag.FlagSet) {
 	f.Int64Var(&x.sigCache, "sig-cache-size", 0, "bytes of signatures kept in memory (0: 64 MiB, or an eighth of GOMEMLIMIT when that is less)")
 	f.IntVar(&x.readAhead, "read-ahead", 0, fmt.Sprintf("signatures fetched ahead (in parallel, in key order) once one is read or stat'ed (0: %d, negative: off)", index.DefaultReadAhead))
 	f.StringVar(&x.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at this address, a loopback one unless --allow-remote (e.g. 127.0.0.1:9310)")
-	f.BoolVar(&x.allowRemote, "allow-remote", false, "let a listen address (--metrics-addr, and serve's --http) be one that is not loopback, such as :9310, and let serve answer Host headers that are not loopback names (there is no authentication: put it behind one)")
+	f.BoolVar(&x.allowRemote, "allow-remote", false, "let a listen address (--metrics-addr, and serve's --http) be one that is not loopback, such as :9310 (there is no authentication: put it behind one); serve on a loopback --http still refuses Host headers that are not loopback names")
 }
 
 // checkMetricsAddr refuses a --metrics-addr that is not loopback unless

@@ -121,7 +121,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv := web.NewServer(web.Handler(ix, web.Options{WebDAVRoot: sf.webdavRoot, LoopbackOnly: loopback && !sf.allowRemote,
+	// The Host check (DNS rebinding) stays on whenever --http is loopback,
+	// whatever --allow-remote says: that flag lets a listener be remote
+	// (--http, --metrics-addr), and only a remote --http needs other Hosts.
+	srv := web.NewServer(web.Handler(ix, web.Options{WebDAVRoot: sf.webdavRoot, LoopbackOnly: loopback,
 		Logf: lg.printf, MaxRequestBody: sf.limits.MaxRequestBody, Htpasswd: htp}), sf.limits, logger)
 	served := make(chan error, 1)
 	scheme := "http"

@@ -27,6 +27,7 @@ var invisible = []rune{
 	0x00a0, 0x2028, 0x2029, 0x3000,
 	0xe000, 0x10fffd, 0x0378,
 	0x115f, 0x3164, 0x034f, 0xfe0f, 0xe0100,
+	0x1160, 0xffa0, 0x2800, // F6: blank Hangul fillers, BRAILLE PATTERN BLANK
 }
 
 func TestEscapeShowsEveryInvisibleCodePoint(t *testing.T) {
@@ -180,6 +181,50 @@ func FuzzEscapeIsVisibleAndInjective(f *testing.F) {
 		var back string
 		if err := json.Unmarshal(j, &back); err != nil || back != strings.ToValidUTF8(s, "\ufffd") && utf8.ValidString(s) {
 			t.Fatalf("JSON(%s) = %s decodes as %q, %v", b, j, back, err)
+		}
+	})
+}
+
+// TestEscapeSpacesShowsCollapsingSpaces (F6): on an HTML page a leading or
+// trailing space and a run of spaces collapse, so "alice", "alice " and
+// " alice" showed as one name, "a  b" as "a b"; EscapeSpaces writes those
+// as \x20 and leaves a single inner space as it is.
+func TestEscapeSpacesShowsCollapsingSpaces(t *testing.T) {
+	for in, want := range map[string]string{
+		"alice":      "alice",
+		"alice bob":  "alice bob",
+		"alice ":     `alice\x20`,
+		" alice":     `\x20alice`,
+		"a  b":       `a\x20\x20b`,
+		" ":          `\x20`,
+		`a\ b`:       `a\\\x20b`,
+		`a\x20`:      `a\\x20`,
+		"a \u202e b": `a \u202e b`,
+		`a \u202e b`: `a \\u202e b`,
+		"a\u2800 b":  `a\u2800 b`,
+	} {
+		if got := EscapeSpaces(in); got != want {
+			t.Errorf("EscapeSpaces(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// FuzzEscapeSpacesIsInjective: EscapeSpaces reads back to its input and
+// leaves no space that HTML would collapse (leading, trailing, doubled).
+func FuzzEscapeSpacesIsInjective(f *testing.F) {
+	for _, s := range []string{"", " ", "a ", " a", "a  b", `\ `, `\x20`, "\\ \u202e", "\u2800 "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		e := EscapeSpaces(s)
+		if !shown(e) || !Safe(e) {
+			t.Fatalf("EscapeSpaces(%q) = %q holds what does not show", s, e)
+		}
+		if back := unescape(t, e); back != s {
+			t.Fatalf("EscapeSpaces(%q) = %q reads back as %q", s, e, back)
+		}
+		if strings.HasPrefix(e, " ") || strings.HasSuffix(e, " ") || strings.Contains(e, "  ") {
+			t.Fatalf("EscapeSpaces(%q) = %q has a space HTML collapses", s, e)
 		}
 	})
 }

@@ -25,8 +25,9 @@ const maxRedactLayers = 4
 //     written encoded or decoded (pa%5Es or pa^s; a decoded space only in
 //     a parameter's value: bareUserinfoSpans, paramUserinfoSpans);
 //   - the value of every key=value parameter whose key names a secret: one
-//     holding key, secret, token, sig, passw, pwd, credential, auth, session
-//     or private, one beginning with X-Amz-, X-Goog- or X-Ms-, and the
+//     holding (in any case) key, secret, token, sig, pass (passw, passwd,
+//     passphrase), pw (pwd), credential, auth, session, private, cookie,
+//     sas or bearer, one beginning with X-Amz-, X-Goog- or X-Ms-, and the
 //     parameters of an Azure shared access signature (sv, sig, se, st, sp,
 //     skoid, ...);
 //   - the same inside percent-encoded text (endpoint=http%3A%2F%2Fuser%3Apass%40host),
@@ -179,12 +180,32 @@ func paramUserinfoSpans(t string, out []span) []span {
 				vs += i + 3 // the scheme stays
 			}
 			if at := strings.IndexByte(t[vs:e], '@'); at > 0 && strings.IndexByte(t[vs:vs+at], ':') >= 0 {
-				out = append(out, span{vs, vs + at})
+				out = append(out, span{quotedURLStart(t, vs, vs+at), vs + at})
 			}
 		}
 		s = e + 1
 	}
 	return out
+}
+
+// quotedURLStart returns where the user information before the @ at `at`
+// begins, for a parameter's value starting at vs: vs, unless the text
+// between is free text quoting a URL (a "://" after a space or a quote, as
+// an SDK's error quotes the request's URL after the store URL's last
+// parameter: region=us-east-1: ... Get "http://user:pass@host/...") and
+// the @ is in that URL's authority; then just after that "://", so that the text before it stays readable (the
+// quoted URL's user information is hidden all the same).
+func quotedURLStart(t string, vs, at int) int {
+	i := strings.LastIndex(t[vs:at], "://")
+	if i < 0 || strings.IndexFunc(t[vs:vs+i], func(r rune) bool { return r == ' ' || r == '"' || r == '\'' }) < 0 {
+		return vs
+	}
+	for j := vs + i + 3; j < at; j++ {
+		if authorityEnd(t[j]) || t[j] == '&' {
+			return vs // the @ is not in that URL's authority
+		}
+	}
+	return vs + i + 3
 }
 
 func runEnd(c byte) bool { return c < ' ' || c == 0x7f || c == '&' || c == '#' }
@@ -217,7 +238,7 @@ func paramSpans(t string, out []span) []span {
 // secretWords are the parts of a parameter's name that make its value a
 // secret; sasParams are the short names of an Azure shared access signature.
 var (
-	secretWords    = []string{"key", "secret", "token", "sig", "passw", "pwd", "credential", "auth", "session", "private", "cookie"}
+	secretWords    = []string{"key", "secret", "token", "sig", "pass", "pw", "credential", "auth", "session", "private", "cookie", "sas", "bearer"}
 	secretPrefixes = []string{"x-amz-", "x-goog-", "x-ms-"}
 	sasParams      = map[string]bool{
 		"sv": true, "ss": true, "srt": true, "sp": true, "se": true, "st": true, "spr": true, "sr": true,

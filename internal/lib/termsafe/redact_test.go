@@ -41,6 +41,15 @@ func TestRedactHidesEverySecretAndKeepsTheRest(t *testing.T) {
 		{`read: store s3://b?endpoint=http://u:p@127.0.0.1:1 unavailable: Get "http://u:***@127.0.0.1:1/b/pack-entries?x-id=GetObject": dial tcp 127.0.0.1:1: connect: connection refused`,
 			`read: store s3://b?endpoint=http://REDACTED@127.0.0.1:1 unavailable: Get "http://REDACTED@127.0.0.1:1/b/pack-entries?x-id=GetObject": dial tcp 127.0.0.1:1: connect: connection refused`},
 		{"password=hunter2 and more", "password=REDACTED and more"},
+		// F9: every name of a password, in any case.
+		{"s3://b?pass=Hunter3pw&region=us-east-1", "s3://b?pass=REDACTED&region=us-east-1"},
+		{"s3://b?PW=a&Passphrase=b&pwd=c&PASSWD=d&credentials=e&sas=f&Bearer=g&x=1",
+			"s3://b?PW=REDACTED&Passphrase=REDACTED&pwd=REDACTED&PASSWD=REDACTED&credentials=REDACTED&sas=REDACTED&Bearer=REDACTED&x=1"},
+		{`unknown query parameter "pass"`, `unknown query parameter "pass"`},
+		// F9: an SDK's error quoting its request's URL after the store URL's
+		// last parameter: the secret goes, the text between stays.
+		{`store s3://b?endpoint=http://admin:pw@127.0.0.1:9&region=us-east-1: operation error S3: GetObject, Get "http://admin:pw@b.127.0.0.1:9/pack-retired?x-id=GetObject": dial tcp: no such host`,
+			`store s3://b?endpoint=http://REDACTED@127.0.0.1:9&region=us-east-1: operation error S3: GetObject, Get "http://REDACTED@b.127.0.0.1:9/pack-retired?x-id=GetObject": dial tcp: no such host`},
 		{"Credential=AKIA/2023/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=ab",
 			"Credential=REDACTED SignedHeaders=REDACTED Signature=REDACTED"},
 	} {
@@ -82,7 +91,7 @@ func FuzzRedactPlantedSecret(f *testing.F) {
 		}, user)
 		endpoint := "http://" + user + ":" + secret + "@127.0.0.1:9000"
 		var planted string
-		switch form % 8 {
+		switch form % 10 {
 		case 0:
 			planted = "s3://b?endpoint=" + endpoint + "&region=us-east-1"
 		case 1:
@@ -99,6 +108,11 @@ func FuzzRedactPlantedSecret(f *testing.F) {
 			planted = "s3://" + user + ":" + secret + "@b?password=" + secret
 		case 7:
 			planted = "s3://b?endpoint=" + url.PathEscape(endpoint)
+		case 8: // F9: the names of a password, in any case
+			names := []string{"pass", "PW", "Passphrase", "pwd", "passwd", "credential", "Credentials", "sas", "sig", "bearer"}
+			planted = "s3://b?" + names[int(enc)%len(names)] + "=" + secret + "&" + names[int(form/10)%len(names)] + "=" + user + "&region=us-east-1"
+		case 9: // F9: an SDK's error quoting its request's URL after the store URL's last parameter
+			planted = "store s3://b?endpoint=" + endpoint + "&region=us-east-1: op: Get \"" + endpoint + "/b/k?x-id=GetObject\": dial tcp"
 		}
 		for range enc % 3 {
 			planted = "oxyfs://x?store=" + url.QueryEscape(planted)

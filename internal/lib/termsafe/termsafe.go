@@ -15,7 +15,10 @@
 // width characters, every other format character (Cf), and whatever
 // unicode.IsPrint rejects (separators but the ASCII space, private use,
 // unassigned), plus the default-ignorable code points Unicode draws as
-// nothing (U+115F, U+3164, variation selectors, ...). Escape is injective,
+// nothing (U+115F, U+3164, variation selectors, ...) and the printable
+// code points that draw as a blank (U+2800). On an HTML page, where spaces
+// collapse, EscapeSpaces writes a leading, trailing or repeated space as
+// \x20. Escape is injective,
 // so two names never show the same (a literal backslash before what would
 // read as an escape is doubled); Quote reads back to the exact bytes.
 //
@@ -50,11 +53,21 @@ func unsafeRune(r rune, width int) bool {
 // U+2060, U+FEFF, and the rest), what unicode.IsPrint rejects (separators
 // but U+0020, private use, surrogates, unassigned code points), and the
 // default-ignorable code points that are letters or marks (U+115F, U+3164,
-// U+034F, variation selectors).
+// U+034F, variation selectors), and the printable code points that draw
+// as blanks (blankRune: U+2800).
 func hiddenRune(r rune) bool {
 	return !unicode.IsPrint(r) || unicode.Is(unicode.Cf, r) ||
-		unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || unicode.Is(unicode.Variation_Selector, r)
+		unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || unicode.Is(unicode.Variation_Selector, r) ||
+		blankRune(r)
 }
+
+// blankRune reports whether r is printable by unicode.IsPrint, and no
+// default-ignorable code point, but draws as a blank the width of a
+// letter, so "a"+r reads as "a" followed by a space or nothing: U+2800
+// BRAILLE PATTERN BLANK (a symbol, So). The Hangul fillers (U+115F,
+// U+1160, U+3164, U+FFA0) are default-ignorable, the ideographic space
+// U+3000 a separator: hiddenRune has them already.
+func blankRune(r rune) bool { return r == 0x2800 }
 
 // Safe reports whether s shows as itself: no control character, no
 // invalid UTF-8.
@@ -77,6 +90,47 @@ func Safe(s string) bool {
 // doubled: no two strings escape the same, so two names never show as one.
 // Escape is for reading, Quote for reading back in a shell.
 func Escape(s string) string { return escape(s, "", true) }
+
+// EscapeSpaces is Escape for a name on an HTML page, where a leading or
+// trailing space and a run of spaces collapse (HTML's white space): such
+// spaces are written \x20, as is a space after a backslash (which is
+// doubled then, so the form stays injective: "\\ " is backslash, space).
+// A single space between two other characters stays a space.
+func EscapeSpaces(s string) string {
+	if !strings.Contains(s, " ") {
+		return Escape(s)
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == ' ' && (i == 0 || i == len(s)-1 || s[i-1] == ' ' || s[i+1] == ' ' || s[i-1] == '\\'):
+			b.WriteString(`\x20`)
+		case r == '\\' && strings.HasPrefix(s[i+1:], " "):
+			b.WriteString(`\\`)
+		default:
+			b.WriteString(escapeOne(s, i, w))
+		}
+		i += w
+	}
+	return b.String()
+}
+
+// escapeOne is Escape's form of the code point s[i:i+w], in s.
+func escapeOne(s string, i, w int) string {
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	switch {
+	case r == '\\' && backslashBeforeEscape(s[i+1:], ""):
+		return `\\`
+	case !unsafeRune(r, w):
+		return s[i : i+w]
+	case w == 1:
+		return fmt.Sprintf(`\x%02x`, s[i])
+	case r > 0xffff:
+		return fmt.Sprintf(`\U%08x`, r)
+	}
+	return fmt.Sprintf(`\u%04x`, r)
+}
 
 // escape is Escape keeping the bytes of keep; with injective, a backslash
 // that would begin what reads as an escape is doubled. A stream of text (a
