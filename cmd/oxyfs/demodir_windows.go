@@ -17,3 +17,9 @@ func checkPrivateDir(dir string) error {
 	}
 	return nil
 }
+
+// checkMountpoint refuses mnt unless it is a directory, not a reparse
+// point.
+func checkMountpoint(mnt string) error {
+	return checkPrivateDir(mnt)
+}

@@ -251,11 +251,10 @@ func demoStore(ctx context.Context, e *env) (string, string, error) {
 			return "", "", fmt.Errorf("generate the demo store: %w", err)
 		}
 	}
-	mnt := "oxyfs-demo"
-	if err := os.MkdirAll(mnt, 0o755); err != nil {
+	abs, err := demoMountpoint()
+	if err != nil {
 		return "", "", err
 	}
-	abs, _ := filepath.Abs(mnt)
 	fmt.Fprintf(e.stderr, "oxyfs: demo: try `ls %s/sig`, `find %s -type f | head`, `cat %s/.oxy/status`; Ctrl-C unmounts\n", abs, abs, abs)
-	return url, mnt, nil
+	return url, abs, nil
 }
