@@ -59,12 +59,16 @@ func TestSafeDirRefusesFoldersOthersControl(t *testing.T) {
 	theirs := mkdirOwned(t, filepath.Join(base, "theirs"), 0o755, nobody)
 	open := mkdirOwned(t, filepath.Join(base, "open"), 0o777, 0)
 	group := mkdirOwned(t, filepath.Join(base, "group"), 0o775, 0)
+	if err := os.Chown(group, 0, nobody); err != nil { // root's, writable by another group
+		t.Fatal(err)
+	}
+	ownGroup := mkdirOwned(t, filepath.Join(base, "owngroup"), 0o775, 0) // writable by root's own group
 	below := func(d string) string { return mkdirOwned(t, filepath.Join(d, "sub"), 0o700, 0) }
 	symlinkOwned(t, "../ours", filepath.Join(sticky, "rootlink"), 0)
 	symlinkOwned(t, ours, filepath.Join(sticky, "theirlink"), nobody)
 	symlinkOwned(t, below(theirs), filepath.Join(ours, "totheirs"), 0)
 
-	for _, p := range []string{ours, inSticky, filepath.Join(sticky, "rootlink"), filepath.Join(ours, "..", "ours", ".")} {
+	for _, p := range []string{ours, inSticky, below(ownGroup), filepath.Join(sticky, "rootlink"), filepath.Join(ours, "..", "ours", ".")} {
 		got, err := safeDir(p)
 		if err != nil {
 			t.Errorf("safeDir(%s): %v", p, err)

@@ -17,8 +17,10 @@ const maxLinks = 40
 // spirit of OpenSSH's secure_filename (issue 41, F2, F5): path is walked
 // component by component from / (relative to the working directory) with
 // Lstat, and it and every directory above it must be owned by this user or
-// root and not writable by group or others unless sticky (like /tmp, where
-// others cannot rename or remove what is not theirs). A symbolic link is
+// root and not writable by others unless sticky (like /tmp, where others
+// cannot rename or remove what is not theirs), nor by a group unless sticky
+// or its group is trusted (trustedGroup: this process's group, or any
+// group of a folder root owns). A symbolic link is
 // judged twice: the directory holding it has been checked already (the
 // walk is at it) and the link itself must be this user's or root's (one
 // another user made in /tmp points where they chose); the walk then goes
@@ -111,10 +113,23 @@ func checkSafeDir(dir, path string) error {
 	if err := checkOwner(dir, fi, path); err != nil {
 		return err
 	}
-	if fi.Mode().Perm()&0o022 != 0 && fi.Mode()&os.ModeSticky == 0 {
+	if fi.Mode()&os.ModeSticky == 0 && (fi.Mode().Perm()&0o002 != 0 || fi.Mode().Perm()&0o020 != 0 && !trustedGroup(fi)) {
 		return fmt.Errorf("%s is not safe: %s (mode %v) may be written by others, who could replace what it holds; use a folder only you (or root) may write", path, dir, fi.Mode())
 	}
 	return nil
+}
+
+// trustedGroup reports whether a group-writable directory's group may be
+// trusted: root's group, or this process's own (a user private group: a
+// folder made 0775 under umask 002 on Fedora or Ubuntu). Any other group
+// is other users: Ubuntu's /var/log (root:syslog 0775) is refused for
+// --log-file; a root-owned folder under it (/var/log/oxyfs) is not.
+func trustedGroup(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return false
+	}
+	return st.Gid == 0 || int(st.Gid) == os.Getegid()
 }
 
 func checkOwner(name string, fi os.FileInfo, path string) error {
