@@ -90,6 +90,7 @@ func statusOf(s index.Status, lastChange, now time.Time) statusView {
 		row("refreshes", num(s.Refreshes)), row("refresh_failures", num(s.RefreshFailures)),
 		timeRow("last_refresh_time", s.LastRefreshTime, now),
 		row("last_refresh_error", orNone(s.LastRefreshError)),
+		row("conditions", conditionsText(s.Conditions)),
 	}
 	for _, k := range format.Kinds {
 		v.Kinds = append(v.Kinds, row(k.String(), strconv.Itoa(s.EntriesPerKind[k.String()])))
@@ -124,6 +125,18 @@ func statusOf(s index.Status, lastChange, now time.Time) statusView {
 		v.Warnings = append(v.Warnings, termsafe.Line(w))
 	}
 	return v
+}
+
+// conditionsText says whether the server honours the conditions of its
+// writes, as this process found (store.ConditionsVerdict).
+func conditionsText(c store.ConditionsVerdict) string {
+	switch {
+	case !c.Checked:
+		return "not checked yet (no write)"
+	case c.Honoured:
+		return "honoured: " + c.How
+	}
+	return "IGNORED, writes refused: " + c.How
 }
 
 func orNone(s string) string {

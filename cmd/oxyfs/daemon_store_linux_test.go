@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/oxyfs/oxyfs/internal/lib/testwatch"
 )
 
 // TestDetachedChildArgvHoldsNoSecret (issue 41, 10): a detached mount (the
@@ -36,6 +38,7 @@ func TestDetachedChildArgvHoldsNoSecret(t *testing.T) {
 		}
 	}()
 	mnt := t.TempDir()
+	testwatch.Arm(t).Abort(mnt)
 	url := "s3://b?endpoint=http://minioadmin:" + secret + "@" + ln.Addr().String() + "&region=us-east-1&use_path_style=true"
 	_, env := oxyfsOnPath(t)
 	self, err := os.Executable()
