@@ -106,8 +106,8 @@
 //     own at an open (versions.go: sameVersion). The kernel looks a name
 //     up again only once: a node a lookup returned within retryWindow
 //     (5 s) whose version moved again is not ESTALE — a stat says the
-//     current size, uncached, and an open reads the node's version if
-//     descriptors hold it, else the current bytes with direct I/O, the
+//     current size, uncached, and an open reads the current bytes
+//     (never an older version descriptors still hold) with direct I/O, the
 //     kernel told to ask for the attributes again (entryNode.retried) —
 //     so no open fails because a signature changed. A descriptor
 //     held open keeps its node and its handle: it reads the version it

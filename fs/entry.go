@@ -43,10 +43,6 @@ type entryNode struct {
 	// progress with another version's bytes is not counted. Both atomic.
 	readers  atomic.Int32
 	readSize atomic.Int64
-	// data is the bytes of the node's version while descriptors hold
-	// them (readers > 0; may lag a close): an open after the kernel's
-	// retry reads them if the version moved again (Open). Atomic.
-	data atomic.Pointer[[]byte]
 	// lookedUp is when a lookup last returned the node (UnixNano; 0:
 	// never): retried. Atomic.
 	lookedUp atomic.Int64
@@ -237,21 +233,13 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 			sh.Release()
 			return nil, 0, syscall.ESTALE
 		}
-		if d := n.data.Load(); d != nil {
-			// Descriptors hold this node's version: the open reads it
-			// too — one whole version, current when the kernel looked
-			// the name up — as a descriptor opened a moment earlier
-			// would, through the node's page cache if it has one.
-			sh.Release()
-			h := &readHandle{m: m, data: *d, node: n}
-			n.readers.Add(1)
-			return h, n.readFlags(), 0
-		}
 		// The version moved again just after the kernel looked the name
 		// up (maybe for an ESTALE, after which it does not retry): an
-		// open must not fail because a signature changed. No descriptor
-		// holds this node's version any more, so the open reads the
-		// signature's current bytes, with direct I/O (the page cache is the node's),
+		// open must not fail because a signature changed. The open reads
+		// the signature's current bytes — never the node's older version
+		// that descriptors may still hold: an open after a write (or a
+		// refresh) that moved the version must read what it wrote, and a
+		// RELEASE lags its close — with direct I/O (the page cache is the node's),
 		// not counted as the node's readers; the kernel is told to ask
 		// for the attributes again, so fstat answers from the handle
 		// (Getattr), not the size the lookup gave.
@@ -266,7 +254,6 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 		h.node = n
 		n.readSize.Store(int64(len(h.data)))
 		n.readers.Add(1)
-		n.data.Store(&h.data)
 	}
 	return h, n.readFlags(), 0
 }
@@ -279,8 +266,9 @@ const retryWindow = 5 * time.Second
 // retried reports whether n was returned by a lookup within retryWindow:
 // a stat or an open of it whose version moved is then answered, not
 // ESTALE, which the kernel would pass to the caller if it came after its
-// retry (issue 37, item 8) — an open with the node's version's bytes if
-// descriptors hold them, else with the signature's current bytes, a stat
+// retry (issue 37, item 8) — an open with the signature's current bytes
+// (never an older version descriptors still hold: an open after a write
+// reads what it wrote), a stat
 // with the current size (Getattr answers the held size when descriptors
 // hold the version). Otherwise ESTALE makes the kernel look the name up
 // and use the new version's node.
@@ -386,9 +374,7 @@ var (
 // Release gives the bytes back to the readers' budget.
 func (h *readHandle) Release(ctx context.Context) syscall.Errno {
 	if h.node != nil {
-		if h.node.readers.Add(-1) == 0 {
-			h.node.data.Store(nil) // the last: the bytes go with the handles
-		}
+		h.node.readers.Add(-1)
 	}
 	if h.sig != nil {
 		h.sig.Release()
