@@ -114,7 +114,10 @@ func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.At
 		// of the node reads the current bytes (Open).
 		size, _, serr := n.size(ctx)
 		if serr != 0 {
-			return serr
+			// The current signature could not be read (gone from the
+			// view, say): the node's ESTALE, as without the window — the
+			// kernel looks the name up again and hears what became of it.
+			return errno
 		}
 		n.m.fileAttr(&out.Attr, size)
 		out.SetTimeout(0)
@@ -223,6 +226,13 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	}
 	sh, err := m.ix.OpenSig(bg(ctx), n.e)
 	if err != nil {
+		if n.stale() && !n.hasID && index.Classify(err) == index.ClassNotFound {
+			// A node whose version moved (in the retry window) and whose
+			// signature is not there now: ESTALE, as without the window,
+			// so the kernel looks the name up again rather than taking
+			// ENOENT for a name its listing may still show.
+			return nil, 0, syscall.ESTALE
+		}
 		return nil, 0, m.errno("read", n.path, err)
 	}
 	same := n.sameVersion(sh)
