@@ -261,6 +261,12 @@ func mountPid(t *testing.T, mnt string) int {
 	t.Helper()
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
+		// Only oxyfs processes (by comm, which needs no lock): reading
+		// another process's cmdline waits on its memory map's lock, which
+		// a process stuck in a FUSE page fault (another test's) holds.
+		if comm, err := os.ReadFile(filepath.Join(filepath.Dir(p), "comm")); err != nil || strings.TrimSpace(string(comm)) != "oxyfs" {
+			continue
+		}
 		data, err := os.ReadFile(p)
 		if err != nil {
 			continue
