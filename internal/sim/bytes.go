@@ -250,17 +250,7 @@ func (s *sim) opForgetReput() error {
 }
 
 func (s *sim) opResignOtherOf(e format.Entry) error {
-	k, data := e.Key(), s.resignData(nil)
-	s.pend(k, data)
-	if err := s.st.Put(s.ctx, k, data); err != nil {
-		return errors.Join(err, s.deriveKeys([]string{k}))
-	}
-	s.attempted[k]++
-	if _, err := journal.Append(s.ctx, s.st, []string{k}); err != nil {
-		return errors.Join(err, s.deriveKeys([]string{k}))
-	}
-	s.m.written(k, data, true)
-	return nil
+	return s.putOther(e.Key(), s.resignData(nil))
 }
 
 // opHold opens a signature the handle shows and keeps it open: through the
