@@ -119,9 +119,16 @@ func TestMetricsRefusesANonLoopbackHost(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no address logged: %q", logs.String())
 	}
+	checkHosts(t, m[1], map[string]int{"rebound.example:80": http.StatusForbidden, "localhost": http.StatusOK, "127.0.0.1": http.StatusOK})
+}
+
+// checkHosts GETs url with each Host header and checks the status each
+// gets (a DNS-rebinding page's request names a foreign Host).
+func checkHosts(t *testing.T, url string, want map[string]int) {
+	t.Helper()
 	c := &http.Client{Timeout: 10 * time.Second}
-	for host, want := range map[string]int{"rebound.example:80": http.StatusForbidden, "localhost": http.StatusOK, "127.0.0.1": http.StatusOK} {
-		req, err := http.NewRequest("GET", m[1], nil)
+	for host, status := range want {
+		req, err := http.NewRequest("GET", url, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,8 +138,8 @@ func TestMetricsRefusesANonLoopbackHost(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if resp.StatusCode != want {
-			t.Errorf("GET /metrics with Host %s: %s, want %d", host, resp.Status, want)
+		if resp.StatusCode != status {
+			t.Errorf("GET %s with Host %s: %s, want %d", url, host, resp.Status, status)
 		}
 	}
 }
