@@ -49,18 +49,24 @@ func (s *sim) opForgetJournalOnly() error {
 		}
 	}
 	f := fold.ForgetObject{Object: scenarioObject}
+	if err := s.forgetOne(f); err != nil {
+		return err
+	}
+	err := s.h.Refresh(s.ctx)
+	if err == nil {
+		s.exactHandle = "handle-refresh"
+	}
+	return err
+}
+
+// forgetOne runs gc --forget-objects of f, applied, and checks what it
+// reports against the model (forgetDone).
+func (s *sim) forgetOne(f fold.ForgetObject) error {
 	s.noteForget([]fold.ForgetObject{f})
 	rep, err := fold.Collect(s.ctx, s.st, fold.CollectOptions{ForgetObjects: []fold.ForgetObject{f}, Apply: true, Warn: nopWarn})
 	s.logf("#%d   gc --forget-objects %s --apply → %s", s.op, f, gcSummary(&rep))
 	if err != nil {
 		return s.forgetDone([]fold.ForgetObject{f}, nil, err)
 	}
-	if err := s.forgetDone([]fold.ForgetObject{f}, &rep, nil); err != nil {
-		return err
-	}
-	err = s.h.Refresh(s.ctx)
-	if err == nil {
-		s.exactHandle = "handle-refresh"
-	}
-	return err
+	return s.forgetDone([]fold.ForgetObject{f}, &rep, nil)
 }

@@ -47,13 +47,7 @@ func (s *sim) opForgetReputHeld() error {
 	s.exactHandle = "handle-refresh"
 	s.holdKey(k)
 	f := fold.ForgetObject{Object: e.Object, Kinds: []format.Kind{format.KindSig}}
-	s.noteForget([]fold.ForgetObject{f})
-	rep, err := fold.Collect(s.ctx, s.st, fold.CollectOptions{ForgetObjects: []fold.ForgetObject{f}, Apply: true, Warn: nopWarn})
-	s.logf("#%d   gc --forget-objects %s --apply → %s", s.op, f, gcSummary(&rep))
-	if err != nil {
-		return s.forgetDone([]fold.ForgetObject{f}, nil, err)
-	}
-	if err := s.forgetDone([]fold.ForgetObject{f}, &rep, nil); err != nil {
+	if err := s.forgetOne(f); err != nil {
 		return err
 	}
 	var old []byte
@@ -67,7 +61,7 @@ func (s *sim) opForgetReputHeld() error {
 	if err := s.putOther(k, again); err != nil {
 		return err
 	}
-	err = s.h.Refresh(s.ctx)
+	err := s.h.Refresh(s.ctx)
 	s.logf("#%d   put again %d bytes (was %d), refresh", s.op, len(again), len(old))
 	if err != nil {
 		return err
