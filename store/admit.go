@@ -3,6 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
+
+	"gocloud.dev/blob"
 )
 
 // GetAdmitted is Get with an admission: once the response says the body's
@@ -12,13 +15,25 @@ import (
 // attempt failed. A caller bounding what it holds (the index's readers'
 // budget) refuses a body before it reads it.
 func (s *Store) GetAdmitted(ctx context.Context, key string, admit func(size int64) (release func(), err error)) ([]byte, error) {
+	data, _, err := s.GetAdmittedAt(ctx, key, admit)
+	return data, err
+}
+
+// GetAdmittedAt is GetAdmitted that also returns the key's own
+// Last-Modified as the same response gave it (the file's mtime on a file
+// store; the zero time if the backend did not say): no extra request.
+func (s *Store) GetAdmittedAt(ctx context.Context, key string, admit func(size int64) (release func(), err error)) ([]byte, time.Time, error) {
 	var data []byte
+	var mod time.Time
 	err := s.read(ctx, &s.n.get, func(ctx context.Context) (err error) {
-		data, err = s.readBody(ctx, key, nil, admit, nil)
+		data, err = s.readBody(ctx, key, nil, admit, func(r *blob.Reader, _ []byte) error {
+			mod = r.ModTime()
+			return nil
+		})
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("get %q: %w", key, err)
+		return nil, time.Time{}, fmt.Errorf("get %q: %w", key, err)
 	}
-	return data, nil
+	return data, mod, nil
 }

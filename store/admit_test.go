@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"gocloud.dev/blob/memblob"
 
@@ -41,5 +44,37 @@ func TestGetAdmittedAsksBeforeTheBody(t *testing.T) {
 	})
 	if err != nil || !bytes.Equal(got, data) || released != 1 {
 		t.Fatalf("admitted: %d bytes %v, released %d times", len(got), err, released)
+	}
+}
+
+// TestGetAdmittedAtSaysTheKeysTime: the time GetAdmittedAt returns is the
+// key's own modification time as the backend keeps it (here a file store,
+// whose file's mtime the test sets), taken from the one GET that reads it.
+func TestGetAdmittedAtSaysTheKeysTime(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := store.Open(ctx, "file://"+dir, store.Options{Layout: store.LayoutBucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const key = "sig/ab/12/alice"
+	if err := st.Put(ctx, key, []byte("signature")); err != nil {
+		t.Fatal(err)
+	}
+	want := time.Date(2021, 3, 4, 5, 6, 7, 0, time.UTC)
+	if err := os.Chtimes(filepath.Join(dir, filepath.FromSlash(key)), want, want); err != nil {
+		t.Fatal(err)
+	}
+	before := st.Counts()
+	data, mod, err := st.GetAdmittedAt(ctx, key, func(int64) (func(), error) { return func() {}, nil })
+	if err != nil || string(data) != "signature" {
+		t.Fatalf("read %q, %v", data, err)
+	}
+	if !mod.Equal(want) {
+		t.Errorf("time %v, want the file's mtime %v", mod, want)
+	}
+	if d := st.Counts().Sub(before); d.Get != 1 || d.Head != 0 {
+		t.Errorf("read sent %v, want 1 GET and nothing else", d)
 	}
 }
