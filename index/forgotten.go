@@ -94,33 +94,8 @@ type forgets struct {
 // not known. It reads nothing when v has no records or no forget record.
 func (ix *Index) forgotten(ctx context.Context, prev, v *view) (fresh map[string]bool, all bool) {
 	f := &ix.forgets
-	var names []string
-	if v.rec != nil {
-		latest := make(map[string]int64)
-		for _, r := range v.rec.Retired {
-			if format.IsForgottenName(r.Key) {
-				latest[r.Key] = max(latest[r.Key], r.RetiredAt)
-			}
-		}
-		now, known := ix.st.StoreNowMs()
-		for name, at := range latest {
-			if !known || now-at <= forgetRecordAge.Milliseconds() {
-				names = append(names, name)
-			}
-		}
-	}
-	slices.Sort(names)
-	for name, objs := range f.objs {
-		if _, named := slices.BinarySearch(names, name); !named {
-			f.n -= len(objs)
-			delete(f.objs, name)
-		}
-	}
-	for name := range f.cleared {
-		if _, named := slices.BinarySearch(names, name); !named {
-			delete(f.cleared, name)
-		}
-	}
+	names := ix.namedForgetRecords(v)
+	f.dropUnnamed(names)
 	if len(names) == 0 {
 		return nil, false
 	}
@@ -149,30 +124,10 @@ func (ix *Index) forgotten(ctx context.Context, prev, v *view) (fresh map[string
 			continue
 		}
 		reads++
-		rec, err := ix.readForgotten(ctx, name)
-		if err != nil {
-			ix.warnOnce("forgotten:"+name, fmt.Sprintf("%v; a collection forgot objects this handle cannot name, so it reads every signature again, once for this record", err))
+		if !ix.keepForgetRecord(ctx, name) {
 			unknown = append(unknown, name)
 			continue
 		}
-		var objs []string
-		for _, o := range rec.Objects {
-			if o.Kind == format.KindSig {
-				// a copy: the parsed object is a piece of the record's
-				// text (up to 16 MiB), which must not stay alive
-				objs = append(objs, strings.Clone(o.Object))
-			}
-		}
-		if f.n+len(objs) > maxForgetObjects {
-			ix.warnOnce("forgotten:objects", fmt.Sprintf("the forget records name over %d objects, more than this handle keeps: it reads every signature again, once for each record past that", maxForgetObjects))
-			unknown = append(unknown, name)
-			continue
-		}
-		if f.objs == nil {
-			f.objs = make(map[string][]string)
-		}
-		f.objs[name] = objs
-		f.n += len(objs)
 		if fresh == nil {
 			fresh = make(map[string]bool)
 		}
@@ -182,6 +137,77 @@ func (ix *Index) forgotten(ctx context.Context, prev, v *view) (fresh map[string
 		return nil, true
 	}
 	return fresh, false
+}
+
+// namedForgetRecords is the sorted names of the forget records v's retired
+// record names and that are young enough to act on (forgetRecordAge by the
+// store's clock; all of them when the store's time is unknown).
+func (ix *Index) namedForgetRecords(v *view) []string {
+	if v.rec == nil {
+		return nil
+	}
+	latest := make(map[string]int64)
+	for _, r := range v.rec.Retired {
+		if format.IsForgottenName(r.Key) {
+			latest[r.Key] = max(latest[r.Key], r.RetiredAt)
+		}
+	}
+	now, known := ix.st.StoreNowMs()
+	var names []string
+	for name, at := range latest {
+		if !known || now-at <= forgetRecordAge.Milliseconds() {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// dropUnnamed forgets what f keeps for records names (sorted) no longer
+// holds: their objects and their cleared marks.
+func (f *forgets) dropUnnamed(names []string) {
+	for name, objs := range f.objs {
+		if _, named := slices.BinarySearch(names, name); !named {
+			f.n -= len(objs)
+			delete(f.objs, name)
+		}
+	}
+	for name := range f.cleared {
+		if _, named := slices.BinarySearch(names, name); !named {
+			delete(f.cleared, name)
+		}
+	}
+}
+
+// keepForgetRecord reads the forget record name and keeps the signature
+// objects it names (f.objs). It reports false, with one warning, when the
+// record cannot be read or would take f past maxForgetObjects: the caller
+// then starts the cache over for it.
+func (ix *Index) keepForgetRecord(ctx context.Context, name string) bool {
+	f := &ix.forgets
+	rec, err := ix.readForgotten(ctx, name)
+	if err != nil {
+		ix.warnOnce("forgotten:"+name, fmt.Sprintf("%v; a collection forgot objects this handle cannot name, so it reads every signature again, once for this record", err))
+		return false
+	}
+	var objs []string
+	for _, o := range rec.Objects {
+		if o.Kind == format.KindSig {
+			// a copy: the parsed object is a piece of the record's
+			// text (up to 16 MiB), which must not stay alive
+			objs = append(objs, strings.Clone(o.Object))
+		}
+	}
+	if f.n+len(objs) > maxForgetObjects {
+		ix.warnOnce("forgotten:objects", fmt.Sprintf("the forget records name over %d objects, more than this handle keeps: it reads every signature again, once for each record past that", maxForgetObjects))
+		return false
+	}
+	if f.objs == nil {
+		f.objs = make(map[string][]string)
+	}
+	f.objs[name] = objs
+	f.n += len(objs)
+	return true
 }
 
 // clearFor reports whether one of names has not been cleared for yet, and

@@ -308,25 +308,10 @@ func isNameByte(c byte) bool {
 // else is errNotPlain.
 func parseListV2(b []byte) (*listV2, error) {
 	s := &xmlScanner{b: b}
-	s.space()
-	if bytes.HasPrefix(b[s.i:], []byte("<?xml")) {
-		j := bytes.Index(b[s.i:], []byte("?>"))
-		if j < 0 {
-			return nil, errNotPlain
-		}
-		s.i += j + 2
-		s.space()
-	}
 	root := []byte("ListBucketResult")
-	if !bytes.HasPrefix(b[s.i:], []byte("<ListBucketResult")) {
-		return nil, errNotPlain
+	if err := s.rootStart(root); err != nil {
+		return nil, err
 	}
-	// The root may carry xmlns: skip to its '>'.
-	j := bytes.IndexByte(b[s.i:], '>')
-	if j < 0 || b[s.i+j-1] == '/' || !isRootTagEnd(b[s.i+1+len(root)]) {
-		return nil, errNotPlain
-	}
-	s.i += j + 1
 	p := &listV2{}
 	for {
 		s.space()
@@ -337,49 +322,8 @@ func parseListV2(b []byte) (*listV2, error) {
 		if err != nil {
 			return nil, err
 		}
-		switch {
-		case bytes.EqualFold(name, []byte("Contents")):
-			o, err := s.object(name, empty)
-			if err != nil {
-				return nil, err
-			}
-			p.contents = append(p.contents, o)
-		case bytes.EqualFold(name, []byte("CommonPrefixes")):
-			cp, err := s.commonPrefix(name, empty)
-			if err != nil {
-				return nil, err
-			}
-			p.prefixes = append(p.prefixes, cp)
-		case bytes.EqualFold(name, []byte("IsTruncated")):
-			t, err := s.text(name, empty)
-			if err != nil {
-				return nil, err
-			}
-			v, err := strconv.ParseBool(t)
-			if err != nil {
-				return nil, errNotPlain
-			}
-			p.truncated = aws.Bool(v)
-		case bytes.EqualFold(name, []byte("NextContinuationToken")):
-			t, err := s.text(name, empty)
-			if err != nil {
-				return nil, err
-			}
-			p.next = aws.String(t)
-		case bytes.EqualFold(name, []byte("KeyCount")):
-			t, err := s.text(name, empty)
-			if err != nil {
-				return nil, err
-			}
-			v, err := strconv.ParseInt(t, 10, 32)
-			if err != nil {
-				return nil, errNotPlain
-			}
-			p.keyCount = aws.Int32(int32(v))
-		default:
-			if err := s.skip(name, empty, 0); err != nil {
-				return nil, err
-			}
+		if err := s.listField(p, name, empty); err != nil {
+			return nil, err
 		}
 	}
 	s.space()
@@ -387,6 +331,81 @@ func parseListV2(b []byte) (*listV2, error) {
 		return nil, errNotPlain
 	}
 	return p, nil
+}
+
+// rootStart reads past an optional XML declaration and the start tag of
+// root (which may carry attributes such as xmlns); errNotPlain if the body
+// does not start so.
+func (s *xmlScanner) rootStart(root []byte) error {
+	b := s.b
+	s.space()
+	if bytes.HasPrefix(b[s.i:], []byte("<?xml")) {
+		j := bytes.Index(b[s.i:], []byte("?>"))
+		if j < 0 {
+			return errNotPlain
+		}
+		s.i += j + 2
+		s.space()
+	}
+	if !bytes.HasPrefix(b[s.i:], append([]byte("<"), root...)) {
+		return errNotPlain
+	}
+	// The root may carry xmlns: skip to its '>'.
+	j := bytes.IndexByte(b[s.i:], '>')
+	if j < 0 || b[s.i+j-1] == '/' || !isRootTagEnd(b[s.i+1+len(root)]) {
+		return errNotPlain
+	}
+	s.i += j + 1
+	return nil
+}
+
+// listField reads one child of ListBucketResult, whose start tag name was
+// read, into p: an object, a common prefix, the truncation flag, the next
+// token or the key count; any other element is skipped whole.
+func (s *xmlScanner) listField(p *listV2, name []byte, empty bool) error {
+	switch {
+	case bytes.EqualFold(name, []byte("Contents")):
+		o, err := s.object(name, empty)
+		if err != nil {
+			return err
+		}
+		p.contents = append(p.contents, o)
+	case bytes.EqualFold(name, []byte("CommonPrefixes")):
+		cp, err := s.commonPrefix(name, empty)
+		if err != nil {
+			return err
+		}
+		p.prefixes = append(p.prefixes, cp)
+	case bytes.EqualFold(name, []byte("IsTruncated")):
+		t, err := s.text(name, empty)
+		if err != nil {
+			return err
+		}
+		v, err := strconv.ParseBool(t)
+		if err != nil {
+			return errNotPlain
+		}
+		p.truncated = aws.Bool(v)
+	case bytes.EqualFold(name, []byte("NextContinuationToken")):
+		t, err := s.text(name, empty)
+		if err != nil {
+			return err
+		}
+		p.next = aws.String(t)
+	case bytes.EqualFold(name, []byte("KeyCount")):
+		t, err := s.text(name, empty)
+		if err != nil {
+			return err
+		}
+		v, err := strconv.ParseInt(t, 10, 32)
+		if err != nil {
+			return errNotPlain
+		}
+		p.keyCount = aws.Int32(int32(v))
+	default:
+		return s.skip(name, empty, 0)
+	}
+	return nil
 }
 
 func isRootTagEnd(c byte) bool { return c == '>' || c == ' ' || c == '\t' || c == '\n' || c == '\r' }
