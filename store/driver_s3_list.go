@@ -201,7 +201,9 @@ func (s *xmlScanner) text(name []byte, empty bool) (string, error) {
 	if !s.endTag(name) {
 		return "", errNotPlain
 	}
-	if bytes.IndexByte(raw, '\r') >= 0 || bytes.IndexByte(raw, '>') >= 0 {
+	if !plainText(raw) || bytes.IndexByte(raw, '>') >= 0 {
+		// CR (normalised), non-ASCII (checked as XML characters) or a
+		// control character (NUL and others XML forbids): as the SDK would
 		return decodeText(raw)
 	}
 	if bytes.IndexByte(raw, '&') >= 0 {
@@ -211,6 +213,17 @@ func (s *xmlScanner) text(name []byte, empty bool) (string, error) {
 		return decodeText(raw)
 	}
 	return string(raw), nil
+}
+
+// plainText reports whether raw is printable ASCII, tab or line feed only:
+// character data the scanner may take as it stands.
+func plainText(raw []byte) bool {
+	for _, c := range raw {
+		if (c < 0x20 && c != '\t' && c != '\n') || c > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // unescapeSimple decodes the references S3 servers write (the five named
