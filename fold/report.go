@@ -168,8 +168,8 @@ func (r CheckReport) String() string {
 	if r.Unnamed > 0 || r.EmptySignatures > 0 {
 		fmt.Fprintf(&b, "named by no list or journal line: %d (%d may be acknowledged entries readers miss); 0-byte signatures: %d\n", r.Unnamed, r.UnnamedLost, r.EmptySignatures)
 	}
-	writeItems(&b, "problems", r.Problems)
-	writeItems(&b, "notes", r.Notes)
+	writeProblems(&b, "problems", r.Problems)
+	writeProblems(&b, "notes", r.Notes)
 	if r.OK() {
 		b.WriteString("OK: no problems\n")
 	} else {
@@ -177,6 +177,19 @@ func (r CheckReport) String() string {
 	}
 	b.WriteString(r.Requests.String() + "\n")
 	return b.String()
+}
+
+// writeProblems prints check findings: per finding its code and message,
+// its keys (the first few, then a count), its details and its fix.
+func writeProblems(b *strings.Builder, title string, ps []Problem) {
+	if len(ps) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%s (%d):\n", title, len(ps))
+	for _, p := range ps {
+		b.WriteString("  - ")
+		p.write(b, "    ")
+	}
 }
 
 func writeKinds(b *strings.Builder, what string, m map[string]int) {
