@@ -1,13 +1,13 @@
 package fold
 
 import (
-	"slices"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 

@@ -204,7 +204,7 @@ func TestCheckNotesForgetRecordsReadersCannotRead(t *testing.T) {
 		if err := st.Delete(ctx, sound); err != nil {
 			t.Fatal(err)
 		}
-		if notes := check(); (!strings.Contains(notes, CodeForgetRecordGone+": forget records retired within the hour are gone") || !strings.Contains(notes, sound)) {
+		if notes := check(); !strings.Contains(notes, CodeForgetRecordGone+": forget records retired within the hour are gone") || !strings.Contains(notes, sound) {
 			t.Errorf("check of a missing forget record: %s", notes)
 		}
 	})
