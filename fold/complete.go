@@ -24,6 +24,12 @@ type Options struct {
 	// lines, journal keys with no object, a corrupt list repaired, a fold
 	// deferred. Calls never overlap.
 	Warn func(string)
+	// DropMalformed first removes the journal's and the retired record's
+	// lines that do not parse (oxyfs fold --drop-malformed FILE), giving
+	// them to SaveDropped before each compare-and-swap write (dropbad.go);
+	// with DryRun it only reports them.
+	DropMalformed bool
+	SaveDropped   SaveLines
 }
 
 // ListReport describes the complete list a fold settled on.
@@ -59,6 +65,8 @@ type Report struct {
 	Unfolded        bool           `json:"unfolded,omitempty"` // deferred, and the lists read were retired: the store is not folded
 	Requests        store.Counts   `json:"requests"`           // sent through st during the fold (by anyone)
 	CASTries        int            `json:"cas_tries"`
+	// DroppedMalformed is what Options.DropMalformed removed (nil without it).
+	DroppedMalformed *DroppedLines `json:"dropped_malformed,omitempty"`
 }
 
 // Complete folds the store completely (spec §13.7 "Folding"), in this order:
@@ -137,6 +145,12 @@ type folding struct {
 func complete(ctx context.Context, st *store.Store, opts Options, h *hooks) (Report, error) {
 	rep := Report{DryRun: opts.DryRun}
 	r, err := begin(ctx, st, opts.DryRun, opts.Warn, opts.Progress)
+	if err == nil && opts.DropMalformed {
+		var d DroppedLines
+		d, err = dropMalformed(ctx, st, opts.DryRun, opts.SaveDropped, r.w)
+		rep.DroppedMalformed = &d
+		rep.CASTries += d.CASTries
+	}
 	if err == nil {
 		f := &folding{run: r, rep: &rep}
 		if h != nil {

@@ -33,6 +33,15 @@ func (r Report) String() string {
 	if r.DryRun {
 		b.WriteString("dry run: nothing was written\n")
 	}
+	if d := r.DroppedMalformed; d != nil {
+		writeItems(&b, "journal lines that do not parse, "+would("moved out (saved first)", "to move out"), quoted(d.Journal))
+		writeItems(&b, "retired record lines that do not parse, "+would("moved out (saved first)", "to move out"), quoted(d.Retired))
+		if len(d.Rewritten) > 0 {
+			fmt.Fprintf(&b, "records rewritten without them: %s\n", strings.Join(d.Rewritten, ", "))
+		} else if !r.DryRun {
+			b.WriteString("records: no line to drop\n")
+		}
+	}
 	fmt.Fprintf(&b, "journal: %d lines read, %d unfolded\n", r.JournalLines, r.JournalUnfolded)
 	writeKinds(&b, "listed", r.Listed)
 	switch {
@@ -190,6 +199,15 @@ func writeProblems(b *strings.Builder, title string, ps []Problem) {
 		b.WriteString("  - ")
 		p.write(b, "    ")
 	}
+}
+
+// quoted is each line quoted, so that a blank or odd line shows.
+func quoted(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = fmt.Sprintf("%q", l)
+	}
+	return out
 }
 
 func writeKinds(b *strings.Builder, what string, m map[string]int) {
