@@ -82,6 +82,8 @@ func (r Report) String() string {
 	}
 	b.WriteString("\n")
 	writeItems(&b, "malformed keys (left out)", r.Malformed)
+	writeItems(&b, "malformed keys the lists read hold (not entry keys; left out)", quoted(r.ListMalformed))
+	writeItems(&b, "0-byte signature keys (listed as they are; re-sign each: oxyfs put --force STORE KEY SIGFILE)", r.EmptySignatures)
 	writeItems(&b, "journal keys the listing did not show (kept)", r.JournalOnly)
 	writeItems(&b, "journal lines that do not parse (kept as is)", r.JournalBad)
 	writeItems(&b, "retired record lines that do not parse (kept as is)", r.RetiredBad)
