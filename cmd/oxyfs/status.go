@@ -41,7 +41,7 @@ type storeStatus struct {
 	// read as folded, and status exits 1.
 	UnreadableLists []string `json:"unreadable_lists,omitempty"`
 	LegacyMarker    bool     `json:"legacy_marker"`
-	Packs           int              `json:"packs"`
+	Packs           int      `json:"packs"`
 }
 
 func runStatus(ctx context.Context, e *env, args []string) error {
