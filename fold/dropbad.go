@@ -34,7 +34,8 @@ type SaveLines func(record string, lines []string) error
 // from it ends the update with nothing written. A blank line carries
 // nothing: it is dropped, not saved. The rewrite keeps every line that
 // parses (format.Record.Text: a CRLF line is written with "\n") and ends a
-// cut last line. dry reports what would be dropped and writes nothing.
+// cut last line. dry reads each record once (no update: the store may be
+// read-only) and reports what would be dropped.
 func dropMalformed(ctx context.Context, st *store.Store, dry bool, save SaveLines, w *warner) (DroppedLines, error) {
 	var d DroppedLines
 	for _, r := range []struct {
@@ -45,11 +46,22 @@ func dropMalformed(ctx context.Context, st *store.Store, dry bool, save SaveLine
 		{format.JournalKey, splitJournal, &d.Journal},
 		{format.RetiredKey, splitRetired, &d.Retired},
 	} {
+		if dry {
+			old, _, err := st.ReadRecord(ctx, r.key)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return d, fmt.Errorf("read %s: %w", r.key, err)
+			}
+			_, *r.out, _ = r.split(old)
+			for _, l := range *r.out {
+				w.warn("%s: line %q does not parse: to drop", r.key, clipText(l, 80))
+			}
+			continue
+		}
 		saved := map[string]int{} // line → times saved by earlier tries
 		res, err := st.UpdateRecord(ctx, r.key, func(old []byte, _ bool) ([]byte, error) {
 			text, bad, changed := r.split(old)
 			*r.out = bad
-			if !changed || dry {
+			if !changed {
 				return nil, store.ErrNoChange
 			}
 			left := make(map[string]int, len(saved))
@@ -85,7 +97,7 @@ func dropMalformed(ctx context.Context, st *store.Store, dry bool, save SaveLine
 			d.Rewritten = append(d.Rewritten, r.key)
 		}
 		for _, l := range *r.out {
-			w.warn("%s: line %q does not parse: %s", r.key, clipText(l, 80), dropVerb(dry))
+			w.warn("%s: line %q does not parse: saved and dropped", r.key, clipText(l, 80))
 		}
 	}
 	return d, nil
