@@ -26,8 +26,8 @@ func init() {
 	})
 	register(&command{
 		name:    "check",
-		args:    "STORE",
-		summary: "check the store (fsck): every per-object key named by a live list or the journal, every listed key present, lists decode and are sorted, records parse, no signature key is 0 bytes, the journal is not cut or shorter than its lists prove (what a failed write leaves); exit 1 on problems",
+		args:    "STORE [--json]",
+		summary: "check the store (fsck): every per-object key named by a live list or the journal, every listed key present, lists decode and are sorted, records parse, no signature key is 0 bytes, the journal is not cut or shorter than its lists prove (what a failed write leaves), no older list beside the marker hides an entry; each problem has a code, its keys and the command that fixes it (docs/operations.md); exit 1 on problems",
 		run:     runCheck,
 	})
 }
