@@ -117,7 +117,11 @@ func (f *findings) add(p Problem) {
 	}
 	p.Severity = SeverityProblem
 	f.rep.Problems = append(f.rep.Problems, p)
-	f.w.warn("%s", p.Message)
+	if p.Count > 0 {
+		f.w.warn("%s: %s (%s)", p.Code, p.Message, strings.Join(p.Keys, ", ")+more(p.Count-len(p.Keys)))
+	} else {
+		f.w.warn("%s: %s", p.Code, p.Message)
+	}
 }
 
 // keyed returns p concerning keys: Count is len(keys), Keys its first max.

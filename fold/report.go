@@ -9,18 +9,6 @@ import (
 	"github.com/oxyfs/oxyfs/store/format"
 )
 
-// capped appends one line per item to dst, up to max, then one line that
-// sums up the rest, so a report on a store of a million keys stays readable.
-func capped(dst *[]string, max int, items []string, line func(string) string) {
-	for i, it := range items {
-		if i == max {
-			*dst = append(*dst, fmt.Sprintf("… and %d more like the above", len(items)-max))
-			return
-		}
-		*dst = append(*dst, line(it))
-	}
-}
-
 // String prints the report of a fold for a terminal.
 func (r Report) String() string {
 	var b strings.Builder
