@@ -172,10 +172,10 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 		return rep, fmt.Errorf("check: %w", err)
 	}
 	unreadable := len(rep.Problems) // where the lists' problems start
-	named := checkListFindings(f, live, found, sc.keys, gone)
+	named := checkListFindings(f, live, found, sc.keys, jkeys, gone)
 	if len(missing) > 0 && !slices.ContainsFunc(missing[:min(len(missing), max)], func(k string) bool { return !gone(k) }) {
 		f.add(f.keyed(Problem{Code: CodeEntryMissingKey,
-			Message: fmt.Sprintf("journal %s names keys that do not exist: readers show such an entry, and reading it fails (not found)", format.JournalKey),
+			Message: fmt.Sprintf("journal %s names keys that do not exist (live lists may name them too): readers show such an entry, and reading it fails (not found)", format.JournalKey),
 			Fix:     fmt.Sprintf("%s now, then %s over an hour later: the fold marks their lines, the collection drops them past their hour, and the next complete list leaves the keys out; or write each again with `oxyfs put` if it should exist", f.foldFix(), f.cmd("gc"))}, missing))
 	}
 
@@ -207,7 +207,7 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 		rep.Unnamed = len(waiting)
 		if len(waiting) > 0 && unreadable < len(rep.Problems) {
 			p := &rep.Problems[unreadable]
-			p.Details = append(p.Details, fmt.Sprintf("follow-on: %d per-object keys no readable live list or journal line names (%s), most likely keys the list held; readers list the entry prefixes while a live list does not decode, so they miss none of them, and the fold that replaces the list lists them", len(waiting), sample(waiting, max)))
+			p.Details = append(p.Details, fmt.Sprintf("follow-on: %d per-object keys no readable live list or journal line names (%s), most likely keys the list held; readers list the entry prefixes while a live list does not decode, so they miss none of them, and the fold that replaces the list lists them", len(waiting), sample(waiting, textKeys)))
 		}
 	default:
 		err := reportUnnamed(ctx, st, sn, f, dmg, waiting, waitingAt)

@@ -122,7 +122,11 @@ func checkList(ctx context.Context, st *store.Store, name string, keys []string,
 // (confirmMissing); otherwise the listing was wrong, which is reported once.
 // The first problem it adds is a list that does not decode or vanished, if
 // any (Check hangs the keys that follow from it under it).
-func checkListFindings(f *findings, live []store.ListInfo, found []listFindings, keys []string, gone func(string) bool) keyBits {
+//
+// A key a list names that does not exist and that the journal names too
+// (jkeys: sorted, unique) is left to the journal's finding, when the list's
+// missing keys are all known (at most MaxItems).
+func checkListFindings(f *findings, live []store.ListInfo, found []listFindings, keys, jkeys []string, gone func(string) bool) keyBits {
 	for i, fd := range found {
 		name := live[i].Name
 		switch {
@@ -159,6 +163,17 @@ func checkListFindings(f *findings, live []store.ListInfo, found []listFindings,
 		missing += fd.missing
 		if fd.missing == 0 || slices.ContainsFunc(fd.missingEx, func(k string) bool { return !gone(k) }) {
 			continue
+		}
+		if fd.missing == len(fd.missingEx) {
+			// Every missing key is known: those the journal names too are
+			// the journal's finding (one cause, one fix), not this list's.
+			fd.missingEx = slices.DeleteFunc(slices.Clone(fd.missingEx), func(k string) bool {
+				_, ok := slices.BinarySearch(jkeys, k)
+				return ok
+			})
+			if fd.missing = len(fd.missingEx); fd.missing == 0 {
+				continue
+			}
 		}
 		p := f.keyed(Problem{Code: CodeEntryMissingKey,
 			Message: fmt.Sprintf("list %s names keys that do not exist: readers show such an entry, and reading it fails (not found)", live[i].Name),
