@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync/atomic"
 
 	"github.com/oxyfs/oxyfs/store"
@@ -42,8 +41,8 @@ type CheckReport struct {
 	// problems (something acknowledged may be missing: see Check).
 	Unnamed     int          `json:"unnamed"`
 	UnnamedLost int          `json:"unnamed_lost"`
-	Problems    []string     `json:"problems"`
-	Notes       []string     `json:"notes"`
+	Problems    []Problem    `json:"problems"` // each fails the check (Severity SeverityProblem)
+	Notes       []Problem    `json:"notes"`    // Severity SeverityNote
 	Requests    store.Counts `json:"requests"`
 }
 
@@ -93,18 +92,13 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 	start := st.Counts()
 	defer func() { rep.Requests = st.Counts().Sub(start) }()
 	prog := &progress{fn: opts.Progress}
-	w := &warner{fn: opts.Warn}
 	max := opts.MaxItems
 	if max <= 0 {
 		max = 50
 	}
 	rep.Store, rep.Layout = st.URL(), st.Layout().String()
-	problem := func(format string, args ...any) {
-		msg := fmt.Sprintf(format, args...)
-		rep.Problems = append(rep.Problems, msg)
-		w.warn("%s", msg)
-	}
-	note := func(format string, args ...any) { rep.Notes = append(rep.Notes, fmt.Sprintf(format, args...)) }
+	rep.Problems, rep.Notes = []Problem{}, []Problem{}
+	f := &findings{rep: &rep, w: &warner{fn: opts.Warn}, max: max, url: st.URL()}
 
 	sn, err := readSnapshot(ctx, st)
 	if err != nil {
@@ -112,17 +106,25 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 	}
 	rep.Folded = sn.Folded()
 	rep.JournalLines, rep.JournalUnfolded, rep.RetiredLines = len(sn.Journal), sn.UnfoldedLines(), len(sn.Retired)
-	for _, b := range sn.JournalBad.Messages() {
-		problem("journal %s %s", format.JournalKey, b)
+	if sn.JournalBad.Count > 0 {
+		f.add(Problem{Code: CodeJournalMalformedLine, Keys: []string{format.JournalKey}, Count: 1, Details: sn.JournalBad.Messages(),
+			Message: fmt.Sprintf("journal %s has %d lines that do not parse: readers and folds skip them (the entries they meant to name are found by a fold's listing), and every rewrite keeps them", format.JournalKey, sn.JournalBad.Count),
+			Fix:     f.dropMalformedFix()})
 	}
-	for _, b := range sn.RetiredBad.Messages() {
-		problem("retired record %s %s", format.RetiredKey, b)
+	if sn.RetiredBad.Count > 0 {
+		f.add(Problem{Code: CodeRetiredMalformedLine, Keys: []string{format.RetiredKey}, Count: 1, Details: sn.RetiredBad.Messages(),
+			Message: fmt.Sprintf("retired record %s has %d lines that do not parse: a collection never deletes what they meant to retire, and every rewrite keeps them", format.RetiredKey, sn.RetiredBad.Count),
+			Fix:     f.dropMalformedFix()})
 	}
-	for _, k := range sn.Irregular {
-		problem("pack key %s: not a regular file (readers and folds skip it)", k)
+	if len(sn.Irregular) > 0 {
+		f.add(f.keyed(Problem{Code: CodePackKeyIrregular,
+			Message: "pack keys that are not regular files (a directory, a link, a device): readers and folds skip them",
+			Fix:     "move them out of the store's directory (they are no pack, list or record of a store)"}, sn.Irregular))
 	}
 	if st.Layout() == store.LayoutDirectory && (len(sn.Lists) > 0 || len(sn.Journal) > 0) {
-		note("directory layout, yet the store holds a journal or entry lists: readers of this layout ignore them")
+		f.add(Problem{Code: CodeDirectoryLayout, Severity: SeverityNote,
+			Message: "directory layout, yet the store holds a journal or entry lists: readers of this layout ignore them",
+			Fix:     "pass --layout bucket if the store is kept in the bucket layout"})
 	}
 
 	sc, err := listEntriesTimed(ctx, st, prog, true)
@@ -130,9 +132,11 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 		return rep, fmt.Errorf("check: %w", err)
 	}
 	rep.Entries = len(sc.keys)
-	capped(&rep.Problems, max, sc.malformed, func(k string) string {
-		return fmt.Sprintf("malformed entry key %q under an entry prefix (readers and folds skip it)", k)
-	})
+	if len(sc.malformed) > 0 {
+		f.add(f.keyed(Problem{Code: CodeEntryKeyMalformed,
+			Message: "keys under an entry prefix that are not entry keys <kind>/<hh>/<rest>/<value> (malformed, not missing): readers and folds skip them",
+			Fix:     "if no tool of yours wrote them, delete them (nothing reads them); an entry meant by one is written again under its right key with `oxyfs put`"}, sc.malformed))
+	}
 
 	// The live lists, streamed (checklists.go).
 	live := sn.LiveLists()
@@ -151,27 +155,28 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 		jkeys[i] = l.Key
 	}
 	jkeys = sortedUnique(jkeys)
-	dmg, err := checkDamage(ctx, st, sn, sc, jkeys, max, &rep)
+	dmg, err := checkDamage(ctx, st, sn, sc, jkeys, f)
 	if err != nil {
 		return rep, fmt.Errorf("check: %w", err)
 	}
 	dmg.listsRead(live, found)
 	_, missing := mergeKeys(sc.keys, jkeys)
 	examples := slices.Clone(missing[:min(len(missing), max)])
-	for _, f := range found {
-		if f.named != nil {
-			examples = append(examples, f.missingEx...)
+	for _, fd := range found {
+		if fd.named != nil {
+			examples = append(examples, fd.missingEx...)
 		}
 	}
-	gone, err := confirmMissing(ctx, st, sortedUnique(examples), max, problem)
+	gone, err := confirmMissing(ctx, st, sortedUnique(examples), f)
 	if err != nil {
 		return rep, fmt.Errorf("check: %w", err)
 	}
-	named := checkListFindings(&rep, live, found, len(sc.keys), max, gone)
-	if !slices.ContainsFunc(missing[:min(len(missing), max)], func(k string) bool { return !gone(k) }) {
-		capped(&rep.Problems, max, missing, func(k string) string {
-			return fmt.Sprintf("journal names %s, which does not exist", k)
-		})
+	unreadable := len(rep.Problems) // where the lists' problems start
+	named := checkListFindings(f, live, found, sc.keys, jkeys, gone)
+	if len(missing) > 0 && !slices.ContainsFunc(missing[:min(len(missing), max)], func(k string) bool { return !gone(k) }) {
+		f.add(f.keyed(Problem{Code: CodeEntryMissingKey,
+			Message: fmt.Sprintf("journal %s names keys that do not exist (live lists may name them too): readers show such an entry, and reading it fails (not found)", format.JournalKey),
+			Fix:     fmt.Sprintf("%s now, then %s over an hour later: the fold marks their lines, the collection drops them past their hour, and the next complete list leaves the keys out; or write each again with `oxyfs put` if it should exist", f.foldFix(), f.cmd("gc"))}, missing))
 	}
 
 	// Per-object keys that neither names.
@@ -186,47 +191,98 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 	})
 	switch {
 	case st.Layout() == store.LayoutDirectory:
-		note("directory layout: lookups list the per-object prefixes; %d entries", len(sc.keys))
+		f.add(Problem{Code: CodeDirectoryLayout, Severity: SeverityNote, Count: 0,
+			Message: fmt.Sprintf("directory layout: lookups list the per-object prefixes; %d entries", len(sc.keys))})
 	case !rep.Folded:
-		note("store is not folded (no live complete list): readers list the per-object prefixes; browsing it costs a LIST for every directory listed and every object looked up; run `oxyfs fold` to fold it")
+		p := Problem{Code: CodeStoreNotFolded, Severity: SeverityNote,
+			Message: "store is not folded (no live complete list): readers list the per-object prefixes; browsing it costs a LIST for every directory listed and every object looked up",
+			Fix:     f.foldFix()}
 		if len(waiting) > 0 {
-			note("%d per-object keys are in no list or journal line yet; the first complete fold picks them up", len(waiting))
+			p.Details = []string{fmt.Sprintf("%d per-object keys are in no list or journal line yet; the first complete fold picks them up", len(waiting))}
+		}
+		f.add(p)
+	case !dmg.listsWhole:
+		// Follow-on: a live list that does not decode held these keys, most
+		// likely. Readers list the prefixes meanwhile, so they miss none.
+		rep.Unnamed = len(waiting)
+		if len(waiting) > 0 && unreadable < len(rep.Problems) {
+			p := &rep.Problems[unreadable]
+			p.Details = append(p.Details, fmt.Sprintf("follow-on: %d per-object keys no readable live list or journal line names (%s), most likely keys the list held; readers list the entry prefixes while a live list does not decode, so they miss none of them, and the fold that replaces the list lists them", len(waiting), sample(waiting, textKeys)))
 		}
 	default:
-		dropped, err := heldByRetired(ctx, st, sn, waiting)
+		err := reportUnnamed(ctx, st, sn, f, dmg, waiting, waitingAt)
 		if err != nil {
 			return rep, fmt.Errorf("check: %w", err)
 		}
-		var older []string
-		var gaps, lost []string
-		for i, k := range waiting {
-			if l, ok := dropped[k]; ok {
-				gaps = append(gaps, fmt.Sprintf("%s exists, but no live list or journal line names it although %s, retired, held it: a fold left it out (a listing that missed it?); readers of the folded store do not show it until a complete fold lists it (`oxyfs fold`)", k, l))
-			} else if why := dmg.unnamedCause(waitingAt[i]); why != "" {
-				lost = append(lost, fmt.Sprintf("%s exists, but no live list or journal line names it: %s; readers of the folded store miss it until a complete fold lists it (`oxyfs fold`)", k, why))
-			} else {
-				older = append(older, k)
-			}
-		}
-		rep.Unnamed, rep.UnnamedLost = len(waiting), len(gaps)+len(lost)
-		capped(&rep.Problems, max, gaps, func(s string) string { return s })
-		capped(&rep.Problems, max, lost, func(s string) string { return s })
-		capped(&rep.Notes, max, older, func(k string) string {
-			return fmt.Sprintf("%s is waiting for a fold: no live list or journal line names it (an older writer's key?); readers of the folded store miss it until the next complete fold", k)
-		})
 	}
 
-	dmg.reportLost(&rep)
-	checkLayoutNotes(ctx, st, sn, note)
-	if err := checkRetired(ctx, st, sn, max, prog, &rep.Notes); err != nil {
+	dmg.reportLost(f)
+	if err := checkLayoutNotes(ctx, st, sn, f); err != nil {
+		return rep, fmt.Errorf("check: %w", err)
+	}
+	if sn.Marker && st.Layout() == store.LayoutBucket {
+		if err := checkLegacyHidden(ctx, st, sc.keys, dmg.times.marker, f); err != nil {
+			return rep, fmt.Errorf("check: %w", err)
+		}
+	}
+	if err := checkRetired(ctx, st, sn, prog, f); err != nil {
 		return rep, fmt.Errorf("check: %w", err)
 	}
 	return rep, nil
 }
 
+// reportUnnamed reports the per-object keys of a folded store whose lists
+// all decode that no live list or journal line names (waiting, with their
+// modification times): a gap a fold left when a retired list that still
+// exists held one, a problem when time proves its line lost or its key
+// missed (unnamedCause), else a note (an older writer's key, or one whose
+// writer is adding its line). Each cause is one finding.
+func reportUnnamed(ctx context.Context, st *store.Store, sn *store.Snapshot, f *findings, dmg damage, waiting []string, waitingAt []int64) error {
+	dropped, err := heldByRetired(ctx, st, sn, waiting)
+	if err != nil {
+		return err
+	}
+	var older, gaps []string
+	var retiredBy []string
+	lost := map[unnamedWhy][]string{}
+	for i, k := range waiting {
+		if l, ok := dropped[k]; ok {
+			gaps = append(gaps, k)
+			retiredBy = append(retiredBy, l)
+		} else if why := dmg.unnamedCause(waitingAt[i]); why != notLost {
+			lost[why] = append(lost[why], k)
+		} else {
+			older = append(older, k)
+		}
+	}
+	rep := f.rep
+	rep.Unnamed, rep.UnnamedLost = len(waiting), len(waiting)-len(older)
+	if len(gaps) > 0 {
+		f.add(f.keyed(Problem{Code: CodeEntryLeftOut,
+			Message: fmt.Sprintf("keys that exist, but no live list or journal line names them although a retired list (%s) held them: a fold left them out (a listing that missed them?); readers of the folded store do not show them", sample(sortedUnique(retiredBy), 3)),
+			Fix:     f.foldFix() + " (its listing names them again)"}, gaps))
+	}
+	for _, why := range []unnamedWhy{lostListingMissed, lostJournalLines, lostJournalRewritten} {
+		if keys := lost[why]; len(keys) > 0 {
+			f.add(f.keyed(Problem{Code: CodeEntryUnlisted,
+				Message: "keys that exist, but no live list or journal line names them: " + why.String() + "; readers of the folded store miss them",
+				Fix:     f.foldFix() + " (a complete fold lists every entry prefix)"}, keys))
+		}
+	}
+	if len(older) > 0 {
+		f.add(f.keyed(Problem{Code: CodeEntryWaitingFold, Severity: SeverityNote,
+			Message: "keys waiting for a fold: no live list or journal line names them (an older writer's keys, or a writer adding its line now); readers of the folded store miss them until the next complete fold",
+			Fix:     f.foldFix()}, older))
+	}
+	return nil
+}
+
 // checkLayoutNotes notes the states of the lists, the journal and the older
-// lists that the spec allows but that a fold would change.
-func checkLayoutNotes(ctx context.Context, st *store.Store, sn *store.Snapshot, note func(string, ...any)) {
+// lists that the spec allows but that a fold would change, and reports older
+// one-list keys beside the marker, whose entries readers never see (one
+// LIST of each older prefix, a page of at most MaxItems keys, on a store
+// without the marker).
+func checkLayoutNotes(ctx context.Context, st *store.Store, sn *store.Snapshot, f *findings) error {
 	complete, partial := 0, 0
 	for _, l := range sn.LiveLists() {
 		if l.Complete {
@@ -236,35 +292,48 @@ func checkLayoutNotes(ctx context.Context, st *store.Store, sn *store.Snapshot, 
 		}
 	}
 	if complete > 1 {
-		note("%d live complete lists (folds ran side by side); the next complete fold retires all but one", complete)
+		f.add(Problem{Code: CodeListsSideBySide, Severity: SeverityNote,
+			Message: fmt.Sprintf("%d live complete lists (folds ran side by side): readers read them all; the next complete fold retires all but one", complete),
+			Fix:     f.foldFix()})
 	}
 	if partial > 0 {
-		note("%d live partial lists; the next complete fold retires them", partial)
+		f.add(Problem{Code: CodePartialListsLive, Severity: SeverityNote,
+			Message: fmt.Sprintf("%d live partial lists; the next complete fold retires them", partial)})
 	}
 	if n := sn.UnfoldedLines(); n > format.PartialFoldThreshold {
-		note("%d unfolded journal lines, more than %d: the next writer folds them into a partial list", n, format.PartialFoldThreshold)
+		f.add(Problem{Code: CodeJournalOverThreshold, Severity: SeverityNote,
+			Message: fmt.Sprintf("%d unfolded journal lines, more than %d: the next writer folds them into a partial list", n, format.PartialFoldThreshold)})
 	}
-	if sn.Marker || st.Layout() == store.LayoutDirectory {
-		return
+	if st.Layout() == store.LayoutDirectory {
+		return nil
 	}
-	older := 0
+	if sn.Marker {
+		return nil // checkLegacyHidden looks at the older lists beside it
+	}
+	var older []string
 	for _, ll := range format.LegacyLists() {
-		page, _, err := st.ListPage(ctx, ll.Prefix, "", nil, 0)
+		page, _, err := st.ListPage(ctx, ll.Prefix, "", nil, f.max)
 		if err != nil {
-			note("could not list older lists under %s: %v", ll.Prefix, err)
-			continue
+			return fmt.Errorf("list older lists under %s: %w", ll.Prefix, err)
 		}
-		older += len(page)
+		for _, it := range page {
+			if !it.IsDir {
+				older = append(older, it.Key)
+			}
+		}
 	}
-	if older > 0 {
-		note("no %s marker and older one-list keys present (at least %d): the first complete fold copies them into per-object entries", format.LegacyFoldedMarker, older)
+	if len(older) > 0 {
+		f.add(f.keyed(Problem{Code: CodeLegacyListsUnfolded, Severity: SeverityNote,
+			Message: fmt.Sprintf("no %s marker and older one-list keys present (at least %d): the first complete fold copies them into per-object entries", format.LegacyFoldedMarker, len(older)),
+			Fix:     f.foldFix()}, older))
 	}
+	return nil
 }
 
 // checkRetired notes retired keys that are gone already, forget records
 // that do not parse (readers trust no cached signature while one is
 // named), and how many keys are due for deletion.
-func checkRetired(ctx context.Context, st *store.Store, sn *store.Snapshot, max int, prog *progress, notes *[]string) error {
+func checkRetired(ctx context.Context, st *store.Store, sn *store.Snapshot, prog *progress, f *findings) error {
 	listed := make(map[string]bool, len(sn.Lists))
 	for _, l := range sn.Lists {
 		listed[l.Name] = true
@@ -315,29 +384,38 @@ func checkRetired(ctx context.Context, st *store.Store, sn *store.Snapshot, max 
 	if err != nil {
 		return fmt.Errorf("retired keys: %w", err)
 	}
-	var missing []string
+	var missing, young []string
+	var unparsed, why []string
 	for i, k := range keys {
-		if gone[i] {
+		switch {
+		case gone[i] && format.IsForgottenName(k) && !format.RetiredOverAnHourAgo(latest[k], now):
+			young = append(young, k)
+		case gone[i]:
 			missing = append(missing, k)
+		case bad[i] != "":
+			unparsed = append(unparsed, k)
+			why = append(why, bad[i])
 		}
 	}
-	capped(notes, max, missing, func(k string) string {
-		if format.IsForgottenName(k) && !format.RetiredOverAnHourAgo(latest[k], now) {
-			return fmt.Sprintf("forget record %s, retired within the hour, is gone (its collection failed before writing it?): until a collection drops its line after its hour, readers trust no cached signature", k)
-		}
-		return fmt.Sprintf("retired key %s is gone already; the next collection drops its line", k)
-	})
-	var unparsed []string
-	for i := range keys {
-		if bad[i] != "" {
-			unparsed = append(unparsed, bad[i])
-		}
+	if len(young) > 0 {
+		f.add(f.keyed(Problem{Code: CodeForgetRecordGone, Severity: SeverityNote,
+			Message: "forget records retired within the hour are gone (their collection failed before writing them?): until a collection drops their lines after their hour, readers trust no cached signature",
+			Fix:     "wait for the hour, then " + f.cmd("gc")}, young))
 	}
-	capped(notes, max, unparsed, func(why string) string {
-		return why + "; readers trust no cached signature while it is named (within its hour), and a collection deletes it after"
-	})
+	if len(missing) > 0 {
+		f.add(f.keyed(Problem{Code: CodeRetiredKeyGone, Severity: SeverityNote,
+			Message: "retired keys are gone already; the next collection drops their lines",
+			Fix:     f.cmd("gc")}, missing))
+	}
+	if len(unparsed) > 0 {
+		f.add(f.keyed(Problem{Code: CodeForgetRecordBad, Severity: SeverityNote, Details: why[:min(len(why), f.max)],
+			Message: "forget records that do not parse: readers trust no cached signature while they are named (within their hour), and a collection deletes them after",
+			Fix:     "wait for the hour, then " + f.cmd("gc")}, unparsed))
+	}
 	if due > 0 {
-		*notes = append(*notes, fmt.Sprintf("%d retired lines are over %v old: the next collection deletes their keys", due, format.GracePeriod))
+		f.add(Problem{Code: CodeRetiredDue, Severity: SeverityNote,
+			Message: fmt.Sprintf("%d retired lines are over %v old: the next collection deletes their keys", due, format.GracePeriod),
+			Fix:     f.cmd("gc")})
 	}
 	return nil
 }
@@ -391,7 +469,7 @@ func heldByRetired(ctx context.Context, st *store.Store, sn *store.Snapshot, key
 // problem reported, once, and the look-ups stop there, since the listing
 // can no longer tell which named keys are missing; a key not looked up is
 // not reported missing.
-func confirmMissing(ctx context.Context, st *store.Store, keys []string, max int, problem func(string, ...any)) (func(string) bool, error) {
+func confirmMissing(ctx context.Context, st *store.Store, keys []string, f *findings) (func(string) bool, error) {
 	const (
 		unchecked = iota
 		isGone
@@ -429,9 +507,9 @@ func confirmMissing(ctx context.Context, st *store.Store, keys []string, max int
 		}
 	}
 	if len(there) > 0 {
-		shown := there[:min(len(there), max)]
-		problem("the listing of the entry prefixes did not show %s%s, which a HEAD found: the server's listing is wrong (an empty or cut page?); keys a list or the journal names are reported missing only once a HEAD found them gone (%d not looked up)",
-			strings.Join(shown, ", "), more(len(there)-len(shown)), left)
+		f.add(f.keyed(Problem{Code: CodeListingIncomplete,
+			Message: fmt.Sprintf("the listing of the entry prefixes did not show keys a HEAD found: the server's listing is wrong (an empty or cut page?); keys a list or the journal names are reported missing only once a HEAD found them gone (%d not looked up); fold and gc refuse while the listing leaves out keys that exist", left),
+			Fix:     "run " + f.cmd("check") + " again; if it persists, the server's LIST is wrong: have it fixed before running fold or gc"}, there))
 	}
 	gone := make(map[string]bool, len(keys))
 	for i, k := range keys {

@@ -42,6 +42,7 @@ import (
 type packTimes struct {
 	journal      int64
 	journalThere bool
+	marker       int64 // format.LegacyFoldedMarker's, 0 if not listed
 	lists        map[string]int64
 }
 
@@ -59,6 +60,8 @@ func readPackTimes(ctx context.Context, st *store.Store) (packTimes, error) {
 		}
 		if it.Key == format.JournalKey {
 			pt.journal, pt.journalThere = ms, true
+		} else if it.Key == format.LegacyFoldedMarker {
+			pt.marker = ms
 		} else if _, _, ok := format.ParseEntryListName(it.Key); ok {
 			pt.lists[it.Key] = ms
 		}
@@ -75,9 +78,9 @@ type damage struct {
 	times      packTimes
 	journalCut bool   // the journal ends in the middle of a line
 	lostLines  string // a partial list proves lines lost: its name, else ""
-	// lostMsg says what the partial lists prove lost: a problem when a key
+	// lost says what the partial lists prove lost: a problem when a key
 	// no list names may have lost its line with them, else a note (Check).
-	lostMsg []string
+	lost []Problem
 	// foldedAt is the modification time of the newest live complete list
 	// (0: none), and listsWhole whether every live list decoded: set by
 	// listsRead once the lists are checked.
@@ -114,12 +117,12 @@ func (d damage) named(key string) bool {
 // (sorted, unique). Cost: one LIST of the pack prefix (per page), one GET
 // of the journal, one GET per partial list written within the hour before
 // the journal's last update.
-func checkDamage(ctx context.Context, st *store.Store, sn *store.Snapshot, sc *scan, jkeys []string, max int, rep *CheckReport) (damage, error) {
+func checkDamage(ctx context.Context, st *store.Store, sn *store.Snapshot, sc *scan, jkeys []string, f *findings) (damage, error) {
 	var d damage
-	rep.EmptySignatures = len(sc.emptySigs)
-	capped(&rep.Problems, max, sc.emptySigs, func(k string) string {
-		return fmt.Sprintf("signature key %s is 0 bytes: a signature is never empty, so a write that failed left it; readers get an empty signature (put it again: `oxyfs put --force`)", k)
-	})
+	f.rep.EmptySignatures = len(sc.emptySigs)
+	if len(sc.emptySigs) > 0 {
+		f.add(f.keyed(emptySigProblem(f), sc.emptySigs))
+	}
 
 	data, _, err := st.ReadRecord(ctx, format.JournalKey)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -134,7 +137,9 @@ func checkDamage(ctx context.Context, st *store.Store, sn *store.Snapshot, sc *s
 	if n := len(data); n > 0 && data[n-1] != '\n' {
 		d.journalCut = true
 		last := string(data[strings.LastIndexByte(string(data), '\n')+1:])
-		rep.Problems = append(rep.Problems, fmt.Sprintf("journal %s is cut: its %d bytes end in the middle of a line (%q; every line a writer adds ends in a newline), so a write that failed left part of it and the lines after the cut are lost; entries whose line was lost are missing from readers of a folded store until a complete fold (`oxyfs fold`)", format.JournalKey, n, clipText(last, 80)))
+		f.add(Problem{Code: CodeJournalCut, Keys: []string{format.JournalKey}, Count: 1,
+			Message: fmt.Sprintf("journal %s is cut: its %d bytes end in the middle of a line (%q; every line a writer adds ends in a newline), so a write that failed left part of it and the lines after the cut are lost; entries whose line was lost are missing from readers of a folded store until a complete fold", format.JournalKey, n, clipText(last, 80)),
+			Fix:     f.dropMalformedFix() + "; it ends the cut line, and its fold lists every entry prefix"})
 	}
 
 	if d.times, err = readPackTimes(ctx, st); err != nil {
@@ -145,7 +150,7 @@ func checkDamage(ctx context.Context, st *store.Store, sn *store.Snapshot, sc *s
 		// not known, which proves nothing.
 		d.times.journalThere, d.times.journal = true, 0
 	}
-	return d, checkPartialLines(ctx, st, sn, sc.keys, jkeys, max, &d)
+	return d, checkPartialLines(ctx, st, sn, sc.keys, jkeys, f, &d)
 }
 
 // proofWindow is how long after a partial list was written the journal is
@@ -156,20 +161,29 @@ const proofWindow = format.GracePeriod - store.ClockMargin
 // reportLost puts what the partial lists prove lost into rep: problems if
 // a key no list names may have lost its line with them (rep.UnnamedLost),
 // else notes, as every existing entry is then in a live list or a line.
-func (d damage) reportLost(rep *CheckReport) {
-	for _, m := range d.lostMsg {
-		if rep.UnnamedLost > 0 {
-			rep.Problems = append(rep.Problems, m)
-		} else {
-			rep.Notes = append(rep.Notes, m+"; none is missing now: every existing entry is in a live list or a journal line")
+func (d damage) reportLost(f *findings) {
+	for _, p := range d.lost {
+		if f.rep.UnnamedLost == 0 {
+			p.Severity = SeverityNote
+			p.Message += "; none is missing now: every existing entry is in a live list or a journal line"
 		}
+		f.add(p)
 	}
+}
+
+// emptySigProblem is the finding of 0-byte signature keys (its keys added
+// by the caller).
+func emptySigProblem(f *findings) Problem {
+	return Problem{Code: CodeSigEmpty,
+		Message: "signature keys of 0 bytes: a signature is never empty, so a write that failed left them; readers get an empty signature, and a fold lists them as they are",
+		Fix:     fmt.Sprintf("re-sign: have the signer sign the object again and write the signature over the empty key with `oxyfs put --force %s KEY SIGFILE`", f.url)}
 }
 
 // checkPartialLines finds, for each partial list written less than
 // proofWindow before the journal's last update (or with the journal gone),
 // the keys it holds that exist and that no journal line names (d.lostMsg).
-func checkPartialLines(ctx context.Context, st *store.Store, sn *store.Snapshot, keys, jkeys []string, max int, d *damage) error {
+func checkPartialLines(ctx context.Context, st *store.Store, sn *store.Snapshot, keys, jkeys []string, f *findings, d *damage) error {
+	max := f.max
 	for _, l := range sn.Lists {
 		written, there := d.times.lists[l.Name]
 		if l.Complete || !there || written == 0 {
@@ -211,30 +225,55 @@ func checkPartialLines(ctx context.Context, st *store.Store, sn *store.Snapshot,
 		if d.times.journalThere {
 			since = fmt.Sprintf("the journal was last updated %v after it was written", time.Duration(d.times.journal-written)*time.Millisecond)
 		}
-		d.lostMsg = append(d.lostMsg, fmt.Sprintf("journal %s lost lines: it names none of %d keys that partial list %s folded out (%s%s), yet a fold's lines stay in the journal for an hour after it marks them and %s; the journal was cut or emptied (a write that failed?), and entries whose unfolded lines went with them are missing from readers of a folded store until a complete fold (`oxyfs fold`)",
-			format.JournalKey, n, l.Name, strings.Join(lacking, ", "), more(n-len(lacking)), since))
+		d.lost = append(d.lost, Problem{Code: CodeJournalLostLines, Keys: append([]string{format.JournalKey, l.Name}, lacking...), Count: n + 2,
+			Message: fmt.Sprintf("journal %s lost lines: it names none of %d keys that partial list %s folded out (%s%s), yet a fold's lines stay in the journal for an hour after it marks them and %s; the journal was cut or emptied (a write that failed?), and entries whose unfolded lines went with them are missing from readers of a folded store until a complete fold",
+				format.JournalKey, n, l.Name, strings.Join(lacking, ", "), more(n-len(lacking)), since),
+			Fix: f.foldFix()})
 	}
 	return nil
 }
 
+// unnamedWhy is why a per-object key of a folded store that no live list
+// or journal line names is a problem (unnamedCause).
+type unnamedWhy int
+
+const (
+	notLost unnamedWhy = iota // it may be only waiting for a fold
+	lostListingMissed
+	lostJournalLines
+	lostJournalRewritten
+)
+
+func (w unnamedWhy) String() string {
+	switch w {
+	case lostListingMissed:
+		return "they were written before the newest complete list (by more than the clock margin), whose fold listed every entry prefix, yet that list does not hold them: the fold's listing missed them"
+	case lostJournalLines:
+		return "the journal lost lines (journal-cut, journal-lost-lines), and their lines may have been among them"
+	case lostJournalRewritten:
+		return "the journal was rewritten after they were written (by more than the clock margin), without a line for them: the journal lost their lines (cut or emptied by a write that failed?), or their put failed after writing the key, or a writer that predates the journal wrote them"
+	}
+	return "they may be only waiting for a fold"
+}
+
 // unnamedCause says why a per-object key of a folded store that no live
-// list or journal line names (and no retired list held) is a problem, or ""
-// when it may be only waiting for a fold: an older writer's key, or one
-// whose writer is adding its line now. written is the key's modification
-// time (wall ms, 0: none given).
-func (d damage) unnamedCause(written int64) string {
+// list or journal line names (and no retired list held) is a problem, or
+// notLost when it may be only waiting for a fold: an older writer's key, or
+// one whose writer is adding its line now. written is the key's
+// modification time (wall ms, 0: none given).
+func (d damage) unnamedCause(written int64) unnamedWhy {
 	margin := store.ClockMargin.Milliseconds()
 	switch {
 	case !d.listsWhole:
-		return "" // readers do not trust the lists: they list the prefixes
+		return notLost // readers do not trust the lists: they list the prefixes
 	case written != 0 && d.foldedAt != 0 && written < d.foldedAt-margin:
-		return fmt.Sprintf("it was written %v before the newest complete list, whose fold listed every entry prefix, yet that list does not hold it: the fold's listing missed it", time.Duration(d.foldedAt-written)*time.Millisecond)
+		return lostListingMissed
 	case d.journalCut || d.lostLines != "":
-		return "the journal lost lines (above), and this key's line may have been one of them"
+		return lostJournalLines
 	case written != 0 && d.times.journalThere && d.times.journal != 0 && written < d.times.journal-margin:
-		return fmt.Sprintf("the journal was rewritten %v after it was written, without a line for it: the journal lost its line (cut or emptied by a write that failed?), or its put failed after writing the key, or a writer that predates the journal wrote it", time.Duration(d.times.journal-written)*time.Millisecond)
+		return lostJournalRewritten
 	}
-	return ""
+	return notLost
 }
 
 func max64(a, b int64) int64 {

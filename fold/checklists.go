@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"strings"
 
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
@@ -36,11 +37,14 @@ func (b keyBits) count() (n int) {
 
 // listFindings is what checking one live list found.
 type listFindings struct {
-	named     keyBits  // the listed keys it names (nil: it did not decode)
-	missing   int      // keys it names that the listing did not show
-	missingEx []string // the first max of them
-	problems  []string // it does not decode or verify; malformed keys (the first max)
-	more      string   // how many more malformed keys, if any
+	named       keyBits  // the listed keys it names (nil: it did not decode, or vanished)
+	missing     int      // keys it names that the listing did not show
+	missingEx   []string // the first max of them
+	malformed   int      // keys it holds that do not parse
+	malformedEx []string // the first max of them (clipped), with why
+	corrupt     error    // why it does not decode; nil if it does
+	vanished    bool     // gone since the snapshot's listing
+	sum         string   // its text's SHA-256, when that is not its id
 }
 
 // checkLists checks the live lists against the listing keys (sorted,
@@ -70,7 +74,7 @@ func checkLists(ctx context.Context, st *store.Store, live []store.ListInfo, key
 func checkList(ctx context.Context, st *store.Store, name string, keys []string, max int) (f listFindings, err error) {
 	data, err := st.Get(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
-		f.problems = append(f.problems, fmt.Sprintf("live list %s vanished while checking", name))
+		f.vanished = true
 		return f, nil
 	}
 	if err != nil {
@@ -78,15 +82,14 @@ func checkList(ctx context.Context, st *store.Store, name string, keys []string,
 	}
 	id, _, _ := format.ParseEntryListName(name)
 	named := newKeyBits(len(keys))
-	malformed := 0
 	j := 0
 	_, sum, derr := format.DecodeEntryListHashed(data, func(key []byte) error {
 		k := string(key)
 		if _, err := format.ParseKey(k); err != nil {
-			if malformed < max {
-				f.problems = append(f.problems, fmt.Sprintf("list %s holds a malformed key: %v", name, err))
+			if f.malformed < max {
+				f.malformedEx = append(f.malformedEx, fmt.Sprintf("%q: %v", clipText(k, 120), err))
 			}
-			malformed++
+			f.malformed++
 			return nil
 		}
 		for j < len(keys) && keys[j] < k {
@@ -102,56 +105,140 @@ func checkList(ctx context.Context, st *store.Store, name string, keys []string,
 		f.missing++
 		return nil
 	})
-	if malformed > max {
-		f.more = fmt.Sprintf("… and %d more malformed keys in list %s", malformed-max, name)
-	}
-	switch {
-	case derr != nil:
+	if derr != nil {
 		// The list is corrupt: what it named does not count.
-		return listFindings{problems: []string{fmt.Sprintf("verify entry list %s: %v", name, derr)}}, nil
-	case sum != id:
-		f.problems = append(f.problems, fmt.Sprintf("verify entry list %s: %v: uncompressed text has SHA-256 %s", name, format.ErrCorrupt, sum))
+		return listFindings{corrupt: derr}, nil
+	}
+	if sum != id {
+		f.sum = sum
 	}
 	f.named = named
 	return f, nil
 }
 
-// checkListFindings puts what checkLists found into rep, and returns the
-// listing keys the lists name. A list's keys the listing did not show are
-// reported missing only if gone says a HEAD found every example gone
+// checkListFindings puts what checkLists found into the report, and returns
+// the listing keys the lists name. A list's keys the listing did not show
+// are reported missing only if gone says a HEAD found every example gone
 // (confirmMissing); otherwise the listing was wrong, which is reported once.
-func checkListFindings(rep *CheckReport, live []store.ListInfo, found []listFindings, nkeys, max int, gone func(string) bool) keyBits {
-	var problems []string
-	for _, f := range found {
-		problems = append(problems, f.problems...)
-	}
-	slices.Sort(problems)
-	capped(&rep.Problems, max, problems, func(s string) string { return s })
-	for _, f := range found {
-		if f.more != "" && f.named != nil {
-			rep.Problems = append(rep.Problems, f.more)
+// The first problem it adds is a list that does not decode or vanished, if
+// any (Check hangs the keys that follow from it under it).
+//
+// A key a list names that does not exist and that the journal names too
+// (jkeys: sorted, unique) is left to the journal's finding, when the list's
+// missing keys are all known (at most MaxItems).
+func checkListFindings(f *findings, live []store.ListInfo, found []listFindings, keys, jkeys []string, gone func(string) bool) keyBits {
+	for i, fd := range found {
+		name := live[i].Name
+		switch {
+		case fd.corrupt != nil:
+			f.add(Problem{Code: CodeListCorrupt, Keys: []string{name}, Count: 1,
+				Message: fmt.Sprintf("live list %s does not decode (cut, unsorted, or not an entry list): %v; readers of the store list the entry prefixes instead while it is live (slower; they miss nothing)", name, fd.corrupt),
+				Fix:     f.foldFix() + " (retires it and writes a complete list of the listing and the journal)"})
+		case fd.vanished:
+			f.add(Problem{Code: CodeListVanished, Keys: []string{name}, Count: 1,
+				Message: fmt.Sprintf("live list %s vanished while checking (a collection deleted it?)", name),
+				Fix:     "run " + f.cmd("check") + " again"})
 		}
 	}
-	named := newKeyBits(nkeys)
+	for i, fd := range found {
+		name := live[i].Name
+		if fd.sum != "" {
+			f.add(Problem{Code: CodeListIDMismatch, Keys: []string{name}, Count: 1,
+				Message: fmt.Sprintf("verify entry list %s: %v: its uncompressed text has SHA-256 %s, not the id its name gives: it was replaced or damaged after its fold wrote it; readers still read what it holds", name, format.ErrCorrupt, fd.sum),
+				Fix:     f.foldFix() + " (retires it and writes a complete list of the listing and the journal)"})
+		}
+		if fd.malformed > 0 && fd.named != nil {
+			f.add(Problem{Code: CodeListKeyMalformed, Keys: []string{name}, Count: 1, Details: fd.malformedEx,
+				Message: fmt.Sprintf("list %s holds %d malformed keys (not entry keys; malformed, not gone): readers and folds skip them", name, fd.malformed),
+				Fix:     f.foldFix() + " (its list leaves them out, and it retires this one)"})
+		}
+	}
+	named := newKeyBits(len(keys))
 	missing := 0
-	for i, f := range found {
-		if f.named == nil {
+	for i, fd := range found {
+		if fd.named == nil {
 			continue
 		}
-		named.or(f.named)
-		missing += f.missing
-		if slices.ContainsFunc(f.missingEx, func(k string) bool { return !gone(k) }) {
+		named.or(fd.named)
+		missing += fd.missing
+		if fd.missing == 0 || slices.ContainsFunc(fd.missingEx, func(k string) bool { return !gone(k) }) {
 			continue
 		}
-		for _, k := range f.missingEx {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("list %s names %s, which does not exist", live[i].Name, k))
+		if fd.missing == len(fd.missingEx) {
+			// Every missing key is known: those the journal names too are
+			// the journal's finding (one cause, one fix), not this list's.
+			fd.missingEx = slices.DeleteFunc(slices.Clone(fd.missingEx), func(k string) bool {
+				_, ok := slices.BinarySearch(jkeys, k)
+				return ok
+			})
+			if fd.missing = len(fd.missingEx); fd.missing == 0 {
+				continue
+			}
 		}
-		if f.missing > len(f.missingEx) {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("… and %d more like the above", f.missing-len(f.missingEx)))
+		p := f.keyed(Problem{Code: CodeEntryMissingKey,
+			Message: fmt.Sprintf("list %s names keys that do not exist: readers show such an entry, and reading it fails (not found)", live[i].Name),
+			Fix:     f.foldFix() + " (a complete fold lists the entry prefixes and leaves out keys that are gone; a key a journal line names too stays until its line is folded and past its hour: then " + f.cmd("gc") + ")"}, fd.missingEx)
+		p.Count = fd.missing
+		f.add(p)
+	}
+	f.rep.ListEntries = named.count() + missing
+	disagree(f, live, found, keys)
+	return named
+}
+
+// disagree names, for each two live complete lists that decoded, the
+// existing entries one holds and the other lacks: from the bits each list
+// set, so it costs no request and a bit per listed key (the keys either
+// names that do not exist are entry-missing-key's). It is a problem if
+// either list's text does not match its id (a list replaced or damaged:
+// list-id-mismatch), else a note: folds that ran side by side wrote lists
+// of different moments, and readers read them all.
+func disagree(f *findings, live []store.ListInfo, found []listFindings, keys []string) {
+	for a := range live {
+		for b := a + 1; b < len(live); b++ {
+			fa, fb := found[a], found[b]
+			if !live[a].Complete || !live[b].Complete || fa.named == nil || fb.named == nil {
+				continue
+			}
+			onlyA, onlyB := onlyIn(fa.named, fb.named, keys, f.max), onlyIn(fb.named, fa.named, keys, f.max)
+			if onlyA.n == 0 && onlyB.n == 0 {
+				continue
+			}
+			sev := SeverityNote
+			if fa.sum != "" || fb.sum != "" {
+				sev = SeverityProblem
+			}
+			p := Problem{Code: CodeListsDisagree, Severity: sev, Keys: append(onlyA.keys, onlyB.keys...), Count: onlyA.n + onlyB.n,
+				Message: fmt.Sprintf("live complete lists %s and %s disagree: %d existing entries only in the first, %d only in the second; readers read both", live[a].Name, live[b].Name, onlyA.n, onlyB.n),
+				Details: []string{
+					fmt.Sprintf("only in %s (%d): %s", live[a].Name, onlyA.n, strings.Join(onlyA.keys, ", ")+more(onlyA.n-len(onlyA.keys))),
+					fmt.Sprintf("only in %s (%d): %s", live[b].Name, onlyB.n, strings.Join(onlyB.keys, ", ")+more(onlyB.n-len(onlyB.keys))),
+				},
+				Fix: f.foldFix() + " (writes one complete list of the listing and the journal, and retires both)"}
+			f.add(p)
 		}
 	}
-	rep.ListEntries = named.count() + missing
-	return named
+}
+
+// keySample is how many keys a set holds, and the first of them.
+type keySample struct {
+	n    int
+	keys []string
+}
+
+// onlyIn is the keys a names and b does not: their count and the first max.
+func onlyIn(a, b keyBits, keys []string, max int) keySample {
+	var s keySample
+	for w := range a {
+		d := a[w] &^ b[w]
+		s.n += bits.OnesCount64(d)
+		for d != 0 && len(s.keys) < max {
+			i := w*64 + bits.TrailingZeros64(d)
+			s.keys = append(s.keys, keys[i])
+			d &= d - 1
+		}
+	}
+	return s
 }
 
 // forEachWaiting calls fn with the index of each listing key that neither a

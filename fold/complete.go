@@ -24,6 +24,12 @@ type Options struct {
 	// lines, journal keys with no object, a corrupt list repaired, a fold
 	// deferred. Calls never overlap.
 	Warn func(string)
+	// DropMalformed first removes the journal's and the retired record's
+	// lines that do not parse (oxyfs fold --drop-malformed FILE), giving
+	// them to SaveDropped before each compare-and-swap write (dropbad.go);
+	// with DryRun it only reports them.
+	DropMalformed bool
+	SaveDropped   SaveLines
 }
 
 // ListReport describes the complete list a fold settled on.
@@ -48,17 +54,26 @@ type Report struct {
 	RetiredBad      []string       `json:"retired_bad"`      // retired record lines that do not parse (kept)
 	Listed          map[string]int `json:"listed"`           // entry keys listed, per kind
 	Malformed       []string       `json:"malformed"`        // listed keys that are not entry keys (left out)
-	JournalOnly     []string       `json:"journal_only"`     // journal keys the listing did not show (kept in)
-	Legacy          LegacyReport   `json:"legacy"`
-	List            ListReport     `json:"list"`
-	Retired         []string       `json:"retired"`            // lists retired (or that would be)
-	Marked          int            `json:"marked"`             // journal lines marked folded (or that would be)
-	Dropped         int            `json:"dropped"`            // folded lines past their hour the marking update dropped
-	LeftOut         int            `json:"left_out"`           // entries of the live lists the new set leaves out (their keys are gone)
-	Deferred        string         `json:"deferred,omitempty"` // the set's list is retired: see revive.go
-	Unfolded        bool           `json:"unfolded,omitempty"` // deferred, and the lists read were retired: the store is not folded
-	Requests        store.Counts   `json:"requests"`           // sent through st during the fold (by anyone)
-	CASTries        int            `json:"cas_tries"`
+	// EmptySignatures are the signature keys listed 0 bytes long: a write
+	// that failed left them (a signature is never empty). They exist, so
+	// the list holds them; they are reported, as check does (sig-empty).
+	EmptySignatures []string     `json:"empty_signatures"`
+	JournalOnly     []string     `json:"journal_only"` // journal keys the listing did not show (kept in)
+	Legacy          LegacyReport `json:"legacy"`
+	List            ListReport   `json:"list"`
+	Retired         []string     `json:"retired"`  // lists retired (or that would be)
+	Marked          int          `json:"marked"`   // journal lines marked folded (or that would be)
+	Dropped         int          `json:"dropped"`  // folded lines past their hour the marking update dropped
+	LeftOut         int          `json:"left_out"` // entries of the live lists the new set leaves out (their keys are gone)
+	// ListMalformed are the keys the live lists hold that are not entry
+	// keys: malformed (not gone), never looked up, left out.
+	ListMalformed []string     `json:"list_malformed"`
+	Deferred      string       `json:"deferred,omitempty"` // the set's list is retired: see revive.go
+	Unfolded      bool         `json:"unfolded,omitempty"` // deferred, and the lists read were retired: the store is not folded
+	Requests      store.Counts `json:"requests"`           // sent through st during the fold (by anyone)
+	CASTries      int          `json:"cas_tries"`
+	// DroppedMalformed is what Options.DropMalformed removed (nil without it).
+	DroppedMalformed *DroppedLines `json:"dropped_malformed,omitempty"`
 }
 
 // Complete folds the store completely (spec §13.7 "Folding"), in this order:
@@ -137,6 +152,12 @@ type folding struct {
 func complete(ctx context.Context, st *store.Store, opts Options, h *hooks) (Report, error) {
 	rep := Report{DryRun: opts.DryRun}
 	r, err := begin(ctx, st, opts.DryRun, opts.Warn, opts.Progress)
+	if err == nil && opts.DropMalformed {
+		var d DroppedLines
+		d, err = dropMalformed(ctx, st, opts.DryRun, opts.SaveDropped, r.w)
+		rep.DroppedMalformed = &d
+		rep.CASTries += d.CASTries
+	}
 	if err == nil {
 		f := &folding{run: r, rep: &rep}
 		if h != nil {
@@ -210,6 +231,10 @@ func (f *folding) listing() (bool, error) {
 	for _, k := range sc.malformed {
 		f.w.warn("malformed entry key %q: left out of the list", k)
 	}
+	f.rep.EmptySignatures = sc.emptySigs
+	for _, k := range sc.emptySigs {
+		f.w.warn("signature key %s is 0 bytes (a write that failed?): listed as it is; readers get an empty signature until it is signed again (oxyfs put --force)", k)
+	}
 	f.listed = sc.keys
 	if f.h.drop != nil {
 		f.listed = slices.DeleteFunc(slices.Clone(f.listed), f.h.drop)
@@ -262,7 +287,7 @@ func (f *folding) newSet() (bool, error) {
 	}
 
 	// Nothing a live list holds leaves while its key exists.
-	f.rep.LeftOut, err = leftOut(f.ctx, f.st, f.sn, f.name, set, f.h.gone, f.w)
+	f.rep.LeftOut, f.rep.ListMalformed, err = leftOut(f.ctx, f.st, f.sn, f.name, set, f.h.gone, f.w)
 	return false, err
 }
 

@@ -29,7 +29,16 @@
 //   - Check (oxyfs check) reports what does not match the spec, and what a
 //     write that failed left (checkdamage.go: a 0-byte signature key, a
 //     journal cut or shorter than its partial lists prove, keys no list or
-//     line names that readers of a folded store miss).
+//     line names that readers of a folded store miss; checklegacy.go: an
+//     older list beside the marker holding entries no per-object key does).
+//     Each finding is a Problem (problem.go): a stable code, the keys of
+//     one cause (a count and the first MaxItems), what it means and the
+//     command that fixes it; docs/operations.md lists every code.
+//   - Complete with Options.DropMalformed (oxyfs fold --drop-malformed
+//     FILE) first moves the lines of the journal and the retired record
+//     that do not parse out of them (dropbad.go), each record in one
+//     compare-and-swap update, the lines saved (SaveDropped) before each
+//     write.
 //
 // One word, one place: "what happens to a journal line" is store/journal's
 // (journal.Mark, its markRead), "what a retirement is" in lists.go (retire;
@@ -66,10 +75,13 @@
 // list, since the journal is what a writer claimed and a listing may lag,
 // and reports it (Report.JournalOnly, Warn). It leaves the next complete list
 // by itself once its line is folded and past its hour. Check reports it as a
-// problem. Malformed keys under an entry prefix, and journal or record lines
-// that do not parse, are never dropped silently: folds leave them where they
-// are (a journal line that does not parse is kept verbatim when the journal
-// is rewritten) and report them.
+// problem. Malformed keys under an entry prefix or in a live list, and
+// journal or record lines that do not parse, are never dropped silently:
+// folds leave them where they are (a journal line that does not parse is
+// kept verbatim when the journal is rewritten) or out of their list (a key
+// a list holds that is not an entry key is malformed, not gone: it is not
+// looked up, since it may name no file) and report them; only
+// --drop-malformed removes a record's bad lines, saving them first.
 //
 // # Concurrency
 //

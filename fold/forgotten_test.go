@@ -190,7 +190,7 @@ func TestCheckNotesForgetRecordsReadersCannotRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return strings.Join(crep.Notes, "\n")
+			return allText(crep.Notes)
 		}
 		if notes := check(); strings.Contains(notes, "forget record") {
 			t.Errorf("check of a sound forget record: %s", notes)
@@ -204,7 +204,7 @@ func TestCheckNotesForgetRecordsReadersCannotRead(t *testing.T) {
 		if err := st.Delete(ctx, sound); err != nil {
 			t.Fatal(err)
 		}
-		if notes := check(); !strings.Contains(notes, "forget record "+sound+", retired within the hour, is gone") {
+		if notes := check(); !strings.Contains(notes, CodeForgetRecordGone+": forget records retired within the hour are gone") || !strings.Contains(notes, sound) {
 			t.Errorf("check of a missing forget record: %s", notes)
 		}
 	})

@@ -32,8 +32,14 @@ var ErrIncompleteListing = errors.New("the listing of the entry prefixes left ou
 // A live list that is gone since the snapshot (a collection deleted it) is
 // skipped; one that does not decode is reported and skipped, since what it
 // held cannot be known and the fold retires it. A failed read is an error.
-// It returns how many entries the lists hold that set leaves out.
-func leftOut(ctx context.Context, st *store.Store, sn *store.Snapshot, ours string, set []string, gone func(string) bool, w *warner) (int, error) {
+// A key a list holds that is not an entry key (format.ParseKey: a key with
+// a ".." component, say, which may name no file) is malformed, not gone:
+// it is not looked up, readers skip it, and the new set leaves it out; it
+// is returned in malformed (sorted, unique) and warned of (issue 42: such a
+// key used to stop the fold on the file backend's refusal to look it up).
+// It returns how many entries the lists hold that set leaves out, the
+// malformed keys not counted.
+func leftOut(ctx context.Context, st *store.Store, sn *store.Snapshot, ours string, set []string, gone func(string) bool, w *warner) (n int, malformed []string, err error) {
 	var lists []store.ListInfo
 	for _, l := range sn.LiveLists() {
 		if l.Name != ours {
@@ -45,7 +51,7 @@ func leftOut(ctx context.Context, st *store.Store, sn *store.Snapshot, ours stri
 		out  []string
 		seen = make(map[string]bool)
 	)
-	err := forEach(ctx, len(lists), func(ctx context.Context, i int) error {
+	err = forEach(ctx, len(lists), func(ctx context.Context, i int) error {
 		name := lists[i].Name
 		data, err := st.Get(ctx, name)
 		if errors.Is(err, store.ErrNotFound) {
@@ -54,14 +60,18 @@ func leftOut(ctx context.Context, st *store.Store, sn *store.Snapshot, ours stri
 		if err != nil {
 			return fmt.Errorf("read live list %s: %w", name, err)
 		}
-		var mine []string
+		var mine, bad []string
 		j := 0
 		_, derr := format.DecodeEntryList(data, func(key []byte) error {
 			for j < len(set) && set[j] < string(key) {
 				j++
 			}
 			if j == len(set) || set[j] != string(key) {
-				mine = append(mine, string(key))
+				if _, err := format.ParseKey(string(key)); err != nil {
+					bad = append(bad, string(key))
+				} else {
+					mine = append(mine, string(key))
+				}
 			}
 			return nil
 		})
@@ -70,6 +80,10 @@ func leftOut(ctx context.Context, st *store.Store, sn *store.Snapshot, ours stri
 			return nil
 		}
 		mu.Lock()
+		malformed = append(malformed, bad...)
+		for _, k := range bad {
+			w.warn("live list %s holds the malformed key %q (not an entry key): left out of the new list", name, clipText(k, 120))
+		}
 		for _, k := range mine {
 			if !seen[k] {
 				seen[k] = true
@@ -80,8 +94,9 @@ func leftOut(ctx context.Context, st *store.Store, sn *store.Snapshot, ours stri
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
+	malformed = sortedUnique(malformed)
 	var check []string
 	for _, k := range out {
 		if gone == nil || !gone(k) {
@@ -103,17 +118,17 @@ func leftOut(ctx context.Context, st *store.Store, sn *store.Snapshot, ours stri
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	if k := found.Load(); k != nil {
 		prefix := *k
 		if e, err := format.ParseKey(*k); err == nil {
 			prefix = format.Entry{Kind: e.Kind, Object: e.Object}.Key()
 		}
-		return 0, fmt.Errorf("%w: %s holds %s, which exists, but listing %s did not show it; nothing was written, retired or marked (run the fold again; if it persists, the server's listing is wrong)",
+		return 0, nil, fmt.Errorf("%w: %s holds %s, which exists, but listing %s did not show it; nothing was written, retired or marked (run the fold again; if it persists, the server's listing is wrong)",
 			ErrIncompleteListing, listHolding(lists), *k, prefix)
 	}
-	return len(out), nil
+	return len(out), malformed, nil
 }
 
 // listHolding names the live lists read, for an error.

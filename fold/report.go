@@ -9,18 +9,6 @@ import (
 	"github.com/oxyfs/oxyfs/store/format"
 )
 
-// capped appends one line per item to dst, up to max, then one line that
-// sums up the rest, so a report on a store of a million keys stays readable.
-func capped(dst *[]string, max int, items []string, line func(string) string) {
-	for i, it := range items {
-		if i == max {
-			*dst = append(*dst, fmt.Sprintf("… and %d more like the above", len(items)-max))
-			return
-		}
-		*dst = append(*dst, line(it))
-	}
-}
-
 // String prints the report of a fold for a terminal.
 func (r Report) String() string {
 	var b strings.Builder
@@ -32,6 +20,15 @@ func (r Report) String() string {
 	}
 	if r.DryRun {
 		b.WriteString("dry run: nothing was written\n")
+	}
+	if d := r.DroppedMalformed; d != nil {
+		writeItems(&b, "journal lines that do not parse, "+would("moved out (saved first)", "to move out"), quoted(d.Journal))
+		writeItems(&b, "retired record lines that do not parse, "+would("moved out (saved first)", "to move out"), quoted(d.Retired))
+		if len(d.Rewritten) > 0 {
+			fmt.Fprintf(&b, "records rewritten without them: %s\n", strings.Join(d.Rewritten, ", "))
+		} else if !r.DryRun {
+			b.WriteString("records: no line to drop\n")
+		}
 	}
 	fmt.Fprintf(&b, "journal: %d lines read, %d unfolded\n", r.JournalLines, r.JournalUnfolded)
 	writeKinds(&b, "listed", r.Listed)
@@ -73,6 +70,8 @@ func (r Report) String() string {
 	}
 	b.WriteString("\n")
 	writeItems(&b, "malformed keys (left out)", r.Malformed)
+	writeItems(&b, "malformed keys the lists read hold (not entry keys; left out)", quoted(r.ListMalformed))
+	writeItems(&b, "0-byte signature keys (listed as they are; re-sign each: oxyfs put --force STORE KEY SIGFILE)", r.EmptySignatures)
 	writeItems(&b, "journal keys the listing did not show (kept)", r.JournalOnly)
 	writeItems(&b, "journal lines that do not parse (kept as is)", r.JournalBad)
 	writeItems(&b, "retired record lines that do not parse (kept as is)", r.RetiredBad)
@@ -168,8 +167,8 @@ func (r CheckReport) String() string {
 	if r.Unnamed > 0 || r.EmptySignatures > 0 {
 		fmt.Fprintf(&b, "named by no list or journal line: %d (%d may be acknowledged entries readers miss); 0-byte signatures: %d\n", r.Unnamed, r.UnnamedLost, r.EmptySignatures)
 	}
-	writeItems(&b, "problems", r.Problems)
-	writeItems(&b, "notes", r.Notes)
+	writeProblems(&b, "problems", r.Problems)
+	writeProblems(&b, "notes", r.Notes)
 	if r.OK() {
 		b.WriteString("OK: no problems\n")
 	} else {
@@ -177,6 +176,28 @@ func (r CheckReport) String() string {
 	}
 	b.WriteString(r.Requests.String() + "\n")
 	return b.String()
+}
+
+// writeProblems prints check findings: per finding its code and message,
+// its keys (the first few, then a count), its details and its fix.
+func writeProblems(b *strings.Builder, title string, ps []Problem) {
+	if len(ps) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%s (%d):\n", title, len(ps))
+	for _, p := range ps {
+		b.WriteString("  - ")
+		p.write(b, "    ")
+	}
+}
+
+// quoted is each line quoted, so that a blank or odd line shows.
+func quoted(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = fmt.Sprintf("%q", l)
+	}
+	return out
 }
 
 func writeKinds(b *strings.Builder, what string, m map[string]int) {

@@ -84,7 +84,7 @@ func TestReliabilityCorruptStore(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-			return "", "is gone already"
+			return "", "retired-key-gone: retired keys are gone already"
 		}, false},
 	}
 	for _, c := range cases {

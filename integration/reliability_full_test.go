@@ -118,7 +118,7 @@ func TestReliabilityFullFileStore(t *testing.T) {
 	// entry whose journal update failed is only waiting for a fold).
 	chk := oxyfs(t, nil, "check", url)
 	for _, k := range empty {
-		if chk.code != 1 || !strings.Contains(chk.stdout+chk.stderr, k+" is 0 bytes") {
+		if out := chk.stdout + chk.stderr; chk.code != 1 || !strings.Contains(out, "sig-empty: signature keys of 0 bytes") || !strings.Contains(out, k) {
 			t.Errorf("check does not name the 0-byte signature key %s with exit 1\n%s", k, chk)
 		}
 	}
@@ -174,7 +174,9 @@ func TestReliabilityCheckFindsWhatAFullDiskLeft(t *testing.T) {
 	if err := os.Truncate(filepath.Join(dir, empty), 0); err != nil {
 		t.Fatal(err)
 	}
-	wantCheck(t, url, empty+" is 0 bytes")
+	if out := wantCheck(t, url, "sig-empty: signature keys of 0 bytes"); !strings.Contains(out, empty) {
+		t.Errorf("check does not name the 0-byte signature key %s", empty)
+	}
 	mustOxyfs(t, nil, "put", "--force", url, empty, relTempFile(t, "sig", []byte("signed again")))
 
 	// A journal cut in the middle of its last line.
@@ -211,7 +213,7 @@ func TestReliabilityCheckFindsWhatAFullDiskLeft(t *testing.T) {
 	for _, k := range keys {
 		setBack(k, 10*time.Minute)
 	}
-	out := wantCheck(t, url, keys[1]+" exists, but no live list or journal line names it: the journal was rewritten")
+	out := wantCheck(t, url, "entry-unlisted: keys that exist, but no live list or journal line names them: the journal was rewritten after they were written")
 	for _, k := range keys {
 		if !strings.Contains(out, k) {
 			t.Errorf("check does not name %s, whose journal line is gone", k)

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/store"
@@ -12,8 +14,8 @@ import (
 func init() {
 	register(&command{
 		name:    "fold",
-		args:    "STORE [--dry-run]",
-		summary: "fold the store completely: one complete entry list of the journal and every entry prefix; retire the lists it read; mark the journal lines it read",
+		args:    "STORE [--dry-run] [--drop-malformed FILE]",
+		summary: "fold the store completely: one complete entry list of the journal and every entry prefix; retire the lists it read; mark the journal lines it read; --drop-malformed first moves the lines of the journal and the retired record that do not parse out of them, appending them to FILE",
 		run:     runFold,
 	})
 	register(&command{
@@ -24,8 +26,8 @@ func init() {
 	})
 	register(&command{
 		name:    "check",
-		args:    "STORE",
-		summary: "check the store (fsck): every per-object key named by a live list or the journal, every listed key present, lists decode and are sorted, records parse, no signature key is 0 bytes, the journal is not cut or shorter than its lists prove (what a failed write leaves); exit 1 on problems",
+		args:    "STORE [--json]",
+		summary: "check the store (fsck): every per-object key named by a live list or the journal, every listed key present, lists decode and are sorted, records parse, no signature key is 0 bytes, the journal is not cut or shorter than its lists prove (what a failed write leaves), no older list beside the marker hides an entry; each problem has a code, its keys and the command that fixes it (docs/operations.md); exit 1 on problems",
 		run:     runCheck,
 	})
 }
@@ -37,15 +39,50 @@ func (e *env) warnFunc() func(string) {
 func runFold(ctx context.Context, e *env, args []string) error {
 	e.common.registerJSON(e.flags)
 	dry := e.flags.Bool("dry-run", false, "report what the fold would write, retire and mark; change nothing")
+	drop := e.flags.String("drop-malformed", "", "first move the lines of the journal and the retired record that do not parse out of them (compare-and-swap), appending them to this file, synced, before each record is rewritten; with --dry-run only print them")
 	e.registerCreate()
 	pos, err := e.parse(args, 1, 1)
 	if err != nil {
 		return err
 	}
+	opts := fold.Options{DryRun: *dry, Warn: e.warnFunc(), DropMalformed: *drop != ""}
+	if *drop != "" {
+		opts.SaveDropped = saveLinesTo(*drop)
+	}
 	_, err = maintain(ctx, e, pos[0], *dry, "fold", func(st *store.Store, progress progressFunc) (fold.Report, error) {
-		return fold.Complete(ctx, st, fold.Options{DryRun: *dry, Progress: progress, Warn: e.warnFunc()})
+		opts.Progress = progress
+		return fold.Complete(ctx, st, opts)
 	})
 	return err
+}
+
+// saveLinesTo saves the lines --drop-malformed removes: appended to the
+// file name (created 0600 if need be; relative to the working directory),
+// each under a "# <record>" comment line, then synced, so that they are on
+// disk before the record is rewritten without them.
+func saveLinesTo(name string) fold.SaveLines {
+	return func(record string, lines []string) error {
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return err
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "# %s: %d lines that do not parse, removed at %s\n", record, len(lines), time.Now().UTC().Format(time.RFC3339))
+		for _, l := range lines {
+			b.WriteString(l + "\n")
+		}
+		_, err = f.WriteString(b.String())
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("save to %s: %w", name, err)
+		}
+		return nil
+	}
 }
 
 func runGC(ctx context.Context, e *env, args []string) error {

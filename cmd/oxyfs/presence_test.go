@@ -175,7 +175,7 @@ func TestAnUnfoldedStoreSaysWhatBrowsingCosts(t *testing.T) {
 		}
 	}
 	out, _, _ := runCLI(t, "check", url)
-	if !strings.Contains(out, "run `oxyfs fold`") || strings.Contains(out, "oxyfs gc") {
+	if !strings.Contains(out, "fix: oxyfs fold "+url) || strings.Contains(out, "oxyfs gc") {
 		t.Errorf("check of an unfolded store does not name fold:\n%s", out)
 	}
 	if _, errOut, code := runCLI(t, "fold", url); code != 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"text/tabwriter"
 
@@ -35,8 +36,12 @@ type storeStatus struct {
 	RetiredKeys     int              `json:"retired_keys"`
 	ForgetRecords   int              `json:"forget_records"` // of RetiredKeys, forget records (format/forgotten.go)
 	RetiredBad      []string         `json:"retired_bad_lines,omitempty"`
-	LegacyMarker    bool             `json:"legacy_marker"`
-	Packs           int              `json:"packs"`
+	// UnreadableLists are the live lists that do not decode, each with why:
+	// readers then list the per-object prefixes, so the store does not
+	// read as folded, and status exits 1.
+	UnreadableLists []string `json:"unreadable_lists,omitempty"`
+	LegacyMarker    bool     `json:"legacy_marker"`
+	Packs           int      `json:"packs"`
 }
 
 func runStatus(ctx context.Context, e *env, args []string) error {
@@ -52,6 +57,13 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	defer st.Close()
 	sn, err := st.ReadSnapshot(ctx)
 	if err != nil {
+		return err
+	}
+	// A location holding nothing of a store is refused as every other
+	// command refuses it (exit 1), not shown as an empty store. A snapshot
+	// that shows a store's keys proves one is there (no request more).
+	known := len(sn.Journal) > 0 || sn.JournalBad.Count > 0 || len(sn.Lists) > 0 || sn.Packs > 0 || sn.Marker || len(sn.Retired) > 0
+	if err := e.requireStore(ctx, st, known); err != nil {
 		return err
 	}
 	s := storeStatus{
@@ -85,6 +97,44 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	s.JournalBad, s.RetiredBad = sn.JournalBad.Messages(), sn.RetiredBad.Messages()
+	if st.Layout() == store.LayoutBucket {
+		if s.UnreadableLists, err = unreadableLists(ctx, st, sn); err != nil {
+			return err
+		}
+		s.Folded = s.Folded && len(s.UnreadableLists) == 0
+	}
+	if err := e.printStatus(st, s); err != nil {
+		return err
+	}
+	if n := len(s.UnreadableLists); n > 0 {
+		return fmt.Errorf("%s do not decode: readers list the per-object prefixes (slower, nothing missed); run oxyfs check %s for what to do", english.Count(n, "live list", "live lists"), st.URL())
+	}
+	return nil
+}
+
+// unreadableLists reads every live list (one GET each, decoded as it
+// streams, its keys not kept) and returns those that do not decode, each
+// with why: readers of a store with one list the per-object prefixes
+// instead. A list gone since the listing is passed over (a collection).
+func unreadableLists(ctx context.Context, st *store.Store, sn *store.Snapshot) ([]string, error) {
+	var out []string
+	for _, l := range sn.LiveLists() {
+		data, err := st.Get(ctx, l.Name)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read live list %s: %w", l.Name, err)
+		}
+		if _, err := format.DecodeEntryList(data, nil); err != nil {
+			out = append(out, fmt.Sprintf("%s: %v", l.Name, err))
+		}
+	}
+	return out, nil
+}
+
+// printStatus prints s, as JSON under --json.
+func (e *env) printStatus(st *store.Store, s storeStatus) error {
 	if e.common.json {
 		return e.printJSON(s)
 	}
@@ -103,6 +153,8 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	switch {
 	case dir:
 		folded = "not read in the directory layout: lookups list per-object prefixes"
+	case len(s.UnreadableLists) > 0:
+		folded = "no: a live list does not decode, so lookups list per-object prefixes (see lists)"
 	case s.Folded:
 		folded = "yes: lookups are answered from the live lists and the journal"
 	}
@@ -121,6 +173,9 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 			state = "retired"
 		}
 		fmt.Fprintf(w, "\t%s\t%s\t%s\t%d bytes\n", l.Name, kind, state, l.Size)
+	}
+	for _, u := range s.UnreadableLists {
+		fmt.Fprintf(w, "\tunreadable: %s\n", u)
 	}
 	fmt.Fprintf(w, "retired\t%d keys in the retired record\n", s.RetiredKeys)
 	if s.ForgetRecords > 0 {

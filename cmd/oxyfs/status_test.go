@@ -121,8 +121,10 @@ func TestStatusSummarizesHandWrittenStore(t *testing.T) {
 			t.Errorf("status output lacks %q:\n%s", want, out)
 		}
 	}
-	// The open of a status: one LIST of pack-, one GET each of the journal and the retired record.
-	if got := strings.TrimSpace(errOut); got != "requests: list=1 get=2 head=0 put=0 delete=0" {
+	// The open of a status: one LIST of pack-, one GET each of the journal
+	// and the retired record, and one GET per live list (2), each decoded:
+	// readers list the prefixes if one does not decode (issue 42).
+	if got := strings.TrimSpace(errOut); got != "requests: list=1 get=4 head=0 put=0 delete=0" {
 		t.Errorf("--stats printed %q", got)
 	}
 
@@ -196,5 +198,53 @@ func TestMisspelledCommandGetsASuggestion(t *testing.T) {
 	_, errOut, code := runCLI(t, "xyzzyplugh")
 	if code != 2 || strings.Contains(errOut, "did you mean") || !strings.Contains(errOut, "unknown command") {
 		t.Errorf("oxyfs xyzzyplugh: exit %d, %q", code, errOut)
+	}
+}
+
+// TestStatusOfAnUnreadableListIsNotFolded (issue 42 item 5): status said
+// "folded yes" and exited 0 over a live complete list that does not decode,
+// while readers list the per-object prefixes instead.
+func TestStatusOfAnUnreadableListIsNotFolded(t *testing.T) {
+	h := newHandStore(t)
+	writeFile(t, h.dir, h.complete, []byte("not zstd"))
+	out, errOut, code := runCLI(t, "status", "--layout", "bucket", "file://"+h.dir)
+	if code != 1 || strings.Contains(out, "folded   yes") || !strings.Contains(out, "folded   no: a live list does not decode") ||
+		!strings.Contains(out, "unreadable: "+h.complete) || !strings.Contains(errOut, "oxyfs check file://"+h.dir) {
+		t.Errorf("status of a store whose complete list does not decode: exit %d\n%s\n%s", code, out, errOut)
+	}
+	out, _, code = runCLI(t, "status", "--layout", "bucket", "--json", "file://"+h.dir)
+	var s storeStatus
+	if err := json.Unmarshal([]byte(out), &s); err != nil || code != 1 || s.Folded || len(s.UnreadableLists) != 1 {
+		t.Errorf("status --json: exit %d, %+v, %v", code, s, err)
+	}
+}
+
+// TestStatusRefusesAWrongPath (issue 42 item 5): status of a directory
+// holding no store showed an empty directory-layout store and exited 0,
+// where every other command refuses it.
+func TestStatusRefusesAWrongPath(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "notes.txt", []byte("hello"))
+	for _, args := range [][]string{{"status", "file://" + dir}, {"check", "file://" + dir}, {"status", "file://" + t.TempDir()}} {
+		_, errOut, code := runCLI(t, args...)
+		if code != 1 || !strings.Contains(errOut, "no oxy store") && !strings.Contains(errOut, "holds nothing") {
+			t.Errorf("%v: exit %d: %s", args, code, errOut)
+		}
+	}
+}
+
+// TestCatOfAKeyNoListNames (issue 42 item 5): cat of an entry whose key
+// exists, on a folded store whose lists and journal do not name it, said
+// "file does not exist". It says the key exists and is not folded yet, and
+// the fold that shows it.
+func TestCatOfAKeyNoListNames(t *testing.T) {
+	h := newHandStore(t)
+	_, errOut, code := runCLI(t, "cat", "--layout", "bucket", "file://"+h.dir, "cert/77/8899/older-writer")
+	if code != 1 || !strings.Contains(errOut, "exists in the store") || !strings.Contains(errOut, "not folded or journaled yet") || !strings.Contains(errOut, "oxyfs fold file://"+h.dir) {
+		t.Errorf("cat of a key no list names: exit %d: %s", code, errOut)
+	}
+	_, errOut, code = runCLI(t, "cat", "--layout", "bucket", "file://"+h.dir, "cert/77/8899/nobody")
+	if code != 1 || strings.Contains(errOut, "exists in the store") {
+		t.Errorf("cat of a key that does not exist: exit %d: %s", code, errOut)
 	}
 }

@@ -1,5 +1,7 @@
 package format
 
+import "strings"
+
 // JournalLine is one line of the journal JournalKey (spec §13.7): an entry
 // key and the wall time in milliseconds at which a fold folded it, 0 until
 // one does.
@@ -23,12 +25,15 @@ func ParseJournal(data []byte) (lines []JournalLine, bad BadLines) {
 
 // ParseJournalLine parses one journal line (without "\n"). folded-at
 // follows LineTime's rules. The line is split at its first space, since a
-// key's value may hold spaces. The rules a line may break: a blank line, a
-// line ending in "\r", a line without a space, a bad folded-at, and a key
-// that does not ParseKey (that error wraps the ParseKey error, so it is
-// ErrBadKey too).
+// key's value may hold spaces. A CRLF line ending is accepted: one final
+// "\r" is not part of the key (no entry key holds a "\r"), so a journal an
+// editor or a tool saved with CRLF line endings hides no entry (issue 42);
+// a rewrite of the journal (format.JournalRecord) writes such a line back
+// with "\n" alone. The rules a line may break: a blank line, a line
+// without a space, a bad folded-at, and a key that does not ParseKey (that
+// error wraps the ParseKey error, so it is ErrBadKey too).
 func ParseJournalLine(line string) (JournalLine, error) {
-	ms, key, err := parseTimedLine(line, "folded-at", checkEntryKey)
+	ms, key, err := parseTimedLine(strings.TrimSuffix(line, "\r"), "folded-at", checkEntryKey)
 	return JournalLine{FoldedAt: ms, Key: key}, err
 }
 

@@ -62,7 +62,8 @@ func TestParseJournalSkipsAndReportsBadLines(t *testing.T) {
 		badKey           bool
 	}{
 		{"blank line", "", "blank line", false},
-		{"CRLF ending", "0 sig/ab/cd/alice\r", `line ends in "\r"`, false},
+		{"CR alone", "\r", "blank line", false},
+		{"two CRs", "0 sig/ab/cd/alice\r\r", `line ends in "\r"`, false},
 		{"no space", "0", "no space between the time and the key", false},
 		{"folded-at missing", " sig/ab/cd/alice", "folded-at is missing", false},
 		{"folded-at not a number", "garbage sig/ab/cd/alice", `folded-at "garbage" is not a number`, false},
@@ -160,4 +161,26 @@ func countLines(data []byte) int {
 		n++
 	}
 	return n
+}
+
+// TestParseJournalAcceptsCRLF (issue 42): a journal saved with CRLF line
+// endings hid every entry it named (each line was refused for its "\r").
+// Its lines parse, their keys without the "\r", and a rewrite through
+// JournalRecord writes them back with "\n" alone.
+func TestParseJournalAcceptsCRLF(t *testing.T) {
+	data := "0 sig/ab/cd/alice\r\n5 seal/ab/cd/change-1\r\n0 receipt/00/11/r a\r\n"
+	want := []JournalLine{{0, "sig/ab/cd/alice"}, {5, "seal/ab/cd/change-1"}, {0, "receipt/00/11/r a"}}
+	for _, parse := range []func(string) ([]JournalLine, BadLines){
+		func(s string) ([]JournalLine, BadLines) { return ParseJournal([]byte(s)) },
+		ParseJournalText,
+	} {
+		lines, bad := parse(data)
+		if bad.Count != 0 || !slices.Equal(lines, want) {
+			t.Errorf("CRLF journal parses as %v (bad %v), want %v", lines, bad.Messages(), want)
+		}
+	}
+	rec := ParseJournalRecord([]byte(data))
+	if rec.Bad.Count != 0 || string(rec.Text()) != "0 sig/ab/cd/alice\n5 seal/ab/cd/change-1\n0 receipt/00/11/r a\n" {
+		t.Errorf("CRLF journal rewritten as %q (bad %v)", rec.Text(), rec.Bad.Messages())
+	}
 }

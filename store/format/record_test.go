@@ -19,7 +19,7 @@ func normalised(data []byte, parsed func(string) bool) string {
 			continue
 		}
 		if parsed(line) {
-			num, key, _ := strings.Cut(line, " ")
+			num, key, _ := strings.Cut(strings.TrimSuffix(line, "\r"), " ")
 			if num = strings.TrimLeft(num, "0"); num == "" {
 				num = "0"
 			}

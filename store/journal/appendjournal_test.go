@@ -50,13 +50,13 @@ func TestAppendJournalMatchesRewrite(t *testing.T) {
 		itoa(recent) + " " + k3,  // folded within the hour: kept
 		"",                       // blank: dropped
 		itoa(old) + " not-a-key", // old but bad: kept
-		"0 " + k1 + "\r",         // CRLF: bad, kept
+		"0 " + k1 + "\r",         // CRLF: parses (issue 42), unfolded, kept verbatim
 		"garbage",                // bad: kept
 		"00 " + k3,               // leading zeros: unfolded, kept verbatim
 	}, "\n") // no final newline
 	got, dropped, unf := appendJournal([]byte(journal), []string{k2}, now)
 	want := strings.Join([]string{"0 " + k1, itoa(recent) + " " + k3, itoa(old) + " not-a-key", "0 " + k1 + "\r", "garbage", "00 " + k3, "0 " + k2}, "\n") + "\n"
-	// Unfolded: k1, k1 with CR (counted though it does not parse), k3, k2.
+	// Unfolded: k1, k1 with CR, k3, k2.
 	if string(got) != want || dropped != 1 || unf != 4 {
 		t.Errorf("appendJournal = %q, dropped %d, unfolded %d\nwant %q, dropped 1, unfolded 4", got, dropped, unf, want)
 	}

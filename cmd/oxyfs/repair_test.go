@@ -1,0 +1,100 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// checkJSON is the JSON of `oxyfs check --json` as a script reads it.
+type checkJSON struct {
+	Problems []struct {
+		Code     string   `json:"code"`
+		Severity string   `json:"severity"`
+		Keys     []string `json:"keys"`
+		Count    int      `json:"count"`
+		Message  string   `json:"message"`
+		Details  []string `json:"details"`
+		Fix      string   `json:"fix"`
+	} `json:"problems"`
+	Notes []struct {
+		Code     string `json:"code"`
+		Severity string `json:"severity"`
+	} `json:"notes"`
+}
+
+// TestCheckJSONAndDropMalformed (issue 42 items 2 and 3): a journal with
+// a garbage line and CRLF line endings made check exit 1 forever, its
+// --json problems bare strings, and no command could clean the journal.
+// check --json now gives the problem's code, keys and fix; the fix it
+// names, run as it says, saves the line to the file and removes it; check
+// then exits 0.
+func TestCheckJSONAndDropMalformed(t *testing.T) {
+	h := newHandStore(t)
+	url := "file://" + h.dir
+	if _, errOut, code := runCLI(t, "fold", "--layout", "bucket", url); code != 0 {
+		t.Fatalf("fold: exit %d: %s", code, errOut)
+	}
+	journal, err := os.ReadFile(filepath.Join(h.dir, "pack-entries"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := strings.ReplaceAll(string(journal), "\n", "\r\n") + "garbage here\r\n"
+	writeFile(t, h.dir, "pack-entries", []byte(damaged))
+
+	out, errOut, code := runCLI(t, "check", "--layout", "bucket", "--json", url)
+	var rep checkJSON
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 1 {
+		t.Fatalf("check --json: exit %d, %v\n%s\n%s", code, err, out, errOut)
+	}
+	if len(rep.Problems) != 1 {
+		t.Fatalf("want one problem (the garbage line; the CRLF lines parse):\n%s", out)
+	}
+	p := rep.Problems[0]
+	fix := "oxyfs fold --drop-malformed bad-lines.txt " + url
+	if p.Code != "journal-malformed-line" || p.Severity != "problem" || len(p.Keys) != 1 || p.Keys[0] != "pack-entries" || p.Count != 1 ||
+		!strings.Contains(strings.Join(p.Details, "\n"), `"garbage here\r"`) || !strings.HasPrefix(p.Fix, fix) || p.Message == "" {
+		t.Errorf("check --json problem: %+v", p)
+	}
+
+	// The fix, as check names it; the line is saved verbatim, its "\r" too.
+	saved := filepath.Join(t.TempDir(), "bad-lines.txt")
+	args := append(strings.Fields(strings.Replace(strings.TrimPrefix(fix, "oxyfs "), "bad-lines.txt", saved, 1)), "--layout", "bucket")
+	out, errOut, code = runCLI(t, append(args[:1:1], append([]string{"--dry-run"}, args[1:]...)...)...)
+	if code != 0 || !strings.Contains(out, `"garbage here\r"`) || !strings.Contains(out, "to move out") || fileExists(saved) {
+		t.Fatalf("dry run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	out, errOut, code = runCLI(t, args...)
+	if code != 0 || !strings.Contains(out, "moved out (saved first)") {
+		t.Fatalf("%v: exit %d\n%s\n%s", args, code, out, errOut)
+	}
+	got, err := os.ReadFile(saved)
+	if err != nil || !strings.Contains(string(got), "\ngarbage here\r\n") || !strings.HasPrefix(string(got), "# pack-entries: 1 lines that do not parse") {
+		t.Errorf("saved lines %q, %v", got, err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(h.dir, "pack-entries")); strings.Contains(string(after), "garbage") || strings.Contains(string(after), "\r") {
+		t.Errorf("journal after the repair: %q", after)
+	}
+	out, errOut, code = runCLI(t, "check", "--layout", "bucket", url)
+	if code != 0 || !strings.Contains(out, "OK: no problems") {
+		t.Errorf("check after the repair: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// TestCheckTextNamesTheFix: the text of check prints, per problem, its
+// code, message, keys and fix.
+func TestCheckTextNamesTheFix(t *testing.T) {
+	h := newHandStore(t)
+	url := "file://" + h.dir
+	writeFile(t, h.dir, "sig/ab/cdef01/empty", nil)
+	out, _, code := runCLI(t, "check", "--layout", "bucket", url)
+	for _, want := range []string{"  - sig-empty: ", "    keys (1): sig/ab/cdef01/empty", "    fix: re-sign: ", "oxyfs put --force " + url} {
+		if code != 1 || !strings.Contains(out, want) {
+			t.Errorf("check text (exit %d) lacks %q:\n%s", code, want, out)
+		}
+	}
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

@@ -1,0 +1,150 @@
+package fold
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/oxyfs/oxyfs/internal/storefixture"
+	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
+)
+
+// TestCheckGroupsTheFollowOnsOfATruncatedList (issue 42 item 3): a
+// truncated complete list put its one problem under a note per key it held
+// ("an older writer's key?"), thousands of them. Now it is one problem,
+// list-corrupt, with the fold as its fix, and the keys that follow from it
+// are one detail under it: a count and a few examples.
+func TestCheckGroupsTheFollowOnsOfATruncatedList(t *testing.T) {
+	forBackends(t, func(t *testing.T, st *store.Store, _ *store.FakeClock) {
+		ctx := context.Background()
+		var keys []string
+		for i := range 120 {
+			keys = append(keys, ekey(format.KindSig, fmt.Sprintf("ab%04x", i), "signer"))
+		}
+		storefixture.PutObjects(t, st, keys...)
+		name := mustComplete(t, st).List.Name
+		data, err := st.Get(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		putRecord(t, st, name, string(data[:len(data)/2]))
+		rep, err := Check(ctx, st, CheckOptions{MaxItems: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Problems) != 1 {
+			t.Fatalf("check of a truncated list: want one problem:\n%s", rep)
+		}
+		p := rep.Problems[0]
+		if p.Code != CodeListCorrupt || p.Severity != SeverityProblem || !slices.Equal(p.Keys, []string{name}) ||
+			!strings.Contains(p.Fix, "oxyfs fold "+st.URL()) || len(p.Details) != 1 ||
+			!strings.Contains(p.Details[0], "follow-on: 120 per-object keys") || !strings.Contains(p.Details[0], keys[0]) || !strings.Contains(p.Details[0], "and 115 more") {
+			t.Errorf("the truncated list's problem:\n%s", p)
+		}
+		if n := noteWith(rep, keys[0]); n != "" || len(rep.Notes) > 2 {
+			t.Errorf("follow-on keys are notes of their own:\n%s", rep)
+		}
+		// The text: code, message, keys, fix on lines of their own.
+		text := rep.String()
+		for _, want := range []string{"  - " + CodeListCorrupt + ": live list " + name, "    keys (1): " + name, "    fix: oxyfs fold " + st.URL()} {
+			if !strings.Contains(text, want) {
+				t.Errorf("text lacks %q:\n%s", want, text)
+			}
+		}
+		// JSON: objects with code, severity, keys, count, message, fix.
+		js, _ := json.Marshal(rep)
+		var back struct {
+			Problems []map[string]any `json:"problems"`
+		}
+		if err := json.Unmarshal(js, &back); err != nil || len(back.Problems) != 1 {
+			t.Fatalf("json: %v %s", err, js)
+		}
+		for _, f := range []string{"code", "severity", "keys", "count", "message", "fix"} {
+			if _, ok := back.Problems[0][f]; !ok {
+				t.Errorf("json problem lacks %q: %v", f, back.Problems[0])
+			}
+		}
+		// The fix fixes it.
+		mustComplete(t, st)
+		if rep := mustCheck(t, st); !rep.OK() {
+			t.Errorf("check after the fix:\n%s", rep)
+		}
+	})
+}
+
+// TestCheckFindsAnOlderListBesideTheMarker (issue 42 item 4): an older
+// one-list key put beside pack-legacy-folded after the fold that wrote the
+// marker holds an entry no per-object key holds: readers and folds trust
+// the marker, so the entry is invisible, and nothing said so. An older
+// list whose entries were copied is no problem.
+func TestCheckFindsAnOlderListBesideTheMarker(t *testing.T) {
+	forBackends(t, func(t *testing.T, st *store.Store, clk *store.FakeClock) {
+		write(t, st, ekey(format.KindSig, "abcdef01", "alice"))
+		putRecord(t, st, "sigs/ab/cdef01", "alice YQ==\n") // folded by the first fold
+		mustComplete(t, st)
+		if !exists(t, st, format.LegacyFoldedMarker) {
+			t.Fatal("no marker")
+		}
+		if rep := mustCheck(t, st); !rep.OK() {
+			t.Fatalf("check after the fold:\n%s", rep)
+		}
+		clk.Advance(hour)
+		putRecord(t, st, "sigs/12/3456", "zed YQ==\n")
+		rep := mustCheck(t, st)
+		hidden := ekey(format.KindSig, "123456", "zed")
+		if len(rep.Problems) != 1 || problemWith(rep, CodeLegacyListHidden, hidden, "sigs/12/3456", "delete the marker "+format.LegacyFoldedMarker) == "" {
+			t.Errorf("check of an older list beside the marker:\n%s", rep)
+		}
+	})
+}
+
+// TestCheckNamesWhatDisagreeingListsLack (issue 42 item 4): two live
+// complete lists whose contents disagree were reported only by a SHA-256;
+// the entries one has and the other lacks are named now, from the bits
+// check keeps per listed key (no request more).
+func TestCheckNamesWhatDisagreeingListsLack(t *testing.T) {
+	forBackends(t, func(t *testing.T, st *store.Store, _ *store.FakeClock) {
+		ctx := context.Background()
+		var keys []string
+		for i := range 7 {
+			keys = append(keys, ekey(format.KindSeal, "abcd", fmt.Sprint(i)))
+		}
+		storefixture.PutObjects(t, st, keys...)
+		a := storefixture.WriteList(t, st, true, keys[:5]...)
+		b := storefixture.WriteList(t, st, true, keys[2:]...)
+		rep := mustCheck(t, st)
+		n := noteWith(rep, CodeListsDisagree, "only in "+a+" (2): "+keys[0]+", "+keys[1]+"\n", "only in "+b+" (2): "+keys[5]+", "+keys[6]+"\n")
+		if n == "" || !rep.OK() {
+			t.Errorf("check of two complete lists from folds side by side:\n%s", rep)
+		}
+		// b's content replaced by another set: now a problem, beside the
+		// id mismatch.
+		_, other, _ := format.EncodeEntryList(keys[4:])
+		if err := st.Put(ctx, b, other); err != nil {
+			t.Fatal(err)
+		}
+		rep = mustCheck(t, st)
+		if problemWith(rep, CodeListIDMismatch, b) == "" || problemWith(rep, CodeListsDisagree, "only in "+a+" (4): "+strings.Join(keys[:4], ", ")+"\n", "only in "+b+" (2): "+keys[5]+", "+keys[6]+"\n") == "" {
+			t.Errorf("check of a replaced complete list:\n%s", rep)
+		}
+	})
+}
+
+// TestOperationsDocListsEveryCode: docs/operations.md says what each code
+// means and what to run.
+func TestOperationsDocListsEveryCode(t *testing.T) {
+	doc, err := os.ReadFile("../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range Codes {
+		if !strings.Contains(string(doc), "### `"+c+"`") {
+			t.Errorf("docs/operations.md has no section for %s", c)
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package fold
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/store/journal"
+)
+
+// TestCRLFJournalHidesNoEntry (issue 42 item 2): a journal saved with CRLF
+// line endings hid every entry it named from readers (each line refused
+// for its "\r"), and check failed on it forever. Its lines now parse: a
+// reader finds the entries, and check passes.
+func TestCRLFJournalHidesNoEntry(t *testing.T) {
+	forBackends(t, func(t *testing.T, st *store.Store, _ *store.FakeClock) {
+		ctx := context.Background()
+		write(t, st, ekey(format.KindSig, "abcd", "base"))
+		mustComplete(t, st)
+		added := []string{ekey(format.KindSig, "abcd", "a"), ekey(format.KindSeal, "abcd", "s1"), ekey(format.KindReceipt, "0a0b", "r 1")}
+		write(t, st, added...)
+		text := readRecordText(t, st, format.JournalKey)
+		putRecord(t, st, format.JournalKey, strings.ReplaceAll(text, "\n", "\r\n"))
+		v, err := freshReader(ctx, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range added {
+			if !v.keys[k] {
+				t.Errorf("a reader of the CRLF journal misses %s", k)
+			}
+		}
+		if rep := mustCheck(t, st); !rep.OK() {
+			t.Errorf("check of a CRLF journal:\n%s", rep)
+		}
+	})
+}
+
+// TestDropMalformedMovesBadLinesOut (issue 42 item 2): a garbage line in
+// the journal (and the retired record) made check fail forever, and the
+// only fix was to hand-edit a record others update by compare-and-swap.
+// fold --drop-malformed saves the lines, then removes them; a line another
+// writer appends while it runs (a lost race) stays, and no line is saved
+// twice; check then passes.
+func TestDropMalformedMovesBadLinesOut(t *testing.T) {
+	forBackends(t, func(t *testing.T, st *store.Store, _ *store.FakeClock) {
+		ctx := context.Background()
+		base := ekey(format.KindSig, "abcd", "base")
+		write(t, st, base)
+		mustComplete(t, st)
+		k := ekey(format.KindSeal, "abcd", "s1")
+		write(t, st, k)
+		text := readRecordText(t, st, format.JournalKey)
+		putRecord(t, st, format.JournalKey, "garbage\n"+text+"0 sig/ab/cd/a/b\n\n")
+		putRecord(t, st, format.RetiredKey, readRecordText(t, st, format.RetiredKey)+"soon pack-x\n")
+		if rep := mustCheck(t, st); rep.OK() || problemWith(rep, CodeJournalMalformedLine, "oxyfs fold --drop-malformed") == "" ||
+			problemWith(rep, CodeRetiredMalformedLine) == "" {
+			t.Fatalf("check of the damaged journal:\n%s", rep)
+		}
+
+		// A dry run names the lines and changes nothing.
+		before := readRecordText(t, st, format.JournalKey)
+		rep, err := Complete(ctx, st, Options{DryRun: true, DropMalformed: true})
+		if err != nil || rep.DroppedMalformed == nil || !slices.Equal(rep.DroppedMalformed.Journal, []string{"garbage", "0 sig/ab/cd/a/b"}) ||
+			!slices.Equal(rep.DroppedMalformed.Retired, []string{"soon pack-x"}) || readRecordText(t, st, format.JournalKey) != before {
+			t.Fatalf("dry run: %v\n%s", err, rep)
+		}
+
+		// Another writer appends a line between the repair's read and its
+		// write: the first save runs before the write, so the append lands
+		// first and the repair's write loses the race.
+		other := ekey(format.KindSig, "0a0b", "other")
+		var saved []string
+		raced := false
+		save := func(record string, lines []string) error {
+			saved = append(saved, lines...)
+			if !raced && record == format.JournalKey {
+				raced = true
+				write(t, st, other)
+			}
+			return nil
+		}
+		rep, err = Complete(ctx, st, Options{DropMalformed: true, SaveDropped: save})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !raced || rep.DroppedMalformed.CASTries < 3 {
+			t.Errorf("the race did not happen: %d tries for two records", rep.DroppedMalformed.CASTries)
+		}
+		if want := []string{"garbage", "0 sig/ab/cd/a/b", "soon pack-x"}; !slices.Equal(saved, want) {
+			t.Errorf("saved %q, want each bad line once: %q", saved, want)
+		}
+		lines, bad := format.ParseJournal([]byte(readRecordText(t, st, format.JournalKey)))
+		if bad.Count != 0 || !slices.ContainsFunc(lines, func(l format.JournalLine) bool { return l.Key == other }) {
+			t.Errorf("journal after the repair: %v, bad %v; the line of %s appended meanwhile must stay", lines, bad.Messages(), other)
+		}
+		if crep := mustCheck(t, st); !crep.OK() {
+			t.Errorf("check after fold --drop-malformed:\n%s", crep)
+		}
+		// Nothing left to drop: the records are not written again.
+		rep, err = Complete(ctx, st, Options{DropMalformed: true, SaveDropped: func(string, []string) error { t.Error("saved again"); return nil }})
+		if err != nil || len(rep.DroppedMalformed.Rewritten) != 0 {
+			t.Errorf("second repair: %v, %+v", err, rep.DroppedMalformed)
+		}
+	})
+}
+
+// TestDropMalformedSavesBeforeItDrops: a save that fails ends the repair
+// with the records untouched.
+func TestDropMalformedSavesBeforeItDrops(t *testing.T) {
+	st, _ := newMem(t)
+	write(t, st, ekey(format.KindSig, "abcd", "a"))
+	putRecord(t, st, format.JournalKey, readRecordText(t, st, format.JournalKey)+"garbage\n")
+	before := readRecordText(t, st, format.JournalKey)
+	_, err := Complete(context.Background(), st, Options{DropMalformed: true, SaveDropped: func(string, []string) error { return store.ErrTooLarge }})
+	if err == nil || readRecordText(t, st, format.JournalKey) != before {
+		t.Fatalf("a failed save: %v; journal %q, want %q", err, readRecordText(t, st, format.JournalKey), before)
+	}
+	if _, err := journal.Append(context.Background(), st, []string{ekey(format.KindSig, "abcd", "a")}); err != nil {
+		t.Fatal(err)
+	}
+}
