@@ -22,8 +22,8 @@ import (
 const maxKnownSizes = 1 << 20
 
 // sizeItemBytes is about what one remembered size costs (115–135 B
-// measured with the size alone; the digest makes its map slot 8 B
-// larger): the key (79 bytes for a 9-byte signer, in an 80-byte
+// measured with the size alone; the digest and the time, sigMeta.mod,
+// make its map slot 16 B larger): the key (79 bytes for a 9-byte signer, in an 80-byte
 // allocation) and its slot in the map.
 const sizeItemBytes = 128
 
