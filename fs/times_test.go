@@ -69,3 +69,42 @@ func TestTimesAreTheStoresLastChange(t *testing.T) {
 		t.Errorf("/%s: mtime %v ctime %v atime %v, want the key's own %v", sig.Key(), m, ts(st.Ctim), ts(st.Atim), a.ModTime)
 	}
 }
+
+// TestReSignThroughTheMountShowsItsNewTime: a signature re-signed through
+// the mount shows a later time at once, with its new size — the store's
+// time when the write landed (the key's own Last-Modified is not read
+// back: no GET) — not the time of the bytes it replaced.
+func TestReSignThroughTheMountShowsItsNewTime(t *testing.T) {
+	f, ix, srv, _ := mountFixture(t, Options{AllowOverwrite: true})
+	var sig format.Entry
+	for _, e := range f.all() {
+		if e.Kind == format.KindSig {
+			sig = e
+			break
+		}
+	}
+	p := filepath.Join(srv.Dir(), sig.Key())
+	before, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := []byte("a new signature, longer than none")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := f.st.Bucket().Attributes(t.Context(), sig.Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gets := ix.Store().Counts().Get
+	after, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Size() != int64(len(data)) || !after.ModTime().After(before.ModTime()) || after.ModTime().Before(a.ModTime.Truncate(time.Millisecond)) {
+		t.Errorf("after a re-sign through the mount: size %d mtime %v (before %v; the key's own %v), want %d bytes and a time after the old, not before the key's", after.Size(), after.ModTime(), before.ModTime(), a.ModTime, len(data))
+	}
+	if d := ix.Store().Counts().Get - gets; d != 0 {
+		t.Errorf("stat after the re-sign sent %d GETs, want 0 (the bytes and their time are this mount's own)", d)
+	}
+}
