@@ -116,6 +116,11 @@ func TestSigStatGivesTheKeysOwnTime(t *testing.T) {
 		if d := st.Counts().Get - gets; d != 1 {
 			t.Errorf("%s: %d GETs, want 1 (the size's, which gives the time)", e.Value, d)
 		}
+		if fi, err := fs.Stat(ix.FS(), e.Key()); err != nil {
+			t.Errorf("io/fs Stat %s: %v", e.Value, err)
+		} else if !fi.ModTime().Equal(want) {
+			t.Errorf("io/fs Stat %s: ModTime %v, want %v", e.Value, fi.ModTime(), want)
+		}
 		h, err := ix.OpenSig(ctx, e)
 		if err != nil {
 			t.Fatal(err)
