@@ -206,8 +206,10 @@
 // mount's; the store keeps none, and a call that returned 0 and changed
 // nothing would tell cp -p, cp -a and rsync -t they had), except setting
 // an entry's times to now while it is open for writing, which is what
-// touch does after opening the file it creates or touches; timestamps read
-// back are the mount's start. Writing through a
+// touch does after opening the file it creates or touches. A signature's
+// mtime, ctime and atime are its key's own Last-Modified, read with its bytes
+// (index.SigStat: no extra request); every other node's are the store's
+// last change (tree.go, "Attributes"). Writing through a
 // by-signer link writes the signature it points to. Tools that write a
 // temporary name and rename it (rsync without --inplace, most editors) write
 // an entry under the temporary name and then fail at the rename: use cp, a
@@ -290,6 +292,8 @@
 //	  because the store's filesystem is full            ENOSPC (EDQUOT: its quota spent; logged once)
 //	open of a signature past the readers' budget        EAGAIN (logged; retry once readers closed)
 //	stat or open by name of a replaced version's node   ESTALE (the kernel looks the name up again)
+//	stat or open of a signature listed but missing       ENOENT (a journal line or list names it, its
+//	  from the store (index.ErrListedMissing)             key is gone; the index warns once per key)
 //
 // # Requests
 //

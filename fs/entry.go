@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -43,6 +44,9 @@ type entryNode struct {
 	// progress with another version's bytes is not counted. Both atomic.
 	readers  atomic.Int32
 	readSize atomic.Int64
+	// readMod is their key's time (index.SigHandle.ModTime, UnixNano; 0:
+	// not known, the store's last change stands for it). Atomic.
+	readMod atomic.Int64
 	// lookedUp is when a lookup last returned the node (UnixNano; 0:
 	// never): retried. Atomic.
 	lookedUp atomic.Int64
@@ -56,26 +60,37 @@ var (
 	_ = (gofs.NodeListxattrer)((*entryNode)(nil))
 )
 
-// size is the entry's size: a write in progress, else the index's, reading a
-// signature (one GET, cached) if its size is not known. known is false while
-// a write is in progress (the kernel must not cache it).
-func (n *entryNode) size(ctx context.Context) (size int64, known bool, errno syscall.Errno) {
+// sized is what entryNode.size learnt.
+type sized struct {
+	size  int64
+	mod   time.Time // a signature's key's own time (zero: the store's last change stands for it)
+	known bool      // false while a write is in progress (the kernel must not cache it)
+	// missing: the index lists the entry but its key is gone
+	// (index.ErrListedMissing): ENOENT, not the ESTALE of a name that
+	// stands for nothing now.
+	missing bool
+}
+
+// size is the entry's size and time: a write in progress, else the
+// index's, reading a signature (one GET, cached, which gives its key's
+// time too) if its size is not known.
+func (n *entryNode) size(ctx context.Context) (sized, syscall.Errno) {
 	m := n.m
 	if h := m.pending.writing(n.path); h != nil {
-		return h.size.Load(), false, 0
+		return sized{size: h.size.Load()}, 0
 	}
 	node, err := m.ix.Stat(bg(ctx), n.path)
 	if err != nil {
-		return 0, false, m.errno("stat", n.path, err)
+		return sized{}, m.errno("stat", n.path, err)
 	}
 	if node.Size >= 0 {
-		return node.Size, true, 0
+		return sized{size: node.Size, mod: node.ModTime, known: true}, 0
 	}
-	sz, err := m.ix.SigSize(bg(ctx), n.e)
+	sz, mod, err := m.ix.SigStat(bg(ctx), n.e)
 	if err != nil {
-		return 0, false, m.errno("stat", n.path, err)
+		return sized{missing: errors.Is(err, index.ErrListedMissing)}, m.errno("stat", n.path, err)
 	}
-	return sz, true, 0
+	return sized{size: sz, mod: mod, known: true}, 0
 }
 
 // Getattr: fstat of a signature open for reading answers from its handle
@@ -85,7 +100,7 @@ func (n *entryNode) size(ctx context.Context) (size int64, known bool, errno sys
 func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	defer n.m.ops.start(opGetattr)()
 	if h, ok := f.(*readHandle); ok && n.e.Kind == format.KindSig {
-		n.m.fileAttr(&out.Attr, int64(len(h.data)))
+		n.m.sigAttr(&out.Attr, int64(len(h.data)), h.modTime())
 		if h.foreign {
 			out.SetTimeout(0) // not the node's version
 		} else {
@@ -102,7 +117,7 @@ func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.At
 		// reached only through the descriptors open on it (its name was
 		// dropped when its version moved), so the ones reading it answer
 		// — the version they hold, not ESTALE, which fstat cannot retry.
-		n.m.fileAttr(&out.Attr, n.readSize.Load())
+		n.m.sigAttr(&out.Attr, n.readSize.Load(), unixTime(n.readMod.Load()))
 		out.SetTimeout(n.m.attrTTL)
 		return 0
 	}
@@ -112,14 +127,14 @@ func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.At
 		// open checks permissions with a GETATTR when the attributes are
 		// not cached): the signature's current size, not cached; an open
 		// of the node reads the current bytes (Open).
-		size, _, serr := n.size(ctx)
+		sz, serr := n.size(ctx)
 		if serr != 0 {
 			// The current signature could not be read (gone from the
 			// view, say): the node's ESTALE, as without the window — the
 			// kernel looks the name up again and hears what became of it.
 			return errno
 		}
-		n.m.fileAttr(&out.Attr, size)
+		n.m.sigAttr(&out.Attr, sz.size, sz.mod)
 		out.SetTimeout(0)
 		return 0
 	}
@@ -130,13 +145,17 @@ func (n *entryNode) getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errn
 	if n.staleNow() {
 		return syscall.ESTALE
 	}
-	size, known, errno := n.size(ctx)
-	if errno == syscall.ENOENT {
+	sz, errno := n.size(ctx)
+	if errno == syscall.ENOENT && !sz.missing {
 		// The kernel holds a name that no longer stands for an entry (a
 		// refused create whose RELEASE came after close returned, an entry
-		// a collection forgot): ESTALE makes it look the name up again
-		// (and an open with O_CREAT then creates), where ENOENT would fail
-		// the stat or open that asked.
+		// a collection forgot and a refresh dropped): ESTALE makes it look
+		// the name up again (and an open with O_CREAT then creates), where
+		// ENOENT would fail the stat or open that asked. An entry the
+		// index still lists whose key is gone (index.ErrListedMissing) is
+		// ENOENT: a second look-up would find the same name, and the
+		// same ESTALE, which says nothing of what is wrong (the index
+		// warns once, naming the key).
 		return syscall.ESTALE
 	}
 	if errno != 0 {
@@ -145,8 +164,8 @@ func (n *entryNode) getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errn
 	if n.staleNow() { // the read that learnt the size found other bytes
 		return syscall.ESTALE
 	}
-	n.m.fileAttr(&out.Attr, size)
-	if known {
+	n.m.sigAttr(&out.Attr, sz.size, sz.mod)
+	if sz.known {
 		out.SetTimeout(n.m.attrTTL)
 	} else {
 		out.SetTimeout(0)
@@ -263,6 +282,11 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 		// the node's readers answer (Getattr) not theirs.
 		h.node = n
 		n.readSize.Store(int64(len(h.data)))
+		var mod int64
+		if t := h.modTime(); !t.IsZero() {
+			mod = t.UnixNano()
+		}
+		n.readMod.Store(mod)
 		n.readers.Add(1)
 	}
 	return h, n.readFlags(), 0
@@ -380,6 +404,23 @@ var (
 	_ = (gofs.FileFlusher)((*readHandle)(nil))
 	_ = (gofs.FileReleaser)((*readHandle)(nil))
 )
+
+// modTime is the time of the handle's bytes (index.SigHandle.ModTime): the
+// zero time for an index entry, or when not known.
+func (h *readHandle) modTime() time.Time {
+	if h.sig == nil {
+		return time.Time{}
+	}
+	return h.sig.ModTime()
+}
+
+// unixTime is the time entryNode.readMod keeps (0: the zero time).
+func unixTime(ns int64) time.Time {
+	if ns <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}
 
 // Release gives the bytes back to the readers' budget.
 func (h *readHandle) Release(ctx context.Context) syscall.Errno {

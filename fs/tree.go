@@ -61,14 +61,25 @@ func (b *base) Removexattr(ctx context.Context, attr string) syscall.Errno {
 	return syscall.ENODATA
 }
 
-// Attributes. Times are the store's last change as the index's view knows
-// it (index.ModTime: the newest key of the pack listing the open or refresh
+// Attributes. A signature's mtime, ctime and atime are its key's own
+// Last-Modified, read with its bytes by the GET its size needs anyway
+// (index.SigStat, Node.ModTime, SigHandle.ModTime: no extra request).
+// Every other node's times — directories, index entries (empty keys),
+// symlinks, a signature being written, one whose time the backend does not
+// give — are the store's last change as the index's view knows it
+// (index.ModTime: the newest key of the pack listing the open or refresh
 // read, at no extra request); the mount's start when there is none (the
-// directory layout, a backend with no times). The store keeps no time per
-// entry, so every node shows the same.
+// directory layout, a backend with no times).
 
 func (m *Server) attr(a *fuse.Attr, mode uint32, nlink uint32, size int64) {
-	t := m.ix.ModTime()
+	m.attrAt(a, mode, nlink, size, time.Time{})
+}
+
+// attrAt is attr with the node's own time t (the zero time: the store's).
+func (m *Server) attrAt(a *fuse.Attr, mode uint32, nlink uint32, size int64, t time.Time) {
+	if t.IsZero() {
+		t = m.ix.ModTime()
+	}
 	if t.IsZero() {
 		t = m.mtime
 	}
@@ -95,6 +106,12 @@ const dirBlksize = maxWrite
 
 func (m *Server) dirAttr(a *fuse.Attr)              { m.attr(a, syscall.S_IFDIR|m.dirMode, 2, 0) }
 func (m *Server) fileAttr(a *fuse.Attr, size int64) { m.attr(a, syscall.S_IFREG|m.fileMode, 1, size) }
+
+// sigAttr is fileAttr of a signature whose key's own time is mod (the zero
+// time: not known, the store's last change stands for it).
+func (m *Server) sigAttr(a *fuse.Attr, size int64, mod time.Time) {
+	m.attrAt(a, syscall.S_IFREG|m.fileMode, 1, size, mod)
+}
 func (m *Server) linkAttr(a *fuse.Attr, target string) {
 	m.attr(a, syscall.S_IFLNK|0o777, 1, int64(len(target)))
 }
@@ -180,18 +197,21 @@ func (d *dirNode) newDir(ctx context.Context, name string, level index.Level, in
 // size the reply carries: a signature that changed since the caller's stat
 // is stated again, so the kernel never holds a size older than the node's
 // version (a newer one makes the node stale, and its use looks it up again).
-func (d *dirNode) newFile(ctx context.Context, p string, e format.Entry, size int64, writing bool, out *fuse.EntryOut) *gofs.Inode {
+func (d *dirNode) newFile(ctx context.Context, p string, e format.Entry, size int64, mod time.Time, writing bool, out *fuse.EntryOut) *gofs.Inode {
 	ver := d.m.ix.SigVersion(e)
 	if ver != 0 && !writing && e.Kind == format.KindSig {
 		if n, err := d.m.ix.Stat(bg(ctx), p); err == nil {
-			size = n.Size
+			size, mod = n.Size, n.ModTime
 		}
 	}
 	known := size >= 0 && !writing
 	if size < 0 {
 		size = 0
 	}
-	d.m.fileAttr(&out.Attr, size)
+	if writing {
+		mod = time.Time{}
+	}
+	d.m.sigAttr(&out.Attr, size, mod)
 	d.m.entryOut(out, known)
 	n := &entryNode{base: base{m: d.m}, path: p, e: e}
 	n.ver.Store(ver)
@@ -227,7 +247,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 			}
 		}
 		if h := m.pending.writing(p); h != nil { // a refused create stands for nothing
-			return d.newFile(ctx, p, h.e, h.size.Load(), true, out), 0
+			return d.newFile(ctx, p, h.e, h.size.Load(), time.Time{}, true, out), 0
 		}
 		return nil, syscall.ENOENT
 	}
@@ -245,9 +265,9 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		return d.NewInode(ctx, l, gofs.StableAttr{Mode: syscall.S_IFLNK, Ino: n.Ino}), 0
 	}
 	if h := m.pending.writing(p); h != nil {
-		return d.newFile(ctx, p, n.Entry, h.size.Load(), true, out), 0
+		return d.newFile(ctx, p, n.Entry, h.size.Load(), time.Time{}, true, out), 0
 	}
-	return d.newFile(ctx, p, n.Entry, n.Size, false, out), 0
+	return d.newFile(ctx, p, n.Entry, n.Size, n.ModTime, false, out), 0
 }
 
 func typeMode(t index.NodeType) uint32 {
@@ -402,7 +422,7 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	h := m.newWriteHandle(p, e, flags, true)
 	h.parent, h.name = d.EmbeddedInode(), name
 	m.pending.add(p, h)
-	return d.newFile(ctx, p, e, 0, true, out), h, fuse.FOPEN_DIRECT_IO, 0
+	return d.newFile(ctx, p, e, 0, time.Time{}, true, out), h, fuse.FOPEN_DIRECT_IO, 0
 }
 
 // The namespace never changes but by adding entries: every other change is

@@ -241,8 +241,9 @@
 //
 // Not in those figures: own writes since the last refresh (a Go map and
 // strings, ~150 B each), the signature cache (Options.SigCacheBytes), the
-// bytes open readers hold (Options.ReaderBytes), the sizes and digests of
-// signatures read (~136 B each, at most 1<<20 remembered: 136 MiB), the text length of each live list (~100 B each), the
+// bytes open readers hold (Options.ReaderBytes), the sizes, digests and
+// times of signatures read (~144 B each: 136 B measured before the time's
+// 8 B were added; at most 1<<20 remembered: 144 MiB), the text length of each live list (~100 B each), the
 // signature objects of the forget records named (at most 100,000 ids, a
 // copy each: forgotten.go), the records'
 // text (which their parsed lines' keys share), and in the prefix modes the
@@ -352,4 +353,20 @@
 // exist but are not journaled (a folded reader sees them only after the next
 // complete fold; putting them again fixes it); they are not added to the
 // overlay. Nothing panics on bad input.
+//
+// A signature the view lists (a journal line, a live list, a listing, an own
+// write) whose GET finds no key is an error wrapping ErrListedMissing and
+// fs.ErrNotExist; the first read of each such key warns, naming the key,
+// what names it and how it heals, and counts it (Status.ListedMissing):
+// missing.go.
+//
+// # Times
+//
+// A signature's time is its key's own Last-Modified, read by the GET that
+// reads its bytes (store.GetAdmittedAt: no extra request) and kept with its
+// size, digest and bytes (sigMeta.mod): SigStat, Node.ModTime (once the size
+// is known), SigHandle.ModTime. A change that drops the bytes drops the time
+// with them, so the next read gives the new key's. This handle's own write
+// keeps the store's time when it landed as the handle's clock of the store
+// tells it (sigTime). Every other time is the store's last change (ModTime).
 package index

@@ -84,12 +84,13 @@ type Index struct {
 	lookedAt    atomic.Int64                 // atomic: the store's ms when the current view's records were last read, or lookUnknown (storeclock.go)
 	forgets     forgets                      // the forget records named (forgotten.go); guarded by loadMu
 
-	own    overlay   // locks itself (overlay.mu)
-	lists  listTexts // the text length of live lists (records.go); locks itself (listTexts.mu)
-	sigs   *sigCache // read-only after Open; locks itself (sigCache.mu)
-	ra     readAhead // locks itself (readAhead.mu)
-	commit committer // locks itself (committer.mu)
-	chain  ownLog    // own appends, for a refresh (ownlines.go); locks itself (ownLog.mu)
+	own     overlay     // locks itself (overlay.mu)
+	lists   listTexts   // the text length of live lists (records.go); locks itself (listTexts.mu)
+	sigs    *sigCache   // read-only after Open; locks itself (sigCache.mu)
+	ra      readAhead   // locks itself (readAhead.mu)
+	commit  committer   // locks itself (committer.mu)
+	chain   ownLog      // own appends, for a refresh (ownlines.go); locks itself (ownLog.mu)
+	missing missingKeys // signatures listed but missing (missing.go); locks itself (missingKeys.mu)
 
 	warnMu   sync.Mutex      // protects the following
 	warnings []string        // guarded by warnMu
@@ -326,19 +327,23 @@ type Status struct {
 	Entries         int              `json:"entries"`
 	OwnWrites       int              `json:"own_writes"`
 	Malformed       int              `json:"malformed"`
-	Warnings        []string         `json:"warnings"`
-	Requests        store.Counts     `json:"requests"`
-	OpenRequests    store.Counts     `json:"open_requests"`
-	LegacyRead      bool             `json:"legacy_read"`
-	MemoryBytes     int64            `json:"memory_bytes"`
-	Generation      uint64           `json:"generation"`
-	JournalAppends  int64            `json:"journal_appends"`
-	JournalKeys     int64            `json:"journal_keys"`
-	SigCacheBytes   int64            `json:"sig_cache_bytes"`
-	SigCacheBound   int64            `json:"sig_cache_bound"` // what the signature cache may hold (Options.SigCacheBytes)
-	Refreshes       int64            `json:"refreshes"`
-	LastRefresh     store.Counts     `json:"last_refresh_requests"` // what the last Refresh sent (concurrent requests included)
-	RefreshFailures int64            `json:"refresh_failures"`      // Refreshes that returned an error (counted in Refreshes too)
+	// ListedMissing counts the signatures a journal line, a list or a
+	// listing names whose key a read found gone (missing.go): distinct
+	// keys since the open, each warned of once.
+	ListedMissing   int64        `json:"listed_missing"`
+	Warnings        []string     `json:"warnings"`
+	Requests        store.Counts `json:"requests"`
+	OpenRequests    store.Counts `json:"open_requests"`
+	LegacyRead      bool         `json:"legacy_read"`
+	MemoryBytes     int64        `json:"memory_bytes"`
+	Generation      uint64       `json:"generation"`
+	JournalAppends  int64        `json:"journal_appends"`
+	JournalKeys     int64        `json:"journal_keys"`
+	SigCacheBytes   int64        `json:"sig_cache_bytes"`
+	SigCacheBound   int64        `json:"sig_cache_bound"` // what the signature cache may hold (Options.SigCacheBytes)
+	Refreshes       int64        `json:"refreshes"`
+	LastRefresh     store.Counts `json:"last_refresh_requests"` // what the last Refresh sent (concurrent requests included)
+	RefreshFailures int64        `json:"refresh_failures"`      // Refreshes that returned an error (counted in Refreshes too)
 	// LastRefreshTime is when the last Refresh ended (zero: none yet),
 	// LastRefreshError its error ("" if it succeeded), redacted as every
 	// error of the store is.
@@ -374,6 +379,7 @@ func (ix *Index) Status() Status {
 		SigCacheBound:  ix.sigs.max,
 		OwnWrites:      ix.own.len(),
 		Refreshes:      ix.refreshes.Load(),
+		ListedMissing:  ix.missing.count.Load(),
 		Conditions:     ix.st.ConditionsVerdict(),
 	}
 	if c := ix.lastRefresh.Load(); c != nil {

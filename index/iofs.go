@@ -103,12 +103,12 @@ func (f ioFS) info(op, name string, n Node) (fs.FileInfo, error) {
 				return nil, err
 			}
 			var err error
-			if size, err = f.ix.SigSize(f.ctx, n.Entry); err != nil {
+			if size, n.ModTime, err = f.ix.SigStat(f.ctx, n.Entry); err != nil {
 				return nil, fsErr(op, name, err)
 			}
 		}
 	}
-	return fileInfo{n: n, size: size}, nil
+	return fileInfo{n: n, size: size, store: f.ix.ModTime()}, nil
 }
 
 func (f ioFS) Open(name string) (fs.File, error) {
@@ -184,14 +184,23 @@ func (f ioFS) ReadFile(name string) ([]byte, error) {
 
 var errIsDir = errors.New("is a directory")
 
+// fileInfo is a node's fs.FileInfo. Its ModTime is a signature's key's own
+// Last-Modified (Node.ModTime, read with its size), else the store's last
+// change (store: Index.ModTime), as the mount shows them.
 type fileInfo struct {
-	n    Node
-	size int64
+	n     Node
+	size  int64
+	store time.Time
 }
 
 func (i fileInfo) Name() string       { return i.n.Name }
 func (i fileInfo) Size() int64        { return i.size }
-func (i fileInfo) ModTime() time.Time { return time.Time{} }
+func (i fileInfo) ModTime() time.Time {
+	if !i.n.ModTime.IsZero() {
+		return i.n.ModTime
+	}
+	return i.store
+}
 func (i fileInfo) IsDir() bool        { return i.n.Type == NodeDir }
 func (i fileInfo) Sys() any           { return i.n }
 func (i fileInfo) Mode() fs.FileMode {

@@ -212,17 +212,17 @@ func (ra *readAhead) work() {
 		var rtt time.Duration
 		var err error
 		sent := false
-		ra.ix.sigs.prefetch(key, func() ([]byte, error) {
+		ra.ix.sigs.prefetch(key, func() ([]byte, time.Time, error) {
 			// Checked again once the fetch is registered: a reader that
 			// got there in between read it itself (and it may have left
 			// the cache already).
 			if ra.stale(key) {
-				return nil, errStale
+				return nil, time.Time{}, errStale
 			}
 			t0 := time.Now()
-			data, gerr := ra.ix.st.GetAdmitted(ra.ctx, key, ra.ix.sigs.reserve) // within the readers' budget
+			data, mod, gerr := ra.ix.sigGet(key)(ra.ctx) // within the readers' budget; the key's time with its bytes
 			rtt, err, sent = time.Since(t0), gerr, true
-			return data, gerr
+			return data, mod, gerr
 		})
 		ra.mu.Lock()
 		delete(ra.queued, key)

@@ -100,7 +100,7 @@ func TestReadAheadSendsOneGetPerSignatureInOrder(t *testing.T) {
 	// Sizes are remembered for all.
 	for _, e := range sigs {
 		want, _ := wantSig.Load(e.Key())
-		if n := ix.sigs.size(e.Key()); n != int64(len(want.([]byte))) {
+		if n, _ := ix.sigs.size(e.Key()); n != int64(len(want.([]byte))) {
 			t.Fatalf("%s: size %d remembered, want %d", e.Key(), n, len(want.([]byte)))
 		}
 	}

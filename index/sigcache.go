@@ -22,8 +22,8 @@ import (
 const maxKnownSizes = 1 << 20
 
 // sizeItemBytes is about what one remembered size costs (115–135 B
-// measured with the size alone; the digest makes its map slot 8 B
-// larger): the key (79 bytes for a 9-byte signer, in an 80-byte
+// measured with the size alone; the digest and the time, sigMeta.mod,
+// make its map slot 16 B larger): the key (79 bytes for a 9-byte signer, in an 80-byte
 // allocation) and its slot in the map.
 const sizeItemBytes = 128
 
@@ -71,6 +71,7 @@ func (c *sigCache) stats() SigCacheStats {
 type sigItem struct {
 	key  string
 	data []byte // never modified: open readers share it (sigopen.go)
+	mod  int64  // the key's own Last-Modified, UnixNano (0: not said): sigMeta.mod
 }
 
 // sigMeta is what is remembered of a signature read: its size, and a
@@ -79,6 +80,10 @@ type sigItem struct {
 type sigMeta struct {
 	size int64
 	sum  uint64
+	// mod is the key's own Last-Modified as the GET that read the bytes
+	// gave it (UnixNano; 0 when the backend did not say), or for this
+	// handle's own write the store's time when it landed (sigTime).
+	mod int64
 	// recheck: the bytes may have changed with no sign of it (a forget
 	// record, forgotten.go): the size is not answered, only compared with
 	// the next read's, which moves the version if they differ.
@@ -88,6 +93,7 @@ type sigMeta struct {
 type sigFlight struct {
 	*flight
 	data     []byte
+	mod      int64 // data's key's Last-Modified (sigMeta.mod)
 	err      error
 	ver      uint64 // the version of data, when kept (not stale)
 	kept     bool   // data was kept as the key's current bytes: ver is theirs
@@ -111,44 +117,46 @@ func (c *sigCache) used() int64 {
 	return c.bytes
 }
 
-// size returns a signature's size if it was read, else -1.
-func (c *sigCache) size(key string) int64 {
+// size returns a signature's size and its key's time (sigMeta.mod) if it
+// was read, else -1 and 0.
+func (c *sigCache) size(key string) (int64, int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if m, ok := c.sizes[key]; ok && !m.recheck {
-		return m.size
+		return m.size, m.mod
 	}
-	return -1
+	return -1, 0
 }
 
 // entrySize is size for an entry, formatting its key only when some size
 // is known.
-func (c *sigCache) entrySize(e format.Entry) int64 {
+func (c *sigCache) entrySize(e format.Entry) (int64, int64) {
 	c.mu.Lock()
 	empty := len(c.sizes) == 0
 	c.mu.Unlock()
 	if empty {
-		return -1
+		return -1, 0
 	}
 	return c.size(e.Key())
 }
 
-func (c *sigCache) get(key string) ([]byte, bool) {
+func (c *sigCache) get(key string) ([]byte, int64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.m[key]; ok {
 		c.ll.MoveToFront(el)
 		c.hits.Add(1)
-		return el.Value.(*sigItem).data, true
+		it := el.Value.(*sigItem)
+		return it.data, it.mod, true
 	}
-	return nil, false
+	return nil, 0, false
 }
 
-// insertLocked keeps data (whose digest is sum) for key, evicting the least
-// recently used.
-func (c *sigCache) insertLocked(key string, data []byte, sum uint64) {
+// insertLocked keeps data (whose digest is sum, whose key's time is mod:
+// sigMeta.mod) for key, evicting the least recently used.
+func (c *sigCache) insertLocked(key string, data []byte, sum uint64, mod int64) {
 	c.removeLocked(key)
-	meta := sigMeta{size: int64(len(data)), sum: sum}
+	meta := sigMeta{size: int64(len(data)), sum: sum, mod: mod}
 	if old, ok := c.sizes[key]; ok && (old.size != meta.size || old.sum != meta.sum) {
 		c.changedLocked(key) // replaced without a journal line
 	}
@@ -161,7 +169,7 @@ func (c *sigCache) insertLocked(key string, data []byte, sum uint64) {
 	if cost > c.max {
 		return
 	}
-	c.m[key] = c.ll.PushFront(&sigItem{key: key, data: data})
+	c.m[key] = c.ll.PushFront(&sigItem{key: key, data: data, mod: mod})
 	c.bytes += cost
 	for c.bytes > c.max {
 		el := c.ll.Back()
@@ -179,15 +187,16 @@ func (c *sigCache) removeLocked(key string) {
 	}
 }
 
-// put replaces a key's bytes: this handle has just written them.
-func (c *sigCache) put(key string, data []byte) {
+// put replaces a key's bytes: this handle has just written them, at mod
+// (sigTime).
+func (c *sigCache) put(key string, data []byte, mod int64) {
 	data = slices.Clone(data)
 	sum := c.digest(data)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.staleLocked(key)
 	delete(c.sizes, key) // replaced here: no read to compare with
-	c.insertLocked(key, data, sum)
+	c.insertLocked(key, data, sum, mod)
 	c.ownChangedLocked(key) // once, and last (ownlines.go)
 }
 
@@ -267,12 +276,34 @@ func (c *sigCache) has(key string) bool {
 	return cached || flying
 }
 
-// fetched is what fetch returns: the bytes, and their version when known
-// (kept: the bytes are the key's current ones, as of version ver).
+// fetched is what fetch returns: the bytes, their key's time (sigMeta.mod),
+// and their version when known (kept: the bytes are the key's current
+// ones, as of version ver).
 type fetched struct {
 	data []byte
+	mod  int64
 	ver  uint64
 	kept bool
+}
+
+// sigGet is how the cache reads a key: its bytes and its own Last-Modified
+// from the one GET (store.GetAdmittedAt).
+type sigGet func(ctx context.Context) ([]byte, time.Time, error)
+
+// unixNano is t as sigMeta.mod keeps it: 0 for the zero time.
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// timeOf is the time sigMeta.mod keeps (the zero time for 0).
+func timeOf(mod int64) time.Time {
+	if mod == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, mod)
 }
 
 // fetch reads a key once however many callers ask at the same time, and
@@ -282,7 +313,7 @@ type fetched struct {
 // (cancelled by Close, or any error), or for a reader's GET refused by the
 // readers' budget (admitted), reads the key itself; admitted says this
 // caller's read is one.
-func (c *sigCache) fetch(ctx, closing context.Context, key string, admitted bool, read func(ctx context.Context) ([]byte, error)) (fetched, error) {
+func (c *sigCache) fetch(ctx, closing context.Context, key string, admitted bool, read sigGet) (fetched, error) {
 	for try := 0; ; try++ {
 		c.mu.Lock()
 		if el, ok := c.m[key]; ok {
@@ -290,7 +321,8 @@ func (c *sigCache) fetch(ctx, closing context.Context, key string, admitted bool
 			ver := c.versionLocked(key)
 			c.mu.Unlock()
 			c.hits.Add(1)
-			return fetched{data: el.Value.(*sigItem).data, ver: ver, kept: true}, nil
+			it := el.Value.(*sigItem)
+			return fetched{data: it.data, mod: it.mod, ver: ver, kept: true}, nil
 		}
 		if try == 0 {
 			c.misses.Add(1)
@@ -308,7 +340,7 @@ func (c *sigCache) fetch(ctx, closing context.Context, key string, admitted bool
 			if f.err != nil && (f.prefetch || f.admitted && !mine && errors.Is(f.err, ErrBusy)) {
 				continue
 			}
-			return fetched{data: f.data, ver: f.ver, kept: f.kept}, f.err
+			return fetched{data: f.data, mod: f.mod, ver: f.ver, kept: f.kept}, f.err
 		case <-ctx.Done():
 			c.mu.Lock()
 			if f.leave() && !f.prefetch && c.flight[key] == f {
@@ -321,29 +353,29 @@ func (c *sigCache) fetch(ctx, closing context.Context, key string, admitted bool
 }
 
 // startLocked starts a shared read of key; c.mu is held.
-func (c *sigCache) startLocked(ctx, closing context.Context, key string, read func(ctx context.Context) ([]byte, error)) *sigFlight {
+func (c *sigCache) startLocked(ctx, closing context.Context, key string, read sigGet) *sigFlight {
 	f := &sigFlight{flight: newFlight(ctx, closing)}
 	c.flight[key] = f
 	go func() {
-		data, err := read(f.ctx)
-		c.land(key, f, data, err)
+		data, mod, err := read(f.ctx)
+		c.land(key, f, data, unixNano(mod), err)
 	}()
 	return f
 }
 
 // land ends the shared read f of key: it hands its result to the waiters
 // and caches the bytes unless a refresh made them stale.
-func (c *sigCache) land(key string, f *sigFlight, data []byte, err error) {
+func (c *sigCache) land(key string, f *sigFlight, data []byte, mod int64, err error) {
 	var sum uint64
 	if err == nil {
 		sum = c.digest(data) // outside the lock: a big signature takes a while
 	}
 	c.mu.Lock()
-	f.data, f.err = data, err
+	f.data, f.mod, f.err = data, mod, err
 	if c.flight[key] == f {
 		delete(c.flight, key)
 		if err == nil && !f.stale {
-			c.insertLocked(key, data, sum)
+			c.insertLocked(key, data, sum, mod)
 			f.ver, f.kept = c.versionLocked(key), true
 		}
 	}
@@ -353,7 +385,7 @@ func (c *sigCache) land(key string, f *sigFlight, data []byte, err error) {
 
 // prefetch reads a key for read-ahead, unless it is cached or being read.
 // It runs in the read-ahead worker that calls it, whose context is read's.
-func (c *sigCache) prefetch(key string, read func() ([]byte, error)) {
+func (c *sigCache) prefetch(key string, read func() ([]byte, time.Time, error)) {
 	c.mu.Lock()
 	_, cached := c.m[key]
 	_, flying := c.flight[key]
@@ -364,8 +396,8 @@ func (c *sigCache) prefetch(key string, read func() ([]byte, error)) {
 	f := &sigFlight{flight: newFlight(context.Background(), context.Background()), prefetch: true}
 	c.flight[key] = f
 	c.mu.Unlock()
-	data, err := read()
-	c.land(key, f, data, err)
+	data, mod, err := read()
+	c.land(key, f, data, unixNano(mod), err)
 }
 
 // invalidateRefresh drops what a refresh shows may have changed (R1 in
@@ -455,72 +487,120 @@ func (ix *Index) dropAbsent(v *view) {
 // ReadSig returns a signature's bytes, read from the entry's own key (or,
 // on a store whose older lists are still read, from its legacy list) and
 // kept in a cache bounded by bytes. Entries of other kinds are empty. The
-// caller may modify the returned slice.
+// caller may modify the returned slice. A signature the view lists whose
+// key is gone is an error wrapping ErrListedMissing (missing.go).
 func (ix *Index) ReadSig(ctx context.Context, e format.Entry) ([]byte, error) {
 	if err := e.Validate(); err != nil {
 		return nil, fmt.Errorf("read signature: %w", err)
 	}
+	data, _, err := ix.readSig(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(data), nil
+}
+
+// readSig is ReadSig's read of a valid entry: the bytes (the cache's own:
+// not to be modified) and their key's time (sigMeta.mod).
+func (ix *Index) readSig(ctx context.Context, e format.Entry) ([]byte, int64, error) {
 	if e.Kind != format.KindSig {
-		return []byte{}, nil
+		return []byte{}, 0, nil
 	}
 	key := e.Key()
-	if data, ok := ix.sigs.get(key); ok {
+	if data, mod, ok := ix.sigs.get(key); ok {
 		ix.ra.trigger(ix.v.Load(), e)
-		return slices.Clone(data), nil
+		return data, mod, nil
 	}
 	v, err := ix.current(ctx)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	ix.ra.trigger(v, e)
 	if v.legacy && !ix.own.has(e) {
 		se, ok, err := ix.entry(ctx, v, e)
 		if err != nil {
-			return nil, fmt.Errorf("read signature %q: %w", key, err)
+			return nil, 0, fmt.Errorf("read signature %q: %w", key, err)
 		}
 		if ok && se.sig != nil {
-			return slices.Clone(se.sig), nil
+			return se.sig, 0, nil // a legacy list's: no time of its own
 		}
 	}
 	// The GET is admitted against the readers' budget as an open's is
 	// (sigCache.reserve): its body counts while it is read, so stats and
 	// reads of many signatures together, flooded or not, hold at most the
 	// budget (issue 36).
-	got, err := ix.sigs.fetch(ctx, ix.ra.ctx, key, false, func(ctx context.Context) ([]byte, error) {
-		return ix.st.GetAdmitted(ctx, key, ix.sigs.reserve)
-	})
+	got, err := ix.sigs.fetch(ctx, ix.ra.ctx, key, false, ix.sigGet(key))
 	if err != nil {
 		if errors.Is(err, ErrBusy) {
 			ix.sigs.readers.refused.Add(1)
 		}
-		return nil, readSigErr(key, err)
+		return nil, 0, ix.readSigErr(v, e, err)
 	}
-	return slices.Clone(got.data), nil
+	return got.data, got.mod, nil
 }
 
-func readSigErr(key string, err error) error {
+// sigGet reads key's bytes and its own Last-Modified with one GET,
+// within the readers' budget.
+func (ix *Index) sigGet(key string) sigGet {
+	return func(ctx context.Context) ([]byte, time.Time, error) {
+		return ix.st.GetAdmittedAt(ctx, key, ix.sigs.reserve)
+	}
+}
+
+// readSigErr wraps the error of a signature's read; a key the store does
+// not have is fs.ErrNotExist, and ErrListedMissing too when view v lists
+// it (ix.listedMissing).
+func (ix *Index) readSigErr(v *view, e format.Entry, err error) error {
+	key := e.Key()
 	if errors.Is(err, store.ErrNotFound) {
+		if src, ok := ix.listedMissing(v, e); ok {
+			return fmt.Errorf("read signature %q: %w (named by %s): %w: %w", key, ErrListedMissing, src, fs.ErrNotExist, err)
+		}
 		return fmt.Errorf("read signature %q: %w: %w", key, fs.ErrNotExist, err)
 	}
 	return fmt.Errorf("read signature %q: %w", key, err)
 }
 
-// SigSize returns a signature's size: from the cache, else by reading it
-// (one GET, which fills the cache). Entries of other kinds are 0.
-func (ix *Index) SigSize(ctx context.Context, e format.Entry) (int64, error) {
+// SigStat returns a signature's size and its key's own Last-Modified (the
+// file's mtime on a file store; the zero time when the backend does not
+// say, for a legacy list's signature, and for a signature whose size is
+// not known): from the cache, else by reading it (one GET, which fills
+// the cache and gives both). Entries of other kinds are 0 with the zero
+// time: the store's last change (ModTime) stands for their time. The time
+// of this handle's own write is the store's time when it landed, as this
+// handle's clock of the store tells it (sigTime).
+func (ix *Index) SigStat(ctx context.Context, e format.Entry) (int64, time.Time, error) {
 	if err := e.Validate(); err != nil {
-		return 0, fmt.Errorf("signature size: %w", err)
+		return 0, time.Time{}, fmt.Errorf("signature size: %w", err)
 	}
 	if e.Kind != format.KindSig {
-		return 0, nil
+		return 0, time.Time{}, nil
 	}
-	if n := ix.sigs.size(e.Key()); n >= 0 {
+	if n, mod := ix.sigs.size(e.Key()); n >= 0 {
 		ix.ra.trigger(ix.v.Load(), e)
-		return n, nil
+		return n, timeOf(mod), nil
 	}
-	data, err := ix.ReadSig(ctx, e)
+	data, mod, err := ix.readSig(ctx, e)
 	if err != nil {
-		return 0, err
+		return 0, time.Time{}, err
 	}
-	return int64(len(data)), nil
+	return int64(len(data)), timeOf(mod), nil
+}
+
+// SigSize returns a signature's size (SigStat without the time).
+func (ix *Index) SigSize(ctx context.Context, e format.Entry) (int64, error) {
+	n, _, err := ix.SigStat(ctx, e)
+	return n, err
+}
+
+// sigTime is the time kept for this handle's own write of a signature
+// (sigMeta.mod): the store's time now as this handle's clock of it tells
+// (store.StoreNowMs, no request), else this host's. The store's own
+// Last-Modified of the key is within a round trip of it; the next read of
+// the key, after a refresh or an eviction, gives that.
+func (ix *Index) sigTime() int64 {
+	if ms, ok := ix.st.StoreNowMs(); ok {
+		return ms * int64(time.Millisecond)
+	}
+	return time.Now().UnixNano()
 }

@@ -25,7 +25,7 @@ func TestSigChangesAreEveryWayBytesChange(t *testing.T) {
 			t.Errorf("after %s: %s changed at %v, want %v", what, key, got, at)
 		}
 	}
-	ins := func(key string, data []byte) { c.insertLocked(key, data, c.digest(data)) }
+	ins := func(key string, data []byte) { c.insertLocked(key, data, c.digest(data), 0) }
 	ins(k, []byte("four"))
 	want("a first read", k, time.Time{})
 	tick()
@@ -41,7 +41,7 @@ func TestSigChangesAreEveryWayBytesChange(t *testing.T) {
 	want("a read of another size (replaced without a journal line)", k, t1)
 	want("another key's change", other, time.Time{})
 	t2 := tick()
-	c.put(k, []byte("own write"))
+	c.put(k, []byte("own write"), 0)
 	want("an own write", k, t2)
 	t3 := tick()
 	c.invalidate(k)
@@ -51,7 +51,7 @@ func TestSigChangesAreEveryWayBytesChange(t *testing.T) {
 	want("a directory-layout refresh", other, t4)
 	want("a directory-layout refresh", k, t4)
 	t5 := tick()
-	c.put(k, []byte("x"))
+	c.put(k, []byte("x"), 0)
 	want("a change after everything changed", k, t5)
 	want("a change after everything changed", other, t4)
 }
@@ -77,13 +77,13 @@ func TestSigChangesStayBounded(t *testing.T) {
 	c = newSigCache(1<<20, 4)
 	c.now = func() time.Time { return clock }
 	for i := range 4 {
-		c.insertLocked(fmt.Sprintf("sig/00/%d/x", i), []byte("b"), 0)
+		c.insertLocked(fmt.Sprintf("sig/00/%d/x", i), []byte("b"), 0, 0)
 	}
 	if got := c.changedAt("sig/00/0/x"); !got.IsZero() {
 		t.Fatalf("changed at %v before the sizes started over", got)
 	}
 	clock = clock.Add(time.Second)
-	c.insertLocked("sig/00/5/x", []byte("b"), 0)
+	c.insertLocked("sig/00/5/x", []byte("b"), 0, 0)
 	if got := c.changedAt("sig/00/0/x"); !got.Equal(clock) {
 		t.Errorf("after the sizes started over: changed at %v, want %v", got, clock)
 	}

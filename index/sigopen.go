@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/oxyfs/oxyfs/store/format"
 )
@@ -52,6 +53,7 @@ func (r *sigReaders) init(cacheMax int64) {
 type sigBuf struct {
 	key  string // read-only
 	data []byte // read-only
+	mod  int64  // read-only: the key's own Last-Modified with these bytes (sigMeta.mod)
 	ver  uint64 // read-only
 	refs int    // handles on it; guarded by sigCache.mu
 }
@@ -68,6 +70,12 @@ type SigHandle struct {
 // not modify them. They stay valid after Release (the budget no longer
 // counts them).
 func (h *SigHandle) Bytes() []byte { return h.b.data }
+
+// ModTime is the key's own Last-Modified as the GET of these bytes gave it
+// (SigStat), or the zero time when not known (an index entry, a legacy
+// list's signature, a backend that gives no time): the store's last change
+// (Index.ModTime) stands for it.
+func (h *SigHandle) ModTime() time.Time { return timeOf(h.b.mod) }
 
 // Version is the version of the bytes (SigVersion when they were opened).
 func (h *SigHandle) Version() uint64 { return h.b.ver }
@@ -142,14 +150,12 @@ func (ix *Index) OpenSig(ctx context.Context, e format.Entry) (*SigHandle, error
 			}
 		}
 		if got.data == nil {
-			got, err = c.fetch(ctx, ix.ra.ctx, key, true, func(ctx context.Context) ([]byte, error) {
-				return ix.st.GetAdmitted(ctx, key, c.reserve)
-			})
+			got, err = c.fetch(ctx, ix.ra.ctx, key, true, ix.sigGet(key))
 			if err != nil {
 				if errors.Is(err, ErrBusy) {
 					c.readers.refused.Add(1)
 				}
-				return nil, readSigErr(key, err)
+				return nil, ix.readSigErr(v, e, err)
 			}
 		}
 		h, err := c.admit(key, got)
@@ -157,7 +163,7 @@ func (ix *Index) OpenSig(ctx context.Context, e format.Entry) (*SigHandle, error
 			continue
 		}
 		if err != nil {
-			return nil, readSigErr(key, err)
+			return nil, ix.readSigErr(v, e, err)
 		}
 		return h, nil
 	}
@@ -194,7 +200,7 @@ func (c *sigCache) admit(key string, got fetched) (*SigHandle, error) {
 		return nil, fmt.Errorf("%d bytes with %d held open, over %d: %w", n, c.readers.held, c.readers.max, ErrBusy)
 	}
 	c.holdLocked(n)
-	b := &sigBuf{key: key, data: got.data, ver: got.ver, refs: 1}
+	b := &sigBuf{key: key, data: got.data, mod: got.mod, ver: got.ver, refs: 1}
 	c.readers.open[key] = b
 	return &SigHandle{c: c, b: b}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/oxyfs/oxyfs/store/format"
 )
@@ -39,8 +40,13 @@ type Node struct {
 	Entry  format.Entry // files only
 	Target string       // symlinks only
 	Size   int64        // files: signature size if known (cached), -1 if not read yet; 0 for non-sig entries
-	Ino    uint64       // stable inode number: FNV-64a of the path, never 0 or 1
-	Source string       // files: "list pack-<id>.entries", "journal", "prefix listing", "own write", "legacy sigs/ab/cd"
+	// ModTime: files, a signature's key's own Last-Modified, known with
+	// its size (SigStat); the zero time otherwise (the size not known, an
+	// index entry, a directory, a backend that gives no time), for which
+	// the store's last change (Index.ModTime) stands.
+	ModTime time.Time
+	Ino     uint64 // stable inode number: FNV-64a of the path, never 0 or 1
+	Source  string // files: "list pack-<id>.entries", "journal", "prefix listing", "own write", "legacy sigs/ab/cd"
 }
 
 const sourceOwnWrite = "own write"
@@ -206,7 +212,9 @@ func (ix *Index) fileNode(dir string, e format.Entry, s entrySource) Node {
 	case s.sig != nil:
 		n.Size = int64(len(s.sig))
 	default:
-		n.Size = ix.sigs.entrySize(e)
+		var mod int64
+		n.Size, mod = ix.sigs.entrySize(e)
+		n.ModTime = timeOf(mod)
 	}
 	return n
 }

@@ -78,7 +78,7 @@ func (ix *Index) PutBatch(ctx context.Context, ws []Write) error {
 			return nil
 		}
 		if w.Entry.Kind == format.KindSig {
-			ix.sigs.put(key, w.Data)
+			ix.sigs.put(key, w.Data, ix.sigTime())
 		}
 		written[i] = true
 		return nil

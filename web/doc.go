@@ -47,11 +47,23 @@
 // with Depth: infinity (or no Depth, which means it) is refused with 403
 // (RFC 4918 §9.1 "propfind-finite-depth"): on the root it would read every
 // signature. A by-signer link appears in WebDAV as the file it points to.
-// WebDAV's getlastmodified (the index keeps no time per entry) is the
-// store's last change as the index knows it (index.Index.ModTime: the newest
-// key its open listed) or, for a signature whose bytes the index saw change
-// since, that time; with neither (the directory layout, a backend that
-// reports no times), the time the handler was made (handler.modTime).
+// A signature's time is its key's own Last-Modified, which the index reads
+// with its bytes (index.SigStat, Node.ModTime, SigHandle.ModTime: no extra
+// request): the Last-Modified of its GET and of its page, the "modified" row
+// of its page, the mtime of a directory page's row (JSON "mtime") once its
+// size is known, and WebDAV's getlastmodified (a PROPFIND of the file reads
+// it). Any other time — a directory's, an index entry's, a signature's
+// whose time is not known yet — is the store's last change as the index
+// knows it (index.Index.ModTime: the newest key its open listed) or, for a
+// signature whose bytes the index saw change since, that time; with neither
+// (the directory layout, a backend that reports no times), the time the
+// handler was made (handler.modTime).
+//
+// A signature the index lists whose key is gone (index.ErrListedMissing:
+// a journal line or a list names it) is 404 with a body saying it is listed
+// but missing from the store and naming the key; the index warns once per
+// key (the serve log) and counts them (/.oxy/status listed_missing). The
+// directory's page still lists it.
 //
 // # Requests to the store
 //

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"github.com/oxyfs/oxyfs/store/format"
@@ -44,10 +45,13 @@ const SigPagePrefix = 16 << 10
 
 // sigPage writes a signature's page: its key, size, first SigPagePrefix
 // bytes as hex and base64, and links to the whole. size is the
-// signature's; shown its first bytes (at most SigPagePrefix).
-func (h *handler) sigPage(w http.ResponseWriter, r *http.Request, prefix, p string, e format.Entry, size int64, shown []byte) {
+// signature's; shown its first bytes (at most SigPagePrefix); mod the time
+// of its bytes (the key's own Last-Modified: handler.sigTime), also sent
+// as Last-Modified.
+func (h *handler) sigPage(w http.ResponseWriter, r *http.Request, prefix, p string, e format.Entry, size int64, shown []byte, mod time.Time) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("Last-Modified", mod.UTC().Format(http.TimeFormat))
 	if r.Method == http.MethodHead {
 		return
 	}
@@ -62,11 +66,13 @@ func (h *handler) sigPage(w http.ResponseWriter, r *http.Request, prefix, p stri
 		Size, Shown   int64
 		Hex, Base64   string
 		Raw, Download string
+		ModTime       string
 	}{
 		Path: termsafe.EscapeSpaces(prefix + "/" + p), Crumbs: cs, Key: termsafe.EscapeSpaces(e.Key()),
 		Signer: termsafe.EscapeSpaces(e.Value), Object: e.Object, Size: size, Shown: int64(len(shown)),
 		Hex: hex.EncodeToString(shown), Base64: base64.StdEncoding.EncodeToString(shown),
 		Raw: "./" + escapeSeg(path.Base(p)), Download: "./" + escapeSeg(path.Base(p)) + "?download=1",
+		ModTime: mod.UTC().Format(time.RFC3339),
 	}
 	if err := sigTmpl.Execute(w, v); err != nil {
 		h.opts.Logf("oxyfs: %s %s: %v", r.Method, r.URL.Path, err)
@@ -99,6 +105,7 @@ var sigTmpl = template.Must(template.Must(template.New("sig").Parse(crumbsTmpl))
 <tr><th>object</th><td id="object">{{.Object}}</td></tr>
 <tr><th>signer</th><td id="signer">{{.Signer}}</td></tr>
 <tr><th>size</th><td id="size">{{.Size}} bytes</td></tr>
+<tr><th>modified</th><td><time id="mtime" datetime="{{.ModTime}}">{{.ModTime}}</time></td></tr>
 <tr><th>hex</th><td id="hex" class="b">{{.Hex}}</td></tr>
 <tr><th>base64</th><td id="base64" class="b">{{.Base64}}</td></tr>
 </table>

@@ -86,16 +86,27 @@ type handler struct {
 	authFails authFailLog // locks itself
 }
 
-// modTime is what WebDAV reports as a file's last change (getlastmodified;
-// the index's view keeps no time per entry): the store's last change as the
-// index knows it (index.Index.ModTime: the newest key its open listed), or
-// for a signature the last time the index saw its bytes change
+// modTime is what WebDAV reports as a file's last change (getlastmodified):
+// a signature's key's own Last-Modified when the index read it with its
+// bytes (index.Node.ModTime: a PROPFIND of the file reads it,
+// propfindReads); else the store's last change as the index knows it
+// (index.Index.ModTime: the newest key its open listed), or for a
+// signature the last time the index saw its bytes change
 // (index.Index.SigChangedAt), if later. When the index knows neither (the
 // directory layout, a backend that reports no times), the time the handler
 // was made: the tree it shows is at least that recent. Never year 1.
 func (h *handler) modTime(fi fs.FileInfo) time.Time {
+	n, ok := fi.Sys().(index.Node)
+	return h.entryTime(n, ok && n.Type == index.NodeFile)
+}
+
+// entryTime is modTime of node n (file: n is an entry's).
+func (h *handler) entryTime(n index.Node, file bool) time.Time {
+	if file && !n.ModTime.IsZero() {
+		return n.ModTime
+	}
 	t := h.ix.ModTime()
-	if n, ok := fi.Sys().(index.Node); ok && n.Type == index.NodeFile && n.Entry.Kind == format.KindSig {
+	if file && n.Entry.Kind == format.KindSig {
 		if c := h.ix.SigChangedAt(n.Entry); c.After(t) {
 			t = c
 		}
@@ -104,6 +115,15 @@ func (h *handler) modTime(fi fs.FileInfo) time.Time {
 		return h.started
 	}
 	return t
+}
+
+// sigTime is the time of a signature's bytes as its handle gives it
+// (index.SigHandle.ModTime), else entryTime's.
+func (h *handler) sigTime(n index.Node, mod time.Time) time.Time {
+	if !mod.IsZero() {
+		return mod
+	}
+	return h.entryTime(n, true)
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -273,15 +293,15 @@ func (h *handler) serveTree(w http.ResponseWriter, r *http.Request, prefix strin
 		}
 		q := r.URL.Query()
 		if q.Get("view") == "page" && n.Entry.Kind == format.KindSig {
-			size, shown, err := h.sigPrefix(ctx, n.Entry)
+			size, shown, mod, err := h.sigPrefix(ctx, n.Entry)
 			if err != nil {
 				h.fail(w, r, err)
 				return
 			}
-			h.sigPage(w, r, prefix, p, n.Entry, size, shown)
+			h.sigPage(w, r, prefix, p, n.Entry, size, shown, h.sigTime(n, mod))
 			return
 		}
-		content, etag, release, err := h.sigContent(ctx, n.Entry)
+		content, etag, mod, release, err := h.sigContent(ctx, n.Entry)
 		if err != nil {
 			h.fail(w, r, err)
 			return
@@ -296,7 +316,9 @@ func (h *handler) serveTree(w http.ResponseWriter, r *http.Request, prefix strin
 		// Escaped as bodies are: a header printed by curl -i must not
 		// drive the terminal either.
 		w.Header().Set("X-Oxy-Key", termsafe.Escape(n.Entry.Key()))
-		http.ServeContent(w, r, "", time.Time{}, content)
+		// Last-Modified: the signature's key's own (the time its bytes
+		// were read with); an index entry's, the store's last change.
+		http.ServeContent(w, r, "", h.sigTime(n, mod), content)
 	}
 }
 
@@ -358,6 +380,12 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		w.WriteHeader(code)
 		return
 	case http.StatusNotFound:
+		if errors.Is(err, index.ErrListedMissing) {
+			// Listed by the index, gone from the store: say so (the
+			// index warned once, naming the key), not a bare "not found".
+			http.Error(w, "404 "+termsafe.Line(err.Error()), code)
+			return
+		}
 		http.NotFound(w, r)
 		return
 	case http.StatusServiceUnavailable:
@@ -369,14 +397,17 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 
 // entry is one line of a directory page (and one element of its JSON).
 type entry struct {
-	Name   string `json:"name"`
-	Type   string `json:"type"` // dir, file, symlink
-	Size   *int64 `json:"size,omitempty"`
-	Key    string `json:"key,omitempty"`
-	Source string `json:"source,omitempty"`
-	Target string `json:"target,omitempty"`
-	Href   string `json:"-"`
-	Raw    string `json:"-"` // a signature's bytes, when Href is its page
+	Name string `json:"name"`
+	Type string `json:"type"` // dir, file, symlink
+	Size *int64 `json:"size,omitempty"`
+	// ModTime: a signature's key's own Last-Modified, when the index
+	// read it with its size (omitted otherwise, as its size is).
+	ModTime *time.Time `json:"mtime,omitempty"`
+	Key     string     `json:"key,omitempty"`
+	Source  string     `json:"source,omitempty"`
+	Target  string     `json:"target,omitempty"`
+	Href    string     `json:"-"`
+	Raw     string     `json:"-"` // a signature's bytes, when Href is its page
 }
 
 func entryOf(n index.Node) entry {
@@ -391,6 +422,10 @@ func entryOf(n index.Node) entry {
 		}
 		if n.Size >= 0 {
 			e.Size = &n.Size
+		}
+		if !n.ModTime.IsZero() {
+			t := n.ModTime.UTC()
+			e.ModTime = &t
 		}
 	}
 	return e
@@ -445,6 +480,12 @@ var pageTmpl = template.Must(template.Must(template.New("page").Parse(crumbsTmpl
 		}
 		return fmt.Sprint(*n)
 	},
+	"mtime": func(t *time.Time) string {
+		if t == nil {
+			return ""
+		}
+		return t.UTC().Format(time.RFC3339)
+	},
 }).Parse(`<!doctype html>
 <html><head><meta charset="utf-8"><title>oxyfs {{.Path}}</title>
 ` + style + `</head>
@@ -453,10 +494,10 @@ var pageTmpl = template.Must(template.Must(template.New("page").Parse(crumbsTmpl
 <p>{{.URL}} ({{.Mode}})</p>
 <table>
 {{- if not .Root}}
-<tr><td><a href="../">../</a></td><td></td><td></td></tr>
+<tr><td><a href="../">../</a></td><td></td><td></td><td></td></tr>
 {{- end}}
 {{- range .Entries}}
-<tr><td><a href="{{.Href}}">{{.Name}}{{if eq .Type "dir"}}/{{end}}</a>{{if .Target}} → {{.Target}}{{end}}{{if .Raw}} (<a href="{{.Raw}}">raw</a>){{end}}</td><td class="n">{{size .Size}}</td><td>{{.Source}}</td></tr>
+<tr><td><a href="{{.Href}}">{{.Name}}{{if eq .Type "dir"}}/{{end}}</a>{{if .Target}} → {{.Target}}{{end}}{{if .Raw}} (<a href="{{.Raw}}">raw</a>){{end}}</td><td class="n">{{size .Size}}</td><td>{{with mtime .ModTime}}<time datetime="{{.}}">{{.}}</time>{{end}}</td><td>{{.Source}}</td></tr>
 {{- end}}
 </table>
 {{- if .Root}}

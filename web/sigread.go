@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
+	"time"
 
 	"github.com/oxyfs/oxyfs/store/format"
 )
@@ -18,24 +19,27 @@ import (
 // sigContent returns a signature's (or another entry's, empty) bytes to
 // serve and their ETag (the first 128 bits of their SHA-256); release gives
 // the bytes back once they are sent.
-func (h *handler) sigContent(ctx context.Context, e format.Entry) (content io.ReadSeeker, etag string, release func(), err error) {
+// mod is their key's own Last-Modified (index.SigHandle.ModTime; zero when
+// not known).
+func (h *handler) sigContent(ctx context.Context, e format.Entry) (content io.ReadSeeker, etag string, mod time.Time, release func(), err error) {
 	sh, err := h.ix.OpenSig(ctx, e)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", time.Time{}, nil, err
 	}
 	data := sh.Bytes()
 	sum := sha256.Sum256(data)
-	return bytes.NewReader(data), `"` + hex.EncodeToString(sum[:16]) + `"`, sh.Release, nil
+	return bytes.NewReader(data), `"` + hex.EncodeToString(sum[:16]) + `"`, sh.ModTime(), sh.Release, nil
 }
 
-// sigPrefix returns a signature's size and its first SigPagePrefix bytes
-// (a copy: the page holds no more of it while it is written).
-func (h *handler) sigPrefix(ctx context.Context, e format.Entry) (int64, []byte, error) {
+// sigPrefix returns a signature's size, its first SigPagePrefix bytes
+// (a copy: the page holds no more of it while it is written) and its
+// key's time (as sigContent).
+func (h *handler) sigPrefix(ctx context.Context, e format.Entry) (int64, []byte, time.Time, error) {
 	sh, err := h.ix.OpenSig(ctx, e)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, time.Time{}, err
 	}
 	defer sh.Release()
 	data := sh.Bytes()
-	return int64(len(data)), bytes.Clone(data[:min(len(data), SigPagePrefix)]), nil
+	return int64(len(data)), bytes.Clone(data[:min(len(data), SigPagePrefix)]), sh.ModTime(), nil
 }

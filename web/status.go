@@ -80,7 +80,7 @@ func statusOf(s index.Status, lastChange, now time.Time) statusView {
 		row("loaded", strconv.FormatBool(s.Loaded)), row("folded", strconv.FormatBool(s.Folded)),
 		timeRow("last_change", lastChange, now),
 		row("entries", strconv.Itoa(s.Entries)), row("own_writes", strconv.Itoa(s.OwnWrites)),
-		row("malformed", strconv.Itoa(s.Malformed)),
+		row("malformed", strconv.Itoa(s.Malformed)), row("listed_missing", num(s.ListedMissing)),
 		row("journal_lines", strconv.Itoa(s.JournalLines)), row("journal_folded", strconv.Itoa(s.JournalFolded)),
 		row("journal_unfolded", strconv.Itoa(s.JournalUnfolded)),
 		row("journal_appends", num(s.JournalAppends)), row("journal_keys", num(s.JournalKeys)),

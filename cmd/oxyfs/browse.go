@@ -11,6 +11,7 @@ import (
 	"path"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
@@ -74,20 +75,29 @@ func cleanPath(p string) string {
 	return strings.TrimPrefix(p, "/")
 }
 
-// lsRow is one line of `oxyfs ls`, and its JSON form.
+// lsRow is one line of `oxyfs ls`, and its JSON form. ModTime is a
+// signature's key's own Last-Modified (read by the GET its size costs, no
+// other request); every other node's, and a signature's whose backend
+// gives no time, is the store's last change (index.Index.ModTime), as on
+// the mount.
 type lsRow struct {
-	Path   string `json:"path"`
-	Type   string `json:"type"`
-	Size   int64  `json:"size"`
-	Key    string `json:"key,omitempty"`
-	Target string `json:"target,omitempty"`
-	Source string `json:"source,omitempty"`
+	Path    string    `json:"path"`
+	Type    string    `json:"type"`
+	Size    int64     `json:"size"`
+	ModTime time.Time `json:"mtime,omitzero"`
+	Key     string    `json:"key,omitempty"`
+	Target  string    `json:"target,omitempty"`
+	Source  string    `json:"source,omitempty"`
 }
+
+// lsTimeFormat is how `oxyfs ls -l` prints a time: RFC 3339 in UTC, to the
+// second, which sorts as it reads.
+const lsTimeFormat = "2006-01-02T15:04:05Z"
 
 func runLs(ctx context.Context, e *env, args []string) error {
 	e.common.registerJSON(e.flags)
 	recursive := e.flags.BoolP("recursive", "R", false, "print every entry below PATH, one path per line, relative to the mount root")
-	long := e.flags.BoolP("long", "l", false, "long format: type, size, source and store key (a signature's size costs one GET)")
+	long := e.flags.BoolP("long", "l", false, "long format: type, size, time, source and name (a signature's size and time cost one GET)")
 	e.registerCreate()
 	pos, err := e.parse(args, 1, 2)
 	if err != nil {
@@ -105,15 +115,31 @@ func runLs(ctx context.Context, e *env, args []string) error {
 	defer ix.Store().Close()
 
 	var rows []lsRow
+	// A row whose signature cannot be read (listed but missing from the
+	// store, say) is said on stderr and left out; the others are printed,
+	// and ls exits 1 at the end, as ls(1) does.
+	failed := 0
 	emit := func(p string, n index.Node) error {
-		r := lsRow{Path: p, Type: n.Type.String(), Size: n.Size, Target: n.Target, Source: n.Source}
+		r := lsRow{Path: p, Type: n.Type.String(), Size: n.Size, ModTime: n.ModTime, Target: n.Target, Source: n.Source}
 		if n.Type == index.NodeFile {
 			r.Key = n.Entry.Key()
 			if r.Size < 0 && (*long || e.common.json) {
-				if r.Size, err = ix.SigSize(ctx, n.Entry); err != nil {
-					return err
+				var serr error
+				if r.Size, r.ModTime, serr = ix.SigStat(ctx, n.Entry); serr != nil {
+					if ctx.Err() != nil {
+						return serr
+					}
+					failed++
+					fmt.Fprintf(e.stderr, "oxyfs: ls: cannot access %s: %s\n", termsafe.Quote(p), termsafe.Line(serr.Error()))
+					return nil
 				}
 			}
+		}
+		if r.ModTime.IsZero() {
+			r.ModTime = ix.ModTime()
+		}
+		if !r.ModTime.IsZero() {
+			r.ModTime = r.ModTime.UTC()
 		}
 		if n.Type == index.NodeDir {
 			r.Size = 0
@@ -168,7 +194,10 @@ func runLs(ctx context.Context, e *env, args []string) error {
 		if rows == nil {
 			rows = []lsRow{}
 		}
-		return e.printJSON(rows)
+		if err := e.printJSON(rows); err != nil {
+			return err
+		}
+		return lsFailed(failed)
 	}
 	if *long {
 		w := tabwriter.NewWriter(e.stdout, 0, 4, 1, ' ', 0)
@@ -181,11 +210,26 @@ func runLs(ctx context.Context, e *env, args []string) error {
 			if r.Target != "" {
 				name += " -> " + termsafe.Quote(r.Target)
 			}
-			fmt.Fprintf(w, "%s\t%d\t%s\t%s\n", r.Type, r.Size, r.Source, name)
+			when := "-"
+			if !r.ModTime.IsZero() {
+				when = r.ModTime.Format(lsTimeFormat)
+			}
+			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\n", r.Type, r.Size, when, r.Source, name)
 		}
-		return w.Flush()
+		if err := w.Flush(); err != nil {
+			return err
+		}
 	}
-	return nil
+	return lsFailed(failed)
+}
+
+// lsFailed is ls's end: exit 1 when rows could not be read (each said on
+// stderr already).
+func lsFailed(n int) error {
+	if n == 0 {
+		return nil
+	}
+	return exitCode(1)
 }
 
 // walk visits every node below dir in name order. With dir at the root it
