@@ -138,6 +138,9 @@ func (l *s3Lean) request(ctx context.Context, name string) (*http.Request, error
 	req.URL, req.Host = u, u.Host
 	req.Header.Set("X-Amz-Content-Sha256", emptyPayloadSHA256)
 	req.Header.Set("X-Amz-Checksum-Mode", "ENABLED") // the full object's checksum, checked in verify
+	// As the SDK: the bytes as stored, never decompressed on the way
+	// (net/http would ask for gzip and undo it).
+	req.Header.Set("Accept-Encoding", "identity")
 	if l.creds == nil {
 		return req, nil
 	}
