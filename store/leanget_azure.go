@@ -67,7 +67,7 @@ func azureLeanChoice(b *blob.Bucket, auth azureAuth, prefix string, q url.Values
 		}
 		key := auth.key
 		l.account = auth.account
-		l.macs.New = func() any { return hmac.New(sha256.New, key) }
+		l.macs.New = func() any { return newHMAC(key) }
 		label = "azure: Shared Key"
 	}
 	return leanChoice{path: &leanPath{be: l, client: hc, prefix: prefix, label: label}}
@@ -114,6 +114,9 @@ func (l *azureLean) sign(date, path string) string {
 	var sum [sha256.Size]byte
 	return base64.StdEncoding.EncodeToString(mac.Sum(sum[:0]))
 }
+
+// newHMAC is an HMAC-SHA256 keyed with key.
+func newHMAC(key []byte) hash.Hash { return hmac.New(sha256.New, key) }
 
 // verify: Azure's Get Blob names the content's MD5 only as it was stored
 // (Content-MD5 of the blob, not of the range), which the SDK does not

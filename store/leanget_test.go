@@ -105,6 +105,16 @@ func TestLeanGetAnswersAsTheSDK(t *testing.T) {
 					t.Errorf("lean GET %q: Last-Modified %v, not about now", k, mod)
 				}
 			}
+			// A key gocloud would escape is read through the SDK, under
+			// the same name.
+			const odd = "sig/ab/cdef/100%#x"
+			if err := lean.Put(ctx, odd, []byte("odd")); err != nil {
+				t.Fatal(err)
+			}
+			sent := lean.LeanGets()
+			if got, err := lean.GetAdmitted(ctx, odd, nil); err != nil || string(got) != "odd" || lean.LeanGets() != sent {
+				t.Errorf("a key the SDK escapes: %q, %v, %d lean GETs; want odd through the SDK", got, err, lean.LeanGets()-sent)
+			}
 			if sdk.LeanGets() != 0 {
 				t.Errorf("the SDK-path store sent %d lean GETs", sdk.LeanGets())
 			}
