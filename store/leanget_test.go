@@ -231,3 +231,31 @@ func TestLeanGetRetries(t *testing.T) {
 		})
 	}
 }
+
+// TestLeanGetUnderAPrefix: a store opened with prefix= reads its keys
+// under the prefix on the lean path, as the SDK path names them.
+func TestLeanGetUnderAPrefix(t *testing.T) {
+	for _, kind := range leanKinds {
+		t.Run(kind, func(t *testing.T) {
+			srv := testservers.Start(t, kind)
+			u := srv.NewBucket(t)
+			sep := "?"
+			if strings.Contains(u, "?") {
+				sep = "&"
+			}
+			lean, _ := leanPair(t, kind, u+sep+"prefix=pre/")
+			_, whole := leanPair(t, kind, u)
+			ctx := context.Background()
+			if err := whole.Put(ctx, "pre/sig/ab/cd/x", []byte("under")); err != nil {
+				t.Fatal(err)
+			}
+			if err := whole.Put(ctx, "sig/ab/cd/x", []byte("outside")); err != nil {
+				t.Fatal(err)
+			}
+			sent := lean.LeanGets()
+			if got, err := lean.GetAdmitted(ctx, "sig/ab/cd/x", nil); err != nil || string(got) != "under" || lean.LeanGets()-sent != 1 {
+				t.Fatalf("a prefixed lean GET: %q, %v (%d lean); want under, on the lean path", got, err, lean.LeanGets()-sent)
+			}
+		})
+	}
+}
