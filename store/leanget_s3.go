@@ -30,6 +30,9 @@ import (
 // hash in its SigV4 signature and its X-Amz-Content-Sha256.
 const emptyPayloadSHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
+// s3SigningName is S3's SigV4 service name.
+const s3SigningName = "s3"
+
 // s3Lean is the lean GET of one S3 bucket.
 type s3Lean struct {
 	scheme, host string                  // the resolved endpoint's
@@ -67,7 +70,7 @@ func s3LeanChoice(ctx context.Context, client *s3.Client, hc httpDoer, bucket, p
 		default:
 			base, signingRegion = aws.String(le.URL), le.SigningRegion
 			pathStyle = pathStyle || le.HostnameImmutable
-			if le.SigningName != "" && le.SigningName != "s3" {
+			if le.SigningName != "" && le.SigningName != s3SigningName {
 				return sdkPath("an endpoint signing as " + le.SigningName)
 			}
 		}
@@ -90,7 +93,7 @@ func s3LeanChoice(ctx context.Context, client *s3.Client, hc httpDoer, bucket, p
 	if len(ep.Headers) > 0 {
 		return sdkPath("the endpoint sets headers")
 	}
-	l := &s3Lean{scheme: ep.URI.Scheme, host: ep.URI.Host, base: strings.TrimSuffix(ep.URI.EscapedPath(), "/"), creds: o.Credentials, service: "s3", region: o.Region}
+	l := &s3Lean{scheme: ep.URI.Scheme, host: ep.URI.Host, base: strings.TrimSuffix(ep.URI.EscapedPath(), "/"), creds: o.Credentials, service: s3SigningName, region: o.Region}
 	if o.EndpointOptions.DisableHTTPS {
 		l.scheme = "http" // as the SDK's DisableHTTPS middleware does
 	}
