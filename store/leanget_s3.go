@@ -56,12 +56,12 @@ func s3LeanChoice(ctx context.Context, client *s3.Client, hc httpDoer, bucket, p
 		return sdkPath("transfer acceleration")
 	}
 	base, pathStyle, signingRegion := o.BaseEndpoint, o.UsePathStyle, ""
-	if o.EndpointResolver != nil {
+	if o.EndpointResolver != nil { //nolint:staticcheck // gocloud's endpoint= sets this deprecated resolver: its URL is the endpoint
 		// A resolver of the older kind (gocloud's endpoint= sets one):
 		// its URL is the base the endpoint rules start from, as the SDK
 		// does; a hostname it says is immutable takes the bucket in the
 		// path.
-		le, err := o.EndpointResolver.ResolveEndpoint(o.Region, s3.EndpointResolverOptions{})
+		le, err := o.EndpointResolver.ResolveEndpoint(o.Region, s3.EndpointResolverOptions{}) //nolint:staticcheck // as above
 		var nf *aws.EndpointNotFoundError
 		switch {
 		case errors.As(err, &nf):
