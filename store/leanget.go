@@ -118,7 +118,7 @@ func (s *Store) LeanGets() int64 {
 
 // chooseReadPath settles the store's read path from its driver's choice.
 func (s *Store) chooseReadPath(opts Options) {
-	s.leanWhy = "the backend's SDK"
+	s.leanWhy = "no lean GET on " + s.drv.name()
 	if ld, ok := s.drv.(leanDriver); ok {
 		c := ld.leanChoice()
 		s.lean, s.leanWhy = c.path, c.why

@@ -46,6 +46,9 @@ func azureLeanChoice(b *blob.Bucket, auth azureAuth, prefix string, q url.Values
 	if q.Has("key") {
 		return sdkPath("a single-key bucket (key=)")
 	}
+	if auth.kind == "" {
+		auth.kind = "source the store did not make"
+	}
 	if auth.kind != "shared key" && auth.kind != "SAS" {
 		return sdkPath("azure credentials from a " + auth.kind + ", which it does not sign with")
 	}

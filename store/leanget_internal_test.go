@@ -2,7 +2,11 @@ package store
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"hash"
+	"hash/crc32"
+	"hash/crc64"
 	"errors"
 	"io"
 	"net/http"
@@ -113,4 +117,37 @@ func hmacBase64(key []byte, s string) string {
 	m := newHMAC(key)
 	m.Write([]byte(s))
 	return base64.StdEncoding.EncodeToString(m.Sum(nil))
+}
+
+// TestLeanVerifiesTheChecksum: a body that does not match the full-object
+// checksum its answer names fails as a torn read (errBodyRead: retried);
+// a composite (multipart) checksum or none is not checked.
+func TestLeanVerifiesTheChecksum(t *testing.T) {
+	data := []byte("a signature")
+	crc := func(h hash.Hash) string {
+		h.Write(data)
+		return base64.StdEncoding.EncodeToString(h.Sum(nil))
+	}
+	for _, c := range []struct {
+		be     leanBackend
+		header http.Header
+		ok     bool
+	}{
+		{&s3Lean{}, http.Header{}, true},
+		{&s3Lean{}, http.Header{"X-Amz-Checksum-Crc32": {crc(crc32.NewIEEE())}}, true},
+		{&s3Lean{}, http.Header{"X-Amz-Checksum-Crc32": {"AAAAAA=="}}, false},
+		{&s3Lean{}, http.Header{"X-Amz-Checksum-Crc32c": {crc(crc32.New(crc32cTable))}}, true},
+		{&s3Lean{}, http.Header{"X-Amz-Checksum-Crc64nvme": {crc(crc64.New(crc64NVME))}}, true},
+		{&s3Lean{}, http.Header{"X-Amz-Checksum-Crc64nvme": {"AAAAAAAAAAA="}, "X-Amz-Checksum-Crc32": {crc(crc32.NewIEEE())}}, false},
+		{&s3Lean{}, http.Header{"X-Amz-Checksum-Sha256": {crc(sha256.New())}}, true},
+		{&s3Lean{}, http.Header{"X-Amz-Checksum-Crc32": {"AAAAAA==-3"}}, true},
+		{&gcsLean{}, http.Header{"X-Goog-Hash": {"crc32c=" + crc(crc32.New(crc32cTable)) + ",md5=xx"}}, true},
+		{&gcsLean{}, http.Header{"X-Goog-Hash": {"md5=xx", "crc32c=AAAAAA=="}}, false},
+		{&gcsLean{}, http.Header{}, true},
+	} {
+		err := c.be.verify(&http.Response{Header: c.header}, data)
+		if (err == nil) != c.ok || (err != nil && !errors.Is(err, errChecksum)) {
+			t.Errorf("%T with %v: %v, want ok %v", c.be, c.header, err, c.ok)
+		}
+	}
 }
