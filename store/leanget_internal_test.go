@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -14,6 +15,9 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
 // TestLeanKeyMatchesTheSDKsEscaping: the lean path takes exactly the keys
@@ -148,6 +152,38 @@ func TestLeanVerifiesTheChecksum(t *testing.T) {
 		err := c.be.verify(&http.Response{Header: c.header}, data)
 		if (err == nil) != c.ok || (err != nil && !errors.Is(err, errChecksum)) {
 			t.Errorf("%T with %v: %v, want ok %v", c.be, c.header, err, c.ok)
+		}
+	}
+}
+
+// TestS3LeanAddressesAsTheSDK: without endpoint=, the lean GET goes where
+// the SDK's endpoint rules send a GetObject: the bucket in the host (or,
+// path style, in the path), the key escaped as the SDK escapes it, signed
+// for the region.
+func TestS3LeanAddressesAsTheSDK(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		pathStyle bool
+		want      string
+	}{
+		{false, "https://bkt.s3.eu-west-3.amazonaws.com/sig/ab/cd/bob%20smith%2Bx%40ex.org"},
+		{true, "https://s3.eu-west-3.amazonaws.com/bkt/sig/ab/cd/bob%20smith%2Bx%40ex.org"},
+	} {
+		client := s3.New(s3.Options{Region: "eu-west-3", UsePathStyle: c.pathStyle,
+			Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", "")})
+		choice := s3LeanChoice(ctx, client, http.DefaultClient, "bkt", "")
+		if choice.path == nil {
+			t.Fatalf("path style %v: SDK path (%s), want lean", c.pathStyle, choice.why)
+		}
+		req, err := choice.path.be.request(ctx, "sig/ab/cd/bob smith+x@ex.org")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := req.URL.String(); got != c.want {
+			t.Errorf("path style %v: %s, want %s", c.pathStyle, got, c.want)
+		}
+		if a := req.Header.Get("Authorization"); !strings.HasPrefix(a, "AWS4-HMAC-SHA256 Credential=AKID/") || !strings.Contains(a, "/eu-west-3/s3/aws4_request") {
+			t.Errorf("path style %v: Authorization %q", c.pathStyle, a)
 		}
 	}
 }
