@@ -276,6 +276,25 @@
 // GetStream hands an entry list's body to format.DecodeEntryListFrom as it
 // arrives; no list is held decompressed.
 //
+// # The lean GET (leanget.go)
+//
+// Signature reads (GetAdmitted, GetAdmittedAt) on S3, GCS and Azure skip
+// the SDKs: the store builds the one GET itself and signs it (SigV4 with
+// the client's cached credentials and the endpoint its rules resolved at
+// open; the GCS client's bearer-token transport, XML-API media read;
+// Shared Key or the container URL's SAS) and sends it on the driver's own
+// HTTP client, so the guard above, the wire counts, the request slots,
+// timeouts, retries, caps, admission, ErrNotFound and Last-Modified are
+// the same as on the SDK path. The body's full-object checksum is checked
+// where the answer names one (S3 x-amz-checksum-*, GCS crc32c), as the
+// SDKs do. Which path a store reads with is decided once at open and
+// shown by ReadPath (LeanGets counts what the lean path sent); what it
+// does not know (gocloud's own S3 opener, gRPC GCS, Azure connection
+// strings and Entra ID tokens, SigV4a endpoints, stores made with New)
+// and Options.SDKReads stay on the SDK path, and so does a key gocloud
+// would escape. Records, entry lists and conditional reads always take
+// the SDK path. BenchmarkGetPath measures both (docs/performance.md).
+//
 // # Credentials
 //
 // Open looks for the backend's credentials before any request

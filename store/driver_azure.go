@@ -33,13 +33,16 @@ import (
 type azureDriver struct {
 	defaults
 	preconditionPuts
-	prefix string // the URL's prefix=, when Open knows it
-	direct bool   // prefix is known: readDirect may address blobs itself
+	prefix string     // the URL's prefix=, when Open knows it
+	direct bool       // prefix is known: readDirect may address blobs itself
+	lean   leanChoice // the read path Open chose (leanget.go)
 }
 
 var _ backendDriver = (*azureDriver)(nil)
 
 func (*azureDriver) name() string { return "azure" }
+
+func (d *azureDriver) leanChoice() leanChoice { return orNotFromURL(d.lean) }
 
 func (*azureDriver) changeToken(r *blob.Reader, _ []byte) (string, error) {
 	var resp azblobblob.DownloadStreamResponse
@@ -163,8 +166,8 @@ var azureBackend = backend{
 		if err := azureCredentials(ctx, u); err != nil {
 			return nil, nil, err
 		}
-		b, err := openAzure(ctx, u, idleConns(opts), opts.dates) // driver_azure_open.go
-		return b, &azureDriver{prefix: u.Query().Get("prefix"), direct: true}, err
+		b, lean, err := openAzure(ctx, u, idleConns(opts), opts.dates) // driver_azure_open.go
+		return b, &azureDriver{prefix: u.Query().Get("prefix"), direct: true, lean: lean}, err
 	},
 	wrap: func(*blob.Bucket, string) backendDriver { return &azureDriver{} },
 }

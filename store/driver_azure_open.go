@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -22,24 +23,31 @@ import (
 // query parameters and environment: azureblob's ServiceURLOptions), with
 // the container client made here so that its transport is driver_http.go's:
 // answers bounded, no redirect to another host.
-func openAzure(ctx context.Context, u *url.URL, idle int, dates *storeClock) (*blob.Bucket, error) {
+func openAzure(ctx context.Context, u *url.URL, idle int, dates *storeClock) (*blob.Bucket, leanChoice, error) {
 	hc := guardedClient(idleTransport(idle), azureListToken, dates)
 	mux := new(blob.URLMux)
+	var auth azureAuth
 	mux.RegisterBucket(azureblob.Scheme, &azureblob.URLOpener{
 		MakeClient: func(svc azureblob.ServiceURL, name azureblob.ContainerName) (*container.Client, error) {
-			return azureContainerClient(svc, name, hc)
+			return azureContainerClient(svc, name, hc, &auth)
 		},
 		ServiceURLOptions: *azureblob.NewDefaultServiceURLOptions(),
 	})
-	return mux.OpenBucketURL(ctx, u)
+	b, err := mux.OpenBucketURL(ctx, u)
+	if err != nil {
+		return nil, leanChoice{}, err
+	}
+	q := u.Query()
+	return b, azureLeanChoice(b, auth, q.Get("prefix"), q, hc), nil // leanget_azure.go
 }
 
 // azureContainerClient is gocloud's azureblob client for the credentials
 // of the environment (credentials.go's table), with transport hc: an
 // account key, a SAS token (only for the service the environment names:
 // gocloud's rule, so that a URL cannot send the token elsewhere), a
-// connection string, or azidentity's default chain.
-func azureContainerClient(svc azureblob.ServiceURL, name azureblob.ContainerName, hc *http.Client) (*container.Client, error) {
+// connection string, or azidentity's default chain. auth is told which,
+// and the shared key, for the lean GET (leanget_azure.go).
+func azureContainerClient(svc azureblob.ServiceURL, name azureblob.ContainerName, hc *http.Client, auth *azureAuth) (*container.Client, error) {
 	opts := &container.ClientOptions{ClientOptions: azcore.ClientOptions{
 		Transport: hc,
 		Telemetry: policy.TelemetryOptions{ApplicationID: "oxyfs"},
@@ -59,6 +67,11 @@ func azureContainerClient(svc azureblob.ServiceURL, name azureblob.ContainerName
 		if err != nil {
 			return nil, fmt.Errorf("azure shared key: %w", err)
 		}
+		decoded, err := base64.StdEncoding.DecodeString(key)
+		if err != nil { // NewSharedKeyCredential decoded it: never
+			return nil, fmt.Errorf("azure shared key: %w", err)
+		}
+		*auth = azureAuth{kind: "shared key", account: account, key: decoded}
 		return container.NewClientWithSharedKeyCredential(containerURL, cred, opts)
 	case os.Getenv("AZURE_STORAGE_SAS_TOKEN") != "":
 		def, err := azureblob.NewServiceURL(azureblob.NewDefaultServiceURLOptions())
@@ -68,14 +81,17 @@ func azureContainerClient(svc azureblob.ServiceURL, name azureblob.ContainerName
 		if !sameOrigin(string(def), string(svc)) {
 			return nil, errors.New("azureblob: bucket URL cannot change the service endpoint when AZURE_STORAGE_SAS_TOKEN is set")
 		}
+		*auth = azureAuth{kind: "SAS"}
 		return container.NewClientWithNoCredential(containerURL, opts)
 	case conn != "":
+		*auth = azureAuth{kind: "connection string"}
 		return container.NewClientFromConnectionString(conn, string(name), opts)
 	}
 	cred, err := azidentity.NewDefaultAzureCredential(nil)
 	if err != nil {
 		return nil, fmt.Errorf("azidentity default credential: %w", err)
 	}
+	*auth = azureAuth{kind: "Entra ID token"}
 	return container.NewClient(containerURL, cred, opts)
 }
 

@@ -27,11 +27,14 @@ import (
 type gcsDriver struct {
 	defaults
 	preconditionPuts
+	lean leanChoice // the read path Open chose (leanget.go)
 }
 
 var _ backendDriver = (*gcsDriver)(nil)
 
 func (*gcsDriver) name() string { return "gcs" }
+
+func (d *gcsDriver) leanChoice() leanChoice { return orNotFromURL(d.lean) }
 
 func (*gcsDriver) changeToken(r *blob.Reader, _ []byte) (string, error) {
 	var sr *storage.Reader
@@ -113,11 +116,11 @@ func ownGCSRetries(b *blob.Bucket) {
 var gcsBackend = backend{
 	name: "gcs", scheme: "gs",
 	open: func(ctx context.Context, u *url.URL, opts Options) (*blob.Bucket, backendDriver, error) {
-		b, err := openGCS(ctx, u, idleConns(opts), opts.dates)
+		b, lean, err := openGCS(ctx, u, idleConns(opts), opts.dates)
 		if err == nil {
 			ownGCSRetries(b)
 		}
-		return b, &gcsDriver{}, err
+		return b, &gcsDriver{lean: lean}, err
 	},
 	wrap: func(*blob.Bucket, string) backendDriver { return &gcsDriver{} },
 }

@@ -26,14 +26,15 @@ import (
 // endpoint=URL sends the requests there instead of storage.googleapis.com
 // (or STORAGE_EMULATOR_HOST): a GCS-compatible service or a proxy. gRPC
 // URLs (grpc=, zonal=) go to gocloud's opener as they are.
-func openGCS(ctx context.Context, u *url.URL, idle int, dates *storeClock) (*blob.Bucket, error) {
+func openGCS(ctx context.Context, u *url.URL, idle int, dates *storeClock) (*blob.Bucket, leanChoice, error) {
 	q := u.Query()
 	endpoint := q.Get("endpoint")
 	if q.Has("grpc") || q.Has("zonal") {
 		if endpoint != "" {
-			return nil, errors.New("endpoint= cannot be combined with grpc= or zonal=")
+			return nil, leanChoice{}, errors.New("endpoint= cannot be combined with grpc= or zonal=")
 		}
-		return openGCSgRPC(ctx, u)
+		b, err := openGCSgRPC(ctx, u)
+		return b, sdkPath("gRPC"), err
 	}
 	q.Del("endpoint")
 	hc := guardedClient(idleTransport(idle), gcsListToken, dates)
@@ -48,10 +49,10 @@ func openGCS(ctx context.Context, u *url.URL, idle int, dates *storeClock) (*blo
 	default:
 		creds, err := gcsCredentials(ctx, q)
 		if err != nil {
-			return nil, err
+			return nil, leanChoice{}, err
 		}
 		if client, err = gcp.NewHTTPClient(hc.Transport, creds.TokenSource); err != nil {
-			return nil, err
+			return nil, leanChoice{}, err
 		}
 		client.CheckRedirect = checkRedirect
 	}
@@ -68,7 +69,8 @@ func openGCS(ctx context.Context, u *url.URL, idle int, dates *storeClock) (*blo
 	mux.RegisterBucket(gcsblob.Scheme, &gcsblob.URLOpener{Client: client, Options: gcsblob.Options{ClientOptions: clientOpts}})
 	v := *u
 	v.RawQuery = q.Encode()
-	return mux.OpenBucketURL(ctx, &v)
+	b, err := mux.OpenBucketURL(ctx, &v)
+	return b, gcsLeanChoice(u, q, endpoint, emulator, &client.Client), err // leanget_gcs.go
 }
 
 // openGCSgRPC opens a gRPC gs:// URL with gocloud's opener, credentials

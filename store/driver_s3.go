@@ -26,11 +26,14 @@ type s3Driver struct {
 	defaults
 	preconditionPuts
 	wire *wireCounter // nil when gocloud's own opener opened the bucket
+	lean leanChoice   // the read path Open chose (leanget.go)
 }
 
 var _ backendDriver = (*s3Driver)(nil)
 
 func (*s3Driver) name() string { return "s3" }
+
+func (d *s3Driver) leanChoice() leanChoice { return orNotFromURL(d.lean) }
 
 func (*s3Driver) changeToken(r *blob.Reader, _ []byte) (string, error) {
 	var out s3.GetObjectOutput
@@ -93,8 +96,8 @@ func (d *s3Driver) wireCounts() (Counts, bool) {
 var s3Backend = backend{
 	name: "s3", scheme: "s3",
 	open: func(ctx context.Context, u *url.URL, opts Options) (*blob.Bucket, backendDriver, error) {
-		b, wire, err := openS3(ctx, u, idleConns(opts), opts.dates)
-		return b, &s3Driver{wire: wire}, err
+		b, wire, lean, err := openS3(ctx, u, idleConns(opts), opts.dates)
+		return b, &s3Driver{wire: wire, lean: lean}, err
 	},
 	wrap: func(*blob.Bucket, string) backendDriver { return &s3Driver{} },
 }

@@ -25,7 +25,7 @@ import (
 // the store may have requests in flight: net/http keeps 2 a host by default
 // and the SDK 10, so read-ahead's 16–64 GETs would close and open
 // connections on every burst (a TCP handshake each, and CPU on both sides).
-func openS3(ctx context.Context, u *url.URL, idle int, dates *storeClock) (*blob.Bucket, *wireCounter, error) {
+func openS3(ctx context.Context, u *url.URL, idle int, dates *storeClock) (*blob.Bucket, *wireCounter, leanChoice, error) {
 	q := u.Query()
 	prefix := q.Get("prefix")
 	q.Del("prefix")
@@ -43,7 +43,7 @@ func openS3(ctx context.Context, u *url.URL, idle int, dates *storeClock) (*blob
 			q.Del(k)
 			b, err := strconv.ParseBool(v)
 			if err != nil {
-				return nil, nil, fmt.Errorf("invalid value for %q: %w", k, err)
+				return nil, nil, leanChoice{}, fmt.Errorf("invalid value for %q: %w", k, err)
 			}
 			opts = append(opts, func(o *s3.Options) { o.UsePathStyle = b })
 		}
@@ -52,26 +52,26 @@ func openS3(ctx context.Context, u *url.URL, idle int, dates *storeClock) (*blob
 		q.Del("disable_https")
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return nil, nil, fmt.Errorf("invalid value for %q: %w", "disable_https", err)
+			return nil, nil, leanChoice{}, fmt.Errorf("invalid value for %q: %w", "disable_https", err)
 		}
 		opts = append(opts, func(o *s3.Options) { o.EndpointOptions.DisableHTTPS = b })
 	}
 	for _, k := range []string{"ssetype", "kmskeyid", "accelerate"} {
 		if q.Has(k) {
 			if _, err := awsCredentials(ctx, q); err != nil {
-				return nil, nil, err
+				return nil, nil, leanChoice{}, err
 			}
 			b, err := blob.OpenBucket(ctx, u.String())
-			return b, nil, err
+			return b, nil, sdkPath("gocloud's own S3 opener (" + k + "=)"), err
 		}
 	}
 	cfg, err := gcaws.V2ConfigFromURLParams(ctx, q) // checks the parameters
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, leanChoice{}, err
 	}
 	creds, err := awsCredentials(ctx, q) // credentials.go
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, leanChoice{}, err
 	}
 	if creds != nil && q.Get("role") == "" {
 		cfg.Credentials = creds // found without IMDS where it cannot answer
@@ -82,16 +82,17 @@ func openS3(ctx context.Context, u *url.URL, idle int, dates *storeClock) (*blob
 		t.MaxIdleConns = max(t.MaxIdleConns, idle)
 		t.MaxIdleConnsPerHost = max(t.MaxIdleConnsPerHost, idle)
 	}).GetTransport()
-	cfg.HTTPClient = wc.wrap(s3HTTPClient(tr, dates))
+	hc := wc.wrap(s3HTTPClient(tr, dates))
+	cfg.HTTPClient = hc
 	client := s3.NewFromConfig(cfg, opts...)
 	b, err := s3blob.OpenBucket(ctx, client, u.Host, &s3blob.Options{RequestChecksumCalculation: cfg.RequestChecksumCalculation})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, leanChoice{}, err
 	}
 	if prefix != "" {
 		b = blob.PrefixedBucket(b, prefix)
 	}
-	return b, wc, nil
+	return b, wc, s3LeanChoice(ctx, client, hc, u.Host, prefix), nil // leanget_s3.go
 }
 
 // idleConns is how many idle connections an S3 client keeps: the requests

@@ -81,6 +81,11 @@ type Options struct {
 	// mtimes; mem:// takes Clock).
 	StoreClock Clock
 
+	// SDKReads keeps signature reads (GetAdmitted) on the backend's SDK
+	// instead of the lean GET (leanget.go): for comparing the two, and
+	// as a way out should a server refuse the lean path's requests.
+	SDKReads bool
+
 	// dates is the store clock Open makes before the bucket, for the
 	// HTTP clients' Date headers (driver_http.go).
 	dates *storeClock
@@ -128,6 +133,12 @@ type Store struct {
 	// newStore, locks itself. probed: a probe of it (MeasureClock) was taken.
 	storeClock *storeClock
 	probed     atomic.Bool // atomic
+
+	// lean is the lean GET of signature reads (leanget.go); nil: the SDK
+	// path, for the reason leanWhy. Read-only after newStore (lean counts
+	// itself: atomic).
+	lean    *leanPath
+	leanWhy string
 
 	// cond is the verdict of the conditions probe (probe.go), shared by
 	// every Store of the same URL in the process; nil where the driver
@@ -182,6 +193,7 @@ func New(b *blob.Bucket, backend, root string, opts Options) *Store {
 func newStore(b *blob.Bucket, drv backendDriver, redacted string, opts Options) *Store {
 	s := &Store{bucket: b, url: redacted, drv: drv, layout: opts.Layout, clock: opts.Clock, pageSize: opts.PageSize, readOnly: opts.ReadOnly, timeout: opts.RequestTimeout, observe: opts.Observe}
 	drv.bind(s)
+	s.chooseReadPath(opts)
 	if !drv.localConditions() {
 		s.cond = verdictOf(redacted)
 	}
