@@ -199,6 +199,9 @@ func parseListFile(data []byte, key listFileKey) (*decodedList, error) {
 		return nil, bad("header out of range")
 	}
 	d.name, d.src, d.mal.where = name, uint8(src), name
+	if d.src == srcJournal {
+		return nil, bad("a list of the journal's source")
+	}
 	if err := d.fill(secs[:], objW); err != nil {
 		return nil, bad("%v", err)
 	}
@@ -225,14 +228,14 @@ func (d *decodedList) fill(secs [][]byte, objW [format.NumKinds]uint64) error {
 		return errors.New("interned ids")
 	}
 	for k := range d.r.kinds {
-		if err := fillKind(&d.r.kinds[k], secs[4+5*k:9+5*k], objW[k], vt.n()); err != nil {
+		if err := fillKind(&d.r.kinds[k], secs[4+5*k:9+5*k], objW[k], vt.n(), d.src); err != nil {
 			return fmt.Errorf("%s: %w", format.Kinds[k], err)
 		}
 	}
 	return nil
 }
 
-func fillKind(ks *kindSet, secs [][]byte, objW uint64, nVals int) error {
+func fillKind(ks *kindSet, secs [][]byte, objW uint64, nVals int, src uint8) error {
 	var ok bool
 	ks.objs, ks.srcs = secs[0], secs[4]
 	if ks.objOff, ok = asSlice[uint32](secs[1]); !ok {
@@ -267,6 +270,11 @@ func fillKind(ks *kindSet, secs [][]byte, objW uint64, nVals int) error {
 	for _, v := range ks.vals {
 		if int(v) >= nVals {
 			return errors.New("a value id out of range")
+		}
+	}
+	for _, s := range ks.srcs {
+		if s != src {
+			return errors.New("an entry of another source")
 		}
 	}
 	ks.finish()

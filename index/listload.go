@@ -96,9 +96,9 @@ type listLoad struct {
 	ix      *Index
 	b       *builder
 	lists   []store.ListInfo
-	srcs    []uint8          // each list's source id, in name order
-	cached  []*decodedList   // mapped from the list cache; nil: to read
-	ctx     context.Context  // canceled by the first failure
+	srcs    []uint8         // each list's source id, in name order
+	cached  []*decodedList  // mapped from the list cache; nil: to read
+	ctx     context.Context // canceled by the first failure
 	cancel  context.CancelFunc
 	budget  int64
 	sem     *semaphore.Weighted
