@@ -58,14 +58,14 @@ type ListCache struct {
 const DefaultListCacheBytes = 1 << 30
 
 // DefaultListCacheDir is the list cache's directory unless told otherwise:
-// oxyfs under the user's cache directory (os.UserCacheDir:
-// $XDG_CACHE_HOME or ~/.cache on Linux).
+// oxyfs/lists under the user's cache directory (os.UserCacheDir:
+// $XDG_CACHE_HOME or ~/.cache on Linux), beside the demo store.
 func DefaultListCacheDir() (string, error) {
 	d, err := os.UserCacheDir()
 	if err != nil {
 		return "", fmt.Errorf("list cache: %w", err)
 	}
-	return filepath.Join(d, "oxyfs"), nil
+	return filepath.Join(d, "oxyfs", "lists"), nil
 }
 
 // OpenListCache makes dir (0700) if it is missing and checks that it is
@@ -137,6 +137,12 @@ func (c *ListCache) storeDir(storeID string) (string, error) {
 func cacheStoreID(url string) string {
 	sum := sha256.Sum256([]byte(url))
 	return hex.EncodeToString(sum[:16])
+}
+
+// isStoreID reports whether name is a cacheStoreID.
+func isStoreID(name string) bool {
+	_, err := hex.DecodeString(name)
+	return len(name) == 32 && err == nil && strings.ToLower(name) == name
 }
 
 // listPath is where a list's file is: its name is checked to be a list's
@@ -277,8 +283,8 @@ func (c *ListCache) evict() {
 	var total int64
 	stores, _ := os.ReadDir(c.dir)
 	for _, s := range stores {
-		if !s.IsDir() {
-			continue
+		if !s.IsDir() || !isStoreID(s.Name()) {
+			continue // not the cache's: left alone
 		}
 		dir := filepath.Join(c.dir, s.Name())
 		ents, _ := os.ReadDir(dir)
@@ -293,6 +299,9 @@ func (c *ListCache) evict() {
 					_ = os.Remove(path)
 				}
 				continue
+			}
+			if _, _, ok := format.ParseEntryListName(e.Name()); !ok {
+				continue // not the cache's: left alone
 			}
 			files = append(files, file{path, fi.Size(), fi.ModTime()})
 			total += fi.Size()
