@@ -95,18 +95,18 @@ func (b *builder) intern(v []byte) uint32 {
 // or an acceptance's value is an attestation id, one per object: a digest
 // (lower hex of uniqueDigestLen characters or more) of those kinds is
 // added without the map, whose string and slot for each such value, never
-// looked up again, cost most of a 10M open's build; one the journal (read
-// before the lists) named is found there. Equal values may so have several
-// ids (two lists naming one); the set compares values by their text
-// (cmpIDs), as it does for a refresh's journal values. Signers, runners and
+// looked up again, cost most of a 10M open's build (checked as hex and
+// packed in one pass: vtab.addHex). Equal values may so have several ids
+// (two lists naming one); the set compares values by their text (cmpIDs),
+// as it does for a refresh's journal values, and a journal line's is
+// found in the list that holds it (internJournal). Signers, runners and
 // certificate ids (which may be hex fingerprints, shared by many entries)
 // are interned.
 func (b *builder) internOf(kind format.Kind, v []byte) uint32 {
-	if (kind == format.KindSeal || kind == format.KindAccepted) && len(v) >= uniqueDigestLen && len(v)%2 == 0 && isLowerHex(v) {
-		if id, ok := b.m[string(v)]; ok { // a journal line's (read first)
+	if (kind == format.KindSeal || kind == format.KindAccepted) && len(v) >= uniqueDigestLen {
+		if id, ok := b.vt.addHex(v); ok {
 			return id
 		}
-		return b.vt.add(v)
 	}
 	return b.intern(v)
 }

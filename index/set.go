@@ -89,19 +89,34 @@ func (t *vtab) cmpIDs(a, b uint32) int {
 
 // add appends a value (already validated) and returns its id.
 func (t *vtab) add(v []byte) uint32 {
-	id := uint32(t.n())
-	own := id - t.nb
-	if len(v) >= 2 && len(v)%2 == 0 && isLowerHex(v) {
-		for int(own/64) >= len(t.hexed) {
-			t.hexed = append(t.hexed, 0)
-		}
-		t.hexed[own/64] |= 1 << (own % 64)
-		t.arena = packHex(t.arena, v)
-	} else {
-		t.arena = append(t.arena, v...)
+	if id, ok := t.addHex(v); ok {
+		return id
 	}
+	id := uint32(t.n())
+	t.arena = append(t.arena, v...)
 	t.off = append(t.off, uint32(len(t.arena)))
 	return id
+}
+
+// addHex appends v packed if it is lowercase hex of even length (checked
+// as it is packed, in one pass); false, and nothing added, if not.
+func (t *vtab) addHex(v []byte) (uint32, bool) {
+	if len(v) < 2 || len(v)%2 != 0 {
+		return 0, false
+	}
+	arena, ok := appendPackedHex(t.arena, v)
+	if !ok {
+		return 0, false
+	}
+	id := uint32(t.n())
+	own := id - t.nb
+	for int(own/64) >= len(t.hexed) {
+		t.hexed = append(t.hexed, 0)
+	}
+	t.hexed[own/64] |= 1 << (own % 64)
+	t.arena = arena
+	t.off = append(t.off, uint32(len(t.arena)))
+	return id, true
 }
 
 // clone copies the own values; the base is shared.
@@ -451,31 +466,37 @@ var hexByte = func() (t [256]string) {
 }()
 
 // The values of the table that look like hex are kept packed (vtab.add):
-// plain hex, no part of the key grammar.
-
-func isLowerHex(s []byte) bool {
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
+// plain hex, no part of the key grammar. unhexTab is each byte's value as
+// a lowercase hex digit; 0xff: none.
+var unhexTab = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
 	}
-	return true
-}
+	for c := byte('0'); c <= '9'; c++ {
+		t[c] = c - '0'
+	}
+	for c := byte('a'); c <= 'f'; c++ {
+		t[c] = c - 'a' + 10
+	}
+	return t
+}()
 
-// packHex decodes lowercase hex (already checked) into dst.
-func packHex(dst []byte, src []byte) []byte {
+// appendPackedHex appends src, lowercase hex of even length, packed (half
+// the bytes); false, with dst's length unchanged, if src is not.
+func appendPackedHex(dst, src []byte) ([]byte, bool) {
 	n := len(src) / 2
-	for i := 0; i < n; i++ {
-		dst = append(dst, unhex(src[2*i])<<4|unhex(src[2*i+1]))
+	dst = grown(dst, n)
+	out := dst[len(dst) : len(dst)+n]
+	bad := byte(0)
+	for i := range out {
+		h, l := unhexTab[src[2*i]], unhexTab[src[2*i+1]]
+		bad |= h | l
+		out[i] = h<<4 | l
 	}
-	return dst
-}
-
-func unhex(c byte) byte {
-	if c <= '9' {
-		return c - '0'
+	if bad&0xf0 != 0 {
+		return dst, false
 	}
-	return c - 'a' + 10
+	return dst[:len(dst)+n], true
 }
 
 func hexString(b []byte) string { return hex.EncodeToString(b) }
