@@ -1,11 +1,14 @@
 package index
 
 import (
+	"bufio"
 	"cmp"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -234,10 +237,6 @@ func (c *ListCache) put(key listFileKey, d *decodedList, warn func(string)) {
 }
 
 func (c *ListCache) write(path string, key listFileKey, d *decodedList) error {
-	data := encodeListFile(key, d)
-	if int64(len(data)) > c.maxBytes {
-		return nil // it would evict itself
-	}
 	dir, err := c.storeDir(key.store)
 	if err != nil {
 		return err
@@ -246,11 +245,29 @@ func (c *ListCache) write(path string, key listFileKey, d *decodedList) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	_, err = f.Write(data)
+	bw := bufio.NewWriterSize(f, 1<<20)
+	sum, err := writeListFile(bw, key, d)
+	if err == nil {
+		err = bw.Flush()
+	}
+	var size int64
+	if err == nil {
+		var sb [4]byte
+		binary.NativeEndian.PutUint32(sb[:], sum)
+		_, err = f.WriteAt(sb[:], 16)
+	}
+	if err == nil {
+		size, err = f.Seek(0, io.SeekEnd)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
+	switch {
+	case err != nil:
+	case size > c.maxBytes:
+		_ = os.Remove(f.Name()) // it would evict itself
+		return nil
+	default:
 		err = os.Rename(f.Name(), path)
 	}
 	if err != nil {

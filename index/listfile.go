@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"slices"
 	"unsafe"
 
@@ -65,8 +66,20 @@ func sectionsOf(d *decodedList) [][]byte {
 	return secs
 }
 
-// encodeListFile returns the cache file of d for key.
+// encodeListFile returns the cache file of d for key (a test's; the cache
+// streams it: writeListFile).
 func encodeListFile(key listFileKey, d *decodedList) []byte {
+	var buf bytes.Buffer
+	sum, _ := writeListFile(&buf, key, d)
+	out := buf.Bytes()
+	binary.NativeEndian.PutUint32(out[16:], sum)
+	return out
+}
+
+// writeListFile writes the cache file of d for key to w, its sum field
+// zero, and returns the sum to put there (at offset 16): the file is
+// written as it is laid out, with no copy of the arrays.
+func writeListFile(w io.Writer, key listFileKey, d *decodedList) (uint32, error) {
 	secs := sectionsOf(d)
 	var h []byte
 	u64 := func(v uint64) { h = binary.NativeEndian.AppendUint64(h, v) }
@@ -82,8 +95,7 @@ func encodeListFile(key listFileKey, d *decodedList) []byte {
 	str(key.store)
 	str(key.name)
 	str(d.mal.first)
-	headLen := listFileFixed + len(h) + 16*len(secs) + 8*format.NumKinds
-	headLen = align8(headLen)
+	headLen := align8(listFileFixed + len(h) + 16*len(secs) + 8*format.NumKinds)
 	at := headLen
 	for _, s := range secs {
 		u64(uint64(at))
@@ -93,20 +105,31 @@ func encodeListFile(key listFileKey, d *decodedList) []byte {
 	for k := range d.r.kinds {
 		u64(uint64(d.r.kinds[k].objW))
 	}
-	out := make([]byte, listFileFixed, at)
-	copy(out, listFileMagic)
-	binary.NativeEndian.PutUint32(out[8:], listFileVersion)
-	binary.NativeEndian.PutUint32(out[12:], listFileOrder)
-	out = append(out, h...)
-	binary.NativeEndian.PutUint64(out[listFileFixed:], uint64(at))
-	binary.NativeEndian.PutUint64(out[listFileFixed+8:], uint64(headLen))
-	out = out[:headLen] // zero padding
-	for _, s := range secs {
-		out = append(out, s...)
-		out = out[:align8(len(out))]
+	binary.NativeEndian.PutUint64(h, uint64(at))
+	binary.NativeEndian.PutUint64(h[8:], uint64(headLen))
+	head := make([]byte, headLen)
+	copy(head, listFileMagic)
+	binary.NativeEndian.PutUint32(head[8:], listFileVersion)
+	binary.NativeEndian.PutUint32(head[12:], listFileOrder)
+	copy(head[listFileFixed:], h)
+	crc := crc32.New(crcTable)
+	cw := io.MultiWriter(w, crc)
+	if _, err := w.Write(head[:20]); err != nil { // the sum is not summed
+		return 0, err
 	}
-	binary.NativeEndian.PutUint32(out[16:], crc32.Checksum(out[20:], crcTable))
-	return out
+	if _, err := cw.Write(head[20:]); err != nil {
+		return 0, err
+	}
+	var pad [8]byte
+	for _, s := range secs {
+		if _, err := cw.Write(s); err != nil {
+			return 0, err
+		}
+		if _, err := cw.Write(pad[:align8(len(s))-len(s)]); err != nil {
+			return 0, err
+		}
+	}
+	return crc.Sum32(), nil
 }
 
 func align8(n int) int { return (n + 7) &^ 7 }
