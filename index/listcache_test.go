@@ -370,8 +370,28 @@ func TestListCacheEvictsOldest(t *testing.T) {
 		size = fi.Size()
 		paths = append(paths, path)
 	}
+	// Files that are not the cache's are left alone, however old: a
+	// folder beside the stores' (the demo store's) and a stray file.
+	foreign := []string{filepath.Join(dir, "demo-store", "journal"), filepath.Join(dir, sid, "notes.txt")}
+	for _, f := range foreign {
+		if err := os.MkdirAll(filepath.Dir(f), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, make([]byte, 4*size), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		old := time.Now().Add(-time.Hour)
+		if err := os.Chtimes(f, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
 	c.maxBytes = 2*size + size/2 // room for two
 	c.evict()
+	for _, f := range foreign {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("eviction touched %s, not the cache's: %v", f, err)
+		}
+	}
 	for i, p := range paths {
 		_, err := os.Stat(p)
 		if gone := os.IsNotExist(err); gone != (i < 2) {
