@@ -52,6 +52,8 @@ type builder struct {
 	texts    map[string]int64 // the text length of each list decoded (.oxy/lists: listTexts)
 	keys     int              // keys of the lists decoded so far, with the set's before them (loadLists)
 	maxKeys  int              // cap on keys (maxLiveKeys); 0: none
+	pins     []*listMap       // mappings the value table or runs are in (listcache.go): the set keeps them
+	base     *run             // the run whose table is vt's base (adopt); nil: none
 }
 
 // malformed counts the malformed keys one source held.
@@ -76,7 +78,7 @@ func newBuilder() *builder {
 // newBuilderFrom starts from an existing set's value table and sources, for
 // a refresh that only adds journal lines to it.
 func newBuilderFrom(s *entrySet) *builder {
-	return &builder{vt: s.vt.clone(), m: make(map[string]uint32), srcNames: slices.Clone(s.srcNames)}
+	return &builder{vt: s.vt.clone(), m: make(map[string]uint32), srcNames: slices.Clone(s.srcNames), pins: slices.Clone(s.pins)}
 }
 
 // intern returns the id of a validated value, adding it on first sight.
@@ -93,18 +95,18 @@ func (b *builder) intern(v []byte) uint32 {
 // or an acceptance's value is an attestation id, one per object: a digest
 // (lower hex of uniqueDigestLen characters or more) of those kinds is
 // added without the map, whose string and slot for each such value, never
-// looked up again, cost most of a 10M open's build; one the journal (read
-// before the lists) named is found there. Equal values may so have several
-// ids (two lists naming one); the set compares values by their text
-// (cmpIDs), as it does for a refresh's journal values. Signers, runners and
+// looked up again, cost most of a 10M open's build (checked as hex and
+// packed in one pass: vtab.addHex). Equal values may so have several ids
+// (two lists naming one); the set compares values by their text (cmpIDs),
+// as it does for a refresh's journal values, and a journal line's is
+// found in the list that holds it (internJournal). Signers, runners and
 // certificate ids (which may be hex fingerprints, shared by many entries)
 // are interned.
 func (b *builder) internOf(kind format.Kind, v []byte) uint32 {
-	if (kind == format.KindSeal || kind == format.KindAccepted) && len(v) >= uniqueDigestLen && len(v)%2 == 0 && isLowerHex(v) {
-		if id, ok := b.m[string(v)]; ok { // a journal line's (read first)
+	if (kind == format.KindSeal || kind == format.KindAccepted) && len(v) >= uniqueDigestLen {
+		if id, ok := b.vt.addHex(v); ok {
 			return id
 		}
-		return b.vt.add(v)
 	}
 	return b.intern(v)
 }
@@ -124,6 +126,22 @@ func (b *builder) internString(v string) uint32 {
 	return id
 }
 
+// internJournal is internString of a journal line's value of kind on
+// object ob: an attestation id the base list holds on the same object
+// (a folded line's) takes the list's id, so it is held once, as a
+// signer is through the map.
+func (b *builder) internJournal(kind format.Kind, ob []byte, v string) uint32 {
+	if b.base != nil && (kind == format.KindSeal || kind == format.KindAccepted) && len(v) >= uniqueDigestLen {
+		k := &b.base.kinds[kind]
+		if i, ok := k.findObj(ob); ok {
+			if j, ok := k.findVal(b.vt.base, i, v); ok {
+				return k.vals[j]
+			}
+		}
+	}
+	return b.internString(v)
+}
+
 // addSource names a new source and returns its id.
 func (b *builder) addSource(name string) uint8 {
 	if len(b.srcNames) >= int(srcManyLists) {
@@ -138,113 +156,257 @@ func (b *builder) addSource(name string) uint8 {
 
 var errUnsorted = errors.New("keys of a kind are not in key order")
 
-// decodeList decodes one entry list, read from body as it arrives (or from
-// memory: bytes.NewReader), into a run of source src. A malformed key is
+// decodedList is one entry list decoded on its own: its entries in the ids
+// of a value table of its own, as decodeEntryList made them or the list
+// cache mapped them (listcache.go). It is never written after it is made:
+// the set an open builds may share its arrays (builder.adopt), and the
+// cache writes it to disk beside.
+type decodedList struct {
+	name     string
+	src      uint8     // the source id its srcs hold
+	r        *run      // trimmed (kindSet.finish)
+	vt       vtab      // its values; no base
+	interned []uint32  // ids of vt the map gave (signers, runners, certificate ids), ascending
+	keys     int       // keys of the list, malformed ones included
+	text     int64     // the length of its text (.oxy/lists: listTexts)
+	mal      malformed // n == 0: none
+	pin      *listMap  // the mapping its arrays are in; nil: the heap
+}
+
+// listDecode is one decodeEntryList: the decoder goroutine (split) hands
+// chunks of split keys to the builder (build) over chunks.
+type listDecode struct {
+	b        *builder // the list's own: its value table and map
+	r        *run
+	src      uint8
+	name     string
+	textSize int64 // declared by the zstd frame (0: unknown)
+	keys     int   // keys the decoder met (set before decErr is sent)
+	keys0    int   // keys held before this list (maxKeys counts them)
+	maxKeys  int   // 0: no cap
+	text     int64 // set before decErr is sent
+	mal      malformed
+	chunks   chan *keyChunk
+	free     chan *keyChunk
+	stop     chan struct{}
+	decErr   chan error
+	buildErr error
+}
+
+// decodeEntryList decodes one entry list, read from body as it arrives (or
+// from memory: bytes.NewReader), into a decodedList of source src with a
+// value table of its own. keys is how many keys the lists before it held,
+// which count with its own against maxKeys (0: no cap). A malformed key is
 // skipped and counted; a list that does not decode is an error wrapping
-// format.ErrCorrupt, and the run is then dropped by the caller.
+// format.ErrCorrupt.
 //
 // Decompression and building run in two goroutines: the decoder splits
 // each key (format.SplitKey) and copies its kind, packed object id and value
 // into chunks of about chunkBytes, which it hands over, so on two cores the
 // zstd work and the splitting run beside the build.
-func (b *builder) decodeList(src uint8, name string, body io.Reader) (*run, error) {
-	r := &run{}
-	mal := malformed{where: name}
+func decodeEntryList(src uint8, name string, body io.Reader, keys, maxKeys int) (*decodedList, error) {
 	br := bufio.NewReaderSize(body, 64<<10)
-	textSize := declaredSize(br)
-	body = br
-	chunks, free := make(chan *keyChunk, 4), make(chan *keyChunk, 6)
-	stop := make(chan struct{})
-	decErr := make(chan error, 1)
-	var text int64 // set before decErr is sent
-	go func() {
-		var objBuf [format.MaxObjectBytes]byte
-		cur := newKeyChunk()
-		var err error
-		at := int64(len(format.EntryListHeader) + 1) // the text's offset of the next key
-		_, text, err = format.DecodeEntryListFrom(body, func(key []byte) error {
-			if len(cur.ends) == 0 {
-				cur.at = at
-			}
-			at += int64(len(key)) + 1
-			if b.keys++; b.maxKeys > 0 && b.keys > b.maxKeys {
-				return fmt.Errorf("%w: more than %d", errLiveKeys, b.maxKeys)
-			}
-			if kind, ob, val, ok := format.SplitKey(key, &objBuf); ok {
-				cur.buf = append(append(append(cur.buf, byte(kind), byte(len(ob))), ob...), val...)
-			} else {
-				cur.buf = append(append(cur.buf, malformedKey), key...)
-			}
-			cur.ends = append(cur.ends, uint32(len(cur.buf)))
-			if len(cur.buf) < chunkBytes {
-				return nil
-			}
-			select {
-			case chunks <- cur:
-			case <-stop:
-				return errStopped
-			}
-			select {
-			case cur = <-free:
-				cur.buf, cur.ends = cur.buf[:0], cur.ends[:0]
-			default:
-				cur = newKeyChunk()
-			}
-			return nil
-		})
-		if err == nil && len(cur.ends) > 0 {
-			chunks <- cur
-		}
-		close(chunks)
-		decErr <- err
-	}()
-	var buildErr error
-	for c := range chunks {
-		start := uint32(0)
-		for _, end := range c.ends {
-			rec := c.buf[start:end]
-			start = end
-			if buildErr != nil {
-				break
-			}
-			if rec[0] == malformedKey {
-				mal.add(rec[1:])
-				continue
-			}
-			kind, ob := format.Kind(rec[0]), rec[2:2+rec[1]]
-			val := rec[2+rec[1]:]
-			if kind == lastKind && r.kinds[kind].nObj() == 0 && textSize > c.at {
-				// The rest of the list is this kind's: size its arrays
-				// for it (the set trims them), rather than grow them.
-				line := len(kind.Prefix()) + 2*len(ob) + 2 + len(val) + 1 // "sig/" hh "/" rest "/" value "\n"
-				r.kinds[kind].reserve(int((textSize-c.at)/int64(line)), len(ob))
-			}
-			if !r.kinds[kind].add(ob, b.internOf(kind, val), src) {
-				key := append(format.AppendObjectPrefix(nil, kind, ob), val...)
-				buildErr = fmt.Errorf("%w: %w at %q", format.ErrCorrupt, errUnsorted, key)
-				close(stop)
-			}
-		}
-		select {
-		case free <- c:
-		default:
-		}
+	d := &listDecode{b: newBuilder(), r: &run{}, src: src, name: name, textSize: declaredSize(br),
+		keys0: keys, maxKeys: maxKeys, mal: malformed{where: name},
+		chunks: make(chan *keyChunk, 4), free: make(chan *keyChunk, 6), stop: make(chan struct{}), decErr: make(chan error, 1)}
+	go d.split(br)
+	for c := range d.chunks {
+		d.build(c)
 	}
-	err := <-decErr
-	if buildErr != nil {
-		err = buildErr
+	err := <-d.decErr
+	if d.buildErr != nil {
+		err = d.buildErr
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read entry list %q: %w", name, err)
 	}
-	if mal.n > 0 {
-		b.mal = append(b.mal, mal)
+	return d.result(), nil
+}
+
+// split decodes the list's text and splits its keys into chunks (the
+// decoder goroutine).
+func (d *listDecode) split(body io.Reader) {
+	var objBuf [format.MaxObjectBytes]byte
+	cur := newKeyChunk()
+	at := int64(len(format.EntryListHeader) + 1) // the text's offset of the next key
+	_, text, err := format.DecodeEntryListFrom(body, func(key []byte) error {
+		if len(cur.ends) == 0 {
+			cur.at = at
+		}
+		at += int64(len(key)) + 1
+		if d.keys++; d.maxKeys > 0 && d.keys0+d.keys > d.maxKeys {
+			return fmt.Errorf("%w: more than %d", errLiveKeys, d.maxKeys)
+		}
+		if kind, ob, val, ok := format.SplitKey(key, &objBuf); ok {
+			cur.buf = append(append(append(cur.buf, byte(kind), byte(len(ob))), ob...), val...)
+		} else {
+			cur.buf = append(append(cur.buf, malformedKey), key...)
+		}
+		cur.ends = append(cur.ends, uint32(len(cur.buf)))
+		if len(cur.buf) < chunkBytes {
+			return nil
+		}
+		var ok bool
+		if cur, ok = d.handOver(cur); !ok {
+			return errStopped
+		}
+		return nil
+	})
+	if err == nil && len(cur.ends) > 0 {
+		d.chunks <- cur
+	}
+	d.text = text
+	close(d.chunks)
+	d.decErr <- err
+}
+
+// handOver sends a full chunk to the builder and returns an empty one (a
+// freed one when there is); false: the builder stopped.
+func (d *listDecode) handOver(c *keyChunk) (*keyChunk, bool) {
+	select {
+	case d.chunks <- c:
+	case <-d.stop:
+		return nil, false
+	}
+	select {
+	case c = <-d.free:
+		c.buf, c.ends = c.buf[:0], c.ends[:0]
+		return c, true
+	default:
+		return newKeyChunk(), true
+	}
+}
+
+// build adds a chunk's keys to the run (the caller's goroutine). Keys out
+// of order stop the decoder.
+func (d *listDecode) build(c *keyChunk) {
+	defer func() {
+		select {
+		case d.free <- c:
+		default:
+		}
+	}()
+	start := uint32(0)
+	for _, end := range c.ends {
+		rec := c.buf[start:end]
+		start = end
+		if d.buildErr != nil {
+			return
+		}
+		if rec[0] == malformedKey {
+			d.mal.add(rec[1:])
+			continue
+		}
+		kind, ob := format.Kind(rec[0]), rec[2:2+rec[1]]
+		val := rec[2+rec[1]:]
+		k := &d.r.kinds[kind]
+		if kind == lastKind && k.nObj() == 0 && d.textSize > c.at {
+			// The rest of the list is this kind's: size its arrays
+			// for it (the set trims them), rather than grow them.
+			line := len(kind.Prefix()) + 2*len(ob) + 2 + len(val) + 1 // "sig/" hh "/" rest "/" value "\n"
+			k.reserve(int((d.textSize-c.at)/int64(line)), len(ob))
+		}
+		if !k.add(ob, d.b.internOf(kind, val), d.src) {
+			key := append(format.AppendObjectPrefix(nil, kind, ob), val...)
+			d.buildErr = fmt.Errorf("%w: %w at %q", format.ErrCorrupt, errUnsorted, key)
+			close(d.stop)
+		}
+	}
+}
+
+// result trims what the decode built into a decodedList.
+func (d *listDecode) result() *decodedList {
+	for k := range d.r.kinds {
+		d.r.kinds[k].finish()
+	}
+	d.b.vt.compact()
+	out := &decodedList{name: d.name, src: d.src, r: d.r, vt: d.b.vt, keys: d.keys, text: d.text, mal: d.mal}
+	out.interned = make([]uint32, 0, len(d.b.m))
+	for _, id := range d.b.m {
+		out.interned = append(out.interned, id)
+	}
+	slices.Sort(out.interned)
+	return out
+}
+
+// decodeList decodes one list (decodeEntryList, within b's cap on keys)
+// and adopts it into b.
+func (b *builder) decodeList(src uint8, name string, body io.Reader) (*run, error) {
+	d, err := decodeEntryList(src, name, body, b.keys, b.maxKeys)
+	if err != nil {
+		return nil, err
+	}
+	b.keys += d.keys
+	return b.adopt(d, src), nil
+}
+
+// adopt takes a decoded list into b: its run in b's value ids, of source
+// src. Into a builder that holds no value yet, the list's table becomes
+// the base of b's (shared, not copied: vtab.base) and its arrays are the
+// run's as they are; otherwise its values are interned into b's table
+// and its run's value ids rewritten (a copy: d is never written).
+func (b *builder) adopt(d *decodedList, src uint8) *run {
+	if d.mal.n > 0 {
+		b.mal = append(b.mal, d.mal)
 	}
 	if b.texts == nil {
 		b.texts = make(map[string]int64)
 	}
-	b.texts[name] = text
-	return r, nil
+	b.texts[d.name] = d.text
+	if d.pin != nil {
+		b.pins = append(b.pins, d.pin)
+	}
+	r := d.r
+	if b.vt.n() == 0 {
+		base := d.vt // its own: the set keeps the table, not d (nor d's run, which a merge copies)
+		b.vt, b.base = onBase(&base), d.r
+		for _, id := range d.interned {
+			b.m[d.vt.str(id)] = id
+		}
+	} else {
+		r = b.remap(d)
+	}
+	if src != d.src {
+		r = withSource(r, src)
+	}
+	return r
+}
+
+// remap returns d's run with its value ids in b's table.
+func (b *builder) remap(d *decodedList) *run {
+	ids := make([]uint32, d.vt.n())
+	for i := range ids {
+		ids[i] = noID
+	}
+	var buf [2 * format.MaxValueLen]byte
+	out := &run{kinds: d.r.kinds}
+	for k := range out.kinds {
+		from, to := &d.r.kinds[k], &out.kinds[k]
+		to.vals = make([]uint32, len(from.vals))
+		for i, v := range from.vals {
+			if ids[v] == noID {
+				ids[v] = b.internOf(format.Kind(k), d.vt.appendTo(buf[:0], v))
+			}
+			to.vals[i] = ids[v]
+		}
+	}
+	return out
+}
+
+// noID marks a value remap has not met yet.
+const noID = ^uint32(0)
+
+// withSource returns r with every entry's source src (new srcs arrays).
+func withSource(r *run, src uint8) *run {
+	out := &run{kinds: r.kinds}
+	for k := range out.kinds {
+		srcs := make([]uint8, len(r.kinds[k].srcs))
+		for i := range srcs {
+			srcs[i] = src
+		}
+		out.kinds[k].srcs = srcs
+	}
+	return out
 }
 
 // chunkBytes is the size of the chunks of keys decodeList hands over.
@@ -405,7 +567,7 @@ func mergeKind(out, x, y *kindSet, vt *vtab) {
 
 // set finishes a run into the immutable entrySet.
 func (b *builder) set(r *run) *entrySet {
-	s := &entrySet{kinds: r.kinds, vt: b.vt, srcNames: b.srcNames}
+	s := &entrySet{kinds: r.kinds, vt: b.vt, srcNames: b.srcNames, pins: b.pins}
 	s.finish()
 	return s
 }

@@ -279,9 +279,32 @@
 // (keys of a list come sorted, so no sort is needed), from its body as it
 // arrives; zstd decompression and the split of each key (format.SplitKey)
 // run in a second goroutine that hands over chunks of split keys, so the
-// build goroutine only interns values and appends. A run merged with an
-// empty one is kept as it is, not copied. Several lists
-// and the journal are merged pairwise, smallest first.
+// build goroutine only interns values and appends. Each list is decoded
+// into a value table of its own (decodeEntryList); the open then adopts
+// them, the one with the most values first: its table becomes the base of
+// the set's (vtab.base, shared, not copied) and its arrays the run's; the
+// others' values are interned into the set's table after it, then the
+// journal's (a journal line's attestation id is found in the list that
+// holds it: internJournal). A run merged with an empty one is kept as it
+// is, not copied. Several lists and the journal are merged pairwise,
+// smallest first.
+//
+// # The list cache
+//
+// With Options.ListCache (`--cache-dir`, listcache.go) each list an open
+// decoded is written, in the background, to a file on this host laid out
+// as its arrays lie in memory (listfile.go), and the next open of the
+// same store maps it read-only (syscall.Mmap) instead of sending its GET:
+// no decode, no copy; its pages are the page cache's, shared by every
+// mount of the store on the host, and not heap (Status.MemoryBytes still
+// counts them). A file is believed only whole and of the list asked for:
+// a CRC-32C over all of it, then the store's URL hash, the list's name (the
+// SHA-256 of its text) and the size the pack listing gave, then every
+// bound a lookup indexes by; else it is removed, reported once, and the
+// list read from the store. The set keeps the mapping in pins (a cleanup
+// unmaps it once no set holds it). An open that sees a list retired
+// removes its file; the directory is bounded (Options of OpenListCache),
+// the files used longest ago removed first.
 //
 // # Concurrency
 //

@@ -36,6 +36,10 @@ type Options struct {
 	// JournalText (.oxy/journal) without a request; 0 =
 	// DefaultKeepJournalText, < 0 = none (every read is one GET).
 	KeepJournalText int
+	// ListCache, when set, keeps the live lists decoded on this host's
+	// disk, so the next open maps them rather than read them
+	// (listcache.go). nil: none.
+	ListCache *ListCache
 }
 
 // DefaultKeepJournalText is Options.KeepJournalText when left 0: 1 MiB,
@@ -68,6 +72,8 @@ var ErrNotDir = errors.New("not a directory")
 // concurrent use.
 type Index struct {
 	keepJournal int          // Options.KeepJournalText, resolved: -1 keeps none; read-only after Open
+	lcache      *ListCache   // Options.ListCache (nil: none); read-only after Open
+	lcacheStore string       // the store's name in lcache (cacheStoreID); read-only after Open
 	st          *store.Store // read-only after Open
 	warnFn      func(string) // read-only after Open
 	// appendFn is journal.Append; read-only after Open (a test sets it
@@ -141,7 +147,7 @@ func Open(ctx context.Context, st *store.Store, opts Options) (*Index, error) {
 	if st == nil {
 		return nil, errors.New("index: nil store")
 	}
-	ix := &Index{st: st, warnFn: opts.Warn, appendFn: journal.Append, warned: map[string]bool{}}
+	ix := &Index{st: st, warnFn: opts.Warn, appendFn: journal.Append, warned: map[string]bool{}, lcache: opts.ListCache, lcacheStore: cacheStoreID(st.URL())}
 	if ix.warnFn == nil {
 		ix.warnFn = func(msg string) { log.Printf("oxyfs: %s", msg) }
 	}
@@ -426,5 +432,8 @@ func (ix *Index) Status() Status {
 func (ix *Index) Close() error {
 	ix.commit.close()
 	ix.ra.close()
+	if ix.lcache != nil {
+		ix.lcache.Wait() // the lists decoded are there for the next open
+	}
 	return nil
 }

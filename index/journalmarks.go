@@ -265,7 +265,7 @@ func (b *builder) journalEntries(lines []format.JournalLine) *jents {
 		}
 		start := len(arena)
 		arena = append(arena, ob...)
-		recs = append(recs, jrec{kind: kind, obj: arena[start:len(arena):len(arena)], val: b.internString(val), at: l.FoldedAt})
+		recs = append(recs, jrec{kind: kind, obj: arena[start:len(arena):len(arena)], val: b.internJournal(kind, ob, val), at: l.FoldedAt})
 	}
 	if mal.n > 0 {
 		je.mal = &mal

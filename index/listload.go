@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"golang.org/x/sync/semaphore"
@@ -61,11 +62,13 @@ type listBody struct {
 	done chan error
 }
 
-// loadLists reads lists and decodes each into a run of b as its GET
-// streams it (see the top of this file). keys is how many keys b's set
-// holds already (a refresh that adds lists to prev's); the lists' keys
-// count on top of it against maxLiveKeys. A list whose GET finds nothing is
-// a *listGoneError, returned once every other list was read (the caller
+// loadLists reads lists and decodes each as its GET streams it (see the
+// top of this file), or maps it from the list cache, and adopts them into
+// b's runs (the biggest first: into a b that holds no value yet, its table
+// is the base of b's, not copied). keys is how many keys b's set holds
+// already (a refresh that adds lists to prev's); the lists' keys count on
+// top of it against maxLiveKeys. A list whose GET finds nothing is a
+// *listGoneError, returned once every other list was read (the caller
 // reads the snapshot again, so each list is read and counted either way);
 // the others are then not decoded.
 func (ix *Index) loadLists(ctx context.Context, b *builder, lists []store.ListInfo, keys int) ([]*run, error) {
@@ -73,136 +76,235 @@ func (ix *Index) loadLists(ctx context.Context, b *builder, lists []store.ListIn
 	if keys > maxLiveKeys {
 		return nil, fmt.Errorf("read entry lists: %w: %d keys held already, the cap is %d", errLiveKeys, keys, maxLiveKeys)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	budget := max(listBytesInFlight, 1)
-	sem := semaphore.NewWeighted(budget)
-	results := make([]chan listResult, len(lists))
-	bodies := make([]chan listBody, len(lists))
-	for i := range results {
-		results[i] = make(chan listResult, 1)
-		bodies[i] = make(chan listBody)
+	ld := ix.newListLoad(ctx, b, lists)
+	defer ld.wg.Wait()
+	defer ld.cancel()
+	ld.fromCache()
+	ld.wg.Add(1)
+	go ld.fetch()
+	decoded, err := ld.decodeAll()
+	if err != nil {
+		return nil, err
 	}
-	var (
-		wg       sync.WaitGroup
-		launched int // lists whose GET was started; set before sent is closed
-		sent     = make(chan struct{})
-		slots    = make(chan struct{}, listFetchParallel)
-		failMu   sync.Mutex
-		failed   error // the first GET that failed (not gone)
-	)
-	fail := func(err error) {
-		failMu.Lock()
-		if failed == nil {
-			failed = err
-		}
-		failMu.Unlock()
-		cancel() // the first failure stops the rest
-	}
-	firstFailure := func() error {
-		failMu.Lock()
-		defer failMu.Unlock()
-		return firstErr(failed, ctx.Err())
-	}
-	// The producer reserves each list's bytes in name order, so the list
-	// the decoder waits for always holds its reservation: no deadlock.
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer close(sent)
-		for i, l := range lists {
-			// A size the listing did not give reserves the whole budget.
-			hold := budget
-			if l.Size > 0 {
-				hold = min(l.Size, budget)
-			}
-			if sem.Acquire(ctx, hold) != nil {
-				return
-			}
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-				sem.Release(hold)
-				return
-			}
-			launched++
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer func() { <-slots }()
-				err := ix.getList(ctx, l, func(body io.Reader) error {
-					lb := listBody{body: body, done: make(chan error, 1)}
-					select {
-					case bodies[i] <- lb:
-					case <-ctx.Done():
-						return ctx.Err()
-					}
-					return <-lb.done // the decode loop answers every body it takes
-				})
-				if errors.Is(err, store.ErrNotFound) {
-					err = &listGoneError{name: l.Name}
-				} else if err != nil {
-					fail(fmt.Errorf("read entry list %q: %w", l.Name, err))
-				}
-				results[i] <- listResult{err: err, hold: hold}
-			}()
-		}
-	}()
-	defer wg.Wait()
-	defer cancel()
+	return ld.adoptAll(decoded), nil
+}
 
-	runs := make([]*run, 0, len(lists))
-	var gone error
+// listLoad is one loadLists: the fetcher (fetch) starts each list's GET
+// within the byte budget and hands its body over bodies[i]; the decode
+// loop (decodeAll) decodes the lists in name order.
+type listLoad struct {
+	ix      *Index
+	b       *builder
+	lists   []store.ListInfo
+	srcs    []uint8         // each list's source id, in name order
+	cached  []*decodedList  // mapped from the list cache; nil: to read
+	ctx     context.Context // canceled by the first failure
+	cancel  context.CancelFunc
+	budget  int64
+	sem     *semaphore.Weighted
+	results []chan listResult
+	bodies  []chan listBody
+	slots   chan struct{} // GETs in flight: listFetchParallel
+	sent    chan struct{} // closed when fetch stops starting GETs
+	wg      sync.WaitGroup
+
+	launched int        // lists whose GET was started; set before sent is closed
+	failMu   sync.Mutex // guards failed
+	failed   error      // the first GET that failed (not gone)
+	gone     error      // the first list found gone (decodeAll's)
+}
+
+func (ix *Index) newListLoad(ctx context.Context, b *builder, lists []store.ListInfo) *listLoad {
+	ld := &listLoad{ix: ix, b: b, lists: lists, budget: max(listBytesInFlight, 1),
+		results: make([]chan listResult, len(lists)), bodies: make([]chan listBody, len(lists)),
+		cached: make([]*decodedList, len(lists)), slots: make(chan struct{}, listFetchParallel), sent: make(chan struct{})}
+	ld.ctx, ld.cancel = context.WithCancel(ctx)
+	ld.sem = semaphore.NewWeighted(ld.budget)
 	for i, l := range lists {
-		var (
-			r      listResult
-			run    *run
-			decErr error // of the last body decoded
-			src    uint8
-			ended  bool
-		)
-		keys0, wait := b.keys, sent
-		for !ended {
-			select {
-			case lb := <-bodies[i]:
-				if gone != nil {
-					lb.done <- nil // not decoded: a list before it is gone
-					continue
-				}
-				if run == nil && decErr == nil {
-					src = b.addSource("list " + l.Name)
-				}
-				b.keys = keys0 // a body read again starts the list over
-				run, decErr = b.decodeList(src, l.Name, lb.body)
-				lb.done <- decErr
-			case r = <-results[i]:
-				ended = true
-			case <-wait:
-				if i >= launched {
-					// The producer stopped: ctx ended, or a GET failed.
-					return nil, firstErr(firstFailure(), gone)
-				}
-				wait = nil // this one's GET was launched: wait for its end
-			}
+		ld.results[i] = make(chan listResult, 1)
+		ld.bodies[i] = make(chan listBody)
+		ld.srcs = append(ld.srcs, b.addSource("list "+l.Name))
+	}
+	return ld
+}
+
+// fromCache maps the lists the list cache holds. A file that is not the
+// list is reported once and the list read from the store.
+func (ld *listLoad) fromCache() {
+	c := ld.ix.lcache
+	if c == nil {
+		return
+	}
+	for i, l := range ld.lists {
+		d, err := c.load(ld.cacheKey(l))
+		if err != nil {
+			ld.ix.warnOnce("listcache:"+err.Error(), fmt.Sprintf("list cache: ignored %v; reading the list from the store", err))
+		}
+		ld.cached[i] = d
+	}
+}
+
+func (ld *listLoad) cacheKey(l store.ListInfo) listFileKey {
+	return listFileKey{store: ld.ix.lcacheStore, name: l.Name, size: l.Size}
+}
+
+// fail records the first failure and stops the rest.
+func (ld *listLoad) fail(err error) {
+	ld.failMu.Lock()
+	if ld.failed == nil {
+		ld.failed = err
+	}
+	ld.failMu.Unlock()
+	ld.cancel()
+}
+
+func (ld *listLoad) firstFailure() error {
+	ld.failMu.Lock()
+	defer ld.failMu.Unlock()
+	return firstErr(ld.failed, ld.ctx.Err())
+}
+
+// fetch starts the GETs of the lists not cached. It reserves each list's
+// bytes in name order, so the list the decoder waits for always holds its
+// reservation: no deadlock.
+func (ld *listLoad) fetch() {
+	defer ld.wg.Done()
+	defer close(ld.sent)
+	for i, l := range ld.lists {
+		if ld.cached[i] != nil {
+			ld.launched++
+			ld.results[i] <- listResult{}
+			continue
+		}
+		// A size the listing did not give reserves the whole budget.
+		hold := ld.budget
+		if l.Size > 0 {
+			hold = min(l.Size, ld.budget)
+		}
+		if ld.sem.Acquire(ld.ctx, hold) != nil {
+			return
+		}
+		select {
+		case ld.slots <- struct{}{}:
+		case <-ld.ctx.Done():
+			ld.sem.Release(hold)
+			return
+		}
+		ld.launched++
+		ld.wg.Add(1)
+		go ld.get(i, hold)
+	}
+}
+
+// get streams list i's GET to the decode loop.
+func (ld *listLoad) get(i int, hold int64) {
+	defer ld.wg.Done()
+	defer func() { <-ld.slots }()
+	l := ld.lists[i]
+	err := ld.ix.getList(ld.ctx, l, func(body io.Reader) error {
+		lb := listBody{body: body, done: make(chan error, 1)}
+		select {
+		case ld.bodies[i] <- lb:
+		case <-ld.ctx.Done():
+			return ld.ctx.Err()
+		}
+		return <-lb.done // the decode loop answers every body it takes
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		err = &listGoneError{name: l.Name}
+	} else if err != nil {
+		ld.fail(fmt.Errorf("read entry list %q: %w", l.Name, err))
+	}
+	ld.results[i] <- listResult{err: err, hold: hold}
+}
+
+// decodeAll decodes the lists in name order, each from its body as it
+// streams (a body read again starts the list over), and caches each list
+// it decoded.
+func (ld *listLoad) decodeAll() ([]*decodedList, error) {
+	out := make([]*decodedList, 0, len(ld.lists))
+	for i := range ld.lists {
+		d, r, err := ld.decodeOne(i)
+		if err != nil {
+			return nil, err
 		}
 		switch {
-		case r.err != nil && decErr != nil && errors.Is(r.err, decErr):
-			return nil, decErr // the list does not decode (ctx is canceled on return: the rest stop)
-		case r.err != nil && !isGone(r.err):
-			// Its GET or an earlier one failed (and canceled the rest):
-			// the first failure is the one to report.
-			return nil, firstFailure()
 		case r.err != nil:
-			gone = firstErr(gone, r.err)
-		case gone == nil:
-			runs = append(runs, run)
+			ld.gone = firstErr(ld.gone, r.err)
+		case ld.gone == nil:
+			out = append(out, d)
 		}
-		sem.Release(r.hold) // decoded (or dropped): the next GET may start
+		ld.sem.Release(r.hold) // decoded (or dropped): the next GET may start
 	}
-	if gone != nil {
-		return nil, gone
+	if ld.gone != nil {
+		return nil, ld.gone
 	}
-	return runs, nil
+	return out, nil
+}
+
+// decodeOne waits for list i's end: its decoded copy (cached, or of its
+// last body) and how its GET ended. An error ends the load.
+func (ld *listLoad) decodeOne(i int) (*decodedList, listResult, error) {
+	l := ld.lists[i]
+	var (
+		r      listResult
+		d      *decodedList
+		decErr error // of the last body decoded
+		wait   = ld.sent
+	)
+	for ended := false; !ended; {
+		select {
+		case lb := <-ld.bodies[i]:
+			if ld.gone != nil {
+				lb.done <- nil // not decoded: a list before it is gone
+				continue
+			}
+			d, decErr = decodeEntryList(ld.srcs[i], l.Name, lb.body, ld.b.keys, ld.b.maxKeys)
+			lb.done <- decErr
+		case r = <-ld.results[i]:
+			ended = true
+		case <-wait:
+			if i >= ld.launched {
+				// fetch stopped: ctx ended, or a GET failed.
+				return nil, r, firstErr(ld.firstFailure(), ld.gone)
+			}
+			wait = nil // this one's GET was launched: wait for its end
+		}
+	}
+	switch {
+	case r.err != nil && decErr != nil && errors.Is(r.err, decErr):
+		return nil, r, decErr // the list does not decode (ctx is canceled on return: the rest stop)
+	case r.err != nil && !isGone(r.err):
+		// Its GET or an earlier one failed (and canceled the rest):
+		// the first failure is the one to report.
+		return nil, r, ld.firstFailure()
+	case r.err != nil:
+		return nil, r, nil
+	}
+	if c := ld.cached[i]; c != nil {
+		d = c
+	} else if ld.gone == nil && ld.ix.lcache != nil {
+		ld.ix.lcache.put(ld.cacheKey(l), d, ld.ix.warn)
+	}
+	if ld.gone == nil {
+		if ld.b.keys += d.keys; ld.b.keys > ld.b.maxKeys {
+			return nil, r, fmt.Errorf("read entry list %q: %w: more than %d", l.Name, errLiveKeys, ld.b.maxKeys)
+		}
+	}
+	return d, r, nil
+}
+
+// adoptAll adopts the decoded lists into b, the one with the most values
+// first (into a b without values, its table is the base, not copied), each
+// with its source id in name order.
+func (ld *listLoad) adoptAll(decoded []*decodedList) []*run {
+	order := slices.Clone(decoded)
+	slices.SortStableFunc(order, func(x, y *decodedList) int { return y.vt.n() - x.vt.n() })
+	runs := make([]*run, 0, len(order))
+	for _, d := range order {
+		runs = append(runs, ld.b.adopt(d, ld.srcs[slices.Index(decoded, d)]))
+	}
+	return runs
 }
 
 // getList streams a live list (one GET) into fn, capped at the size the

@@ -58,6 +58,7 @@ func (ix *Index) openLayout(ctx context.Context, prev *view) (*view, error) {
 	if sn == nil {
 		return prev, nil
 	}
+	ix.retireCached(sn)
 	reread := false
 	for {
 		v := snapshotView(sn, prev, ix.keepJournal)
@@ -91,6 +92,21 @@ func (ix *Index) openLayout(ctx context.Context, prev *view) (*view, error) {
 			return ix.prefixView(v, sn, prev), nil
 		}
 	}
+}
+
+// retireCached removes the list cache's copies of the lists sn shows
+// retired: a retired list is not read again (listcache.go).
+func (ix *Index) retireCached(sn *store.Snapshot) {
+	if ix.lcache == nil {
+		return
+	}
+	var names []string
+	for _, l := range sn.Lists {
+		if l.Retired {
+			names = append(names, l.Name)
+		}
+	}
+	ix.lcache.retire(ix.lcacheStore, names)
 }
 
 // snapshotView fills what every bucket view reports from a snapshot. It
@@ -210,15 +226,17 @@ func (ix *Index) foldedBase(ctx context.Context, sn *store.Snapshot, prev *view)
 		}
 	}
 	b := newBuilder()
-	// The journal first: its values go into the builder's map, so a list's
-	// attestation id that a journal line also names gets the line's id
-	// (builder.internOf adds the list's others without the map), and a
-	// folded line whose key is in a list still costs one bit.
-	je := journalOf(b, sn, prev)
+	// The lists first: the biggest one's value table becomes the set's
+	// base as it was decoded or mapped (builder.adopt), not copied; the
+	// journal's values are added after it. An attestation id a journal
+	// line and a list both name is then held twice, compared by text
+	// (builder.internOf); signers and other interned values are found
+	// in the map, once.
 	runs, err := ix.loadLists(ctx, b, live, 0)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	je := journalOf(b, sn, prev)
 	runs = append(runs, je.r)
 	ix.lists.learn(b.texts)
 	s := b.set(b.mergeRuns(runs))

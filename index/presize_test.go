@@ -38,8 +38,10 @@ func TestListArraysAreSizedBeforeTheyFill(t *testing.T) {
 	}
 	allocs := testing.AllocsPerRun(3, func() { decode() })
 	t.Logf("decode of %d keys: %.0f allocations", n, allocs)
-	if allocs > 100 {
-		t.Errorf("decode of %d keys made %.0f allocations, want ≤ 100 (the arrays and the chunks once each, not once per doubling)", n, allocs)
+	// The arrays are trimmed once in the decode (kindSet.finish,
+	// vtab.compact: a list's decoded copy is what the list cache writes).
+	if allocs > 112 {
+		t.Errorf("decode of %d keys made %.0f allocations, want ≤ 112 (the arrays and the chunks once each, not once per doubling)", n, allocs)
 	}
 }
 

@@ -16,19 +16,42 @@ import (
 // lowercase hex of even length are kept packed (half the bytes), marked in
 // a bitset. Pointer-free: the GC never scans it. See doc.go for the
 // arithmetic.
+//
+// The ids below nb are a base table, one list's own (builder.adopt),
+// shared read-only: maybe mapped from the list cache (listcache.go),
+// never written, so a clone shares it. The ids from nb are the table's
+// own, appended to.
 type vtab struct {
-	arena []byte   // the values' bytes, back to back
-	off   []uint32 // value i is arena[off[i]:off[i+1]]; len = values+1
-	hexed []uint64 // bit i set: value i is packed hex
+	arena []byte   // the own values' bytes, back to back
+	off   []uint32 // own value nb+i is arena[off[i]:off[i+1]]; len = own values+1
+	hexed []uint64 // bit i set: own value nb+i is packed hex
+	base  *vtab    // ids below nb; nil: none. Read-only, never appended to.
+	nb    uint32   // base.n(), or 0
 }
 
 func newVtab() vtab { return vtab{off: []uint32{0}} }
 
-func (t *vtab) n() int { return len(t.off) - 1 }
+// onBase returns a table whose ids below base.n() are base's: base is
+// shared, never written.
+func onBase(base *vtab) vtab {
+	return vtab{off: []uint32{0}, base: base, nb: uint32(base.n())}
+}
 
-func (t *vtab) raw(id uint32) []byte { return t.arena[t.off[id]:t.off[id+1]] }
+func (t *vtab) n() int { return int(t.nb) + len(t.off) - 1 }
+
+func (t *vtab) raw(id uint32) []byte {
+	if id < t.nb {
+		return t.base.raw(id)
+	}
+	id -= t.nb
+	return t.arena[t.off[id]:t.off[id+1]]
+}
 
 func (t *vtab) isHex(id uint32) bool {
+	if id < t.nb {
+		return t.base.isHex(id)
+	}
+	id -= t.nb
 	w := int(id / 64)
 	return w < len(t.hexed) && t.hexed[w]&(1<<(id%64)) != 0
 }
@@ -66,30 +89,52 @@ func (t *vtab) cmpIDs(a, b uint32) int {
 
 // add appends a value (already validated) and returns its id.
 func (t *vtab) add(v []byte) uint32 {
-	id := uint32(t.n())
-	if len(v) >= 2 && len(v)%2 == 0 && isLowerHex(v) {
-		for int(id/64) >= len(t.hexed) {
-			t.hexed = append(t.hexed, 0)
-		}
-		t.hexed[id/64] |= 1 << (id % 64)
-		t.arena = packHex(t.arena, v)
-	} else {
-		t.arena = append(t.arena, v...)
+	if id, ok := t.addHex(v); ok {
+		return id
 	}
+	id := uint32(t.n())
+	t.arena = append(t.arena, v...)
 	t.off = append(t.off, uint32(len(t.arena)))
 	return id
 }
 
+// addHex appends v packed if it is lowercase hex of even length (checked
+// as it is packed, in one pass); false, and nothing added, if not.
+func (t *vtab) addHex(v []byte) (uint32, bool) {
+	if len(v) < 2 || len(v)%2 != 0 {
+		return 0, false
+	}
+	arena, ok := appendPackedHex(t.arena, v)
+	if !ok {
+		return 0, false
+	}
+	id := uint32(t.n())
+	own := id - t.nb
+	for int(own/64) >= len(t.hexed) {
+		t.hexed = append(t.hexed, 0)
+	}
+	t.hexed[own/64] |= 1 << (own % 64)
+	t.arena = arena
+	t.off = append(t.off, uint32(len(t.arena)))
+	return id, true
+}
+
+// clone copies the own values; the base is shared.
 func (t *vtab) clone() vtab {
-	return vtab{arena: slices.Clone(t.arena), off: slices.Clone(t.off), hexed: slices.Clone(t.hexed)}
+	return vtab{arena: slices.Clone(t.arena), off: slices.Clone(t.off), hexed: slices.Clone(t.hexed), base: t.base, nb: t.nb}
 }
 
 func (t *vtab) compact() {
 	t.arena, t.off, t.hexed = slices.Clip(exact(t.arena)), exact(t.off), exact(t.hexed)
 }
 
+// bytes is what the table holds, its base's included (mapped or not).
 func (t *vtab) bytes() int64 {
-	return int64(cap(t.arena)) + 4*int64(cap(t.off)) + 8*int64(cap(t.hexed))
+	n := int64(cap(t.arena)) + 4*int64(cap(t.off)) + 8*int64(cap(t.hexed))
+	if t.base != nil {
+		n += t.base.bytes()
+	}
+	return n
 }
 
 func compareBS(a []byte, s string) int {
@@ -239,6 +284,9 @@ type entrySet struct {
 	vt       vtab
 	signers  []uint32 // distinct value ids of sig entries, sorted by text
 	srcNames []string // source id -> "list pack-<id>.entries", "journal"
+	// pins keep the list cache's mappings its arrays are in mapped
+	// (listcache.go): each is unmapped once no set holds it.
+	pins []*listMap
 }
 
 var emptySet = func() *entrySet {
@@ -418,31 +466,37 @@ var hexByte = func() (t [256]string) {
 }()
 
 // The values of the table that look like hex are kept packed (vtab.add):
-// plain hex, no part of the key grammar.
-
-func isLowerHex(s []byte) bool {
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
+// plain hex, no part of the key grammar. unhexTab is each byte's value as
+// a lowercase hex digit; 0xff: none.
+var unhexTab = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
 	}
-	return true
-}
+	for c := byte('0'); c <= '9'; c++ {
+		t[c] = c - '0'
+	}
+	for c := byte('a'); c <= 'f'; c++ {
+		t[c] = c - 'a' + 10
+	}
+	return t
+}()
 
-// packHex decodes lowercase hex (already checked) into dst.
-func packHex(dst []byte, src []byte) []byte {
+// appendPackedHex appends src, lowercase hex of even length, packed (half
+// the bytes); false, with dst's length unchanged, if src is not.
+func appendPackedHex(dst, src []byte) ([]byte, bool) {
 	n := len(src) / 2
-	for i := 0; i < n; i++ {
-		dst = append(dst, unhex(src[2*i])<<4|unhex(src[2*i+1]))
+	dst = grown(dst, n)
+	out := dst[len(dst) : len(dst)+n]
+	bad := byte(0)
+	for i := range out {
+		h, l := unhexTab[src[2*i]], unhexTab[src[2*i+1]]
+		bad |= h | l
+		out[i] = h<<4 | l
 	}
-	return dst
-}
-
-func unhex(c byte) byte {
-	if c <= '9' {
-		return c - '0'
+	if bad&0xf0 != 0 {
+		return dst, false
 	}
-	return c - 'a' + 10
+	return dst[:len(dst)+n], true
 }
 
 func hexString(b []byte) string { return hex.EncodeToString(b) }

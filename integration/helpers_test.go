@@ -248,7 +248,9 @@ func startMount(t *testing.T, srv *testservers.Server, storeURL, dir string, fla
 	t.Helper()
 	// Armed before the cleanup that unmounts, so the unmount runs under it.
 	w := testwatch.Arm(t)
-	args := append([]string{"mount"}, flags...)
+	// A list cache of its own (not the user's, shared by every test): the
+	// mount's open reads the lists from the store, as the tests count.
+	args := append([]string{"mount", "--cache-dir", t.TempDir()}, flags...)
 	args = append(args, storeURL, dir)
 	m := &mountProc{t: t, dir: dir, stderr: newLineLog(), stdout: newLineLog(), exited: make(chan struct{}), stopSignal: os.Interrupt}
 	w.OnFire(m.dump)

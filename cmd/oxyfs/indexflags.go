@@ -21,6 +21,8 @@ type indexFlags struct {
 	readAhead   int
 	metricsAddr string
 	allowRemote bool
+	cacheDir    string
+	cacheSize   int64
 }
 
 // DefaultRefreshInterval is how often mount and serve re-read the store
@@ -56,6 +58,8 @@ func (x *indexFlags) register(f *flag.FlagSet) {
 	f.DurationVar(&x.refresh, "refresh-interval", DefaultRefreshInterval, fmt.Sprintf("re-read the journal and lists this often, so what other writers wrote shows (0: only on SIGHUP); a refresh of an unchanged store costs %s when it is folded, %s when not (oxyfs fold)", quietRefreshFolded, quietRefreshUnfolded))
 	f.Int64Var(&x.sigCache, "sig-cache-size", 0, "bytes of signatures kept in memory (0: 64 MiB, or an eighth of GOMEMLIMIT when that is less)")
 	f.IntVar(&x.readAhead, "read-ahead", 0, fmt.Sprintf("signatures fetched ahead (in parallel, in key order) once one is read or stat'ed (0: %d, negative: off)", index.DefaultReadAhead))
+	f.StringVar(&x.cacheDir, "cache-dir", defaultCacheDir(), "keep the entry lists decoded in this folder (made 0700; refused if others may write it), so the next open on this host maps them rather than GET and decode them ('': none)")
+	f.Int64Var(&x.cacheSize, "cache-size", index.DefaultListCacheBytes, "bytes --cache-dir may hold (the lists used longest ago are removed first)")
 	f.StringVar(&x.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at this address, a loopback one unless --allow-remote (e.g. 127.0.0.1:9310)")
 	f.BoolVar(&x.allowRemote, "allow-remote", false, "let a listen address (--metrics-addr, and serve's --http) be one that is not loopback, such as :9310 (there is no authentication: put it behind one); serve on a loopback --http still refuses Host headers that are not loopback names")
 }
@@ -70,10 +74,31 @@ func (x *indexFlags) checkMetricsAddr() error {
 	return err
 }
 
-// indexOptions are the index's options, its warnings logged.
+// indexOptions are the index's options, its warnings logged. A list
+// cache that cannot be used is a warning: the open reads the lists from
+// the store, as without one.
 func (x *indexFlags) indexOptions(logger *log.Logger) index.Options {
-	return index.Options{SigCacheBytes: x.sigCache, ReadAhead: x.readAhead,
+	opts := index.Options{SigCacheBytes: x.sigCache, ReadAhead: x.readAhead,
 		Warn: func(msg string) { logger.Print("warning: ", msg) }}
+	if x.cacheDir != "" {
+		c, err := index.OpenListCache(x.cacheDir, x.cacheSize)
+		if err != nil {
+			logger.Printf("warning: %v; the entry lists are read from the store at each open (--cache-dir '' says none)", err)
+		} else {
+			opts.ListCache = c
+		}
+	}
+	return opts
+}
+
+// defaultCacheDir is --cache-dir's default: oxyfs under the user's cache
+// folder, or none when there is no such folder.
+func defaultCacheDir() string {
+	d, err := index.DefaultListCacheDir()
+	if err != nil {
+		return ""
+	}
+	return d
 }
 
 // loadIndex reads the store into ix, then gives the open's transient back

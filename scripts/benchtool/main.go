@@ -5,7 +5,7 @@
 //	benchtool mkbucket ENDPOINT BUCKET             create a bucket (credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)
 //	benchtool genlist STORE N [SEED]               write a folded store's complete list of N generated entries, and nothing else
 //	benchtool genfolded STORE N [SEED [LINES]]     the same and a journal of the last LINES entries (default all) as folded lines: a store right after its fold
-//	benchtool open STORE [REPEAT]                  open the index REPEAT times (default 5): JSON of time, heap and requests
+//	benchtool open STORE [REPEAT] [CACHEDIR]       open the index REPEAT times (default 5): JSON of time, heap and requests; with CACHEDIR (emptied first) through a list cache there: the first open fills it, the rest reopen
 //	benchtool mountmem STORE DIR [STEPS [PROFILE]] mount in this process as oxyfs mount does; memory once serving and after each of STEPS (find,ls-lR): JSON lines
 //	benchtool write DIR WRITERS COUNT SIGNER       COUNT signatures written through a mount by WRITERS goroutines: JSON
 //	benchtool put OXYFS STORE WRITERS COUNT SIGNER [BATCH]  the same through `oxyfs put` processes (BATCH entries each, default 1)
@@ -99,7 +99,11 @@ func main() {
 		if len(args) > 1 {
 			repeat = atoi(args[1])
 		}
-		err = open(ctx, args[0], repeat)
+		cacheDir := ""
+		if len(args) > 2 {
+			cacheDir = args[2]
+		}
+		err = open(ctx, args[0], repeat, cacheDir)
 	case "write":
 		need(args, 4)
 		err = write(args[0], atoi(args[1]), atoi(args[2]), args[3])

@@ -40,6 +40,7 @@ type results struct {
 	keys    []string // machine keys in order
 	browse  []record
 	opens   []record
+	reopens []record // opens through a list cache (kind "reopen")
 	mounts  []record
 	folds   []record
 	gens    []record
@@ -63,6 +64,7 @@ func readResults(name string) (*results, error) {
 	byKind := map[string]*[]record{
 		"browse":     &r.browse,
 		"open":       &r.opens,
+		"reopen":     &r.reopens,
 		"mount":      &r.mounts,
 		"fold":       &r.folds,
 		"gen":        &r.gens,
@@ -343,6 +345,17 @@ func (r *results) openSection(w io.Writer) {
 			secs(v.MedianMS/1000), secs(v.MinMS/1000), countsString(v.Requests.List, v.Requests.Get, v.Requests.Head), v.HeapPerEntry, v.KeyTextPerEntry, v.HeapOverKeyText, rss)
 	}
 	p("\n")
+	if len(r.reopens) > 0 {
+		p("| store, through a list cache (`--cache-dir`) | entries | first open (decodes, then writes the cache) | reopen (maps it; median) | reopen CPU |\n|---|--:|--:|--:|--:|\n")
+		for _, o := range r.reopens {
+			var v openResult
+			if err := json.Unmarshal(o.Result, &v); err != nil {
+				continue
+			}
+			p("| %s | %s | %s | %s | %s |\n", o.Note, count(int64(v.Entries)), secs(v.FirstMS/1000), secs(v.ReopenMedianMS/1000), secs(v.ReopenCPUMS/1000))
+		}
+		p("\n")
+	}
 	if len(r.gens)+len(r.folds) > 0 {
 		p("| step | entries | wall | requests (LIST / GET / HEAD / PUT) | note |\n|---|--:|--:|--:|---|\n")
 		for _, g := range r.gens {
