@@ -333,7 +333,7 @@
 //     sent: sigCache.mu (which also guards sigReaders, each sigBuf's refs
 //     and each flight's waiters; the watcher runs outside it),
 //     prefixCache.mu (and each call's waiters; a listing runs outside it),
-//     overlay.mu, listTexts.mu, inflight.mu, committer.mu (the journal
+//     overlay.mu, listTexts.mu, inflight.mu, refreshLog.mu, committer.mu (the journal
 //     update runs outside it; the committer records an append in ownLog.mu
 //     after it, outside committer.mu), ownLog.mu and Index.warnMu (warnFn
 //     is called outside it).
