@@ -320,3 +320,109 @@ func TestWatchRefusesNotAStore(t *testing.T) {
 		t.Fatalf("watch of a directory of photos: %s", r)
 	}
 }
+
+// diffRun runs oxyfs diff and returns its stdout's lines and exit code.
+func (s *wdStore) diff(t *testing.T, args ...string) ([]string, int, result) {
+	t.Helper()
+	r := s.oxyfs(t, append([]string{"diff"}, args...)...)
+	if r.code == 2 {
+		return nil, 2, r
+	}
+	return lines(r.stdout), r.code, r
+}
+
+func TestDiffComparesStates(t *testing.T) {
+	for _, kind := range []string{"file", "s3", "gcs", "azure"} {
+		t.Run(kind, func(t *testing.T) {
+			ctx := context.Background()
+			s := newWDStore(t, kind)
+			o1, o2 := newObject(t), newObject(t)
+			a, b := sigKey(o1, "alice"), sigKey(o2, "bob")
+			s.sign(t, a, "a")
+			s.sign(t, b, "b")
+			l1 := s.fold(t).List.Name
+			if l1 == "" {
+				t.Fatal("the first fold wrote no list")
+			}
+			// The list, the journal and the view hold the same entries.
+			for _, args := range [][]string{{l1}, {"journal", l1}, {".oxy/lists/" + l1, "now"}} {
+				if out, code, r := s.diff(t, append([]string{s.url}, args...)...); code != 0 || len(out) != 0 {
+					t.Errorf("diff %v: exit %d, %q, want 0 and nothing\n%s", args, code, out, r)
+				}
+			}
+
+			// A complete fold that finds a key no line names (written by
+			// a writer whose journal update failed), and one line more.
+			c := format.Entry{Kind: format.KindReceipt, Object: o1, Value: "r1"}.Key()
+			if err := s.st.Put(ctx, c, nil); err != nil {
+				t.Fatal(err)
+			}
+			d := sigKey(o1, "dave")
+			s.sign(t, d, "d")
+			l2 := s.fold(t).List.Name
+			// What the fold changed: it read l1 and d's line; it wrote the
+			// receipt besides.
+			out, code, r := s.diff(t, "--last-fold", s.url)
+			if code != 1 || strings.Join(out, "\n") != "+ "+c {
+				t.Errorf("diff --last-fold: exit %d, %q, want 1 and + %s\n%s", code, out, c, r)
+			}
+			if !strings.Contains(r.stderr, l1) || !strings.Contains(r.stderr, l2) {
+				t.Errorf("diff --last-fold does not name the lists it compares: %s", r.stderr)
+			}
+			want := []string{"+ " + c, "+ " + d}
+			if d < c {
+				want[0], want[1] = want[1], want[0]
+			}
+			if out, code, r := s.diff(t, s.url, l1, l2); code != 1 || strings.Join(out, "\n") != strings.Join(want, "\n") {
+				t.Errorf("diff l1 l2: exit %d, %q, want 1 and %q\n%s", code, out, want, r)
+			}
+			if out, code, r := s.diff(t, s.url, l2, l1); code != 1 || len(out) != 2 || out[0][0] != '-' || out[1][0] != '-' {
+				t.Errorf("diff l2 l1: exit %d, %q, want 1 and two removals\n%s", code, out, r)
+			}
+			out, code, r = s.diff(t, "--stat", s.url, l1, l2)
+			if code != 1 || strings.Join(out, "\n") != "sig       +1 -0\nreceipt   +1 -0\ntotal     +2 -0" {
+				t.Errorf("diff --stat: exit %d, %q\n%s", code, out, r)
+			}
+			out, code, r = s.diff(t, "--stat", "--json", s.url, l1, l2)
+			var st map[string]struct{ Added, Removed int }
+			if code != 1 || len(out) != 1 || json.Unmarshal([]byte(out[0]), &st) != nil || st["sig"].Added != 1 || st["receipt"].Added != 1 {
+				t.Errorf("diff --stat --json: exit %d, %q\n%s", code, out, r)
+			}
+			out, code, r = s.diff(t, "--json", s.url, l1, l2)
+			var row watchRow
+			if code != 1 || len(out) != 2 || json.Unmarshal([]byte(out[0]), &row) != nil || row.Op != "add" || row.Key != strings.TrimPrefix(want[0], "+ ") {
+				t.Errorf("diff --json: exit %d, %q\n%s", code, out, r)
+			}
+
+			// A partial fold: the journal's unfolded lines into a partial
+			// list, which the view holds beside l2.
+			e, f := sigKey(o2, "erin"), sigKey(o2, "frank")
+			s.sign(t, e, "e")
+			s.sign(t, f, "f")
+			pr, err := journal.Partial(ctx, s.st)
+			if err != nil || pr.List == "" {
+				t.Fatalf("partial fold: %+v, %v", pr, err)
+			}
+			want = []string{"+ " + e, "+ " + f}
+			if out, code, r := s.diff(t, s.url, l2); code != 1 || strings.Join(out, "\n") != strings.Join(want, "\n") {
+				t.Errorf("diff l2 now after a partial fold: exit %d, %q, want %q\n%s", code, out, want, r)
+			}
+			if out, code, r := s.diff(t, s.url, pr.List, l2); code != 1 || len(out) != 6 {
+				t.Errorf("diff partial l2: exit %d, %q, want l2's 4 entries added and the partial's 2 removed\n%s", code, out, r)
+			}
+			// --last-fold still shows the complete fold, not the partial.
+			if out, code, r := s.diff(t, "--last-fold", s.url); code != 1 || strings.Join(out, "\n") != "+ "+c {
+				t.Errorf("diff --last-fold after a partial fold: exit %d, %q\n%s", code, out, r)
+			}
+
+			// Errors exit 2: a list that is not there, a bad name.
+			missing := format.EntryListName(strings.Repeat("0", 64), true)
+			if _, code, r := s.diff(t, s.url, missing); code != 2 || !strings.Contains(r.stderr, missing) {
+				t.Errorf("diff of a missing list: %s", r)
+			}
+			if _, code, r := s.diff(t, s.url, "pack-nothex.entries"); code != 2 || !strings.Contains(r.stderr, "not a diff source") {
+				t.Errorf("diff of a bad name: %s", r)
+			}
+		})
+	}
+}
