@@ -155,10 +155,11 @@ type refreshLog struct {
 type RefreshChanges struct {
 	// Replaced are signatures with a new journal line: written again.
 	Replaced []string
-	// Unsure are signatures one of whose lines is gone: a line past its
-	// hour (nothing changed), or a collection that forgot the object,
-	// which a writer may have put again since. Only the key's own time
-	// (its Last-Modified) tells the two apart.
+	// Unsure are signatures one of whose lines is gone, or whose object
+	// a forget record new to the refresh names: a line past its hour
+	// (nothing changed), or a collection that forgot the object, which a
+	// writer may have put again since. Only the key's own time (its
+	// Last-Modified) tells the two apart.
 	Unsure []string
 	// All says a refresh could not tell which signatures were replaced:
 	// a view of the prefix modes (no set, nothing to compare the journal
@@ -221,6 +222,33 @@ func (ix *Index) noteRefresh(prev, v *view, outlived bool) {
 		l.sure[k] = struct{}{}
 	}
 	for _, k := range append(unsure, gone...) {
+		l.unsure[k] = struct{}{}
+	}
+	if len(l.sure)+len(l.unsure) > maxRefreshLog {
+		l.all, l.sure, l.unsure = true, nil, nil
+	}
+}
+
+// noteForgotten records, when a watcher asks, the signatures of the
+// objects a forget record new to this refresh names (forgotten.go): a
+// collection forgot them, and a writer may have put them again since, in
+// a way no journal line tells (journalView.gone's blind spot). all: a
+// record that could not be read; every signature may have been.
+func (ix *Index) noteForgotten(keys []string, all bool) {
+	l := &ix.changes
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.on {
+		return
+	}
+	if all {
+		l.all = true
+		return
+	}
+	if l.unsure == nil {
+		l.sure, l.unsure = map[string]struct{}{}, map[string]struct{}{}
+	}
+	for _, k := range keys {
 		l.unsure[k] = struct{}{}
 	}
 	if len(l.sure)+len(l.unsure) > maxRefreshLog {
