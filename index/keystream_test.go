@@ -243,7 +243,9 @@ func FuzzParseSource(f *testing.F) {
 // TestLastFoldFindsTheNewestFold: the lists retired at the newest time,
 // the lines folded first at or after it, and the live complete list.
 func TestLastFoldFindsTheNewestFold(t *testing.T) {
-	name := func(c byte, complete bool) string { return format.EntryListName(strings.Repeat(string(c), 64), complete) }
+	name := func(c byte, complete bool) string {
+		return format.EntryListName(strings.Repeat(string(c), 64), complete)
+	}
 	sn := &store.Snapshot{
 		Lists: []store.ListInfo{
 			{Name: name('a', true), Complete: true, Retired: true},
