@@ -201,3 +201,65 @@ func TestWatchForgetAndPutAgainIsAReplace(t *testing.T) {
 		})
 	}
 }
+
+// TestWatchUnfoldedStore: a store no fold has folded is followed by
+// listing its per-object prefixes: a key written again shows by its size
+// and time; the first fold, with a re-sign in the same gap, shows the
+// re-sign alone.
+func TestWatchUnfoldedStore(t *testing.T) {
+	ctx := context.Background()
+	url := "file://" + t.TempDir()
+	opts := store.Options{Layout: store.LayoutBucket}
+	writer := storefixture.Open(t, url, opts)
+	a := storefixture.Ent(format.KindSig, strings.Repeat("ab", 32), "alice").Key()
+	b := storefixture.Ent(format.KindSig, strings.Repeat("cd", 32), "bob").Key()
+	sign := func(key, data string) {
+		t.Helper()
+		if err := writer.Put(ctx, key, []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := journal.Append(ctx, writer, []string{key}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sign(a, "a")
+	st := storefixture.Open(t, url, opts)
+	ix, err := index.Open(ctx, st, index.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	ix.WatchRefreshes()
+	var out bytes.Buffer
+	w := &watcher{e: &env{stderr: io.Discard}, ix: ix, st: st, out: rowWriter{text: &out, raw: &out, json: false}}
+	if w.prev, err = w.read(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if w.prev.mark.Folded() || len(w.prev.list) != 1 {
+		t.Fatalf("the store reads as folded, or its listing is %v", w.prev.list)
+	}
+	step := func(want string) {
+		t.Helper()
+		out.Reset()
+		if err := w.poll(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != want {
+			t.Errorf("watch printed %q, want %q", out.String(), want)
+		}
+	}
+	sign(b, "b")
+	step("+ " + b + "\n")
+	sign(a, "a, longer")
+	step("~ " + a + "\n")
+	step("")
+	sign(b, "b again")
+	if _, err := fold.Complete(ctx, writer, fold.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	step("~ " + b + "\n")
+	if !w.prev.mark.Folded() {
+		t.Fatal("the store does not read as folded after its fold")
+	}
+	step("")
+}
