@@ -58,6 +58,7 @@ func ListKeys(ctx context.Context, st *store.Store, name string) KeyStream {
 				case <-ctx.Done():
 					return ctx.Err()
 				}
+				sent += len(b) // handed over: not again if the body is read again
 				b = nil
 				return nil
 			}
@@ -67,7 +68,6 @@ func ListKeys(ctx context.Context, st *store.Store, name string) KeyStream {
 					return nil
 				}
 				b = append(b, append([]byte(nil), key...))
-				sent++
 				if len(b) == listKeysBatch {
 					return flush()
 				}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -352,28 +353,30 @@ func (w *watcher) report(ctx context.Context, prev, cur watchState) error {
 		}
 	}
 	var rows []change
+	sigPrefix := []byte(format.KindSig.Prefix())
 	err := index.DiffKeys(old, new, prev.begun != (time.Time{}), func(op index.DiffOp, k []byte) error {
-		key := string(k)
 		switch op {
 		case index.DiffAdded:
 			m, _ := new.cur()
-			rows = append(rows, change{row: newDiffRow("add", key), meta: m})
+			rows = append(rows, change{row: newDiffRow("add", string(k)), meta: m})
 			return nil
 		case index.DiffRemoved:
-			rows = append(rows, change{row: newDiffRow("remove", key)})
+			rows = append(rows, change{row: newDiffRow("remove", string(k))})
 			return nil
 		}
-		if !strings.HasPrefix(key, format.KindSig.Prefix()) {
+		if !bytes.HasPrefix(k, sigPrefix) {
 			return nil // only a signature's bytes can change under one key
 		}
+		// Every key both states hold comes here: no allocation but for
+		// one reported (m[string(k)] converts without one).
 		om, oOK := old.cur()
 		nm, nOK := new.cur()
-		if !nOK {
-			nm, nOK = sigTimes[key]
+		if !nOK && sigTimes != nil {
+			nm, nOK = sigTimes[string(k)]
 		}
-		c := change{row: newDiffRow("replace", key), meta: nm}
+		c := change{meta: nm}
 		switch {
-		case w.pending.sure[key]:
+		case w.pending.sure[string(k)]:
 		case oOK && nOK:
 			if om.size == nm.size && om.mod.Equal(nm.mod) {
 				return nil
@@ -382,11 +385,12 @@ func (w *watcher) report(ctx context.Context, prev, cur watchState) error {
 			if nm.mod.Before(since) {
 				return nil
 			}
-		case w.pending.unsure[key] || w.pending.all:
+		case w.pending.unsure[string(k)] || w.pending.all:
 			c.check, c.after = true, since
 		default:
 			return nil
 		}
+		c.row = newDiffRow("replace", string(k))
 		rows = append(rows, c)
 		return nil
 	})
