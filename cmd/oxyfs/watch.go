@@ -119,6 +119,25 @@ type watcher struct {
 	// replaced (index.TakeRefreshChanges), kept across failed polls.
 	pending       pendingChanges
 	saidMalformed bool // the listing's skipped keys were reported
+	// times are the signatures' own times this watch read (a GET's
+	// Last-Modified), at most maxWatchTimes, then started over: a
+	// signature to check whose time is the one read before was not
+	// written again.
+	times map[string]time.Time
+}
+
+// maxWatchTimes bounds watcher.times (~150 B each).
+const maxWatchTimes = 1 << 16
+
+// remember notes key's own time as read.
+func (w *watcher) remember(key string, mod time.Time) {
+	if mod.IsZero() {
+		return
+	}
+	if w.times == nil || len(w.times) >= maxWatchTimes {
+		w.times = make(map[string]time.Time)
+	}
+	w.times[key] = mod
 }
 
 type watchState struct {
@@ -401,8 +420,18 @@ func (w *watcher) report(ctx context.Context, prev, cur watchState) error {
 		return err
 	}
 	for _, c := range rows {
-		if c.check && c.meta.mod.Before(c.after) {
-			continue
+		if c.row.Op == "remove" {
+			delete(w.times, c.row.Key)
+		}
+		if c.check {
+			t, ok := w.times[c.row.Key]
+			w.remember(c.row.Key, c.meta.mod)
+			if ok && t.Equal(c.meta.mod) || c.meta.mod.Before(c.after) {
+				continue // not written since
+			}
+		}
+		if c.row.Kind == format.KindSig.String() && c.row.Op != "remove" {
+			w.remember(c.row.Key, c.meta.mod)
 		}
 		if c.row.Kind == format.KindSig.String() && c.row.Op != "remove" && c.meta.key != "" {
 			size := c.meta.size
