@@ -203,8 +203,8 @@ func (w *watcher) run(ctx context.Context, interval time.Duration, initial bool)
 			return err
 		case err != nil:
 			if !failing {
-				fmt.Fprintf(w.e.stderr, "oxyfs watch: %v; retrying with backoff (from 1s, up to every %v): the first poll that succeeds reports everything that changed meanwhile\n", err, interval)
 				failing, backoff = true, min(time.Second, interval)
+				fmt.Fprintf(w.e.stderr, "oxyfs watch: %v; retrying with backoff (from %v, up to every %v): the first poll that succeeds reports everything that changed meanwhile\n", err, backoff, interval)
 			} else {
 				backoff = min(2*backoff, interval)
 			}
