@@ -74,6 +74,7 @@ func TestWatchQuietPollCostsAQuietRefresh(t *testing.T) {
 		if got != want || out.Len() != 0 {
 			t.Fatalf("quiet poll %d: %v and printed %q; a plain refresh: %v", i, got, out.String(), want)
 		}
+		t.Logf("quiet poll %d: %v, as a plain refresh", i, got)
 	}
 	// A re-sign: its key written again, its line appended.
 	if err := writer.Put(ctx, key, []byte("signed again")); err != nil {
@@ -83,6 +84,7 @@ func TestWatchQuietPollCostsAQuietRefresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, got := refresh(), poll()
+	t.Logf("poll after a re-sign: %v, as a plain refresh", got)
 	if got != want || out.String() != "~ "+key+"\n" {
 		t.Fatalf("poll after a re-sign: %v and printed %q; a plain refresh: %v; want ~ %s", got, out.String(), want, key)
 	}
