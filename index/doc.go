@@ -162,6 +162,15 @@
 // moved; WatchSigChanges hands each move to a watcher (the mount, which
 // tells the kernel) from a goroutine of its own (sigchange.go).
 //
+// A watcher of the store (oxyfs watch) holds views instead (Mark: a view
+// is immutable, so a quiet refresh gives the same one back), compares two
+// with key streams (ViewMark.Keys, DiffKeys: keystream.go, no request),
+// and with WatchRefreshes on takes from TakeRefreshChanges what each
+// refresh's comparison of journal lines, and each forget record new to
+// it, showed of the signatures replaced (viewdiff.go). The lists of a
+// store stream the same way (ListKeys, UnionKeys, ListingKeys; the sides
+// of oxyfs diff: diffsource.go), a few batches of keys at a time.
+//
 // OpenSig opens a signature for a reader that keeps it (a mount's read
 // handle, serve's answer, the io/fs view's open file): a handle on one
 // shared, read-only copy per version, refcounted, the cache's own slice
@@ -357,7 +366,7 @@
 //     sent: sigCache.mu (which also guards sigReaders, each sigBuf's refs
 //     and each flight's waiters; the watcher runs outside it),
 //     prefixCache.mu (and each call's waiters; a listing runs outside it),
-//     overlay.mu, listTexts.mu, inflight.mu, committer.mu (the journal
+//     overlay.mu, listTexts.mu, inflight.mu, refreshLog.mu, committer.mu (the journal
 //     update runs outside it; the committer records an append in ownLog.mu
 //     after it, outside committer.mu), ownLog.mu and Index.warnMu (warnFn
 //     is called outside it).

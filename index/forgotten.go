@@ -325,13 +325,16 @@ func (c *sigCache) keysOf(ids map[string]bool) []string {
 func (ix *Index) invalidateForgotten(ctx context.Context, prev, v *view) {
 	fresh, all := ix.forgotten(ctx, prev, v)
 	if all {
+		ix.noteForgotten(nil, true) // a watcher's too (viewdiff.go)
 		ix.sigs.clearAll()
 		return
 	}
 	if len(fresh) == 0 {
 		return
 	}
-	for _, k := range ix.forgottenKeys(prev, v, fresh) {
+	keys := ix.forgottenKeys(prev, v, fresh)
+	ix.noteForgotten(keys, false)
+	for _, k := range keys {
 		ix.sigs.recheck(k)
 	}
 }

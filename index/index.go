@@ -97,6 +97,9 @@ type Index struct {
 	commit  committer   // locks itself (committer.mu)
 	chain   ownLog      // own appends, for a refresh (ownlines.go); locks itself (ownLog.mu)
 	missing missingKeys // signatures listed but missing (missing.go); locks itself (missingKeys.mu)
+	// changes is what refreshes showed replaced, for a watcher
+	// (viewdiff.go); locks itself (refreshLog.mu).
+	changes refreshLog
 
 	warnMu   sync.Mutex      // protects the following
 	warnings []string        // guarded by warnMu
@@ -262,6 +265,7 @@ func (ix *Index) Refresh(ctx context.Context) (err error) {
 		own.only, _ = ix.chain.between(prev.rec.JournalSum, v.rec.JournalSum)
 		own.since = ix.chain.since(prev.read, v.read)
 	}
+	ix.noteRefresh(prev, v, outlived) // before invalidateRefresh takes the lines (viewdiff.go)
 	absent := ix.sigs.invalidateRefresh(prev, v, outlived, own)
 	ix.invalidateForgotten(ctx, prev, v) // forgotten.go
 	ix.chain.prune(v.read)

@@ -129,6 +129,7 @@ var flagValues = map[string][]string{
 	"layout":     {"bucket", "directory", "auto"},
 	"log-level":  {"debug", "info", "warn", "error"},
 	"log-format": {"text", "json"},
+	"kinds":      kindNames(), // watch: one kind (more, comma-separated, by hand)
 }
 
 // completeFlagValue completes the value of the flag before it (cobra

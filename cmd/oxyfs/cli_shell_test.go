@@ -105,6 +105,9 @@ comp oxyfs mount --raed
 comp oxyfs mount --read-o
 comp oxyfs ls --layout di
 comp oxyfs ch
+comp oxyfs wat
+comp oxyfs diff --last
+comp oxyfs watch --kinds se
 `
 	cmd := exec.Command(bash, "--norc", "--noprofile", "-c", harness, "bash", script)
 	cmd.Env = env
@@ -120,6 +123,9 @@ comp oxyfs ch
 		"== oxyfs mount --read-o\n--read-only\n",
 		"== oxyfs ls --layout di\ndirectory\n",
 		"== oxyfs ch\ncheck\n",
+		"== oxyfs wat\nwatch\n",
+		"== oxyfs diff --last\n--last-fold\n",
+		"== oxyfs watch --kinds se\nseal\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("bash completion lacks %q:\n%s", want, got)
@@ -171,7 +177,7 @@ func TestManPages(t *testing.T) {
 		return strings.Join(strings.Fields(s), " ") // justified lines: one space apart
 	}
 	root := render(filepath.Join(dir, "oxyfs.1"))
-	for _, want := range []string{"NAME", "oxyfs - the signatures and index entries", "Exit codes: 0 ok, 1 failed, 2 usage.", "oxyfs-mount(1)", "oxyfs-gc(1)"} {
+	for _, want := range []string{"NAME", "oxyfs - the signatures and index entries", "Exit codes: 0 ok, 1 failed, 2 usage.", "oxyfs-mount(1)", "oxyfs-gc(1)", "oxyfs-watch(1)", "oxyfs-diff(1)"} {
 		if !strings.Contains(root, want) {
 			t.Errorf("oxyfs.1 rendered lacks %q:\n%s", want, root)
 		}

@@ -1,7 +1,8 @@
 // Command oxyfs mounts the signatures and index entries of an oxy store as a
 // directory tree, and inspects, writes, folds and checks such stores.
 //
-// Exit codes: 0 success, 1 the operation failed, 2 usage error. A failure
+// Exit codes: 0 success, 1 the operation failed, 2 usage error (diff: 0
+// equal, 1 different, 2 an error, as diff(1)). A failure
 // because the store's filesystem is full (ENOSPC) or its quota spent
 // (EDQUOT) is said first, "no space left on the store's filesystem" (or
 // "disk quota exceeded on the store's filesystem"), then the operation and
@@ -12,7 +13,10 @@
 // Each command registers itself (register, a command: name, argument
 // synopsis, summary, run) in the file of what it does: mount.go, serve.go,
 // browse.go (ls, cat), write.go (put, gen), status.go, maintain.go (fold,
-// gc, check), man.go (the hidden man). A command's run registers its flags
+// gc, check), watch.go (watch: a loop of refreshes, each compared with the
+// last state reported; index/viewdiff.go), diff.go (diff: two key streams
+// compared in order, exit 0/1/2 as diff(1); index/keystream.go), man.go
+// (the hidden man). A command's run registers its flags
 // on env.flags, then parses (env.parse: pflag; a usage error exits 2, with
 // the nearest flag suggested for a misspelled one; --help prints the usage
 // on stderr and exits 0), then works.
