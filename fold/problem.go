@@ -111,6 +111,9 @@ type findings struct {
 
 // add puts p into the report: a problem is warned of too.
 func (f *findings) add(p Problem) {
+	if p.Keys == nil {
+		p.Keys = []string{} // JSON: always an array
+	}
 	if p.Severity == SeverityNote {
 		f.rep.Notes = append(f.rep.Notes, p)
 		return
