@@ -193,16 +193,16 @@ type fileInfo struct {
 	store time.Time
 }
 
-func (i fileInfo) Name() string       { return i.n.Name }
-func (i fileInfo) Size() int64        { return i.size }
+func (i fileInfo) Name() string { return i.n.Name }
+func (i fileInfo) Size() int64  { return i.size }
 func (i fileInfo) ModTime() time.Time {
 	if !i.n.ModTime.IsZero() {
 		return i.n.ModTime
 	}
 	return i.store
 }
-func (i fileInfo) IsDir() bool        { return i.n.Type == NodeDir }
-func (i fileInfo) Sys() any           { return i.n }
+func (i fileInfo) IsDir() bool { return i.n.Type == NodeDir }
+func (i fileInfo) Sys() any    { return i.n }
 func (i fileInfo) Mode() fs.FileMode {
 	switch i.n.Type {
 	case NodeDir:
