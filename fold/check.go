@@ -76,7 +76,12 @@ func (r CheckReport) OK() bool { return len(r.Problems) == 0 }
 //     a line, and it names every existing key of each partial list written
 //     within the hour before its last update (checkdamage.go);
 //   - retired keys that are gone already, and older one-list keys still to
-//     fold, are noted.
+//     fold, are noted; older lists beside the marker that hold entries no
+//     per-object key holds are a problem (checklegacy.go);
+//   - two live complete lists that disagree are named with what each lacks.
+//
+// Each finding is a Problem (problem.go): one per cause, with its code, its
+// keys (a count and the first MaxItems) and the command that fixes it.
 //
 // Requests: one LIST per page of the pack prefix (the snapshot), one GET of
 // the journal and of the retired record, one LIST per page of every entry
@@ -85,7 +90,10 @@ func (r CheckReport) OK() bool { return len(r.Problems) == 0 }
 // GET of the journal (checkdamage.go: the times, the journal's last byte),
 // one GET per partial list written within the hour before the journal's
 // last update, one GET per retired list on a folded store with unnamed
-// keys, and a HEAD or GET per retired key.
+// keys, a HEAD or GET per retired key, and beside the marker one LIST per
+// page of each older prefix and a GET per older list that may be newer than
+// the marker (checklegacy.go). What two live complete lists disagree on
+// comes from the bits already kept per listed key: no request.
 //
 // Check returns an error only when it could not read what it checks.
 func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckReport, err error) {

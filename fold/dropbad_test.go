@@ -123,3 +123,32 @@ func TestDropMalformedSavesBeforeItDrops(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// FuzzSplitJournal: what --drop-malformed writes back keeps every line
+// that parses, in order (a CRLF line included), and nothing else; what it
+// drops is exactly the lines that do not parse but blank ones, verbatim.
+func FuzzSplitJournal(f *testing.F) {
+	for _, s := range []string{"", "0 sig/ab/cd/a\n", "0 sig/ab/cd/a\r\ngarbage\r\n\n5 seal/ab/cd/x", "\r\n", "x", "0 sig/ab/cd/a\r\r\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		text, bad, changed := splitJournal(slices.Clone(data))
+		want, wantBad := format.ParseJournal(data)
+		got, gotBad := format.ParseJournal(text)
+		if gotBad.Count != 0 || !slices.Equal(got, want) {
+			t.Fatalf("rewrite of %q is %q: lines %v (bad %v), want %v", data, text, got, gotBad.Messages(), want)
+		}
+		blank := 0
+		for l := range strings.Lines(string(data)) {
+			if strings.TrimSuffix(l, "\n") == "" {
+				blank++
+			}
+		}
+		if len(bad) != wantBad.Count-blank {
+			t.Fatalf("dropped %q of %q; want the %d lines that do not parse, blank ones aside", bad, data, wantBad.Count-blank)
+		}
+		if changed != (wantBad.Count > 0 || (len(data) > 0 && data[len(data)-1] != '\n')) {
+			t.Fatalf("changed %v for %q", changed, data)
+		}
+	})
+}
