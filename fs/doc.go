@@ -106,10 +106,15 @@
 //     own at an open (versions.go: sameVersion). The kernel looks a name
 //     up again only once: a node a lookup returned within retryWindow
 //     (5 s) whose version moved again is not ESTALE — a stat says the
-//     current size, uncached, and an open reads the current bytes
-//     (never an older version descriptors still hold) with direct I/O, the
-//     kernel told to ask for the attributes again (entryNode.retried) —
-//     so no open fails because a signature changed. A descriptor
+//     current size, uncached, and an open makes the current version the
+//     node's own (versions.go: adopt; the kernel's pages and attributes of
+//     the node dropped) and reads it, never an older version descriptors
+//     still hold — so no open fails because a signature changed. A node
+//     is one version for every descriptor on it (their pages are the
+//     node's, and fstat's GETATTR names no descriptor), so the adoption
+//     waits up to 100 ms for the descriptors holding the node's version to
+//     be released; past that (one held open across the move) the open is
+//     ESTALE, and the kernel looks the name up again. A descriptor
 //     held open keeps its node and its handle: it reads the version it
 //     opened, whole, and fstat on it answers from the handle — the kernel
 //     sends fstat's GETATTR without the file and go-fuse passes the node's

@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -31,11 +32,16 @@ type entryNode struct {
 	base
 	path string        // read-only
 	e    format.Entry  // read-only
-	ver  atomic.Uint64 // atomic: index.SigVersion when the node was made, or a later one of the same bytes (versions.go)
-	id   index.SigID   // read-only: the identity of version ver's bytes, when known (hasID)
-	// hasID: id is known (the index had read or written the bytes of the
-	// node's first version when it was made); read-only.
-	hasID bool
+	ver  atomic.Uint64 // atomic: index.SigVersion when the node was made, or a later one of the same bytes (versions.go), or one it adopted (adopt)
+	// ident is the identity of version ver's bytes, when known (the index
+	// had read or written the bytes of the node's first version when it
+	// was made, or the node adopted a version: adopt); nil otherwise.
+	// Atomic.
+	ident atomic.Pointer[index.SigID]
+	// openMu orders an open that counts itself among the node's readers
+	// (of its version) before an adoption of another version (adopt),
+	// which needs none.
+	openMu sync.Mutex
 	// readers counts the signature's descriptors open for reading on
 	// this node that hold its version, and readSize is their size: each
 	// holds the node's version whole (sameVersion: that version, or one
@@ -86,11 +92,7 @@ func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.At
 	defer n.m.ops.start(opGetattr)()
 	if h, ok := f.(*readHandle); ok && n.e.Kind == format.KindSig {
 		n.m.fileAttr(&out.Attr, int64(len(h.data)))
-		if h.foreign {
-			out.SetTimeout(0) // not the node's version
-		} else {
-			out.SetTimeout(n.m.attrTTL)
-		}
+		out.SetTimeout(n.m.attrTTL)
 		return 0
 	}
 	errno := n.getattr(ctx, out)
@@ -221,12 +223,12 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	if n.e.Kind != format.KindSig {
 		return &readHandle{m: m}, fuse.FOPEN_NOFLUSH, 0 // empty, and known to be: the page cache answers
 	}
-	if n.stale() && !n.hasID && !n.retried() {
+	if n.stale() && n.ident.Load() == nil && !n.retried() {
 		return nil, 0, syscall.ESTALE
 	}
 	sh, err := m.ix.OpenSig(bg(ctx), n.e)
 	if err != nil {
-		if n.stale() && !n.hasID && index.Classify(err) == index.ClassNotFound {
+		if n.stale() && n.ident.Load() == nil && index.Classify(err) == index.ClassNotFound {
 			// A node whose version moved (in the retry window) and whose
 			// signature is not there now: ESTALE, as without the window,
 			// so the kernel looks the name up again rather than taking
@@ -235,26 +237,29 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 		}
 		return nil, 0, m.errno("read", n.path, err)
 	}
+	n.openMu.Lock()
+	defer n.openMu.Unlock()
 	same := n.sameVersion(sh)
 	if !same && m.pending.writing(n.path) == nil {
-		if !n.retried() {
-			// The kernel looks the name up again and opens the new
-			// version's node.
+		// In the retry window — the version moved again just after the
+		// kernel looked the name up (maybe for an ESTALE, after which it
+		// does not retry: an open must not fail because a signature
+		// changed) — the node
+		// takes the signature's current version as its own when no
+		// descriptor holds the node's (adopt), and the open reads it —
+		// never the older version: an open after a write (or a refresh)
+		// that moved the version must read what it wrote. Otherwise
+		// ESTALE: the kernel looks the name up again and opens the new
+		// version's node. A node is one version for every descriptor on
+		// it: their page cache is the node's, and fstat's GETATTR names
+		// no descriptor (go-fuse passes the node's first open file), so
+		// a descriptor of other bytes beside the node's would read the
+		// other's pages in a mapping, and be told the other's size.
+		if !n.retried() || !n.adopt(sh) {
 			sh.Release()
 			return nil, 0, syscall.ESTALE
 		}
-		// The version moved again just after the kernel looked the name
-		// up (maybe for an ESTALE, after which it does not retry): an
-		// open must not fail because a signature changed. The open reads
-		// the signature's current bytes — never the node's older version
-		// that descriptors may still hold: an open after a write (or a
-		// refresh) that moved the version must read what it wrote, and a
-		// RELEASE lags its close — with direct I/O (the page cache is the node's),
-		// not counted as the node's readers; the kernel is told to ask
-		// for the attributes again, so fstat answers from the handle
-		// (Getattr), not the size the lookup gave.
-		n.EmbeddedInode().NotifyContent(-1, 0)
-		return &readHandle{m: m, data: sh.Bytes(), sig: sh, foreign: true}, fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH, 0
+		same = true
 	}
 	h := &readHandle{m: m, data: sh.Bytes(), sig: sh}
 	if same {
@@ -369,10 +374,6 @@ type readHandle struct {
 	data []byte           // read-only
 	sig  *index.SigHandle // nil for an index entry
 	node *entryNode       // a signature's node, whose readers it counts; nil for an index entry
-	// foreign: the bytes are not the node's version (an open of a node
-	// whose version moved with no descriptor on it: entryNode.Open),
-	// read with direct I/O; read-only.
-	foreign bool
 }
 
 var (

@@ -1,0 +1,91 @@
+package fs
+
+import (
+	"bytes"
+	"context"
+	"syscall"
+	"testing"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/oxyfs/oxyfs/internal/storefixture"
+	"github.com/oxyfs/oxyfs/store/format"
+)
+
+// TestRetriedOpenKeepsOneVersionPerNode (issue 37, the byte simulation's
+// B1 conc-mount-mmap-shared): an open of a node the kernel looked up just
+// now, whose version moved since (another writer's re-sign and a
+// refresh), reads the signature's current bytes — as the node's own
+// version, never as a second version beside the node's. Every descriptor
+// on a node shares its page cache, and fstat's GETATTR names no
+// descriptor (go-fuse answers it from the node's first open file), so a
+// descriptor of other bytes on the node was told another's size: a
+// MAP_SHARED mapping sized by fstat read 16 bytes of one version and
+// zeros up to the other's 45. While a descriptor holds the node's
+// version (past adoptWait), such an open is ESTALE: the kernel looks the
+// name up again and opens the new version's node.
+func TestRetriedOpenKeepsOneVersionPerNode(t *testing.T) {
+	f, ix, srv, _ := mountFixture(t, Options{})
+	ctx := context.Background()
+	alice := storefixture.Ent(format.KindSig, "ab12cd34", "alice")
+	if got := statSize(t, srv.path(alice)); got != int64(len(f.sigs[alice.Key()])) {
+		t.Fatalf("stat: %d bytes, want %d", got, len(f.sigs[alice.Key()]))
+	}
+	in := srv.root.EmbeddedInode()
+	for _, name := range []string{"sig", "ab", "12cd34", "alice"} {
+		if in = in.GetChild(name); in == nil {
+			t.Fatalf("the kernel holds no node of %s after a stat (at %q)", alice.Key(), name)
+		}
+	}
+	n := in.Operations().(*entryNode)
+	other := otherWriter(t, f)
+	resign := func(data []byte) {
+		t.Helper()
+		if err := other.Put(ctx, alice, data); err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if !n.stale() {
+			t.Fatal("the re-sign and the refresh did not move the version")
+		}
+	}
+	// The kernel's cached name of the node, used within the retry window
+	// (the stat above looked it up): an open as the kernel sends it.
+	first := bytes.Repeat([]byte("1"), 45)
+	resign(first)
+	fh, _, errno := n.Open(ctx, uint32(syscall.O_RDONLY))
+	if errno != 0 {
+		t.Fatalf("open in the retry window after the version moved: %v, want it opened", errno)
+	}
+	h := fh.(*readHandle)
+	defer h.Release(ctx)
+	if !bytes.Equal(h.data, first) {
+		t.Fatalf("open read %d bytes %.8q…, want the current %d", len(h.data), h.data, len(first))
+	}
+	if h.node != n || n.stale() || n.readers.Load() != 1 {
+		t.Errorf("the open read the current bytes beside the node's version (node's version %d, the signature's %d, counted %v): a second version on one node", n.ver.Load(), ix.SigVersion(alice), h.node == n)
+	}
+	// fstat names no descriptor: go-fuse answers it from the node's first
+	// open file, here the only one. Its size must be the node's.
+	var out fuse.AttrOut
+	if errno := n.Getattr(ctx, h, &out); errno != 0 || out.Size != uint64(len(first)) {
+		t.Errorf("fstat: %v, %d bytes, want %d", errno, out.Size, len(first))
+	}
+
+	// Moved again while that descriptor holds the node's version: the
+	// open cannot make the node another version; ESTALE (the kernel looks
+	// the name up again), not a descriptor of other bytes beside it.
+	resign(bytes.Repeat([]byte("2"), 16))
+	fh2, _, errno := n.Open(ctx, uint32(syscall.O_RDONLY))
+	if errno == 0 {
+		h2 := fh2.(*readHandle)
+		h2.Release(ctx)
+		if !bytes.Equal(h2.data, h.data) {
+			t.Errorf("open while a descriptor holds the node's %d bytes: opened %d other bytes on the same node, want ESTALE", len(h.data), len(h2.data))
+		}
+	} else if errno != syscall.ESTALE {
+		t.Errorf("open while a descriptor holds the node's version: %v, want ESTALE", errno)
+	}
+}
