@@ -3,6 +3,9 @@ package fs
 import (
 	"bytes"
 	"context"
+	"errors"
+	iofs "io/fs"
+	"os"
 	"syscall"
 	"testing"
 
@@ -87,5 +90,32 @@ func TestRetriedOpenKeepsOneVersionPerNode(t *testing.T) {
 		}
 	} else if errno != syscall.ESTALE {
 		t.Errorf("open while a descriptor holds the node's version: %v, want ESTALE", errno)
+	}
+}
+
+// TestListedSignatureGoneFromTheStoreIsENOENT (issue 37, the byte
+// simulation's E1 conc-mount-read-error: "open …: stale file handle"): a
+// signature the view lists whose key is gone from the store (a collection
+// forgot it; no refresh yet) is "no such file" through the mount, not
+// ESTALE: its stat's GETATTR found the key gone and answered ESTALE, the
+// kernel looked the name up again — the view still lists it, the same
+// node — and passed the second ESTALE to the caller.
+func TestListedSignatureGoneFromTheStoreIsENOENT(t *testing.T) {
+	f, _, srv, _ := mountFixture(t, Options{})
+	ctx := context.Background()
+	bob := storefixture.Ent(format.KindSig, "ab12cd34", "bob")
+	if err := f.st.Delete(ctx, bob.Key()); err != nil {
+		t.Fatal(err)
+	}
+	for _, way := range []struct {
+		name string
+		fn   func(string) error
+	}{
+		{"stat", func(p string) error { _, err := os.Stat(p); return err }},
+		{"open", func(p string) error { _, err := os.ReadFile(p); return err }},
+	} {
+		if err := way.fn(srv.path(bob)); !errors.Is(err, iofs.ErrNotExist) {
+			t.Errorf("%s of a listed signature whose key is gone: %v (ESTALE: %v), want no such file", way.name, err, errors.Is(err, syscall.ESTALE))
+		}
 	}
 }

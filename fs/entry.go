@@ -134,6 +134,17 @@ func (n *entryNode) getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errn
 	}
 	size, known, errno := n.size(ctx)
 	if errno == syscall.ENOENT {
+		if n.retried() {
+			if _, err := n.m.ix.Stat(bg(ctx), n.path); err == nil {
+				// The view lists the name, and a lookup returned the
+				// node just now, but its key is gone from the store (a
+				// collection forgot it; the next refresh drops the
+				// name): ENOENT. ESTALE would have the kernel look the
+				// name up again and get this node again — and after
+				// its one retry, pass ESTALE to the caller.
+				return syscall.ENOENT
+			}
+		}
 		// The kernel holds a name that no longer stands for an entry (a
 		// refused create whose RELEASE came after close returned, an entry
 		// a collection forgot): ESTALE makes it look the name up again
