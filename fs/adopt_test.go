@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	iofs "io/fs"
 	"os"
 	"syscall"
@@ -118,4 +119,60 @@ func TestListedSignatureGoneFromTheStoreIsENOENT(t *testing.T) {
 			t.Errorf("%s of a listed signature whose key is gone: %v (ESTALE: %v), want no such file", way.name, err, errors.Is(err, syscall.ESTALE))
 		}
 	}
+}
+
+// TestHeldDescriptorBesideAWriteKeepsItsVersion (issue 37 item 9, the
+// byte simulation's B2 bytes-held-mount: a descriptor held across a
+// replacement read bytes of two versions): a node with a write in
+// progress keeps its name across a refresh, so an open for reading of it
+// then read the signature's current bytes on that node — beside a
+// descriptor holding the node's older version. Their pages are the
+// node's, and fstat's GETATTR is answered from the node's first open
+// file: the new reader's mapping was sized by the held one's fstat, and
+// the held descriptor then read the new reader's pages.
+func TestHeldDescriptorBesideAWriteKeepsItsVersion(t *testing.T) {
+	f, ix, srv, _ := mountFixture(t, Options{AllowOverwrite: true})
+	ctx := context.Background()
+	alice := storefixture.Ent(format.KindSig, "ab12cd34", "alice")
+	old := f.sigs[alice.Key()]
+	p := srv.path(alice)
+	held, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	head := make([]byte, 8)
+	if _, err := held.ReadAt(head, 0); err != nil || !bytes.Equal(head, old[:8]) {
+		t.Fatalf("pread of 8 bytes: %q %v", head, err)
+	}
+	w, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		t.Fatalf("open for writing: %v", err)
+	}
+	defer w.Close()
+	if _, err := w.WriteAt([]byte("partial"), 0); err != nil {
+		t.Fatal(err)
+	}
+	newer := bytes.Repeat([]byte("N"), 45)
+	if err := otherWriter(t, f).Put(ctx, alice, newer); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv.Invalidate()
+	statSize(t, p) // the kernel holds the node's size (the write's node, current while it is in progress)
+
+	m, err := mapIn(t, p, false)
+	if err != nil {
+		t.Fatalf("map %s beside the write: %v", p, err)
+	}
+	if got := m.read(); !bytes.Equal(got, newer) && !bytes.Equal(got, old) {
+		t.Errorf("a mapping opened beside the write shows %d bytes %.12q…: no version (%d or %d bytes)", len(got), got, len(old), len(newer))
+	}
+	got, err := io.ReadAll(io.NewSectionReader(held, 0, 1<<20))
+	if err != nil || !bytes.Equal(got, old) {
+		t.Errorf("the held descriptor read %d bytes %.12q… (%v), want its version's %d bytes %.12q…", len(got), got, err, len(old), old)
+	}
+	m.close()
 }

@@ -251,6 +251,18 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	n.openMu.Lock()
 	defer n.openMu.Unlock()
 	same := n.sameVersion(sh)
+	if !same && m.pending.writing(n.path) != nil && n.readers.Load() > 0 {
+		// A write in progress keeps its node's name across a refresh,
+		// and the signature moved meanwhile: these bytes beside the
+		// descriptors holding the node's version would share their
+		// pages and their fstat (the node's first open file answers
+		// it): a mapping sized by theirs showed the new bytes and
+		// zeros, and a held descriptor read the new bytes (issue 37
+		// item 9, B2 bytes-held-mount). ESTALE: the kernel looks the
+		// name up again and opens the current version's node.
+		sh.Release()
+		return nil, 0, syscall.ESTALE
+	}
 	if !same && m.pending.writing(n.path) == nil {
 		// In the retry window — the version moved again just after the
 		// kernel looked the name up (maybe for an ESTALE, after which it
