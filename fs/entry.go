@@ -246,6 +246,14 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 			// ENOENT for a name its listing may still show.
 			return nil, 0, syscall.ESTALE
 		}
+		if w := m.pending.writing(n.path); w != nil && index.Classify(err) == index.ClassNotFound {
+			if data, ok := w.snapshot(); ok {
+				// A file being created (no version in the store yet) is
+				// listed and looked up: a reader sees what was written
+				// so far, as on a local filesystem, not ENOENT.
+				return &readHandle{m: m, data: data}, fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH, 0
+			}
+		}
 		return nil, 0, m.errno("read", n.path, err)
 	}
 	n.openMu.Lock()
