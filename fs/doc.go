@@ -150,7 +150,9 @@
 //     and the mapping's pages are the node's, one version, so a mapping
 //     held across a replacement reads its version whole. Index entries are empty and opened without direct
 //     I/O: the kernel answers their reads itself. Writes use direct I/O (the
-//     bytes go to the open file's buffer). .oxy files are sized exactly and
+//     bytes go to the open file's buffer); a reader that opens a file being
+//     created through the mount (listed and looked up, no version in the
+//     store yet) reads what was written so far, as on a local filesystem. .oxy files are sized exactly and
 //     read with direct I/O (next item).
 //   - .oxy files report the exact length of what a read returns, so cp,
 //     tar, wc -c, less and du see every byte (oxyfile.go). status, journal
