@@ -106,10 +106,15 @@
 //     own at an open (versions.go: sameVersion). The kernel looks a name
 //     up again only once: a node a lookup returned within retryWindow
 //     (5 s) whose version moved again is not ESTALE — a stat says the
-//     current size, uncached, and an open reads the current bytes
-//     (never an older version descriptors still hold) with direct I/O, the
-//     kernel told to ask for the attributes again (entryNode.retried) —
-//     so no open fails because a signature changed. A descriptor
+//     current size, uncached, and an open makes the current version the
+//     node's own (versions.go: adopt; the kernel's pages and attributes of
+//     the node dropped) and reads it, never an older version descriptors
+//     still hold — so no open fails because a signature changed. A node
+//     is one version for every descriptor on it (their pages are the
+//     node's, and fstat's GETATTR names no descriptor), so the adoption
+//     waits up to 100 ms for the descriptors holding the node's version to
+//     be released; past that (one held open across the move) the open is
+//     ESTALE, and the kernel looks the name up again. A descriptor
 //     held open keeps its node and its handle: it reads the version it
 //     opened, whole, and fstat on it answers from the handle — the kernel
 //     sends fstat's GETATTR without the file and go-fuse passes the node's
@@ -145,7 +150,9 @@
 //     and the mapping's pages are the node's, one version, so a mapping
 //     held across a replacement reads its version whole. Index entries are empty and opened without direct
 //     I/O: the kernel answers their reads itself. Writes use direct I/O (the
-//     bytes go to the open file's buffer). .oxy files are sized exactly and
+//     bytes go to the open file's buffer); a reader that opens a file being
+//     created through the mount (listed and looked up, no version in the
+//     store yet) reads what was written so far, as on a local filesystem. .oxy files are sized exactly and
 //     read with direct I/O (next item).
 //   - .oxy files report the exact length of what a read returns, so cp,
 //     tar, wc -c, less and du see every byte (oxyfile.go). status, journal

@@ -3,6 +3,7 @@ package fs
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -32,11 +33,16 @@ type entryNode struct {
 	base
 	path string        // read-only
 	e    format.Entry  // read-only
-	ver  atomic.Uint64 // atomic: index.SigVersion when the node was made, or a later one of the same bytes (versions.go)
-	id   index.SigID   // read-only: the identity of version ver's bytes, when known (hasID)
-	// hasID: id is known (the index had read or written the bytes of the
-	// node's first version when it was made); read-only.
-	hasID bool
+	ver  atomic.Uint64 // atomic: index.SigVersion when the node was made, or a later one of the same bytes (versions.go), or one it adopted (adopt)
+	// ident is the identity of version ver's bytes, when known (the index
+	// had read or written the bytes of the node's first version when it
+	// was made, or the node adopted a version: adopt); nil otherwise.
+	// Atomic.
+	ident atomic.Pointer[index.SigID]
+	// openMu orders an open that counts itself among the node's readers
+	// (of its version) before an adoption of another version (adopt),
+	// which needs none.
+	openMu sync.Mutex
 	// readers counts the signature's descriptors open for reading on
 	// this node that hold its version, and readSize is their size: each
 	// holds the node's version whole (sameVersion: that version, or one
@@ -101,11 +107,7 @@ func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.At
 	defer n.m.ops.start(opGetattr)()
 	if h, ok := f.(*readHandle); ok && n.e.Kind == format.KindSig {
 		n.m.sigAttr(&out.Attr, int64(len(h.data)), h.modTime())
-		if h.foreign {
-			out.SetTimeout(0) // not the node's version
-		} else {
-			out.SetTimeout(n.m.attrTTL)
-		}
+		out.SetTimeout(n.m.attrTTL)
 		return 0
 	}
 	errno := n.getattr(ctx, out)
@@ -147,6 +149,17 @@ func (n *entryNode) getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errn
 	}
 	sz, errno := n.size(ctx)
 	if errno == syscall.ENOENT && !sz.missing {
+		if n.retried() {
+			if _, err := n.m.ix.Stat(bg(ctx), n.path); err == nil {
+				// The view lists the name, and a lookup returned the
+				// node just now, but its key is gone from the store (a
+				// collection forgot it; the next refresh drops the
+				// name): ENOENT. ESTALE would have the kernel look the
+				// name up again and get this node again — and after
+				// its one retry, pass ESTALE to the caller.
+				return syscall.ENOENT
+			}
+		}
 		// The kernel holds a name that no longer stands for an entry (a
 		// refused create whose RELEASE came after close returned, an entry
 		// a collection forgot and a refresh dropped): ESTALE makes it look
@@ -240,40 +253,63 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	if n.e.Kind != format.KindSig {
 		return &readHandle{m: m}, fuse.FOPEN_NOFLUSH, 0 // empty, and known to be: the page cache answers
 	}
-	if n.stale() && !n.hasID && !n.retried() {
+	if n.stale() && n.ident.Load() == nil && !n.retried() {
 		return nil, 0, syscall.ESTALE
 	}
 	sh, err := m.ix.OpenSig(bg(ctx), n.e)
 	if err != nil {
-		if n.stale() && !n.hasID && index.Classify(err) == index.ClassNotFound {
+		if n.stale() && n.ident.Load() == nil && index.Classify(err) == index.ClassNotFound {
 			// A node whose version moved (in the retry window) and whose
 			// signature is not there now: ESTALE, as without the window,
 			// so the kernel looks the name up again rather than taking
 			// ENOENT for a name its listing may still show.
 			return nil, 0, syscall.ESTALE
 		}
+		if w := m.pending.writing(n.path); w != nil && index.Classify(err) == index.ClassNotFound {
+			if data, ok := w.snapshot(); ok {
+				// A file being created (no version in the store yet) is
+				// listed and looked up: a reader sees what was written
+				// so far, as on a local filesystem, not ENOENT.
+				return &readHandle{m: m, data: data}, fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH, 0
+			}
+		}
 		return nil, 0, m.errno("read", n.path, err)
 	}
+	n.openMu.Lock()
+	defer n.openMu.Unlock()
 	same := n.sameVersion(sh)
+	if !same && m.pending.writing(n.path) != nil && n.readers.Load() > 0 {
+		// A write in progress keeps its node's name across a refresh,
+		// and the signature moved meanwhile: these bytes beside the
+		// descriptors holding the node's version would share their
+		// pages and their fstat (the node's first open file answers
+		// it): a mapping sized by theirs showed the new bytes and
+		// zeros, and a held descriptor read the new bytes (issue 37
+		// item 9, B2 bytes-held-mount). ESTALE: the kernel looks the
+		// name up again and opens the current version's node.
+		sh.Release()
+		return nil, 0, syscall.ESTALE
+	}
 	if !same && m.pending.writing(n.path) == nil {
-		if !n.retried() {
-			// The kernel looks the name up again and opens the new
-			// version's node.
+		// In the retry window — the version moved again just after the
+		// kernel looked the name up (maybe for an ESTALE, after which it
+		// does not retry: an open must not fail because a signature
+		// changed) — the node
+		// takes the signature's current version as its own when no
+		// descriptor holds the node's (adopt), and the open reads it —
+		// never the older version: an open after a write (or a refresh)
+		// that moved the version must read what it wrote. Otherwise
+		// ESTALE: the kernel looks the name up again and opens the new
+		// version's node. A node is one version for every descriptor on
+		// it: their page cache is the node's, and fstat's GETATTR names
+		// no descriptor (go-fuse passes the node's first open file), so
+		// a descriptor of other bytes beside the node's would read the
+		// other's pages in a mapping, and be told the other's size.
+		if !n.retried() || !n.adopt(sh) {
 			sh.Release()
 			return nil, 0, syscall.ESTALE
 		}
-		// The version moved again just after the kernel looked the name
-		// up (maybe for an ESTALE, after which it does not retry): an
-		// open must not fail because a signature changed. The open reads
-		// the signature's current bytes — never the node's older version
-		// that descriptors may still hold: an open after a write (or a
-		// refresh) that moved the version must read what it wrote, and a
-		// RELEASE lags its close — with direct I/O (the page cache is the node's),
-		// not counted as the node's readers; the kernel is told to ask
-		// for the attributes again, so fstat answers from the handle
-		// (Getattr), not the size the lookup gave.
-		n.EmbeddedInode().NotifyContent(-1, 0)
-		return &readHandle{m: m, data: sh.Bytes(), sig: sh, foreign: true}, fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH, 0
+		same = true
 	}
 	h := &readHandle{m: m, data: sh.Bytes(), sig: sh}
 	if same {
@@ -393,10 +429,6 @@ type readHandle struct {
 	data []byte           // read-only
 	sig  *index.SigHandle // nil for an index entry
 	node *entryNode       // a signature's node, whose readers it counts; nil for an index entry
-	// foreign: the bytes are not the node's version (an open of a node
-	// whose version moved with no descriptor on it: entryNode.Open),
-	// read with direct I/O; read-only.
-	foreign bool
 }
 
 var (

@@ -42,9 +42,11 @@ func TestAVersionMovedToTheSameBytesKeepsItsNode(t *testing.T) {
 	if !ok || id.Size != int64(len(same)) {
 		t.Fatalf("SigIdentity after a read = %d %+v %v, want the bytes' identity", v0, id, ok)
 	}
-	n := &entryNode{base: base{m: srv}, path: k.Key(), e: k, id: id, hasID: true}
+	n := &entryNode{base: base{m: srv}, path: k.Key(), e: k}
+	n.ident.Store(&id)
 	n.ver.Store(v0)
-	statNode := &entryNode{base: base{m: srv}, path: k.Key(), e: k, id: id, hasID: true}
+	statNode := &entryNode{base: base{m: srv}, path: k.Key(), e: k}
+	statNode.ident.Store(&id)
 	statNode.ver.Store(v0)
 
 	if err := other.Put(ctx, k, same); err != nil {

@@ -217,7 +217,7 @@ func (d *dirNode) newFile(ctx context.Context, p string, e format.Entry, size in
 	n.ver.Store(ver)
 	if e.Kind == format.KindSig && !writing {
 		if v, id, ok := d.m.ix.SigIdentity(e); ok && v == ver && id.Size == size {
-			n.id, n.hasID = id, true
+			n.ident.Store(&id)
 		}
 	}
 	in := d.NewInode(ctx, n, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: index.PathIno(p), Gen: ver})

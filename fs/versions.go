@@ -1,6 +1,8 @@
 package fs
 
 import (
+	"time"
+
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 
 	"github.com/oxyfs/oxyfs/index"
@@ -39,11 +41,12 @@ func (n *entryNode) staleNow() bool {
 	if !n.stale() {
 		return false
 	}
-	if !n.hasID {
+	own := n.ident.Load()
+	if own == nil {
 		return true
 	}
 	v, id, ok := n.m.ix.SigIdentity(n.e)
-	if !ok || id != n.id {
+	if !ok || id != *own {
 		return true
 	}
 	n.takeVersion(v)
@@ -68,7 +71,7 @@ func (n *entryNode) sameVersion(sh *index.SigHandle) bool {
 	if v == n.ver.Load() {
 		return true
 	}
-	if !n.hasID || sh.ID() != n.id {
+	if own := n.ident.Load(); own == nil || sh.ID() != *own {
 		return false
 	}
 	n.takeVersion(v)
@@ -121,4 +124,39 @@ func (m *Server) dropStaleNames(in *gofs.Inode) {
 			}
 		}
 	}
+}
+
+// adoptWait is how long an adoption waits for the descriptors that hold
+// the node's version to be released: most are about to be (a RELEASE lags
+// its close; a reader that read to the end), and no new one counts itself
+// meanwhile (n.openMu is held).
+const adoptWait = 100 * time.Millisecond
+
+// adopt makes sh's version, newer than the node's, the node's own when no
+// descriptor holds the node's version (waiting up to adoptWait for those
+// that do to be released), and drops the kernel's pages and attributes of
+// the node; it reports whether it did. An open in the retry
+// window (entryNode.retried) then reads the signature's current bytes as
+// the node's version, like any other open of the node. (It opened them
+// as bytes of no version of the node before: with direct I/O, but a
+// mapping's pages are the node's, and fstat's GETATTR is answered from
+// the node's first open file — a mapping sized by another descriptor's
+// fstat showed 16 bytes of one version and zeros up to another's 45: the
+// byte simulation's B1 conc-mount-mmap-shared.) n.openMu is held.
+func (n *entryNode) adopt(sh *index.SigHandle) bool {
+	v := sh.Version()
+	if v <= n.ver.Load() {
+		return false
+	}
+	for deadline := time.Now().Add(adoptWait); n.readers.Load() > 0; {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+	id := sh.ID()
+	n.ident.Store(&id)
+	n.ver.Store(v)
+	n.EmbeddedInode().NotifyContent(0, 0)
+	return true
 }

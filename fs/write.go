@@ -441,6 +441,18 @@ func (p *pendingWrites) fresh(path string) *writeHandle {
 
 // get returns the most recent handle writing path whose size is known (an
 // existing signature opened without O_TRUNC and not written yet has none).
+// snapshot is a copy of the bytes written so far, when the handle holds
+// the file's whole content (a file it created or truncated); ok is false
+// while an existing signature's bytes are not loaded yet.
+func (h *writeHandle) snapshot() (data []byte, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.loaded {
+		return nil, false
+	}
+	return slices.Clone(h.buf), true
+}
+
 func (p *pendingWrites) get(path string) *writeHandle {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -300,6 +300,13 @@ func TestManyHandlesOnOneBucket(t *testing.T) {
 				e := format.Entry{Kind: format.KindSig, Object: obj(i % keysPerOwner), Value: signer}
 				data := sigBytes(signer, i)
 				try(e.Key(), data)
+				if i < keysPerOwner {
+					// cp creates the file: while it is open, before its
+					// write, the name is listed and reads as empty (what
+					// was written so far, as on a local filesystem; no
+					// version is in the store yet).
+					try(e.Key(), nil)
+				}
 				src, err := srcFile(data)
 				if err != nil {
 					fail("%v", err)

@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
@@ -35,6 +36,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -194,14 +196,24 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 		return j
 	}
 	pending := next()
+	// SIGINT or SIGTERM: no new run; the runs in flight end, and the
+	// summary covers what ran (a long run stopped at a deadline).
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(stop)
+	stopping := false
 	for {
 		var send chan job
-		if total+inflight*perRun/2 < ops {
+		if total+inflight*perRun/2 < ops && !stopping {
 			send = jobCh
 		} else if inflight == 0 {
 			break
 		}
 		select {
+		case <-stop:
+			stopping = true
+			fmt.Printf("… stopping: no new run; %d in flight\n", inflight)
+			continue
 		case send <- pending:
 			inflight++
 			pending = next()
