@@ -151,7 +151,7 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 
-// The object-store servers the tests run (internal/testservers): `go tool
+// The object-store servers the tests run (testkit/testservers): `go tool
 // versitygw` and `go tool fake-gcs-server` build them at the versions
 // required above (github.com/versity/versitygw v1.8.0,
 // github.com/fsouza/fake-gcs-server v1.56.1), checked by go.sum. oxyfs does

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 func TestCheckPassesOnAFoldedStore(t *testing.T) {

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // mustCheck runs Check and fails the test on an error.

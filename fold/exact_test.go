@@ -13,10 +13,10 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/driver"
 
-	"github.com/oxyfs/oxyfs/internal/blobtest"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/blobtest"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // TestCollectionThatForgetsAnObjectLeavesNoTraceOfIt: keys a, b, fold; put

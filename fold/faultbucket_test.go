@@ -9,8 +9,8 @@ import (
 
 	"gocloud.dev/blob"
 
-	"github.com/oxyfs/oxyfs/internal/blobtest"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/testkit/blobtest"
 )
 
 // errInjected is the failure a faultBucket injects.

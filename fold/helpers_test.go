@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // t0 is where every test clock starts: a plausible wall time in ms.

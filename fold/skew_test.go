@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // bucketKeys is every key of st with its bytes.

@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/internal/gen"
-	"github.com/oxyfs/oxyfs/internal/lib/testwatch"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
+	"github.com/oxyfs/oxyfs/store/storegen"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
+	"github.com/oxyfs/oxyfs/testkit/testwatch"
 )
 
 // benchMount mounts ix in a new temporary directory; unmount is the caller's.
@@ -41,7 +41,7 @@ func benchMount(b *testing.B, ix *index.Index) *Server {
 func benchIndex(b *testing.B, n int) *index.Index {
 	b.Helper()
 	st := storefixture.NewMem(b)
-	if _, err := gen.Generate(context.Background(), st, gen.Options{Entries: n, Seed: 42, Fold: true, SkipObjects: true}); err != nil {
+	if _, err := storegen.Generate(context.Background(), st, storegen.Options{Entries: n, Seed: 42, Fold: true, SkipObjects: true}); err != nil {
 		b.Fatal(err)
 	}
 	ix := openIndex(b, st)

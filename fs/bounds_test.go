@@ -17,10 +17,10 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/oxyfs/oxyfs/internal/lib/memtest"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/memtest"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // putBigList writes a valid complete list of n keys of about 256 bytes each

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // TestOpensNeverFailWhileSignaturesChange (issue 37, item 8): with a

@@ -13,15 +13,15 @@ import (
 	"testing"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/internal/lib/testdeps"
-	"github.com/oxyfs/oxyfs/internal/lib/testwatch"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
+	"github.com/oxyfs/oxyfs/testkit/testdeps"
+	"github.com/oxyfs/oxyfs/testkit/testwatch"
 )
 
 // TestMain tells the user, at the end, which tests skipped for want of
-// FUSE (internal/lib/testdeps).
+// FUSE (testkit/testdeps).
 // A test binary started with OXYFS_FS_TEST_CHILD set is a child process
 // a test runs to read its mount (mapchild_test.go), not a test run.
 func TestMain(m *testing.M) {

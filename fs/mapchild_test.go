@@ -18,7 +18,7 @@ import (
 // a mapping of the mount is read in a process that does not serve it. A
 // page fault on a mapping of the test's own mount is served by the test's
 // own FUSE server, and a goroutine in such a fault cannot stop for the
-// garbage collector while the server waits for it (internal/lib/mapcopy).
+// garbage collector while the server waits for it (testkit/mapcopy).
 const childEnv = "OXYFS_FS_TEST_CHILD"
 
 // childPrivateEnv set makes the child's mapping MAP_PRIVATE.

@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // fakeClock is the clock of oxyHold in these tests.

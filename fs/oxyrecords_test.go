@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // TestOxyRecordsFollowEveryRefresh (issue 37, item 7): .oxy/journal and

@@ -8,9 +8,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // readEvery reads p the ways programs do: os.ReadFile (fstat, then reads

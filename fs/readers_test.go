@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/internal/lib/memtest"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/memtest"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // mountBig mounts a folded store of two signatures of size bytes each with

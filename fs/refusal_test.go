@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/storefixture"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // TestARefusalStaysRefused: a write or truncate refused (ENOSPC, EFBIG)

@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/storefixture"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // TestARefusedCreateCanBeCreatedAgainAtOnce (the byte simulation's seed 65,

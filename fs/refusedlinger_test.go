@@ -7,8 +7,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // TestARefusedWriteStillOpenHidesNoChange (the byte simulation's seed 200

@@ -12,17 +12,17 @@ import (
 	"testing"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/internal/gen"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/store/storegen"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // mountGenerated mounts a folded store of n generated entries.
 func mountGenerated(t *testing.T, n int) (*store.Store, *Server) {
 	t.Helper()
 	st := storefixture.NewMem(t)
-	if _, err := gen.Generate(context.Background(), st, gen.Options{Entries: n, Seed: 11, Signers: 5, Fold: true}); err != nil {
+	if _, err := storegen.Generate(context.Background(), st, storegen.Options{Entries: n, Seed: 11, Signers: 5, Fold: true}); err != nil {
 		t.Fatal(err)
 	}
 	ix := openIndex(t, st)

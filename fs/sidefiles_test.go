@@ -8,8 +8,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // sideFileNames are names editors and operating systems write beside a

@@ -14,10 +14,10 @@ import (
 
 	"gocloud.dev/blob"
 
-	"github.com/oxyfs/oxyfs/internal/blobtest"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/blobtest"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // TestErrnoOfAFullStoreIsENOSPC (issue 36): an error that wraps ENOSPC or

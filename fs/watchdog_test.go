@@ -3,7 +3,7 @@ package fs
 import (
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/lib/testwatch"
+	"github.com/oxyfs/oxyfs/testkit/testwatch"
 )
 
 // TestEveryMountingTestHasAWatchdog: every test and benchmark of this

@@ -8,18 +8,18 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/gen"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/store/storegen"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // benchStore is a folded mem store with one complete list of n entries
 // (only the list is written: an open never reads the per-object keys).
-func benchStore(b *testing.B, n int) (*store.Store, gen.Report) {
+func benchStore(b *testing.B, n int) (*store.Store, storegen.Report) {
 	b.Helper()
 	st := storefixture.NewMem(b)
-	rep, err := gen.Generate(context.Background(), st, gen.Options{Entries: n, Seed: 42, Fold: true, SkipObjects: true})
+	rep, err := storegen.Generate(context.Background(), st, storegen.Options{Entries: n, Seed: 42, Fold: true, SkipObjects: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func sigStore(b *testing.B, n int) (*store.Store, int64) {
 func benchEntries(b *testing.B, n int) (*Index, []format.Entry) {
 	st := storefixture.NewMem(b)
 	var es []format.Entry
-	_, err := gen.Generate(context.Background(), st, gen.Options{Entries: n, Seed: 7, Fold: true, SkipObjects: true,
+	_, err := storegen.Generate(context.Background(), st, storegen.Options{Entries: n, Seed: 7, Fold: true, SkipObjects: true,
 		OnEntry: func(e format.Entry, _ string) { es = append(es, e) }})
 	if err != nil {
 		b.Fatal(err)

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/gen"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/store/storegen"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // BenchmarkBuildSet is the set build alone, without the store: one
@@ -20,7 +20,7 @@ func BenchmarkBuildSet(b *testing.B) {
 	for _, n := range []int{1e5, 1e6} {
 		var keys []string
 		st := storefixture.NewMem(b)
-		if _, err := gen.Generate(context.Background(), st, gen.Options{Entries: n, Seed: 5, Fold: true, SkipObjects: true,
+		if _, err := storegen.Generate(context.Background(), st, storegen.Options{Entries: n, Seed: 5, Fold: true, SkipObjects: true,
 			OnEntry: func(e format.Entry, _ string) { keys = append(keys, e.Key()) }}); err != nil {
 			b.Fatal(err)
 		}

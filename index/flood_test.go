@@ -6,12 +6,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/gen"
-	"github.com/oxyfs/oxyfs/internal/lib/memtest"
-	"github.com/oxyfs/oxyfs/internal/lyingproxy"
-	"github.com/oxyfs/oxyfs/internal/testservers"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/store/storegen"
+	"github.com/oxyfs/oxyfs/testkit/lyingproxy"
+	"github.com/oxyfs/oxyfs/testkit/memtest"
+	"github.com/oxyfs/oxyfs/testkit/testservers"
 )
 
 // TestFloodedStatsStayWithinTheReadersBudget: a server that floods every
@@ -31,7 +31,7 @@ func TestFloodedStatsStayWithinTheReadersBudget(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 	var sigs []format.Entry
-	if _, err := gen.Generate(ctx, st, gen.Options{Entries: 40, Seed: 7, Fold: true, OnEntry: func(e format.Entry, _ string) {
+	if _, err := storegen.Generate(ctx, st, storegen.Options{Entries: 40, Seed: 7, Fold: true, OnEntry: func(e format.Entry, _ string) {
 		if e.Kind == format.KindSig {
 			sigs = append(sigs, e)
 		}

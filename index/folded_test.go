@@ -14,11 +14,11 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/memblob"
 
-	"github.com/oxyfs/oxyfs/internal/blobtest"
-	"github.com/oxyfs/oxyfs/internal/gen"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/store/storegen"
+	"github.com/oxyfs/oxyfs/testkit/blobtest"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 const (
@@ -82,12 +82,12 @@ func TestFoldedReaderNeverListsPrefixes(t *testing.T) {
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
 	var es []format.Entry
-	if _, err := gen.Generate(ctx, st, gen.Options{Entries: 2000, Seed: 3, Fold: true, Legacy: 20,
+	if _, err := storegen.Generate(ctx, st, storegen.Options{Entries: 2000, Seed: 3, Fold: true, Legacy: 20,
 		OnEntry: func(e format.Entry, _ string) { es = append(es, e) }}); err != nil {
 		t.Fatal(err)
 	}
 	// Journal lines after the fold.
-	if _, err := gen.Generate(ctx, st, gen.Options{Entries: 100, Seed: 4,
+	if _, err := storegen.Generate(ctx, st, storegen.Options{Entries: 100, Seed: 4,
 		OnEntry: func(e format.Entry, _ string) { es = append(es, e) }}); err != nil {
 		t.Fatal(err)
 	}

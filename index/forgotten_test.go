@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // TestForgetThenPutAgainOfTheLastLineIsSeen is R1's last case (seed 124 of

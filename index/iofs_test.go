@@ -8,14 +8,14 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/oxyfs/oxyfs/internal/gen"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/store/storegen"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // genStore generates a store and returns some paths it must show.
-func genStore(t *testing.T, st *store.Store, g gen.Options) []string {
+func genStore(t *testing.T, st *store.Store, g storegen.Options) []string {
 	t.Helper()
 	var paths []string
 	g.OnEntry = func(e format.Entry, where string) {
@@ -26,7 +26,7 @@ func genStore(t *testing.T, st *store.Store, g gen.Options) []string {
 			}
 		}
 	}
-	if _, err := gen.Generate(context.Background(), st, g); err != nil {
+	if _, err := storegen.Generate(context.Background(), st, g); err != nil {
 		t.Fatal(err)
 	}
 	return paths
@@ -34,7 +34,7 @@ func genStore(t *testing.T, st *store.Store, g gen.Options) []string {
 
 func TestFSFolded(t *testing.T) {
 	st := storefixture.NewMem(t)
-	paths := genStore(t, st, gen.Options{Entries: 300, Seed: 11, Fold: true, Signers: 4})
+	paths := genStore(t, st, storegen.Options{Entries: 300, Seed: 11, Fold: true, Signers: 4})
 	ix, _ := openIndex(t, st)
 	if err := fstest.TestFS(ix.FS(), paths...); err != nil {
 		t.Fatal(err)
@@ -46,7 +46,7 @@ func TestFSFolded(t *testing.T) {
 
 func TestFSUnfolded(t *testing.T) {
 	st := storefixture.NewMem(t)
-	paths := genStore(t, st, gen.Options{Entries: 150, Unjournaled: 20, Legacy: 10, Seed: 12, Signers: 4})
+	paths := genStore(t, st, storegen.Options{Entries: 150, Unjournaled: 20, Legacy: 10, Seed: 12, Signers: 4})
 	ix, _ := openIndex(t, st)
 	if err := fstest.TestFS(ix.FS(), paths...); err != nil {
 		t.Fatal(err)
@@ -58,7 +58,7 @@ func TestFSUnfolded(t *testing.T) {
 
 func TestFSDirectory(t *testing.T) {
 	st := newFile(t, store.LayoutDirectory)
-	paths := genStore(t, st, gen.Options{Entries: 100, Legacy: 5, Seed: 13, Signers: 3})
+	paths := genStore(t, st, storegen.Options{Entries: 100, Legacy: 5, Seed: 13, Signers: 3})
 	ix, _ := openIndex(t, st)
 	if err := fstest.TestFS(ix.FS(), paths...); err != nil {
 		t.Fatal(err)
@@ -67,7 +67,7 @@ func TestFSDirectory(t *testing.T) {
 
 func TestFSBucketOnFileStore(t *testing.T) {
 	st := newFile(t, store.LayoutBucket)
-	paths := genStore(t, st, gen.Options{Entries: 100, Seed: 14, Fold: true})
+	paths := genStore(t, st, storegen.Options{Entries: 100, Seed: 14, Fold: true})
 	ix, _ := openIndex(t, st)
 	if err := fstest.TestFS(ix.FS(), paths...); err != nil {
 		t.Fatal(err)
@@ -125,7 +125,7 @@ func TestFSSymlinks(t *testing.T) {
 // tree as FS.
 func TestFSContextFollowsItsContext(t *testing.T) {
 	st := storefixture.NewMem(t)
-	genStore(t, st, gen.Options{Entries: 40, Seed: 14, Fold: true, Signers: 2})
+	genStore(t, st, storegen.Options{Entries: 40, Seed: 14, Fold: true, Signers: 2})
 	ix, _ := openIndex(t, st)
 	ctx, cancel := context.WithCancel(context.Background())
 	fsys := ix.FSContext(ctx)

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oxyfs/oxyfs/internal/gen"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/store/storegen"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // journalMarks lists what a view keeps of the journal: each marked entry's
@@ -203,7 +203,7 @@ func TestAFoldedLineWhoseKeyIsInAListCostsOneBit(t *testing.T) {
 	const n = 20000
 	var keys []string
 	clean := storefixture.NewMem(t)
-	if _, err := gen.Generate(ctx, clean, gen.Options{Entries: n, Seed: 3, Fold: true, SkipObjects: true,
+	if _, err := storegen.Generate(ctx, clean, storegen.Options{Entries: n, Seed: 3, Fold: true, SkipObjects: true,
 		OnEntry: func(e format.Entry, _ string) { keys = append(keys, e.Key()) }}); err != nil {
 		t.Fatal(err)
 	}

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // diffModel is DiffKeys computed with maps.

@@ -5,10 +5,10 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/gen"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
-	"github.com/oxyfs/oxyfs/internal/testservers"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/storegen"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
+	"github.com/oxyfs/oxyfs/testkit/testservers"
 )
 
 // Over a real S3 server (versitygw): the first open with the list cache
@@ -28,7 +28,7 @@ func TestListCacheSecondOpenOverS3GetsNoList(t *testing.T) {
 		return st
 	}
 	st := open()
-	if _, err := gen.Generate(ctx, st, gen.Options{Entries: 20000, Seed: 9, Fold: true, SkipObjects: true}); err != nil {
+	if _, err := storegen.Generate(ctx, st, storegen.Options{Entries: 20000, Seed: 9, Fold: true, SkipObjects: true}); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oxyfs/oxyfs/internal/gen"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/store/storegen"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // openCached opens an index on st with a list cache in dir (none when
@@ -82,7 +82,7 @@ func cacheFiles(t testing.TB, dir string) []string {
 func cacheGenStore(t testing.TB, n int) *store.Store {
 	t.Helper()
 	st := storefixture.NewMem(t)
-	if _, err := gen.Generate(context.Background(), st, gen.Options{Entries: n, Seed: 11, Fold: true, SkipObjects: true}); err != nil {
+	if _, err := storegen.Generate(context.Background(), st, storegen.Options{Entries: n, Seed: 11, Fold: true, SkipObjects: true}); err != nil {
 		t.Fatal(err)
 	}
 	storefixture.WriteJournal(t, st, 0, storefixture.Ent(format.KindSig, objA, "journal-only"))

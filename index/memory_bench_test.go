@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/store/storegen"
 )
 
 // memState is a store in one of the states whose memory BenchmarkOpen
@@ -95,7 +95,7 @@ func benchMem(b *testing.B) *store.Store {
 func genKeys(b *testing.B, n int) []string {
 	b.Helper()
 	keys := make([]string, 0, n)
-	if _, err := gen.Generate(context.Background(), benchMem(b), gen.Options{Entries: n, Seed: 42, Fold: true, SkipObjects: true,
+	if _, err := storegen.Generate(context.Background(), benchMem(b), storegen.Options{Entries: n, Seed: 42, Fold: true, SkipObjects: true,
 		OnEntry: func(e format.Entry, _ string) { keys = append(keys, e.Key()) }}); err != nil {
 		b.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func textOf(keys []string) int64 {
 // cleanStore is a folded store: one complete list, an empty journal.
 func cleanStore(b *testing.B, n int) (*store.Store, int64) {
 	st := benchMem(b)
-	rep, err := gen.Generate(context.Background(), st, gen.Options{Entries: n, Seed: 42, Fold: true, SkipObjects: true})
+	rep, err := storegen.Generate(context.Background(), st, storegen.Options{Entries: n, Seed: 42, Fold: true, SkipObjects: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"runtime/debug"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/storefixture"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 func TestMemorySettingsUnderALimit(t *testing.T) {

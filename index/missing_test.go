@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // TestListedMissingIsSaidOncePerKey (issue 42 item 1): on a file store a

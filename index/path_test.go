@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/gen"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/store/storegen"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 func TestParsePath(t *testing.T) {
@@ -235,9 +235,9 @@ func TestInodesStable(t *testing.T) {
 
 func TestGenerateDeterministic(t *testing.T) {
 	ctx := context.Background()
-	list := func(g gen.Options) []string {
+	list := func(g storegen.Options) []string {
 		st := storefixture.NewMem(t)
-		if _, err := gen.Generate(ctx, st, g); err != nil {
+		if _, err := storegen.Generate(ctx, st, g); err != nil {
 			t.Fatal(err)
 		}
 		var keys []string
@@ -250,7 +250,7 @@ func TestGenerateDeterministic(t *testing.T) {
 		}
 		return keys
 	}
-	g := gen.Options{Entries: 200, Unjournaled: 10, Legacy: 10, Seed: 5}
+	g := storegen.Options{Entries: 200, Unjournaled: 10, Legacy: 10, Seed: 5}
 	a, b := list(g), list(g)
 	if !slices.Equal(a, b) {
 		t.Fatal("same seed, different stores")
@@ -260,9 +260,9 @@ func TestGenerateDeterministic(t *testing.T) {
 		t.Fatal("different seeds, same store")
 	}
 	g.Fold = true
-	var rep gen.Report
+	var rep storegen.Report
 	st := storefixture.NewMem(t)
-	rep, err := gen.Generate(ctx, st, g)
+	rep, err := storegen.Generate(ctx, st, g)
 	if err != nil || rep.List == "" || !rep.Marker || rep.JournalLines != 0 || rep.ListEntries != rep.Entries+rep.LegacyEntries {
 		t.Fatalf("fold report %+v %v", rep, err)
 	}

@@ -8,9 +8,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 func mustReadDir(t *testing.T, ix *Index, dir string) []string {

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oxyfs/oxyfs/internal/gen"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/store/storegen"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // sigFixture generates a folded store of n entries (about 70% signatures,
@@ -31,7 +31,7 @@ func sigFixtureCapped(t testing.TB, n int, latency time.Duration, maxRequests in
 	t.Helper()
 	st, lb := newLatencyStoreCapped(t, 0, maxRequests)
 	var sigs []format.Entry
-	if _, err := gen.Generate(context.Background(), st, gen.Options{Entries: n, Seed: 11, Fold: true, OnEntry: func(e format.Entry, _ string) {
+	if _, err := storegen.Generate(context.Background(), st, storegen.Options{Entries: n, Seed: 11, Fold: true, OnEntry: func(e format.Entry, _ string) {
 		if e.Kind == format.KindSig {
 			sigs = append(sigs, e)
 		}

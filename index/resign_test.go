@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/fold"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // TestResignWithOneFoldedLineBeforeAndAfterIsSeen (issue 22, item 1): a

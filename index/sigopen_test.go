@@ -6,10 +6,10 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/lib/memtest"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/memtest"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // bigSig puts a signature of n bytes and returns its entry and bytes.

@@ -13,10 +13,10 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/oxyfs/oxyfs/fold"
-	"github.com/oxyfs/oxyfs/internal/blobtest"
-	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/store/storegen"
+	"github.com/oxyfs/oxyfs/testkit/blobtest"
 )
 
 // TestRefreshDuringOutageKeepsFoldedView: a refresh while the store does
@@ -35,7 +35,7 @@ func TestRefreshDuringOutageKeepsFoldedView(t *testing.T) {
 	}})
 	st := store.New(blob.NewBucket(drv), "mem", "", store.Options{Layout: store.LayoutBucket, RequestTimeout: time.Second})
 	t.Cleanup(func() { st.Close() })
-	if _, err := gen.Generate(ctx, st, gen.Options{Entries: 200, Seed: 3, Fold: true}); err != nil {
+	if _, err := storegen.Generate(ctx, st, storegen.Options{Entries: 200, Seed: 3, Fold: true}); err != nil {
 		t.Fatal(err)
 	}
 	ix, err := Open(ctx, st, Options{Warn: func(string) {}})
@@ -48,7 +48,7 @@ func TestRefreshDuringOutageKeepsFoldedView(t *testing.T) {
 	}
 	before := ix.Status()
 	// A writer and a complete fold elsewhere make the refresh read a new list.
-	if _, err := gen.Generate(ctx, st, gen.Options{Entries: 10, Seed: 4}); err != nil {
+	if _, err := storegen.Generate(ctx, st, storegen.Options{Entries: 10, Seed: 4}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := fold.Complete(ctx, st, fold.Options{}); err != nil {

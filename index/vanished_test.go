@@ -9,10 +9,10 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/oxyfs/oxyfs/fold"
-	"github.com/oxyfs/oxyfs/internal/blobtest"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/blobtest"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // lyingStore is a mem store over a blobtest driver whose lies a test sets.

@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/fold"
-	"github.com/oxyfs/oxyfs/internal/gen"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
+	"github.com/oxyfs/oxyfs/store/storegen"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // foldedStore is a mem store folded with one entry.
@@ -269,7 +269,7 @@ func TestSigCacheBoundedAndInvalidatedOnReplace(t *testing.T) {
 	ctx := context.Background()
 	st := storefixture.NewMem(t)
 	var sigs []format.Entry
-	if _, err := gen.Generate(ctx, st, gen.Options{Entries: 200, Seed: 9, Fold: true, OnEntry: func(e format.Entry, _ string) {
+	if _, err := storegen.Generate(ctx, st, storegen.Options{Entries: 200, Seed: 9, Fold: true, OnEntry: func(e format.Entry, _ string) {
 		if e.Kind == format.KindSig {
 			sigs = append(sigs, e)
 		}

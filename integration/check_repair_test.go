@@ -10,11 +10,11 @@ import (
 	"testing"
 
 	"github.com/oxyfs/oxyfs/fold"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
-	"github.com/oxyfs/oxyfs/internal/testservers"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
+	"github.com/oxyfs/oxyfs/testkit/testservers"
 )
 
 // Issue 42 on S3 (versitygw): check says what to run, and the repair it

@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/internal/lyingproxy"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/lyingproxy"
 )
 
 // Issue 22 item 7: the hour rules are kept on the store's clock, read from
 // the Date of its answers. Each subtest runs against versitygw,
-// fake-gcs-server and Azurite through internal/lyingproxy, whose ShiftDate
+// fake-gcs-server and Azurite through testkit/lyingproxy, whose ShiftDate
 // makes the store's clock hours off this host's (the other way round from
 // a host whose clock is off, which is what the store sees alike), and
 // NoDate a store that gives no time.

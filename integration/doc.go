@@ -1,6 +1,6 @@
 // Package integration holds oxyfs's end-to-end tests: the oxyfs binary,
 // built once by TestMain, run as separate OS processes against a real S3
-// server (versitygw, started by internal/testservers) and mounted for real
+// server (versitygw, started by testkit/testservers) and mounted for real
 // with FUSE, then driven with the coreutils a user would run (find, ls, stat,
 // cat, cp, touch, du) and with raw syscalls where the errno matters.
 //

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oxyfs/oxyfs/internal/lib/testwatch"
-	"github.com/oxyfs/oxyfs/internal/testservers"
+	"github.com/oxyfs/oxyfs/testkit/testservers"
+	"github.com/oxyfs/oxyfs/testkit/testwatch"
 )
 
 // envFstabChild marks the run of TestFstabMountSurvivesItsLog inside its

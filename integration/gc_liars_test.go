@@ -12,17 +12,17 @@ import (
 
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/internal/lyingproxy"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
-	"github.com/oxyfs/oxyfs/internal/testservers"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
+	"github.com/oxyfs/oxyfs/testkit/lyingproxy"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
+	"github.com/oxyfs/oxyfs/testkit/testservers"
 )
 
 // Issue 23: deletion never takes a server's word. Each subtest runs the
 // oxyfs binary (or, for a refresh, an index handle) against versitygw,
-// fake-gcs-server and Azurite through internal/lyingproxy, which changes
+// fake-gcs-server and Azurite through testkit/lyingproxy, which changes
 // only what the server answers, and checks that the collection, fold or
 // check fails closed: nothing deleted, no record changed on a lie's
 // strength. The store is set up honestly first, in the test process.

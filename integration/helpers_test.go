@@ -20,10 +20,10 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/internal/lib/testwatch"
-	"github.com/oxyfs/oxyfs/internal/testservers"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/testservers"
+	"github.com/oxyfs/oxyfs/testkit/testwatch"
 )
 
 // Deadlines. Nothing in these tests waits without one.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oxyfs/oxyfs/internal/testservers"
+	"github.com/oxyfs/oxyfs/testkit/testservers"
 )
 
 // oxyfsBin is the oxyfs binary TestMain built for this run.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/lib/testwatch"
+	"github.com/oxyfs/oxyfs/testkit/testwatch"
 )
 
 // TestNoStoreIsRefusedOnS3: on a real S3 server (versitygw), an empty

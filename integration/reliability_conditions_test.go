@@ -7,10 +7,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/lyingproxy"
-	"github.com/oxyfs/oxyfs/internal/testservers"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/lyingproxy"
+	"github.com/oxyfs/oxyfs/testkit/testservers"
 )
 
 // TestReliabilityConditionsIgnored (issue 36): two `oxyfs put` loops on one

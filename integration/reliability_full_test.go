@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oxyfs/oxyfs/internal/testservers"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/testservers"
 )
 
 // The disk under a file:// store fills (issue 36). Before: a put whose key

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/testservers"
+	"github.com/oxyfs/oxyfs/testkit/testservers"
 )
 
 // TestReliabilitySecurityDefaults: a mount lets no other user in unless

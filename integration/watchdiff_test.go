@@ -15,11 +15,11 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/fold"
-	"github.com/oxyfs/oxyfs/internal/lyingproxy"
-	"github.com/oxyfs/oxyfs/internal/testservers"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
+	"github.com/oxyfs/oxyfs/testkit/lyingproxy"
+	"github.com/oxyfs/oxyfs/testkit/testservers"
 )
 
 // Issue 39: oxyfs watch follows a store and oxyfs diff compares two of

@@ -11,10 +11,10 @@ import (
 
 	"gocloud.dev/blob/memblob"
 
-	"github.com/oxyfs/oxyfs/internal/testservers"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/fileblob"
 	"github.com/oxyfs/oxyfs/store/storetest"
+	"github.com/oxyfs/oxyfs/testkit/testservers"
 )
 
 func TestMain(m *testing.M) {

@@ -12,7 +12,7 @@ import (
 
 	"gocloud.dev/blob"
 
-	"github.com/oxyfs/oxyfs/internal/testservers"
+	"github.com/oxyfs/oxyfs/testkit/testservers"
 )
 
 // TestReadRecordIfChangedOnMemAndFile: one GET per call; unchanged exactly

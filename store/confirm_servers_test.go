@@ -5,9 +5,9 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/lyingproxy"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/lyingproxy"
 )
 
 // TestCASConfirmsWhatItWrote: a journal update whose conditional PUT the

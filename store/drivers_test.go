@@ -16,7 +16,7 @@ import (
 
 	"gocloud.dev/blob"
 
-	"github.com/oxyfs/oxyfs/internal/blobtest"
+	"github.com/oxyfs/oxyfs/testkit/blobtest"
 )
 
 // backendNames are the names and URL schemes of the backends: comparing one

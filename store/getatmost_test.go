@@ -7,7 +7,7 @@ import (
 	"github.com/oxyfs/oxyfs/store/format"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/lib/memtest"
+	"github.com/oxyfs/oxyfs/testkit/memtest"
 )
 
 // TestGetAtMostRefusesABodyOverItsLimit: a 1 GiB sparse list read with a

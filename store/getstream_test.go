@@ -12,8 +12,8 @@ import (
 
 	"gocloud.dev/blob"
 
-	"github.com/oxyfs/oxyfs/internal/blobtest"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/testkit/blobtest"
 )
 
 // cutBody fails with a connection reset once it has passed after bytes on.

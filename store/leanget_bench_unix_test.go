@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oxyfs/oxyfs/internal/testservers"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/testkit/testservers"
 )
 
 // BenchmarkGetPath measures one GetAdmitted of a 2 KiB signature, as the

@@ -9,15 +9,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oxyfs/oxyfs/internal/lib/memtest"
-	"github.com/oxyfs/oxyfs/internal/lyingproxy"
-	"github.com/oxyfs/oxyfs/internal/testservers"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/testkit/lyingproxy"
+	"github.com/oxyfs/oxyfs/testkit/memtest"
+	"github.com/oxyfs/oxyfs/testkit/testservers"
 )
 
 // The store never takes a server's word (issue 23) and bounds what a
 // server answers (issue 25): each test runs on versitygw, fake-gcs-server
-// and Azurite through internal/lyingproxy.
+// and Azurite through testkit/lyingproxy.
 
 var liarKinds = []string{"s3", "gcs", "azure"}
 

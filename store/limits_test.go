@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/lib/memtest"
+	"github.com/oxyfs/oxyfs/testkit/memtest"
 )
 
 // sparseStore opens a file:// bucket store holding sparse files of the given

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // TestPresenceTellsAStoreFromAnythingElse: one LIST of the root says

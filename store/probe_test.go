@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/lyingproxy"
-	"github.com/oxyfs/oxyfs/internal/testservers"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/lyingproxy"
+	"github.com/oxyfs/oxyfs/testkit/testservers"
 )
 
 // TestConditionsProbe: before its first write a process asks the server,

@@ -17,9 +17,9 @@ import (
 
 	"gocloud.dev/blob"
 
-	"github.com/oxyfs/oxyfs/internal/blobtest"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/blobtest"
 )
 
 // s3At opens an S3 store whose endpoint is addr (a fake server of the test).

@@ -12,12 +12,12 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/oxyfs/oxyfs/internal/lib/testdeps"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/testdeps"
 )
 
 // TestMain tells the user, at the end, which tests skipped for want of
-// chromium (internal/lib/testdeps).
+// chromium (testkit/testdeps).
 func TestMain(m *testing.M) { testdeps.Main(m) }
 
 // chromiumPath finds Debian's chromium. Missing, it fails the test when

@@ -16,9 +16,9 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/internal/blobtest"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/blobtest"
 )
 
 // TestFailSaysWhatWentWrong: an error of a lookup or read is answered by

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // validKeys are the entries the stores of the skip tests hold, all listed

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oxyfs/oxyfs/internal/lib/testwatch"
+	"github.com/oxyfs/oxyfs/testkit/testwatch"
 )
 
 // TestDetachedChildArgvHoldsNoSecret (issue 41, 10): a detached mount (the

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/oxyfs/oxyfs/internal/metrics"
+	"github.com/oxyfs/oxyfs/cmd/oxyfs/internal/metrics"
 	"github.com/oxyfs/oxyfs/web"
 )
 
@@ -15,7 +15,7 @@ import (
 // with fewer connections (a scraper needs one).
 var metricsLimits = web.Limits{MaxConns: 16, MaxRequestBody: 4 << 10}
 
-// serveMetrics serves the Prometheus metrics of m (internal/metrics) at
+// serveMetrics serves the Prometheus metrics of m (cmd/oxyfs/internal/metrics) at
 // /metrics on addr, which was checked (checkListenAddr). It returns a
 // function that stops the server. On a loopback address it answers only
 // requests whose Host is a loopback name or address, as serve does.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oxyfs/oxyfs/internal/metrics"
+	"github.com/oxyfs/oxyfs/cmd/oxyfs/internal/metrics"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )

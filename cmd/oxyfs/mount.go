@@ -12,13 +12,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/oxyfs/oxyfs/cmd/oxyfs/internal/metrics"
+	"github.com/oxyfs/oxyfs/cmd/oxyfs/internal/refreshloop"
 	"github.com/oxyfs/oxyfs/fs"
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/internal/gen"
-	"github.com/oxyfs/oxyfs/internal/metrics"
-	"github.com/oxyfs/oxyfs/internal/refreshloop"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/store/storegen"
 )
 
 func init() {
@@ -242,10 +242,10 @@ func demoStore(ctx context.Context, e *env) (string, string, error) {
 		if err != nil {
 			return "", "", err
 		}
-		_, err = gen.Generate(ctx, st, gen.Options{Entries: 2000, Seed: 1, Signers: 8, Fold: true})
+		_, err = storegen.Generate(ctx, st, storegen.Options{Entries: 2000, Seed: 1, Signers: 8, Fold: true})
 		if err == nil {
 			// A few writes after the fold, so the demo has a journal too.
-			_, err = gen.Generate(ctx, st, gen.Options{Entries: 20, Seed: 2, Signers: 8})
+			_, err = storegen.Generate(ctx, st, storegen.Options{Entries: 20, Seed: 2, Signers: 8})
 		}
 		if err != nil {
 			return "", "", fmt.Errorf("generate the demo store: %w", err)

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/lib/testwatch"
+	"github.com/oxyfs/oxyfs/testkit/testwatch"
 	"time"
 )
 

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/lib/testwatch"
+	"github.com/oxyfs/oxyfs/testkit/testwatch"
 	"time"
 )
 

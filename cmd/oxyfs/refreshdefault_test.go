@@ -8,8 +8,8 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/internal/gen"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
+	"github.com/oxyfs/oxyfs/store/storegen"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // TestRefreshIsOnByDefault: mount and serve re-read the store every
@@ -55,7 +55,7 @@ func TestQuietRefreshCostsWhatHelpSays(t *testing.T) {
 		{"unfolded", false, quietRefreshUnfolded},
 	} {
 		st := storefixture.NewMem(t)
-		if _, err := gen.Generate(ctx, st, gen.Options{Entries: 200, Seed: 1, Fold: c.fold}); err != nil {
+		if _, err := storegen.Generate(ctx, st, storegen.Options{Entries: 200, Seed: 1, Fold: c.fold}); err != nil {
 			t.Fatal(err)
 		}
 		ix, err := index.Open(ctx, st, index.Options{Warn: func(string) {}, ReadAhead: -1})

@@ -14,9 +14,9 @@ import (
 
 	flag "github.com/spf13/pflag"
 
+	"github.com/oxyfs/oxyfs/cmd/oxyfs/internal/metrics"
+	"github.com/oxyfs/oxyfs/cmd/oxyfs/internal/refreshloop"
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/internal/metrics"
-	"github.com/oxyfs/oxyfs/internal/refreshloop"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/web"
 )

@@ -22,7 +22,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/oxyfs/oxyfs/internal/lib/testdeps"
+	"github.com/oxyfs/oxyfs/testkit/testdeps"
 )
 
 // startServe runs `oxyfs serve` with args and returns its base URL

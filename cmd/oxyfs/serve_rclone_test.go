@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/lib/testdeps"
+	"github.com/oxyfs/oxyfs/testkit/testdeps"
 )
 
 // rclone runs rclone with args against serve's WebDAV (an on-the-fly

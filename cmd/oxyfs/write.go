@@ -10,9 +10,9 @@ import (
 	"strings"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/store/storegen"
 )
 
 func init() {
@@ -185,7 +185,7 @@ func eachLine(e *env, name string, maxLine int, fn func(n int, line string) erro
 
 func runGen(ctx context.Context, e *env, args []string) error {
 	e.common.registerJSON(e.flags)
-	var g gen.Options
+	var g storegen.Options
 	e.flags.IntVar(&g.Entries, "entries", 1000, "entries written as a current writer does (per-object key + journal line, or the list with --fold)")
 	e.flags.Int64Var(&g.Seed, "seed", 1, "the same seed writes the same store")
 	e.flags.IntVar(&g.Signers, "signers", 16, "distinct signers")
@@ -217,7 +217,7 @@ func runGen(ctx context.Context, e *env, args []string) error {
 	}
 	bar := e.newProgress("gen")
 	g.Progress = func(done, total int) { bar.update(int64(done), int64(total), "writing") }
-	rep, err := gen.Generate(ctx, st, g)
+	rep, err := storegen.Generate(ctx, st, g)
 	bar.done()
 	if err != nil {
 		return err

@@ -8,12 +8,11 @@
 //   - termsafe: terminal- and log-safe output (control characters escaped,
 //     secrets redacted).
 //   - english: counts and lists in words for messages.
-//   - memtest: heap measurements for tests that bound memory.
-//   - testdeps: what a test needs from the machine (FUSE, chromium, test
-//     servers), skipping or failing as CI asks.
-//   - mapcopy: copying a mapping of a file on this process's own FUSE
-//     mount without touching it (a page fault there can hang the runtime).
 //
-// What stands above the index (metrics, refreshloop, sim, the test
-// servers, storefixture, gen) stays in internal/ beside lib.
+// internal/ holds these leaves and nothing else (besides internal/tools,
+// the modules that pin the linter and the release tools). What only the
+// CLI uses lives under cmd/oxyfs/internal (metrics, refreshloop); the
+// synthetic stores are store/storegen; the test harness (the simulation,
+// the test servers, the lying proxy, fixtures, heap measurement, the
+// watchdog) is the top-level testkit/, which no product package imports.
 package lib

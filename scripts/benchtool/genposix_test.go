@@ -15,9 +15,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/oxyfs/oxyfs/internal/testservers"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/testservers"
 )
 
 func TestPosixPlan(t *testing.T) {
@@ -109,7 +109,7 @@ func TestPosixAttrs(t *testing.T) {
 }
 
 // versitygw starts a versitygw posix server on a fresh directory and
-// returns its endpoint and directory. The program is internal/testservers'
+// returns its endpoint and directory. The program is testkit/testservers'
 // (the pinned go tool): missing, it skips, unless CI=true or OXYFS_REQUIRE
 // names s3.
 func versitygw(t *testing.T) (endpoint, dir string) {

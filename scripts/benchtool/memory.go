@@ -15,8 +15,8 @@ import (
 
 	"github.com/oxyfs/oxyfs/fs"
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/internal/gen"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/store/storegen"
 )
 
 // genlist writes what an open reads of a folded store (its complete list),
@@ -28,7 +28,7 @@ func genlist(ctx context.Context, url string, n int, seed int64) error {
 		return err
 	}
 	defer st.Close()
-	rep, err := gen.Generate(ctx, st, gen.Options{Entries: n, Seed: seed, Fold: true, SkipObjects: true})
+	rep, err := storegen.Generate(ctx, st, storegen.Options{Entries: n, Seed: seed, Fold: true, SkipObjects: true})
 	if err != nil {
 		return err
 	}
@@ -48,7 +48,7 @@ func genfolded(ctx context.Context, url string, n int, seed int64, keep int) err
 	defer st.Close()
 	now := time.Now().UnixMilli()
 	var lines []format.JournalLine
-	rep, err := gen.Generate(ctx, st, gen.Options{Entries: n, Seed: seed, Fold: true, SkipObjects: true,
+	rep, err := storegen.Generate(ctx, st, storegen.Options{Entries: n, Seed: seed, Fold: true, SkipObjects: true,
 		OnEntry: func(e format.Entry, _ string) { lines = append(lines, format.JournalLine{FoldedAt: now, Key: e.Key()}) }})
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-// Command simtool runs the model-based simulation of internal/sim for many
+// Command simtool runs the model-based simulation of testkit/sim for many
 // seeds (scripts/simulate is its wrapper), or checks that a deliberate
 // mutation of the code is caught by it.
 //
@@ -9,7 +9,7 @@
 //
 // Flags: --seed (first seed, default 1), --per-run (operations per seed,
 // default 2000), --backends (default mem,file,paged), --quiet, --bytes (the
-// byte level, internal/sim doc "Bytes"), --mount-percent (with --bytes: the
+// byte level, testkit/sim doc "Bytes"), --mount-percent (with --bytes: the
 // share of operations read through a FUSE mount, default 25), --tempdir
 // (where the file backend's bucket and the mount go; default /dev/shm when
 // it is a writable tmpfs: the file driver's fsyncs cost most of the wall
@@ -41,7 +41,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/oxyfs/oxyfs/internal/sim"
+	"github.com/oxyfs/oxyfs/testkit/sim"
 )
 
 func main() {

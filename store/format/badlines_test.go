@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/lib/memtest"
+	"github.com/oxyfs/oxyfs/testkit/memtest"
 )
 
 func TestParseJournalCountsJunkAndKeepsTenExamples(t *testing.T) {

@@ -20,7 +20,7 @@
 // bytes and without allocating: ParseKey wraps it, SplitKey hands it to the
 // index's build, and ParseHH, DecodeObjectID and ValidValue check one piece
 // of a key by the same rules. No package but this one and store reads a
-// key (internal/grammarcheck fails the tests if one does). Key validation
+// key (testkit/grammarcheck fails the tests if one does). Key validation
 // errors (ErrBadKey) say which rule of DESIGN §3 failed.
 //
 // The records (record.go) are read two ways: ParseJournal and ParseRetired

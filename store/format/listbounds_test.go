@@ -11,7 +11,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/oxyfs/oxyfs/internal/lib/memtest"
+	"github.com/oxyfs/oxyfs/testkit/memtest"
 )
 
 // longWindowList is a list of n keys compressed as `zstd --long=27` does:

@@ -10,7 +10,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/oxyfs/oxyfs/internal/lib/memtest"
+	"github.com/oxyfs/oxyfs/testkit/memtest"
 )
 
 func TestEntryListTextReadsAnyOffset(t *testing.T) {

@@ -8,9 +8,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 func TestAppendAddsOneUnfoldedLinePerKeyInOneUpdate(t *testing.T) {

@@ -1,6 +1,6 @@
 // Package journal keeps the rules of the journal, pack-entries (spec §13.7
 // "The journal" and "Folding"), for everything that writes it: a writer's
-// append (the index's group commit, `oxyfs put`, internal/gen) and a fold
+// append (the index's group commit, `oxyfs put`, store/storegen) and a fold
 // (package fold). It stands on store alone, below both index and fold, so
 // that the reader does not import the maintainer.
 //

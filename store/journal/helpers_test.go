@@ -10,10 +10,10 @@ import (
 
 	"gocloud.dev/blob"
 
-	"github.com/oxyfs/oxyfs/internal/blobtest"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/blobtest"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // t0 is where every test clock starts: a plausible wall time in ms.

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 func TestPartialFoldAfterThresholdMarksLines(t *testing.T) {

@@ -1,0 +1,293 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/mapcopy"
+)
+
+// The concurrent reader (byte mode; doc.go "Readers beside the
+// operations"): one goroutine reads signatures through the long-lived
+// handle (ReadSig, OpenSig), serve's handler and the mount (read(2), pread,
+// a MAP_SHARED mapping) while the operations run — writes, re-signs,
+// forgets, refreshes, folds — and holds each read to one whole version
+// that existed over the read's window: from the oldest version a reader
+// could be shown when the read began (the window's lo, bytes.go) to the
+// newest written, or being written, when it ended.
+
+// concState is what the reader shares with the operations. Guarded by mu;
+// the operations' goroutine writes byteState.hist and lo under it too
+// (noteWrite, settle), and reads them without it (it is their only writer).
+type concState struct {
+	mu      sync.Mutex
+	mountLo map[string]int      // lo for reads through the mount: moved only after a refresh or an open (the kernel hears of own writes some time after)
+	pending map[string][][]byte // bytes an operation is writing now (they may be read before the model learns they landed)
+	writing map[string]int      // keys with a write open through the mount: a reader of the mount may see its bytes (no isolation, as on any filesystem)
+	keys    []string            // every signature key with a version, in the order they came
+
+	// The reader's findings and counts, handed to the run after each
+	// operation (drain).
+	found    []Violation
+	reads    int64
+	bytes    int64
+	mountRds int64
+	notFound int64
+	faulted  int64
+	estale   int64 // ESTALE let pass (Config.TolerateOpenESTALE)
+}
+
+// concReader is the reader goroutine's own state.
+type concReader struct {
+	stop    chan struct{}
+	done    chan struct{}
+	rng     *rand.Rand // the goroutine's: its draws are not the seed's (its timing is not either)
+	scratch *os.File   // mapcopy's
+}
+
+// concKey marks the reader's requests (the blobtest hooks): beside the
+// operation, they neither meet nor spend its fault, and a share of their
+// signature GETs hold the bytes they found back, as read-ahead's do.
+type concKey struct{}
+
+func isConcReader(ctx context.Context) bool {
+	on, _ := ctx.Value(concKey{}).(bool)
+	return on
+}
+
+func (c *concState) init() {
+	c.mountLo, c.pending, c.writing = map[string]int{}, map[string][][]byte{}, map[string]int{}
+}
+
+// pend notes bytes about to be written to key (before the write is sent).
+func (s *sim) pend(key string, data []byte) {
+	if s.bs.hist == nil || data == nil {
+		return
+	}
+	s.conc.mu.Lock()
+	s.conc.pending[key] = append(s.conc.pending[key], data)
+	s.conc.mu.Unlock()
+}
+
+// unpend forgets the pending writes once the operation is done: what
+// landed is in hist.
+func (s *sim) unpend() {
+	s.conc.mu.Lock()
+	clear(s.conc.pending)
+	s.conc.mu.Unlock()
+}
+
+// startReader starts the reader goroutine (byte mode, Config.ConcurrentReader).
+func (s *sim) startReader() {
+	s.rd = &concReader{stop: make(chan struct{}), done: make(chan struct{}), rng: rand.New(rand.NewPCG(s.cfg.Seed, 0xc0c0))}
+	go s.readLoop()
+}
+
+// stopReader stops it and waits for its last read.
+func (s *sim) stopReader() {
+	if s.rd == nil {
+		return
+	}
+	close(s.rd.stop)
+	<-s.rd.done
+	if s.rd.scratch != nil {
+		s.rd.scratch.Close()
+	}
+	s.rd = nil
+	s.drainReader()
+}
+
+// drainReader hands the reader's findings and counts to the run.
+func (s *sim) drainReader() {
+	c := &s.conc
+	c.mu.Lock()
+	found := c.found
+	c.found = nil
+	s.res.ConcurrentReads += c.reads
+	s.res.BytesCompared += c.bytes
+	s.res.MountOps += int(c.mountRds)
+	s.res.ConcurrentNotFound += c.notFound
+	s.res.ConcurrentESTALE += c.estale
+	c.reads, c.bytes, c.mountRds, c.notFound, c.estale = 0, 0, 0, 0, 0
+	c.mu.Unlock()
+	for _, v := range found {
+		v.Op = s.op
+		s.res.Violations = append(s.res.Violations, v)
+		s.logf("   VIOLATION %s", v)
+	}
+}
+
+// Ways the reader reads.
+const (
+	viaReadSig = iota
+	viaOpenSig
+	viaServe
+	viaMountRead
+	viaMountPread
+	viaMountShared
+	viaCount
+)
+
+var viaNames = [viaCount]string{"handle-read", "handle-open", "serve", "mount-read", "mount-pread", "mount-mmap-shared"}
+
+func (s *sim) readLoop() {
+	defer close(s.rd.done)
+	ctx := context.WithValue(s.ctx, concKey{}, true)
+	for {
+		select {
+		case <-s.rd.stop:
+			return
+		default:
+		}
+		s.readOnce(ctx)
+		// A pause: the reader shares the machine with the operations.
+		time.Sleep(time.Duration(50+s.rd.rng.IntN(250)) * time.Microsecond)
+	}
+}
+
+// readOnce reads one signature one way and checks it.
+func (s *sim) readOnce(ctx context.Context) {
+	c := &s.conc
+	s.handleMu.RLock()
+	defer s.handleMu.RUnlock()
+	if s.h == nil {
+		return
+	}
+	s.faultMu.RLock()
+	defer s.faultMu.RUnlock()
+	armed := s.faultArmed
+	c.mu.Lock()
+	if len(c.keys) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	k := c.keys[s.rd.rng.IntN(len(c.keys))]
+	via := s.rd.rng.IntN(viaCount)
+	mount := via >= viaMountRead
+	if mount && (s.bs.mnt == nil || c.writing[k] > 0 || armed) {
+		via, mount = s.rd.rng.IntN(viaMountRead), false
+	}
+	lo := s.bs.lo[k]
+	if mount {
+		lo = c.mountLo[k]
+	}
+	allowed := slices.Clone(c.pending[k])
+	c.mu.Unlock()
+
+	got, err := s.readVia(ctx, via, k)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := s.bs.hist[k]
+	allowed = append(append(allowed, h[min(lo, len(h)):]...), c.pending[k]...)
+	c.reads++
+	c.bytes += int64(len(got))
+	if mount {
+		c.mountRds++
+	}
+	kind := "conc-" + viaNames[via]
+	switch {
+	case err != nil && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotFoundStatus)):
+		c.notFound++ // forgotten, or not shown yet: the entry checks hold existence
+	case err != nil && errors.Is(err, syscall.ENODEV) && via == viaMountShared && s.cfg.TolerateSharedENODEV:
+	case err != nil && errors.Is(err, syscall.ESTALE) && mount && s.cfg.TolerateOpenESTALE:
+		c.estale++
+	case err != nil && armed:
+		c.faulted++ // a flight the operation started, failed by its fault
+	case err != nil:
+		c.found = append(c.found, Violation{Kind: kind + "-error", Class: classReadFailed, Detail: fmt.Sprintf("%s while operations ran: %v", k, err)})
+	case !matches(got, allowed):
+		c.found = append(c.found, Violation{Kind: kind, Class: classNewOpen, Detail: fmt.Sprintf("%s while operations ran: %d bytes %q…, not one whole version of the %d that existed over the read (sizes %v)", k, len(got), got[:min(len(got), 24)], len(allowed), sizes(allowed))})
+	}
+}
+
+// classReadFailed: a read beside the operations failed, not for want of
+// the entry (ESTALE on an open through the mount, ENODEV on a shared
+// mapping, an I/O error).
+const classReadFailed = "E1"
+
+// errNotFoundStatus is serve's 404.
+var errNotFoundStatus = errors.New("serve: 404")
+
+// readVia reads key one way. handleMu is read-locked.
+func (s *sim) readVia(ctx context.Context, via int, k string) ([]byte, error) {
+	e, _ := format.ParseKey(k)
+	switch via {
+	case viaReadSig:
+		return s.h.ReadSig(ctx, e)
+	case viaOpenSig:
+		sh, err := s.h.OpenSig(ctx, e)
+		if err != nil {
+			return nil, err
+		}
+		defer sh.Release()
+		return slices.Clone(sh.Bytes()), nil
+	case viaServe:
+		rec := httptest.NewRecorder()
+		s.web.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/"+k, nil).WithContext(ctx))
+		switch rec.Code {
+		case http.StatusOK:
+			return rec.Body.Bytes(), nil
+		case http.StatusNotFound:
+			return nil, errNotFoundStatus
+		}
+		return nil, fmt.Errorf("serve: status %d", rec.Code)
+	case viaMountRead:
+		return readFile(s.mountPath(k))
+	case viaMountPread:
+		f, err := os.Open(s.mountPath(k))
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return preadAll(f)
+	default:
+		return s.readShared(s.mountPath(k), &s.rd.scratch)
+	}
+}
+
+// readShared reads p through a MAP_SHARED, PROT_READ mapping (the default
+// of Python's mmap and many tools), copied out through write(2) to a
+// scratch file (mapcopy: never touched by this process, whose FUSE server
+// would serve its page faults). A mapping of a file that changed within
+// the hour fails with ENODEV today (direct I/O); Config.TolerateSharedENODEV
+// lets it pass.
+func (s *sim) readShared(p string, scratch **os.File) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() == 0 {
+		return []byte{}, nil
+	}
+	m, err := syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("mmap MAP_SHARED: %w", err)
+	}
+	defer syscall.Munmap(m)
+	if *scratch == nil {
+		sf, err := os.CreateTemp(s.cfg.TempDir, "oxyfs-sim-mmap-")
+		if err != nil {
+			return nil, err
+		}
+		os.Remove(sf.Name())
+		*scratch = sf
+	}
+	return mapcopy.Out(*scratch, m)
+}
