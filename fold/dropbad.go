@@ -108,15 +108,7 @@ func dropMalformed(ctx context.Context, st *store.Store, dry bool, save SaveLine
 func splitJournal(old []byte) ([]byte, []string, bool) {
 	rec := format.ParseJournalRecord(old)
 	var bad []string
-	kept := rec.Lines[:0]
-	for _, l := range rec.Lines {
-		if l.Bad() {
-			bad = append(bad, l.Raw)
-		} else {
-			kept = append(kept, l)
-		}
-	}
-	rec.Lines = kept
+	rec.Lines, bad = dropBadLines(rec.Lines, func(l format.RecordLine[format.JournalLine]) (string, bool) { return l.Raw, l.Bad() })
 	return rec.Text(), bad, rec.Bad.Count > 0 || cut(old)
 }
 
@@ -124,16 +116,23 @@ func splitJournal(old []byte) ([]byte, []string, bool) {
 func splitRetired(old []byte) ([]byte, []string, bool) {
 	rec := format.ParseRetiredRecord(old)
 	var bad []string
-	kept := rec.Lines[:0]
-	for _, l := range rec.Lines {
-		if l.Bad() {
-			bad = append(bad, l.Raw)
+	rec.Lines, bad = dropBadLines(rec.Lines, func(l format.RecordLine[format.RetiredLine]) (string, bool) { return l.Raw, l.Bad() })
+	return rec.Text(), bad, rec.Bad.Count > 0 || cut(old)
+}
+
+// dropBadLines keeps the lines bad says parse (in place, in order) and
+// returns the raw text of the others.
+func dropBadLines[L any](lines []L, bad func(L) (raw string, isBad bool)) ([]L, []string) {
+	var dropped []string
+	kept := lines[:0]
+	for _, l := range lines {
+		if raw, isBad := bad(l); isBad {
+			dropped = append(dropped, raw)
 		} else {
 			kept = append(kept, l)
 		}
 	}
-	rec.Lines = kept
-	return rec.Text(), bad, rec.Bad.Count > 0 || cut(old)
+	return kept, dropped
 }
 
 // cut reports whether a record ends in the middle of a line.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/oxyfs/oxyfs/store/format"
@@ -72,19 +73,9 @@ func (m ViewMark) Keys(kinds ...format.Kind) KeyStream {
 	}
 	// In the order of their keys: by prefix.
 	slices.SortFunc(s.kinds, func(a, b format.Kind) int {
-		return compareStr(a.Prefix(), b.Prefix())
+		return strings.Compare(a.Prefix(), b.Prefix())
 	})
 	return s
-}
-
-func compareStr(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // setKeys streams a set's keys: kind by kind, object by object, entry by
