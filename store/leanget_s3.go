@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
 	smithyauth "github.com/aws/smithy-go/auth"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
@@ -55,25 +56,9 @@ func s3LeanChoice(ctx context.Context, client *s3.Client, hc httpDoer, bucket, p
 	case o.UseAccelerate:
 		return sdkPath("transfer acceleration")
 	}
-	base, pathStyle, signingRegion := o.BaseEndpoint, o.UsePathStyle, ""
-	if o.EndpointResolver != nil { //nolint:staticcheck // gocloud's endpoint= sets this deprecated resolver: its URL is the endpoint
-		// A resolver of the older kind (gocloud's endpoint= sets one):
-		// its URL is the base the endpoint rules start from, as the SDK
-		// does; a hostname it says is immutable takes the bucket in the
-		// path.
-		le, err := o.EndpointResolver.ResolveEndpoint(o.Region, s3.EndpointResolverOptions{}) //nolint:staticcheck // as above
-		var nf *aws.EndpointNotFoundError
-		switch {
-		case errors.As(err, &nf):
-		case err != nil:
-			return sdkPath("endpoint: " + oneLine(err.Error()))
-		default:
-			base, signingRegion = aws.String(le.URL), le.SigningRegion
-			pathStyle = pathStyle || le.HostnameImmutable
-			if le.SigningName != "" && le.SigningName != s3SigningName {
-				return sdkPath("an endpoint signing as " + le.SigningName)
-			}
-		}
+	base, pathStyle, signingRegion, why := s3LegacyEndpoint(o)
+	if why != "" {
+		return sdkPath(why)
 	}
 	ep, err := o.EndpointResolverV2.ResolveEndpoint(ctx, s3.EndpointParameters{
 		Bucket:                         aws.String(bucket),
@@ -100,17 +85,8 @@ func s3LeanChoice(ctx context.Context, client *s3.Client, hc httpDoer, bucket, p
 	if ep.URI.RawQuery != "" || l.host == "" {
 		return sdkPath("an endpoint with a query or no host")
 	}
-	if opts, ok := smithyauth.GetAuthOptions(&ep.Properties); ok && len(opts) > 0 {
-		a := opts[0]
-		if a.SchemeID != "sigv4" && a.SchemeID != "aws.auth#sigv4" {
-			return sdkPath("the endpoint's auth scheme " + a.SchemeID)
-		}
-		if n, ok := smithyhttp.GetSigV4SigningName(&a.SignerProperties); ok && n != "" {
-			l.service = n
-		}
-		if r, ok := smithyhttp.GetSigV4SigningRegion(&a.SignerProperties); ok && r != "" {
-			l.region = r
-		}
+	if why := l.takeAuthScheme(&ep.Properties); why != "" {
+		return sdkPath(why)
 	}
 	if signingRegion != "" {
 		l.region = signingRegion
@@ -127,6 +103,49 @@ func s3LeanChoice(ctx context.Context, client *s3.Client, hc httpDoer, bucket, p
 		label = "s3: anonymous"
 	}
 	return leanChoice{path: &leanPath{be: l, client: hc, prefix: prefix, label: label}}
+}
+
+// s3LegacyEndpoint is where the endpoint rules start from: the client's
+// base endpoint, or the URL of a resolver of the older kind (gocloud's
+// endpoint= sets one), as the SDK does — a hostname it says is immutable
+// takes the bucket in the path — with the signing region it names; why is
+// not empty when the SDK path must read instead.
+func s3LegacyEndpoint(o s3.Options) (base *string, pathStyle bool, signingRegion, why string) {
+	base, pathStyle = o.BaseEndpoint, o.UsePathStyle
+	if o.EndpointResolver == nil { //nolint:staticcheck // gocloud's endpoint= sets this deprecated resolver: its URL is the endpoint
+		return base, pathStyle, "", ""
+	}
+	le, err := o.EndpointResolver.ResolveEndpoint(o.Region, s3.EndpointResolverOptions{}) //nolint:staticcheck // as above
+	var nf *aws.EndpointNotFoundError
+	switch {
+	case errors.As(err, &nf):
+		return base, pathStyle, "", ""
+	case err != nil:
+		return nil, false, "", "endpoint: " + oneLine(err.Error())
+	case le.SigningName != "" && le.SigningName != s3SigningName:
+		return nil, false, "", "an endpoint signing as " + le.SigningName
+	}
+	return aws.String(le.URL), pathStyle || le.HostnameImmutable, le.SigningRegion, ""
+}
+
+// takeAuthScheme takes the signing name and region the endpoint's first
+// auth scheme gives; why is not empty for a scheme other than SigV4.
+func (l *s3Lean) takeAuthScheme(props *smithy.Properties) (why string) {
+	opts, ok := smithyauth.GetAuthOptions(props)
+	if !ok || len(opts) == 0 {
+		return ""
+	}
+	a := opts[0]
+	if a.SchemeID != "sigv4" && a.SchemeID != "aws.auth#sigv4" {
+		return "the endpoint's auth scheme " + a.SchemeID
+	}
+	if n, ok := smithyhttp.GetSigV4SigningName(&a.SignerProperties); ok && n != "" {
+		l.service = n
+	}
+	if r, ok := smithyhttp.GetSigV4SigningRegion(&a.SignerProperties); ok && r != "" {
+		l.region = r
+	}
+	return ""
 }
 
 func (l *s3Lean) request(ctx context.Context, name string) (*http.Request, error) {
