@@ -123,3 +123,21 @@ func TestDropMalformedSavesBeforeItDrops(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReportClipsLongBadLine: a 10 MB garbage line in the journal was
+// printed whole by fold --drop-malformed's report (and its dry run) on
+// stdout; the report names it by its first bytes, as the warnings do.
+func TestReportClipsLongBadLine(t *testing.T) {
+	long := "0 " + strings.Repeat("a", 1<<20)
+	rep := Report{DroppedMalformed: &DroppedLines{Journal: []string{long}, Retired: []string{long}}, ListMalformed: []string{long}}
+	for _, dry := range []bool{false, true} {
+		rep.DryRun = dry
+		out := rep.String()
+		if strings.Contains(out, long) || len(out) > len(long)/2 {
+			t.Errorf("dry run %v: the report prints the long line whole (%d bytes)", dry, len(out))
+		}
+		if !strings.Contains(out, long[:100]) {
+			t.Errorf("dry run %v: the report does not name the line by its first bytes:\n%.400s", dry, out)
+		}
+	}
+}
