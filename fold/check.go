@@ -27,7 +27,7 @@ type CheckOptions struct {
 type CheckReport struct {
 	Store           string   `json:"store"`
 	Layout          string   `json:"layout"`
-	Folded          bool     `json:"folded"`
+	Folded          bool     `json:"folded"` // a live complete list, and every live list decodes
 	LiveLists       []string `json:"live_lists"`
 	ListEntries     int      `json:"list_entries"` // distinct keys across the live lists
 	Entries         int      `json:"entries"`      // per-object keys listed
@@ -214,6 +214,12 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 		if err != nil {
 			return rep, fmt.Errorf("check: %w", err)
 		}
+	}
+
+	// Readers list the per-object prefixes while a live list does not
+	// decode: the store is not folded for them (as oxyfs status says).
+	if slices.ContainsFunc(found, func(fd listFindings) bool { return fd.corrupt != nil }) {
+		rep.Folded = false
 	}
 
 	dmg.reportLost(f)

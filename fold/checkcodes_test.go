@@ -148,3 +148,28 @@ func TestOperationsDocListsEveryCode(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckSaysNotFoldedOverACorruptList (issue 42 item 5): over a live
+// complete list that does not decode, check's report said "folded: yes"
+// (and "folded": true in --json) while readers list the per-object
+// prefixes and `oxyfs status` says "folded no"; it now says not folded,
+// as status does.
+func TestCheckSaysNotFoldedOverACorruptList(t *testing.T) {
+	forBackends(t, func(t *testing.T, st *store.Store, _ *store.FakeClock) {
+		ctx := context.Background()
+		storefixture.PutObjects(t, st, ekey(format.KindSig, "abcd", "a"), ekey(format.KindSig, "abce", "b"))
+		name := mustComplete(t, st).List.Name
+		if rep := mustCheck(t, st); !rep.Folded {
+			t.Fatalf("check of a folded store says not folded:\n%s", rep)
+		}
+		data, err := st.Get(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		putRecord(t, st, name, string(data[:len(data)/2]))
+		rep := mustCheck(t, st)
+		if rep.Folded || strings.Contains(rep.String(), "folded: yes") || problemWith(rep, CodeListCorrupt) == "" {
+			t.Errorf("check over a list that does not decode:\n%s", rep)
+		}
+	})
+}
