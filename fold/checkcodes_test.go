@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -172,4 +174,27 @@ func TestCheckSaysNotFoldedOverACorruptList(t *testing.T) {
 			t.Errorf("check over a list that does not decode:\n%s", rep)
 		}
 	})
+}
+
+// TestCheckFixRunsAsPrinted (issue 42 item 3): a fix names the store by
+// its URL, and a URL with a query (s3://b?endpoint=…&region=…&prefix=…)
+// was printed bare: pasted into a shell, the command was cut at the first
+// "&" and ran without the rest of the URL — on another store. A shell now
+// reads the printed command's last word as the store's URL.
+func TestCheckFixRunsAsPrinted(t *testing.T) {
+	u := (&url.URL{Scheme: "file", Path: t.TempDir(), RawQuery: "metadata=skip&no_tmp_dir=true"}).String()
+	st := openStore(t, u, store.NewFakeClock(t0))
+	write(t, st, ekey(format.KindSig, "abcd", "a"))
+	putRecord(t, st, format.JournalKey, readRecordText(t, st, format.JournalKey)+"garbage\n")
+	rep := mustCheck(t, st)
+	if problemWith(rep, CodeJournalMalformedLine) == "" {
+		t.Fatalf("no journal-malformed-line problem:\n%s", rep)
+	}
+	for _, p := range rep.Problems {
+		cmd, _, _ := strings.Cut(p.Fix, " (")
+		out, err := exec.Command("sh", "-c", "set -- "+cmd+`; shift $(($# - 1)); printf %s "$1"`).Output()
+		if err != nil || string(out) != st.URL() {
+			t.Errorf("a shell reads the fix %q as naming the store %q (%v), not %q", cmd, out, err, st.URL())
+		}
+	}
 }
