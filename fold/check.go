@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/oxyfs/oxyfs/store"
@@ -117,9 +118,20 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 			Fix:     f.dropMalformedFix()})
 	}
 	if len(sn.Irregular) > 0 {
-		f.add(f.keyed(Problem{Code: CodePackKeyIrregular,
+		// sn.Irregular holds each as shown, "pack-x (symbolic link, not
+		// followed)": the keys are the keys, what each is a detail.
+		keys := make([]string, len(sn.Irregular))
+		for i, shown := range sn.Irregular {
+			keys[i] = shown
+			if j := strings.LastIndex(shown, " ("); j > 0 {
+				keys[i] = shown[:j]
+			}
+		}
+		p := f.keyed(Problem{Code: CodePackKeyIrregular,
 			Message: "pack keys that are not regular files (a directory, a link, a device): readers and folds skip them",
-			Fix:     "move them out of the store's directory (they are no pack, list or record of a store)"}, sn.Irregular))
+			Fix:     "move them out of the store's directory (they are no pack, list or record of a store)"}, keys)
+		p.Details = sn.Irregular[:len(p.Keys)]
+		f.add(p)
 	}
 	if st.Layout() == store.LayoutDirectory && (len(sn.Lists) > 0 || len(sn.Journal) > 0) {
 		f.add(Problem{Code: CodeDirectoryLayout, Severity: SeverityNote,

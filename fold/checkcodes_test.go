@@ -198,3 +198,26 @@ func TestCheckFixRunsAsPrinted(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckIrregularPackKeyIsItsKey (issue 42 item 3): a symbolic link
+// under pack- on a file store was reported with "keys" holding
+// "pack-x.entries (symbolic link, not followed)", not a key a script can
+// act on; the key is now the key, and what it is a detail.
+func TestCheckIrregularPackKeyIsItsKey(t *testing.T) {
+	dir := t.TempDir()
+	st := openStore(t, (&url.URL{Scheme: "file", Path: dir}).String(), store.NewFakeClock(t0))
+	write(t, st, ekey(format.KindSig, "abcd", "a"))
+	if err := os.Symlink("/nonexistent", dir+"/pack-link.entries"); err != nil {
+		t.Fatal(err)
+	}
+	rep := mustCheck(t, st)
+	for _, p := range rep.Problems {
+		if p.Code == CodePackKeyIrregular {
+			if !slices.Equal(p.Keys, []string{"pack-link.entries"}) || p.Count != 1 || len(p.Details) != 1 || !strings.Contains(p.Details[0], "symbolic link") {
+				t.Errorf("the link's finding: keys %q, details %q", p.Keys, p.Details)
+			}
+			return
+		}
+	}
+	t.Errorf("no %s problem:\n%s", CodePackKeyIrregular, rep)
+}
