@@ -99,8 +99,23 @@ func TestCheckFindsAnOlderListBesideTheMarker(t *testing.T) {
 		putRecord(t, st, "sigs/12/3456", "zed YQ==\n")
 		rep := mustCheck(t, st)
 		hidden := ekey(format.KindSig, "123456", "zed")
-		if len(rep.Problems) != 1 || problemWith(rep, CodeLegacyListHidden, hidden, "sigs/12/3456", "delete the marker "+format.LegacyFoldedMarker) == "" {
-			t.Errorf("check of an older list beside the marker:\n%s", rep)
+		if len(rep.Problems) != 1 || problemWith(rep, CodeLegacyListHidden, hidden, "sigs/12/3456", format.LegacyFoldedMarker) == "" {
+			t.Fatalf("check of an older list beside the marker:\n%s", rep)
+		}
+		if st.Backend() != "file" {
+			return
+		}
+		// On a file store the fix runs as printed: its rm, then the fold.
+		rm, fold, ok := strings.Cut(rep.Problems[0].Fix, " && ")
+		if !ok || !strings.HasPrefix(fold, "oxyfs fold "+st.URL()) {
+			t.Fatalf("the fix is not rm && oxyfs fold: %q", rep.Problems[0].Fix)
+		}
+		if out, err := exec.Command("sh", "-c", rm).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v %s", rm, err, out)
+		}
+		mustComplete(t, st)
+		if rep := mustCheck(t, st); !rep.OK() {
+			t.Errorf("check after the fix %q:\n%s", rep.Problems[0].Fix, rep)
 		}
 	})
 }
