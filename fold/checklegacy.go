@@ -98,7 +98,7 @@ func (f *findings) markerFix() string {
 	m := format.LegacyFoldedMarker
 	then := "the fold copies the older lists' entries create-only (an entry already there keeps its bytes) and writes the marker again"
 	if u, err := url.Parse(f.url); err == nil && u.Scheme == "file" && u.Path != "" {
-		return fmt.Sprintf("rm %s && %s (deletes the marker; %s)", shellArg(path.Join(u.Path, m)), f.foldFix(), then)
+		return fmt.Sprintf("rm %s && %s (deletes the marker; %s)", ShellArg(path.Join(u.Path, m)), f.foldFix(), then)
 	}
 	return fmt.Sprintf("delete the marker %s (the key itself: rm STOREDIR/%s, or aws s3 rm s3://BUCKET/%s), then run %s: %s", m, m, m, f.foldFix(), then)
 }

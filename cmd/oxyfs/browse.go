@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"github.com/oxyfs/oxyfs/store"
@@ -340,7 +341,7 @@ func unnamedKey(ctx context.Context, ix *index.Index, p string, err error) error
 	if ok, herr := st.Exists(ctx, en.Key()); herr != nil || !ok {
 		return err
 	}
-	return fmt.Errorf("cat %s: the key exists in the store, but no live list or journal line names it (not folded or journaled yet: an older writer's key, or one whose journal line was lost), so readers of the folded store do not show it; a complete fold lists it: oxyfs fold %s", p, st.URL())
+	return fmt.Errorf("cat %s: the key exists in the store, but no live list or journal line names it (not folded or journaled yet: an older writer's key, or one whose journal line was lost), so readers of the folded store do not show it; a complete fold lists it: oxyfs fold %s", p, fold.ShellArg(st.URL()))
 }
 
 // entryOf parses a tree path of an entry: <kind>/<hh>/<rest>/<value>.

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -242,6 +243,13 @@ func TestCatOfAKeyNoListNames(t *testing.T) {
 	_, errOut, code := runCLI(t, "cat", "--layout", "bucket", "file://"+h.dir, "cert/77/8899/older-writer")
 	if code != 1 || !strings.Contains(errOut, "exists in the store") || !strings.Contains(errOut, "not folded or journaled yet") || !strings.Contains(errOut, "oxyfs fold file://"+h.dir) {
 		t.Errorf("cat of a key no list names: exit %d: %s", code, errOut)
+	}
+	// The fold it names runs as printed: a URL with a query is quoted.
+	u := "file://" + h.dir + "?metadata=skip&no_tmp_dir=true"
+	_, errOut, _ = runCLI(t, "cat", "--layout", "bucket", u, "cert/77/8899/older-writer")
+	_, cmd, _ := strings.Cut(strings.TrimSpace(errOut), "a complete fold lists it: ")
+	if out, err := exec.Command("sh", "-c", "set -- "+cmd+`; shift $(($# - 1)); printf %s "$1"`).Output(); err != nil || string(out) != u {
+		t.Errorf("a shell reads the fold %q as naming the store %q (%v), not %q", cmd, out, err, u)
 	}
 	_, errOut, code = runCLI(t, "cat", "--layout", "bucket", "file://"+h.dir, "cert/77/8899/nobody")
 	if code != 1 || strings.Contains(errOut, "exists in the store") {
