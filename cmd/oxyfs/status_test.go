@@ -210,7 +210,7 @@ func TestStatusOfAnUnreadableListIsNotFolded(t *testing.T) {
 	writeFile(t, h.dir, h.complete, []byte("not zstd"))
 	out, errOut, code := runCLI(t, "status", "--layout", "bucket", "file://"+h.dir)
 	if code != 1 || strings.Contains(out, "folded   yes") || !strings.Contains(out, "folded   no: a live list does not decode") ||
-		!strings.Contains(out, "unreadable: "+h.complete) || !strings.Contains(errOut, "oxyfs check file://"+h.dir) {
+		!strings.Contains(out, "unreadable: "+h.complete) || !strings.Contains(errOut, "1 live list does not decode") || !strings.Contains(errOut, "oxyfs check file://"+h.dir) {
 		t.Errorf("status of a store whose complete list does not decode: exit %d\n%s\n%s", code, out, errOut)
 	}
 	out, _, code = runCLI(t, "status", "--layout", "bucket", "--json", "file://"+h.dir)
