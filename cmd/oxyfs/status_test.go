@@ -244,6 +244,13 @@ func TestCatOfAKeyNoListNames(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "exists in the store") || !strings.Contains(errOut, "not folded or journaled yet") || !strings.Contains(errOut, "oxyfs fold file://"+h.dir) {
 		t.Errorf("cat of a key no list names: exit %d: %s", code, errOut)
 	}
+	// ls of it says the same (it said "file does not exist").
+	for _, long := range []string{"-l", "-R"} {
+		_, errOut, code := runCLI(t, "ls", long, "--layout", "bucket", "file://"+h.dir, "cert/77/8899/older-writer")
+		if code != 1 || !strings.Contains(errOut, "ls cert/77/8899/older-writer: the key exists in the store") || !strings.Contains(errOut, "oxyfs fold file://"+h.dir) {
+			t.Errorf("ls %s of a key no list names: exit %d: %s", long, code, errOut)
+		}
+	}
 	// The fold it names runs as printed: a URL with a query is quoted.
 	u := "file://" + h.dir + "?metadata=skip&no_tmp_dir=true"
 	_, errOut, _ = runCLI(t, "cat", "--layout", "bucket", u, "cert/77/8899/older-writer")
