@@ -236,3 +236,21 @@ func TestCheckIrregularPackKeyIsItsKey(t *testing.T) {
 	}
 	t.Errorf("no %s problem:\n%s", CodePackKeyIrregular, rep)
 }
+
+// TestCheckDisagreeingListsNameNoneAsNone: of two complete lists one of
+// which holds all the other does, the detail of the smaller read
+// "only in NAME (0): " and stopped; it says "none".
+func TestCheckDisagreeingListsNameNoneAsNone(t *testing.T) {
+	st, _ := newMem(t)
+	var keys []string
+	for i := range 4 {
+		keys = append(keys, ekey(format.KindSeal, "abcd", fmt.Sprint(i)))
+	}
+	storefixture.PutObjects(t, st, keys...)
+	a := storefixture.WriteList(t, st, true, keys...)
+	b := storefixture.WriteList(t, st, true, keys[:2]...)
+	rep := mustCheck(t, st)
+	if noteWith(rep, CodeListsDisagree, "only in "+b+": none", "only in "+a+" (2): "+keys[2]+", "+keys[3]) == "" || strings.Contains(rep.String(), "(0): ") {
+		t.Errorf("check of a complete list beside one holding less:\n%s", rep)
+	}
+}
