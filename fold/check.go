@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/oxyfs/oxyfs/store"
@@ -27,7 +28,7 @@ type CheckOptions struct {
 type CheckReport struct {
 	Store           string   `json:"store"`
 	Layout          string   `json:"layout"`
-	Folded          bool     `json:"folded"`
+	Folded          bool     `json:"folded"` // a live complete list, and every live list decodes
 	LiveLists       []string `json:"live_lists"`
 	ListEntries     int      `json:"list_entries"` // distinct keys across the live lists
 	Entries         int      `json:"entries"`      // per-object keys listed
@@ -125,9 +126,20 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 			Fix:     f.dropMalformedFix()})
 	}
 	if len(sn.Irregular) > 0 {
-		f.add(f.keyed(Problem{Code: CodePackKeyIrregular,
+		// sn.Irregular holds each as shown, "pack-x (symbolic link, not
+		// followed)": the keys are the keys, what each is a detail.
+		keys := make([]string, len(sn.Irregular))
+		for i, shown := range sn.Irregular {
+			keys[i] = shown
+			if j := strings.LastIndex(shown, " ("); j > 0 {
+				keys[i] = shown[:j]
+			}
+		}
+		p := f.keyed(Problem{Code: CodePackKeyIrregular,
 			Message: "pack keys that are not regular files (a directory, a link, a device): readers and folds skip them",
-			Fix:     "move them out of the store's directory (they are no pack, list or record of a store)"}, sn.Irregular))
+			Fix:     "move them out of the store's directory (they are no pack, list or record of a store)"}, keys)
+		p.Details = sn.Irregular[:len(p.Keys)]
+		f.add(p)
 	}
 	if st.Layout() == store.LayoutDirectory && (len(sn.Lists) > 0 || len(sn.Journal) > 0) {
 		f.add(Problem{Code: CodeDirectoryLayout, Severity: SeverityNote,
@@ -222,6 +234,12 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 		if err != nil {
 			return rep, fmt.Errorf("check: %w", err)
 		}
+	}
+
+	// Readers list the per-object prefixes while a live list does not
+	// decode: the store is not folded for them (as oxyfs status says).
+	if slices.ContainsFunc(found, func(fd listFindings) bool { return fd.corrupt != nil }) {
+		rep.Folded = false
 	}
 
 	dmg.reportLost(f)

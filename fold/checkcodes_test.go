@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -97,8 +99,23 @@ func TestCheckFindsAnOlderListBesideTheMarker(t *testing.T) {
 		putRecord(t, st, "sigs/12/3456", "zed YQ==\n")
 		rep := mustCheck(t, st)
 		hidden := ekey(format.KindSig, "123456", "zed")
-		if len(rep.Problems) != 1 || problemWith(rep, CodeLegacyListHidden, hidden, "sigs/12/3456", "delete the marker "+format.LegacyFoldedMarker) == "" {
-			t.Errorf("check of an older list beside the marker:\n%s", rep)
+		if len(rep.Problems) != 1 || problemWith(rep, CodeLegacyListHidden, hidden, "sigs/12/3456", format.LegacyFoldedMarker) == "" {
+			t.Fatalf("check of an older list beside the marker:\n%s", rep)
+		}
+		if st.Backend() != "file" {
+			return
+		}
+		// On a file store the fix runs as printed: its rm, then the fold.
+		rm, fold, ok := strings.Cut(rep.Problems[0].Fix, " && ")
+		if !ok || !strings.HasPrefix(fold, "oxyfs fold "+st.URL()) {
+			t.Fatalf("the fix is not rm && oxyfs fold: %q", rep.Problems[0].Fix)
+		}
+		if out, err := exec.Command("sh", "-c", rm).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v %s", rm, err, out)
+		}
+		mustComplete(t, st)
+		if rep := mustCheck(t, st); !rep.OK() {
+			t.Errorf("check after the fix %q:\n%s", rep.Problems[0].Fix, rep)
 		}
 	})
 }
@@ -146,5 +163,94 @@ func TestOperationsDocListsEveryCode(t *testing.T) {
 		if !strings.Contains(string(doc), "### `"+c+"`") {
 			t.Errorf("docs/operations.md has no section for %s", c)
 		}
+	}
+}
+
+// TestCheckSaysNotFoldedOverACorruptList (issue 42 item 5): over a live
+// complete list that does not decode, check's report said "folded: yes"
+// (and "folded": true in --json) while readers list the per-object
+// prefixes and `oxyfs status` says "folded no"; it now says not folded,
+// as status does.
+func TestCheckSaysNotFoldedOverACorruptList(t *testing.T) {
+	forBackends(t, func(t *testing.T, st *store.Store, _ *store.FakeClock) {
+		ctx := context.Background()
+		storefixture.PutObjects(t, st, ekey(format.KindSig, "abcd", "a"), ekey(format.KindSig, "abce", "b"))
+		name := mustComplete(t, st).List.Name
+		if rep := mustCheck(t, st); !rep.Folded {
+			t.Fatalf("check of a folded store says not folded:\n%s", rep)
+		}
+		data, err := st.Get(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		putRecord(t, st, name, string(data[:len(data)/2]))
+		rep := mustCheck(t, st)
+		if rep.Folded || strings.Contains(rep.String(), "folded: yes") || problemWith(rep, CodeListCorrupt) == "" {
+			t.Errorf("check over a list that does not decode:\n%s", rep)
+		}
+	})
+}
+
+// TestCheckFixRunsAsPrinted (issue 42 item 3): a fix names the store by
+// its URL, and a URL with a query (s3://b?endpoint=…&region=…&prefix=…)
+// was printed bare: pasted into a shell, the command was cut at the first
+// "&" and ran without the rest of the URL — on another store. A shell now
+// reads the printed command's last word as the store's URL.
+func TestCheckFixRunsAsPrinted(t *testing.T) {
+	u := (&url.URL{Scheme: "file", Path: t.TempDir(), RawQuery: "metadata=skip&no_tmp_dir=true"}).String()
+	st := openStore(t, u, store.NewFakeClock(t0))
+	write(t, st, ekey(format.KindSig, "abcd", "a"))
+	putRecord(t, st, format.JournalKey, readRecordText(t, st, format.JournalKey)+"garbage\n")
+	rep := mustCheck(t, st)
+	if problemWith(rep, CodeJournalMalformedLine) == "" {
+		t.Fatalf("no journal-malformed-line problem:\n%s", rep)
+	}
+	for _, p := range rep.Problems {
+		cmd, _, _ := strings.Cut(p.Fix, " (")
+		out, err := exec.Command("sh", "-c", "set -- "+cmd+`; shift $(($# - 1)); printf %s "$1"`).Output()
+		if err != nil || string(out) != st.URL() {
+			t.Errorf("a shell reads the fix %q as naming the store %q (%v), not %q", cmd, out, err, st.URL())
+		}
+	}
+}
+
+// TestCheckIrregularPackKeyIsItsKey (issue 42 item 3): a symbolic link
+// under pack- on a file store was reported with "keys" holding
+// "pack-x.entries (symbolic link, not followed)", not a key a script can
+// act on; the key is now the key, and what it is a detail.
+func TestCheckIrregularPackKeyIsItsKey(t *testing.T) {
+	dir := t.TempDir()
+	st := openStore(t, (&url.URL{Scheme: "file", Path: dir}).String(), store.NewFakeClock(t0))
+	write(t, st, ekey(format.KindSig, "abcd", "a"))
+	if err := os.Symlink("/nonexistent", dir+"/pack-link.entries"); err != nil {
+		t.Fatal(err)
+	}
+	rep := mustCheck(t, st)
+	for _, p := range rep.Problems {
+		if p.Code == CodePackKeyIrregular {
+			if !slices.Equal(p.Keys, []string{"pack-link.entries"}) || p.Count != 1 || len(p.Details) != 1 || !strings.Contains(p.Details[0], "symbolic link") {
+				t.Errorf("the link's finding: keys %q, details %q", p.Keys, p.Details)
+			}
+			return
+		}
+	}
+	t.Errorf("no %s problem:\n%s", CodePackKeyIrregular, rep)
+}
+
+// TestCheckDisagreeingListsNameNoneAsNone: of two complete lists one of
+// which holds all the other does, the detail of the smaller read
+// "only in NAME (0): " and stopped; it says "none".
+func TestCheckDisagreeingListsNameNoneAsNone(t *testing.T) {
+	st, _ := newMem(t)
+	var keys []string
+	for i := range 4 {
+		keys = append(keys, ekey(format.KindSeal, "abcd", fmt.Sprint(i)))
+	}
+	storefixture.PutObjects(t, st, keys...)
+	a := storefixture.WriteList(t, st, true, keys...)
+	b := storefixture.WriteList(t, st, true, keys[:2]...)
+	rep := mustCheck(t, st)
+	if noteWith(rep, CodeListsDisagree, "only in "+b+": none", "only in "+a+" (2): "+keys[2]+", "+keys[3]) == "" || strings.Contains(rep.String(), "(0): ") {
+		t.Errorf("check of a complete list beside one holding less:\n%s", rep)
 	}
 }

@@ -176,7 +176,7 @@ func (d damage) reportLost(f *findings) {
 func emptySigProblem(f *findings) Problem {
 	return Problem{Code: CodeSigEmpty,
 		Message: "signature keys of 0 bytes: a signature is never empty, so a write that failed left them; readers get an empty signature, and a fold lists them as they are",
-		Fix:     fmt.Sprintf("re-sign: have the signer sign the object again and write the signature over the empty key with `oxyfs put --force %s KEY SIGFILE`", f.url)}
+		Fix:     fmt.Sprintf("re-sign: have the signer sign the object again and write the signature over the empty key with `oxyfs put --force %s KEY SIGFILE`", ShellArg(f.url))}
 }
 
 // checkPartialLines finds, for each partial list written less than

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -86,6 +88,17 @@ func checkLegacyHidden(ctx context.Context, st *store.Store, keys []string, mark
 	f.add(f.keyed(Problem{Code: CodeLegacyListHidden,
 		Details: []string{fmt.Sprintf("held by the older lists %s", sample(holders, f.max))},
 		Message: fmt.Sprintf("entries that only older one-list keys beside the %s marker hold, no per-object key: readers and folds take the marker's word that every older list was copied, so these entries are invisible (an older list written, or put back from a backup, after the fold that wrote the marker?)", m),
-		Fix:     fmt.Sprintf("delete the marker %s (the key itself: rm STOREDIR/%s, or aws s3 rm s3://BUCKET/%s), then run %s: the fold copies the older lists' entries create-only (an entry already there keeps its bytes) and writes the marker again", m, m, m, f.foldFix())}, hidden))
+		Fix:     f.markerFix()}, hidden))
 	return nil
+}
+
+// markerFix is legacy-list-hidden's fix: delete the marker, then fold. On
+// a file:// store it is a command line that runs as printed.
+func (f *findings) markerFix() string {
+	m := format.LegacyFoldedMarker
+	then := "the fold copies the older lists' entries create-only (an entry already there keeps its bytes) and writes the marker again"
+	if u, err := url.Parse(f.url); err == nil && u.Scheme == "file" && u.Path != "" {
+		return fmt.Sprintf("rm %s && %s (deletes the marker; %s)", ShellArg(path.Join(u.Path, m)), f.foldFix(), then)
+	}
+	return fmt.Sprintf("delete the marker %s (the key itself: rm STOREDIR/%s, or aws s3 rm s3://BUCKET/%s), then run %s: %s", m, m, m, f.foldFix(), then)
 }

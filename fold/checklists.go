@@ -210,14 +210,20 @@ func disagree(f *findings, live []store.ListInfo, found []listFindings, keys []s
 			}
 			p := Problem{Code: CodeListsDisagree, Severity: sev, Keys: append(onlyA.keys, onlyB.keys...), Count: onlyA.n + onlyB.n,
 				Message: fmt.Sprintf("live complete lists %s and %s disagree: %d existing entries only in the first, %d only in the second; readers read both", live[a].Name, live[b].Name, onlyA.n, onlyB.n),
-				Details: []string{
-					fmt.Sprintf("only in %s (%d): %s", live[a].Name, onlyA.n, strings.Join(onlyA.keys, ", ")+more(onlyA.n-len(onlyA.keys))),
-					fmt.Sprintf("only in %s (%d): %s", live[b].Name, onlyB.n, strings.Join(onlyB.keys, ", ")+more(onlyB.n-len(onlyB.keys))),
-				},
-				Fix: f.foldFix() + " (writes one complete list of the listing and the journal, and retires both)"}
+				Details: []string{onlyA.detail(live[a].Name), onlyB.detail(live[b].Name)},
+				Fix:     f.foldFix() + " (writes one complete list of the listing and the journal, and retires both)"}
 			f.add(p)
 		}
 	}
+}
+
+// detail is the line of a lists-disagree finding naming what only the list
+// name holds: "only in NAME (N): k1, k2 and M more", or "only in NAME: none".
+func (o keySample) detail(name string) string {
+	if o.n == 0 {
+		return fmt.Sprintf("only in %s: none", name)
+	}
+	return fmt.Sprintf("only in %s (%d): %s", name, o.n, strings.Join(o.keys, ", ")+more(o.n-len(o.keys)))
 }
 
 // keySample is how many keys a set holds, and the first of them.

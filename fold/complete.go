@@ -198,6 +198,10 @@ func (f *folding) snapshot() (bool, error) {
 	rep := f.rep
 	rep.JournalLines, rep.JournalUnfolded = len(sn.Journal), sn.UnfoldedLines()
 	rep.JournalBad, rep.RetiredBad = sn.JournalBad.Messages(), sn.RetiredBad.Messages()
+	if f.dry && rep.DroppedMalformed != nil {
+		// The real run moves them out first: they are said "to move out".
+		rep.JournalBad, rep.RetiredBad = nil, nil
+	}
 	for _, b := range rep.JournalBad {
 		f.w.warn("journal %s: %s (kept as is, not folded)", format.JournalKey, b)
 	}

@@ -152,3 +152,43 @@ func FuzzSplitJournal(f *testing.F) {
 		}
 	})
 }
+
+// TestReportClipsLongBadLine: a 10 MB garbage line in the journal was
+// printed whole by fold --drop-malformed's report (and its dry run) on
+// stdout; the report names it by its first bytes, as the warnings do.
+func TestReportClipsLongBadLine(t *testing.T) {
+	long := "0 " + strings.Repeat("a", 1<<20)
+	rep := Report{DroppedMalformed: &DroppedLines{Journal: []string{long}, Retired: []string{long}}, ListMalformed: []string{long}}
+	for _, dry := range []bool{false, true} {
+		rep.DryRun = dry
+		out := rep.String()
+		if strings.Contains(out, long) || len(out) > len(long)/2 {
+			t.Errorf("dry run %v: the report prints the long line whole (%d bytes)", dry, len(out))
+		}
+		if !strings.Contains(out, long[:100]) {
+			t.Errorf("dry run %v: the report does not name the line by its first bytes:\n%.400s", dry, out)
+		}
+	}
+}
+
+// TestDropMalformedDryRunSaysOneThing: the dry run of fold
+// --drop-malformed listed each bad line twice, "to move out" and then
+// "kept as is" (its fold step read the record the real run would have
+// cleaned); it now says only what the real run does: moves them out.
+func TestDropMalformedDryRunSaysOneThing(t *testing.T) {
+	st, _ := newMem(t)
+	write(t, st, ekey(format.KindSig, "abcd", "a"))
+	putRecord(t, st, format.JournalKey, readRecordText(t, st, format.JournalKey)+"garbage\n")
+	putRecord(t, st, format.RetiredKey, "soon pack-x\n")
+	rep, err := Complete(context.Background(), st, Options{DryRun: true, DropMalformed: true})
+	if err != nil || rep.DroppedMalformed == nil || len(rep.DroppedMalformed.Journal) != 1 || len(rep.DroppedMalformed.Retired) != 1 {
+		t.Fatalf("dry run: %v\n%s", err, rep)
+	}
+	if len(rep.JournalBad) != 0 || len(rep.RetiredBad) != 0 || strings.Contains(rep.String(), "kept as is") {
+		t.Errorf("the dry run says the lines it moves out are kept:\n%s", rep)
+	}
+	// Without --drop-malformed, a dry run says they are kept.
+	if rep, err := Complete(context.Background(), st, Options{DryRun: true}); err != nil || len(rep.JournalBad) != 1 || len(rep.RetiredBad) != 1 {
+		t.Errorf("dry run without --drop-malformed: %v\n%s", err, rep)
+	}
+}

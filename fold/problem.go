@@ -136,7 +136,21 @@ func (f *findings) keyed(p Problem, keys []string) Problem {
 
 // cmd is an oxyfs command line on this store: "oxyfs fold --x file:///s".
 func (f *findings) cmd(name string, flags ...string) string {
-	return strings.Join(append(append([]string{"oxyfs", name}, flags...), f.url), " ")
+	return strings.Join(append(append([]string{"oxyfs", name}, flags...), ShellArg(f.url)), " ")
+}
+
+// ShellArg is s as one word of a POSIX shell command line: as it is when
+// it holds only characters no shell reads specially, else in single
+// quotes. A store URL's query (s3://b?endpoint=…&region=…&prefix=repo/)
+// pasted bare would be cut at its first "&", and the fix would run on
+// another store (the bucket's root, without prefix=).
+func ShellArg(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@%+,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // foldFix is the fix of what a complete fold puts right.

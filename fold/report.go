@@ -191,11 +191,14 @@ func writeProblems(b *strings.Builder, title string, ps []Problem) {
 	}
 }
 
-// quoted is each line quoted, so that a blank or odd line shows.
+// quoted is each line quoted, so that a blank or odd line shows, and
+// clipped to 120 bytes: a line of megabytes (a record's garbage) is named,
+// not printed (the report's JSON and the --drop-malformed file keep it
+// whole).
 func quoted(lines []string) []string {
 	out := make([]string, len(lines))
 	for i, l := range lines {
-		out[i] = fmt.Sprintf("%q", l)
+		out[i] = fmt.Sprintf("%q", clipText(l, 120))
 	}
 	return out
 }

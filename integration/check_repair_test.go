@@ -82,7 +82,8 @@ func TestS3CheckJSONAndDropMalformed(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, codes, p := checkProblems(t, srv, url)
-	fix := "oxyfs fold --drop-malformed bad-lines.txt " + st.URL()
+	// The URL's query ("?…&…") is quoted, so that the fix runs as printed.
+	fix := "oxyfs fold --drop-malformed bad-lines.txt '" + st.URL() + "'"
 	if code != 1 || !slices.Equal(codes, []string{fold.CodeJournalMalformedLine}) || !slices.Equal(p.Keys, []string{format.JournalKey}) ||
 		p.Severity != fold.SeverityProblem || !strings.HasPrefix(p.Fix, fix) {
 		t.Fatalf("check --json of a CRLF journal with a garbage line: exit %d, %v, %+v", code, codes, p)
@@ -166,7 +167,7 @@ func TestS3CheckGroupsATruncatedList(t *testing.T) {
 	}
 	code, codes, p := checkProblems(t, srv, url)
 	if code != 1 || !slices.Equal(codes, []string{fold.CodeListCorrupt}) || !slices.Equal(p.Keys, []string{name}) ||
-		p.Fix != "oxyfs fold "+st.URL()+" (retires it and writes a complete list of the listing and the journal)" {
+		p.Fix != "oxyfs fold '"+st.URL()+"' (retires it and writes a complete list of the listing and the journal)" {
 		t.Fatalf("check --json of a truncated list: exit %d, %v, %+v", code, codes, p)
 	}
 	mustOxyfs(t, srv, "fold", "--layout", "bucket", url)

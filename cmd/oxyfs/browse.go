@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"github.com/oxyfs/oxyfs/store"
@@ -158,7 +159,7 @@ func runLs(ctx context.Context, e *env, args []string) error {
 
 	top, err := ix.Stat(ctx, dir)
 	if err != nil {
-		return err
+		return unnamedKey(ctx, ix, "ls", dir, err)
 	}
 	switch {
 	case top.Type != index.NodeDir:
@@ -299,7 +300,7 @@ func runCat(ctx context.Context, e *env, args []string) error {
 	}
 	n, err := ix.Stat(ctx, p)
 	if err != nil {
-		return unnamedKey(ctx, ix, p, err)
+		return unnamedKey(ctx, ix, "cat", p, err)
 	}
 	if n.Type == index.NodeSymlink {
 		p = cleanPath(path.Join(path.Dir(p), n.Target))
@@ -323,12 +324,12 @@ func runCat(ctx context.Context, e *env, args []string) error {
 
 var errIsDir = errors.New("is a directory")
 
-// unnamedKey is the error of cat for a path p the index does not show
+// unnamedKey is the error of cat or ls (op) for a path p the index does not show
 // (err): an entry path whose key exists in the store, which no live list or
 // journal line names (an older writer's key, one whose journal line was
 // lost, or one its writer is journaling now), says so and what shows it;
 // anything else is err. Only this not-found path costs a request (one HEAD).
-func unnamedKey(ctx context.Context, ix *index.Index, p string, err error) error {
+func unnamedKey(ctx context.Context, ix *index.Index, op, p string, err error) error {
 	if !errors.Is(err, iofs.ErrNotExist) {
 		return err
 	}
@@ -340,7 +341,7 @@ func unnamedKey(ctx context.Context, ix *index.Index, p string, err error) error
 	if ok, herr := st.Exists(ctx, en.Key()); herr != nil || !ok {
 		return err
 	}
-	return fmt.Errorf("cat %s: the key exists in the store, but no live list or journal line names it (not folded or journaled yet: an older writer's key, or one whose journal line was lost), so readers of the folded store do not show it; a complete fold lists it: oxyfs fold %s", p, st.URL())
+	return fmt.Errorf("%s %s: the key exists in the store, but no live list or journal line names it (not folded or journaled yet: an older writer's key, or one whose journal line was lost), so readers of the folded store do not show it; a complete fold lists it: oxyfs fold %s", op, p, fold.ShellArg(st.URL()))
 }
 
 // entryOf parses a tree path of an entry: <kind>/<hh>/<rest>/<value>.

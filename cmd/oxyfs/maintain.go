@@ -45,6 +45,11 @@ func runFold(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *drop == "-" {
+		// Elsewhere "-" is stdin or stdout; here it would be a file named
+		// "-", and stdout carries the report and syncs nothing.
+		return usagef("--drop-malformed needs a file to save the lines to, not -")
+	}
 	opts := fold.Options{DryRun: *dry, Warn: e.warnFunc(), DropMalformed: *drop != ""}
 	if *drop != "" {
 		opts.SaveDropped = saveLinesTo(*drop)

@@ -98,3 +98,25 @@ func TestCheckTextNamesTheFix(t *testing.T) {
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// TestDropMalformedRefusesDash: "oxyfs fold --drop-malformed - STORE"
+// (where "-" elsewhere means stdin or stdout) saved the lines to a file
+// named "-" in the working directory; it is now a usage error, and the
+// journal keeps its lines.
+func TestDropMalformedRefusesDash(t *testing.T) {
+	h := newHandStore(t)
+	url := "file://" + h.dir
+	journal, err := os.ReadFile(filepath.Join(h.dir, "pack-entries"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, h.dir, "pack-entries", append(journal, "garbage here\n"...))
+	t.Chdir(t.TempDir())
+	_, errOut, code := runCLI(t, "fold", "--layout", "bucket", "--drop-malformed", "-", url)
+	if code != 2 || fileExists("-") {
+		t.Errorf("fold --drop-malformed -: exit %d, a file named - made: %v\n%s", code, fileExists("-"), errOut)
+	}
+	if after, _ := os.ReadFile(filepath.Join(h.dir, "pack-entries")); !strings.Contains(string(after), "garbage here") {
+		t.Errorf("the journal lost its line: %q", after)
+	}
+}

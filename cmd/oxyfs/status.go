@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/internal/lib/english"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
@@ -107,7 +108,11 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if n := len(s.UnreadableLists); n > 0 {
-		return fmt.Errorf("%s do not decode: readers list the per-object prefixes (slower, nothing missed); run oxyfs check %s for what to do", english.Count(n, "live list", "live lists"), st.URL())
+		verb := "do not decode"
+		if n == 1 {
+			verb = "does not decode"
+		}
+		return fmt.Errorf("%s %s: readers list the per-object prefixes (slower, nothing missed); run oxyfs check %s for what to do", english.Count(n, "live list", "live lists"), verb, fold.ShellArg(st.URL()))
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -209,7 +210,7 @@ func TestStatusOfAnUnreadableListIsNotFolded(t *testing.T) {
 	writeFile(t, h.dir, h.complete, []byte("not zstd"))
 	out, errOut, code := runCLI(t, "status", "--layout", "bucket", "file://"+h.dir)
 	if code != 1 || strings.Contains(out, "folded   yes") || !strings.Contains(out, "folded   no: a live list does not decode") ||
-		!strings.Contains(out, "unreadable: "+h.complete) || !strings.Contains(errOut, "oxyfs check file://"+h.dir) {
+		!strings.Contains(out, "unreadable: "+h.complete) || !strings.Contains(errOut, "1 live list does not decode") || !strings.Contains(errOut, "oxyfs check file://"+h.dir) {
 		t.Errorf("status of a store whose complete list does not decode: exit %d\n%s\n%s", code, out, errOut)
 	}
 	out, _, code = runCLI(t, "status", "--layout", "bucket", "--json", "file://"+h.dir)
@@ -242,6 +243,20 @@ func TestCatOfAKeyNoListNames(t *testing.T) {
 	_, errOut, code := runCLI(t, "cat", "--layout", "bucket", "file://"+h.dir, "cert/77/8899/older-writer")
 	if code != 1 || !strings.Contains(errOut, "exists in the store") || !strings.Contains(errOut, "not folded or journaled yet") || !strings.Contains(errOut, "oxyfs fold file://"+h.dir) {
 		t.Errorf("cat of a key no list names: exit %d: %s", code, errOut)
+	}
+	// ls of it says the same (it said "file does not exist").
+	for _, long := range []string{"-l", "-R"} {
+		_, errOut, code := runCLI(t, "ls", long, "--layout", "bucket", "file://"+h.dir, "cert/77/8899/older-writer")
+		if code != 1 || !strings.Contains(errOut, "ls cert/77/8899/older-writer: the key exists in the store") || !strings.Contains(errOut, "oxyfs fold file://"+h.dir) {
+			t.Errorf("ls %s of a key no list names: exit %d: %s", long, code, errOut)
+		}
+	}
+	// The fold it names runs as printed: a URL with a query is quoted.
+	u := "file://" + h.dir + "?metadata=skip&no_tmp_dir=true"
+	_, errOut, _ = runCLI(t, "cat", "--layout", "bucket", u, "cert/77/8899/older-writer")
+	_, cmd, _ := strings.Cut(strings.TrimSpace(errOut), "a complete fold lists it: ")
+	if out, err := exec.Command("sh", "-c", "set -- "+cmd+`; shift $(($# - 1)); printf %s "$1"`).Output(); err != nil || string(out) != u {
+		t.Errorf("a shell reads the fold %q as naming the store %q (%v), not %q", cmd, out, err, u)
 	}
 	_, errOut, code = runCLI(t, "cat", "--layout", "bucket", "file://"+h.dir, "cert/77/8899/nobody")
 	if code != 1 || strings.Contains(errOut, "exists in the store") {
