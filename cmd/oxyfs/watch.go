@@ -184,6 +184,9 @@ func (w *watcher) run(ctx context.Context, interval time.Duration, initial bool)
 		}
 	}
 	w.ix.TakeRefreshChanges() // what Load saw is the starting state
+	lookCtx, stopLooking := context.WithCancel(ctx)
+	defer stopLooking()
+	gone := readerGone(lookCtx, w.e.rawStdout) // `| head -1` has its line
 	backoff, failing := time.Duration(0), false
 	for {
 		wait := interval
@@ -193,6 +196,8 @@ func (w *watcher) run(ctx context.Context, interval time.Duration, initial bool)
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-gone:
+			return syscall.EPIPE
 		case <-time.After(wait):
 		}
 		err := w.poll(ctx)
