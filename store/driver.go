@@ -144,7 +144,7 @@ func (defaults) clockSource() clockSource                           { return clo
 func (defaults) probeClock(context.Context) (time.Time, error)      { return time.Time{}, errNoProbe }
 
 func plainItem(o *blob.ListObject) ListItem {
-	return ListItem{Key: o.Key, Size: o.Size, IsDir: o.IsDir, ModTime: o.ModTime}
+	return ListItem{Key: o.Key, Size: o.Size, IsDir: o.IsDir, ModTime: o.ModTime, MD5: o.MD5}
 }
 
 // --- s3, gcs, azure: a PUT that carries its precondition ---

@@ -393,6 +393,10 @@ type ListItem struct {
 	Size    int64
 	ModTime time.Time // as the backend reports it (zero for a common prefix)
 	IsDir   bool      // a common prefix (only with a delimiter)
+	// MD5 is the bytes' MD5 when the listing gives it (S3's ETag of an
+	// object put whole, GCS, Azure's Content-MD5), else nil: what tells
+	// two versions apart whose size and whole-second ModTime are the same.
+	MD5 []byte
 	// Irregular, on file:// only, says the key names no regular file but
 	// a symbolic link, a named pipe, a socket or a device ("symbolic
 	// link", ...): reading it fails, and a reader reports it as a

@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
@@ -154,7 +155,8 @@ func diffStore(ctx context.Context, e *env, pos []string, lastFold, stat bool) (
 		}
 		lines := "no journal line"
 		if sides.MarkedAt != 0 {
-			lines = fmt.Sprintf("the journal lines it folded at %d", sides.MarkedAt)
+			// the journal's ms (to find the lines in .oxy/journal), and as a time
+			lines = fmt.Sprintf("the journal lines it folded at %d (%s)", sides.MarkedAt, time.UnixMilli(sides.MarkedAt).UTC().Format(time.RFC3339))
 		}
 		fmt.Fprintf(e.stderr, "oxyfs diff: the newest complete fold read %s and %s; it wrote %s\n", orNone(sides.Retired), lines, sides.Wrote)
 		old, new = index.OpenLastFold(ctx, st, sn, sides)

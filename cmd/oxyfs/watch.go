@@ -151,6 +151,7 @@ type listed struct {
 	key  string
 	size int64
 	mod  time.Time
+	md5  []byte // the listing's, when it gives one (store.ListItem.MD5)
 }
 
 type pendingChanges struct {
@@ -184,6 +185,9 @@ func (w *watcher) run(ctx context.Context, interval time.Duration, initial bool)
 		}
 	}
 	w.ix.TakeRefreshChanges() // what Load saw is the starting state
+	lookCtx, stopLooking := context.WithCancel(ctx)
+	defer stopLooking()
+	gone := readerGone(lookCtx, w.e.rawStdout) // `| head -1` has its line
 	backoff, failing := time.Duration(0), false
 	for {
 		wait := interval
@@ -193,6 +197,8 @@ func (w *watcher) run(ctx context.Context, interval time.Duration, initial bool)
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-gone:
+			return syscall.EPIPE
 		case <-time.After(wait):
 		}
 		err := w.poll(ctx)
@@ -243,7 +249,7 @@ func (w *watcher) read(ctx context.Context) (watchState, error) {
 			break
 		}
 		it := l.Item()
-		s.list = append(s.list, listed{key: string(k), size: it.Size, mod: it.ModTime})
+		s.list = append(s.list, listed{key: string(k), size: it.Size, mod: it.ModTime, md5: it.MD5})
 	}
 	if err := l.Err(); err != nil {
 		return s, err
@@ -364,7 +370,7 @@ func (w *watcher) report(ctx context.Context, prev, cur watchState) error {
 				break
 			}
 			it := l.Item()
-			sigTimes[string(k)] = listed{key: it.Key, size: it.Size, mod: it.ModTime}
+			sigTimes[string(k)] = listed{key: it.Key, size: it.Size, mod: it.ModTime, md5: it.MD5}
 		}
 		l.Close()
 		if err := l.Err(); err != nil {
@@ -397,7 +403,9 @@ func (w *watcher) report(ctx context.Context, prev, cur watchState) error {
 		switch {
 		case w.pending.sure[string(k)]:
 		case oOK && nOK:
-			if om.size == nm.size && om.mod.Equal(nm.mod) {
+			// A time of whole seconds (S3) hides a re-sign within the
+			// second of the last version; its bytes' MD5 tells.
+			if om.size == nm.size && om.mod.Equal(nm.mod) && bytes.Equal(om.md5, nm.md5) {
 				return nil
 			}
 		case nOK:

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/index"
@@ -264,4 +268,59 @@ func TestWatchUnfoldedStore(t *testing.T) {
 		t.Fatal("the store does not read as folded after its fold")
 	}
 	step("")
+}
+
+// TestWatchEndsWhenReaderGoesOnQuietStore: `oxyfs watch STORE | head -1`
+// ends, exit 0, once head has its line and closed the pipe, though the
+// store stays quiet and watch has nothing more to write (it would learn
+// of the closed pipe only at its next write, an --interval or a day away).
+// The test binary runs as oxyfs (TestMain) with its stdout a real pipe.
+//
+// testwatch: mounts nothing (a subprocess on a file:// store).
+func TestWatchEndsWhenReaderGoesOnQuietStore(t *testing.T) {
+	dir := t.TempDir()
+	writer := storefixture.Open(t, "file://"+dir, store.Options{Layout: store.LayoutBucket})
+	key := storefixture.Ent(format.KindSig, strings.Repeat("ab", 32), "alice").Key()
+	storefixture.PutObjects(t, writer, key)
+	if _, err := journal.Append(context.Background(), writer, []string{key}); err != nil {
+		t.Fatal(err)
+	}
+	_, env := oxyfsOnPath(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// --interval 1h: watch polls (and writes) nothing more during the test.
+	cmd := exec.Command(self, "watch", "--initial", "--interval", "1h", "file://"+dir)
+	cmd.Env = env
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	r, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil || line != "+ "+key+"\n" {
+		_ = cmd.Process.Kill()
+		t.Fatalf("first line %q, %v; want + %s", line, err, key)
+	}
+	r.Close() // head -1 has its line
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("watch ended with %v once its reader went (want exit 0); stderr %q", err, errOut.String())
+		}
+	case <-time.After(time.Minute):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("watch still running a minute after its reader closed the pipe; stderr %q", errOut.String())
+	}
+	if errOut.Len() != 0 {
+		t.Errorf("watch said on stderr %q; a reader that goes ends it quietly", errOut.String())
+	}
 }
