@@ -22,7 +22,7 @@ import (
 // bytes, lists with the same size and time. Its ETag (the bytes' MD5)
 // differs: the watch says ~ (found by a trial on a fresh clone: two
 // re-signs of a signer within one second, a poll between, showed one ~).
-// versitygw through internal/testservers.
+// versitygw through testkit/testservers.
 //
 // testwatch: mounts nothing.
 func TestWatchUnfoldedSameSecondReSign(t *testing.T) {
