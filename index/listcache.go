@@ -12,11 +12,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/oxyfs/oxyfs/store/format"
@@ -82,6 +80,9 @@ func OpenListCache(dir string, maxBytes int64) (*ListCache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list cache %s: %w", dir, err)
 	}
+	if !listCacheSupported {
+		return nil, fmt.Errorf("list cache %s: not supported on this system (no shared read-only mapping of files)", dir)
+	}
 	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return nil, fmt.Errorf("list cache %s: %w", dir, err)
 	}
@@ -116,17 +117,6 @@ func checkCacheDir(dir string) error {
 	return nil
 }
 
-func ownedByMe(fi fs.FileInfo) error {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return errors.New("no owner to check")
-	}
-	if uid := os.Geteuid(); int(st.Uid) != uid {
-		return fmt.Errorf("owned by uid %d, not this user (uid %d)", st.Uid, uid)
-	}
-	return nil
-}
-
 // storeDir is the directory of a store's lists: made 0700 and checked.
 func (c *ListCache) storeDir(storeID string) (string, error) {
 	dir := filepath.Join(c.dir, storeID)
@@ -157,16 +147,6 @@ func (c *ListCache) listPath(storeID, name string) (string, bool) {
 	return filepath.Join(c.dir, storeID, name), true
 }
 
-// listMap is a cache file mapped read-only; it is unmapped once nothing
-// holds it (a set holds it in pins while its arrays are in it).
-type listMap struct{ data []byte }
-
-func newListMap(data []byte) *listMap {
-	m := &listMap{data: data}
-	runtime.AddCleanup(m, func(b []byte) { _ = syscall.Munmap(b) }, data)
-	return m
-}
-
 // load returns the list key names, mapped from its file; nil, nil when
 // there is none. A file that is there but is not the list (errListFile)
 // is removed and the error returned, for the caller to report.
@@ -185,36 +165,6 @@ func (c *ListCache) load(key listFileKey) (*decodedList, error) {
 	}
 	now := time.Now()
 	_ = os.Chtimes(path, now, now) // used: the last to be evicted
-	return d, nil
-}
-
-// mapListFile maps a cache file and parses it.
-func mapListFile(path string, key listFileKey) (*decodedList, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() == 0 || fi.Size() > 1<<40 {
-		return nil, fmt.Errorf("%w %s: not a regular file, or empty", errListFile, path)
-	}
-	if err := ownedByMe(fi); err != nil {
-		return nil, fmt.Errorf("%w %s: %w", errListFile, path, err)
-	}
-	data, err := syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
-	if err != nil {
-		return nil, fmt.Errorf("map %s: %w", path, err)
-	}
-	d, err := parseListFile(data, key)
-	if err != nil {
-		_ = syscall.Munmap(data)
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	d.pin = newListMap(data)
 	return d, nil
 }
 

@@ -9,10 +9,10 @@ import (
 
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // TestDiffLastFoldSaysWhen: `oxyfs diff --last-fold` names when the fold

@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/internal/storefixture"
-	"github.com/oxyfs/oxyfs/internal/testservers"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
+	"github.com/oxyfs/oxyfs/testkit/testservers"
 )
 
 // TestWatchUnfoldedSameSecondReSign: on a store that is not folded, watch
