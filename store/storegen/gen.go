@@ -1,4 +1,4 @@
-// Package gen writes synthetic stores: entries as current writers write them
+// Package storegen writes synthetic stores: entries as current writers write them
 // (per-object keys and journal lines, partially folded past
 // format.PartialFoldThreshold), as older writers do, as older one-list keys,
 // and optionally the complete list a fold would write. The same options write
