@@ -324,3 +324,17 @@ func TestWatchEndsWhenReaderGoesOnQuietStore(t *testing.T) {
 		t.Errorf("watch said on stderr %q; a reader that goes ends it quietly", errOut.String())
 	}
 }
+
+// TestWatchRefusesAnIntervalThatWouldHammerTheStore: each poll is a
+// refresh; --interval 1ns polled as fast as the store answered (some
+// 15,000 GETs a second on a file store). Below the floor it is a usage
+// error, before the store is opened.
+func TestWatchRefusesAnIntervalThatWouldHammerTheStore(t *testing.T) {
+	dir := t.TempDir()
+	for _, iv := range []string{"1ns", "0", "-1s", "99ms"} {
+		_, stderr, code := runCLI(t, "watch", "--interval", iv, "file://"+dir)
+		if code != 2 || !strings.Contains(stderr, "must be at least") {
+			t.Errorf("watch --interval %s: exit %d, %q; want exit 2 naming the floor", iv, code, stderr)
+		}
+	}
+}
