@@ -47,7 +47,7 @@ var opSigns = map[string]string{"add": "+", "replace": "~", "remove": "-"}
 // shown, never dropped).
 func newDiffRow(op, key string) diffRow {
 	r := diffRow{Op: op, Path: key, Key: key, Kind: "malformed"}
-	if e, err := format.ParseKey(key); err == nil {
+	if e, err := index.ParseEntryPath(key); err == nil { // an entry's path is its key
 		r.Kind = e.Kind.String()
 		if e.Kind == format.KindSig {
 			r.Signer = e.Value

@@ -96,11 +96,11 @@ func parseKinds(s string) ([]format.Kind, error) {
 	}
 	var kinds []format.Kind
 	for _, name := range strings.Split(s, ",") {
-		k, ok := format.ParseKind(strings.TrimSpace(name))
-		if !ok {
+		i := slices.IndexFunc(format.Kinds[:], func(k format.Kind) bool { return k.String() == strings.TrimSpace(name) })
+		if i < 0 {
 			return nil, fmt.Errorf("no kind %q: want %s", name, strings.Join(kindNames(), ", "))
 		}
-		if !slices.Contains(kinds, k) {
+		if k := format.Kinds[i]; !slices.Contains(kinds, k) {
 			kinds = append(kinds, k)
 		}
 	}
