@@ -29,20 +29,6 @@ func listKeys(n, seed int) []string {
 	return keys
 }
 
-// putKeysList writes keys as an entry list and returns its name.
-func putKeysList(t testing.TB, st *store.Store, keys []string, complete bool) string {
-	t.Helper()
-	id, data, err := format.EncodeEntryList(keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := format.EntryListName(id, complete)
-	if err := st.Put(context.Background(), name, data); err != nil {
-		t.Fatal(err)
-	}
-	return name
-}
-
 // openLoaded opens and loads an index whose warnings are collected.
 func openLoaded(t testing.TB, st *store.Store) (*Index, *warnings) {
 	t.Helper()
@@ -66,7 +52,7 @@ func TestLiveListsAreDecodedAsTheyArrive(t *testing.T) {
 	const each = 48 << 20
 	setLimits(t, each, format.MaxEntryListKeys)
 	st := storefixture.NewMem(t)
-	putKeysList(t, st, listKeys(10, 0), true)
+	storefixture.WriteList(t, st, true, listKeys(10, 0)...)
 	garbage := bytes.Repeat([]byte("not zstd"), each/8)
 	for i := range 6 {
 		sum := sha256.Sum256([]byte{byte(i)})
@@ -100,9 +86,9 @@ func TestLiveListsAreDecodedAsTheyArrive(t *testing.T) {
 func TestLiveListsShareOneKeyCap(t *testing.T) {
 	const n = 1 << 17
 	st := storefixture.NewMem(t)
-	putKeysList(t, st, listKeys(10, 0), true)
+	storefixture.WriteList(t, st, true, listKeys(10, 0)...)
 	for i := range 8 {
-		putKeysList(t, st, listKeys(n, i+1), false)
+		storefixture.WriteList(t, st, false, listKeys(n, i+1)...)
 	}
 	// Past the cap first (an index a test holds stays live until its
 	// cleanup, and would weigh on the GC's target of the second).
@@ -146,7 +132,7 @@ func TestLiveListGetIsCappedAtItsListedSize(t *testing.T) {
 	drv := blobtest.New(inner)
 	st := store.New(blob.NewBucket(drv), "mem", "", store.Options{Layout: store.LayoutBucket})
 	t.Cleanup(func() { st.Close() })
-	putKeysList(t, st, listKeys(10, 0), true)
+	storefixture.WriteList(t, st, true, listKeys(10, 0)...)
 	lying := map[string]bool{}
 	for i := range 6 {
 		sum := sha256.Sum256([]byte{byte(i)})

@@ -16,6 +16,7 @@ import (
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/testkit/blobtest"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
 // bodyHookStore is a mem store whose GET bodies of entry lists body wraps.
@@ -78,7 +79,7 @@ func TestListIsDecodedAsItsBodyArrives(t *testing.T) {
 	st := bodyHookStore(t, func(ctx context.Context, r io.Reader) io.Reader {
 		return &heldBody{ctx: ctx, r: r, part: 32 << 10, release: release, held: &held, ended: &ended}
 	})
-	putKeysList(t, st, listKeys(n, 0), true)
+	storefixture.WriteList(t, st, true, listKeys(n, 0)...)
 	setLimits(t, format.MaxEntryListsInFlight, 1000)
 	// Should the open wait for the whole body (as it did), let it come.
 	timer := time.AfterFunc(20*time.Second, free)
@@ -104,7 +105,7 @@ func TestListBodyThatFailsMidwayIsReadAgain(t *testing.T) {
 		return r
 	})
 	keys := listKeys(n, 0)
-	putKeysList(t, st, keys, true)
+	storefixture.WriteList(t, st, true, keys...)
 	before := st.Counts()
 	ix, w := openLoaded(t, st)
 	s := ix.Status()
