@@ -18,6 +18,22 @@
 // a fusermount helper and a busy unmount is ErrMountBusy (EBUSY) with or
 // without one.
 //
+// # Files
+//
+//	mount.go        Options, Server, Mount and Unmount: the mount's lifecycle
+//	mountpoint.go   the mountpoint's checks before a mount, umount(2), mount errors
+//	tree.go         directories: Lookup, Readdir's entries, attributes (a cat starts here)
+//	entry.go        entry files: Getattr, Open, Read of a signature or an index entry
+//	versions.go     a signature's versions: which node is current, adopt, ESTALE
+//	dirhandle.go    READDIR(PLUS) handles and the listings the kernel keeps
+//	invalidate.go   Invalidate: what a refresh changed, told to the kernel
+//	write.go        writes: create, write, flush (a per-key PUT + a journal line)
+//	virtualdirs.go  the directories mkdir made that hold no entry yet
+//	sidefiles.go    editors' side files (refused unless AllowAnyName)
+//	oxy.go, oxyfile.go, oxylists.go   the .oxy/ debug view
+//	errno.go        the errno of each class of error (index.Classify)
+//	opcounts.go, kernelreqs.go, rawfs.go   FUSE operation and request counters
+//
 // # Model
 //
 // The FUSE layer holds no store logic and no copy of the tree. A directory
