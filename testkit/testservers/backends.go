@@ -64,8 +64,11 @@ var s3Backend = &backend{
 	makeDir: xattrTempDir,
 	// The posix backend keeps ETags and other metadata in xattrs. --nometa
 	// must not be used: without metadata, conditional writes wrongly succeed.
+	// --keep-alive: without it versitygw closes every connection after one
+	// response, so each request of a test paid a new TCP handshake (a real S3
+	// endpoint keeps connections alive; the lean GET path reuses them).
 	args: func(s *Server) []string {
-		return []string{"--port", s.addr, "--region", s3Region, "posix", s.dataDir}
+		return []string{"--port", s.addr, "--region", s3Region, "--keep-alive", "posix", s.dataDir}
 	},
 	procEnv: func(s *Server) []string {
 		// Credentials through the environment keep them out of ps output.
