@@ -2,7 +2,6 @@ package fold
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -100,21 +99,64 @@ func (r CheckReport) OK() bool { return len(r.Problems) == 0 }
 func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckReport, err error) {
 	start := st.Counts()
 	defer func() { rep.Requests = st.Counts().Sub(start) }()
-	prog := &progress{fn: opts.Progress}
 	max := opts.MaxItems
 	if max <= 0 {
 		max = 50
 	}
 	rep.Store, rep.Layout = st.URL(), st.Layout().String()
 	rep.Problems, rep.Notes = []Problem{}, []Problem{}
-	f := &findings{rep: &rep, w: &warner{fn: opts.Warn}, max: max, url: st.URL()}
-
-	sn, err := readSnapshot(ctx, st)
-	if err != nil {
-		return rep, fmt.Errorf("check: %w", err)
+	c := &checking{ctx: ctx, st: st, prog: &progress{fn: opts.Progress}, rep: &rep,
+		f: &findings{rep: &rep, w: &warner{fn: opts.Warn}, max: max, url: st.URL()}}
+	for _, step := range []func() error{
+		c.snapshot, c.records, c.listing, c.lists, c.named, c.unnamed, c.foldedForReaders, c.lost, c.layout, c.retired,
+	} {
+		if err := step(); err != nil {
+			return rep, fmt.Errorf("check: %w", err)
+		}
 	}
-	rep.Folded = sn.Folded()
-	rep.JournalLines, rep.JournalUnfolded, rep.RetiredLines = len(sn.Journal), sn.UnfoldedLines(), len(sn.Retired)
+	return rep, nil
+}
+
+// checking is one check as it goes: what its steps read and found, each
+// field set by the step named. Its steps run one after another; only
+// their look-ups run in parallel, and gather into locals.
+type checking struct {
+	ctx  context.Context
+	st   *store.Store
+	prog *progress
+	f    *findings
+	rep  *CheckReport
+	sn   *store.Snapshot // snapshot: the journal, the retired record, the pack listing
+	sc   *scan           // listing: the entry prefixes, with each key's time
+	// lists: the live lists (sorted, as sn.Lists is), and what each holds.
+	live  []store.ListInfo
+	found []listFindings
+	jkeys []string // named: the journal's keys, sorted, unique
+	dmg   damage   // named: what a write that failed left, and the lists' state
+	// named: the listed keys a readable live list names, and where the
+	// problems of the live lists start in rep.Problems.
+	namedBits  keyBits
+	unreadable int
+}
+
+// snapshot reads the journal, the retired record and the pack listing (so
+// the live lists), and fills in what the report says of them.
+func (c *checking) snapshot() error {
+	sn, err := readSnapshot(c.ctx, c.st)
+	if err != nil {
+		return err
+	}
+	c.sn = sn
+	c.rep.Folded = sn.Folded()
+	c.rep.JournalLines, c.rep.JournalUnfolded, c.rep.RetiredLines = len(sn.Journal), sn.UnfoldedLines(), len(sn.Retired)
+	return nil
+}
+
+// records reports the snapshot's lines that do not parse, the pack keys
+// that are no regular file, and lists or a journal in a store read in the
+// directory layout.
+func (c *checking) records() error {
+	sn, f := c.sn, c.f
 	if sn.JournalBad.Count > 0 {
 		f.add(Problem{Code: CodeJournalMalformedLine, Keys: []string{format.JournalKey}, Count: 1, Details: sn.JournalBad.Messages(),
 			Message: fmt.Sprintf("journal %s has %d lines that do not parse: readers and folds skip them (the entries they meant to name are found by a fold's listing), and every rewrite keeps them", format.JournalKey, sn.JournalBad.Count),
@@ -141,76 +183,101 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 		p.Details = sn.Irregular[:len(p.Keys)]
 		f.add(p)
 	}
-	if st.Layout() == store.LayoutDirectory && (len(sn.Lists) > 0 || len(sn.Journal) > 0) {
+	if c.st.Layout() == store.LayoutDirectory && (len(sn.Lists) > 0 || len(sn.Journal) > 0) {
 		f.add(Problem{Code: CodeDirectoryLayout, Severity: SeverityNote,
 			Message: "directory layout, yet the store holds a journal or entry lists: readers of this layout ignore them",
 			Fix:     "pass --layout bucket if the store is kept in the bucket layout"})
 	}
+	return nil
+}
 
-	sc, err := listEntriesTimed(ctx, st, prog, true)
+// listing lists every entry prefix, with each key's modification time, and
+// reports the keys under them that are not entry keys.
+func (c *checking) listing() error {
+	sc, err := listEntriesTimed(c.ctx, c.st, c.prog, true)
 	if err != nil {
-		return rep, fmt.Errorf("check: %w", err)
+		return err
 	}
-	rep.Entries = len(sc.keys)
+	c.sc = sc
+	c.rep.Entries = len(sc.keys)
 	if len(sc.malformed) > 0 {
-		f.add(f.keyed(Problem{Code: CodeEntryKeyMalformed,
+		c.f.add(c.f.keyed(Problem{Code: CodeEntryKeyMalformed,
 			Message: "keys under an entry prefix that are not entry keys <kind>/<hh>/<rest>/<value> (malformed, not missing): readers and folds skip them",
 			Fix:     "if no tool of yours wrote them, delete them (nothing reads them); an entry meant by one is written again under its right key with `oxyfs put`"}, sc.malformed))
 	}
+	return nil
+}
 
-	// The live lists, streamed (checklists.go).
-	live := sn.LiveLists()
-	for _, l := range live {
-		rep.LiveLists = append(rep.LiveLists, l.Name) // sorted, as sn.Lists is
+// lists streams the live lists (checklists.go): what each holds against
+// the listing, and whether it decodes.
+func (c *checking) lists() error {
+	c.live = c.sn.LiveLists()
+	for _, l := range c.live {
+		c.rep.LiveLists = append(c.rep.LiveLists, l.Name) // sorted, as sn.Lists is
 	}
-	found, err := checkLists(ctx, st, live, sc.keys, max)
+	found, err := checkLists(c.ctx, c.st, c.live, c.sc.keys, c.f.max)
 	if err != nil {
-		return rep, fmt.Errorf("check: read lists: %w", err)
+		return fmt.Errorf("read lists: %w", err)
 	}
+	c.found = found
+	return nil
+}
 
-	// Keys the journal or a live list names but the listing did not show:
-	// the examples a report would name are looked up first.
-	jkeys := make([]string, len(sn.Journal))
-	for i, l := range sn.Journal {
+// named reports what a write that failed left (checkdamage.go), and the
+// keys the journal or a live list names but the listing did not show: the
+// examples a report would name are looked up first (confirmMissing). It
+// settles which listed keys a readable live list names.
+func (c *checking) named() error {
+	f, sc := c.f, c.sc
+	jkeys := make([]string, len(c.sn.Journal))
+	for i, l := range c.sn.Journal {
 		jkeys[i] = l.Key
 	}
-	jkeys = sortedUnique(jkeys)
-	dmg, err := checkDamage(ctx, st, sn, sc, jkeys, f)
+	c.jkeys = sortedUnique(jkeys)
+	dmg, err := checkDamage(c.ctx, c.st, c.sn, sc, c.jkeys, f)
 	if err != nil {
-		return rep, fmt.Errorf("check: %w", err)
+		return err
 	}
-	dmg.listsRead(live, found)
-	_, missing := mergeKeys(sc.keys, jkeys)
-	examples := slices.Clone(missing[:min(len(missing), max)])
-	for _, fd := range found {
+	dmg.listsRead(c.live, c.found)
+	c.dmg = dmg
+	_, missing := mergeKeys(sc.keys, c.jkeys)
+	examples := slices.Clone(missing[:min(len(missing), f.max)])
+	for _, fd := range c.found {
 		if fd.named != nil {
 			examples = append(examples, fd.missingEx...)
 		}
 	}
-	gone, err := confirmMissing(ctx, st, sortedUnique(examples), f)
+	gone, err := confirmMissing(c.ctx, c.st, sortedUnique(examples), f)
 	if err != nil {
-		return rep, fmt.Errorf("check: %w", err)
+		return err
 	}
-	unreadable := len(rep.Problems) // where the lists' problems start
-	named := checkListFindings(f, live, found, sc.keys, jkeys, gone)
-	if len(missing) > 0 && !slices.ContainsFunc(missing[:min(len(missing), max)], func(k string) bool { return !gone(k) }) {
+	c.unreadable = len(c.rep.Problems) // where the lists' problems start
+	c.namedBits = checkListFindings(f, c.live, c.found, sc.keys, c.jkeys, gone)
+	if len(missing) > 0 && !slices.ContainsFunc(missing[:min(len(missing), f.max)], func(k string) bool { return !gone(k) }) {
 		f.add(f.keyed(Problem{Code: CodeEntryMissingKey,
 			Message: fmt.Sprintf("journal %s names keys that do not exist (live lists may name them too): readers show such an entry, and reading it fails (not found)", format.JournalKey),
 			Fix:     fmt.Sprintf("%s now, then %s over an hour later: the fold marks their lines, the collection drops them past their hour, and the next complete list leaves the keys out; or write each again with `oxyfs put` if it should exist", f.foldFix(), f.cmd("gc"))}, missing))
 	}
+	return nil
+}
 
-	// Per-object keys that neither names.
+// unnamed reports the per-object keys that neither a live list nor the
+// journal names, as the layout and the lists' state say they are: a note
+// in the directory layout or on a store not folded, a follow-on of a live
+// list that does not decode, else by cause (reportUnnamed).
+func (c *checking) unnamed() error {
+	f, sc, rep := c.f, c.sc, c.rep
 	var waiting []string
 	var waitingAt []int64 // each waiting key's modification time
-	forEachWaiting(sc.keys, named, jkeys, func(i int) {
-		if dmg.named(sc.keys[i]) {
+	forEachWaiting(sc.keys, c.namedBits, c.jkeys, func(i int) {
+		if c.dmg.named(sc.keys[i]) {
 			return // its line came after the snapshot
 		}
 		waiting = append(waiting, sc.keys[i])
 		waitingAt = append(waitingAt, sc.times[i])
 	})
 	switch {
-	case st.Layout() == store.LayoutDirectory:
+	case c.st.Layout() == store.LayoutDirectory:
 		f.add(Problem{Code: CodeDirectoryLayout, Severity: SeverityNote, Count: 0,
 			Message: fmt.Sprintf("directory layout: lookups list the per-object prefixes; %d entries", len(sc.keys))})
 	case !rep.Folded:
@@ -221,40 +288,53 @@ func Check(ctx context.Context, st *store.Store, opts CheckOptions) (rep CheckRe
 			p.Details = []string{fmt.Sprintf("%d per-object keys are in no list or journal line yet; the first complete fold picks them up", len(waiting))}
 		}
 		f.add(p)
-	case !dmg.listsWhole:
+	case !c.dmg.listsWhole:
 		// Follow-on: a live list that does not decode held these keys, most
 		// likely. Readers list the prefixes meanwhile, so they miss none.
 		rep.Unnamed = len(waiting)
-		if len(waiting) > 0 && unreadable < len(rep.Problems) {
-			p := &rep.Problems[unreadable]
+		if len(waiting) > 0 && c.unreadable < len(rep.Problems) {
+			p := &rep.Problems[c.unreadable]
 			p.Details = append(p.Details, fmt.Sprintf("follow-on: %d per-object keys no readable live list or journal line names (%s), most likely keys the list held; readers list the entry prefixes while a live list does not decode, so they miss none of them, and the fold that replaces the list lists them", len(waiting), sample(waiting, textKeys)))
 		}
 	default:
-		err := reportUnnamed(ctx, st, sn, f, dmg, waiting, waitingAt)
-		if err != nil {
-			return rep, fmt.Errorf("check: %w", err)
-		}
+		return reportUnnamed(c.ctx, c.st, c.sn, f, c.dmg, waiting, waitingAt)
 	}
+	return nil
+}
 
-	// Readers list the per-object prefixes while a live list does not
-	// decode: the store is not folded for them (as oxyfs status says).
-	if slices.ContainsFunc(found, func(fd listFindings) bool { return fd.corrupt != nil }) {
-		rep.Folded = false
+// foldedForReaders settles rep.Folded as readers see it: they list the
+// per-object prefixes while a live list does not decode, so the store is
+// not folded for them (as oxyfs status says).
+func (c *checking) foldedForReaders() error {
+	if slices.ContainsFunc(c.found, func(fd listFindings) bool { return fd.corrupt != nil }) {
+		c.rep.Folded = false
 	}
+	return nil
+}
 
-	dmg.reportLost(f)
-	if err := checkLayoutNotes(ctx, st, sn, f); err != nil {
-		return rep, fmt.Errorf("check: %w", err)
+// lost reports what the partial lists prove lost (checkdamage.go).
+func (c *checking) lost() error {
+	c.dmg.reportLost(c.f)
+	return nil
+}
+
+// layout notes the states of the lists, the journal and the older lists
+// that a fold would change, and beside the marker reports older lists that
+// hold entries no per-object key holds (checklegacy.go).
+func (c *checking) layout() error {
+	if err := checkLayoutNotes(c.ctx, c.st, c.sn, c.f); err != nil {
+		return err
 	}
-	if sn.Marker && st.Layout() == store.LayoutBucket {
-		if err := checkLegacyHidden(ctx, st, sc.keys, dmg.times.marker, f); err != nil {
-			return rep, fmt.Errorf("check: %w", err)
-		}
+	if c.sn.Marker && c.st.Layout() == store.LayoutBucket {
+		return checkLegacyHidden(c.ctx, c.st, c.sc.keys, c.dmg.times.marker, c.f)
 	}
-	if err := checkRetired(ctx, st, sn, prog, f); err != nil {
-		return rep, fmt.Errorf("check: %w", err)
-	}
-	return rep, nil
+	return nil
+}
+
+// retired notes the retired keys gone already or due, and forget records
+// that do not parse (checkretired.go).
+func (c *checking) retired() error {
+	return checkRetired(c.ctx, c.st, c.sn, c.prog, c.f)
 }
 
 // reportUnnamed reports the per-object keys of a folded store whose lists
@@ -354,136 +434,6 @@ func checkLayoutNotes(ctx context.Context, st *store.Store, sn *store.Snapshot, 
 			Fix:     f.foldFix()}, older))
 	}
 	return nil
-}
-
-// checkRetired notes retired keys that are gone already, forget records
-// that do not parse (readers trust no cached signature while one is
-// named), and how many keys are due for deletion.
-func checkRetired(ctx context.Context, st *store.Store, sn *store.Snapshot, prog *progress, f *findings) error {
-	listed := make(map[string]bool, len(sn.Lists))
-	for _, l := range sn.Lists {
-		listed[l.Name] = true
-	}
-	now := st.Clock().NowMs()
-	latest := sn.RetiredSet()
-	keys := make([]string, 0, len(latest))
-	due := 0
-	for k := range latest {
-		keys = append(keys, k)
-	}
-	for _, r := range sn.Retired {
-		if format.RetiredOverAnHourAgo(r.RetiredAt, now) {
-			due++
-		}
-	}
-	slices.Sort(keys)
-	gone := make([]bool, len(keys))
-	bad := make([]string, len(keys)) // why a forget record does not parse
-	err := forEach(ctx, len(keys), func(ctx context.Context, i int) error {
-		if _, _, isList := format.ParseEntryListName(keys[i]); isList {
-			gone[i] = !listed[keys[i]]
-			return nil
-		}
-		defer prog.report(int64(i+1), int64(len(keys)), "retired")
-		if format.IsForgottenName(keys[i]) {
-			// A forget record is read whole (at most 16 MiB): readers
-			// that cannot parse it trust no cached signature.
-			data, err := st.Get(ctx, keys[i])
-			switch {
-			case errors.Is(err, store.ErrNotFound):
-				gone[i] = true
-			case errors.Is(err, store.ErrTooLarge):
-				bad[i] = err.Error()
-			case err != nil:
-				return err
-			default:
-				if _, err := format.ParseForgottenRecord(keys[i], data); err != nil {
-					bad[i] = err.Error()
-				}
-			}
-			return nil
-		}
-		ok, err := st.Exists(ctx, keys[i])
-		gone[i] = !ok
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("retired keys: %w", err)
-	}
-	var missing, young []string
-	var unparsed, why []string
-	for i, k := range keys {
-		switch {
-		case gone[i] && format.IsForgottenName(k) && !format.RetiredOverAnHourAgo(latest[k], now):
-			young = append(young, k)
-		case gone[i]:
-			missing = append(missing, k)
-		case bad[i] != "":
-			unparsed = append(unparsed, k)
-			why = append(why, bad[i])
-		}
-	}
-	if len(young) > 0 {
-		f.add(f.keyed(Problem{Code: CodeForgetRecordGone, Severity: SeverityNote,
-			Message: "forget records retired within the hour are gone (their collection failed before writing them?): until a collection drops their lines after their hour, readers trust no cached signature",
-			Fix:     "wait for the hour, then " + f.cmd("gc")}, young))
-	}
-	if len(missing) > 0 {
-		f.add(f.keyed(Problem{Code: CodeRetiredKeyGone, Severity: SeverityNote,
-			Message: "retired keys are gone already; the next collection drops their lines",
-			Fix:     f.cmd("gc")}, missing))
-	}
-	if len(unparsed) > 0 {
-		f.add(f.keyed(Problem{Code: CodeForgetRecordBad, Severity: SeverityNote, Details: why[:min(len(why), f.max)],
-			Message: "forget records that do not parse: readers trust no cached signature while they are named (within their hour), and a collection deletes them after",
-			Fix:     "wait for the hour, then " + f.cmd("gc")}, unparsed))
-	}
-	if due > 0 {
-		f.add(Problem{Code: CodeRetiredDue, Severity: SeverityNote,
-			Message: fmt.Sprintf("%d retired lines are over %v old: the next collection deletes their keys", due, format.GracePeriod),
-			Fix:     f.cmd("gc")})
-	}
-	return nil
-}
-
-// heldByRetired returns, of keys (sorted), those a retired list that still
-// exists holds, each with the list's name: entries a folded store held and a
-// fold then left out although their key exists — a gap, where an older
-// writer's key that no list ever held is only waiting. Each retired list is
-// streamed once; one that is gone is skipped, one that does not decode is
-// skipped (check reports corrupt lists elsewhere), a failed read is an error.
-func heldByRetired(ctx context.Context, st *store.Store, sn *store.Snapshot, keys []string) (map[string]string, error) {
-	out := map[string]string{}
-	if len(keys) == 0 {
-		return out, nil
-	}
-	for _, l := range sn.Lists {
-		if !l.Retired {
-			continue
-		}
-		data, err := st.Get(ctx, l.Name)
-		if errors.Is(err, store.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read retired list %s: %w", l.Name, err)
-		}
-		j := 0
-		// A retired list that does not decode proves nothing: its keys read
-		// so far count, the rest are only waiting.
-		_, _ = format.DecodeEntryList(data, func(key []byte) error {
-			for j < len(keys) && keys[j] < string(key) {
-				j++
-			}
-			if j < len(keys) && keys[j] == string(key) {
-				if _, ok := out[keys[j]]; !ok {
-					out[keys[j]] = l.Name
-				}
-			}
-			return nil
-		})
-	}
-	return out, nil
 }
 
 // confirmMissing looks up (HEAD, up to workers at once) keys a live list or

@@ -30,7 +30,10 @@
 //     write that failed left (checkdamage.go: a 0-byte signature key, a
 //     journal cut or shorter than its partial lists prove, keys no list or
 //     line names that readers of a folded store miss; checklegacy.go: an
-//     older list beside the marker holding entries no per-object key does).
+//     older list beside the marker holding entries no per-object key does;
+//     checkretired.go: retired keys gone already or due, forget records
+//     that do not parse). Its steps run in order over one state (checking),
+//     as a complete fold's do over folding.
 //     Each finding is a Problem (problem.go): a stable code, the keys of
 //     one cause (a count and the first MaxItems), what it means and the
 //     command that fixes it; docs/operations.md lists every code.

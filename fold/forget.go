@@ -70,25 +70,52 @@ func newForgetPlan(objs []ForgetObject) *forgetPlan {
 // object that a HEAD found, and what the dry run reports is exactly what
 // the collection deletes.
 func (p *forgetPlan) plan(ctx context.Context, st *store.Store, named []string) error {
+	pl := &planning{ctx: ctx, st: st, p: p, named: named}
+	for _, step := range []func() error{pl.listObjects, pl.confirmListed, pl.confirmNamed} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	p.keys = sortedUnique(append(p.keys, pl.listed...))
+	return nil
+}
+
+// planning is a forget plan as it goes, each field set by the step named.
+type planning struct {
+	ctx context.Context
+	st  *store.Store
+	p   *forgetPlan // listObjects adds the older one-list keys a HEAD found to p.keys
+	// named: the keys of the forgotten objects the journal and the live
+	// lists hold (the caller's, not sorted).
+	named []string
+	// listObjects: the entry keys listed under the forgotten objects'
+	// prefixes, sorted, unique.
+	listed []string
+}
+
+// listObjects lists <kind>/<hh>/<rest>/ for each object and kind forgotten,
+// every key checked to be an entry of that object and kind (ErrWrongAnswer
+// if not), and looks up (HEAD) the older one-list key of each.
+func (pl *planning) listObjects() error {
 	type job struct {
 		object string
 		kind   format.Kind
 	}
 	var jobs []job
-	for obj, kinds := range p.objects {
+	for obj, kinds := range pl.p.objects {
 		for _, k := range format.Kinds {
 			if kinds[k] {
 				jobs = append(jobs, job{obj, k})
 			}
 		}
 	}
-	var mu sync.Mutex
+	var mu sync.Mutex // guards listed and p.keys while the workers run
 	var listed []string
-	err := forEach(ctx, len(jobs), func(ctx context.Context, i int) error {
+	err := forEach(pl.ctx, len(jobs), func(ctx context.Context, i int) error {
 		j := jobs[i]
 		prefix := format.Entry{Kind: j.kind, Object: j.object}.Key() // "<kind>/<hh>/<rest>/"
 		var keys []string
-		if err := list(ctx, st, prefix, "", func() { keys = keys[:0] }, func(it store.ListItem) error {
+		if err := list(ctx, pl.st, prefix, "", func() { keys = keys[:0] }, func(it store.ListItem) error {
 			if it.IsDir {
 				return nil
 			}
@@ -102,40 +129,44 @@ func (p *forgetPlan) plan(ctx context.Context, st *store.Store, named []string) 
 			return fmt.Errorf("forget %s: %w", prefix, err)
 		}
 		legacy := format.LegacyKey(j.kind, j.object)
-		ok, err := st.Exists(ctx, legacy)
+		ok, err := pl.st.Exists(ctx, legacy)
 		if err != nil {
 			return fmt.Errorf("forget %s: %w", legacy, err)
 		}
 		mu.Lock()
 		listed = append(listed, keys...)
 		if ok {
-			p.keys = append(p.keys, legacy)
+			pl.p.keys = append(pl.p.keys, legacy)
 		}
 		mu.Unlock()
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	listed = sortedUnique(listed)
-	// Every listed key, confirmed.
-	err = forEach(ctx, len(listed), func(ctx context.Context, i int) error {
-		ok, err := st.Exists(ctx, listed[i])
+	pl.listed = sortedUnique(listed)
+	return err
+}
+
+// confirmListed looks up (HEAD) every listed key: a 404 for a key the
+// listing just showed is ErrWrongAnswer.
+func (pl *planning) confirmListed() error {
+	return forEach(pl.ctx, len(pl.listed), func(ctx context.Context, i int) error {
+		ok, err := pl.st.Exists(ctx, pl.listed[i])
 		if err != nil {
-			return fmt.Errorf("forget %s: %w", listed[i], err)
+			return fmt.Errorf("forget %s: %w", pl.listed[i], err)
 		}
 		if !ok {
-			return fmt.Errorf("%w: the listing showed %s, and a HEAD of it answers 404 (a lying server or a stale read); nothing was deleted", ErrWrongAnswer, listed[i])
+			return fmt.Errorf("%w: the listing showed %s, and a HEAD of it answers 404 (a lying server or a stale read); nothing was deleted", ErrWrongAnswer, pl.listed[i])
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	// What the journal and the live lists name and the listing left out.
-	_, unlisted := mergeKeys(listed, sortedUnique(slices.Clone(named)))
-	err = forEach(ctx, len(unlisted), func(ctx context.Context, i int) error {
-		ok, err := st.Exists(ctx, unlisted[i])
+}
+
+// confirmNamed looks up (HEAD) the keys of the forgotten objects the
+// journal and the live lists name that the listing left out: one that
+// exists is ErrIncompleteListing; one gone needs no deletion.
+func (pl *planning) confirmNamed() error {
+	_, unlisted := mergeKeys(pl.listed, sortedUnique(slices.Clone(pl.named)))
+	return forEach(pl.ctx, len(unlisted), func(ctx context.Context, i int) error {
+		ok, err := pl.st.Exists(ctx, unlisted[i])
 		if err != nil {
 			return fmt.Errorf("forget %s: %w", unlisted[i], err)
 		}
@@ -148,11 +179,6 @@ func (p *forgetPlan) plan(ctx context.Context, st *store.Store, named []string) 
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	p.keys = sortedUnique(append(p.keys, listed...))
-	return nil
 }
 
 // deleted is what deleteKeys did.

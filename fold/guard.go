@@ -40,75 +40,101 @@ var ErrIncompleteListing = errors.New("the listing of the entry prefixes left ou
 // It returns how many entries the lists hold that set leaves out, the
 // malformed keys not counted.
 func leftOut(ctx context.Context, st *store.Store, sn *store.Snapshot, ours string, set []string, gone func(string) bool, w *warner) (n int, malformed []string, err error) {
-	var lists []store.ListInfo
+	g := &guard{ctx: ctx, st: st, set: set, gone: gone, w: w, seen: map[string]bool{}}
 	for _, l := range sn.LiveLists() {
 		if l.Name != ours {
-			lists = append(lists, l)
+			g.lists = append(g.lists, l)
 		}
 	}
-	var (
-		mu   sync.Mutex
-		out  []string
-		seen = make(map[string]bool)
-	)
-	err = forEach(ctx, len(lists), func(ctx context.Context, i int) error {
-		name := lists[i].Name
-		data, err := st.Get(ctx, name)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read live list %s: %w", name, err)
-		}
-		var mine, bad []string
-		j := 0
-		_, derr := format.DecodeEntryList(data, func(key []byte) error {
-			for j < len(set) && set[j] < string(key) {
-				j++
-			}
-			if j == len(set) || set[j] != string(key) {
-				if _, err := format.ParseKey(string(key)); err != nil {
-					bad = append(bad, string(key))
-				} else {
-					mine = append(mine, string(key))
-				}
-			}
-			return nil
-		})
-		if derr != nil {
-			w.warn("live list %s does not decode (%v): what it held cannot be checked; the fold retires it", name, derr)
-			return nil
-		}
-		mu.Lock()
-		malformed = append(malformed, bad...)
-		for _, k := range bad {
-			w.warn("live list %s holds the malformed key %q (not an entry key): left out of the new list", name, clipText(k, 120))
-		}
-		for _, k := range mine {
-			if !seen[k] {
-				seen[k] = true
-				out = append(out, k)
-			}
-		}
-		mu.Unlock()
-		return nil
-	})
-	if err != nil {
+	if err := forEach(ctx, len(g.lists), g.readList); err != nil {
 		return 0, nil, err
 	}
-	malformed = sortedUnique(malformed)
+	if err := g.lookUp(); err != nil {
+		return 0, nil, err
+	}
+	return len(g.out), sortedUnique(g.malformed), nil
+}
+
+// guard is leftOut as it goes, each field set by the step named.
+type guard struct {
+	ctx   context.Context
+	st    *store.Store
+	set   []string // the new complete set, sorted
+	gone  func(string) bool
+	w     *warner
+	lists []store.ListInfo // the live lists read: all but the fold's own
+	// readList, under mu (its workers run in parallel): the entries the
+	// lists hold that set leaves out, each once (seen), in the order
+	// found, and the keys they hold that are not entry keys.
+	mu        sync.Mutex
+	out       []string
+	seen      map[string]bool
+	malformed []string
+}
+
+// readList reads live list i and adds the entries it holds that the set
+// leaves out to out, and its keys that are not entry keys to malformed
+// (warned of). A list gone since the snapshot holds nothing; one that does
+// not decode is warned of and skipped (the fold retires it).
+func (g *guard) readList(ctx context.Context, i int) error {
+	name := g.lists[i].Name
+	data, err := g.st.Get(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read live list %s: %w", name, err)
+	}
+	var mine, bad []string
+	j := 0
+	_, derr := format.DecodeEntryList(data, func(key []byte) error {
+		for j < len(g.set) && g.set[j] < string(key) {
+			j++
+		}
+		if j == len(g.set) || g.set[j] != string(key) {
+			if _, err := format.ParseKey(string(key)); err != nil {
+				bad = append(bad, string(key))
+			} else {
+				mine = append(mine, string(key))
+			}
+		}
+		return nil
+	})
+	if derr != nil {
+		g.w.warn("live list %s does not decode (%v): what it held cannot be checked; the fold retires it", name, derr)
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.malformed = append(g.malformed, bad...)
+	for _, k := range bad {
+		g.w.warn("live list %s holds the malformed key %q (not an entry key): left out of the new list", name, clipText(k, 120))
+	}
+	for _, k := range mine {
+		if !g.seen[k] {
+			g.seen[k] = true
+			g.out = append(g.out, k)
+		}
+	}
+	return nil
+}
+
+// lookUp sends a HEAD of every entry left out but those gone names, until
+// one finds its key: then the listing was wrong, and it returns an error
+// wrapping ErrIncompleteListing naming the key and its prefix.
+func (g *guard) lookUp() error {
 	var check []string
-	for _, k := range out {
-		if gone == nil || !gone(k) {
+	for _, k := range g.out {
+		if g.gone == nil || !g.gone(k) {
 			check = append(check, k)
 		}
 	}
 	var found atomic.Pointer[string]
-	err = forEach(ctx, len(check), func(ctx context.Context, i int) error {
+	err := forEach(g.ctx, len(check), func(ctx context.Context, i int) error {
 		if found.Load() != nil {
 			return nil
 		}
-		ok, err := st.Exists(ctx, check[i])
+		ok, err := g.st.Exists(ctx, check[i])
 		if err != nil {
 			return fmt.Errorf("look up %s, which a live list holds and the listing did not show: %w", check[i], err)
 		}
@@ -118,17 +144,17 @@ func leftOut(ctx context.Context, st *store.Store, sn *store.Snapshot, ours stri
 		return nil
 	})
 	if err != nil {
-		return 0, nil, err
+		return err
 	}
 	if k := found.Load(); k != nil {
 		prefix := *k
 		if e, err := format.ParseKey(*k); err == nil {
 			prefix = format.Entry{Kind: e.Kind, Object: e.Object}.Key()
 		}
-		return 0, nil, fmt.Errorf("%w: %s holds %s, which exists, but listing %s did not show it; nothing was written, retired or marked (run the fold again; if it persists, the server's listing is wrong)",
-			ErrIncompleteListing, listHolding(lists), *k, prefix)
+		return fmt.Errorf("%w: %s holds %s, which exists, but listing %s did not show it; nothing was written, retired or marked (run the fold again; if it persists, the server's listing is wrong)",
+			ErrIncompleteListing, listHolding(g.lists), *k, prefix)
 	}
-	return len(out), malformed, nil
+	return nil
 }
 
 // listHolding names the live lists read, for an error.

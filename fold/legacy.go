@@ -42,15 +42,49 @@ type legacyEntry struct {
 // skip, if not nil, names entries not to copy: a collection's forgotten
 // objects, whose older lists it deletes after the fold.
 func foldLegacy(ctx context.Context, st *store.Store, dry bool, skip func(key string) bool, rep *LegacyReport, w *warner, prog *progress) ([]string, error) {
-	type olderList struct {
-		key    string
-		kind   format.Kind
-		object string
+	l := &legacyFold{ctx: ctx, st: st, skip: skip, rep: rep, w: w, prog: prog}
+	if err := l.listOlder(); err != nil {
+		return nil, err
 	}
-	var lists []olderList
+	if err := l.readOlder(); err != nil {
+		return nil, err
+	}
+	if dry {
+		return l.planned(), nil
+	}
+	if err := l.copyEntries(); err != nil {
+		return nil, err
+	}
+	return nil, l.writeMarker()
+}
+
+// olderList is one older one-list key, parsed.
+type olderList struct {
+	key    string
+	kind   format.Kind
+	object string
+}
+
+// legacyFold is foldLegacy as it goes, each field set by the step named.
+type legacyFold struct {
+	ctx   context.Context
+	st    *store.Store
+	skip  func(key string) bool
+	rep   *LegacyReport // filled in as the steps go (readOlder's workers under mu)
+	w     *warner
+	prog  *progress
+	lists []olderList   // listOlder: the older one-list keys
+	flat  []legacyEntry // readOlder: the entries they hold, less skip's
+	mu    sync.Mutex    // guards rep.BadLines while readOlder's workers run
+}
+
+// listOlder lists every older prefix: the older one-list keys, and the
+// keys under them that do not parse (reported, left alone).
+func (l *legacyFold) listOlder() error {
+	rep := l.rep
 	for _, ll := range format.LegacyLists() {
-		n, bad := len(lists), len(rep.Malformed)
-		err := list(ctx, st, ll.Prefix, "", func() { lists, rep.Malformed = lists[:n], rep.Malformed[:bad] }, func(it store.ListItem) error {
+		n, bad := len(l.lists), len(rep.Malformed)
+		err := list(l.ctx, l.st, ll.Prefix, "", func() { l.lists, rep.Malformed = l.lists[:n], rep.Malformed[:bad] }, func(it store.ListItem) error {
 			if it.IsDir {
 				return nil
 			}
@@ -59,68 +93,80 @@ func foldLegacy(ctx context.Context, st *store.Store, dry bool, skip func(key st
 				rep.Malformed = append(rep.Malformed, it.Shown())
 				return nil
 			}
-			lists = append(lists, olderList{it.Key, kind, object})
+			l.lists = append(l.lists, olderList{it.Key, kind, object})
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("fold older lists: %w", err)
+			return fmt.Errorf("fold older lists: %w", err)
 		}
 	}
-	rep.Lists = len(lists)
+	rep.Lists = len(l.lists)
 	for _, k := range rep.Malformed {
-		w.warn("older list %q: not <prefix><hh>/<rest>; left alone", k)
+		l.w.warn("older list %q: not <prefix><hh>/<rest>; left alone", k)
 	}
+	return nil
+}
 
-	entries := make([][]legacyEntry, len(lists))
-	var mu sync.Mutex
+// readOlder reads and decodes every older list (one that vanished holds
+// nothing; its lines that do not parse are reported, not copied), and
+// keeps the entries they hold but skip's, in the lists' order.
+func (l *legacyFold) readOlder() error {
+	entries := make([][]legacyEntry, len(l.lists))
 	var read atomic.Int64
-	err := forEach(ctx, len(lists), func(ctx context.Context, i int) error {
-		l := lists[i]
-		data, err := st.Get(ctx, l.key)
+	err := forEach(l.ctx, len(l.lists), func(ctx context.Context, i int) error {
+		ol := l.lists[i]
+		data, err := l.st.Get(ctx, ol.key)
 		if errors.Is(err, store.ErrNotFound) {
-			w.warn("older list %s vanished while folding; nothing to copy", l.key)
+			l.w.warn("older list %s vanished while folding; nothing to copy", ol.key)
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("fold older list %s: %w", l.key, err)
+			return fmt.Errorf("fold older list %s: %w", ol.key, err)
 		}
-		es, bad := decodeLegacy(l.kind, l.object, data)
+		es, bad := decodeLegacy(ol.kind, ol.object, data)
 		entries[i] = es
 		if bad.Count > 0 {
-			mu.Lock()
+			l.mu.Lock()
 			for _, b := range bad.Messages() {
-				rep.BadLines = append(rep.BadLines, fmt.Sprintf("%s: %s", l.key, b))
-				w.warn("older list %s: %s: not copied", l.key, b)
+				l.rep.BadLines = append(l.rep.BadLines, fmt.Sprintf("%s: %s", ol.key, b))
+				l.w.warn("older list %s: %s: not copied", ol.key, b)
 			}
-			mu.Unlock()
+			l.mu.Unlock()
 		}
-		prog.report(read.Add(1), int64(len(lists)), "legacy")
+		l.prog.report(read.Add(1), int64(len(l.lists)), "legacy")
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var flat []legacyEntry
 	for _, es := range entries {
 		for _, e := range es {
-			if skip == nil || !skip(e.key) {
-				flat = append(flat, e)
+			if l.skip == nil || !l.skip(e.key) {
+				l.flat = append(l.flat, e)
 			}
 		}
 	}
-	if dry {
-		keys := make([]string, len(flat))
-		for i, e := range flat {
-			keys[i] = e.key
-		}
-		rep.Marker = true // what the real fold writes once every copy landed
-		return sortedUnique(keys), nil
-	}
+	return nil
+}
 
+// planned is a dry run's end: the keys a fold would copy or keep, sorted,
+// and the marker it would write once every copy landed.
+func (l *legacyFold) planned() []string {
+	keys := make([]string, len(l.flat))
+	for i, e := range l.flat {
+		keys[i] = e.key
+	}
+	l.rep.Marker = true
+	return sortedUnique(keys)
+}
+
+// copyEntries writes every entry create-only: one already there keeps its
+// own bytes (Kept).
+func (l *legacyFold) copyEntries() error {
 	var copied, kept atomic.Int64
-	err = forEach(ctx, len(flat), func(ctx context.Context, i int) error {
-		e := flat[i]
-		err := st.PutIfAbsent(ctx, e.key, e.data)
+	err := forEach(l.ctx, len(l.flat), func(ctx context.Context, i int) error {
+		e := l.flat[i]
+		err := l.st.PutIfAbsent(ctx, e.key, e.data)
 		switch {
 		case err == nil:
 			copied.Add(1)
@@ -131,18 +177,21 @@ func foldLegacy(ctx context.Context, st *store.Store, dry bool, skip func(key st
 		}
 		return nil
 	})
-	rep.Copied, rep.Kept = int(copied.Load()), int(kept.Load())
-	if err != nil {
-		return nil, err
-	}
-	switch err := st.PutIfAbsent(ctx, format.LegacyFoldedMarker, nil); {
+	l.rep.Copied, l.rep.Kept = int(copied.Load()), int(kept.Load())
+	return err
+}
+
+// writeMarker writes the marker once every copy landed; one a fold running
+// beside this one wrote is as good.
+func (l *legacyFold) writeMarker() error {
+	switch err := l.st.PutIfAbsent(l.ctx, format.LegacyFoldedMarker, nil); {
 	case err == nil:
-		rep.Marker = true
+		l.rep.Marker = true
 	case errors.Is(err, store.ErrConflict): // written by a fold running beside this one
 	default:
-		return nil, fmt.Errorf("write marker %s: %w", format.LegacyFoldedMarker, err)
+		return fmt.Errorf("write marker %s: %w", format.LegacyFoldedMarker, err)
 	}
-	return nil, nil
+	return nil
 }
 
 // decodeLegacy turns one older list into per-object entries. A signer listed

@@ -181,44 +181,88 @@ func (g *generator) object(max int) []entryWrite {
 // what this call wrote: use it on an empty store.
 func Generate(ctx context.Context, st *store.Store, g Options) (Report, error) {
 	start, before := time.Now(), st.Counts()
-	rep := Report{PerKind: map[string]int{}}
+	gn := &generation{g: g, rep: &Report{PerKind: map[string]int{}}}
 	if g.Entries < 0 || g.Unjournaled < 0 || g.Legacy < 0 {
-		return rep, errors.New("generate: negative count")
+		return *gn.rep, errors.New("generate: negative count")
 	}
-	src := newGenerator(g)
-	var writes []genWrite
-	var keys []string // journaled or listed
-	note := func(w entryWrite, where string) {
-		if g.OnEntry != nil {
-			g.OnEntry(w.Entry, where)
-		}
-		rep.PerKind[w.Entry.Kind.String()]++
+	gn.src = newGenerator(g)
+	gn.drawCurrent()
+	gn.drawUnjournaled()
+	gn.drawLegacy()
+	err := gn.write(ctx, st)
+	if err == nil {
+		err = gn.index(ctx, st)
 	}
+	if err != nil {
+		return *gn.rep, err
+	}
+	gn.rep.Requests, gn.rep.Elapsed = st.Counts().Sub(before), time.Since(start)
+	return *gn.rep, nil
+}
+
+// generation is Generate as it goes: the entries drawn, in a fixed order
+// from one seeded source, then written. Each field is set by the step
+// named; the draws run in that order, so the same options draw the same.
+type generation struct {
+	g   Options
+	src *generator
+	rep *Report // filled in as the steps go
+	// drawCurrent, drawUnjournaled, drawLegacy: the keys to write, in the
+	// order drawn.
+	writes []genWrite
+	// drawCurrent, drawLegacy (with Fold): the keys journaled or listed.
+	keys []string
+}
+
+// note tells OnEntry of an entry drawn, and counts it by kind.
+func (gn *generation) note(w entryWrite, where string) {
+	if gn.g.OnEntry != nil {
+		gn.g.OnEntry(w.Entry, where)
+	}
+	gn.rep.PerKind[w.Entry.Kind.String()]++
+}
+
+// drawCurrent draws the Entries, as current writers write them: each key
+// journaled (or, with Fold, listed), and written unless SkipObjects.
+func (gn *generation) drawCurrent() {
+	g, rep := gn.g, gn.rep
 	where := "journal"
 	if g.Fold {
 		where = "list"
 	}
 	for rep.Entries < g.Entries {
-		for _, w := range src.object(g.Entries - rep.Entries) {
-			note(w, where)
+		for _, w := range gn.src.object(g.Entries - rep.Entries) {
+			gn.note(w, where)
 			key := w.Entry.Key()
-			keys = append(keys, key)
+			gn.keys = append(gn.keys, key)
 			rep.KeyTextBytes += int64(len(key))
 			if !g.SkipObjects {
-				writes = append(writes, genWrite{key, w.Data})
+				gn.writes = append(gn.writes, genWrite{key, w.Data})
 			}
 			rep.Entries++
 		}
 	}
+}
+
+// drawUnjournaled draws the Unjournaled entries, as older writers write
+// them: the per-object key alone.
+func (gn *generation) drawUnjournaled() {
+	g, rep := gn.g, gn.rep
 	for rep.Unjournaled < g.Unjournaled {
-		for _, w := range src.object(g.Unjournaled - rep.Unjournaled) {
-			note(w, "unjournaled")
-			writes = append(writes, genWrite{w.Entry.Key(), w.Data})
+		for _, w := range gn.src.object(g.Unjournaled - rep.Unjournaled) {
+			gn.note(w, "unjournaled")
+			gn.writes = append(gn.writes, genWrite{w.Entry.Key(), w.Data})
 			rep.Unjournaled++
 		}
 	}
-	for i := 0; i < g.Legacy; i++ {
-		ws := src.object(2)
+}
+
+// drawLegacy draws the Legacy older one-list keys, 1–2 entries each; with
+// Fold, their entries are copied into per-object keys and listed, as a
+// complete fold copies them.
+func (gn *generation) drawLegacy() {
+	for i := 0; i < gn.g.Legacy; i++ {
+		ws := gn.src.object(2)
 		e := ws[0].Entry
 		key := format.LegacyKey(e.Kind, e.Object)
 		var data []byte
@@ -235,51 +279,61 @@ func Generate(ctx context.Context, st *store.Store, g Options) (Report, error) {
 			}
 			data = format.LegacyValues(vals)
 		}
-		writes = append(writes, genWrite{key, data})
-		rep.LegacyKeys++
+		gn.writes = append(gn.writes, genWrite{key, data})
+		gn.rep.LegacyKeys++
 		for _, w := range ws {
-			note(w, "legacy")
-			rep.LegacyEntries++
-			if g.Fold {
+			gn.note(w, "legacy")
+			gn.rep.LegacyEntries++
+			if gn.g.Fold {
 				// A complete fold copies the legacy contents into entries.
-				writes = append(writes, genWrite{w.Entry.Key(), w.Data})
-				keys = append(keys, w.Entry.Key())
+				gn.writes = append(gn.writes, genWrite{w.Entry.Key(), w.Data})
+				gn.keys = append(gn.keys, w.Entry.Key())
 			}
 		}
 	}
-	if err := genPut(ctx, st, writes, g); err != nil {
-		return rep, err
+}
+
+// write writes every key drawn, in parallel (genPut).
+func (gn *generation) write(ctx context.Context, st *store.Store) error {
+	if err := genPut(ctx, st, gn.writes, gn.g); err != nil {
+		return err
 	}
-	rep.Objects = len(writes)
+	gn.rep.Objects = len(gn.writes)
+	return nil
+}
+
+// index names the keys journaled or listed as their writer or a fold
+// would: with Fold, the complete list (and, over older lists, the marker);
+// else in the bucket layout one journal update, partially folded past
+// format.PartialFoldThreshold lines. In the directory layout a writer
+// keeps no journal (as index.Index.PutBatch): the keys are all.
+func (gn *generation) index(ctx context.Context, st *store.Store) error {
+	rep, keys := gn.rep, gn.keys
 	switch {
-	case g.Fold:
+	case gn.g.Fold:
 		slices.Sort(keys)
 		keys = slices.Compact(keys)
 		id, data, err := format.EncodeEntryListSorted(keys)
 		if err != nil {
-			return rep, fmt.Errorf("generate: %w", err)
+			return fmt.Errorf("generate: %w", err)
 		}
 		rep.List, rep.ListEntries = format.EntryListName(id, true), len(keys)
 		if err := st.Put(ctx, rep.List, data); err != nil {
-			return rep, fmt.Errorf("generate: %w", err)
+			return fmt.Errorf("generate: %w", err)
 		}
-		if g.Legacy > 0 {
+		if gn.g.Legacy > 0 {
 			if err := st.Put(ctx, format.LegacyFoldedMarker, nil); err != nil {
-				return rep, fmt.Errorf("generate: %w", err)
+				return fmt.Errorf("generate: %w", err)
 			}
 			rep.Marker = true
 		}
 	case len(keys) > 0 && st.Layout() == store.LayoutBucket:
-		// As a writer does: one journal update, partially folded past
-		// format.PartialFoldThreshold lines. In the directory layout a
-		// writer keeps no journal (as index.Index.PutBatch): the keys are all.
 		if _, err := journal.Append(ctx, st, keys); err != nil {
-			return rep, fmt.Errorf("generate: %w", err)
+			return fmt.Errorf("generate: %w", err)
 		}
 		rep.JournalLines = len(keys)
 	}
-	rep.Requests, rep.Elapsed = st.Counts().Sub(before), time.Since(start)
-	return rep, nil
+	return nil
 }
 
 // genPut writes keys with bounded parallelism, stopping at the first error.
