@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 	flag "github.com/spf13/pflag"
+
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 )
 
 // The command tree, on cobra.
@@ -221,8 +223,14 @@ func (s *cli) runCommand(ctx context.Context, root *cobra.Command, c *command, a
 	e.flags = flag.NewFlagSet("oxyfs "+c.name, flag.ContinueOnError)
 	e.flags.SetOutput(s.stderr)
 	e.flags.Usage = func() {
-		fmt.Fprintf(s.stderr, "usage: oxyfs %s %s\n\n%s\n\nflags:\n", c.name, c.args, c.summary)
+		// The usage is oxyfs's own text: escaped, never redacted (its
+		// examples, AWS_SECRET_ACCESS_KEY=... and credentials_file=PATH,
+		// read as secrets to termsafe.Redact and were cut from --help).
+		out := termsafe.Escaper{W: s.rawStderr}
+		fmt.Fprintf(out, "usage: oxyfs %s %s\n\n%s\n\nflags:\n", c.name, c.args, c.summary)
+		e.flags.SetOutput(out)
 		e.flags.PrintDefaults()
+		e.flags.SetOutput(s.stderr)
 	}
 	e.common.register(e.flags)
 	stopProfile := startProfile(s.stderr)

@@ -25,6 +25,14 @@ func TestEveryCommandHelpAndBadFlag(t *testing.T) {
 			if name != "mount" || commands["mount"].args != "[STORE MOUNTPOINT]" || strings.Contains(c.summary, "Linux only") {
 				continue
 			}
+			// The usage is not redacted: its examples are not secrets
+			// (they read "AWS_SECRET_ACCESS_KEY=REDACTED mode 0600" and
+			// "credentials_file=REDACTED a password…").
+			for _, f := range []string{"AWS_SECRET_ACCESS_KEY=..., mode 0600", "(fstab: credentials_file=PATH):", "credentials_file=PATH, debug"} {
+				if !strings.Contains(errOut, f) {
+					t.Errorf("oxyfs mount --help lacks %q", f)
+				}
+			}
 			for _, f := range []string{"--read-only", "--layout", "--stats", "--timeout", "--max-requests", "-o, --options"} {
 				if !strings.Contains(errOut, f) {
 					t.Errorf("oxyfs mount --help lacks %s", f)
