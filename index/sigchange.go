@@ -26,7 +26,7 @@ const maxSigChanges = 1 << 12
 // it, a read whose bytes differ from the ones last read (size or digest:
 // replaced without a journal line), and — for every signature at once — a
 // directory-layout refresh (no journal says what changed), a refresh
-// whose last look is older than its window (Index.lookOutlived), the
+// whose last look is not within its window (Index.lookTrusted), the
 // remembered sizes starting over, and this table starting over.
 type sigChanges struct {
 	at  map[string]sigChange // by key
