@@ -107,7 +107,9 @@ func (ix *Index) countRefresh(before store.Counts, err *error) {
 // run is the sequence: read, build, invalidate, publish. It returns the
 // publish's number for waitTold. loadMu is held.
 func (ix *Index) run(ctx context.Context, load bool) (uint64, error) {
-	r := ix.begin(ctx, load)
+	var r0 refreshRun // on the stack: a quiet refresh allocates no more than before
+	r := &r0
+	ix.begin(ctx, r, load)
 	if err := ix.readRecords(r); err != nil {
 		return 0, err
 	}
@@ -121,8 +123,8 @@ func (ix *Index) run(ctx context.Context, load bool) (uint64, error) {
 // begin starts a run: the view it starts from, the trust window's answer
 // (asked once: the read and the invalidation take the same one), and
 // what the later steps measure from.
-func (ix *Index) begin(ctx context.Context, load bool) *refreshRun {
-	r := &refreshRun{ctx: ctx, load: load, prev: ix.v.Load()}
+func (ix *Index) begin(ctx context.Context, r *refreshRun, load bool) {
+	*r = refreshRun{ctx: ctx, load: load, prev: ix.v.Load()}
 	r.mark = ix.own.mark() // own writes before it are in what the read sees
 	if r.prev != nil {
 		r.trusted = ix.lookTrusted() // storeclock.go
@@ -130,7 +132,6 @@ func (ix *Index) begin(ctx context.Context, load bool) *refreshRun {
 	r.before = ix.st.Counts()
 	r.looked = ix.lookStart() // storeclock.go
 	r.begun = ix.chain.now()
-	return r
 }
 
 // readRecords is the read step: a directory's marker, or a bucket's
