@@ -21,16 +21,17 @@ const maxWatchNotes = 1 << 12
 type ChangeKind uint8
 
 const (
-	// ChangeSig: the version (SigVersion) of the signature Change.Key
-	// moved: a refresh showed it replaced, this handle wrote it, a read
-	// found other bytes, or a forget record asks for it to be read again
-	// (SigRecheck).
+	// ChangeSig says the signature Change.Key changed as the index knows
+	// it: its version (SigVersion) moved (a refresh showed it replaced,
+	// this handle wrote it, a read found other bytes), or its next read is
+	// to compare its bytes (SigRecheck: a forget record named its object;
+	// the version moves then only if they differ).
 	ChangeSig ChangeKind = iota + 1
-	// ChangeAllSigs: every signature's version may have moved (a refresh
+	// ChangeAllSigs says every signature's version may have moved (a refresh
 	// past the trust window, a directory's refresh, the cache starting
 	// over, or more changes than are kept one by one).
 	ChangeAllSigs
-	// ChangePublished: a Load or a Refresh succeeded: lookups now see the
+	// ChangePublished says a Load or a Refresh succeeded: lookups now see the
 	// view it left (the same one when nothing changed; Generation says
 	// whether the tree did).
 	ChangePublished
@@ -43,7 +44,8 @@ type Change struct {
 }
 
 // Subscribe calls fn with every change from now on, until the index
-// closes: the signatures whose version moves and each view published.
+// closes: the signatures whose version moves (or that are to be read
+// again) and each view published.
 // Every subscriber is called from one goroutine of the index's own, in
 // the order subscribed, never two calls at once and never under a lock of
 // the index, some time after the change; changes noted while it runs come
