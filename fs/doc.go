@@ -12,8 +12,13 @@
 //	  .oxy/journal  .oxy/retired        the records as the index read them, as text
 //	  .oxy/lists/<name>                 each live entry list, decompressed
 //
-// Mount returns a *Server; Invalidate after every ix.Refresh; Unmount waits
-// for the writes in flight, then unmounts (closing the index is the caller's).
+// Mount returns a *Server, subscribed to its index (index.Subscribe:
+// indexChanged): each signature whose version moves has its name dropped
+// (sigChanged), and each view the index publishes has what the kernel
+// caches of what it changed dropped (Invalidate), from the index's own
+// goroutine, after the view is published and before ix.Refresh returns;
+// nobody calls Invalidate by hand. Unmount waits for the writes in flight,
+// then unmounts (closing the index is the caller's).
 // Root mounts and unmounts with mount(2)/umount(2) itself, so neither needs
 // a fusermount helper and a busy unmount is ErrMountBusy (EBUSY) with or
 // without one.
@@ -114,7 +119,7 @@
 //     replaced, on an own write, and when a read finds other bytes than the
 //     last). A new version is a new node ID, as a file renamed over
 //     another is a new inode: the index pushes each change to the kernel as
-//     it sees it (ix.WatchSigChanges: NotifyEntry of the name; Invalidate
+//     it sees it (index.Subscribe: NotifyEntry of the name; Invalidate
 //     does the same for what a refresh changed), and a node of an older
 //     version answers a stat or an open by name with ESTALE, on which the
 //     kernel looks the name up again and gets the new node — but for a
@@ -255,7 +260,8 @@
 //     loadMu first), the virtual directories and the pending writes, and
 //     sends the kernel notifications. No FUSE method takes it, so a
 //     notification that waits for the kernel never waits for a request
-//     that waits for invalMu. The index's watcher (sigChanged) notifies
+//     that waits for invalMu; the index's goroutine (indexChanged) calls it
+//     with no lock of the index held. sigChanged notifies
 //     with no lock held.
 //  3. writeHandle.mu, one handle's reads, writes and commit, is held across
 //     its PUT (ix.Put) and its lazy read of an existing signature, so the

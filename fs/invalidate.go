@@ -9,9 +9,11 @@ import (
 	"github.com/oxyfs/oxyfs/store/format"
 )
 
-// Invalidate tells the kernel what a refresh changed; call it after
-// ix.Refresh. If the index's generation did not move, it only checks the
-// listing of .oxy/lists/.
+// Invalidate tells the kernel what a refresh changed. The mount calls it
+// for every view its index publishes (indexChanged: index.Subscribe), so
+// no caller needs to; calling it again finds nothing more to drop. If the
+// index's generation did not move, it only checks the listing of
+// .oxy/lists/.
 //
 // The mount caches no failed lookup, so a new name needs no notice but in
 // the listings the kernel keeps (FOPEN_CACHE_DIR). What the kernel holds is

@@ -185,7 +185,7 @@ func Mount(dir string, ix *index.Index, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("mount %s: %w", abs, mountErr(err))
 	}
 	m.server = server
-	ix.WatchSigChanges(m.sigChanged)
+	ix.Subscribe(m.indexChanged) // versions.go: each signature moved, each view published
 	return m, nil
 }
 

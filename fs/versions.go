@@ -23,8 +23,8 @@ import (
 // digest, index.SigIdentity), which the node then takes as its own at an
 // open (sameVersion). Each change the index sees (a refresh, an own write, a
 // read that found other bytes) is pushed to the kernel as it happens
-// (index.WatchSigChanges → NotifyEntry of the name), so a stat that the
-// kernel would answer from its cache asks again.
+// (index.Subscribe → indexChanged → NotifyEntry of the name), so a stat
+// that the kernel would answer from its cache asks again.
 
 // stale reports whether n is a signature node of a version that is no
 // longer the signature's (and no write of it is in progress, whose node
@@ -78,7 +78,28 @@ func (n *entryNode) sameVersion(sh *index.SigHandle) bool {
 	return true
 }
 
-// sigChanged is the index's watcher: it drops the kernel's name of a
+// indexChanged is the mount's subscription to its index (index.Subscribe,
+// registered by Mount): a signature whose version moved has its name
+// dropped (sigChanged), and a view published has what the kernel caches of
+// what it changed dropped (Invalidate). The index calls it from a
+// goroutine of its own, never in a FUSE request, after the view is
+// published, and Refresh returns only once it has returned: a refresh that
+// ended (oxyfs's "refreshed" log line) is one the kernel was told of.
+// While an unmount is under way or done it tells the kernel nothing.
+func (m *Server) indexChanged(c index.Change) {
+	switch c.Kind {
+	case index.ChangeSig:
+		m.sigChanged(c.Key)
+	case index.ChangeAllSigs:
+		m.sigChanged("")
+	case index.ChangePublished:
+		if !m.quiet.Load() {
+			m.Invalidate()
+		}
+	}
+}
+
+// sigChanged drops the kernel's name of a
 // signature whose version moved (every such name for ""), so that the next
 // use of the name looks it up and gets the new version's node. It runs in
 // the index's watcher goroutine, never in a FUSE request (a notice waits

@@ -51,7 +51,7 @@
 // look less than trustWindow (50 min) ago — measured on the store's clock,
 // not this host's (storeclock.go: none while the store gives no time or
 // this host's clock is over store.ClockMargin off it) — it is done (2 GETs, view and
-// generation kept; refreshSnapshot argues why that is safe, why only within
+// generation kept; docs/design.md §8 argues why that is safe, why only within
 // the hour — unchanged bytes can hide a change that came and went — and
 // names the one case it is not: two first folds at once; forgotten.go then
 // still has the signatures of the objects a forget record names read again,
@@ -153,14 +153,43 @@
 // on an own write, and when a read finds other bytes than the last read
 // of the key (size or a maphash digest, computed on every GET). Every
 // signature's moves at once, and the cache starts over, on a refresh whose
-// last look at the records is older than its window (trustWindow): a line
+// last look at the records is not within its window (lookTrusted: older
+// than trustWindow, of unknown time, or on a host whose clock is off the
+// store's): a line
 // that came and went meanwhile leaves no trace (journalmarks.go "What
 // counting cannot tell"). A folded view drops the cached signatures it no
 // longer holds after a refresh that may have seen a collection (a line
 // gone, a list retired): their versions move, and a read finds the key
 // gone as a fresh reader does. SigChangedAt is when it last
-// moved; WatchSigChanges hands each move to a watcher (the mount, which
-// tells the kernel) from a goroutine of its own (sigchange.go).
+// moved; Subscribe hands each move to the subscribers (the mount, which
+// tells the kernel) from a goroutine of its own (subscribe.go).
+//
+// # Refresh, and who hears of it
+//
+// Load and Refresh are one sequence (refresh.go; docs/design.md §8 "The
+// refresh sequence"): read the records, build the view, invalidate what it
+// makes old, publish it. Whoever keeps something of the index subscribes
+// (Subscribe) and hears each signature whose version moved (ChangeSig,
+// ChangeAllSigs) and each view published (ChangePublished); nobody wires a
+// refresh to a cache by hand. The order they may rely on:
+//
+//   - the invalidation comes before the publish: a lookup that sees the
+//     new view never finds a cached signature it made old; what a
+//     collection forgot (dropAbsent) and the own writes the view holds
+//     (overlay prune) leave after it, so no lookup misses an entry and
+//     no read that starts after the swap caches a forgotten one again;
+//   - the subscribers hear a refresh's signature moves, then its
+//     ChangePublished, from one goroutine, never under a lock of the
+//     index, after the view is stored: what they look up is the new view
+//     (or a later one);
+//   - Refresh returns only once the subscribers returned from its
+//     ChangePublished (waiting outside loadMu; or its context is done, or
+//     the index closed), so a caller that refreshes one at a time (oxyfs's
+//     refresh loop) has each refresh told before the next begins and
+//     before it logs "refreshed". A subscriber therefore must not call
+//     Refresh. Load does not wait: it runs inside a lookup, which may be
+//     a FUSE request a mount's kernel notice waits for;
+//   - a failed Refresh publishes nothing and tells nothing.
 //
 // A watcher of the store (oxyfs watch) holds views instead (Mark: a view
 // is immutable, so a quiet refresh gives the same one back), compares two
@@ -356,15 +385,16 @@
 //     the own appends' (chain.between, chain.since, chain.prune: ownlines.go),
 //     read-ahead's (ra.forget) and warnMu (warn). Nothing takes loadMu while
 //     holding another lock: lookups reach Load only through current, which
-//     holds none.
+//     holds none. Refresh waits for its subscribers after releasing it.
 //  2. readAhead.mu: trigger and the workers take under it the signature
 //     cache's lock (sigs.has, sigs.itemsFitting), the prefix cache's
 //     (pc.peek) and inflight's (fl.allowed, fl.done). The fetch itself runs
 //     outside it, and sigCache.prefetch calls its read (which takes
 //     readAhead.mu, in stale) with sigCache.mu released.
 //  3. The leaves, under which no other lock is taken and no request is
-//     sent: sigCache.mu (which also guards sigReaders, each sigBuf's refs
-//     and each flight's waiters; the watcher runs outside it),
+//     sent: sigCache.mu (which also guards sigReaders, each sigBuf's refs,
+//     each flight's waiters and what waits to be told to the subscribers,
+//     sigWatch; the subscribers run outside it),
 //     prefixCache.mu (and each call's waiters; a listing runs outside it),
 //     overlay.mu, listTexts.mu, inflight.mu, refreshLog.mu, committer.mu (the journal
 //     update runs outside it; the committer records an append in ownLog.mu

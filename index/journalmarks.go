@@ -52,7 +52,7 @@ import (
 //
 //   - Its hour: a fold marks it, and an update drops it an hour later. A
 //     refresh whose last look at the records is older than its window
-//     (trustWindow, the hour less a margin: Index.lookOutlived) may find
+//     (trustWindow, the hour less a margin: Index.lookTrusted) may find
 //     the key with as many unfolded lines, or none, after a re-sign whose
 //     line came and was folded and dropped meanwhile. Nothing in the
 //     journal can tell, so such a refresh trusts no cached signature: the
@@ -496,7 +496,7 @@ func lineSum(key string) uint64 { return maphash.String(lineSeed, key) }
 // newest fold (fresh) are prev's unfolded lines that are still there, in
 // their order, followed by every line added since. A line of prev that is
 // unfolded cannot be dropped (within the refresh's window, which the
-// caller checks: Index.lookOutlived) but by a collection that forgot its
+// caller checks: Index.lookTrusted) but by a collection that forgot its
 // object: so where the fresh lines stop matching prev's unfolded ones,
 // such a collection ran, and the key of every fresh line from there on
 // may have been forgotten and put again with other bytes — the counts

@@ -7,53 +7,45 @@ import (
 	"slices"
 
 	"github.com/oxyfs/oxyfs/store"
-	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // listFetchParallel bounds the live lists fetched at once (within
 // listBytesInFlight: listload.go).
 const listFetchParallel = 8
 
-// open reads what an open reads (spec §13.7 "Reading"): for a bucket one
-// snapshot (1 LIST page of pack-, 1 GET journal, 1 GET retired) and, when the
-// store is folded, one GET per live list; for a directory only the marker.
-// prev, on a refresh, lets unchanged lists be kept rather than read again.
-//
-// On a refresh of a folded view whose journal and retired record are
-// unchanged it returns prev itself (see refreshSnapshot).
-func (ix *Index) open(ctx context.Context, prev *view) (*view, error) {
-	before := ix.st.Counts()
-	looked := ix.lookStart() // storeclock.go
-	begun := ix.chain.now()
-	v, err := ix.openLayout(ctx, prev)
+// buildView is the build step (refresh.go): the view the records read
+// show (spec §13.7 "Reading"): for a bucket, when the store is folded, one
+// GET per live list prev does not hold; for a directory only the marker's
+// answer. A run whose records were unchanged and trusted keeps prev. It
+// then sets when the records were read, and the look's time for the trust
+// window.
+func (ix *Index) buildView(r *refreshRun) error {
+	v, err := ix.viewOf(r)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if v != prev {
-		v.read = readTicks{begun: begun, done: ix.chain.now()}
+	r.v, r.read = v, readTicks{begun: r.begun, done: ix.chain.now()}
+	if v != r.prev {
+		v.read = r.read
 	}
 	// The view published next shows the records as read at start, or
-	// (v == prev) they were found unchanged then: refreshSnapshot's window.
-	ix.lookedAt.Store(looked())
-	if v != prev {
-		v.openReq = ix.st.Counts().Sub(before)
+	// (v == prev) they were found unchanged then: the trust window's look.
+	ix.lookedAt.Store(r.looked())
+	if v != r.prev {
+		v.openReq = ix.st.Counts().Sub(r.before)
 	}
-	return v, nil
+	return nil
 }
 
-func (ix *Index) openLayout(ctx context.Context, prev *view) (*view, error) {
+// viewOf builds the view of r's records. A live list found gone (a
+// collection deleted it after the pack listing) makes it read the
+// snapshot once more.
+func (ix *Index) viewOf(r *refreshRun) (*view, error) {
+	ctx, prev, sn := r.ctx, r.prev, r.sn
 	if ix.st.Layout() == store.LayoutDirectory {
-		marker, err := ix.st.Exists(ctx, format.LegacyFoldedMarker)
-		if err != nil {
-			return nil, fmt.Errorf("open index: %w", err)
-		}
-		v := &view{mode: ModeDirectory, legacy: !marker, base: emptySet, journal: noJournal}
+		v := &view{mode: ModeDirectory, legacy: !r.marker, base: emptySet, journal: noJournal}
 		v.pc = newPrefixCache(ix, v.legacy)
 		return v, nil
-	}
-	sn, err := ix.refreshSnapshot(ctx, prev)
-	if err != nil {
-		return nil, fmt.Errorf("open index: %w", err)
 	}
 	if sn == nil {
 		return prev, nil

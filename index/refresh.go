@@ -4,110 +4,180 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 )
+
+// A Load and a Refresh are one sequence, run under loadMu, of four named
+// steps over a refreshRun (docs/design.md §8 "The refresh sequence"):
+//
+//  1. read: the records (refreshSnapshot; a directory's marker), as of a
+//     look whose time on the store's clock the run keeps (lookStart);
+//  2. build: the view from them (buildView: load.go), or prev itself when
+//     the records are unchanged and trusted;
+//  3. invalidate: what the change makes old, before anyone sees the new
+//     view: the signature cache (sigCache.invalidateRefresh, and the keys
+//     this handle's own lines cannot vouch for: ownlines.go), a watcher's
+//     log (noteRefresh: viewdiff.go), the forget records' objects
+//     (invalidateForgotten: forgotten.go);
+//  4. publish: the view stored, the list texts kept, read-ahead's plan
+//     dropped, own writes the view holds pruned, what a collection forgot
+//     dropped from the cache (dropAbsent: after the swap, so that no read
+//     starting after it caches it again from the view before), the
+//     generation bumped, and the subscribers told (Subscribe: subscribe.go).
+//
+// Why unchanged records are trusted, and only within trustWindow: docs/
+// design.md §8, "Why an unchanged journal and retired record mean an
+// unchanged set" and "Why only within the hour".
+
+// refreshRun is one Load or Refresh: what each step leaves for the next.
+// It lives on the goroutine that holds loadMu.
+type refreshRun struct {
+	ctx     context.Context
+	load    bool  // a Load: no view was published before, nothing to invalidate
+	prev    *view // the published view (nil before the first)
+	trusted bool  // prev's last look is within the trust window (lookTrusted)
+	mark    uint64
+	before  store.Counts // the store's requests at start
+	looked  func() int64 // lookStart's: the look's time on the store's clock
+	begun   uint64       // ownLog's tick at start (ownlines.go)
+
+	sn     *store.Snapshot // read: the records; nil when prev is kept or a directory
+	marker bool            // read: a directory's legacy-folded marker exists
+	v      *view           // build: the view; prev itself when nothing changed
+	read   readTicks       // build: when the records were read (ownlines.go)
+	absent bool            // invalidate: a collection may have forgotten cached signatures (dropAbsent)
+}
+
+// Load opens the index: reads what the store's layout asks for (spec §13.7
+// "Reading"). It is idempotent; a failed Load is retried by the next lookup.
+func (ix *Index) Load(ctx context.Context) error {
+	if ix.v.Load() != nil {
+		return nil
+	}
+	ix.loadMu.Lock()
+	defer ix.loadMu.Unlock()
+	if ix.v.Load() != nil {
+		return nil
+	}
+	_, err := ix.run(ctx, true)
+	return err
+}
+
+// Refresh reads the lists and the journal again, for no more requests than
+// an open. On a folded store it first re-reads the journal and the retired
+// record with a conditional GET each; when neither changed (and the last
+// look is within the trust window) it is done (2 GETs, no LIST). Otherwise
+// it lists the pack prefix and reads the lists it does not hold. In the
+// prefix modes it always lists and drops the listings. Own writes stay
+// visible. It returns once the subscribers have been told (Subscribe).
+func (ix *Index) Refresh(ctx context.Context) (err error) {
+	told, err := ix.refreshLocked(ctx)
+	if err == nil {
+		ix.sigs.waitTold(ctx, ix.ra.ctx, told) // outside loadMu
+	}
+	return err
+}
+
+func (ix *Index) refreshLocked(ctx context.Context) (told uint64, err error) {
+	ix.loadMu.Lock()
+	defer ix.loadMu.Unlock()
+	defer ix.countRefresh(ix.st.Counts(), &err)
+	return ix.run(ctx, false)
+}
+
+// countRefresh records a Refresh's end for Status: its requests (since
+// before), its time and its error.
+func (ix *Index) countRefresh(before store.Counts, err *error) {
+	ix.refreshes.Add(1)
+	d := ix.st.Counts().Sub(before)
+	ix.lastRefresh.Store(&d)
+	end := &refreshEnd{at: time.Now()}
+	if *err != nil {
+		ix.refreshFail.Add(1)
+		end.err = termsafe.Redact((*err).Error()) // Status shows it: .oxy/status, serve's JSON
+	}
+	ix.refreshEnd.Store(end)
+}
+
+// run is the sequence: read, build, invalidate, publish. It returns the
+// publish's number for waitTold. loadMu is held.
+func (ix *Index) run(ctx context.Context, load bool) (uint64, error) {
+	var r0 refreshRun // on the stack: a quiet refresh allocates no more than before
+	r := &r0
+	ix.begin(ctx, r, load)
+	if err := ix.readRecords(r); err != nil {
+		return 0, err
+	}
+	if err := ix.buildView(r); err != nil {
+		return 0, err
+	}
+	ix.invalidate(r)
+	return ix.publish(r), nil
+}
+
+// begin starts a run: the view it starts from, the trust window's answer
+// (asked once: the read and the invalidation take the same one), and
+// what the later steps measure from.
+func (ix *Index) begin(ctx context.Context, r *refreshRun, load bool) {
+	*r = refreshRun{ctx: ctx, load: load, prev: ix.v.Load()}
+	r.mark = ix.own.mark() // own writes before it are in what the read sees
+	if r.prev != nil {
+		r.trusted = ix.lookTrusted() // storeclock.go
+	}
+	r.before = ix.st.Counts()
+	r.looked = ix.lookStart() // storeclock.go
+	r.begun = ix.chain.now()
+}
+
+// readRecords is the read step: a directory's marker, or a bucket's
+// records (refreshSnapshot). r.sn stays nil when prev's records are
+// unchanged and trusted.
+func (ix *Index) readRecords(r *refreshRun) error {
+	if ix.st.Layout() == store.LayoutDirectory {
+		marker, err := ix.st.Exists(r.ctx, format.LegacyFoldedMarker)
+		if err != nil {
+			return fmt.Errorf("open index: %w", err)
+		}
+		r.marker = marker
+		return nil
+	}
+	sn, err := ix.refreshSnapshot(r)
+	if err != nil {
+		return fmt.Errorf("open index: %w", err)
+	}
+	r.sn = sn
+	return nil
+}
 
 // refreshSnapshot reads the snapshot an open or a refresh works from. A
 // first open reads it in full (store.ReadSnapshot: 1 LIST + 2 GETs). A
 // refresh re-reads the journal and the retired record with one conditional
 // GET each (store.ReadSnapshotSince); on a folded view whose two records are
-// both unchanged it returns nil: nothing the view shows can have changed,
-// and the refresh is done for 2 GETs and no LIST. Otherwise it lists the
-// pack prefix as an open does, and the caller reads only the lists prev
-// does not hold (foldedBase).
-//
-// # Why two unchanged records mean an unchanged live set
-//
-// A folded reader's set is the live lists (listed, not named by the retired
-// record) ∪ the journal's lines. With the journal and the retired record
-// unchanged since prev's snapshot, the journal part is prev's and so is the
-// retired set, so the set can differ only by a list that appeared (lists
-// are only ever deleted after being retired, and retiring changes the
-// record). Every path in fold that writes a list also changes a record:
-//
-//   - journal.Append adds its lines in one journal update, then
-//     partialFrom writes pack-<id>.entries-part and marks the lines folded
-//     (journal update). Its keys are journal lines: until the mark lands the
-//     reader has every one of them already.
-//   - fold.Complete writes pack-<id>.entries, then retires every other live
-//     list of its snapshot (retired record update), then marks the
-//     unfolded lines it read (journal update). When the set is one a live
-//     list holds it writes nothing; when the list is retired it defers and
-//     writes nothing.
-//   - fold.Collect deletes only keys the retired record names and then
-//     drops their lines (retired record update), drops expired or forgotten
-//     journal lines (journal update), then runs fold.Complete.
-//   - the legacy fold writes per-object keys and the marker, which a folded
-//     reader does not read.
-//
-// And every entry a journaling writer adds reaches a folded reader through
-// the journal: its line is appended after its key (journal update), is
-// dropped only an hour after a fold marked it, and the list that fold wrote
-// holds its key and stays live until a complete fold retires it (retired
-// record update) in favour of a list that holds every per-object key it
-// listed. So the one thing an unchanged pair of records can hide is a
-// complete list written by a fold that neither retired nor marked anything:
-// its snapshot had no live list, and no unfolded journal line (or another
-// fold marked them first). Such a fold runs on a store that was not folded
-// when it started. A reader of a store that is not folded is not in folded
-// mode, and its refresh always lists (list = true below). The reader can be
-// folded only if another fold's complete list appeared between that fold's
-// snapshot and its write (two first folds at once): the second list, written
-// after the reader's snapshot, then stays unseen until either record changes
-// (the next writer's line, the next fold or collection). What it can hold
-// beyond the reader's set are entries of older writers, which keep no
-// journal and which spec §13.7 already lets a folded reader miss until a
-// complete fold; no journaled entry is ever missed.
-//
-// In the prefix modes the listings may change with neither record (any
-// per-object key), so a refresh there always lists the pack prefix and
-// drops them; a directory re-reads its marker and drops them.
-//
-// # Why only within the hour
-//
-// Unchanged bytes are not an unchanged history: S3's ETag is the content's
-// MD5, and the file and mem backends compare content, so a record that
-// changed and changed back reads as "not modified". Both records can return
-// to bytes a reader saw: a fold retires a list (a retired line) and marks
-// lines (folded-at), a collection an hour later deletes the list and drops
-// its retired line, and writers' updates drop the folded lines past their
-// hour. Meanwhile the live lists changed. What bounds this is that every
-// change above lasts at least format.GracePeriod: a retired line is dropped
-// only after its key is deleted, an hour after it was retired, and a folded
-// line only an hour after it was marked. So if the reader looked at the
-// records less than an hour ago and saw prev's bytes, and sees them again
-// now, no change can have come and gone in between. The hour is kept on
-// the store's clock (writers stamp and compare its time, and folds and
-// collections refuse a host clock over store.ClockMargin off it), and so
-// is the window (storeclock.go: trustsRecords). trustWindow keeps a
-// margin below the hour for the clocks of writers that stamp their own;
-// a refresh whose last look at prev's records is older than that lists the
-// pack prefix (1 LIST, and the lists it does not hold) — so does every
-// refresh of a handle refreshed less often than every trustWindow.
-//
-// # An unchanged journal is not read again
+// both unchanged, and whose last look is within the trust window
+// (r.trusted), it returns nil: nothing the view shows can have changed
+// (docs/design.md §8), and the refresh is done for 2 GETs and no LIST.
+// Otherwise it lists the pack prefix as an open does, and the build reads
+// only the lists prev does not hold (foldedBase). In the prefix modes the
+// listings may change with neither record (any per-object key), so it
+// always lists.
 //
 // A view keeps the records' versions (view.rec), not the journal's lines:
-// they would cost more than the set itself right after a fold, whose
-// folded lines stay an hour. So when the journal is unchanged,
-// ReadSnapshotSince hands back a snapshot with no journal lines, whether
-// or not the lists changed. A refresh whose lists are prev's keeps prev's
-// set and marks. One whose lists changed (a complete fold between its
-// retire and its mark, a collection, a refresh past trustWindow) needs the
-// journal's entries to build the new set: it takes them from prev's marks
-// (journalFrom), which name exactly the entries of prev's set that have a
-// line, with each signature's line counts. Those are the entries a fresh
-// open would read from the journal (the same version is the same bytes),
-// for no request more than the conditional GET that found it unchanged.
-func (ix *Index) refreshSnapshot(ctx context.Context, prev *view) (*store.Snapshot, error) {
+// an unchanged journal comes back with no lines, and a build whose lists
+// changed takes the journal's entries from prev's marks (journalFrom) —
+// exactly what reading the journal again would give (the same version is
+// the same bytes), for no request more.
+func (ix *Index) refreshSnapshot(r *refreshRun) (*store.Snapshot, error) {
+	prev := r.prev
 	if prev == nil || prev.rec == nil {
-		return ix.st.ReadSnapshot(ctx)
+		return ix.st.ReadSnapshot(r.ctx)
 	}
-	list := prev.mode != ModeFolded || !ix.trustsRecords() // storeclock.go
-	sn, changed, err := ix.st.ReadSnapshotSince(ctx, prev.rec, list)
+	list := prev.mode != ModeFolded || !r.trusted
+	sn, changed, err := ix.st.ReadSnapshotSince(r.ctx, prev.rec, list)
 	if err != nil {
 		return nil, err
 	}
@@ -152,16 +222,67 @@ func recordVanished(prev, sn *store.Snapshot) error {
 	return nil
 }
 
-// trustWindow is how long a look at the journal and the retired record lets
-// a refresh trust their unchanged bytes (see refreshSnapshot): the hour
-// every change to them lasts, less a margin for clocks.
-const trustWindow = format.GracePeriod - 10*time.Minute
+// invalidate is the invalidate step: what the new view makes old, before
+// anyone sees it. A Load has nothing to compare (only a refresh compares
+// lines with a view before); an unchanged view, only the keys this
+// handle's own lines cannot vouch for and the forget records.
+func (ix *Index) invalidate(r *refreshRun) {
+	prev, v := r.prev, r.v
+	switch {
+	case r.load:
+		v.journal.take()
+		return
+	case v == prev:
+		// Both records read as prev's, yet an own line that landed since
+		// must have changed the journal: a collection took it away and the
+		// journal came back to the same bytes (ownlines.go).
+		for k := range ix.chain.since(prev.read, r.read) {
+			ix.sigs.invalidate(k)
+		}
+		// A forget record still named: its objects may have been put
+		// again since, the records left as they were (forgotten.go).
+		ix.invalidateForgotten(r.ctx, prev, prev)
+		ix.chain.prune(r.read)
+		return
+	}
+	outlived := prev != nil && !r.trusted
+	var own ownLines
+	if prev != nil && prev.rec != nil && v.rec != nil {
+		own.only, _ = ix.chain.between(prev.rec.JournalSum, v.rec.JournalSum)
+		own.since = ix.chain.since(prev.read, v.read)
+	}
+	ix.noteRefresh(prev, v, outlived) // before invalidateRefresh takes the lines (viewdiff.go)
+	r.absent = ix.sigs.invalidateRefresh(prev, v, outlived, own)
+	ix.invalidateForgotten(r.ctx, prev, v) // forgotten.go
+	ix.chain.prune(v.read)
+}
 
-// lookOutlived reports whether this handle's last look at the records is
-// trustWindow old or older on the store's clock, or of a time not known
-// (lookAge): a refresh then cannot tell from the journal what came and went
-// since (a line folded and dropped past its hour), so it trusts no
-// signature it cached (sigCache.invalidateRefresh). It is the negation of
-// the window trustsRecords asks for (lookWithin), skew aside: the same
-// look, the same clock, the same arithmetic.
-func (ix *Index) lookOutlived() bool { return !ix.lookWithin() }
+// publish is the publish step: the view stored and what hangs on it
+// brought along, the generation bumped when the tree changed, and the
+// subscribers told. It returns the publish's number (waitTold).
+func (ix *Index) publish(r *refreshRun) uint64 {
+	prev, v := r.prev, r.v
+	if v != prev {
+		changed := prev == nil || v.mode != ModeFolded || prev.mode != v.mode ||
+			!slices.Equal(prev.listNames, v.listNames) || prev.journal.version != v.journal.version || prev.legacy != v.legacy
+		ix.v.Store(v)
+		ix.lists.keep(v.listNames)
+		if !r.load {
+			ix.ra.forget()
+			if v.mode == ModeFolded {
+				ix.own.prune(v.base, r.mark)
+			} else {
+				// Prefix listings see the per-object keys every own write
+				// wrote first; the listings are read afresh after a refresh.
+				ix.own.prune(nil, r.mark)
+			}
+			if r.absent {
+				ix.dropAbsent(v)
+			}
+		}
+		if changed {
+			ix.gen.Add(1)
+		}
+	}
+	return ix.sigs.notePublished()
+}

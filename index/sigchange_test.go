@@ -89,7 +89,7 @@ func TestSigChangesStayBounded(t *testing.T) {
 	}
 }
 
-// TestWatchSigChangesHearsEveryVersionMove: a watcher is called with the
+// TestWatchSigChangesHearsEveryVersionMove: a subscriber is called with the
 // key of each signature whose version moves (an own write, bytes a read
 // found replaced) and with "" when every signature's may have; a read of
 // the same bytes calls nothing.
@@ -105,7 +105,14 @@ func TestWatchSigChangesHearsEveryVersionMove(t *testing.T) {
 	}
 	defer ix.Close()
 	heard := make(chan string, 16)
-	ix.WatchSigChanges(func(key string) { heard <- key })
+	ix.Subscribe(func(c Change) { // subscribe.go; publishes are not asked about here
+		switch c.Kind {
+		case ChangeSig:
+			heard <- c.Key
+		case ChangeAllSigs:
+			heard <- ""
+		}
+	})
 	expect := func(what, want string) {
 		t.Helper()
 		if got := <-heard; got != want {

@@ -6,10 +6,11 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // The trust window on the store's clock (issue 22 item 7; adr-0055 D5).
-// refreshSnapshot trusts a folded view's unchanged records for trustWindow
+// A refresh trusts a folded view's unchanged records for trustWindow
 // after its last look at them, because every change to them lasts an hour.
 // That hour is kept on the store's clock: writers stamp and compare the
 // store's time (store.Store.Clock), and folds and collections refuse on a
@@ -23,11 +24,10 @@ import (
 // handle on a store that is not folded does) while the store's time is not
 // known — a store whose answers carry no Date — or while this host's clock
 // is more than store.ClockMargin off the store's: a host whose clock is
-// that far off may run writers that stamp it. Each says so once. A look of
-// unknown time is also outlived (lookOutlived): each refresh then starts
-// the signature cache over, as a directory's does, since no journal can
-// say what came and went over a gap it cannot measure. One function
-// (lookAge) measures the look for both.
+// that far off may run writers that stamp it. Each says so once. Such a
+// refresh also starts the signature cache over, as a directory's does,
+// since no journal can say what came and went over a gap it cannot
+// measure. One function (lookTrusted) answers for both, once a refresh.
 
 // lookUnknown is lookedAt for a look whose time on the store's clock is
 // not known: a refresh after it lists.
@@ -53,40 +53,32 @@ func (ix *Index) lookStart() (done func() int64) {
 	}
 }
 
-// trustsRecords reports whether a refresh may trust the records it finds
-// unchanged: the store's time is known, this host's clock is within
-// store.ClockMargin of it, and the last look was less than trustWindow
-// ago on the store's clock (lookWithin).
-func (ix *Index) trustsRecords() bool {
-	if _, ok := ix.lookAge(); !ok {
+// trustWindow is how long a look at the journal and the retired record lets
+// a refresh trust their unchanged bytes: the hour every change to them
+// lasts, less a margin for clocks (docs/design.md §8 "Why only within the
+// hour", §11 "Why 4 minutes").
+const trustWindow = format.GracePeriod - 10*time.Minute
+
+// lookTrusted is the trust window, the one question a refresh asks of it
+// (once, at its start: refreshRun.trusted): is this handle's last look at
+// the records known, on the store's clock, to be less than trustWindow
+// old, with this host's clock within store.ClockMargin of the store's? If
+// so, records found unchanged are trusted (the refresh sends 2 GETs) and
+// the journal's line counts vouch for the cached signatures. If not, the
+// refresh lists the pack prefix and the signature cache starts over: the
+// journal cannot tell what came and went over a gap it cannot measure. A
+// look of unknown time (lookUnknown: a store whose answers carry no Date)
+// is never within it.
+func (ix *Index) lookTrusted() bool {
+	looked := ix.lookedAt.Load()
+	now, known := ix.st.StoreNowMs()
+	if !known || looked == lookUnknown {
 		ix.warnOnce("clock:none", fmt.Sprintf("refresh: %v: every refresh lists the pack prefix and reads every signature again (unchanged records are trusted only for a time measured on the store's clock)", store.ErrNoStoreClock))
 		return false
 	}
 	if d, ok := ix.st.Skew(); ok && (d > store.ClockMargin || d < -store.ClockMargin) {
-		ix.warnOnce("clock:skew", fmt.Sprintf("refresh: %v; every refresh lists the pack prefix while it is", &store.SkewError{Skew: d, URL: ix.st.URL()}))
+		ix.warnOnce("clock:skew", fmt.Sprintf("refresh: %v; every refresh lists the pack prefix and reads every signature again while it is", &store.SkewError{Skew: d, URL: ix.st.URL()}))
 		return false
 	}
-	return ix.lookWithin()
-}
-
-// lookAge is how long ago, on the store's clock (ms), this handle last
-// looked at the records; ok is false when that is not known: the look's
-// time was not known (lookUnknown) or the store gives no time now.
-// Everything that measures the trust window measures it here.
-func (ix *Index) lookAge() (ms int64, ok bool) {
-	looked := ix.lookedAt.Load()
-	now, known := ix.st.StoreNowMs()
-	if !known || looked == lookUnknown {
-		return 0, false
-	}
-	return now - looked, true
-}
-
-// lookWithin reports whether the last look at the records is known and
-// less than trustWindow old. A look of unknown time is not: a handle on a
-// store that gives no time trusts no unchanged record and no cached
-// signature across a refresh.
-func (ix *Index) lookWithin() bool {
-	age, ok := ix.lookAge()
-	return ok && age < trustWindow.Milliseconds()
+	return now-looked < trustWindow.Milliseconds()
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -166,7 +167,7 @@ func TestTrustWindowIsMeasuredOnTheStoresClock(t *testing.T) {
 
 // TestUnknownLookIsOutlived (issue 37 item 2): a look whose time on the
 // store's clock is not known (lookUnknown: a store whose answers carry no
-// Date) is as old as can be. lookOutlived subtracted it without checking:
+// Date) is as old as can be. lookOutlived (now lookTrusted) subtracted it without checking:
 // now − math.MinInt64 wrapped negative and read "not outlived", so the
 // signature cache never started over and a re-sign after the hour with
 // the same line counts was served stale for as long as the handle lived.
@@ -176,14 +177,11 @@ func TestUnknownLookIsOutlived(t *testing.T) {
 	old, resigned := bytes.Repeat([]byte("o"), 64), bytes.Repeat([]byte("n"), 64)
 	f.put(t, k, old)
 	f.read(t, k, old, "first read")
-	if f.reader.lookOutlived() {
-		t.Fatal("a look just made is outlived")
+	if !f.reader.lookTrusted() {
+		t.Fatal("a look just made is not trusted")
 	}
 	f.reader.lookedAt.Store(lookUnknown) // the store gave no time at that look
-	if !f.reader.lookOutlived() {
-		t.Error("a look of unknown time is not outlived")
-	}
-	if f.reader.trustsRecords() {
+	if f.reader.lookTrusted() {
 		t.Error("a look of unknown time is trusted")
 	}
 	before := journalMarks(f.reader.v.Load())[k.Key()]
@@ -195,4 +193,53 @@ func TestUnknownLookIsOutlived(t *testing.T) {
 		t.Fatalf("fixture: the key's lines count %+v after, %+v before: the counts tell", after, before)
 	}
 	f.read(t, k, resigned, "after the re-sign past the hour, from a look of unknown time")
+}
+
+// TestStoreWithNoDateTrustsNoLook (issue 37 item 2, issue 40): a handle on
+// a store whose answers carry no Date (a backend with no clock of its
+// own, as behind a proxy that strips the header) never knows its look's
+// time: lookedAt is lookUnknown, the window lapses at once. Every refresh
+// lists the pack prefix (no unchanged record is trusted) and starts the
+// signature cache over (the next read sends a GET), and says why once.
+func TestStoreWithNoDateTrustsNoLook(t *testing.T) {
+	ctx := context.Background()
+	base := storefixture.NewMem(t)
+	a := storefixture.Ent(format.KindSig, objA, "alice")
+	storefixture.PutEntries(t, base, a)
+	storefixture.WriteEntryList(t, base, true, a)
+	st := store.New(base.Bucket(), "nodate", "", store.Options{Layout: store.LayoutBucket}) // HTTP-like: a Date is its only clock, and none comes
+	if _, ok := st.StoreNowMs(); ok {
+		t.Fatal("fixture: the store gives a time")
+	}
+	ix, ws := openIndex(t, st)
+	if _, err := ix.ReadSig(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if got := ix.lookedAt.Load(); got != lookUnknown {
+		t.Fatalf("lookedAt %d after the open, want lookUnknown", got)
+	}
+	for i := range 2 {
+		if err := ix.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := ix.Status().LastRefresh; got.List != 1 {
+			t.Errorf("refresh %d sent %v, want it to list the pack prefix", i, got)
+		}
+		before := st.Counts()
+		if _, err := ix.ReadSig(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		if got := st.Counts().Sub(before); got.Get != 1 {
+			t.Errorf("a read after refresh %d sent %v, want the signature read again (the cache started over)", i, got)
+		}
+	}
+	n := 0
+	for _, w := range ws.all() {
+		if strings.Contains(w, store.ErrNoStoreClock.Error()) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d warnings name the missing clock, want 1: %q", n, ws.all())
+	}
 }

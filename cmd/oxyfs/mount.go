@@ -187,10 +187,11 @@ func serveMount(ctx context.Context, ix *index.Index, m *fs.Server, every time.D
 	if ctxDone == nil { // a context that is never done: no signal reaches us through it
 		signal.Notify(term, os.Interrupt, syscall.SIGTERM)
 	}
-	// Each refresh drops what the kernel caches of what changed. A quiet
-	// store is refreshed every interval (on by default): an interval
-	// refresh is logged only when it changed the view; SIGHUP's always.
-	rc := refreshloop.Config{Every: every, Hangup: hup, Logf: lg.printf, Refreshed: m.Invalidate, Quiet: true}
+	// Each refresh drops what the kernel caches of what changed: the
+	// mount subscribes to its index (fs.Mount). A quiet store is refreshed
+	// every interval (on by default): an interval refresh is logged only
+	// when it changed the view; SIGHUP's always.
+	rc := refreshloop.Config{Every: every, Hangup: hup, Logf: lg.printf, Quiet: true}
 	stopRefresh := refreshloop.Start(ix, rc)
 	done := make(chan struct{})
 	go func() { m.Wait(); close(done) }()

@@ -115,7 +115,7 @@ func (s *sim) readerBytes(k string, w [][]byte) {
 	}
 	// The mount only after a refresh (and Invalidate): the index tells the
 	// kernel of its own writes from a goroutine of its own, some time
-	// after (index.WatchSigChanges), so a stat just after a write made
+	// after (index.Subscribe), so a stat just after a write made
 	// elsewhere than the mount may still see the old size.
 	if s.bs.mountOp && s.bs.mnt != nil && s.exactHandle != "" {
 		s.mountBytes(k, w)

@@ -136,7 +136,7 @@ func (s *sim) settle() {
 	}
 	// The mount's window moves only here, after a refresh (and
 	// Invalidate) or an open: it hears of the handle's own writes from a
-	// goroutine of the index, some time after (index.WatchSigChanges).
+	// goroutine of the index, some time after (index.Subscribe).
 	for k := range s.bs.hist {
 		s.conc.mountLo[k] = s.bs.lo[k]
 	}

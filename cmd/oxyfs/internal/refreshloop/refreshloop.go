@@ -8,9 +8,12 @@
 // was read before", and the loop goes on: the view stays the one read
 // before. A refresh that changed the view (a new generation) gives the
 // previous set and the build's transient back to the OS
-// (index.SettleMemory). After every refresh that succeeded, Config.Refreshed
-// runs (a mount drops what the kernel caches) and the refresh is logged,
-// "refreshed (why): requests", with what it sent (Status.LastRefresh).
+// (index.SettleMemory). A refresh that succeeded is logged, "refreshed
+// (why): requests", with what it sent (Status.LastRefresh), once
+// index.Refresh has returned: the index's subscribers (a mount, which
+// drops what the kernel caches: fs.Server's indexChanged) have then been
+// told of its view (index.Subscribe), so the line means the mount shows it.
+// Nothing is wired here by hand.
 //
 // # Concurrency
 //
@@ -41,9 +44,6 @@ type Config struct {
 	// the view (a quiet store is refreshed every interval); a SIGHUP's, and
 	// a failure, are always logged.
 	Quiet bool
-	// Refreshed, when set, runs after every refresh that succeeded, before
-	// it is logged.
-	Refreshed func()
 }
 
 // Run refreshes ix on every SIGHUP and interval tick until ctx ends.
@@ -91,9 +91,6 @@ func refresh(ix *index.Index, why string, c Config) {
 	changed := ix.Generation() != gen
 	if changed {
 		index.SettleMemory(ix) // the previous set and the build's transient back to the OS
-	}
-	if c.Refreshed != nil {
-		c.Refreshed()
 	}
 	if changed || !c.Quiet || why == "SIGHUP" {
 		c.Logf("refreshed (%s): %s", why, strings.TrimPrefix(ix.Status().LastRefresh.String(), "requests: "))
