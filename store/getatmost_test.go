@@ -19,14 +19,14 @@ func TestGetAtMostRefusesABodyOverItsLimit(t *testing.T) {
 	st := sparseStore(t, map[string]int64{big: 1 << 30, small: 100})
 	ctx := context.Background()
 	var err error
-	peak := memtest.Peak(func() { _, err = st.GetAtMost(ctx, big, 100) })
+	peak := memtest.Peak(func() { _, err = GetAtMost(st, ctx, big, 100) })
 	if !errors.Is(err, ErrTooLarge) || peak > 16*memtest.MiB {
 		t.Errorf("GetAtMost(1 GiB, 100) = %v, %d MiB of heap; want ErrTooLarge and no body read", err, peak/memtest.MiB)
 	}
-	if data, err := st.GetAtMost(ctx, small, 100); err != nil || len(data) != 100 {
+	if data, err := GetAtMost(st, ctx, small, 100); err != nil || len(data) != 100 {
 		t.Errorf("GetAtMost(100 bytes, 100) = %d bytes, %v; want the 100", len(data), err)
 	}
-	if _, err := st.GetAtMost(ctx, small, 99); !errors.Is(err, ErrTooLarge) {
+	if _, err := GetAtMost(st, ctx, small, 99); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("GetAtMost(100 bytes, 99) = %v; want ErrTooLarge", err)
 	}
 }
