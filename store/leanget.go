@@ -33,8 +33,8 @@ package store
 // endpoints, a store made with New) stays on the SDK path, and so does
 // Options.SDKReads. A key the SDKs' blob drivers would escape (leanKey)
 // is read through the SDK, per call, so both paths name the same object.
-// Only GetAdmitted and GetAdmittedAt (signature reads) take it;
-// conditional reads and records stay on the SDK path.
+// Only GetAdmitted (signature reads: getOpts.lean, get.go) takes it;
+// conditional reads, records and streams stay on the SDK path.
 
 import (
 	"context"
