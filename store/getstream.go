@@ -17,9 +17,9 @@ import (
 // does however slowly fn reads (the store's per-request timeout bounds the
 // transfer, not fn), and what fn has not read yet is held, at most the
 // whole body. A body over limit bytes (or over ReadCap(key), if lower) is
-// refused as Get refuses one over its cap: before fn is called when the response
-// says its size, else fn's reader fails past the cap and GetStream returns
-// an error wrapping ErrTooLarge.
+// refused as Get refuses one over its cap: before fn is called when the
+// response says its size, else fn's reader fails past the cap and
+// GetStream returns an error wrapping ErrTooLarge.
 //
 // A request that fails transiently is sent again, as every read is, and
 // that includes a body that fails midway: fn is then called again with the
