@@ -425,7 +425,7 @@
 // # Times
 //
 // A signature's time is its key's own Last-Modified, read by the GET that
-// reads its bytes (store.GetAdmittedAt: no extra request) and kept with its
+// reads its bytes (store.GetAdmitted: no extra request) and kept with its
 // size, digest and bytes (sigMeta.mod): SigStat, Node.ModTime (once the size
 // is known), SigHandle.ModTime. A change that drops the bytes drops the time
 // with them, so the next read gives the new key's. This handle's own write

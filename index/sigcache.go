@@ -287,7 +287,7 @@ type fetched struct {
 }
 
 // sigGet is how the cache reads a key: its bytes and its own Last-Modified
-// from the one GET (store.GetAdmittedAt).
+// from the one GET (store.GetAdmitted).
 type sigGet func(ctx context.Context) ([]byte, time.Time, error)
 
 // unixNano is t as sigMeta.mod keeps it: 0 for the zero time.
@@ -543,7 +543,7 @@ func (ix *Index) readSig(ctx context.Context, e format.Entry) ([]byte, int64, er
 // within the readers' budget.
 func (ix *Index) sigGet(key string) sigGet {
 	return func(ctx context.Context) ([]byte, time.Time, error) {
-		return ix.st.GetAdmittedAt(ctx, key, ix.sigs.reserve)
+		return ix.st.GetAdmitted(ctx, key, ix.sigs.reserve)
 	}
 }
 

@@ -28,7 +28,7 @@ func TestGetAdmittedAsksBeforeTheBody(t *testing.T) {
 	busy := errors.New("busy")
 	var sizes []int64
 	before := st.Counts()
-	_, err := st.GetAdmitted(ctx, key, func(size int64) (func(), error) {
+	_, _, err := st.GetAdmitted(ctx, key, func(size int64) (func(), error) {
 		sizes = append(sizes, size)
 		return nil, busy
 	})
@@ -39,7 +39,7 @@ func TestGetAdmittedAsksBeforeTheBody(t *testing.T) {
 		t.Errorf("a refused read sent %v, want 1 GET", d)
 	}
 	released := 0
-	got, err := st.GetAdmitted(ctx, key, func(size int64) (func(), error) {
+	got, _, err := st.GetAdmitted(ctx, key, func(size int64) (func(), error) {
 		return func() { released++ }, nil
 	})
 	if err != nil || !bytes.Equal(got, data) || released != 1 {
@@ -47,10 +47,10 @@ func TestGetAdmittedAsksBeforeTheBody(t *testing.T) {
 	}
 }
 
-// TestGetAdmittedAtSaysTheKeysTime: the time GetAdmittedAt returns is the
+// TestGetAdmittedSaysTheKeysTime: the time GetAdmitted returns is the
 // key's own modification time as the backend keeps it (here a file store,
 // whose file's mtime the test sets), taken from the one GET that reads it.
-func TestGetAdmittedAtSaysTheKeysTime(t *testing.T) {
+func TestGetAdmittedSaysTheKeysTime(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	st, err := store.Open(ctx, "file://"+dir, store.Options{Layout: store.LayoutBucket})
@@ -67,7 +67,7 @@ func TestGetAdmittedAtSaysTheKeysTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := st.Counts()
-	data, mod, err := st.GetAdmittedAt(ctx, key, func(int64) (func(), error) { return func() {}, nil })
+	data, mod, err := st.GetAdmitted(ctx, key, func(int64) (func(), error) { return func() {}, nil })
 	if err != nil || string(data) != "signature" {
 		t.Fatalf("read %q, %v", data, err)
 	}

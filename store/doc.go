@@ -23,7 +23,7 @@
 // # Requests
 //
 // Every method sends a known number of requests and counts them by kind
-// (Counts): Get, ReadRecord and ReadRecordIfChanged one GET (a 304 too),
+// (Counts): Get, GetAdmitted, GetStream, ReadRecord and ReadRecordIfChanged one GET (a 304 too),
 // Exists and Size one HEAD, Put one PUT, ListPage one LIST (List one per
 // page), Presence one LIST (of the root, delimiter "/", a page of 1000: does
 // the location hold anything of a store? presence.go), Delete one DELETE (on S3 also the HEAD s3blob sends first:
@@ -276,9 +276,25 @@
 // GetStream hands an entry list's body to format.DecodeEntryListFrom as it
 // arrives; no list is held decompressed.
 //
+// # One get (get.go)
+//
+// Every read of a key's body is one private get(ctx, key, getOpts): Get
+// (the key's bytes), GetAdmitted (a signature's: admission, Last-Modified,
+// the lean path), GetStream (an entry list's, handed over as it arrives,
+// within a lower cap) and readWithToken (a record's bytes and version
+// token, the read conditional where readIfChanged asks: ReadRecord,
+// ReadRecordIfChanged, the confirmation's read-back, the probe's reads).
+// The options are the cap (the key's, or lower), the admission, the lean
+// path, the driver's condition, the token and the stream; get sends the
+// GET through s.read (a request slot, the timeout, the retries, one GET in
+// Counts) on the path the options allow, and every whole body is read by
+// readAdmitted: refused over the cap from its declared size, admitted,
+// then readCapped. Its error is not wrapped; each caller names its
+// operation and the key ("get %q", "read record %q").
+//
 // # The lean GET (leanget.go)
 //
-// Signature reads (GetAdmitted, GetAdmittedAt) on S3, GCS and Azure skip
+// Signature reads (GetAdmitted) on S3, GCS and Azure skip
 // the SDKs: the store builds the one GET itself and signs it (SigV4 with
 // the client's cached credentials and the endpoint its rules resolved at
 // open; the GCS client's bearer-token transport, XML-API media read;

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -16,8 +17,21 @@ func SetReprobeAfter(t interface{ Cleanup(func()) }, d time.Duration) {
 	t.Cleanup(func() { reprobeAfter = old })
 }
 
-// GetAdmittedAtMost is GetAdmittedAt with the cap limit instead of the
+// GetAdmittedAtMost is GetAdmitted with the cap limit instead of the
 // key's.
 func GetAdmittedAtMost(s *Store, ctx context.Context, key string, limit int64, admit func(int64) (func(), error)) ([]byte, time.Time, error) {
-	return s.getAdmittedAt(ctx, key, limit, admit)
+	g, err := s.get(ctx, key, getOpts{limit: limit, admit: admit, lean: true})
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("get %q: %w", key, err)
+	}
+	return g.data, g.mod, nil
+}
+
+// GetAtMost is Get with the cap limit instead of the key's (min of both).
+func GetAtMost(s *Store, ctx context.Context, key string, limit int64) ([]byte, error) {
+	g, err := s.get(ctx, key, getOpts{limit: max(limit, 0)})
+	if err != nil {
+		return nil, fmt.Errorf("get %q: %w", key, err)
+	}
+	return g.data, nil
 }

@@ -32,7 +32,7 @@ func TestFloodedReadCostsAtMostItsCap(t *testing.T) {
 			st, p := liarStore(t, kind, store.Options{})
 			p.Set(lyingproxy.FloodBody(-1, "a/1"))
 			var err error
-			peak := memtest.Peak(func() { _, err = st.GetAtMost(context.Background(), "a/1", floodCap) })
+			peak := memtest.Peak(func() { _, err = store.GetAtMost(st, context.Background(), "a/1", floodCap) })
 			t.Logf("%s: a flooded GET capped at %d MiB: heap peak %.1f MiB, err %v", kind, floodCap>>20, float64(peak)/memtest.MiB, err)
 			if !errors.Is(err, store.ErrTooLarge) {
 				t.Fatalf("a flooded GET: %v, want ErrTooLarge", err)
@@ -79,7 +79,7 @@ func TestFloodedReadsStayWithinTheBudget(t *testing.T) {
 			ctx := context.Background()
 			// Honest: a body of declared size is admitted once, with its size.
 			b := &budget{max: 4 << 20}
-			if got, err := st.GetAdmitted(ctx, "a/1", b.admit); err != nil || string(got) != "a/1" || b.calls != 1 || b.peak != 3 {
+			if got, _, err := st.GetAdmitted(ctx, "a/1", b.admit); err != nil || string(got) != "a/1" || b.calls != 1 || b.peak != 3 {
 				t.Fatalf("honest: %q, %v; %d admissions, peak %d; want a/1, one admission of 3 bytes", got, err, b.calls, b.peak)
 			}
 			p.Set(lyingproxy.FloodBody(-1, "a/1"))
@@ -89,7 +89,7 @@ func TestFloodedReadsStayWithinTheBudget(t *testing.T) {
 			var wg sync.WaitGroup
 			peak := memtest.Peak(func() {
 				for i := range readers {
-					wg.Go(func() { _, errs[i] = st.GetAdmitted(ctx, "a/1", b.admit) })
+					wg.Go(func() { _, _, errs[i] = st.GetAdmitted(ctx, "a/1", b.admit) })
 				}
 				wg.Wait()
 			})

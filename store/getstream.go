@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/oxyfs/oxyfs/store/format"
 	"io"
 	"sync"
 )
@@ -18,9 +17,9 @@ import (
 // does however slowly fn reads (the store's per-request timeout bounds the
 // transfer, not fn), and what fn has not read yet is held, at most the
 // whole body. A body over limit bytes (or over ReadCap(key), if lower) is
-// refused as GetAtMost refuses it: before fn is called when the response
-// says its size, else fn's reader fails past the cap and GetStream returns
-// an error wrapping ErrTooLarge.
+// refused as Get refuses one over its cap: before fn is called when the
+// response says its size, else fn's reader fails past the cap and
+// GetStream returns an error wrapping ErrTooLarge.
 //
 // A request that fails transiently is sent again, as every read is, and
 // that includes a body that fails midway: fn is then called again with the
@@ -30,15 +29,9 @@ import (
 // body that failed midway as its error (fn need not tell it apart: its
 // error is then not the one returned).
 func (s *Store) GetStream(ctx context.Context, key string, limit int64, fn func(body io.Reader) error) error {
-	limit = min(max(limit, 0), format.ReadCap(key))
-	var fnErr error
-	err := s.read(ctx, &s.n.get, func(ctx context.Context) error {
-		var err error
-		fnErr, err = s.streamBody(ctx, key, limit, fn)
-		return err
-	})
+	g, err := s.get(ctx, key, getOpts{limit: max(limit, 0), stream: fn}) // get.go
 	if err == nil {
-		err = fnErr
+		err = g.streamErr
 	}
 	if err != nil {
 		return fmt.Errorf("get %q: %w", key, err)

@@ -33,8 +33,8 @@ package store
 // endpoints, a store made with New) stays on the SDK path, and so does
 // Options.SDKReads. A key the SDKs' blob drivers would escape (leanKey)
 // is read through the SDK, per call, so both paths name the same object.
-// Only GetAdmitted and GetAdmittedAt (signature reads) take it;
-// conditional reads and records stay on the SDK path.
+// Only GetAdmitted (signature reads: getOpts.lean, get.go) takes it;
+// conditional reads, records and streams stay on the SDK path.
 
 import (
 	"context"
@@ -47,8 +47,6 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
-
-	"gocloud.dev/blob"
 )
 
 // httpDoer sends one request: an *http.Client, or S3's wire-counting client.
@@ -146,74 +144,44 @@ func leanKey(key string) bool {
 	return true
 }
 
-// getLean is one attempt of a lean GET of key: the body read whole within
-// limit, admit asked before it (as readBodyAtMost does), and the key's
-// Last-Modified.
-func (s *Store) getLean(ctx context.Context, key string, limit int64, admit func(int64) (func(), error)) ([]byte, time.Time, error) {
+// leanReads reports whether get may read key on the lean path: the store
+// has one, and the SDK would send the key as it is (leanKey).
+func (s *Store) leanReads(key string) bool {
+	return s.lean != nil && leanKey(key) && leanKey(s.lean.prefix+key)
+}
+
+// getLean is one attempt of get on the lean path: the body read as the
+// SDK path reads it (readAdmitted: the cap, the admission), its checksum
+// checked where the answer carries one, and the key's Last-Modified.
+func (s *Store) getLean(ctx context.Context, key string, o getOpts) (got, error) {
 	lp := s.lean
 	req, err := lp.be.request(ctx, lp.prefix+key)
 	if err != nil {
-		return nil, time.Time{}, err
+		return got{}, err
 	}
 	lp.sent.Add(1)
 	resp, err := lp.client.Do(req)
 	if err != nil {
-		return nil, time.Time{}, redactURLError(err)
+		return got{}, redactURLError(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, time.Time{}, statusError(resp)
+		return got{}, statusError(resp)
 	}
-	size := resp.ContentLength // -1: not declared
-	if size > limit {
-		return nil, time.Time{}, tooLarge(size, limit)
-	}
-	if admit != nil {
-		release, err := admit(size)
-		if err != nil {
-			return nil, time.Time{}, err
-		}
-		defer release()
-	}
-	data, err := readCapped(resp.Body, size, limit, admit) // readcap.go
+	data, err := readAdmitted(resp.Body, resp.ContentLength, o) // get.go; -1: not declared
 	if err != nil {
-		return nil, time.Time{}, err
+		return got{}, err
 	}
 	if err := lp.be.verify(resp, data); err != nil {
-		return nil, time.Time{}, fmt.Errorf("%w: %w", errBodyRead, err)
+		return got{}, fmt.Errorf("%w: %w", errBodyRead, err)
 	}
-	var mod time.Time
+	g := got{data: data}
 	if lm := resp.Header.Get("Last-Modified"); lm != "" {
-		if mod, err = http.ParseTime(lm); err != nil {
-			mod = time.Time{} // as the SDKs: no time rather than a wrong one
+		if g.mod, err = http.ParseTime(lm); err != nil {
+			g.mod = time.Time{} // as the SDKs: no time rather than a wrong one
 		}
 	}
-	return data, mod, nil
-}
-
-// getAdmittedAt is GetAdmittedAt within limit, on the store's read path.
-func (s *Store) getAdmittedAt(ctx context.Context, key string, limit int64, admit func(int64) (func(), error)) ([]byte, time.Time, error) {
-	var data []byte
-	var mod time.Time
-	var err error
-	if s.lean != nil && leanKey(key) && leanKey(s.lean.prefix+key) {
-		err = s.read(ctx, &s.n.get, func(ctx context.Context) (err error) {
-			data, mod, err = s.getLean(ctx, key, limit, admit)
-			return err
-		})
-	} else {
-		err = s.read(ctx, &s.n.get, func(ctx context.Context) (err error) {
-			data, err = s.readBodyAtMost(ctx, key, limit, nil, admit, func(r *blob.Reader, _ []byte) error {
-				mod = r.ModTime()
-				return nil
-			})
-			return err
-		})
-	}
-	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("get %q: %w", key, err)
-	}
-	return data, mod, nil
+	return g, nil
 }
 
 // leanStatusError is a lean GET's answer other than 2xx: its status (for

@@ -42,7 +42,7 @@ func BenchmarkGetPath(b *testing.B) {
 				b.Run(p.name, func(b *testing.B) {
 					admit := func(int64) (func(), error) { return func() {}, nil }
 					get := func() {
-						data, err := p.st.GetAdmitted(ctx, key, admit)
+						data, _, err := p.st.GetAdmitted(ctx, key, admit)
 						if err != nil || len(data) != len(sig) {
 							b.Fatalf("%s: %d bytes, %v", p.st.ReadPath(), len(data), err)
 						}

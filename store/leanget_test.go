@@ -74,7 +74,7 @@ func TestLeanGetAnswersAsTheSDK(t *testing.T) {
 			for k, v := range keys {
 				beforeLean, beforeWire, sent := lean.Counts(), wire(lean), lean.LeanGets()
 				var a admitAll
-				got, mod, err := lean.GetAdmittedAt(ctx, k, a.admit)
+				got, mod, err := lean.GetAdmitted(ctx, k, a.admit)
 				if err != nil || !bytes.Equal(got, v) {
 					t.Fatalf("lean GET %q = %q, %v; want %q", k, got, err, v)
 				}
@@ -91,7 +91,7 @@ func TestLeanGetAnswersAsTheSDK(t *testing.T) {
 					t.Errorf("lean GET %q: %d requests on the lean path, want 1", k, n)
 				}
 				var sa admitAll
-				want, wantMod, err := sdk.GetAdmittedAt(ctx, k, sa.admit)
+				want, wantMod, err := sdk.GetAdmitted(ctx, k, sa.admit)
 				if err != nil || !bytes.Equal(want, got) {
 					t.Fatalf("SDK GET %q = %q, %v", k, want, err)
 				}
@@ -112,15 +112,15 @@ func TestLeanGetAnswersAsTheSDK(t *testing.T) {
 				t.Fatal(err)
 			}
 			sent := lean.LeanGets()
-			if got, err := lean.GetAdmitted(ctx, odd, nil); err != nil || string(got) != "odd" || lean.LeanGets() != sent {
+			if got, _, err := lean.GetAdmitted(ctx, odd, nil); err != nil || string(got) != "odd" || lean.LeanGets() != sent {
 				t.Errorf("a key the SDK escapes: %q, %v, %d lean GETs; want odd through the SDK", got, err, lean.LeanGets()-sent)
 			}
 			if sdk.LeanGets() != 0 {
 				t.Errorf("the SDK-path store sent %d lean GETs", sdk.LeanGets())
 			}
 			before, sent := lean.Counts(), lean.LeanGets()
-			_, _, err := lean.GetAdmittedAt(ctx, "sig/ab/cdef/nobody", nil)
-			_, _, sdkErr := sdk.GetAdmittedAt(ctx, "sig/ab/cdef/nobody", nil)
+			_, _, err := lean.GetAdmitted(ctx, "sig/ab/cdef/nobody", nil)
+			_, _, sdkErr := sdk.GetAdmitted(ctx, "sig/ab/cdef/nobody", nil)
 			if !errors.Is(err, store.ErrNotFound) || !errors.Is(sdkErr, store.ErrNotFound) {
 				t.Fatalf("a missing key: lean %v, SDK %v; want ErrNotFound from both", err, sdkErr)
 			}
@@ -204,7 +204,7 @@ func TestLeanGetFloodedIsCutAtItsCap(t *testing.T) {
 				t.Errorf("%d lean GETs, want 1", st.LeanGets()-sent)
 			}
 			p.Set()
-			if got, err := st.GetAdmitted(ctx, "a/1", nil); err != nil || string(got) != "a/1" {
+			if got, _, err := st.GetAdmitted(ctx, "a/1", nil); err != nil || string(got) != "a/1" {
 				t.Fatalf("honest again: %q, %v", got, err)
 			}
 		})
@@ -221,7 +221,7 @@ func TestLeanGetRetries(t *testing.T) {
 			p.Set(lyingproxy.ErrorBodies(503, 100, lyingproxy.OpGet))
 			ctx := context.Background()
 			before, sent := st.Counts(), st.LeanGets()
-			_, err := st.GetAdmitted(ctx, "a/1", nil)
+			_, _, err := st.GetAdmitted(ctx, "a/1", nil)
 			if !errors.Is(err, store.ErrUnavailable) || !strings.Contains(err.Error(), "503") {
 				t.Fatalf("a GET answered 503 every time: %v, want ErrUnavailable naming the status", err)
 			}
@@ -253,7 +253,7 @@ func TestLeanGetUnderAPrefix(t *testing.T) {
 				t.Fatal(err)
 			}
 			sent := lean.LeanGets()
-			if got, err := lean.GetAdmitted(ctx, "sig/ab/cd/x", nil); err != nil || string(got) != "under" || lean.LeanGets()-sent != 1 {
+			if got, _, err := lean.GetAdmitted(ctx, "sig/ab/cd/x", nil); err != nil || string(got) != "under" || lean.LeanGets()-sent != 1 {
 				t.Fatalf("a prefixed lean GET: %q, %v (%d lean); want under, on the lean path", got, err, lean.LeanGets()-sent)
 			}
 		})

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
-	"github.com/oxyfs/oxyfs/store/format"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -280,19 +279,6 @@ func (s *Store) Bucket() *blob.Bucket { return s.bucket }
 // Close closes the bucket.
 func (s *Store) Close() error { return s.bucket.Close() }
 
-// Get reads a key (one GET).
-func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
-	var data []byte
-	err := s.read(ctx, &s.n.get, func(ctx context.Context) (err error) {
-		data, err = s.readBody(ctx, key, nil, nil, nil)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("get %q: %w", key, err)
-	}
-	return data, nil
-}
-
 // Exists reports whether a key exists (one HEAD).
 func (s *Store) Exists(ctx context.Context, key string) (bool, error) {
 	err := s.read(ctx, &s.n.head, func(ctx context.Context) error {
@@ -475,60 +461,4 @@ func (s *Store) List(ctx context.Context, prefix, delimiter string, fn func(List
 		}
 		token = next
 	}
-}
-
-// readBody is one GET of key: its body read whole (up to ReadCap(key), else
-// an error wrapping ErrTooLarge, before reading when the size is known), then the callback then
-// (if not nil) with the reader still open, for what the response carries
-// besides the body (a version token). A body that fails midway is
-// errBodyRead, which read retries. admit, if not nil, is GetAdmitted's.
-func (s *Store) readBody(ctx context.Context, key string, opts *blob.ReaderOptions, admit func(int64) (func(), error), then func(r *blob.Reader, data []byte) error) ([]byte, error) {
-	return s.readBodyAtMost(ctx, key, format.ReadCap(key), opts, admit, then)
-}
-
-// readBodyAtMost is readBody with the cap limit.
-func (s *Store) readBodyAtMost(ctx context.Context, key string, limit int64, opts *blob.ReaderOptions, admit func(int64) (func(), error), then func(r *blob.Reader, data []byte) error) ([]byte, error) {
-	r, err := s.bucket.NewReader(ctx, key, opts)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	if n := r.Size(); n > limit {
-		return nil, tooLarge(n, limit)
-	}
-	if admit != nil {
-		release, err := admit(r.Size())
-		if err != nil {
-			return nil, err
-		}
-		defer release()
-	}
-	data, err := readCapped(r, r.Size(), limit, admit) // readcap.go
-	if err != nil {
-		return nil, err
-	}
-	if then != nil {
-		if err := then(r, data); err != nil {
-			return nil, err
-		}
-	}
-	return data, nil
-}
-
-// readWithToken reads a key and returns the backend's version token for it.
-// Errors are mapped (mapErr); a 304 of a conditional read is not retried.
-func (s *Store) readWithToken(ctx context.Context, key string, opts *blob.ReaderOptions) ([]byte, string, error) {
-	var data []byte
-	var tok string
-	err := s.read(ctx, &s.n.get, func(ctx context.Context) (err error) {
-		data, err = s.readBody(ctx, key, opts, nil, func(r *blob.Reader, data []byte) (err error) {
-			tok, err = s.drv.changeToken(r, data)
-			return err
-		})
-		return err
-	})
-	if err != nil {
-		return nil, "", err
-	}
-	return data, tok, nil
 }

@@ -476,7 +476,7 @@ func (w *watcher) fetch(ctx context.Context, rows []change) error {
 	}
 	return par.ForEach(ctx, len(need), watchGets, func(ctx context.Context, i int) error {
 		c := &rows[need[i]]
-		data, mod, err := w.st.GetAdmittedAt(ctx, c.row.Key, func(int64) (func(), error) { return func() {}, nil })
+		data, mod, err := w.st.GetAdmitted(ctx, c.row.Key, nil)
 		if errors.Is(err, store.ErrNotFound) {
 			// Gone since the refresh: the next poll reports it removed;
 			// an add is said (without size), a replacement not.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"testing"
 
 	"github.com/oxyfs/oxyfs/store"
@@ -57,7 +58,7 @@ func TestStripConditionsAndFlood(t *testing.T) {
 			}
 
 			p.Set(lyingproxy.FloodBody(1<<20, key))
-			if _, err := st.GetAtMost(ctx, key, 4096); !errors.Is(err, store.ErrTooLarge) {
+			if err := st.GetStream(ctx, key, 4096, func(body io.Reader) error { _, err := io.Copy(io.Discard, body); return err }); !errors.Is(err, store.ErrTooLarge) {
 				t.Fatalf("FloodBody: a 4 KiB-capped GET: %v, want ErrTooLarge", err)
 			}
 			if got, err := st.Get(ctx, "strip/plain"); err != nil || string(got) != "x" {
