@@ -77,6 +77,11 @@ type Config struct {
 	// fail because a signature changed): off by default, so it is a
 	// violation (E1).
 	TolerateOpenESTALE bool
+	// SkipOps names operations (of ops and byteOps) the run never draws:
+	// to prove that a class is caught without the operation built for it
+	// (the concurrent readers alone; scripts/simulate --skip-ops). An
+	// unknown name is an error of Run.
+	SkipOps []string
 }
 
 // SmallSigCacheBytes is the signature cache of a SmallCache run: four or
@@ -221,6 +226,9 @@ func (c Config) testName() string {
 	if c.TolerateOpenESTALE {
 		flags += " -tolerate-open-estale"
 	}
+	if len(c.SkipOps) > 0 {
+		flags += " -skip-ops " + strings.Join(c.SkipOps, ",")
+	}
 	if c.Bytes {
 		return fmt.Sprintf("TestByteSimulation -mount-percent %d %s", c.MountPercent, flags)
 	}
@@ -312,6 +320,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			defer os.Remove(dir)
 			s.bs.mntDir = dir
 		}
+	}
+	if s.table, err = skipOps(s.table, cfg.SkipOps); err != nil {
+		return nil, err
 	}
 	for _, o := range s.table {
 		s.totalWeight += o.weight
@@ -473,6 +484,19 @@ var ops = []opDef{
 	{"refresh", 10, true, (*sim).opRefresh},
 	{"reopen", 2, false, (*sim).opReopen},
 	{"forget-journal-only", 1, false, (*sim).opForgetJournalOnly},
+}
+
+// skipOps returns table without the operations named in skip.
+func skipOps(table []opDef, skip []string) ([]opDef, error) {
+	out := slices.Clone(table)
+	for _, name := range skip {
+		i := slices.IndexFunc(out, func(o opDef) bool { return o.name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("sim: skip operation %q: no such operation in this mode", name)
+		}
+		out = slices.Delete(out, i, i+1)
+	}
+	return out, nil
 }
 
 // FaultPercent is the share of faultable operations run with a fault armed.
