@@ -89,6 +89,7 @@ func (s *sim) noteWrite(key string, data []byte, journaled bool) {
 	}
 	s.conc.mu.Lock()
 	s.bs.hist[key] = append(h, data)
+	s.conc.ever[key] = append(s.conc.ever[key], data)
 	if len(h) == 0 {
 		s.bs.lo[key] = 0
 		s.conc.keys = append(s.conc.keys, key)
@@ -403,6 +404,7 @@ func (s *sim) mount() error {
 
 func (s *sim) unmount() error {
 	s.dropHeld()
+	s.dropConcHeld()
 	s.dropLingering()
 	if s.bs.scratch != nil {
 		s.bs.scratch.Close()

@@ -410,7 +410,8 @@ func (s *sim) setup() error {
 }
 
 func (s *sim) openHandle() error {
-	s.handleMu.Lock() // the concurrent reader's reads wait
+	s.inj.slow.releaseAll() // a slow read holds handleMu read-locked
+	s.handleMu.Lock()       // the concurrent reader's reads wait
 	defer s.handleMu.Unlock()
 	if err := s.unmount(); err != nil {
 		return err
@@ -527,14 +528,21 @@ func (s *sim) step() {
 	// The concurrent reader's reads through the mount carry no mark the
 	// fault injector could tell from the operation's (the kernel's
 	// requests): none runs while a fault is armed (concurrent.go).
+	s.conc.opNow.Store(int64(s.op))
 	s.faultMu.Lock()
 	s.inj.arm(s.opFault)
 	s.faultArmed = s.opFault != nil
+	if s.faultArmed {
+		s.conc.armSeq.Add(1)
+	}
 	s.faultMu.Unlock()
 	began := time.Now()
 	err := o.run(s)
 	if err == nil && s.exactHandle == "handle-refresh" && s.bs.mnt != nil {
 		s.bs.mnt.Invalidate() // as the mount's refresh loop does after each refresh
+	}
+	if s.cfg.Bytes {
+		s.settleSlow()
 	}
 	s.res.OpTime[o.name] += time.Since(began)
 	defer func(t time.Time) { s.res.OpTime["check"] += time.Since(t) }(time.Now())
