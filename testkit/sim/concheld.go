@@ -286,14 +286,64 @@ func (s *sim) slowRead(ctx context.Context, k string) {
 	s.judge(k, viaReadSig, lo, before, got, err, armed || c.armSeq.Load() != seq)
 }
 
-// settleSlow ends the held GETs after an operation (step, before the
-// checks): after a refresh all of them, and first, for each whose bytes a
-// reader may no longer be shown, the probe — a read that begins now, which
-// must send a GET of its own and read a version it may be shown, not join
-// the held one; otherwise those held slowOps operations.
-func (s *sim) settleSlow() {
-	sl := &s.inj.slow
+// afterOp is the concurrent reader's moment after an operation ended (step,
+// the fault disarmed, before the checks): the windows move (settle), the
+// held GETs end (settleSlow) and, after a refresh or an open, the reader
+// opens anew each key it holds open (reopenHeld) — a new open after a
+// change completed must see a version at least as new, before any other
+// read of the key (a read that finds new bytes moves the key's version,
+// after which no open shares a held copy: issue 37 item 1).
+func (s *sim) afterOp() {
+	s.settle()
 	refreshed := s.exactHandle != ""
+	s.settleSlow(refreshed)
+	if !refreshed || s.rd == nil {
+		return
+	}
+	ack := make(chan struct{})
+	select {
+	case s.rd.reopen <- ack:
+		<-ack
+	case <-s.rd.done:
+	}
+}
+
+// reopenHeld opens anew (the reader goroutine) every key the reader holds
+// open: through OpenSig, and through the mount when it holds a descriptor
+// there too (a new open and read(2) to its end).
+func (s *sim) reopenHeld(ctx context.Context) {
+	s.handleMu.RLock()
+	defer s.handleMu.RUnlock()
+	if s.h == nil {
+		return
+	}
+	c := &s.conc
+	seen := map[string]bool{}
+	for _, h := range s.rd.held {
+		if seen[h.key] {
+			continue
+		}
+		seen[h.key] = true
+		c.mu.Lock()
+		lo, mlo := s.bs.lo[h.key], c.mountLo[h.key]
+		before := slices.Clone(c.pending[h.key])
+		c.mu.Unlock()
+		got, err := s.readVia(ctx, viaOpenSig, h.key)
+		s.judge(h.key, viaReopen, lo, before, got, err, s.opFault != nil)
+		if h.f != nil && s.bs.mnt != nil {
+			got, err := readFile(s.mountPath(h.key))
+			s.judge(h.key, viaReopenMount, mlo, before, got, err, s.opFault != nil)
+		}
+	}
+}
+
+// settleSlow ends the held GETs after an operation: after a refresh all
+// of them, and first, for each whose bytes a reader may no longer be
+// shown, the probe — a read that begins now, which must send a GET of its
+// own and read a version it may be shown, not join the held one; otherwise
+// those held slowOps operations.
+func (s *sim) settleSlow(refreshed bool) {
+	sl := &s.inj.slow
 	op := int64(s.op)
 	for _, f := range sl.take(func(f *slowFlight) bool { return !refreshed && op-f.op < slowOps }) {
 		if refreshed && s.staleFlight(f) {

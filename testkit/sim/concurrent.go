@@ -60,10 +60,11 @@ type concReader struct {
 	rng     *rand.Rand // the goroutine's: its draws are not the seed's (its timing is not either)
 	scratch *os.File   // mapcopy's
 
-	held        []*concHold    // readers held open (concheld.go); written by the reader goroutine under handleMu read-locked, by others under it write-locked
-	slowRunning int            // slow reads under way (the reader goroutine's)
-	slowDone    chan struct{}  // a slow read ended
-	slowWG      sync.WaitGroup // the slow reads' goroutines
+	held        []*concHold        // readers held open (concheld.go); written by the reader goroutine under handleMu read-locked, by others under it write-locked
+	slowRunning int                // slow reads under way (the reader goroutine's)
+	slowDone    chan struct{}      // a slow read ended
+	slowWG      sync.WaitGroup     // the slow reads' goroutines
+	reopen      chan chan struct{} // afterOp asks for reopenHeld, and waits for it
 }
 
 // concKey marks the reader's requests (the blobtest hooks): beside the
@@ -100,7 +101,7 @@ func (s *sim) unpend() {
 
 // startReader starts the reader goroutine (byte mode, Config.ConcurrentReader).
 func (s *sim) startReader() {
-	s.rd = &concReader{stop: make(chan struct{}), done: make(chan struct{}), rng: rand.New(rand.NewPCG(s.cfg.Seed, 0xc0c0)), slowDone: make(chan struct{}, maxSlow)}
+	s.rd = &concReader{stop: make(chan struct{}), done: make(chan struct{}), rng: rand.New(rand.NewPCG(s.cfg.Seed, 0xc0c0)), slowDone: make(chan struct{}, maxSlow), reopen: make(chan chan struct{})}
 	go s.readLoop()
 }
 
@@ -152,10 +153,18 @@ const (
 	viaMountPread
 	viaMountShared
 	viaCount
-	viaStaleProbe = viaCount // the probe beside a held GET (concheld.go): ReadSig
+	// The reader's reads at an operation's end (concheld.go).
+	viaStaleProbe  = viaCount     // the probe beside a held GET: ReadSig
+	viaReopen      = viaCount + 1 // a held key opened anew after a refresh: OpenSig
+	viaReopenMount = viaCount + 2 // the same through the mount: open, read(2)
 )
 
-var viaNames = [viaCount + 1]string{"handle-read", "handle-open", "serve", "mount-read", "mount-pread", "mount-mmap-shared", "stale-flight-probe"}
+var viaNames = [viaCount + 3]string{"handle-read", "handle-open", "serve", "mount-read", "mount-pread", "mount-mmap-shared", "stale-flight-probe", "reopen-held", "reopen-held-mount"}
+
+// isMountVia reports whether a way reads through the mount.
+func isMountVia(via int) bool {
+	return via >= viaMountRead && via < viaCount || via == viaReopenMount
+}
 
 func (s *sim) readLoop() {
 	defer close(s.rd.done)
@@ -164,6 +173,10 @@ func (s *sim) readLoop() {
 		select {
 		case <-s.rd.stop:
 			return
+		case ack := <-s.rd.reopen:
+			s.reopenHeld(ctx)
+			close(ack)
+			continue
 		default:
 		}
 		s.readOnce(ctx)
@@ -228,7 +241,7 @@ func (s *sim) readOnce(ctx context.Context) {
 // armed: a fault was armed over the read (an error is then not its own).
 func (s *sim) judge(k string, via, lo int, before [][]byte, got []byte, err error, armed bool) {
 	c := &s.conc
-	mount := via >= viaMountRead && via < viaCount
+	mount := isMountVia(via)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	h := s.bs.hist[k]

@@ -541,9 +541,6 @@ func (s *sim) step() {
 	if err == nil && s.exactHandle == "handle-refresh" && s.bs.mnt != nil {
 		s.bs.mnt.Invalidate() // as the mount's refresh loop does after each refresh
 	}
-	if s.cfg.Bytes {
-		s.settleSlow()
-	}
 	s.res.OpTime[o.name] += time.Since(began)
 	defer func(t time.Time) { s.res.OpTime["check"] += time.Since(t) }(time.Now())
 	fired, badDelete, _ := s.inj.disarm()
@@ -554,6 +551,9 @@ func (s *sim) step() {
 	if s.opFault != nil {
 		s.res.Faults++
 		s.logf("   fault %s fired %d×", s.opFault, fired)
+	}
+	if s.cfg.Bytes {
+		s.afterOp() // the concurrent reader's moment (concheld.go)
 	}
 	defer s.drainReader()
 	defer s.unpend()
