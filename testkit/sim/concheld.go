@@ -27,6 +27,13 @@ import (
 // --skip-ops forget-reput-held,slow-read runs without the operations built
 // for them.
 
+// reopenAsk asks the reader for reopenHeld after an operation; armed: the
+// operation had a fault (an error it meets is not a violation).
+type reopenAsk struct {
+	done  chan struct{}
+	armed bool
+}
+
 // concHold is one reader the concurrent reader holds open.
 type concHold struct {
 	key  string
@@ -38,13 +45,21 @@ type concHold struct {
 	op   int64    // the operation running when it opened
 }
 
-// Held readers: at most maxConcHeld at once; one reader's read in
-// holdEvery holds a new one, one in holdEvery ends one held since an
-// earlier operation.
+// Held readers: at most maxConcHeld at once, two thirds of them of the
+// keys written last; one reader's read in holdEvery holds a new one, one in
+// holdEvery ends one held since an earlier operation.
 const (
-	maxConcHeld = 4
-	holdEvery   = 12
+	maxConcHeld = 6
+	holdEvery   = 8
 )
+
+// noteRecent notes a key just written; c.mu is held.
+func (c *concState) noteRecent(key string) {
+	c.recent = slices.DeleteFunc(c.recent, func(k string) bool { return k == key })
+	if c.recent = append(c.recent, key); len(c.recent) > maxConcHeld {
+		c.recent = c.recent[1:]
+	}
+}
 
 // tendHeld may hold a new reader, or end one (the reader goroutine; handleMu
 // and faultMu are read-locked; armed: a fault is armed now).
@@ -63,9 +78,8 @@ func (s *sim) tendHeld(ctx context.Context, armed bool) {
 	}
 }
 
-// concHoldOne opens a signature and keeps it open: through OpenSig (its
-// bytes checked now, as any open's) and, with a mount and no fault armed,
-// a descriptor on the mount.
+// concHoldOne opens a signature and keeps it open (two thirds of the time
+// one of those written last, as a user's tool opens what was just signed).
 func (s *sim) concHoldOne(ctx context.Context, armed bool) {
 	c := &s.conc
 	c.mu.Lock()
@@ -74,6 +88,19 @@ func (s *sim) concHoldOne(ctx context.Context, armed bool) {
 		return
 	}
 	k := c.keys[s.rd.rng.IntN(len(c.keys))]
+	if len(c.recent) > 0 && s.rd.rng.IntN(3) > 0 {
+		k = c.recent[s.rd.rng.IntN(len(c.recent))]
+	}
+	c.mu.Unlock()
+	s.concHoldKey(ctx, k, armed)
+}
+
+// concHoldKey opens k and keeps it open: through OpenSig (its bytes
+// checked now, as any open's) and, with a mount and no fault armed, a
+// descriptor on the mount.
+func (s *sim) concHoldKey(ctx context.Context, k string, armed bool) {
+	c := &s.conc
+	c.mu.Lock()
 	lo := s.bs.lo[k]
 	before := slices.Clone(c.pending[k])
 	mount := s.bs.mnt != nil && !armed && c.writing[k] == 0
@@ -300,18 +327,20 @@ func (s *sim) afterOp() {
 	if !refreshed || s.rd == nil {
 		return
 	}
-	ack := make(chan struct{})
+	ack := reopenAsk{done: make(chan struct{}), armed: s.opFault != nil}
 	select {
 	case s.rd.reopen <- ack:
-		<-ack
+		<-ack.done
 	case <-s.rd.done:
 	}
 }
 
 // reopenHeld opens anew (the reader goroutine) every key the reader holds
 // open: through OpenSig, and through the mount when it holds a descriptor
-// there too (a new open and read(2) to its end).
-func (s *sim) reopenHeld(ctx context.Context) {
+// there too (a new open and read(2) to its end). Then it holds the key
+// written last, if it holds it not, as a tool that follows new signatures
+// opens each once a refresh shows it.
+func (s *sim) reopenHeld(ctx context.Context, armed bool) {
 	s.handleMu.RLock()
 	defer s.handleMu.RUnlock()
 	if s.h == nil {
@@ -329,11 +358,20 @@ func (s *sim) reopenHeld(ctx context.Context) {
 		before := slices.Clone(c.pending[h.key])
 		c.mu.Unlock()
 		got, err := s.readVia(ctx, viaOpenSig, h.key)
-		s.judge(h.key, viaReopen, lo, before, got, err, s.opFault != nil)
+		s.judge(h.key, viaReopen, lo, before, got, err, armed)
 		if h.f != nil && s.bs.mnt != nil {
 			got, err := readFile(s.mountPath(h.key))
-			s.judge(h.key, viaReopenMount, mlo, before, got, err, s.opFault != nil)
+			s.judge(h.key, viaReopenMount, mlo, before, got, err, armed)
 		}
+	}
+	c.mu.Lock()
+	last := ""
+	if n := len(c.recent); n > 0 {
+		last = c.recent[n-1]
+	}
+	c.mu.Unlock()
+	if last != "" && !seen[last] && len(s.rd.held) < maxConcHeld {
+		s.concHoldKey(ctx, last, armed)
 	}
 }
 

@@ -38,6 +38,7 @@ type concState struct {
 	writing map[string]int      // keys with a write open through the mount: a reader of the mount may see its bytes (no isolation, as on any filesystem)
 	keys    []string            // every signature key with a version, in the order they came
 	ever    map[string][][]byte // every version each key had, forgettings and all (a held reader's bound, concheld.go)
+	recent  []string            // the keys written last, newest last (at most maxConcHeld): the reader holds these most
 
 	// The reader's findings and counts, handed to the run after each
 	// operation (drain).
@@ -60,11 +61,11 @@ type concReader struct {
 	rng     *rand.Rand // the goroutine's: its draws are not the seed's (its timing is not either)
 	scratch *os.File   // mapcopy's
 
-	held        []*concHold        // readers held open (concheld.go); written by the reader goroutine under handleMu read-locked, by others under it write-locked
-	slowRunning int                // slow reads under way (the reader goroutine's)
-	slowDone    chan struct{}      // a slow read ended
-	slowWG      sync.WaitGroup     // the slow reads' goroutines
-	reopen      chan chan struct{} // afterOp asks for reopenHeld, and waits for it
+	held        []*concHold    // readers held open (concheld.go); written by the reader goroutine under handleMu read-locked, by others under it write-locked
+	slowRunning int            // slow reads under way (the reader goroutine's)
+	slowDone    chan struct{}  // a slow read ended
+	slowWG      sync.WaitGroup // the slow reads' goroutines
+	reopen      chan reopenAsk // afterOp asks for reopenHeld, and waits for it
 }
 
 // concKey marks the reader's requests (the blobtest hooks): beside the
@@ -101,7 +102,7 @@ func (s *sim) unpend() {
 
 // startReader starts the reader goroutine (byte mode, Config.ConcurrentReader).
 func (s *sim) startReader() {
-	s.rd = &concReader{stop: make(chan struct{}), done: make(chan struct{}), rng: rand.New(rand.NewPCG(s.cfg.Seed, 0xc0c0)), slowDone: make(chan struct{}, maxSlow), reopen: make(chan chan struct{})}
+	s.rd = &concReader{stop: make(chan struct{}), done: make(chan struct{}), rng: rand.New(rand.NewPCG(s.cfg.Seed, 0xc0c0)), slowDone: make(chan struct{}, maxSlow), reopen: make(chan reopenAsk)}
 	go s.readLoop()
 }
 
@@ -173,9 +174,9 @@ func (s *sim) readLoop() {
 		select {
 		case <-s.rd.stop:
 			return
-		case ack := <-s.rd.reopen:
-			s.reopenHeld(ctx)
-			close(ack)
+		case ask := <-s.rd.reopen:
+			s.reopenHeld(ctx, ask.armed)
+			close(ask.done)
 			continue
 		default:
 		}
