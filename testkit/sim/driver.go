@@ -82,6 +82,10 @@ type Config struct {
 	// (the concurrent readers alone; scripts/simulate --skip-ops). An
 	// unknown name is an error of Run.
 	SkipOps []string
+	// Mounted, if set, is told the run's mount point once, before the
+	// first mount (a test registers it with its watchdog: testwatch
+	// Watch.Abort, so a hang ends with the FUSE connection aborted).
+	Mounted func(dir string)
 }
 
 // SmallSigCacheBytes is the signature cache of a SmallCache run: four or
@@ -319,6 +323,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 			defer os.Remove(dir)
 			s.bs.mntDir = dir
+			if cfg.Mounted != nil {
+				cfg.Mounted(dir)
+			}
 		}
 	}
 	if s.table, err = skipOps(s.table, cfg.SkipOps); err != nil {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/oxyfs/oxyfs/testkit/testwatch"
 )
 
 var (
@@ -51,6 +53,7 @@ func envUint(name string) uint64 {
 // violations and the operation log; `go test ./testkit/sim -run
 // TestSimulation -seed N -backend B` runs that one again.
 func TestSimulation(t *testing.T) {
+	testwatch.Arm(t) // Run mounts in byte mode only; a hang fails this test by name all the same
 	seed, ops := *flagSeed, *flagOps
 	if seed == 0 {
 		seed = envUint("OXYFS_SIM_SEED")
