@@ -201,11 +201,12 @@ type slowKey struct{}
 
 // slowFlight is one slow read's GET, holding back the bytes it found.
 type slowFlight struct {
-	key  string
-	data []byte // the bytes the GET found
-	op   int64  // the operation running when it was held
-	open chan struct{}
-	once sync.Once
+	key     string
+	data    []byte // the bytes the GET found
+	op      int64  // the operation running when it was held
+	changed bool   // an operation wrote its key since (settleSlow; the operations' goroutine's)
+	open    chan struct{}
+	once    sync.Once
 }
 
 func (f *slowFlight) release() { f.once.Do(func() { close(f.open) }) }
@@ -383,7 +384,11 @@ func (s *sim) reopenHeld(ctx context.Context, armed bool) {
 func (s *sim) settleSlow(refreshed bool) {
 	sl := &s.inj.slow
 	op := int64(s.op)
-	for _, f := range sl.take(func(f *slowFlight) bool { return !refreshed && op-f.op < slowOps }) {
+	// Held across operations: a re-sign by another writer in one of them
+	// and a refresh make it stale. The checks between may wait on it
+	// (slowMax) when they read its key: the price of the catch.
+	keep := func(f *slowFlight) bool { return !refreshed && op-f.op < slowOps }
+	for _, f := range sl.take(keep) {
 		if refreshed && s.staleFlight(f) {
 			s.probe(f)
 		}
