@@ -14,7 +14,9 @@
 // (where the file backend's bucket and the mount go; default /dev/shm when
 // it is a writable tmpfs: the file driver's fsyncs cost most of the wall
 // time on a disk, and the simulation checks nothing fsync does),
-// --cpuprofile FILE (a CPU profile for go tool pprof), -j N (runs at once).
+// --cpuprofile FILE (a CPU profile for go tool pprof), -j N (runs at once),
+// --skip-ops a,b (operations never drawn: to show a class is caught without
+// the operation built for it).
 // It prints the operations run, the seeds, the operations per second and
 // the violations by class and kind, with the command that reproduces the
 // first of each; it exits 1 if any violation was found (--mutate: if the
@@ -58,6 +60,7 @@ func main() {
 	flag.BoolVar(&tolerateENODEV, "tolerate-shared-enodev", false, "with -bytes: let a MAP_SHARED mapping on the mount fail with ENODEV (sim.Config.TolerateSharedENODEV; a violation by default)")
 	flag.BoolVar(&tolerateOxyHold, "tolerate-oxy-hold", false, "with -bytes: let .oxy/journal and .oxy/retired show the text from before a refresh (sim.Config.TolerateOxyHold; a violation by default)")
 	flag.BoolVar(&tolerateESTALE, "tolerate-open-estale", false, "with -bytes: let an open through the mount beside the operations fail with ESTALE (sim.Config.TolerateOpenESTALE; a violation by default)")
+	flag.StringVar(&skipOps, "skip-ops", "", "comma-separated operations the runs never draw (sim.Config.SkipOps): to prove a class is caught without the operation built for it")
 	flag.IntVar(&mountPercent, "mount-percent", 25, "with -bytes: share of operations read through a FUSE mount too (0: no mount; needs /dev/fuse)")
 	flag.StringVar(&tempDir, "tempdir", defaultTempDir(), "where the file backend's bucket and the mount go (default: /dev/shm when it is a writable memory filesystem, else the system's temporary directory)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
@@ -122,6 +125,7 @@ var (
 	mountPercent int
 	readAhead    string
 	smallCache   string
+	skipOps      string
 
 	tolerateENODEV, tolerateOxyHold, tolerateESTALE bool
 )
@@ -129,6 +133,9 @@ var (
 // modeArgs are the flags a mutation's runs pass on.
 func modeArgs() []string {
 	args := []string{"-read-ahead", readAhead, "-small-cache", smallCache}
+	if skipOps != "" {
+		args = append(args, "-skip-ops", skipOps)
+	}
 	if !byteMode {
 		return args
 	}
@@ -176,6 +183,9 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 			for j := range jobCh {
 				cfg := sim.Config{Seed: j.seed, Backend: j.backend, Ops: perRun, TempDir: tempDir, Bytes: byteMode, MountPercent: mountPercent,
 					TolerateSharedENODEV: tolerateENODEV, TolerateOxyHold: tolerateOxyHold, TolerateOpenESTALE: tolerateESTALE}
+				if skipOps != "" {
+					cfg.SkipOps = strings.Split(skipOps, ",")
+				}
 				err := cfg.Vary(readAhead, smallCache)
 				var res *sim.Result
 				if err == nil {

@@ -89,6 +89,8 @@ func (s *sim) noteWrite(key string, data []byte, journaled bool) {
 	}
 	s.conc.mu.Lock()
 	s.bs.hist[key] = append(h, data)
+	s.conc.ever[key] = append(s.conc.ever[key], data)
+	s.conc.noteRecent(key)
 	if len(h) == 0 {
 		s.bs.lo[key] = 0
 		s.conc.keys = append(s.conc.keys, key)
@@ -230,9 +232,18 @@ func (s *sim) opResignOther() error {
 
 // opForgetReput forgets a signature's object's signatures (gc
 // --forget-objects sig --apply), then puts the signature again, through the
-// handle or by another writer.
+// handle or by another writer. Half the time the signature is one of those
+// written last (a signer who takes back what they just signed, and signs
+// again), which readers are likely to hold open.
 func (s *sim) opForgetReput() error {
 	e := s.drawSig()
+	if s.rng.IntN(2) == 0 {
+		s.conc.mu.Lock()
+		if n := len(s.conc.recent); n > 0 {
+			e, _ = format.ParseKey(s.conc.recent[s.rng.IntN(n)])
+		}
+		s.conc.mu.Unlock()
+	}
 	f := fold.ForgetObject{Object: e.Object, Kinds: []format.Kind{format.KindSig}}
 	s.noteForget([]fold.ForgetObject{f})
 	rep, err := fold.Collect(s.ctx, s.st, fold.CollectOptions{ForgetObjects: []fold.ForgetObject{f}, Apply: true, Warn: nopWarn})
@@ -403,6 +414,7 @@ func (s *sim) mount() error {
 
 func (s *sim) unmount() error {
 	s.dropHeld()
+	s.dropConcHeld()
 	s.dropLingering()
 	if s.bs.scratch != nil {
 		s.bs.scratch.Close()

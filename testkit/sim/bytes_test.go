@@ -10,6 +10,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/fs"
 	"github.com/oxyfs/oxyfs/testkit/testdeps"
+	"github.com/oxyfs/oxyfs/testkit/testwatch"
 )
 
 var flagMountPercent = flag.Int("mount-percent", -1, "TestByteSimulation: share of operations read through the mount (-1: CIMountPercent)")
@@ -30,6 +31,7 @@ const (
 // real FUSE mount of the handle. -seed/-backend/-ops/-mount-percent run one
 // again.
 func TestByteSimulation(t *testing.T) {
+	w := testwatch.Arm(t) // a hang (a FUSE request its own process never answers) fails it by name, with every goroutine
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		testdeps.SkipOrFail(t, "fuse", "FUSE cannot be used here: "+err.Error())
 	}
@@ -61,7 +63,7 @@ func TestByteSimulation(t *testing.T) {
 	var compared, concurrent int64
 	var vs Variants
 	for _, r := range runs {
-		res, err := Run(context.Background(), config(t, Config{Seed: r.seed, Backend: r.backend, Ops: ops, TempDir: t.TempDir(), Bytes: true, MountPercent: mp}))
+		res, err := Run(context.Background(), config(t, Config{Seed: r.seed, Backend: r.backend, Ops: ops, TempDir: t.TempDir(), Bytes: true, MountPercent: mp, Mounted: w.Abort}))
 		if err != nil {
 			if mp > 0 && (errors.Is(err, fs.ErrNoFUSE) || errors.Is(err, iofs.ErrPermission)) {
 				testdeps.SkipOrFail(t, "fuse", "FUSE cannot be used here: "+err.Error())

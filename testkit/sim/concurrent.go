@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -36,6 +37,8 @@ type concState struct {
 	pending map[string][][]byte // bytes an operation is writing now (they may be read before the model learns they landed)
 	writing map[string]int      // keys with a write open through the mount: a reader of the mount may see its bytes (no isolation, as on any filesystem)
 	keys    []string            // every signature key with a version, in the order they came
+	ever    map[string][][]byte // every version each key had, forgettings and all (a held reader's bound, concheld.go)
+	recent  []string            // the keys written last, newest last (at most maxConcHeld): the reader holds these most
 
 	// The reader's findings and counts, handed to the run after each
 	// operation (drain).
@@ -46,6 +49,9 @@ type concState struct {
 	notFound int64
 	faulted  int64
 	estale   int64 // ESTALE let pass (Config.TolerateOpenESTALE)
+
+	opNow  atomic.Int64 // the operation running (step)
+	armSeq atomic.Int64 // faults armed so far (step)
 }
 
 // concReader is the reader goroutine's own state.
@@ -54,6 +60,12 @@ type concReader struct {
 	done    chan struct{}
 	rng     *rand.Rand // the goroutine's: its draws are not the seed's (its timing is not either)
 	scratch *os.File   // mapcopy's
+
+	held        []*concHold    // readers held open (concheld.go); written by the reader goroutine under handleMu read-locked, by others under it write-locked
+	slowRunning int            // slow reads under way (the reader goroutine's)
+	slowDone    chan struct{}  // a slow read ended
+	slowWG      sync.WaitGroup // the slow reads' goroutines
+	reopen      chan reopenAsk // afterOp asks for reopenHeld, and waits for it
 }
 
 // concKey marks the reader's requests (the blobtest hooks): beside the
@@ -67,7 +79,7 @@ func isConcReader(ctx context.Context) bool {
 }
 
 func (c *concState) init() {
-	c.mountLo, c.pending, c.writing = map[string]int{}, map[string][][]byte{}, map[string]int{}
+	c.mountLo, c.pending, c.writing, c.ever = map[string]int{}, map[string][][]byte{}, map[string]int{}, map[string][][]byte{}
 }
 
 // pend notes bytes about to be written to key (before the write is sent).
@@ -90,7 +102,7 @@ func (s *sim) unpend() {
 
 // startReader starts the reader goroutine (byte mode, Config.ConcurrentReader).
 func (s *sim) startReader() {
-	s.rd = &concReader{stop: make(chan struct{}), done: make(chan struct{}), rng: rand.New(rand.NewPCG(s.cfg.Seed, 0xc0c0))}
+	s.rd = &concReader{stop: make(chan struct{}), done: make(chan struct{}), rng: rand.New(rand.NewPCG(s.cfg.Seed, 0xc0c0)), slowDone: make(chan struct{}, maxSlow), reopen: make(chan reopenAsk)}
 	go s.readLoop()
 }
 
@@ -101,6 +113,11 @@ func (s *sim) stopReader() {
 	}
 	close(s.rd.stop)
 	<-s.rd.done
+	s.inj.slow.releaseAll()
+	s.rd.slowWG.Wait()
+	s.handleMu.Lock()
+	s.dropConcHeld()
+	s.handleMu.Unlock()
 	if s.rd.scratch != nil {
 		s.rd.scratch.Close()
 	}
@@ -137,9 +154,18 @@ const (
 	viaMountPread
 	viaMountShared
 	viaCount
+	// The reader's reads at an operation's end (concheld.go).
+	viaStaleProbe  = viaCount     // the probe beside a held GET: ReadSig
+	viaReopen      = viaCount + 1 // a held key opened anew after a refresh: OpenSig
+	viaReopenMount = viaCount + 2 // the same through the mount: open, read(2)
 )
 
-var viaNames = [viaCount]string{"handle-read", "handle-open", "serve", "mount-read", "mount-pread", "mount-mmap-shared"}
+var viaNames = [viaCount + 3]string{"handle-read", "handle-open", "serve", "mount-read", "mount-pread", "mount-mmap-shared", "stale-flight-probe", "reopen-held", "reopen-held-mount"}
+
+// isMountVia reports whether a way reads through the mount.
+func isMountVia(via int) bool {
+	return via >= viaMountRead && via < viaCount || via == viaReopenMount
+}
 
 func (s *sim) readLoop() {
 	defer close(s.rd.done)
@@ -148,15 +174,32 @@ func (s *sim) readLoop() {
 		select {
 		case <-s.rd.stop:
 			return
+		case ask := <-s.rd.reopen:
+			s.reopenHeld(ctx, ask.armed)
+			close(ask.done)
+			continue
 		default:
 		}
 		s.readOnce(ctx)
+		for drained := false; !drained; {
+			select {
+			case <-s.rd.slowDone:
+				s.rd.slowRunning--
+			default:
+				drained = true
+			}
+		}
+		if s.rd.rng.IntN(slowEvery) == 0 {
+			s.startSlowRead(ctx)
+		}
 		// A pause: the reader shares the machine with the operations.
 		time.Sleep(time.Duration(50+s.rd.rng.IntN(250)) * time.Microsecond)
 	}
 }
 
-// readOnce reads one signature one way and checks it.
+// readOnce reads one signature one way and checks it; now and then it
+// holds a reader open, or ends one it held (concheld.go), and half its
+// reads are of a key it holds open.
 func (s *sim) readOnce(ctx context.Context) {
 	c := &s.conc
 	s.handleMu.RLock()
@@ -167,12 +210,16 @@ func (s *sim) readOnce(ctx context.Context) {
 	s.faultMu.RLock()
 	defer s.faultMu.RUnlock()
 	armed := s.faultArmed
+	s.tendHeld(ctx, armed)
 	c.mu.Lock()
 	if len(c.keys) == 0 {
 		c.mu.Unlock()
 		return
 	}
 	k := c.keys[s.rd.rng.IntN(len(c.keys))]
+	if len(s.rd.held) > 0 && s.rd.rng.IntN(2) == 0 {
+		k = s.rd.held[s.rd.rng.IntN(len(s.rd.held))].key // a new open while one is held
+	}
 	via := s.rd.rng.IntN(viaCount)
 	mount := via >= viaMountRead
 	if mount && (s.bs.mnt == nil || c.writing[k] > 0 || armed) {
@@ -186,11 +233,20 @@ func (s *sim) readOnce(ctx context.Context) {
 	c.mu.Unlock()
 
 	got, err := s.readVia(ctx, via, k)
+	s.judge(k, via, lo, allowed, got, err, armed)
+}
 
+// judge checks one read of k by the reader: got (or err) must be one whole
+// version of those from lo (as of the read's start) to the newest written
+// or being written at its end; before are the bytes pending at its start.
+// armed: a fault was armed over the read (an error is then not its own).
+func (s *sim) judge(k string, via, lo int, before [][]byte, got []byte, err error, armed bool) {
+	c := &s.conc
+	mount := isMountVia(via)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	h := s.bs.hist[k]
-	allowed = append(append(allowed, h[min(lo, len(h)):]...), c.pending[k]...)
+	allowed := append(append(before, h[min(lo, len(h)):]...), c.pending[k]...)
 	c.reads++
 	c.bytes += int64(len(got))
 	if mount {

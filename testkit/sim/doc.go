@@ -74,7 +74,8 @@
 // One seeded PCG (math/rand/v2) draws every operation, key and fault; the
 // clock is a store.FakeClock; the driver runs one operation at a time. In
 // byte mode a reader goroutine runs beside the operations ("Readers beside
-// the operations"): its reads, and what they meet, are timing, not seed.
+// the operations"): its reads, and what they meet, are timing, not seed
+// (forget-reput's choice of a key written last is the seed's).
 // Faults pick their victim by key prefix and occurrence, not by a global
 // request count, so requests a goroutine pool sends in any order fail the
 // same way. The retries of a read that got a 503 sleep (wall time), which
@@ -128,7 +129,7 @@
 // Classes: B1 a new open or read shows no allowed version, B2 a held reader
 // not one whole version, B3 stat's size, B4 a refused write not refused.
 //
-// # Readers beside the operations (concurrent.go)
+// # Readers beside the operations (concurrent.go, concheld.go)
 //
 // In byte mode one goroutine reads signatures all the time, while the
 // operations run — writes, re-signs, forgets, refreshes, folds — through
@@ -145,12 +146,51 @@
 // mount are not checked on the mount (a writer's open file shows its
 // bytes, as on any filesystem). Its requests, like read-ahead's, neither
 // meet nor spend the operation's fault, and 30% of its signature GETs hold
-// the bytes they found back up to 30 ms: a read in flight that a re-sign
-// and a refresh made stale must not be joined by a read that begins after
-// (the stale-flight mutation). The reader waits while the handle is
-// replaced (sim.handleMu); its findings join the run after each operation,
-// as violations of that operation (kinds conc-<way>, class B1 for bytes
-// of no such version; conc-<way>-error, class E1, for a read that failed).
+// the bytes they found back up to 30 ms. The reader waits while the handle
+// is replaced (sim.handleMu); its findings join the run after each
+// operation, as violations of that operation (kinds conc-<way>, class B1
+// for bytes of no such version; conc-<way>-error, class E1, for a read
+// that failed).
+//
+// It also keeps readers across operations (concheld.go), as users' tools
+// do:
+//
+//   - held readers: up to 6 at once, two thirds of them of the keys
+//     written last — an OpenSig handle and a descriptor on the mount —
+//     kept over later operations while it opens the same keys anew (half
+//     its reads are of a key it holds). Ending one, the handle's bytes are
+//     still those it opened with, and the descriptor reads with pread one
+//     whole version of those it could be shown when it opened or any later
+//     one (conc-held-handle, conc-held-mount: class B2);
+//   - after every refresh or open (afterOp: the operation's end, before
+//     the checks, whose reads would hide it) the reader opens anew every
+//     key it holds, through OpenSig and the mount, before any other read
+//     of them: a new open after a change completed must see a version at
+//     least as new (conc-reopen-held, conc-reopen-held-mount: B1); then it
+//     holds the key written last. A new open handed the copy held readers
+//     keep after a forget and a put again (issue 37 item 1, the
+//     forget-held-shared mutation) shows here;
+//   - slow reads: now and then a ReadSig in a goroutine of its own whose
+//     GET (at most 2 at once) holds the bytes it found until a refresh,
+//     the end of the third operation, or 200 ms. After a refresh, for each
+//     held GET whose bytes no reader may be shown any more, the probe reads
+//     the key: it must send a GET of its own and read a version it may be
+//     shown, not join the held one (conc-stale-flight-probe: B1; the
+//     stale-flight-joined mutation). The checks that read a held GET's key
+//     wait for it: the price of the catch in operations per second.
+//
+// Config.SkipOps (-skip-ops) runs without named operations: with
+// forget-reput-held and slow-read (the operations built for those two
+// classes) skipped, the reader alone must catch them (docs/reliability.md).
+//
+// # Watchdog
+//
+// The tests that run the simulation arm testkit/testwatch and give it the
+// mount point (Config.Mounted): a run that hangs (a FUSE request this
+// process never answers, a stale mount of a killed run) fails the test by
+// name with every goroutine's stack, its FUSE connection aborted.
+// TestEveryMountingTestHasAWatchdog (testwatch.UnarmedThrough: Run mounts)
+// holds every test of this package to it.
 //
 // # Backends
 //

@@ -77,6 +77,15 @@ type Config struct {
 	// fail because a signature changed): off by default, so it is a
 	// violation (E1).
 	TolerateOpenESTALE bool
+	// SkipOps names operations (of ops and byteOps) the run never draws:
+	// to prove that a class is caught without the operation built for it
+	// (the concurrent readers alone; scripts/simulate --skip-ops). An
+	// unknown name is an error of Run.
+	SkipOps []string
+	// Mounted, if set, is told the run's mount point once, before the
+	// first mount (a test registers it with its watchdog: testwatch
+	// Watch.Abort, so a hang ends with the FUSE connection aborted).
+	Mounted func(dir string)
 }
 
 // SmallSigCacheBytes is the signature cache of a SmallCache run: four or
@@ -221,6 +230,9 @@ func (c Config) testName() string {
 	if c.TolerateOpenESTALE {
 		flags += " -tolerate-open-estale"
 	}
+	if len(c.SkipOps) > 0 {
+		flags += " -skip-ops " + strings.Join(c.SkipOps, ",")
+	}
 	if c.Bytes {
 		return fmt.Sprintf("TestByteSimulation -mount-percent %d %s", c.MountPercent, flags)
 	}
@@ -311,7 +323,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 			defer os.Remove(dir)
 			s.bs.mntDir = dir
+			if cfg.Mounted != nil {
+				cfg.Mounted(dir)
+			}
 		}
+	}
+	if s.table, err = skipOps(s.table, cfg.SkipOps); err != nil {
+		return nil, err
 	}
 	for _, o := range s.table {
 		s.totalWeight += o.weight
@@ -399,7 +417,8 @@ func (s *sim) setup() error {
 }
 
 func (s *sim) openHandle() error {
-	s.handleMu.Lock() // the concurrent reader's reads wait
+	s.inj.slow.releaseAll() // a slow read holds handleMu read-locked
+	s.handleMu.Lock()       // the concurrent reader's reads wait
 	defer s.handleMu.Unlock()
 	if err := s.unmount(); err != nil {
 		return err
@@ -475,6 +494,19 @@ var ops = []opDef{
 	{"forget-journal-only", 1, false, (*sim).opForgetJournalOnly},
 }
 
+// skipOps returns table without the operations named in skip.
+func skipOps(table []opDef, skip []string) ([]opDef, error) {
+	out := slices.Clone(table)
+	for _, name := range skip {
+		i := slices.IndexFunc(out, func(o opDef) bool { return o.name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("sim: skip operation %q: no such operation in this mode", name)
+		}
+		out = slices.Delete(out, i, i+1)
+	}
+	return out, nil
+}
+
 // FaultPercent is the share of faultable operations run with a fault armed.
 const FaultPercent = 15
 
@@ -503,9 +535,13 @@ func (s *sim) step() {
 	// The concurrent reader's reads through the mount carry no mark the
 	// fault injector could tell from the operation's (the kernel's
 	// requests): none runs while a fault is armed (concurrent.go).
+	s.conc.opNow.Store(int64(s.op))
 	s.faultMu.Lock()
 	s.inj.arm(s.opFault)
 	s.faultArmed = s.opFault != nil
+	if s.faultArmed {
+		s.conc.armSeq.Add(1)
+	}
 	s.faultMu.Unlock()
 	began := time.Now()
 	err := o.run(s)
@@ -522,6 +558,9 @@ func (s *sim) step() {
 	if s.opFault != nil {
 		s.res.Faults++
 		s.logf("   fault %s fired %d×", s.opFault, fired)
+	}
+	if s.cfg.Bytes {
+		s.afterOp() // the concurrent reader's moment (concheld.go)
 	}
 	defer s.drainReader()
 	defer s.unpend()

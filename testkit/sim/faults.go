@@ -69,6 +69,8 @@ type injector struct {
 	// reader's) hold the bytes they found until it opens (opSlowRead).
 	// Guarded by mu.
 	gate *gate
+	// slow: the concurrent reader's slow reads' GETs (concheld.go).
+	slow slowFlights
 }
 
 // gate holds back the background GETs of one key.
@@ -139,6 +141,11 @@ func (in *injector) handleHooks() blobtest.Hooks {
 			in.mu.Lock()
 			g := in.gate
 			in.mu.Unlock()
+			if isConcReader(ctx) && strings.HasPrefix(key, format.KindSig.Prefix()) {
+				if r := in.slow.body(ctx, key, body); r != nil {
+					return r
+				}
+			}
 			if bg && g != nil && g.key == key {
 				g.once.Do(func() { close(g.started) })
 				return &gatedBody{ctx: ctx, r: body, open: g.open}

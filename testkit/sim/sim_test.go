@@ -5,7 +5,10 @@ import (
 	"flag"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/oxyfs/oxyfs/testkit/testwatch"
 )
 
 var (
@@ -16,6 +19,7 @@ var (
 	flagSmall   = flag.String("small-cache", VaryMixed, "the long-lived handle's signature cache of SmallSigCacheBytes: on, off, or mixed (seeds 2 and 3 of every four)")
 	flagENODEV  = flag.Bool("tolerate-shared-enodev", false, "byte mode: let a MAP_SHARED mapping on the mount fail with ENODEV (Config.TolerateSharedENODEV)")
 	flagESTALE  = flag.Bool("tolerate-open-estale", false, "byte mode: let an open through the mount beside the operations fail with ESTALE (Config.TolerateOpenESTALE)")
+	flagSkipOps = flag.String("skip-ops", "", "comma-separated operations the runs never draw (Config.SkipOps)")
 	flagOxyHold = flag.Bool("tolerate-oxy-hold", false, "byte mode: let .oxy/journal and .oxy/retired show the text from before a refresh (Config.TolerateOxyHold)")
 )
 
@@ -27,6 +31,9 @@ func config(t *testing.T, c Config) Config {
 		t.Fatal(err)
 	}
 	c.TolerateSharedENODEV, c.TolerateOxyHold, c.TolerateOpenESTALE = *flagENODEV, *flagOxyHold, *flagESTALE
+	if *flagSkipOps != "" {
+		c.SkipOps = strings.Split(*flagSkipOps, ",")
+	}
 	return c
 }
 
@@ -46,6 +53,7 @@ func envUint(name string) uint64 {
 // violations and the operation log; `go test ./testkit/sim -run
 // TestSimulation -seed N -backend B` runs that one again.
 func TestSimulation(t *testing.T) {
+	testwatch.Arm(t) // Run mounts in byte mode only; a hang fails this test by name all the same
 	seed, ops := *flagSeed, *flagOps
 	if seed == 0 {
 		seed = envUint("OXYFS_SIM_SEED")

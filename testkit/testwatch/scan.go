@@ -24,8 +24,22 @@ const NoMount = "testwatch: mounts nothing"
 // helpers are where Arm belongs. A test whose doc comment says
 // "testwatch: mounts nothing" (one that only parses a mount's flags, say)
 // is not counted.
-func Unarmed(dir string) ([]string, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+//
+// A call of syscall.Mount or unix.Mount (a kernel filesystem such as a
+// tmpfs, which no daemon of the test serves) is not a mount here.
+func Unarmed(dir string) ([]string, error) { return unarmed(dir, false) }
+
+// UnarmedThrough is Unarmed for a package whose tests mount through its
+// own functions (testkit/sim: Run mounts when Config.MountPercent > 0):
+// the functions of its non-test files are followed too, as callees only.
+func UnarmedThrough(dir string) ([]string, error) { return unarmed(dir, true) }
+
+func unarmed(dir string, sources bool) ([]string, error) {
+	pattern := "*_test.go"
+	if sources {
+		pattern = "*.go"
+	}
+	files, err := filepath.Glob(filepath.Join(dir, pattern))
 	if err != nil {
 		return nil, fmt.Errorf("scan %s: %w", dir, err)
 	}
@@ -49,7 +63,7 @@ func Unarmed(dir string) ([]string, error) {
 				continue
 			}
 			x := &fn{name: fd.Name.Name, display: fd.Name.Name}
-			x.test = fd.Recv == nil && (strings.HasPrefix(x.name, "Test") || strings.HasPrefix(x.name, "Benchmark")) && x.name != "TestMain" &&
+			x.test = strings.HasSuffix(p, "_test.go") && fd.Recv == nil && (strings.HasPrefix(x.name, "Test") || strings.HasPrefix(x.name, "Benchmark")) && x.name != "TestMain" &&
 				!(fd.Doc != nil && strings.Contains(fd.Doc.Text(), NoMount))
 			scanBody(fd.Body, func(call string) { x.calls = append(x.calls, call) }, &x.mounts, &x.arms)
 			if prev := funcs[x.name]; prev != nil {
@@ -121,6 +135,9 @@ func scanBody(body *ast.BlockStmt, call func(string), mounts, arms *bool) {
 				name = f.Sel.Name
 				if pkg, ok := f.X.(*ast.Ident); ok && pkg.Name == "testwatch" && name == "Arm" {
 					*arms = true
+				}
+				if pkg, ok := f.X.(*ast.Ident); ok && (pkg.Name == "syscall" || pkg.Name == "unix") && name == "Mount" {
+					name = "" // a kernel filesystem: no daemon to hang on
 				}
 			}
 			if name == "Mount" {

@@ -126,6 +126,8 @@ func TestArmed(t *testing.T)   { armed(t) }
 func TestCLI(t *testing.T)     { run([]string{"mount", "s", "d"}) }
 func TestHelp(t *testing.T)    { run([]string{"help", "mount"}) }
 func BenchmarkB(b *testing.B)  { exec("oxyfs", "mount", "s") }
+func TestTmpfs(t *testing.T)   { syscall.Mount("tmpfs", t.TempDir(), "tmpfs", 0, "") }
+func TestThrough(t *testing.T) { Run(t) }
 
 // TestFlags parses flags.
 //
@@ -141,5 +143,20 @@ func TestFlags(t *testing.T) { run([]string{"mount", "--help"}) }
 	}
 	if want := []string{"BenchmarkB", "TestBare", "TestCLI"}; !slices.Equal(bad, want) {
 		t.Errorf("Unarmed: %v, want %v", bad, want)
+	}
+	// Run, in a file of the package (not a test's), mounts: only
+	// UnarmedThrough follows it.
+	if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte("package p\n\nfunc Run(t any) { mount() }\nfunc mount()   { fs.Mount(\"d\") }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if bad, err = Unarmed(dir); err != nil || !slices.Equal(bad, []string{"BenchmarkB", "TestBare", "TestCLI"}) {
+		t.Errorf("Unarmed with a package file: %v %v", bad, err)
+	}
+	bad, err = UnarmedThrough(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"BenchmarkB", "TestBare", "TestCLI", "TestThrough"}; !slices.Equal(bad, want) {
+		t.Errorf("UnarmedThrough: %v, want %v", bad, want)
 	}
 }
