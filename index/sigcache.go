@@ -4,15 +4,12 @@ import (
 	"container/list"
 	"context"
 	"errors"
-	"fmt"
 	"hash/maphash"
-	"io/fs"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 )
 
@@ -140,16 +137,28 @@ func (c *sigCache) entrySize(e format.Entry) (int64, int64) {
 	return c.size(e.Key())
 }
 
-func (c *sigCache) get(key string) ([]byte, int64, bool) {
+// cached returns key's bytes if the cache holds them, as fetch would
+// (their time and version), and makes them recent.
+func (c *sigCache) cached(key string) (fetched, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.m[key]; ok {
-		c.ll.MoveToFront(el)
-		c.hits.Add(1)
-		it := el.Value.(*sigItem)
-		return it.data, it.mod, true
+	el, ok := c.m[key]
+	if !ok {
+		return fetched{}, false
 	}
-	return nil, 0, false
+	c.ll.MoveToFront(el)
+	c.hits.Add(1)
+	it := el.Value.(*sigItem)
+	return fetched{data: it.data, mod: it.mod, ver: c.versionLocked(key), kept: true}, true
+}
+
+// legacyBytes is what a read of key from a legacy list gives: its bytes as
+// the version's of the moment, with no time of their own. They are not
+// cached (the view holds them).
+func (c *sigCache) legacyBytes(key string, data []byte) fetched {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return fetched{data: data, ver: c.versionLocked(key), kept: true}
 }
 
 // insertLocked keeps data (whose digest is sum, whose key's time is mod:
@@ -484,123 +493,3 @@ func (ix *Index) dropAbsent(v *view) {
 	}
 }
 
-// ReadSig returns a signature's bytes, read from the entry's own key (or,
-// on a store whose older lists are still read, from its legacy list) and
-// kept in a cache bounded by bytes. Entries of other kinds are empty. The
-// caller may modify the returned slice. A signature the view lists whose
-// key is gone is an error wrapping ErrListedMissing (missing.go).
-func (ix *Index) ReadSig(ctx context.Context, e format.Entry) ([]byte, error) {
-	if err := e.Validate(); err != nil {
-		return nil, fmt.Errorf("read signature: %w", err)
-	}
-	data, _, err := ix.readSig(ctx, e)
-	if err != nil {
-		return nil, err
-	}
-	return slices.Clone(data), nil
-}
-
-// readSig is ReadSig's read of a valid entry: the bytes (the cache's own:
-// not to be modified) and their key's time (sigMeta.mod).
-func (ix *Index) readSig(ctx context.Context, e format.Entry) ([]byte, int64, error) {
-	if e.Kind != format.KindSig {
-		return []byte{}, 0, nil
-	}
-	key := e.Key()
-	if data, mod, ok := ix.sigs.get(key); ok {
-		ix.ra.trigger(ix.v.Load(), e)
-		return data, mod, nil
-	}
-	v, err := ix.current(ctx)
-	if err != nil {
-		return nil, 0, err
-	}
-	ix.ra.trigger(v, e)
-	if v.legacy && !ix.own.has(e) {
-		se, ok, err := ix.entry(ctx, v, e)
-		if err != nil {
-			return nil, 0, fmt.Errorf("read signature %q: %w", key, err)
-		}
-		if ok && se.sig != nil {
-			return se.sig, 0, nil // a legacy list's: no time of its own
-		}
-	}
-	// The GET is admitted against the readers' budget as an open's is
-	// (sigCache.reserve): its body counts while it is read, so stats and
-	// reads of many signatures together, flooded or not, hold at most the
-	// budget (issue 36).
-	got, err := ix.sigs.fetch(ctx, ix.ra.ctx, key, false, ix.sigGet(key))
-	if err != nil {
-		if errors.Is(err, ErrBusy) {
-			ix.sigs.readers.refused.Add(1)
-		}
-		return nil, 0, ix.readSigErr(v, e, err)
-	}
-	return got.data, got.mod, nil
-}
-
-// sigGet reads key's bytes and its own Last-Modified with one GET,
-// within the readers' budget.
-func (ix *Index) sigGet(key string) sigGet {
-	return func(ctx context.Context) ([]byte, time.Time, error) {
-		return ix.st.GetAdmittedAt(ctx, key, ix.sigs.reserve)
-	}
-}
-
-// readSigErr wraps the error of a signature's read; a key the store does
-// not have is fs.ErrNotExist, and ErrListedMissing too when view v lists
-// it (ix.listedMissing).
-func (ix *Index) readSigErr(v *view, e format.Entry, err error) error {
-	key := e.Key()
-	if errors.Is(err, store.ErrNotFound) {
-		if src, ok := ix.listedMissing(v, e); ok {
-			return fmt.Errorf("read signature %q: %w (named by %s): %w: %w", key, ErrListedMissing, src, fs.ErrNotExist, err)
-		}
-		return fmt.Errorf("read signature %q: %w: %w", key, fs.ErrNotExist, err)
-	}
-	return fmt.Errorf("read signature %q: %w", key, err)
-}
-
-// SigStat returns a signature's size and its key's own Last-Modified (the
-// file's mtime on a file store; the zero time when the backend does not
-// say, for a legacy list's signature, and for a signature whose size is
-// not known): from the cache, else by reading it (one GET, which fills
-// the cache and gives both). Entries of other kinds are 0 with the zero
-// time: the store's last change (ModTime) stands for their time. The time
-// of this handle's own write is the store's time when it landed, as this
-// handle's clock of the store tells it (sigTime).
-func (ix *Index) SigStat(ctx context.Context, e format.Entry) (int64, time.Time, error) {
-	if err := e.Validate(); err != nil {
-		return 0, time.Time{}, fmt.Errorf("signature size: %w", err)
-	}
-	if e.Kind != format.KindSig {
-		return 0, time.Time{}, nil
-	}
-	if n, mod := ix.sigs.size(e.Key()); n >= 0 {
-		ix.ra.trigger(ix.v.Load(), e)
-		return n, timeOf(mod), nil
-	}
-	data, mod, err := ix.readSig(ctx, e)
-	if err != nil {
-		return 0, time.Time{}, err
-	}
-	return int64(len(data)), timeOf(mod), nil
-}
-
-// SigSize returns a signature's size (SigStat without the time).
-func (ix *Index) SigSize(ctx context.Context, e format.Entry) (int64, error) {
-	n, _, err := ix.SigStat(ctx, e)
-	return n, err
-}
-
-// sigTime is the time kept for this handle's own write of a signature
-// (sigMeta.mod): the store's time now as this handle's clock of it tells
-// (store.StoreNowMs, no request), else this host's. The store's own
-// Last-Modified of the key is within a round trip of it; the next read of
-// the key, after a refresh or an eviction, gives that.
-func (ix *Index) sigTime() int64 {
-	if ms, ok := ix.st.StoreNowMs(); ok {
-		return ms * int64(time.Millisecond)
-	}
-	return time.Now().UnixNano()
-}

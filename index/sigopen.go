@@ -131,39 +131,17 @@ func (ix *Index) OpenSig(ctx context.Context, e format.Entry) (*SigHandle, error
 		ix.ra.trigger(ix.v.Load(), e)
 		return h, nil
 	}
-	v, err := ix.current(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ix.ra.trigger(v, e)
 	for try := 1; ; try++ {
-		var got fetched
-		if v.legacy && !ix.own.has(e) {
-			se, ok, err := ix.entry(ctx, v, e)
-			if err != nil {
-				return nil, fmt.Errorf("open signature %q: %w", key, err)
-			}
-			if ok && se.sig != nil {
-				c.mu.Lock()
-				got = fetched{data: se.sig, ver: c.versionLocked(key), kept: true}
-				c.mu.Unlock()
-			}
-		}
-		if got.data == nil {
-			got, err = c.fetch(ctx, ix.ra.ctx, key, true, ix.sigGet(key))
-			if err != nil {
-				if errors.Is(err, ErrBusy) {
-					c.readers.refused.Add(1)
-				}
-				return nil, ix.readSigErr(v, e, err)
-			}
+		got, err := ix.readSig(ctx, e, true)
+		if err != nil {
+			return nil, err
 		}
 		h, err := c.admit(key, got)
 		if errors.Is(err, errStaleVersion) && try < openTries {
 			continue
 		}
 		if err != nil {
-			return nil, ix.readSigErr(v, e, err)
+			return nil, fmt.Errorf("open signature %q: %w", key, err)
 		}
 		return h, nil
 	}
