@@ -103,7 +103,7 @@
 // that doubles while reads follow each other, up to Options.ReadAhead
 // (DefaultReadAhead or four times the most GETs in flight, whichever is
 // more; negative: off) and never past a quarter of what the cache holds. The GETs in flight are adapted from their round trips
-// (inflight.go, a delay-based window as TCP Vegas/BBR): from 4, one more per
+// (congestion.go, a delay-based window as TCP Vegas/BBR): from 4, one more per
 // GET that did not queue (≤ 1.5 × the shortest round trip seen) while keys
 // wait, a quarter fewer per round trip when GETs queue (> 3 ×), half on a
 // failure, up to Options.ReadAheadWorkers (0: the store's cap on requests
@@ -119,8 +119,8 @@
 // # Shared reads
 //
 // Callers that ask for the same signature (ReadSig, SigSize) or the same
-// prefix listing while it is being read share one request (a flight,
-// flight.go). It runs on a context of its own, detached from every caller's
+// prefix listing while it is being read share one request (a sharedRead,
+// sharedread.go). It runs on a context of its own, detached from every caller's
 // (context.WithoutCancel; the store's per-request timeout still bounds
 // each attempt), so one caller that goes away — an HTTP client of `oxyfs
 // serve` that disconnects — does not fail the others: each waiter returns
@@ -359,14 +359,14 @@
 //     holds none.
 //  2. readAhead.mu: trigger and the workers take under it the signature
 //     cache's lock (sigs.has, sigs.itemsFitting), the prefix cache's
-//     (pc.peek) and inflight's (fl.allowed, fl.done). The fetch itself runs
+//     (pc.peek) and the congestion window's (cwnd.allowed, cwnd.done). The fetch itself runs
 //     outside it, and sigCache.prefetch calls its read (which takes
 //     readAhead.mu, in stale) with sigCache.mu released.
 //  3. The leaves, under which no other lock is taken and no request is
 //     sent: sigCache.mu (which also guards sigReaders, each sigBuf's refs
-//     and each flight's waiters; the watcher runs outside it),
+//     and each shared read's waiters; the watcher runs outside it),
 //     prefixCache.mu (and each call's waiters; a listing runs outside it),
-//     overlay.mu, listTexts.mu, inflight.mu, refreshLog.mu, committer.mu (the journal
+//     overlay.mu, listTexts.mu, congestionWindow.mu, refreshLog.mu, committer.mu (the journal
 //     update runs outside it; the committer records an append in ownLog.mu
 //     after it, outside committer.mu), ownLog.mu and Index.warnMu (warnFn
 //     is called outside it).

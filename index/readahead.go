@@ -34,7 +34,7 @@ const (
 // or (0) the store's cap on requests in flight (store.Options.MaxRequests,
 // `--max-requests`) but an eighth of it, left to the readers and to
 // everything else the handle sends; never more than the store's cap. How
-// many run is adapted below it from the round trips (inflight.go): far from
+// many run is adapted below it from the round trips (congestion.go): far from
 // the server the depth grows until the wire is no longer the bound (at 100
 // ms, 224 in flight read 2,240 signatures a second), next to it a handful
 // keep the server busy and more only queue.
@@ -63,7 +63,7 @@ func readAheadWorkers(workers, storeCap int) int {
 // fetch, so a key is never fetched twice at once whoever asked first; the
 // bytes go into the bounded cache (sizes remembered). At most
 // Options.ReadAheadWorkers GETs run at once, fewer when the round trips show
-// the server queueing (inflight); the queue holds at most n keys (on a
+// the server queueing (congestionWindow); the queue holds at most n keys (on a
 // jump, the keys of the old window are dropped first). Close cancels what
 // is in flight and waits for the workers.
 //
@@ -74,11 +74,11 @@ func readAheadWorkers(workers, storeCap int) int {
 type readAhead struct {
 	ix     *Index             // read-only after init
 	n      int                // read-only after init
-	fl     *inflight          // how many workers may run: adapted from their round trips; read-only after init, locks itself
+	cwnd   *congestionWindow  // how many workers may run: adapted from their round trips; read-only after init, locks itself
 	ctx    context.Context    // read-only after init
 	cancel context.CancelFunc // read-only after init
 
-	mu      sync.Mutex      // protects the following but wg; taken before sigCache.mu, prefixCache.mu and inflight.mu
+	mu      sync.Mutex      // protects the following but wg; taken before sigCache.mu, prefixCache.mu and congestionWindow.mu
 	closed  bool            // guarded by mu
 	queue   []string        // keys to fetch, oldest first; guarded by mu
 	queued  map[string]bool // in the queue or being fetched by a worker; guarded by mu
@@ -101,7 +101,7 @@ func (ra *readAhead) init(ix *Index, n, workers int) {
 		n = max(DefaultReadAhead, 4*workers)
 	}
 	ra.ix, ra.n = ix, n
-	ra.fl = newInflight(readAheadMinWorkers, readAheadMinWorkers, workers)
+	ra.cwnd = newCongestionWindow(readAheadMinWorkers, readAheadMinWorkers, workers)
 	ra.ctx, ra.cancel = context.WithCancel(context.WithValue(context.Background(), readAheadKey{}, true))
 	ra.queued = make(map[string]bool)
 }
@@ -167,7 +167,7 @@ func (ra *readAhead) trigger(v *view, e format.Entry) {
 // spawnLocked starts workers while the queue has keys and fewer run than
 // the in-flight limit allows.
 func (ra *readAhead) spawnLocked() {
-	for ra.running < ra.fl.allowed() && len(ra.queue) > 0 {
+	for ra.running < ra.cwnd.allowed() && len(ra.queue) > 0 {
 		ra.running++
 		ra.peak = max(ra.peak, ra.running)
 		ra.wg.Add(1)
@@ -193,7 +193,7 @@ func (ra *readAhead) work() {
 	defer ra.wg.Done()
 	for {
 		ra.mu.Lock()
-		if ra.closed || len(ra.queue) == 0 || ra.running > ra.fl.allowed() {
+		if ra.closed || len(ra.queue) == 0 || ra.running > ra.cwnd.allowed() {
 			ra.running--
 			ra.mu.Unlock()
 			return
@@ -232,7 +232,7 @@ func (ra *readAhead) work() {
 			// nothing of the server's load, nor does a close, nor a GET
 			// the readers' budget refused (ErrBusy).
 			failed := err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, ErrBusy) && ra.ctx.Err() == nil
-			ra.fl.done(rtt, failed, len(ra.queue) > 0)
+			ra.cwnd.done(rtt, failed, len(ra.queue) > 0)
 			ra.spawnLocked()
 		}
 		ra.mu.Unlock()
@@ -242,7 +242,7 @@ func (ra *readAhead) work() {
 // ReadAheadStats is read-ahead's depth (Status.ReadAhead).
 type ReadAheadStats struct {
 	Max   int   `json:"max"`   // the most GETs in flight it may send (readAheadWorkers)
-	Limit int   `json:"limit"` // how many it may send now, adapted (inflight)
+	Limit int   `json:"limit"` // how many it may send now, adapted (congestionWindow)
 	Peak  int   `json:"peak"`  // the most it sent at once
 	Depth int   `json:"depth"` // the window: signatures fetched ahead at most
 	Sent  int64 `json:"sent"`  // GETs it sent since the index opened
@@ -251,7 +251,7 @@ type ReadAheadStats struct {
 func (ra *readAhead) stats() ReadAheadStats {
 	ra.mu.Lock()
 	defer ra.mu.Unlock()
-	return ReadAheadStats{Max: ra.fl.max, Limit: ra.fl.allowed(), Peak: ra.peak, Depth: ra.n, Sent: ra.sent}
+	return ReadAheadStats{Max: ra.cwnd.max, Limit: ra.cwnd.allowed(), Peak: ra.peak, Depth: ra.n, Sent: ra.sent}
 }
 
 // forget drops the frontier's view, so a refresh's old set is not kept

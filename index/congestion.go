@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// inflight decides how many read-ahead GETs may be in flight: as many as
+// congestionWindow decides how many read-ahead GETs may be in flight: as many as
 // the round trip needs, no more than the server can take.
 //
 // The bound that matters differs with the distance to the server. Far from
@@ -39,8 +39,8 @@ import (
 //
 // The limit starts at start, low, so the first round trips show what an
 // unqueued GET costs. All methods are safe for concurrent use.
-type inflight struct {
-	min, max int // read-only after newInflight
+type congestionWindow struct {
+	min, max int // read-only after newCongestionWindow
 
 	mu       sync.Mutex       // protects the following; a leaf: nothing else is locked under it
 	limit    float64          // guarded by mu
@@ -51,22 +51,22 @@ type inflight struct {
 	probeMin time.Duration    // the shortest round trip of the probe so far; guarded by mu
 	saved    float64          // the limit before the probe; guarded by mu
 	lastDrop time.Time        // when the limit last shrank for delay; guarded by mu
-	now      func() time.Time // read-only after newInflight (tests set it first)
+	now      func() time.Time // read-only after newCongestionWindow (tests set it first)
 }
 
 // probeEvery is how many GETs pass between two probes of the base.
 const probeEvery = 2048
 
-// newInflight starts at start, kept within [lo, hi] (lo at least 1, hi at
+// newCongestionWindow starts at start, kept within [lo, hi] (lo at least 1, hi at
 // least lo).
-func newInflight(start, lo, hi int) *inflight {
+func newCongestionWindow(start, lo, hi int) *congestionWindow {
 	lo = max(lo, 1)
 	hi = max(hi, lo)
-	return &inflight{min: lo, max: hi, limit: float64(min(max(start, lo), hi)), now: time.Now}
+	return &congestionWindow{min: lo, max: hi, limit: float64(min(max(start, lo), hi)), now: time.Now}
 }
 
 // allowed is how many GETs may be in flight now.
-func (c *inflight) allowed() int {
+func (c *congestionWindow) allowed() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return int(c.limit)
@@ -75,7 +75,7 @@ func (c *inflight) allowed() int {
 // done records one finished GET: its round trip, whether it failed (only
 // a real failure counts), and whether keys were still queued, not yet sent,
 // when it finished (only then is growing useful).
-func (c *inflight) done(rtt time.Duration, failed, backlog bool) {
+func (c *congestionWindow) done(rtt time.Duration, failed, backlog bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if failed {
