@@ -233,24 +233,3 @@ func (h *SigHandle) ID() SigID {
 	}
 	return SigID{Size: int64(len(h.b.data)), Sum: h.c.digest(h.b.data)}
 }
-
-// SigIdentity returns signature e's version and, when this index knows
-// them without a request (its bytes were read or written since the version
-// last moved), the identity of that version's bytes. Two versions with the
-// same identity hold the same bytes: the mount keeps a node of the older
-// one (fs: versions.go), instead of answering ESTALE for a version that
-// moved to the same bytes (a refresh that saw an own write's line).
-func (ix *Index) SigIdentity(e format.Entry) (ver uint64, id SigID, ok bool) {
-	if e.Kind != format.KindSig {
-		return 0, SigID{}, false
-	}
-	c, key := ix.sigs, e.Key()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ver = c.versionLocked(key)
-	if len(c.changes.at) == 0 {
-		ver = c.changes.all.seq
-	}
-	meta, ok := c.sizes[key]
-	return ver, SigID{Size: meta.size, Sum: meta.sum}, ok
-}
