@@ -162,6 +162,38 @@
 // moved; WatchSigChanges hands each move to a watcher (the mount, which
 // tells the kernel) from a goroutine of its own (sigchange.go).
 //
+// SigState is all of it at one moment, with no request, under one lock: the
+// version, when it began, and — when the bytes were read or written since —
+// their size, their key's time and their identity (size and digest). A
+// mount takes it once per kernel request (a LOOKUP, a GETATTR: fs), where
+// asking SigVersion, SigIdentity and the size one by one could pair one
+// version with another's size.
+//
+// # Signatures, file by file
+//
+// One type, sigCache, and one lock, sigCache.mu, hold the state of five
+// concerns, each in a file of its own:
+//
+//   - sigcache.go: the LRU of bytes bounded by Options.SigCacheBytes, and
+//     the sizes, digests and times of the signatures read (sigMeta);
+//   - sigshared.go: the shared reads, one GET per key however many callers
+//     ask (sigCache.reading, each a sigSharedRead over sharedread.go's
+//     sharedRead, which the prefix cache's listings use too);
+//   - sigchange.go: the versions (sigChanges) and the watcher told of them;
+//     siginvalidate.go: what a refresh, a forget record or a collection
+//     drops (invalidate, recheck, clearAll, invalidateRefresh, dropAbsent);
+//   - sigopen.go: the readers' copies and their budget (sigReaders, sigBuf,
+//     SigHandle);
+//   - sigread.go: the reads themselves, ReadSig, OpenSig's read and SigStat
+//     sharing one private read (readSig: the cache, a legacy list, or a
+//     shared GET); sigstate.go: SigState.
+//
+// Read-ahead (readahead.go) is the fifth concern, outside that lock: its
+// queue under readAhead.mu, how many of its GETs may be in flight under
+// the congestion window's (congestion.go), and its GETs go through the
+// shared reads (sigCache.prefetch), so a reader and read-ahead never GET
+// one key twice at once.
+//
 // A watcher of the store (oxyfs watch) holds views instead (Mark: a view
 // is immutable, so a quiet refresh gives the same one back), compares two
 // with key streams (ViewMark.Keys, DiffKeys: keystream.go, no request),
@@ -363,8 +395,10 @@
 //     outside it, and sigCache.prefetch calls its read (which takes
 //     readAhead.mu, in stale) with sigCache.mu released.
 //  3. The leaves, under which no other lock is taken and no request is
-//     sent: sigCache.mu (which also guards sigReaders, each sigBuf's refs
-//     and each shared read's waiters; the watcher runs outside it),
+//     sent: sigCache.mu (the LRU, the sizes, the shared reads and each
+//     one's waiters, the versions, the watcher's queue, sigReaders and each
+//     sigBuf's refs: every field of the signature files but the atomics;
+//     the watcher runs outside it, a GET and its digest too),
 //     prefixCache.mu (and each call's waiters; a listing runs outside it),
 //     overlay.mu, listTexts.mu, congestionWindow.mu, refreshLog.mu, committer.mu (the journal
 //     update runs outside it; the committer records an append in ownLog.mu
