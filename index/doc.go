@@ -103,7 +103,7 @@
 // that doubles while reads follow each other, up to Options.ReadAhead
 // (DefaultReadAhead or four times the most GETs in flight, whichever is
 // more; negative: off) and never past a quarter of what the cache holds. The GETs in flight are adapted from their round trips
-// (congestion.go, a delay-based window as TCP Vegas/BBR): from 4, one more per
+// (readahead.go congestionWindow, a delay-based window as TCP Vegas/BBR): from 4, one more per
 // GET that did not queue (≤ 1.5 × the shortest round trip seen) while keys
 // wait, a quarter fewer per round trip when GETs queue (> 3 ×), half on a
 // failure, up to Options.ReadAheadWorkers (0: the store's cap on requests
@@ -160,7 +160,8 @@
 // gone, a list retired): their versions move, and a read finds the key
 // gone as a fresh reader does. SigChangedAt is when it last
 // moved; WatchSigChanges hands each move to a watcher (the mount, which
-// tells the kernel) from a goroutine of its own (sigchange.go).
+// tells the kernel) from a goroutine of its own (sigchange.go); the
+// versions are kept in sigstate.go.
 //
 // SigState is all of it at one moment, with no request, under one lock: the
 // version, when it began, and — when the bytes were read or written since —
@@ -171,28 +172,29 @@
 //
 // # Signatures, file by file
 //
-// One type, sigCache, and one lock, sigCache.mu, hold the state of five
-// concerns, each in a file of its own:
+// One type, sigCache, and one lock, sigCache.mu, hold the state of the
+// signatures, a file per concern:
 //
 //   - sigcache.go: the LRU of bytes bounded by Options.SigCacheBytes, and
 //     the sizes, digests and times of the signatures read (sigMeta);
-//   - sigshared.go: the shared reads, one GET per key however many callers
-//     ask (sigCache.reading, each a sigSharedRead over sharedread.go's
-//     sharedRead, which the prefix cache's listings use too);
-//   - sigchange.go: the versions (sigChanges) and the watcher told of them;
-//     siginvalidate.go: what a refresh, a forget record or a collection
+//   - sharedread.go: the shared reads, one request per key however many
+//     callers ask (sharedRead, which the prefix cache's listings use too;
+//     sigCache.reading, each a sigSharedRead, and fetch, land, prefetch);
+//   - sigstate.go: the versions (sigChanges), SigState, SigVersion,
+//     SigChangedAt, SigIdentity; sigchange.go: the watcher told of changes;
+//   - siginvalidate.go: what a refresh, a forget record or a collection
 //     drops (invalidate, recheck, clearAll, invalidateRefresh, dropAbsent);
 //   - sigopen.go: the readers' copies and their budget (sigReaders, sigBuf,
 //     SigHandle);
 //   - sigread.go: the reads themselves, ReadSig, OpenSig's read and SigStat
 //     sharing one private read (readSig: the cache, a legacy list, or a
-//     shared GET); sigstate.go: SigState.
+//     shared GET).
 //
-// Read-ahead (readahead.go) is the fifth concern, outside that lock: its
-// queue under readAhead.mu, how many of its GETs may be in flight under
-// the congestion window's (congestion.go), and its GETs go through the
-// shared reads (sigCache.prefetch), so a reader and read-ahead never GET
-// one key twice at once.
+// Read-ahead (readahead.go) is outside that lock: its queue under
+// readAhead.mu, and how many of its GETs may be in flight under its
+// congestion window's (congestionWindow, the same file); its GETs go
+// through the shared reads (sigCache.prefetch), so a reader and read-ahead
+// never GET one key twice at once.
 //
 // A watcher of the store (oxyfs watch) holds views instead (Mark: a view
 // is immutable, so a quiet refresh gives the same one back), compares two

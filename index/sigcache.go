@@ -39,7 +39,7 @@ type sigCache struct {
 	reading map[string]*sigSharedRead // guarded by mu, and so is each shared read's waiters
 	seed    maphash.Seed              // of the digests; read-only after newSigCache
 
-	changes sigChanges       // when signatures last changed, their versions (sigchange.go); guarded by mu
+	changes sigChanges       // when signatures last changed, their versions (sigstate.go); guarded by mu
 	watch   sigWatch         // who is told of changes (sigchange.go); guarded by mu
 	now     func() time.Time // the clock of changes; read-only after newSigCache (tests set it first)
 
