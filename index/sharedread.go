@@ -66,6 +66,10 @@ func (f *sharedRead) leave() bool {
 	return true
 }
 
+// sigSharedRead is the signature cache's shared read of one key (one GET):
+// what it landed with, for its waiters, and how it began. Its own fields
+// are written under sigCache.mu (prefetch when it is made), and read under
+// it or, by its waiters, once done is closed (land writes first).
 type sigSharedRead struct {
 	*sharedRead
 	data     []byte
@@ -112,22 +116,6 @@ type fetched struct {
 // sigGet is how the cache reads a key: its bytes and its own Last-Modified
 // from the one GET (store.GetAdmittedAt).
 type sigGet func(ctx context.Context) ([]byte, time.Time, error)
-
-// unixNano is t as sigMeta.mod keeps it: 0 for the zero time.
-func unixNano(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-// timeOf is the time sigMeta.mod keeps (the zero time for 0).
-func timeOf(mod int64) time.Time {
-	if mod == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, mod)
-}
 
 // fetch reads a key once however many callers ask at the same time, and
 // keeps the result. The read runs on a shared read's context (see sharedRead): one

@@ -85,6 +85,22 @@ type sigMeta struct {
 	recheck bool
 }
 
+// unixNano is t as sigMeta.mod keeps it: 0 for the zero time.
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// timeOf is the time sigMeta.mod keeps (the zero time for 0).
+func timeOf(mod int64) time.Time {
+	if mod == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, mod)
+}
+
 func newSigCache(max int64, sizes int) *sigCache {
 	c := &sigCache{max: max, sizesN: sizes, ll: list.New(), m: map[string]*list.Element{}, sizes: map[string]sigMeta{}, reading: map[string]*sigSharedRead{}, seed: maphash.MakeSeed(), now: time.Now}
 	c.readers.init(max)
