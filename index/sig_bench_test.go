@@ -65,3 +65,54 @@ func BenchmarkSigPath(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSigQuestions is what the mount asks the index of a warm
+// signature per kernel request, asked one by one as it did before issue 40
+// (LOOKUP: Stat, SigVersion, Stat again, SigIdentity; GETATTR: SigVersion,
+// Stat, SigVersion) and with one SigState (LOOKUP and GETATTR: SigState,
+// Stat).
+func BenchmarkSigQuestions(b *testing.B) {
+	ctx := context.Background()
+	seqs := []struct {
+		name string
+		do   func(ix *Index, e format.Entry, p string)
+	}{
+		{"lookup/one-by-one", func(ix *Index, e format.Entry, p string) {
+			_, _ = ix.Stat(ctx, p)
+			_ = ix.SigVersion(e)
+			_, _ = ix.Stat(ctx, p)
+			_, _, _ = ix.SigIdentity(e)
+		}},
+		{"lookup/state", func(ix *Index, e format.Entry, p string) {
+			_ = ix.SigState(e)
+			_, _ = ix.Stat(ctx, p)
+		}},
+		{"getattr/one-by-one", func(ix *Index, e format.Entry, p string) {
+			_ = ix.SigVersion(e)
+			_, _ = ix.Stat(ctx, p)
+			_ = ix.SigVersion(e)
+		}},
+		{"getattr/state", func(ix *Index, e format.Entry, p string) {
+			_ = ix.SigState(e)
+			_, _ = ix.Stat(ctx, p)
+		}},
+	}
+	for _, s := range seqs {
+		b.Run(s.name, func(b *testing.B) {
+			st, _, sigs := sigFixture(b, 64, 0)
+			ix := openWith(b, st, Options{ReadAhead: -1})
+			paths := make([]string, len(sigs))
+			for i, e := range sigs {
+				if _, err := ix.ReadSig(ctx, e); err != nil {
+					b.Fatal(err)
+				}
+				paths[i] = e.Key()
+			}
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				j := i % len(sigs)
+				s.do(ix, sigs[j], paths[j])
+			}
+		})
+	}
+}

@@ -132,7 +132,7 @@ func (ix *Index) OpenSig(ctx context.Context, e format.Entry) (*SigHandle, error
 		return h, nil
 	}
 	for try := 1; ; try++ {
-		got, err := ix.readSig(ctx, e, true)
+		got, err := ix.readSig(ctx, e, key, true)
 		if err != nil {
 			return nil, err
 		}

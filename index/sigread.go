@@ -31,7 +31,7 @@ func (ix *Index) ReadSig(ctx context.Context, e format.Entry) ([]byte, error) {
 	if e.Kind != format.KindSig {
 		return []byte{}, nil
 	}
-	got, err := ix.readSig(ctx, e, false)
+	got, err := ix.readSig(ctx, e, e.Key(), false)
 	if err != nil {
 		return nil, err
 	}
@@ -45,8 +45,8 @@ func (ix *Index) ReadSig(ctx context.Context, e format.Entry) ([]byte, error) {
 // legacy list's bytes are kept as the version's of the moment). open says
 // the caller opens (OpenSig): a GET another open started that the budget
 // refused is not inherited but tried again (sigCache.fetch's admitted).
-func (ix *Index) readSig(ctx context.Context, e format.Entry, open bool) (fetched, error) {
-	key := e.Key()
+// key is e's (e.Key(), which the caller has made already).
+func (ix *Index) readSig(ctx context.Context, e format.Entry, key string, open bool) (fetched, error) {
 	if got, ok := ix.sigs.cached(key); ok {
 		ix.ra.trigger(ix.v.Load(), e)
 		return got, nil
@@ -116,11 +116,12 @@ func (ix *Index) SigStat(ctx context.Context, e format.Entry) (int64, time.Time,
 	if e.Kind != format.KindSig {
 		return 0, time.Time{}, nil
 	}
-	if n, mod := ix.sigs.size(e.Key()); n >= 0 {
+	key := e.Key()
+	if n, mod := ix.sigs.size(key); n >= 0 {
 		ix.ra.trigger(ix.v.Load(), e)
 		return n, timeOf(mod), nil
 	}
-	got, err := ix.readSig(ctx, e, false)
+	got, err := ix.readSig(ctx, e, key, false)
 	if err != nil {
 		return 0, time.Time{}, err
 	}

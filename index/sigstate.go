@@ -174,35 +174,37 @@ func (ix *Index) SigState(e format.Entry) SigState {
 	return ix.sigs.state(e)
 }
 
-// state is SigState of a signature entry. The key is formatted only when
-// the cache knows a size or a change of a key of its own (the usual
-// case after an open: neither); each answer is read under one holding of
-// c.mu.
+// state is SigState of a signature entry, under one holding of c.mu. The
+// key is formatted on the stack first (appendEntryKey): asked on every
+// LOOKUP and GETATTR of a signature, it allocates nothing.
 func (c *sigCache) state(e format.Entry) SigState {
-	c.mu.Lock()
-	if len(c.changes.at) == 0 && len(c.sizes) == 0 {
-		st := SigState{Version: c.changes.all.seq, ChangedAt: c.changes.all.at, Size: -1}
-		c.mu.Unlock()
-		return st
-	}
-	c.mu.Unlock()
-	key := e.Key()
+	var buf [256]byte
+	key := appendEntryKey(buf[:0], e)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.stateLocked(key)
-}
-
-// stateLocked is key's SigState; c.mu is held.
-func (c *sigCache) stateLocked(key string) SigState {
-	last := c.lastLocked(key)
+	last := c.changes.all
+	if k, ok := c.changes.at[string(key)]; ok && k.seq > last.seq {
+		last = k
+	}
 	st := SigState{Version: last.seq, ChangedAt: last.at, Size: -1}
-	if m, ok := c.sizes[key]; ok {
+	if m, ok := c.sizes[string(key)]; ok {
 		st.ID, st.IDKnown, st.Recheck = SigID{Size: m.size, Sum: m.sum}, true, m.recheck
 		if !m.recheck {
 			st.Size, st.ModTime = m.size, timeOf(m.mod)
 		}
 	}
 	return st
+}
+
+// appendEntryKey appends e's store key (format.Entry.Key) to dst.
+func appendEntryKey(dst []byte, e format.Entry) []byte {
+	dst = append(append(dst, e.Kind.String()...), '/')
+	if len(e.Object) >= 2 {
+		dst = append(append(append(dst, e.Object[:2]...), '/'), e.Object[2:]...)
+	} else {
+		dst = append(dst, e.Object...)
+	}
+	return append(append(dst, '/'), e.Value...)
 }
 
 // SigIdentity returns signature e's version and, when this index knows

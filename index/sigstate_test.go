@@ -77,3 +77,16 @@ func TestSigStateIsTheQuestionsAtOnce(t *testing.T) {
 		t.Errorf("an entry of another kind: %+v, want the zero state", s)
 	}
 }
+
+// FuzzAppendEntryKey: the key SigState looks up is the entry's key.
+func FuzzAppendEntryKey(f *testing.F) {
+	f.Add(uint8(0), "abcdef", "alice")
+	f.Add(uint8(3), "a", "")
+	f.Add(uint8(5), "", "x/y")
+	f.Fuzz(func(t *testing.T, kind uint8, obj, val string) {
+		e := format.Entry{Kind: format.Kind(kind % format.NumKinds), Object: obj, Value: val}
+		if got, want := string(appendEntryKey(nil, e)), e.Key(); got != want {
+			t.Fatalf("appendEntryKey(%+v) = %q, want %q", e, got, want)
+		}
+	})
+}
