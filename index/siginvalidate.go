@@ -57,11 +57,12 @@ func (c *sigCache) clearAll() {
 // or a list prev held is no longer live: a collection may have forgotten
 // signatures the cache holds (Index.dropAbsent).
 //
-// own is what this index's own appends tell (ownlines.go): when they
-// alone changed the journal since prev, a key whose last change was its
-// own write keeps its version and bytes; a key that lacks an own line
-// since prev lost it to a collection and is dropped.
-func (c *sigCache) invalidateRefresh(prev, v *view, outlived bool, own ownLines) (absent bool) {
+// appends is what this index's own appends to the journal tell
+// (ownlines.go): when they alone changed the journal since prev, a key
+// whose last change was its own write keeps its version and bytes; a key
+// that lacks an own line since prev lost it to a collection and is
+// dropped.
+func (c *sigCache) invalidateRefresh(prev, v *view, outlived bool, appends ownLines) (absent bool) {
 	at, read := v.journal.take()
 	if prev == nil {
 		return false
@@ -71,7 +72,7 @@ func (c *sigCache) invalidateRefresh(prev, v *view, outlived bool, own ownLines)
 		return false
 	}
 	for _, k := range v.journal.replaced(prev.journal, at) {
-		if own.only[k] && c.lastOwn(k) {
+		if appends.only[k] && c.lastOwn(k) {
 			continue // the line of this handle's own write: its bytes are cached
 		}
 		c.invalidate(k)
@@ -80,7 +81,7 @@ func (c *sigCache) invalidateRefresh(prev, v *view, outlived bool, own ownLines)
 	for _, k := range keys {
 		c.invalidate(k)
 	}
-	lost := v.journal.lacking(prev.journal, at, own.since)
+	lost := v.journal.lacking(prev.journal, at, appends.since)
 	for _, k := range lost {
 		c.invalidate(k)
 	}
