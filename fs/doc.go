@@ -52,6 +52,11 @@
 // generation is index.SigVersion, so a new version is a new node (see
 // "Versions" below and versions.go). A node holds no attributes: go-fuse may hand back
 // an older node of the same number, so sizes are asked of the index afresh.
+// A LOOKUP or GETATTR of a signature asks the index once what it knows of
+// it (index.SigState: version, identity, size, time, under one lock),
+// before the Stat of its name; the version a node is made with and the
+// size its reply carries are then of one moment, or the size is newer
+// (which makes the node stale: the kernel looks it up again).
 // The only state of the mount's own is what the index cannot know yet: the
 // directories mkdir made (virtual, in memory until unmount: an object's
 // directory exists in the index only once it holds an entry) and the files
@@ -111,7 +116,7 @@
 //   - Signature sizes are not known until the bytes are read, and a lookup
 //     never reads them: a signature whose size the index does not know yet
 //     is reported with size 0 and attribute timeout 0, so stat calls Getattr,
-//     which reads it (ix.SigSize: one GET, kept by the index's cache) and
+//     which reads it (ix.SigStat: one GET, kept by the index's cache) and
 //     returns the real size for AttrTimeout. When a signature is replaced
 //     its version moves (next item).
 //   - Versions: a signature's node is one version of its bytes (its

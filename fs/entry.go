@@ -71,6 +71,10 @@ type sized struct {
 	size  int64
 	mod   time.Time // a signature's key's own time (zero: the store's last change stands for it)
 	known bool      // false while a write is in progress (the kernel must not cache it)
+	// ofState: the size is that of the bytes of the state's version
+	// (index.SigState.Size), taken with the version under one lock; no
+	// read since could have found other bytes.
+	ofState bool
 	// missing: the index lists the entry but its key is gone
 	// (index.ErrListedMissing): ENOENT, not the ESTALE of a name that
 	// stands for nothing now.
@@ -78,9 +82,11 @@ type sized struct {
 }
 
 // size is the entry's size and time: a write in progress, else the
-// index's, reading a signature (one GET, cached, which gives its key's
-// time too) if its size is not known.
-func (n *entryNode) size(ctx context.Context) (sized, syscall.Errno) {
+// index's — that of st's version when st knows it (st is the signature's
+// state the request took: index.SigState), else as Stat gives it, else
+// reading the signature (one GET, cached, which gives its key's time too).
+// Stat says whether the name still stands for an entry.
+func (n *entryNode) size(ctx context.Context, st index.SigState) (sized, syscall.Errno) {
 	m := n.m
 	if h := m.pending.writing(n.path); h != nil {
 		return sized{size: h.size.Load()}, 0
@@ -88,6 +94,9 @@ func (n *entryNode) size(ctx context.Context) (sized, syscall.Errno) {
 	node, err := m.ix.Stat(bg(ctx), n.path)
 	if err != nil {
 		return sized{}, m.errno("stat", n.path, err)
+	}
+	if n.e.Kind == format.KindSig && st.Size >= 0 {
+		return sized{size: st.Size, mod: st.ModTime, known: true, ofState: true}, 0
 	}
 	if node.Size >= 0 {
 		return sized{size: node.Size, mod: node.ModTime, known: true}, 0
@@ -129,7 +138,7 @@ func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.At
 		// open checks permissions with a GETATTR when the attributes are
 		// not cached): the signature's current size, not cached; an open
 		// of the node reads the current bytes (Open).
-		sz, serr := n.size(ctx)
+		sz, serr := n.size(ctx, n.m.ix.SigState(n.e))
 		if serr != 0 {
 			// The current signature could not be read (gone from the
 			// view, say): the node's ESTALE, as without the window — the
@@ -143,11 +152,15 @@ func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.At
 	return errno
 }
 
+// getattr answers a stat of the node's version from one state of the
+// signature (index.SigState: its version, identity and size under one
+// lock), reading the signature only when its size is not known.
 func (n *entryNode) getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
-	if n.staleNow() {
+	st := n.m.ix.SigState(n.e)
+	if n.staleNow(st) {
 		return syscall.ESTALE
 	}
-	sz, errno := n.size(ctx)
+	sz, errno := n.size(ctx, st)
 	if errno == syscall.ENOENT && !sz.missing {
 		if n.retried() {
 			if _, err := n.m.ix.Stat(bg(ctx), n.path); err == nil {
@@ -174,7 +187,7 @@ func (n *entryNode) getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errn
 	if errno != 0 {
 		return errno
 	}
-	if n.staleNow() { // the read that learnt the size found other bytes
+	if !sz.ofState && n.staleNow(n.m.ix.SigState(n.e)) { // the read that learnt the size found other bytes
 		return syscall.ESTALE
 	}
 	n.m.sigAttr(&out.Attr, sz.size, sz.mod)
@@ -240,15 +253,7 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	m := n.m
 	defer m.ops.start(opOpen)()
 	if flags&syscall.O_ACCMODE != syscall.O_RDONLY {
-		if m.ro {
-			return nil, 0, syscall.EROFS
-		}
-		if n.e.Kind == format.KindSig && !m.overwrite && m.pending.get(n.path) == nil {
-			// An existing signature: replacing it needs --allow-overwrite.
-			m.logf("oxyfs: open %s for writing: refused, the signature exists (mount with --allow-overwrite to replace signatures)", n.path)
-			return nil, 0, syscall.EPERM
-		}
-		return m.newWriteHandle(n.path, n.e, flags, false), fuse.FOPEN_DIRECT_IO, 0
+		return n.openWrite(flags)
 	}
 	if n.e.Kind != format.KindSig {
 		return &readHandle{m: m}, fuse.FOPEN_NOFLUSH, 0 // empty, and known to be: the page cache answers
@@ -258,64 +263,99 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	}
 	sh, err := m.ix.OpenSig(bg(ctx), n.e)
 	if err != nil {
-		if n.stale() && n.ident.Load() == nil && index.Classify(err) == index.ClassNotFound {
-			// A node whose version moved (in the retry window) and whose
-			// signature is not there now: ESTALE, as without the window,
-			// so the kernel looks the name up again rather than taking
-			// ENOENT for a name its listing may still show.
-			return nil, 0, syscall.ESTALE
-		}
-		if w := m.pending.writing(n.path); w != nil && index.Classify(err) == index.ClassNotFound {
-			if data, ok := w.snapshot(); ok {
-				// A file being created (no version in the store yet) is
-				// listed and looked up: a reader sees what was written
-				// so far, as on a local filesystem, not ENOENT.
-				return &readHandle{m: m, data: data}, fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH, 0
-			}
-		}
-		return nil, 0, m.errno("read", n.path, err)
+		return n.openFailed(err)
 	}
 	n.openMu.Lock()
 	defer n.openMu.Unlock()
-	same := n.sameVersion(sh)
-	if !same && m.pending.writing(n.path) != nil && n.readers.Load() > 0 {
+	same, errno := n.holdsVersion(sh)
+	if errno != 0 {
+		sh.Release()
+		return nil, 0, errno
+	}
+	return n.readHandle(sh, same), n.readFlags(), 0
+}
+
+// openWrite opens the entry for writing: a writeHandle. Replacing an
+// existing signature needs --allow-overwrite.
+func (n *entryNode) openWrite(flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	m := n.m
+	if m.ro {
+		return nil, 0, syscall.EROFS
+	}
+	if n.e.Kind == format.KindSig && !m.overwrite && m.pending.get(n.path) == nil {
+		m.logf("oxyfs: open %s for writing: refused, the signature exists (mount with --allow-overwrite to replace signatures)", n.path)
+		return nil, 0, syscall.EPERM
+	}
+	return m.newWriteHandle(n.path, n.e, flags, false), fuse.FOPEN_DIRECT_IO, 0
+}
+
+// openFailed answers an open whose index.OpenSig failed with err.
+func (n *entryNode) openFailed(err error) (gofs.FileHandle, uint32, syscall.Errno) {
+	m := n.m
+	if n.stale() && n.ident.Load() == nil && index.Classify(err) == index.ClassNotFound {
+		// A node whose version moved (in the retry window) and whose
+		// signature is not there now: ESTALE, as without the window,
+		// so the kernel looks the name up again rather than taking
+		// ENOENT for a name its listing may still show.
+		return nil, 0, syscall.ESTALE
+	}
+	if w := m.pending.writing(n.path); w != nil && index.Classify(err) == index.ClassNotFound {
+		if data, ok := w.snapshot(); ok {
+			// A file being created (no version in the store yet) is
+			// listed and looked up: a reader sees what was written
+			// so far, as on a local filesystem, not ENOENT.
+			return &readHandle{m: m, data: data}, fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH, 0
+		}
+	}
+	return nil, 0, m.errno("read", n.path, err)
+}
+
+// holdsVersion reports whether sh, just opened, holds the node's version
+// (sameVersion, or one the node adopts), or the errno of an open whose
+// bytes the node cannot stand for (ESTALE: the kernel looks the name up
+// again and opens the current version's node). n.openMu is held.
+func (n *entryNode) holdsVersion(sh *index.SigHandle) (same bool, errno syscall.Errno) {
+	same = n.sameVersion(sh)
+	writing := n.m.pending.writing(n.path) != nil
+	if !same && writing && n.readers.Load() > 0 {
 		// A write in progress keeps its node's name across a refresh,
 		// and the signature moved meanwhile: these bytes beside the
 		// descriptors holding the node's version would share their
 		// pages and their fstat (the node's first open file answers
 		// it): a mapping sized by theirs showed the new bytes and
 		// zeros, and a held descriptor read the new bytes (issue 37
-		// item 9, B2 bytes-held-mount). ESTALE: the kernel looks the
-		// name up again and opens the current version's node.
-		sh.Release()
-		return nil, 0, syscall.ESTALE
+		// item 9, B2 bytes-held-mount).
+		return false, syscall.ESTALE
 	}
-	if !same && m.pending.writing(n.path) == nil {
+	if !same && !writing {
 		// In the retry window — the version moved again just after the
 		// kernel looked the name up (maybe for an ESTALE, after which it
 		// does not retry: an open must not fail because a signature
-		// changed) — the node
-		// takes the signature's current version as its own when no
-		// descriptor holds the node's (adopt), and the open reads it —
-		// never the older version: an open after a write (or a refresh)
-		// that moved the version must read what it wrote. Otherwise
-		// ESTALE: the kernel looks the name up again and opens the new
-		// version's node. A node is one version for every descriptor on
-		// it: their page cache is the node's, and fstat's GETATTR names
-		// no descriptor (go-fuse passes the node's first open file), so
-		// a descriptor of other bytes beside the node's would read the
-		// other's pages in a mapping, and be told the other's size.
+		// changed) — the node takes the signature's current version as
+		// its own when no descriptor holds the node's (adopt), and the
+		// open reads it — never the older version: an open after a
+		// write (or a refresh) that moved the version must read what it
+		// wrote. Otherwise ESTALE. A node is one version for every
+		// descriptor on it: their page cache is the node's, and fstat's
+		// GETATTR names no descriptor (go-fuse passes the node's first
+		// open file), so a descriptor of other bytes beside the node's
+		// would read the other's pages in a mapping, and be told the
+		// other's size.
 		if !n.retried() || !n.adopt(sh) {
-			sh.Release()
-			return nil, 0, syscall.ESTALE
+			return false, syscall.ESTALE
 		}
 		same = true
 	}
-	h := &readHandle{m: m, data: sh.Bytes(), sig: sh}
+	return same, 0
+}
+
+// readHandle makes the handle of an open of sh. One of the node's version
+// (same) is counted among its readers: one opened beside a write in
+// progress may hold another, and would make the size the node's readers
+// answer (Getattr) not theirs.
+func (n *entryNode) readHandle(sh *index.SigHandle, same bool) *readHandle {
+	h := &readHandle{m: n.m, data: sh.Bytes(), sig: sh}
 	if same {
-		// Counted only when of the node's version: one opened beside a
-		// write in progress may hold another, and would make the size
-		// the node's readers answer (Getattr) not theirs.
 		h.node = n
 		n.readSize.Store(int64(len(h.data)))
 		var mod int64
@@ -325,7 +365,7 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 		n.readMod.Store(mod)
 		n.readers.Add(1)
 	}
-	return h, n.readFlags(), 0
+	return h
 }
 
 // retryWindow is how soon after a lookup returned a node a version move

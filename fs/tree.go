@@ -190,20 +190,16 @@ func (d *dirNode) newDir(ctx context.Context, name string, level index.Level, in
 }
 
 // newFile makes the node of an entry file: of the signature's current
-// version (its generation; see versions.go). A signature whose size is not
-// known yet (size < 0) reports 0 with no attribute caching, so stat asks
-// Getattr, which reads it (one GET); a lookup never does. Nor is the size of
-// a file being written (writing) cached. The version is taken before the
-// size the reply carries: a signature that changed since the caller's stat
-// is stated again, so the kernel never holds a size older than the node's
-// version (a newer one makes the node stale, and its use looks it up again).
-func (d *dirNode) newFile(ctx context.Context, p string, e format.Entry, size int64, mod time.Time, writing bool, out *fuse.EntryOut) *gofs.Inode {
-	ver := d.m.ix.SigVersion(e)
-	if ver != 0 && !writing && e.Kind == format.KindSig {
-		if n, err := d.m.ix.Stat(bg(ctx), p); err == nil {
-			size, mod = n.Size, n.ModTime
-		}
-	}
+// version (its generation; see versions.go), as st tells it (the state the
+// request took: index.SigState, version and identity under one lock). A
+// signature whose size is not known yet (size < 0) reports 0 with no
+// attribute caching, so stat asks Getattr, which reads it (one GET); a
+// lookup never does. Nor is the size of a file being written (writing)
+// cached. The state is taken before the Stat that gave size: the kernel
+// never holds a size older than the node's version (a newer one makes the
+// node stale, and its use looks it up again).
+func (d *dirNode) newFile(ctx context.Context, p string, e format.Entry, size int64, mod time.Time, st index.SigState, writing bool, out *fuse.EntryOut) *gofs.Inode {
+	ver := st.Version
 	known := size >= 0 && !writing
 	if size < 0 {
 		size = 0
@@ -215,16 +211,29 @@ func (d *dirNode) newFile(ctx context.Context, p string, e format.Entry, size in
 	d.m.entryOut(out, known)
 	n := &entryNode{base: base{m: d.m}, path: p, e: e}
 	n.ver.Store(ver)
-	if e.Kind == format.KindSig && !writing {
-		if v, id, ok := d.m.ix.SigIdentity(e); ok && v == ver && id.Size == size {
-			n.ident.Store(&id)
-		}
+	if e.Kind == format.KindSig && !writing && st.IDKnown && st.ID.Size == size {
+		n.ident.Store(&st.ID)
 	}
 	in := d.NewInode(ctx, n, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: index.PathIno(p), Gen: ver})
 	if en, ok := in.Operations().(*entryNode); ok { // n, or the node of this version the kernel holds
 		en.lookedUp.Store(time.Now().UnixNano())
 	}
 	return in
+}
+
+// sigState is the state of the signature name in d stands for, if it is
+// one (index.SigState; the zero state else), taken once per lookup before
+// the Stat of its name: the size the Stat gives is not older than the
+// version.
+func (d *dirNode) sigState(name string) index.SigState {
+	if d.level != index.LevelObject {
+		return index.SigState{}
+	}
+	at, ok := d.child(name)
+	if !ok || at.Level != index.LevelEntry || at.Kind != format.KindSig {
+		return index.SigState{}
+	}
+	return d.m.ix.SigState(at.Entry())
 }
 
 func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
@@ -236,6 +245,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		return d.NewInode(ctx, &oxyDir{base: base{m: m}}, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: index.PathIno(oxyName)}), 0
 	}
 	p := index.JoinPath(d.path, name)
+	st := d.sigState(name)
 	n, err := m.ix.Stat(bg(ctx), p)
 	if err != nil {
 		if !isNotExist(err) {
@@ -247,7 +257,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 			}
 		}
 		if h := m.pending.writing(p); h != nil { // a refused create stands for nothing
-			return d.newFile(ctx, p, h.e, h.size.Load(), time.Time{}, true, out), 0
+			return d.newFile(ctx, p, h.e, h.size.Load(), time.Time{}, m.ix.SigState(h.e), true, out), 0
 		}
 		return nil, syscall.ENOENT
 	}
@@ -265,9 +275,9 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		return d.NewInode(ctx, l, gofs.StableAttr{Mode: syscall.S_IFLNK, Ino: n.Ino}), 0
 	}
 	if h := m.pending.writing(p); h != nil {
-		return d.newFile(ctx, p, n.Entry, h.size.Load(), time.Time{}, true, out), 0
+		return d.newFile(ctx, p, n.Entry, h.size.Load(), time.Time{}, st, true, out), 0
 	}
-	return d.newFile(ctx, p, n.Entry, n.Size, n.ModTime, false, out), 0
+	return d.newFile(ctx, p, n.Entry, n.Size, n.ModTime, st, false, out), 0
 }
 
 func typeMode(t index.NodeType) uint32 {
@@ -422,7 +432,7 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	h := m.newWriteHandle(p, e, flags, true)
 	h.parent, h.name = d.EmbeddedInode(), name
 	m.pending.add(p, h)
-	return d.newFile(ctx, p, e, 0, time.Time{}, true, out), h, fuse.FOPEN_DIRECT_IO, 0
+	return d.newFile(ctx, p, e, 0, time.Time{}, m.ix.SigState(e), true, out), h, fuse.FOPEN_DIRECT_IO, 0
 }
 
 // The namespace never changes but by adding entries: every other change is

@@ -20,7 +20,7 @@ import (
 // the signature's answers a stat or an open by name with ESTALE, and the
 // kernel looks the name up again (LOOKUP_REVAL), which gives the new
 // version's node — unless the version moved to the same bytes (size and
-// digest, index.SigIdentity), which the node then takes as its own at an
+// digest, index.SigState.ID), which the node then takes as its own at an
 // open (sameVersion). Each change the index sees (a refresh, an own write, a
 // read that found other bytes) is pushed to the kernel as it happens
 // (index.Subscribe → indexChanged → NotifyEntry of the name), so a stat
@@ -33,24 +33,27 @@ func (n *entryNode) stale() bool {
 	return n.e.Kind == format.KindSig && n.m.pending.writing(n.path) == nil && n.ver.Load() != n.m.ix.SigVersion(n.e)
 }
 
-// staleNow is stale, but a node whose version moved to bytes the index
-// knows to be the node's own (index.SigIdentity, no request) takes that
-// version first: a stat, like an open (sameVersion), then needs no second
-// lookup for a move that changed no byte.
-func (n *entryNode) staleNow() bool {
-	if !n.stale() {
+// staleAt is stale as of st, the signature's state (index.SigState) the
+// request took once.
+func (n *entryNode) staleAt(st index.SigState) bool {
+	return n.e.Kind == format.KindSig && n.m.pending.writing(n.path) == nil && n.ver.Load() != st.Version
+}
+
+// staleNow is staleAt, but a node whose version moved to bytes the index
+// knows to be the node's own (st.ID, no request) takes that version first:
+// a stat, like an open (sameVersion), then needs no second lookup for a
+// move that changed no byte. The version and the identity are of one
+// moment (one index.SigState).
+func (n *entryNode) staleNow(st index.SigState) bool {
+	if !n.staleAt(st) {
 		return false
 	}
 	own := n.ident.Load()
-	if own == nil {
+	if own == nil || !st.IDKnown || st.ID != *own {
 		return true
 	}
-	v, id, ok := n.m.ix.SigIdentity(n.e)
-	if !ok || id != *own {
-		return true
-	}
-	n.takeVersion(v)
-	return n.stale()
+	n.takeVersion(st.Version)
+	return n.staleAt(st)
 }
 
 // takeVersion makes v the node's version unless it has a later one.

@@ -103,7 +103,7 @@
 // that doubles while reads follow each other, up to Options.ReadAhead
 // (DefaultReadAhead or four times the most GETs in flight, whichever is
 // more; negative: off) and never past a quarter of what the cache holds. The GETs in flight are adapted from their round trips
-// (inflight.go, a delay-based window as TCP Vegas/BBR): from 4, one more per
+// (readahead.go congestionWindow, a delay-based window as TCP Vegas/BBR): from 4, one more per
 // GET that did not queue (≤ 1.5 × the shortest round trip seen) while keys
 // wait, a quarter fewer per round trip when GETs queue (> 3 ×), half on a
 // failure, up to Options.ReadAheadWorkers (0: the store's cap on requests
@@ -119,8 +119,8 @@
 // # Shared reads
 //
 // Callers that ask for the same signature (ReadSig, SigSize) or the same
-// prefix listing while it is being read share one request (a flight,
-// flight.go). It runs on a context of its own, detached from every caller's
+// prefix listing while it is being read share one request (a sharedRead,
+// sharedread.go). It runs on a context of its own, detached from every caller's
 // (context.WithoutCancel; the store's per-request timeout still bounds
 // each attempt), so one caller that goes away — an HTTP client of `oxyfs
 // serve` that disconnects — does not fail the others: each waiter returns
@@ -162,7 +162,41 @@
 // gone, a list retired): their versions move, and a read finds the key
 // gone as a fresh reader does. SigChangedAt is when it last
 // moved; Subscribe hands each move to the subscribers (the mount, which
-// tells the kernel) from a goroutine of its own (subscribe.go).
+// tells the kernel) from a goroutine of its own (subscribe.go); the
+// versions are kept in sigstate.go.
+//
+// SigState is all of it at one moment, with no request, under one lock: the
+// version, when it began, and — when the bytes were read or written since —
+// their size, their key's time and their identity (size and digest). A
+// mount takes it once per kernel request (a LOOKUP, a GETATTR: fs), where
+// asking SigVersion, SigIdentity and the size one by one could pair one
+// version with another's size.
+//
+// # Signatures, file by file
+//
+// One type, sigCache, and one lock, sigCache.mu, hold the state of the
+// signatures, a file per concern:
+//
+//   - sigcache.go: the LRU of bytes bounded by Options.SigCacheBytes, and
+//     the sizes, digests and times of the signatures read (sigMeta);
+//   - sharedread.go: the shared reads, one request per key however many
+//     callers ask (sharedRead, which the prefix cache's listings use too;
+//     sigCache.reading, each a sigSharedRead, and fetch, land, prefetch);
+//   - sigstate.go: the versions (sigChanges), SigState, SigVersion,
+//     SigChangedAt, SigIdentity; subscribe.go: the subscribers told of changes;
+//   - siginvalidate.go: what a refresh, a forget record or a collection
+//     drops (invalidate, recheck, clearAll, invalidateRefresh, dropAbsent);
+//   - sigopen.go: the readers' copies and their budget (sigReaders, sigBuf,
+//     SigHandle);
+//   - sigread.go: the reads themselves, ReadSig, OpenSig's read and SigStat
+//     sharing one private read (readSig: the cache, a legacy list, or a
+//     shared GET).
+//
+// Read-ahead (readahead.go) is outside that lock: its queue under
+// readAhead.mu, and how many of its GETs may be in flight under its
+// congestion window's (congestionWindow, the same file); its GETs go
+// through the shared reads (sigCache.prefetch), so a reader and read-ahead
+// never GET one key twice at once.
 //
 // # Refresh, and who hears of it
 //
@@ -388,15 +422,17 @@
 //     holds none. Refresh waits for its subscribers after releasing it.
 //  2. readAhead.mu: trigger and the workers take under it the signature
 //     cache's lock (sigs.has, sigs.itemsFitting), the prefix cache's
-//     (pc.peek) and inflight's (fl.allowed, fl.done). The fetch itself runs
+//     (pc.peek) and the congestion window's (cwnd.allowed, cwnd.done). The fetch itself runs
 //     outside it, and sigCache.prefetch calls its read (which takes
 //     readAhead.mu, in stale) with sigCache.mu released.
 //  3. The leaves, under which no other lock is taken and no request is
-//     sent: sigCache.mu (which also guards sigReaders, each sigBuf's refs,
-//     each flight's waiters and what waits to be told to the subscribers,
-//     sigWatch; the subscribers run outside it),
+//     sent: sigCache.mu (the LRU, the sizes, the shared reads and each
+//     one's waiters, the versions, what waits to be told to the
+//     subscribers (sigWatch), sigReaders and each sigBuf's refs: every
+//     field of the signature files but the atomics; the subscribers run
+//     outside it, a GET and its digest too),
 //     prefixCache.mu (and each call's waiters; a listing runs outside it),
-//     overlay.mu, listTexts.mu, inflight.mu, refreshLog.mu, committer.mu (the journal
+//     overlay.mu, listTexts.mu, congestionWindow.mu, refreshLog.mu, committer.mu (the journal
 //     update runs outside it; the committer records an append in ownLog.mu
 //     after it, outside committer.mu), ownLog.mu and Index.warnMu (warnFn
 //     is called outside it).

@@ -300,7 +300,7 @@ func (c *sigCache) keysOf(ids map[string]bool) []string {
 	for k := range c.changes.at {
 		match(k)
 	}
-	for k := range c.flight {
+	for k := range c.reading {
 		match(k)
 	}
 	return keys

@@ -34,7 +34,7 @@ type prefixCache struct {
 }
 
 type call struct {
-	*flight
+	*sharedRead
 	val any   // set under prefixCache.mu before done is closed; read-only after
 	err error // as val
 }
@@ -45,12 +45,12 @@ func newPrefixCache(ix *Index, legacy bool) *prefixCache {
 
 // do runs fn once per key for the life of the cache; an error is not kept,
 // so the next caller tries again. Callers asking for a key while fn runs
-// share it: fn runs on a flight's context, not on the caller's (see flight).
+// share it: fn runs on a shared read's context, not on the caller's (see sharedRead).
 func (p *prefixCache) do(ctx context.Context, key string, fn func(ctx context.Context) (any, error)) (any, error) {
 	p.mu.Lock()
 	c, ok := p.calls[key]
 	if !ok {
-		c = &call{flight: newFlight(ctx, p.ix.ra.ctx)}
+		c = &call{sharedRead: newSharedRead(ctx, p.ix.ra.ctx)}
 		p.calls[key] = c
 		go func() {
 			val, err := fn(c.ctx)

@@ -227,7 +227,7 @@ func TestCloseCancelsReadAhead(t *testing.T) {
 // grow past the 64 the read-ahead used to stop at, towards the store's cap
 // on requests in flight (`--max-requests`, here 128), and never past it;
 // and still one GET is sent per signature. With a cap of 40 they stop at
-// 40. inflight_test.go holds the controller to its rules on a model server;
+// 40. congestion_test.go holds the controller to its rules on a model server;
 // this is the same rule seen through ReadSig and a bucket.
 func TestReadAheadGrowsInFlightWhenTheWireIsTheBound(t *testing.T) {
 	for _, tc := range []struct {

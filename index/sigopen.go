@@ -131,39 +131,17 @@ func (ix *Index) OpenSig(ctx context.Context, e format.Entry) (*SigHandle, error
 		ix.ra.trigger(ix.v.Load(), e)
 		return h, nil
 	}
-	v, err := ix.current(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ix.ra.trigger(v, e)
 	for try := 1; ; try++ {
-		var got fetched
-		if v.legacy && !ix.own.has(e) {
-			se, ok, err := ix.entry(ctx, v, e)
-			if err != nil {
-				return nil, fmt.Errorf("open signature %q: %w", key, err)
-			}
-			if ok && se.sig != nil {
-				c.mu.Lock()
-				got = fetched{data: se.sig, ver: c.versionLocked(key), kept: true}
-				c.mu.Unlock()
-			}
-		}
-		if got.data == nil {
-			got, err = c.fetch(ctx, ix.ra.ctx, key, true, ix.sigGet(key))
-			if err != nil {
-				if errors.Is(err, ErrBusy) {
-					c.readers.refused.Add(1)
-				}
-				return nil, ix.readSigErr(v, e, err)
-			}
+		got, err := ix.readSig(ctx, e, key, true)
+		if err != nil {
+			return nil, err
 		}
 		h, err := c.admit(key, got)
 		if errors.Is(err, errStaleVersion) && try < openTries {
 			continue
 		}
 		if err != nil {
-			return nil, ix.readSigErr(v, e, err)
+			return nil, fmt.Errorf("open signature %q: %w", key, err)
 		}
 		return h, nil
 	}
@@ -254,25 +232,4 @@ func (h *SigHandle) ID() SigID {
 		return SigID{}
 	}
 	return SigID{Size: int64(len(h.b.data)), Sum: h.c.digest(h.b.data)}
-}
-
-// SigIdentity returns signature e's version and, when this index knows
-// them without a request (its bytes were read or written since the version
-// last moved), the identity of that version's bytes. Two versions with the
-// same identity hold the same bytes: the mount keeps a node of the older
-// one (fs: versions.go), instead of answering ESTALE for a version that
-// moved to the same bytes (a refresh that saw an own write's line).
-func (ix *Index) SigIdentity(e format.Entry) (ver uint64, id SigID, ok bool) {
-	if e.Kind != format.KindSig {
-		return 0, SigID{}, false
-	}
-	c, key := ix.sigs, e.Key()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ver = c.versionLocked(key)
-	if len(c.changes.at) == 0 {
-		ver = c.changes.all.seq
-	}
-	meta, ok := c.sizes[key]
-	return ver, SigID{Size: meta.size, Sum: meta.sum}, ok
 }

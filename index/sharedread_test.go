@@ -88,7 +88,7 @@ func TestSharedSignatureReadOutlivesTheCallerWhoStartedIt(t *testing.T) {
 	go func() { d, err := ix.ReadSig(ctx1, e); r1 <- result{d, err} }()
 	<-h.started
 	go func() { d, err := ix.ReadSig(context.Background(), e); r2 <- result{d, err} }()
-	waitFor(t, &ix.sigs.mu, func() bool { f := ix.sigs.flight[e.Key()]; return f != nil && f.waiters == 2 })
+	waitFor(t, &ix.sigs.mu, func() bool { f := ix.sigs.reading[e.Key()]; return f != nil && f.waiters == 2 })
 
 	cancel1() // the first caller goes away (an HTTP client disconnects)
 	if r := <-r1; !errors.Is(r.err, context.Canceled) {
@@ -126,7 +126,7 @@ func TestSharedReadIsCanceledWhenEveryCallerHasGone(t *testing.T) {
 	go func() { _, err := ix.ReadSig(ctx1, e); errs <- err }()
 	<-h.started
 	go func() { _, err := ix.ReadSig(ctx2, e); errs <- err }()
-	waitFor(t, &ix.sigs.mu, func() bool { f := ix.sigs.flight[e.Key()]; return f != nil && f.waiters == 2 })
+	waitFor(t, &ix.sigs.mu, func() bool { f := ix.sigs.reading[e.Key()]; return f != nil && f.waiters == 2 })
 	cancel1()
 	cancel2()
 	for range 2 {

@@ -26,7 +26,7 @@ const maxSigChanges = 1 << 12
 // it, a read whose bytes differ from the ones last read (size or digest:
 // replaced without a journal line), and — for every signature at once — a
 // directory-layout refresh (no journal says what changed), a refresh
-// whose last look is not within its window (Index.lookTrusted), the
+// whose last look is older than its window (Index.lookTrusted), the
 // remembered sizes starting over, and this table starting over.
 type sigChanges struct {
 	at  map[string]sigChange // by key
@@ -131,4 +131,89 @@ func (ix *Index) SigVersion(e format.Entry) uint64 {
 		return c.changes.all.seq
 	}
 	return c.versionLocked(e.Key())
+}
+
+// SigState is what this index knows of one signature at one moment, with
+// no request, taken under one lock (sigCache.mu): its version, when that
+// version began, and, when its bytes were read or written since, their
+// size, their key's time and their identity. A mount asks it once per
+// kernel request (fs: Lookup, Getattr), where it asked SigVersion,
+// SigIdentity and the size one by one, each under the lock again: the
+// fields of one SigState agree — Size is the size of Version's bytes.
+type SigState struct {
+	// Version is SigVersion: the number of the signature's last change.
+	Version uint64
+	// ChangedAt is SigChangedAt: when this index last saw the bytes
+	// change, or could no longer tell (the zero time: not since it
+	// opened).
+	ChangedAt time.Time
+	// Size is the size of Version's bytes, or -1 when not known: not read
+	// or written since the version last moved, or a read to be compared
+	// with the next one (Recheck). A legacy list's signature has none
+	// here (Stat gives its size from the list).
+	Size int64
+	// ModTime is the key's own Last-Modified with those bytes (SigStat;
+	// the zero time when not known: the store's last change stands for
+	// it).
+	ModTime time.Time
+	// ID is the identity of Version's bytes when IDKnown (SigIdentity):
+	// known under Recheck too, which keeps the last read's to compare.
+	ID      SigID
+	IDKnown bool
+	// Recheck is SigRecheck: the next read is to be compared with the
+	// last.
+	Recheck bool
+}
+
+// SigState returns signature e's state (see SigState), with no request.
+// Entries of other kinds are version 0 and size 0: they never change.
+func (ix *Index) SigState(e format.Entry) SigState {
+	if e.Kind != format.KindSig {
+		return SigState{}
+	}
+	return ix.sigs.state(e)
+}
+
+// state is SigState of a signature entry, under one holding of c.mu. The
+// key is formatted on the stack first (appendEntryKey): asked on every
+// LOOKUP and GETATTR of a signature, it allocates nothing.
+func (c *sigCache) state(e format.Entry) SigState {
+	var buf [256]byte
+	key := appendEntryKey(buf[:0], e)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	last := c.changes.all
+	if k, ok := c.changes.at[string(key)]; ok && k.seq > last.seq {
+		last = k
+	}
+	st := SigState{Version: last.seq, ChangedAt: last.at, Size: -1}
+	if m, ok := c.sizes[string(key)]; ok {
+		st.ID, st.IDKnown, st.Recheck = SigID{Size: m.size, Sum: m.sum}, true, m.recheck
+		if !m.recheck {
+			st.Size, st.ModTime = m.size, timeOf(m.mod)
+		}
+	}
+	return st
+}
+
+// appendEntryKey appends e's store key (format.Entry.Key) to dst.
+func appendEntryKey(dst []byte, e format.Entry) []byte {
+	dst = append(append(dst, e.Kind.String()...), '/')
+	if len(e.Object) >= 2 {
+		dst = append(append(append(dst, e.Object[:2]...), '/'), e.Object[2:]...)
+	} else {
+		dst = append(dst, e.Object...)
+	}
+	return append(append(dst, '/'), e.Value...)
+}
+
+// SigIdentity returns signature e's version and, when this index knows
+// them without a request (its bytes were read or written since the version
+// last moved), the identity of that version's bytes. Two versions with the
+// same identity hold the same bytes: the mount keeps a node of the older
+// one (fs: versions.go), instead of answering ESTALE for a version that
+// moved to the same bytes (a refresh that saw an own write's line).
+func (ix *Index) SigIdentity(e format.Entry) (ver uint64, id SigID, ok bool) {
+	st := ix.SigState(e)
+	return st.Version, st.ID, st.IDKnown
 }

@@ -20,7 +20,7 @@ func (s serverModel) rtt(n int) time.Duration {
 // settle runs rounds of the controller against the model: each round sends
 // allowed() GETs at once, all with the backlog flag set (a reader far
 // behind), and returns the limit after the last round.
-func settle(t *testing.T, c *inflight, s serverModel, rounds int) int {
+func settle(t *testing.T, c *congestionWindow, s serverModel, rounds int) int {
 	t.Helper()
 	clock := time.Unix(0, 0)
 	c.now = func() time.Time { return clock }
@@ -38,20 +38,20 @@ func settle(t *testing.T, c *inflight, s serverModel, rounds int) int {
 	return c.allowed()
 }
 
-func TestInflightGrowsToTheCapWhenTheWireIsTheBound(t *testing.T) {
+func TestCongestionWindowGrowsToTheCapWhenTheWireIsTheBound(t *testing.T) {
 	// 100 ms away, 1 ms of work on each of 2 server CPUs: 64 in flight
 	// cost 100 + 32 ms each, well under 1.5 × the 101 ms base.
-	c := newInflight(2, 2, 64)
+	c := newCongestionWindow(2, 2, 64)
 	if got := settle(t, c, serverModel{wire: 100 * time.Millisecond, service: time.Millisecond, cpus: 2}, 50); got != 64 {
 		t.Fatalf("limit at 100 ms = %d, want the cap 64", got)
 	}
 }
 
-func TestInflightStaysLowWhenTheServerIsTheBound(t *testing.T) {
+func TestCongestionWindowStaysLowWhenTheServerIsTheBound(t *testing.T) {
 	// Next to the server: every GET beyond the 2 CPUs only queues. The
 	// limit must stay where a GET takes at most 3 × its unqueued time
 	// (≤ 6 in flight).
-	c := newInflight(2, 2, 64)
+	c := newCongestionWindow(2, 2, 64)
 	s := serverModel{wire: 0, service: time.Millisecond, cpus: 2}
 	got := settle(t, c, s, 200)
 	if got > 6 || got < 2 {
@@ -60,15 +60,15 @@ func TestInflightStaysLowWhenTheServerIsTheBound(t *testing.T) {
 	// 5 ms away the same server takes ~10 in flight before a GET
 	// queues past 1.5 × its 6 ms base (2 in flight at first): the limit
 	// grows past the 2 it started from and stops well short of the cap.
-	c = newInflight(2, 2, 64)
+	c = newCongestionWindow(2, 2, 64)
 	got = settle(t, c, serverModel{wire: 5 * time.Millisecond, service: time.Millisecond, cpus: 2}, 200)
 	if got < 8 || got > 40 {
 		t.Fatalf("limit at 5 ms = %d, want between 8 and 40", got)
 	}
 }
 
-func TestInflightHalvesOnFailure(t *testing.T) {
-	c := newInflight(16, 2, 64)
+func TestCongestionWindowHalvesOnFailure(t *testing.T) {
+	c := newCongestionWindow(16, 2, 64)
 	c.done(time.Millisecond, true, true)
 	if got := c.allowed(); got != 8 {
 		t.Fatalf("after a failure: %d, want 8", got)
@@ -81,8 +81,8 @@ func TestInflightHalvesOnFailure(t *testing.T) {
 	}
 }
 
-func TestInflightDoesNotGrowWithoutBacklog(t *testing.T) {
-	c := newInflight(16, 2, 64)
+func TestCongestionWindowDoesNotGrowWithoutBacklog(t *testing.T) {
+	c := newCongestionWindow(16, 2, 64)
 	for range 1000 {
 		c.done(time.Millisecond, false, false)
 	}
@@ -91,8 +91,8 @@ func TestInflightDoesNotGrowWithoutBacklog(t *testing.T) {
 	}
 }
 
-func TestInflightShrinksOncePerRoundTrip(t *testing.T) {
-	c := newInflight(32, 2, 64)
+func TestCongestionWindowShrinksOncePerRoundTrip(t *testing.T) {
+	c := newCongestionWindow(32, 2, 64)
 	clock := time.Unix(100, 0)
 	c.now = func() time.Time { return clock }
 	c.done(time.Millisecond, false, true) // base 1 ms
@@ -109,13 +109,13 @@ func TestInflightShrinksOncePerRoundTrip(t *testing.T) {
 	}
 }
 
-func TestInflightBounds(t *testing.T) {
-	c := newInflight(100, 0, 8)
+func TestCongestionWindowBounds(t *testing.T) {
+	c := newCongestionWindow(100, 0, 8)
 	if c.min != 1 || c.max != 8 || c.allowed() != 8 {
-		t.Fatalf("newInflight(100, 0, 8) = min %d max %d allowed %d, want 1 8 8", c.min, c.max, c.allowed())
+		t.Fatalf("newCongestionWindow(100, 0, 8) = min %d max %d allowed %d, want 1 8 8", c.min, c.max, c.allowed())
 	}
-	c = newInflight(1, 4, 2)
+	c = newCongestionWindow(1, 4, 2)
 	if c.min != 4 || c.max != 4 || c.allowed() != 4 {
-		t.Fatalf("newInflight(1, 4, 2) = min %d max %d allowed %d, want 4 4 4", c.min, c.max, c.allowed())
+		t.Fatalf("newCongestionWindow(1, 4, 2) = min %d max %d allowed %d, want 4 4 4", c.min, c.max, c.allowed())
 	}
 }
