@@ -42,7 +42,7 @@ func statPrefetchStore(t *testing.T, signers, fillers int) (st *store.Store, fir
 // tests' openIndex turns it off).
 func openReadAhead(t *testing.T, st *store.Store) *index.Index {
 	t.Helper()
-	ix, err := index.Open(context.Background(), st, index.Options{Warn: func(string) {}, })
+	ix, err := index.Open(context.Background(), st, index.Options{Warn: func(string) {}})
 	if err != nil {
 		t.Fatal(err)
 	}
