@@ -113,6 +113,13 @@ func (h *dirHandle) load(ctx context.Context) syscall.Errno {
 		}
 		v = now
 	}
+	if h.pos == 0 && d.level == index.LevelObject {
+		// A lister that stats what it lists (ls -l, du, find -size) asks
+		// next for these names' attributes: the index fetches the
+		// signatures' bytes ahead when stats follow listings
+		// (index.SigsListed; no request for find -type f or ls -R).
+		m.ix.SigsListed(d.path)
+	}
 	if resumeAfter != "" {
 		// The mount changed in the middle of a listing (a refresh, a write):
 		// continue after the last name served, not at the same position,

@@ -118,7 +118,15 @@
 //     is reported with size 0 and attribute timeout 0, so stat calls Getattr,
 //     which reads it (ix.SigStat: one GET, kept by the index's cache) and
 //     returns the real size for AttrTimeout. When a signature is replaced
-//     its version moves (next item).
+//     its version moves (next item). A listing of sig/<hh>/<rest>/ tells
+//     the index (ix.SigsListed, dirHandle.load): once a signature was
+//     stated since the previous such listing (ls -l, ls -lR, du, find
+//     -size), the index fetches the listed signatures' bytes, and
+//     read-ahead's window after them, before the kernel asks for their
+//     attributes, so their LOOKUPs find the size known and no GETATTR
+//     waits; otherwise the first stat of one of them does. A walk that
+//     stats no signature (find -type f, ls -R) still sends nothing
+//     (index's doc, "Read-ahead").
 //   - Versions: a signature's node is one version of its bytes (its
 //     generation is ix.SigVersion, which moves when a refresh shows it
 //     replaced, on an own write, and when a read finds other bytes than the
@@ -339,7 +347,9 @@
 //	ls, readdir, lookup, find, ls -R      0
 //	stat of an index entry, a link, a dir 0
 //	stat of a signature                   at most 1 GET per signature per index open
-//	                                      (the size is kept after the bytes leave the cache)
+//	                                      (the size is kept after the bytes leave the cache);
+//	                                      ls -l, ls -lR, du: the GETs of a directory's
+//	                                      signatures start at its listing, in parallel
 //	cat of a signature                    the same GET: 0 once stated or read, unless the
 //	                                      bytes were evicted from the index's byte cache
 //	readlink, getxattr, listxattr         0

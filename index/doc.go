@@ -113,7 +113,12 @@
 // with a probe at the floor every 2048 GETs to re-learn the unqueued round
 // trip. Far from the server the depth grows until the wire is no longer
 // the bound, or to that cap; next to it, a handful. ReadDir and
-// Stat never trigger it. Readers and read-ahead share one GET per key; a
+// Stat never trigger it, but listings do when stats follow them
+// (statprefetch.go): SigsListed, told by the mount of a listing of
+// sig/<hh>/<rest>/, schedules that directory's signatures and the window
+// after them when a signature was stated (Stat) since the previous such
+// listing, else at the first Stat of one of them; a walk that stats no
+// signature (find -type f, ls -R) sends nothing. Readers and read-ahead share one GET per key; a
 // key the reader overtook is not fetched; Close cancels what is in flight.
 //
 // # Shared reads

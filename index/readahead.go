@@ -93,6 +93,9 @@ type readAhead struct {
 	win   int    // the current window: grows while reads follow each other; guarded by mu
 	lastP int    // the entry after the last signature read; guarded by mu
 	last  string // the key of the last signature read: a queued key not after it is stale; guarded by mu
+
+	// lp: what listings schedule (statprefetch.go). Atomics.
+	lp listPrefetch
 }
 
 func (ra *readAhead) init(ix *Index, n, workers int) {
@@ -246,12 +249,15 @@ type ReadAheadStats struct {
 	Peak  int   `json:"peak"`  // the most it sent at once
 	Depth int   `json:"depth"` // the window: signatures fetched ahead at most
 	Sent  int64 `json:"sent"`  // GETs it sent since the index opened
+
+	// Listings: directories of signatures a listing (or its first stat) scheduled (statprefetch.go).
+	Listings int64 `json:"listings"`
 }
 
 func (ra *readAhead) stats() ReadAheadStats {
 	ra.mu.Lock()
 	defer ra.mu.Unlock()
-	return ReadAheadStats{Max: ra.cwnd.max, Limit: ra.cwnd.allowed(), Peak: ra.peak, Depth: ra.n, Sent: ra.sent}
+	return ReadAheadStats{Max: ra.cwnd.max, Limit: ra.cwnd.allowed(), Peak: ra.peak, Depth: ra.n, Sent: ra.sent, Listings: ra.lp.listings.Load()}
 }
 
 // forget drops the frontier's view, so a refresh's old set is not kept

@@ -179,6 +179,9 @@ func (ix *Index) Stat(ctx context.Context, p string) (Node, error) {
 		if t.Level == LevelLink {
 			return Node{Name: t.Object, Type: NodeSymlink, Target: linkTarget(t.Object, t.Value), Ino: PathIno(p)}, nil
 		}
+		if e.Kind == format.KindSig {
+			ix.ra.sigStated(v, e) // stats follow listings (statprefetch.go)
+		}
 		parent, _ := SplitPath(p)
 		return ix.fileNode(parent, e, se), nil
 	case LevelSigner:
