@@ -114,7 +114,13 @@ func (n *entryNode) size(ctx context.Context, st index.SigState) (sized, syscall
 // so that the kernel looks the name up again.
 func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	defer n.m.ops.start(opGetattr)()
-	if h, ok := f.(*readHandle); ok && n.e.Kind == format.KindSig {
+	if h, ok := f.(*readHandle); ok && n.e.Kind == format.KindSig && h.node != nil {
+		// Only a handle of the node's version answers (h.node): one of
+		// other bytes — what a file being created held when it was
+		// opened, another version beside a write in progress — is not
+		// the node's size, and go-fuse lends it to a stat by path too;
+		// answered, its size stayed cached for the attribute timeout
+		// after the write landed. The node answers instead.
 		n.m.sigAttr(&out.Attr, int64(len(h.data)), h.modTime())
 		out.SetTimeout(n.m.attrTTL)
 		return 0
