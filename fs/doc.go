@@ -186,7 +186,10 @@
 //     I/O: the kernel answers their reads itself. Writes use direct I/O (the
 //     bytes go to the open file's buffer); a reader that opens a file being
 //     created through the mount (listed and looked up, no version in the
-//     store yet) reads what was written so far, as on a local filesystem. .oxy files are sized exactly and
+//     store yet) reads what was written so far, as on a local filesystem
+//     (a snapshot at its open: its handle never answers the node's
+//     GETATTR, so a stat says the write's size, then the landed
+//     version's, not the snapshot's for the attribute timeout). .oxy files are sized exactly and
 //     read with direct I/O (next item).
 //   - .oxy files report the exact length of what a read returns, so cp,
 //     tar, wc -c, less and du see every byte (oxyfile.go). status, journal
