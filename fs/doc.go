@@ -52,8 +52,9 @@
 // generation is index.SigVersion, so a new version is a new node (see
 // "Versions" below and versions.go). A node holds no attributes: go-fuse may hand back
 // an older node of the same number, so sizes are asked of the index afresh.
-// A LOOKUP or GETATTR of a signature asks the index once what it knows of
-// it (index.SigState: version, identity, size, time, under one lock),
+// A LOOKUP or GETATTR of a signature asks the index what it knows of it
+// (index.SigState: version, identity, size, time, under one lock; a
+// GETATTR asks again after a read that learnt the size),
 // before the Stat of its name; the version a node is made with and the
 // size its reply carries are then of one moment, or the size is newer
 // (which makes the node stale: the kernel looks it up again).

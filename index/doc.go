@@ -97,7 +97,7 @@
 //
 // # Read-ahead
 //
-// ReadSig and SigSize of a signature schedule the signatures after it in key
+// ReadSig, SigStat and OpenSig of a signature schedule the signatures after it in key
 // order (the object's other signers, then the following objects'), fetched
 // in parallel into the signature cache (sizes remembered): a window of 8
 // that doubles while reads follow each other, up to Options.ReadAhead
@@ -123,7 +123,7 @@
 //
 // # Shared reads
 //
-// Callers that ask for the same signature (ReadSig, SigSize) or the same
+// Callers that ask for the same signature (ReadSig, SigStat, OpenSig) or the same
 // prefix listing while it is being read share one request (a sharedRead,
 // sharedread.go). It runs on a context of its own, detached from every caller's
 // (context.WithoutCancel; the store's per-request timeout still bounds
@@ -173,9 +173,10 @@
 // SigState is all of it at one moment, with no request, under one lock: the
 // version, when it began, and — when the bytes were read or written since —
 // their size, their key's time and their identity (size and digest). A
-// mount takes it once per kernel request (a LOOKUP, a GETATTR: fs), where
-// asking SigVersion, SigIdentity and the size one by one could pair one
-// version with another's size.
+// mount takes it once per LOOKUP, and in a GETATTR before and (when the
+// size had to be read) after the read (fs), where asking SigVersion,
+// SigIdentity and the size one by one could pair one version with another's
+// size. An OPEN still asks SigVersion and SigChangedAt on their own.
 //
 // # Signatures, file by file
 //

@@ -25,7 +25,7 @@ type Options struct {
 	// format.MaxEntryBytes if that is more.
 	ReaderBytes int64
 	Warn        func(msg string) // warnings (malformed keys, unreadable lists); nil = log.Printf
-	// ReadAhead is how many signatures past one read (ReadSig, SigSize) are
+	// ReadAhead is how many signatures past one read (ReadSig, SigStat, OpenSig) are
 	// fetched ahead, in key order; 0 = DefaultReadAhead, < 0 = off.
 	ReadAhead int
 	// ReadAheadWorkers bounds the read-ahead GETs in flight; 0 = the

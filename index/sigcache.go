@@ -43,7 +43,7 @@ type sigCache struct {
 	seed    maphash.Seed              // of the digests; read-only after newSigCache
 
 	changes sigChanges       // when signatures last changed, their versions (sigstate.go); guarded by mu
-	watch   sigWatch         // who is told of changes (sigchange.go); guarded by mu
+	watch   sigWatch         // who is told of changes (subscribe.go); guarded by mu
 	now     func() time.Time // the clock of changes; read-only after newSigCache (tests set it first)
 
 	readers sigReaders // the readers' budget (sigopen.go); guarded by mu but its refused
