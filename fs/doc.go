@@ -333,7 +333,8 @@
 //	anything that writes under .oxy/                    EROFS
 //	setxattr / removexattr of user.oxy.*                EPERM
 //	setxattr of any other name                          ENOTSUP (cp -a, rsync -X carry on)
-//	getxattr of any other name                          ENODATA
+//	getxattr of another user.* name                     ENODATA
+//	getxattr of another namespace (security.*, system.*) ENOTSUP (no xattrs kept there: ls -l stops asking)
 //	close when the key or the journal line failed       EIO (cause logged once)
 //	  because the store's filesystem is full            ENOSPC (EDQUOT: its quota spent; logged once)
 //	open of a signature past the readers' budget        EAGAIN (logged; retry once readers closed)

@@ -444,7 +444,7 @@ func (n *entryNode) Getxattr(ctx context.Context, attr string, dest []byte) (uin
 			return 0, errno
 		}
 	default:
-		return 0, syscall.ENODATA
+		return 0, noXattr(attr)
 	}
 	return copyXattr(dest, v)
 }

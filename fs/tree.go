@@ -28,6 +28,7 @@ type base struct {
 var (
 	_ = (gofs.NodeStatfser)((*base)(nil))
 	_ = (gofs.NodeSetxattrer)((*base)(nil))
+	_ = (gofs.NodeGetxattrer)((*base)(nil))
 	_ = (gofs.NodeRemovexattrer)((*base)(nil))
 )
 
@@ -46,6 +47,26 @@ func (b *base) Setxattr(ctx context.Context, attr string, data []byte, flags uin
 		return syscall.EROFS
 	case strings.HasPrefix(attr, xattrPrefix):
 		return syscall.EPERM
+	}
+	return syscall.ENOTSUP
+}
+
+// Getxattr of a directory, a link or an .oxy file: none has an attribute.
+func (b *base) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	defer b.m.ops.start(opGetxattr)()
+	return 0, noXattr(attr)
+}
+
+// noXattr is the answer for an attribute a node does not have: ENODATA in
+// the user namespace, where entry files keep user.oxy.*, and ENOTSUP in
+// every other (security.*, system.posix_acl_*, trusted.*), which this file
+// system keeps none of — as a file system without xattrs answers. ls -l
+// asks security.selinux and system.posix_acl_access of every name and stops
+// asking a device that answered ENOTSUP once; ENODATA made it ask for
+// every name, one FUSE round trip each (2 a name of an ls -l).
+func noXattr(attr string) syscall.Errno {
+	if strings.HasPrefix(attr, "user.") {
+		return syscall.ENODATA
 	}
 	return syscall.ENOTSUP
 }
