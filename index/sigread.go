@@ -135,12 +135,15 @@ func (ix *Index) SigSize(ctx context.Context, e format.Entry) (int64, error) {
 }
 
 // sigTime is the time kept for this handle's own write of a signature
-// (sigMeta.mod): the store's time now as this handle's clock of it tells
-// (store.StoreNowMs, no request), else this host's. The store's own
-// Last-Modified of the key is within a round trip of it; the next read of
-// the key, after a refresh or an eviction, gives that.
+// (sigMeta.mod), taken once the write landed: the latest the store's time
+// can be now as this handle's clock of it tells (store.StoreNowLatestMs,
+// no request), else this host's. The store stamped the key before, so its
+// own Last-Modified is no later than this and within the clock's slack of
+// it (the earliest bound, StoreNowMs, came before the stamp by up to that
+// slack: a re-sign showed a time before its key's); the next read of the
+// key, after a refresh or an eviction, gives the key's own.
 func (ix *Index) sigTime() int64 {
-	if ms, ok := ix.st.StoreNowMs(); ok {
+	if ms, ok := ix.st.StoreNowLatestMs(); ok {
 		return ms * int64(time.Millisecond)
 	}
 	return time.Now().UnixNano()

@@ -158,6 +158,16 @@ func (s *Store) StoreNowMs() (ms int64, ok bool) {
 	return ms, ok
 }
 
+// StoreNowLatestMs is the latest the store's time can be now (ms): the
+// last sample's time plus how far above it the store's may be (a Date is
+// to the second, and the server stamped it some time in its round trip).
+// A key the store stamped before this call has a Last-Modified no later
+// than it, where StoreNowMs, the earliest, may come before the stamp.
+func (s *Store) StoreNowLatestMs() (ms int64, ok bool) {
+	ms, slack, ok := s.storeClock.now()
+	return ms + slack.Milliseconds(), ok
+}
+
 // LocalClock is the clock of this host (Options.Clock).
 func (s *Store) LocalClock() Clock { return s.clock }
 
