@@ -88,7 +88,7 @@ type sized struct {
 // Stat says whether the name still stands for an entry.
 func (n *entryNode) size(ctx context.Context, st index.SigState) (sized, syscall.Errno) {
 	m := n.m
-	if h := m.pending.writing(n.path); h != nil {
+	if h := m.pending.writing(n.path); h != nil && !h.settled.Load() {
 		return sized{size: h.size.Load()}, 0
 	}
 	node, err := m.ix.Stat(bg(ctx), n.path)

@@ -108,3 +108,53 @@ func TestReSignThroughTheMountShowsItsNewTime(t *testing.T) {
 		t.Errorf("stat after the re-sign sent %d GETs, want 0 (the bytes and their time are this mount's own)", d)
 	}
 }
+
+// TestStatBetweenFlushAndReleaseShowsTheLandedTime: a re-sign's close
+// lands it (FLUSH), but the handle stays until the kernel's RELEASE, which
+// comes later — or never while another descriptor of the open file is
+// open. A stat meanwhile says the landed signature's size and time, not
+// the buffer's: before, the time answered then came before the key's own
+// Last-Modified (the flake of TestReSignThroughTheMountShowsItsNewTime in
+// CI, where RELEASE came just after the stat).
+func TestStatBetweenFlushAndReleaseShowsTheLandedTime(t *testing.T) {
+	f, _, srv, _ := mountFixture(t, Options{AllowOverwrite: true})
+	var sig format.Entry
+	for _, e := range f.all() {
+		if e.Kind == format.KindSig {
+			sig = e
+			break
+		}
+	}
+	p := filepath.Join(srv.Dir(), sig.Key())
+	before, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := []byte("landed while a descriptor stays open")
+	if _, err := w.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	dup, err := syscall.Dup(int(w.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil { // FLUSH: the write lands; no RELEASE while dup is open
+		t.Fatal(err)
+	}
+	defer syscall.Close(dup)
+	a, err := f.st.Bucket().Attributes(t.Context(), sig.Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Size() != int64(len(data)) || !after.ModTime().After(before.ModTime()) || after.ModTime().Before(a.ModTime.Truncate(time.Millisecond)) {
+		t.Errorf("stat after the re-sign landed, its handle not released: size %d mtime %v (before %v; the key's own %v), want %d bytes and a time after the old, not before the key's", after.Size(), after.ModTime(), before.ModTime(), a.ModTime, len(data))
+	}
+}

@@ -67,6 +67,11 @@ type writeHandle struct {
 	name   string      // read-only
 
 	size atomic.Int64 // atomic: len(buf), read by stat without the lock
+	// settled: a commit landed and nothing was written or truncated
+	// since, so a stat answers the index's state of the landed bytes (their
+	// size and time), not the buffer's: between close's FLUSH and the
+	// RELEASE the kernel sends later the handle is still pending. Atomic.
+	settled atomic.Bool
 
 	mu     sync.Mutex    // protects the following; held across the handle's reads and its PUT (index locks under it)
 	held   int64         // bytes of m.wbuf held: the size buf has or is about to have; guarded by mu
@@ -162,6 +167,7 @@ func (h *writeHandle) Write(ctx context.Context, data []byte, off int64) (uint32
 	}
 	copy(h.buf[off:], data)
 	h.dirty = true
+	h.settled.Store(false)
 	h.size.Store(int64(len(h.buf)))
 	return uint32(len(data)), 0
 }
@@ -226,6 +232,7 @@ func (h *writeHandle) truncate(ctx context.Context, size uint64) syscall.Errno {
 		h.buf = append(h.buf, make([]byte, int(size)-len(h.buf))...)
 	}
 	h.dirty = true
+	h.settled.Store(false)
 	h.size.Store(int64(len(h.buf)))
 	return 0
 }
@@ -341,6 +348,7 @@ func (h *writeHandle) commitLocked() syscall.Errno {
 	h.errno = h.m.put(h.path, h.e, h.buf)
 	if h.errno == 0 {
 		h.landed = true
+		h.settled.Store(true)
 	}
 	return h.errno
 }
