@@ -155,24 +155,57 @@ func (w *watchProc) nextRow(t *testing.T) watchRow {
 func (w *watchProc) expect(t *testing.T, sizes map[string]int, want ...string) {
 	t.Helper()
 	for _, wnt := range want {
-		op, key, _ := strings.Cut(wnt, " ")
+		w.checkRow(t, sizes, w.nextRow(t), wnt)
+	}
+}
+
+// checkRow checks that r is want (op and key), and for a signature added or
+// replaced that size is the bytes' length and time is set.
+func (w *watchProc) checkRow(t *testing.T, sizes map[string]int, r watchRow, want string) {
+	t.Helper()
+	op, key, _ := strings.Cut(want, " ")
+	if r.Op != op || r.Key != key || r.Path != key {
+		t.Fatalf("watch printed %+v, want %s %s; stderr:\n%s", r, op, key, w.stderr)
+	}
+	e, _ := format.ParseKey(key)
+	if r.Kind != e.Kind.String() {
+		t.Errorf("%s: kind %q, want %q", key, r.Kind, e.Kind)
+	}
+	if e.Kind != format.KindSig || op == "remove" {
+		return
+	}
+	if r.Signer != e.Value || r.Size == nil || int(*r.Size) != sizes[key] || r.Time == "" {
+		t.Errorf("%s: signer %q size %v time %q, want %q, %d bytes and a time", key, r.Signer, r.Size, r.Time, e.Value, sizes[key])
+	}
+	if _, err := time.Parse(time.RFC3339Nano, r.Time); err != nil {
+		t.Errorf("%s: time %q: %v", key, r.Time, err)
+	}
+}
+
+// expectAfterForget is expect of the rows after a collection that forgot
+// objects. The collection names its forget record in the retired record
+// before it writes it (fold/collect.go markForgotten); a refresh between
+// the two finds the name but not the record, says so ("cannot name"), and
+// reads every signature again — so watch may report a signature it holds
+// as replaced though its bytes did not change (the over-report watch's
+// docs allow; it never misses one). Only then, and only such rows (a
+// signature of the size last signed), may come before the wanted ones.
+func (w *watchProc) expectAfterForget(t *testing.T, sizes map[string]int, want ...string) {
+	t.Helper()
+	for len(want) > 0 {
+		op, key, _ := strings.Cut(want[0], " ")
 		r := w.nextRow(t)
-		if r.Op != op || r.Key != key || r.Path != key {
-			t.Fatalf("watch printed %+v, want %s %s; stderr:\n%s", r, op, key, w.stderr)
-		}
-		e, _ := format.ParseKey(key)
-		if r.Kind != e.Kind.String() {
-			t.Errorf("%s: kind %q, want %q", key, r.Kind, e.Kind)
-		}
-		if e.Kind != format.KindSig || op == "remove" {
+		if r.Op == op && r.Key == key {
+			w.checkRow(t, sizes, r, want[0])
+			want = want[1:]
 			continue
 		}
-		if r.Signer != e.Value || r.Size == nil || int(*r.Size) != sizes[key] || r.Time == "" {
-			t.Errorf("%s: signer %q size %v time %q, want %q, %d bytes and a time", key, r.Signer, r.Size, r.Time, e.Value, sizes[key])
+		spurious := r.Op == "replace" && r.Kind == format.KindSig.String() && r.Size != nil && int(*r.Size) == sizes[r.Key] &&
+			strings.Contains(w.stderr.String(), "a collection forgot objects this handle cannot name")
+		if !spurious {
+			t.Fatalf("watch printed %+v, want %s %s; stderr:\n%s", r, op, key, w.stderr)
 		}
-		if _, err := time.Parse(time.RFC3339Nano, r.Time); err != nil {
-			t.Errorf("%s: time %q: %v", key, r.Time, err)
-		}
+		t.Logf("watch re-read %s after a forget record it could not read yet (allowed over-report)", r.Key)
 	}
 }
 
@@ -244,10 +277,10 @@ func TestWatchFollowsStore(t *testing.T) {
 			if r := s.oxyfs(t, "gc", "--forget-objects", list, "--apply", s.url); r.code != 0 {
 				t.Fatalf("%s", r)
 			}
-			w.expect(t, sizes, "remove "+b)
+			w.expectAfterForget(t, sizes, "remove "+b)
 			e := sigKey(o2, "erin")
 			sign(e, "erin, after the forget")
-			w.expect(t, sizes, "add "+e)
+			w.expectAfterForget(t, sizes, "add "+e) // the same refresh's over-reports may follow the remove
 
 			// An outage: every request fails; what changed meanwhile is
 			// reported once the server answers again.
