@@ -174,49 +174,6 @@ func TestLongListingIsOneSnapshot(t *testing.T) {
 	}
 }
 
-// TestOxyListsListingFollowsARefresh: the kernel keeps the listing of
-// .oxy/lists/ like any other; a refresh that changes the live lists makes
-// Invalidate drop it, even when the tree it shows did not change (a fold
-// that lists exactly what the list and the journal held).
-func TestOxyListsListingFollowsARefresh(t *testing.T) {
-	f, ix, srv, _ := mountFixture(t, Options{})
-	ctx := context.Background()
-	lists := filepath.Join(srv.Dir(), ".oxy", "lists")
-	names := func() []string {
-		des, err := os.ReadDir(lists)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, de := range des {
-			out = append(out, de.Name())
-		}
-		return out
-	}
-	if got := names(); !slices.Equal(got, []string{f.list}) {
-		t.Fatalf(".oxy/lists = %v, want [%s]", got, f.list)
-	}
-	var keys []string
-	for _, e := range f.all() {
-		keys = append(keys, e.Key())
-	}
-	slices.Sort(keys)
-	id, data, err := format.EncodeEntryList(keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	folded := format.EntryListName(id, true)
-	f.st.Put(ctx, folded, data)
-	f.st.Put(ctx, format.RetiredKey, format.Retired([]format.RetiredLine{{RetiredAt: 1, Key: f.list}}))
-	if err := ix.Refresh(ctx); err != nil {
-		t.Fatal(err)
-	}
-	srv.Invalidate()
-	if got := names(); !slices.Equal(got, []string{folded}) {
-		t.Errorf(".oxy/lists after the fold = %v, want [%s]", got, folded)
-	}
-}
-
 var _ = index.BySigner // the tree's names come from the index
 
 func TestResumePosContinuesAfterTheLastNameServed(t *testing.T) {

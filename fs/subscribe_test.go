@@ -15,7 +15,8 @@ import (
 // — here the listing of .oxy/lists/, which it caches like any other — has
 // it dropped with no Invalidate by hand, and by the time ix.Refresh
 // returns: what oxyfs's refresh loop logs as "refreshed" is what the mount
-// shows.
+// shows. The listing is dropped even though the tree it shows did not
+// change (a fold that lists exactly what the list and the journal held).
 func TestRefreshAloneTellsTheKernel(t *testing.T) {
 	f, ix, srv, _ := mountFixture(t, Options{})
 	ctx := context.Background()

@@ -76,13 +76,7 @@ func TestTimesAreTheStoresLastChange(t *testing.T) {
 // back: no GET) — not the time of the bytes it replaced.
 func TestReSignThroughTheMountShowsItsNewTime(t *testing.T) {
 	f, ix, srv, _ := mountFixture(t, Options{AllowOverwrite: true})
-	var sig format.Entry
-	for _, e := range f.all() {
-		if e.Kind == format.KindSig {
-			sig = e
-			break
-		}
-	}
+	sig := f.firstSig(t)
 	p := filepath.Join(srv.Dir(), sig.Key())
 	before, err := os.Stat(p)
 	if err != nil {
@@ -118,13 +112,7 @@ func TestReSignThroughTheMountShowsItsNewTime(t *testing.T) {
 // CI, where RELEASE came just after the stat).
 func TestStatBetweenFlushAndReleaseShowsTheLandedTime(t *testing.T) {
 	f, _, srv, _ := mountFixture(t, Options{AllowOverwrite: true})
-	var sig format.Entry
-	for _, e := range f.all() {
-		if e.Kind == format.KindSig {
-			sig = e
-			break
-		}
-	}
+	sig := f.firstSig(t)
 	p := filepath.Join(srv.Dir(), sig.Key())
 	before, err := os.Stat(p)
 	if err != nil {
@@ -157,4 +145,16 @@ func TestStatBetweenFlushAndReleaseShowsTheLandedTime(t *testing.T) {
 	if after.Size() != int64(len(data)) || !after.ModTime().After(before.ModTime()) || after.ModTime().Before(a.ModTime.Truncate(time.Millisecond)) {
 		t.Errorf("stat after the re-sign landed, its handle not released: size %d mtime %v (before %v; the key's own %v), want %d bytes and a time after the old, not before the key's", after.Size(), after.ModTime(), before.ModTime(), a.ModTime, len(data))
 	}
+}
+
+// firstSig is the fixture's first signature.
+func (f *fixture) firstSig(t *testing.T) format.Entry {
+	t.Helper()
+	for _, e := range f.all() {
+		if e.Kind == format.KindSig {
+			return e
+		}
+	}
+	t.Fatal("the fixture has no signature")
+	return format.Entry{}
 }
