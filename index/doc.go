@@ -125,7 +125,7 @@
 //
 // Callers that ask for the same signature (ReadSig, SigStat, OpenSig) or the same
 // prefix listing while it is being read share one request (a sharedRead,
-// sharedread.go). It runs on a context of its own, detached from every caller's
+// sharedread.go; a signature's is sigread.go's fetch). It runs on a context of its own, detached from every caller's
 // (context.WithoutCancel; the store's per-request timeout still bounds
 // each attempt), so one caller that goes away — an HTTP client of `oxyfs
 // serve` that disconnects — does not fail the others: each waiter returns
@@ -185,18 +185,20 @@
 //
 //   - sigcache.go: the LRU of bytes bounded by Options.SigCacheBytes, and
 //     the sizes, digests and times of the signatures read (sigMeta);
-//   - sharedread.go: the shared reads, one request per key however many
-//     callers ask (sharedRead, which the prefix cache's listings use too;
-//     sigCache.reading, each a sigSharedRead, and fetch, land, prefetch);
+//   - sigread.go: the read, in the order a cold read takes it: ReadSig,
+//     OpenSig's read and SigStat share one private read (readSig: the
+//     cache, a legacy list, or fetch: one GET shared by every caller of the
+//     key, a sigSharedRead in sigCache.reading, whose land caches the
+//     bytes unless a change made them stale while it ran);
+//   - sharedread.go: the shared read's generic part (sharedRead: its
+//     detached context and waiters, which the prefix cache's listings use
+//     too), staleLocked, and prefetch, read-ahead's way into the cache;
 //   - sigstate.go: the versions (sigChanges), SigState, SigVersion,
 //     SigChangedAt, SigIdentity; subscribe.go: the subscribers told of changes;
 //   - siginvalidate.go: what a refresh, a forget record or a collection
 //     drops (invalidate, recheck, clearAll, invalidateRefresh, dropAbsent);
 //   - sigopen.go: the readers' copies and their budget (sigReaders, sigBuf,
-//     SigHandle);
-//   - sigread.go: the reads themselves, ReadSig, OpenSig's read and SigStat
-//     sharing one private read (readSig: the cache, a legacy list, or a
-//     shared GET).
+//     SigHandle).
 //
 // Read-ahead (readahead.go) is outside that lock: its queue under
 // readAhead.mu, and how many of its GETs may be in flight under its

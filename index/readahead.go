@@ -52,7 +52,7 @@ func readAheadWorkers(workers, storeCap int) int {
 }
 
 // readAhead fetches the signatures that follow, in key order, the one a
-// caller reads (ReadSig) or sizes (SigSize): the same object's other
+// caller reads (ReadSig, OpenSig) or sizes (SigStat): the same object's other
 // signers, then the following objects' signatures, up to n ahead. A `cat`
 // of every signature in order then finds each one fetched already, or in
 // flight, and waits for at most one round trip of several.

@@ -27,7 +27,7 @@ const sigItemOverhead = 96
 
 // sigCache keeps signature bytes read from their own keys: an LRU bounded by
 // bytes and the size and digest of signatures read (this file), one GET in
-// flight per key (reading: sharedread.go), the signatures' versions
+// flight per key (reading: sigread.go fetch), the signatures' versions
 // (changes: sigstate.go) and the bytes open readers hold (readers:
 // sigopen.go). What a refresh drops is in siginvalidate.go, the reads
 // through it in sigread.go; index/doc.go "Signatures, file by file".
@@ -39,7 +39,7 @@ type sigCache struct {
 	ll      *list.List                // of *sigItem, most recent first; guarded by mu
 	m       map[string]*list.Element  // guarded by mu
 	sizes   map[string]sigMeta        // guarded by mu
-	reading map[string]*sigSharedRead // the read of each key in flight (sharedread.go); guarded by mu, and so is each one's waiters and own fields
+	reading map[string]*sigSharedRead // the read of each key in flight (sigread.go fetch); guarded by mu, and so is each one's waiters and own fields
 	seed    maphash.Seed              // of the digests; read-only after newSigCache
 
 	changes sigChanges       // when signatures last changed, their versions (sigstate.go); guarded by mu

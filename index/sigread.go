@@ -101,6 +101,118 @@ func (ix *Index) readSigErr(v *view, e format.Entry, err error) error {
 	return fmt.Errorf("read signature %q: %w", key, err)
 }
 
+// The shared GET: fetch makes one GET of a key however many readers ask
+// for it at once (a sigSharedRead, over the generic sharedRead of
+// sharedread.go), and land caches its bytes (sigcache.go insertLocked)
+// unless a change made them stale while it ran.
+
+// sigSharedRead is the signature cache's shared read of one key (one GET):
+// what it landed with, for its waiters, and how it began. Its own fields
+// are written under sigCache.mu (prefetch when it is made), and read under
+// it or, by its waiters, once done is closed (land writes first).
+type sigSharedRead struct {
+	*sharedRead
+	data     []byte
+	mod      int64 // data's key's Last-Modified (sigMeta.mod)
+	err      error
+	ver      uint64 // the version of data, when kept (not stale)
+	kept     bool   // data was kept as the key's current bytes: ver is theirs
+	stale    bool   // the key was written while the GET ran: its result is not kept, and it is out of sigCache.reading (staleLocked)
+	prefetch bool   // read-ahead started it: a waiter does not inherit its failure
+	admitted bool   // a reader's open started it under the budget: another caller does not inherit ErrBusy
+}
+
+// fetched is what fetch returns: the bytes, their key's time (sigMeta.mod),
+// and their version when known (kept: the bytes are the key's current
+// ones, as of version ver).
+type fetched struct {
+	data []byte
+	mod  int64
+	ver  uint64
+	kept bool
+}
+
+// sigGet is how the cache reads a key: its bytes and its own Last-Modified
+// from the one GET (store.GetAdmitted).
+type sigGet func(ctx context.Context) ([]byte, time.Time, error)
+
+// fetch reads a key once however many callers ask at the same time, and
+// keeps the result. The read runs on a shared read's context (see sharedRead): one
+// caller that goes away does not fail the others; closing is done when the
+// index closes. A caller that waited for a read-ahead GET that failed
+// (cancelled by Close, or any error), or for a reader's GET refused by the
+// readers' budget (admitted), reads the key itself; admitted says this
+// caller's read is one.
+func (c *sigCache) fetch(ctx, closing context.Context, key string, admitted bool, read sigGet) (fetched, error) {
+	for try := 0; ; try++ {
+		c.mu.Lock()
+		if el, ok := c.m[key]; ok {
+			c.ll.MoveToFront(el)
+			ver := c.versionLocked(key)
+			c.mu.Unlock()
+			c.hits.Add(1)
+			it := el.Value.(*sigItem)
+			return fetched{data: it.data, mod: it.mod, ver: ver, kept: true}, nil
+		}
+		if try == 0 {
+			c.misses.Add(1)
+		}
+		f, ok := c.reading[key]
+		if !ok {
+			f = c.startLocked(ctx, closing, key, read)
+			f.admitted = admitted
+		}
+		mine := !ok
+		f.waiters++
+		c.mu.Unlock()
+		select {
+		case <-f.done:
+			if f.err != nil && (f.prefetch || f.admitted && !mine && errors.Is(f.err, ErrBusy)) {
+				continue
+			}
+			return fetched{data: f.data, mod: f.mod, ver: f.ver, kept: f.kept}, f.err
+		case <-ctx.Done():
+			c.mu.Lock()
+			if f.leave() && !f.prefetch && c.reading[key] == f {
+				delete(c.reading, key) // canceled: the next caller starts anew
+			}
+			c.mu.Unlock()
+			return fetched{}, ctx.Err()
+		}
+	}
+}
+
+// startLocked starts a shared read of key; c.mu is held.
+func (c *sigCache) startLocked(ctx, closing context.Context, key string, read sigGet) *sigSharedRead {
+	f := &sigSharedRead{sharedRead: newSharedRead(ctx, closing)}
+	c.reading[key] = f
+	go func() {
+		data, mod, err := read(f.ctx)
+		c.land(key, f, data, unixNano(mod), err)
+	}()
+	return f
+}
+
+// land ends the shared read f of key: it hands its result to the waiters
+// and caches the bytes unless a refresh made them stale.
+func (c *sigCache) land(key string, f *sigSharedRead, data []byte, mod int64, err error) {
+	var sum uint64
+	if err == nil {
+		sum = c.digest(data) // outside the lock: a big signature takes a while
+	}
+	c.mu.Lock()
+	f.data, f.mod, f.err = data, mod, err
+	if c.reading[key] == f {
+		delete(c.reading, key)
+		if err == nil && !f.stale {
+			c.insertLocked(key, data, sum, mod)
+			f.ver, f.kept = c.versionLocked(key), true
+		}
+	}
+	c.mu.Unlock()
+	f.finish()
+}
+
 // SigStat returns a signature's size and its key's own Last-Modified (the
 // file's mtime on a file store; the zero time when the backend does not
 // say, for a legacy list's signature, and for a signature whose size is
