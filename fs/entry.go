@@ -15,15 +15,6 @@ import (
 	"github.com/oxyfs/oxyfs/store/format"
 )
 
-// The extended attributes of an entry file.
-const (
-	xattrPrefix = "user.oxy."
-	xattrKey    = "user.oxy.key"    // the store key
-	xattrSource = "user.oxy.source" // where the index found it
-)
-
-const xattrList = xattrKey + "\x00" + xattrSource + "\x00"
-
 // entryNode is one entry: sig/<hh>/<rest>/<signer> (the signature bytes) or
 // <kind>/<hh>/<rest>/<value> (empty). It holds no attributes: go-fuse may
 // hand an older node of the same inode number back, so every answer is
@@ -421,51 +412,6 @@ func (n *entryNode) readFlags() uint32 {
 	return fuse.FOPEN_NOFLUSH | fuse.FOPEN_KEEP_CACHE
 }
 
-func (n *entryNode) source(ctx context.Context) (string, syscall.Errno) {
-	node, err := n.m.ix.Stat(bg(ctx), n.path)
-	if err != nil {
-		if isNotExist(err) && n.m.pending.get(n.path) != nil {
-			return "own write (not closed yet)", 0
-		}
-		return "", n.m.errno("getxattr", n.path, err)
-	}
-	return node.Source, 0
-}
-
-func (n *entryNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	defer n.m.ops.start(opGetxattr)()
-	var v string
-	switch attr {
-	case xattrKey:
-		v = n.e.Key()
-	case xattrSource:
-		var errno syscall.Errno
-		if v, errno = n.source(ctx); errno != 0 {
-			return 0, errno
-		}
-	default:
-		return 0, noXattr(attr)
-	}
-	return copyXattr(dest, v)
-}
-
-func (n *entryNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
-	defer n.m.ops.start(opListxattr)()
-	return copyXattr(dest, xattrList)
-}
-
-// copyXattr answers a size query (empty dest) or copies v, ERANGE if it does
-// not fit.
-func copyXattr(dest []byte, v string) (uint32, syscall.Errno) {
-	if len(dest) == 0 {
-		return uint32(len(v)), 0
-	}
-	if len(dest) < len(v) {
-		return uint32(len(v)), syscall.ERANGE
-	}
-	return uint32(copy(dest, v)), 0
-}
-
 // readHandle is an open file's bytes, taken at open: a reader sees one
 // version of the entry however long it keeps the file open. A signature's
 // are shared with every handle on the same version (sig), given back at
@@ -533,27 +479,4 @@ func slice(data, dest []byte, off int64) []byte {
 		end = int64(len(data))
 	}
 	return data[off:end]
-}
-
-// linkNode is by-signer/<signer>/<hh><rest>, a symlink to the signature.
-type linkNode struct {
-	base
-	target string
-}
-
-var (
-	_ = (gofs.NodeReadlinker)((*linkNode)(nil))
-	_ = (gofs.NodeGetattrer)((*linkNode)(nil))
-)
-
-func (l *linkNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
-	defer l.m.ops.start(opReadlink)()
-	return []byte(l.target), 0
-}
-
-func (l *linkNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	defer l.m.ops.start(opGetattr)()
-	l.m.linkAttr(&out.Attr, l.target)
-	out.SetTimeout(l.m.attrTTL)
-	return 0
 }
