@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/testkit/storefixture"
@@ -112,5 +114,106 @@ func TestStatAfterAnOwnReSignBesideAReader(t *testing.T) {
 	}
 	if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, written) {
 		t.Errorf("read after the re-sign landed: %d bytes (%v), want %d", len(got), err, len(written))
+	}
+}
+
+// TestRefusedReSignBesideAReaderDropsItsBytes: a read opened beside an
+// O_TRUNC re-sign through the mount reads the write's bytes so far (and a
+// MAP_SHARED mapping of them fills the node's pages); the write is then
+// refused (past MaxWriteBytes) and its close fails, nothing lands. From
+// then on the name is the store's version again: a stat says its size at
+// once, and the first open after it — here once the write's RELEASE came
+// and the reader is closed, so that the open may keep the node's pages —
+// reads the store's bytes whole, as a mapping does, not the refused
+// write's from the kernel's pages. The reader opened during the write
+// keeps reading what the write held.
+func TestRefusedReSignBesideAReaderDropsItsBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		extra int
+	}{
+		// The same length: the kernel's size does not change when the
+		// write ends, so it keeps the pages on its own.
+		{"same length", 0},
+		{"longer", 5000},
+	} {
+		t.Run(tc.name, func(t *testing.T) { refusedReSignBesideAReader(t, tc.extra) })
+	}
+}
+
+func refusedReSignBesideAReader(t *testing.T, extra int) {
+	f, _, srv, _ := mountFixture(t, Options{AllowOverwrite: true})
+	alice := storefixture.Ent(format.KindSig, "ab12cd34", "alice")
+	old := f.sigs[alice.Key()]
+	p := srv.path(alice)
+	w, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		t.Fatalf("open for writing: %v", err)
+	}
+	defer w.Close()
+	written := bytes.Repeat([]byte("R"), len(old)+extra)
+	if _, err := w.Write(written); err != nil {
+		t.Fatal(err)
+	}
+	r, err := os.Open(p)
+	if err != nil {
+		t.Fatalf("open for reading beside the write: %v", err)
+	}
+	defer r.Close()
+	if got, err := io.ReadAll(r); err != nil || !bytes.Equal(got, written) {
+		t.Errorf("a read beside the write: %d bytes %.8q… (%v), want the %d written so far", len(got), got, err, len(written))
+	}
+	m, err := mapShared(t, p)
+	if err != nil {
+		t.Fatalf("MAP_SHARED beside the write: %v", err)
+	}
+	if mm := m.read(); !bytes.Equal(mm, written) {
+		t.Errorf("a MAP_SHARED mapping beside the write shows %d bytes %.8q…, want the %d written", len(mm), mm, len(written))
+	}
+	m.close()
+
+	if _, err := w.WriteAt([]byte{1}, MaxWriteBytes); err == nil {
+		t.Fatal("a write past MaxWriteBytes was not refused")
+	}
+	if err := w.Close(); err == nil {
+		t.Fatal("close after a refused write succeeded")
+	}
+	if got := statSize(t, p); got != int64(len(old)) {
+		t.Errorf("stat after the refused re-sign's close: %d bytes, want the store's %d", got, len(old))
+	}
+	held := make([]byte, len(written)+1)
+	if n, err := r.ReadAt(held, 0); n != len(written) || !bytes.Equal(held[:n], written) {
+		t.Errorf("the reader opened during the write read %d bytes %.8q… (%v) after it ended, want what it held (%d)", n, held[:n], err, len(written))
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitWriteReleased(t, srv, p)
+	if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, old) {
+		t.Errorf("the first open after the refused write read %d bytes %.8q… (%v), want the store's %d", len(got), got, err, len(old))
+	}
+	m, err = mapShared(t, p)
+	if err != nil {
+		t.Fatalf("MAP_SHARED after the refused write: %v", err)
+	}
+	defer m.close()
+	if mm := m.read(); !bytes.Equal(mm, old) {
+		t.Errorf("a MAP_SHARED mapping after the refused write shows %d bytes %.8q…, want the store's %d", len(mm), mm, len(old))
+	}
+}
+
+// waitWriteReleased waits until no write is open on the mount's path p (the
+// kernel's RELEASE comes after close returns).
+func waitWriteReleased(t *testing.T, srv *Server, p string) {
+	t.Helper()
+	key := strings.TrimPrefix(p, srv.Dir()+"/")
+	for i := 0; ; i++ {
+		if srv.pending.get(key) == nil {
+			return
+		}
+		if i == 2000 {
+			t.Fatalf("the write of %s was not released", key)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

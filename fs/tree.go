@@ -278,7 +278,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 			}
 		}
 		if h := m.pending.writing(p); h != nil { // a refused create stands for nothing
-			return d.newFile(ctx, p, h.e, h.size.Load(), time.Time{}, m.ix.SigState(h.e), true, out), 0
+			return d.newFile(ctx, p, h.e, h.size.Load(), time.Time{}, st, true, out), 0
 		}
 		return nil, syscall.ENOENT
 	}
@@ -450,10 +450,12 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 		}
 	}
 	e := at.Entry()
-	h := m.newWriteHandle(p, e, flags, true)
+	in := d.newFile(ctx, p, e, 0, time.Time{}, m.ix.SigState(e), true, out)
+	n, _ := in.Operations().(*entryNode)
+	h := m.newWriteHandle(p, e, n, flags, true)
 	h.parent, h.name = d.EmbeddedInode(), name
 	m.pending.add(p, h)
-	return d.newFile(ctx, p, e, 0, time.Time{}, m.ix.SigState(e), true, out), h, fuse.FOPEN_DIRECT_IO, 0
+	return in, h, fuse.FOPEN_DIRECT_IO, 0
 }
 
 // The namespace never changes but by adding entries: every other change is

@@ -29,31 +29,32 @@ import (
 // stale reports whether n is a signature node of a version that is no
 // longer the signature's (and no write of it is in progress, whose node
 // stays until close; a refused one does not count: pendingWrites.writing).
+// The subscription asks it (sigChanged); a request decides from its look
+// (staleAt, staleNow).
 func (n *entryNode) stale() bool {
-	return n.e.Kind == format.KindSig && n.m.pending.writing(n.path) == nil && n.ver.Load() != n.m.ix.SigVersion(n.e)
+	return n.e.Kind == format.KindSig && n.staleAt(n.look())
 }
 
-// staleAt is stale as of st, the signature's state (index.SigState) the
-// request took once.
-func (n *entryNode) staleAt(st index.SigState) bool {
-	return n.e.Kind == format.KindSig && n.m.pending.writing(n.path) == nil && n.ver.Load() != st.Version
+// staleAt is stale as of q, the look the request took once.
+func (n *entryNode) staleAt(q look) bool {
+	return n.e.Kind == format.KindSig && q.w == nil && n.ver.Load() != q.st.Version
 }
 
 // staleNow is staleAt, but a node whose version moved to bytes the index
-// knows to be the node's own (st.ID, no request) takes that version first:
-// a stat, like an open (sameVersion), then needs no second lookup for a
-// move that changed no byte. The version and the identity are of one
-// moment (one index.SigState).
-func (n *entryNode) staleNow(st index.SigState) bool {
-	if !n.staleAt(st) {
+// knows to be the node's own (q.st.ID, no request) takes that version
+// first: a stat, like an open (sameVersion), then needs no second lookup
+// for a move that changed no byte. The version and the identity are of
+// one moment (one index.SigState).
+func (n *entryNode) staleNow(q look) bool {
+	if !n.staleAt(q) {
 		return false
 	}
 	own := n.ident.Load()
-	if own == nil || !st.IDKnown || st.ID != *own {
+	if own == nil || !q.st.IDKnown || q.st.ID != *own {
 		return true
 	}
-	n.takeVersion(st.Version)
-	return n.staleAt(st)
+	n.takeVersion(q.st.Version)
+	return n.staleAt(q)
 }
 
 // takeVersion makes v the node's version unless it has a later one.

@@ -65,6 +65,7 @@ type writeHandle struct {
 
 	parent *gofs.Inode // Create only: told to forget the name if it never lands; read-only
 	name   string      // read-only
+	node   *entryNode  // the node opened for writing (or created); read-only once the handle is pending
 
 	size atomic.Int64 // atomic: len(buf), read by stat without the lock
 	// settled: a commit landed and nothing was written or truncated
@@ -91,6 +92,13 @@ type writeHandle struct {
 	// seen. See Flush.
 	writers map[uint32]bool
 	tgids   map[uint32]uint32
+	// besideReaders counts the reads open beside the write (besideHandle),
+	// which read buf; besideNodes are the nodes they opened. released:
+	// the kernel released the write; buf and its share of the budget go
+	// when no reader beside it is left either (freeLocked). Guarded by mu.
+	besideReaders int
+	besideNodes   []*entryNode
+	released      bool
 }
 
 var (
@@ -101,8 +109,10 @@ var (
 	_ = (gofs.FileReleaser)((*writeHandle)(nil))
 )
 
-func (m *Server) newWriteHandle(p string, e format.Entry, flags uint32, created bool) *writeHandle {
-	h := &writeHandle{m: m, path: p, e: e, created: created, append: flags&syscall.O_APPEND != 0}
+// newWriteHandle makes the handle of node n's file opened for writing
+// (created: by Create, which adds it to the pending writes itself).
+func (m *Server) newWriteHandle(p string, e format.Entry, n *entryNode, flags uint32, created bool) *writeHandle {
+	h := &writeHandle{m: m, path: p, e: e, node: n, created: created, append: flags&syscall.O_APPEND != 0}
 	// An index entry is empty, and a created file starts empty: nothing to
 	// read. An existing signature is read only if a write needs its bytes
 	// (O_TRUNC truncates it first, so cp over it reads nothing).
@@ -265,13 +275,20 @@ func (h *writeHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.Re
 func (h *writeHandle) Flush(ctx context.Context) syscall.Errno {
 	defer h.m.ops.start(opFlush)()
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if len(h.writers) > 0 {
 		if tg := h.tgidLocked(ctx); tg != 0 && !h.writers[tg] {
+			h.mu.Unlock()
 			return 0
 		}
 	}
-	return h.commitLocked()
+	errno := h.commitLocked()
+	h.mu.Unlock()
+	if errno != 0 {
+		// Refused, failed or empty: the name is the store's version
+		// again, before close returns (beside.go).
+		h.dropKernelCopies()
+	}
+	return errno
 }
 
 // wroteLocked records the process of a write or a truncate (see Flush).
@@ -363,9 +380,14 @@ func (h *writeHandle) Release(ctx context.Context) syscall.Errno {
 	if !landed && !refused && h.e.Kind == format.KindSig && len(h.buf) == 0 && errno == syscall.EINVAL {
 		h.m.logf("oxyfs: write /%s: a signature needs bytes; nothing written (EINVAL)", h.path)
 	}
-	h.holdLocked(0)
-	h.buf = nil
+	h.released = true
+	h.freeLocked()
 	h.mu.Unlock()
+	if errno != 0 {
+		// What no flush reported (none came): from a goroutine, as the
+		// notices below — the kernel may wait for this RELEASE.
+		go h.dropKernelCopies()
+	}
 	h.m.pending.remove(h.path, h)
 	if !landed && !refused && !h.created && h.e.Kind == format.KindSig {
 		// As at a refusal (which asked already, refuseLocked; a refresh
@@ -385,6 +407,16 @@ func (h *writeHandle) Release(ctx context.Context) syscall.Errno {
 		}()
 	}
 	return errno
+}
+
+// freeLocked gives back the buffer and its share of the budget once the
+// kernel released the write and no reader beside it is left (beside.go).
+// h.mu is held.
+func (h *writeHandle) freeLocked() {
+	if h.released && h.besideReaders == 0 {
+		h.holdLocked(0)
+		h.buf = nil
+	}
 }
 
 // put writes one entry, returning the errno close reports. Its cause is
@@ -490,6 +522,23 @@ func (p *pendingWrites) writing(path string) *writeHandle {
 		}
 	}
 	return nil
+}
+
+// look returns, under one holding of the lock, writing's handle for path
+// and whether get's would be one (a write is open on it, refused or not).
+func (p *pendingWrites) look(path string) (writing *writeHandle, open bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	hs := p.m[path]
+	for i := len(hs) - 1; i >= 0; i-- {
+		if hs[i].size.Load() >= 0 {
+			open = true
+			if writing == nil && !hs[i].dead.Load() {
+				writing = hs[i]
+			}
+		}
+	}
+	return writing, open
 }
 
 // live reports whether h may still write (no write of it was refused).

@@ -1,0 +1,120 @@
+package fs
+
+import (
+	"context"
+	"slices"
+	"syscall"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/oxyfs/oxyfs/store/format"
+)
+
+// Reads beside this mount's own write.
+//
+// While this mount has a write open on a name (pendingWrites.writing: a
+// create, or a re-sign with --allow-overwrite, not refused), the name's
+// contents are that write's bytes, live, as on a local filesystem (and as
+// gcsfuse or rclone mount serve a file being written): an open for reading
+// beside it gets a besideHandle, which reads the write's buffer at each
+// READ, so read(2), fstat, stat by path and a MAP_SHARED mapping (sized by
+// fstat) agree — the node's GETATTR answers the write's size while it is
+// written (entryNode.size). Such a handle is opened with direct I/O (the
+// bytes change under it) and is not one of the node's readers of its
+// version (entryNode.readers), and a node that had one never keeps its
+// pages across an open again (entryNode.mixed: its page cache may hold
+// bytes of no version).
+//
+// When the write lands (close's FLUSH), the name is the landed version: the
+// node's GETATTR answers the index's state of the landed bytes, and a
+// besideHandle lent to a GETATTR of a node that went stale answers its
+// bytes, which are the landed ones. When the write is refused or ends with
+// nothing written, the name is the store's version again: before close
+// returns, the kernel is told to drop the attributes and pages of the
+// write's node and of every node a besideHandle read it through
+// (writeHandle.dropKernelCopies), so no open after it sees the dropped
+// bytes. Readers opened during the write keep reading what the write held:
+// its buffer stays (and keeps its share of MaxWriteBuffers) until the last
+// of them is released.
+
+// besideHandle is a read open beside a write in progress: it reads the
+// write's buffer as it is at each READ (see above).
+type besideHandle struct {
+	m    *Server      // read-only
+	w    *writeHandle // read-only
+	node *entryNode   // the node opened; read-only
+}
+
+var (
+	_ = (gofs.FileReader)((*besideHandle)(nil))
+	_ = (gofs.FileFlusher)((*besideHandle)(nil))
+	_ = (gofs.FileReleaser)((*besideHandle)(nil))
+)
+
+// openBeside opens n for reading beside w, a write in progress on its name.
+func (n *entryNode) openBeside(w *writeHandle) (gofs.FileHandle, uint32, syscall.Errno) {
+	w.mu.Lock()
+	w.besideReaders++
+	if !slices.Contains(w.besideNodes, n) {
+		w.besideNodes = append(w.besideNodes, n)
+	}
+	w.mu.Unlock()
+	n.mixed.Store(true)
+	n.beside.Add(1)
+	return &besideHandle{m: n.m, w: w, node: n}, fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH, 0
+}
+
+// Read reads the write's bytes as they are now.
+func (h *besideHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	defer h.m.ops.start(opRead)()
+	h.w.mu.Lock()
+	defer h.w.mu.Unlock()
+	return fuse.ReadResultData(slices.Clone(slice(h.w.buf, dest, off))), 0
+}
+
+// Flush has nothing to write (FOPEN_NOFLUSH; counted, as readHandle's).
+func (h *besideHandle) Flush(ctx context.Context) syscall.Errno {
+	defer h.m.ops.start(opFlush)()
+	return 0
+}
+
+// Release lets the write's buffer go once neither the write nor any reader
+// beside it holds it.
+func (h *besideHandle) Release(ctx context.Context) syscall.Errno {
+	h.node.beside.Add(-1)
+	h.w.mu.Lock()
+	h.w.besideReaders--
+	h.w.freeLocked()
+	h.w.mu.Unlock()
+	return 0
+}
+
+// size is the size of the bytes the handle reads now.
+func (h *besideHandle) size() int64 {
+	h.w.mu.Lock()
+	defer h.w.mu.Unlock()
+	return int64(len(h.w.buf))
+}
+
+// dropKernelCopies tells the kernel to drop what it holds of the write's
+// bytes — the attributes (the size its writes set) and the pages of its
+// node and of every node a reader beside it read it through — when the
+// write was refused or failed: the name is the store's version again. It
+// runs in the FLUSH (and RELEASE) that reported the failure, before close
+// returns, with h.mu not held: the kernel waits for the pages a READ of a
+// besideHandle (which takes h.mu) is filling.
+func (h *writeHandle) dropKernelCopies() {
+	if h.e.Kind != format.KindSig || h.m.quiet.Load() {
+		return
+	}
+	h.mu.Lock()
+	nodes := slices.Clone(h.besideNodes)
+	if n := h.node; n != nil && !slices.Contains(nodes, n) {
+		nodes = append(nodes, n)
+	}
+	h.mu.Unlock()
+	for _, n := range nodes {
+		n.EmbeddedInode().NotifyContent(0, 0)
+	}
+}
