@@ -54,6 +54,8 @@ var (
 
 // openBeside opens n for reading beside w, a write in progress on its name.
 func (n *entryNode) openBeside(w *writeHandle) (gofs.FileHandle, uint32, syscall.Errno) {
+	n.openMu.Lock() // before a settle of the node (versions.go)
+	defer n.openMu.Unlock()
 	w.mu.Lock()
 	w.besideReaders++
 	if !slices.Contains(w.besideNodes, n) {
@@ -88,6 +90,14 @@ func (h *besideHandle) Release(ctx context.Context) syscall.Errno {
 	h.w.freeLocked()
 	h.w.mu.Unlock()
 	return 0
+}
+
+// landed reports whether the bytes the handle reads are the version the
+// write landed (and nothing was written since).
+func (h *besideHandle) landed() bool {
+	h.w.mu.Lock()
+	defer h.w.mu.Unlock()
+	return h.w.landed && !h.w.dirty && h.w.errno == 0 && h.w.refused == 0
 }
 
 // size is the size of the bytes the handle reads now.

@@ -47,6 +47,10 @@ type entryNode struct {
 	// lookedUp is when a lookup last returned the node (UnixNano; 0:
 	// never): retried. Atomic.
 	lookedUp atomic.Int64
+	// w is the write this node stands for (made while it was in
+	// progress: beside.go), nil for a node of a version; cleared when the
+	// node takes a version after the write (settle). Atomic.
+	w atomic.Pointer[writeHandle]
 	// beside counts the reads open on this node beside a write in
 	// progress (besideHandle: the write's bytes, not the node's
 	// version), and mixed says one ever was: the node's page cache may
@@ -165,20 +169,23 @@ func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.At
 		n.m.sigAttr(&out.Attr, n.readSize.Load(), unixTime(n.readMod.Load()))
 		out.SetTimeout(n.m.attrTTL)
 		return 0
-	case b != nil:
+	case b != nil && b.landed():
 		// A read opened beside this mount's write, which landed (the
-		// node went stale when its version moved): the landed bytes,
+		// node went stale when the write ended): the landed bytes,
 		// which it reads (beside.go), not ESTALE.
 		n.m.sigAttr(&out.Attr, b.size(), time.Time{})
 		out.SetTimeout(0)
 		return 0
-	case n.staleAt(q) && n.retried():
-		// The version moved again just after the kernel looked the name
-		// up — maybe for an ESTALE, after which it does not retry (an
-		// open checks permissions with a GETATTR when the attributes are
-		// not cached): the signature's current size (of the same look:
-		// its state is the current version's), not cached; an open of
-		// the node reads the current bytes (Open).
+	case b != nil || n.staleAt(q) && n.retried():
+		// A read beside a write that was refused or failed (go-fuse lends
+		// it to a stat by path too, which must say the name's size: the
+		// store's version again, beside.go). Or the version moved again
+		// just after the kernel looked the name up — maybe for an ESTALE,
+		// after which it does not retry (an open checks permissions with
+		// a GETATTR when the attributes are not cached). The signature's
+		// current size (of the same look: its state is the current
+		// version's), not cached; an open of the node reads the current
+		// bytes (Open).
 		sz, serr := n.size(ctx, q)
 		if serr != 0 {
 			// The current signature could not be read (gone from the
@@ -310,6 +317,13 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	}
 	q := n.look()
 	if q.w != nil {
+		if n.w.Load() != q.w && n.readers.Load() > 0 {
+			// Descriptors hold the node's version, whose pages the
+			// write's bytes must not share: ESTALE, and the kernel looks
+			// the name up again, which gives the write's own node (a
+			// lookup while a write is in progress: newFile).
+			return nil, 0, syscall.ESTALE
+		}
 		return n.openBeside(q.w)
 	}
 	if n.staleAt(q) && n.ident.Load() == nil && !n.retried() {
@@ -360,6 +374,12 @@ func (n *entryNode) openFailed(q look, err error) (gofs.FileHandle, uint32, sysc
 // or one the node adopts); if not, the open is ESTALE: the kernel looks the
 // name up again and opens the current version's node. n.openMu is held.
 func (n *entryNode) holdsVersion(sh *index.SigHandle) bool {
+	if n.w.Load() != nil {
+		// A node of a write that ended (stale: staleAt), opened in the
+		// retry window: it becomes a node of sh's version once no read
+		// beside the write is open on it (settle), as adopt.
+		return n.retried() && n.settle(sh)
+	}
 	if n.sameVersion(sh) {
 		return true
 	}

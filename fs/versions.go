@@ -35,9 +35,18 @@ func (n *entryNode) stale() bool {
 	return n.e.Kind == format.KindSig && n.staleAt(n.look())
 }
 
-// staleAt is stale as of q, the look the request took once.
+// staleAt is stale as of q, the look the request took once. A node of a
+// write's bytes (entryNode.w) is stale once that write is no longer the
+// one in progress on the name (landed and released, refused, or ended
+// with nothing written): the name is then a version again.
 func (n *entryNode) staleAt(q look) bool {
-	return n.e.Kind == format.KindSig && q.w == nil && n.ver.Load() != q.st.Version
+	if n.e.Kind != format.KindSig {
+		return false
+	}
+	if w := n.w.Load(); w != nil {
+		return q.w != w
+	}
+	return q.w == nil && n.ver.Load() != q.st.Version
 }
 
 // staleNow is staleAt, but a node whose version moved to bytes the index
@@ -149,6 +158,26 @@ func (m *Server) dropStaleNames(in *gofs.Inode) {
 			}
 		}
 	}
+}
+
+// settle makes sh's version the own of n, a node of a write that ended
+// (entryNode.w), when no read beside the write and no reader is open on
+// it (waiting up to adoptWait, as adopt), and drops the kernel's pages
+// and attributes of the node, which were the write's; it reports whether
+// it did. n.openMu is held.
+func (n *entryNode) settle(sh *index.SigHandle) bool {
+	for deadline := time.Now().Add(adoptWait); n.beside.Load() > 0 || n.readers.Load() > 0; {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+	id := sh.ID()
+	n.ident.Store(&id)
+	n.ver.Store(sh.Version())
+	n.w.Store(nil)
+	n.EmbeddedInode().NotifyContent(0, 0)
+	return true
 }
 
 // adoptWait is how long an adoption waits for the descriptors that hold

@@ -26,6 +26,11 @@ import (
 // the PUT its close sends. So 4 such files fit, and 24 do not.
 const MaxWriteBuffers = 256 << 20
 
+// writeGen marks the generation of a node that stands for a write's bytes
+// (writeHandle.gen): a signature's versions (index.SigVersion) count up
+// from 0 and never reach it.
+const writeGen = 1 << 63
+
 // writeBudget is what the open write handles of a mount hold of
 // MaxWriteBuffers.
 type writeBudget struct {
@@ -66,6 +71,10 @@ type writeHandle struct {
 	parent *gofs.Inode // Create only: told to forget the name if it never lands; read-only
 	name   string      // read-only
 	node   *entryNode  // the node opened for writing (or created); read-only once the handle is pending
+	// gen is the generation of the nodes that stand for the write's bytes
+	// (a lookup's while it is in progress, Create's: entryNode.w): one
+	// no version has (writeGen). Read-only.
+	gen uint64
 
 	size atomic.Int64 // atomic: len(buf), read by stat without the lock
 	// settled: a commit landed and nothing was written or truncated
@@ -112,7 +121,8 @@ var (
 // newWriteHandle makes the handle of node n's file opened for writing
 // (created: by Create, which adds it to the pending writes itself).
 func (m *Server) newWriteHandle(p string, e format.Entry, n *entryNode, flags uint32, created bool) *writeHandle {
-	h := &writeHandle{m: m, path: p, e: e, node: n, created: created, append: flags&syscall.O_APPEND != 0}
+	h := &writeHandle{m: m, path: p, e: e, node: n, created: created, append: flags&syscall.O_APPEND != 0,
+		gen: writeGen | m.wgens.Add(1)}
 	// An index entry is empty, and a created file starts empty: nothing to
 	// read. An existing signature is read only if a write needs its bytes
 	// (O_TRUNC truncates it first, so cp over it reads nothing).
