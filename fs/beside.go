@@ -26,6 +26,16 @@ import (
 // pages across an open again (entryNode.mixed: its page cache may hold
 // bytes of no version).
 //
+// A lookup while the write is in progress gives a node of the write
+// (entryNode.w; its generation is writeHandle.gen, which no version has),
+// not of the version: an open beside the write on a node whose version
+// descriptors hold (entryNode.readers) is ESTALE, the kernel looks the name
+// up again and opens the write's node, so a mapping of the write's bytes
+// never shares the pages of theirs (the page cache is per node). A node of
+// a write is stale once the write is no longer the one in progress
+// (staleAt); it takes a version only in the retry window, once no read
+// beside the write is open on it (settle, as adopt).
+//
 // When the write lands (close's FLUSH), the name is the landed version: the
 // node's GETATTR answers the index's state of the landed bytes, and a
 // besideHandle lent to a GETATTR of a node that went stale answers its
