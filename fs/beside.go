@@ -34,7 +34,10 @@ import (
 // never shares the pages of theirs (the page cache is per node). A node of
 // a write is stale once the write is no longer the one in progress
 // (staleAt); it takes a version only in the retry window, once no read
-// beside the write is open on it (settle, as adopt).
+// beside the write is open on it (settle, as adopt). When a write begins
+// on a node whose version descriptors hold, it drops the name
+// (writeHandle.setSize), so that a stat by path, which go-fuse would answer
+// with their handle, looks the name up and gets the write's node.
 //
 // When the write lands (close's FLUSH), the name is the landed version: the
 // node's GETATTR answers the index's state of the landed bytes, and a

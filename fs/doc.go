@@ -189,8 +189,11 @@
 //     released), and their fstat says the name's size then (GETATTR
 //     names no descriptor: a stat by path is lent the same handle).
 //     Readers opened before the write began keep the version they opened,
-//     whole; while they are open, a stat by path of a node they share
-//     with the write may say their size (go-fuse lends their handle).
+//     whole, and their fstat says its size; as go-fuse would lend their
+//     handle to a stat by path too, the write drops the name of their node
+//     when it begins (writeHandle.setSize; from a goroutine, so a stat
+//     just after the open may still say theirs), and the kernel's next
+//     lookup gets the write's node.
 //   - Content: a signature is read once, at open (ix.OpenSig), into a
 //     handle shared by every open of the version. The kernel reads it through its page cache, so cat's second
 //     read (the one that finds the end) costs no request — unless the size

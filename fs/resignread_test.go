@@ -217,3 +217,39 @@ func waitWriteReleased(t *testing.T, srv *Server, p string) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestStatDuringAReSignBesideAHeldReader: a descriptor holds a signature
+// (read, so its handle is the node's first open file); this mount then
+// re-signs it (O_TRUNC) and writes more bytes than it had. A stat by path
+// says the write's size — the name's contents are the write's bytes —
+// while the held descriptor still reads and fstats the version it opened.
+// Before: go-fuse lent the held descriptor's handle to the stat's GETATTR,
+// which answered the old size for as long as the write was open.
+func TestStatDuringAReSignBesideAHeldReader(t *testing.T) {
+	f, _, srv, _ := mountFixture(t, Options{AllowOverwrite: true})
+	alice := storefixture.Ent(format.KindSig, "ab12cd34", "alice")
+	old := f.sigs[alice.Key()]
+	p := srv.path(alice)
+	held := holdSig(t, srv, alice)
+	w, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		t.Fatalf("open for writing: %v", err)
+	}
+	defer w.Close()
+	written := bytes.Repeat([]byte("W"), len(old)+300)
+	if _, err := w.Write(written); err != nil {
+		t.Fatal(err)
+	}
+	// The name is dropped by a notice sent from a goroutine (not from
+	// inside the request): wait for it, within a bound.
+	for i := 0; statSize(t, p) != int64(len(written)); i++ {
+		if i == 500 {
+			t.Fatalf("stat by path during the re-sign: %d bytes, want the write's %d (the held version's: %d)", statSize(t, p), len(written), len(old))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, written) {
+		t.Errorf("a read during the re-sign: %d bytes (%v), want the write's %d", len(got), err, len(written))
+	}
+	checkHeldWhole(t, "held across an own re-sign in progress", held, old)
+}

@@ -125,22 +125,40 @@ func (m *Server) sigChanged(key string) {
 		m.dropStaleNames(m.root.EmbeddedInode())
 		return
 	}
-	e, err := index.ParseEntryPath(key) // a signature's key is its path
-	if err != nil || len(e.Object) < 2 {
-		return // not a signature's key: no node of it
+	dir, name, n := m.kernelEntry(key)
+	if n != nil && (n.stale() || m.ix.SigRecheck(n.e)) {
+		dir.NotifyEntry(name)
 	}
-	dir := m.root.EmbeddedInode()
+}
+
+// dropName drops the kernel's name of the entry at key, whatever node it
+// holds for it. Not from inside a FUSE request (see sigChanged).
+func (m *Server) dropName(key string) {
+	if m.quiet.Load() {
+		return
+	}
+	if dir, name, n := m.kernelEntry(key); n != nil {
+		dir.NotifyEntry(name)
+	}
+}
+
+// kernelEntry is the node the kernel holds for the entry at key, with its
+// directory and name; nil if it holds none.
+func (m *Server) kernelEntry(key string) (dir *gofs.Inode, name string, n *entryNode) {
+	e, err := index.ParseEntryPath(key) // an entry's key is its path
+	if err != nil || len(e.Object) < 2 {
+		return nil, "", nil // not an entry's key: no node of it
+	}
+	dir = m.root.EmbeddedInode()
 	for _, name := range [...]string{e.Kind.String(), e.Object[:2], e.Object[2:]} {
 		if dir = dir.GetChild(name); dir == nil {
-			return // the kernel holds no name of it
+			return nil, "", nil // the kernel holds no name of it
 		}
 	}
-	name := e.Value
-	if kid := dir.GetChild(name); kid != nil {
-		if n, ok := kid.Operations().(*entryNode); ok && (n.stale() || m.ix.SigRecheck(n.e)) {
-			dir.NotifyEntry(name)
-		}
+	if kid := dir.GetChild(e.Value); kid != nil {
+		n, _ = kid.Operations().(*entryNode)
 	}
+	return dir, e.Value, n
 }
 
 // dropStaleNames drops the names of every stale signature node the kernel

@@ -129,15 +129,28 @@ func (m *Server) newWriteHandle(p string, e format.Entry, n *entryNode, flags ui
 	trunc := flags&syscall.O_TRUNC != 0 && e.Kind == format.KindSig
 	h.loaded = created || trunc || e.Kind != format.KindSig
 	h.dirty = created || trunc
-	if created || trunc {
-		h.size.Store(0)
-	} else {
-		h.size.Store(-1)
-	}
+	h.size.Store(-1)
 	if !created {
 		m.pending.add(p, h)
 	}
+	if created || trunc {
+		h.setSize(0)
+	}
 	return h
+}
+
+// setSize stores the size of buf. The first (from -1: an existing
+// signature's bytes not loaded) is when the write begins to stand for the
+// name (beside.go): a node whose version descriptors hold has its name
+// dropped then, so that a stat by path looks it up and gets the write's
+// node, not the size go-fuse's lent handle of theirs would say.
+func (h *writeHandle) setSize(n int64) {
+	if h.size.Swap(n) >= 0 || h.created || h.e.Kind != format.KindSig {
+		return
+	}
+	if node := h.node; node != nil && node.readers.Load() > 0 {
+		go h.m.dropName(h.path) // not from inside the request: sigChanged
+	}
 }
 
 // load reads an existing signature's bytes before a partial write.
@@ -153,7 +166,7 @@ func (h *writeHandle) loadLocked(ctx context.Context) syscall.Errno {
 		return errno
 	}
 	h.buf, h.loaded = data, true
-	h.size.Store(int64(len(h.buf)))
+	h.setSize(int64(len(h.buf)))
 	return 0
 }
 
@@ -188,7 +201,7 @@ func (h *writeHandle) Write(ctx context.Context, data []byte, off int64) (uint32
 	copy(h.buf[off:], data)
 	h.dirty = true
 	h.settled.Store(false)
-	h.size.Store(int64(len(h.buf)))
+	h.setSize(int64(len(h.buf)))
 	return uint32(len(data)), 0
 }
 
@@ -253,7 +266,7 @@ func (h *writeHandle) truncate(ctx context.Context, size uint64) syscall.Errno {
 	}
 	h.dirty = true
 	h.settled.Store(false)
-	h.size.Store(int64(len(h.buf)))
+	h.setSize(int64(len(h.buf)))
 	return 0
 }
 
