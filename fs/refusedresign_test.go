@@ -75,4 +75,3 @@ func TestReadAfterARefusedCreateOverASignature(t *testing.T) {
 		}
 	}
 }
-
