@@ -315,10 +315,16 @@
 //     with no lock held.
 //  3. writeHandle.mu, one handle's reads, writes and commit, is held across
 //     its PUT (ix.Put) and its lazy read of an existing signature, so the
-//     index's locks are taken under it. Release notifies the kernel from a
-//     goroutine of its own, never under it: an entry notification waits
-//     for the directory's lock, which the kernel may hold while it waits
-//     for the release. oxyTexts.mu stands at the same rank: it is held
+//     index's locks are taken under it. The reads beside the write take it
+//     too (besideHandle: READ, and a GETATTR's size of it), so they wait
+//     for a PUT in flight, which waits for no request. Release notifies
+//     the kernel from a goroutine of its own, never under it: an entry
+//     notification waits for the directory's lock, which the kernel may
+//     hold while it waits for the release. A FLUSH whose write failed
+//     drops the kernel's attributes and pages of the write's nodes
+//     (NotifyContent) itself, after letting the lock go: the kernel then
+//     waits for pages a READ beside the write is filling, and that READ
+//     takes the lock. oxyTexts.mu stands at the same rank: it is held
 //     while a .oxy text renders (index.Status, the records).
 //  4. The leaves: virtualDirs.mu, pendingWrites.mu (a handle's size is read
 //     atomically under it, never its lock), oxyLists.mu (a list is read
