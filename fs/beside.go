@@ -65,11 +65,17 @@ var (
 	_ = (gofs.FileReleaser)((*besideHandle)(nil))
 )
 
-// openBeside opens n for reading beside w, a write in progress on its name.
-func (n *entryNode) openBeside(w *writeHandle) (gofs.FileHandle, uint32, syscall.Errno) {
+// openBeside opens n for reading beside w, a write in progress on its name
+// (the open's look); nil if the kernel released w since, whose bytes
+// are gone: the open looks again.
+func (n *entryNode) openBeside(w *writeHandle) *besideHandle {
 	n.openMu.Lock() // before a settle of the node (versions.go)
 	defer n.openMu.Unlock()
 	w.mu.Lock()
+	if w.released {
+		w.mu.Unlock()
+		return nil
+	}
 	w.besideReaders++
 	if !slices.Contains(w.besideNodes, n) {
 		w.besideNodes = append(w.besideNodes, n)
@@ -77,8 +83,12 @@ func (n *entryNode) openBeside(w *writeHandle) (gofs.FileHandle, uint32, syscall
 	w.mu.Unlock()
 	n.mixed.Store(true)
 	n.beside.Add(1)
-	return &besideHandle{m: n.m, w: w, node: n}, fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH, 0
+	return &besideHandle{m: n.m, w: w, node: n}
 }
+
+// besideFlags are the open flags of a besideHandle: direct I/O, as the
+// bytes change under it; no FLUSH.
+const besideFlags = fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH
 
 // Read reads the write's bytes as they are now.
 func (h *besideHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {

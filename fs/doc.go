@@ -60,7 +60,9 @@
 // on the name (pendingWrites.look, under its lock), and decides from it;
 // only a request that had to read the signature — a GETATTR that learnt the
 // size, an OPEN whose bytes are another version's than the look's — asks
-// the index's state once more, after the read. A LOOKUP takes its look
+// the index's state once more, after the read (and an OPEN whose look
+// found a write the kernel released before it could read beside it looks
+// again). A LOOKUP takes its look
 // before the Stat of its name: the version a node is made with and the
 // size its reply carries are then of one moment, or the size is newer
 // (which makes the node stale: the kernel looks it up again).

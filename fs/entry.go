@@ -301,8 +301,10 @@ func (n *entryNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.Set
 // reads them through its page cache unless a size it holds may be stale
 // (readFlags; see the package doc, "Kernel caching"). It decides from one
 // look at the signature (look), and once more after the read only if the
-// bytes read are of another version than the look's. Beside a write in
-// progress on the name it reads the write's bytes instead (beside.go). A
+// bytes read are of another version than the look's (or if the write the
+// look found was released before the open could read beside it). Beside a
+// write in progress on the name it reads the write's bytes instead
+// (beside.go). A
 // node whose version is no longer the signature's, or whose bytes the open
 // found to be another version's, is ESTALE: the kernel looks the name up
 // again and opens the new version's node. Writing opens a writeHandle.
@@ -324,7 +326,10 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 			// lookup while a write is in progress: newFile).
 			return nil, 0, syscall.ESTALE
 		}
-		return n.openBeside(q.w)
+		if h := n.openBeside(q.w); h != nil {
+			return h, besideFlags, 0
+		}
+		q = n.look() // the write was released just now: the name is a version again
 	}
 	if n.staleAt(q) && n.ident.Load() == nil && !n.retried() {
 		return nil, 0, syscall.ESTALE
