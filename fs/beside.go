@@ -49,7 +49,9 @@ import (
 // (writeHandle.dropKernelCopies), so no open after it sees the dropped
 // bytes. Readers opened during the write keep reading what the write held:
 // its buffer stays (and keeps its share of MaxWriteBuffers) until the last
-// of them is released.
+// of them is released. Their fstat then says the name's size, the store's
+// version's: GETATTR names no descriptor, and a stat by path is lent the
+// same handle.
 
 // besideHandle is a read open beside a write in progress: it reads the
 // write's buffer as it is at each READ (see above).

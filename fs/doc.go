@@ -85,7 +85,9 @@
 // cache's own when cached; all of them together stay within the index's
 // readers' budget, and an open past it is EAGAIN (logged), refused before
 // its body is read. A write holds its bytes (up to MaxWriteBytes, and all
-// writes together up to MaxWriteBuffers, 256 MiB). The opens of one
+// writes together up to MaxWriteBuffers, 256 MiB), until its release and
+// the release of every read opened beside it (beside.go), which reads
+// them, not a copy. The opens of one
 // .oxy/lists/<name> share one text of it (oxylists.go: one GET while one is
 // open and 10 s after): the list's compressed bytes, one zstd decoder, a
 // checkpoint per 1 MiB block the stream passed and a window of 8 decoded
