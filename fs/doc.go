@@ -28,8 +28,10 @@
 //	mount.go        Options, Server, Mount and Unmount: the mount's lifecycle
 //	mountpoint.go   the mountpoint's checks before a mount, umount(2), mount errors
 //	tree.go         directories: Lookup, Readdir's entries, attributes (a cat starts here)
-//	entry.go        entry files: Getattr, Open, Read of a signature or an index entry
-//	versions.go     a signature's versions: which node is current, adopt, ESTALE
+//	entry.go        entry files: Getattr, Open, Read, Release of a signature or an index entry
+//	versions.go     a signature's versions: which node is current, adopt, ESTALE, the subscription
+//	beside.go       reads beside this mount's own write: the write's bytes, live
+//	xattr.go, link.go  entries' extended attributes; by-signer/ links
 //	dirhandle.go    READDIR(PLUS) handles and the listings the kernel keeps
 //	invalidate.go   Invalidate: what a refresh changed, told to the kernel
 //	write.go        writes: create, write, flush (a per-key PUT + a journal line)
@@ -52,10 +54,16 @@
 // generation is index.SigVersion, so a new version is a new node (see
 // "Versions" below and versions.go). A node holds no attributes: go-fuse may hand back
 // an older node of the same number, so sizes are asked of the index afresh.
-// A LOOKUP or GETATTR of a signature asks the index what it knows of it
-// (index.SigState: version, identity, size, time, under one lock; a
-// GETATTR asks again after a read that learnt the size),
-// before the Stat of its name; the version a node is made with and the
+// Each LOOKUP, GETATTR and OPEN of a signature takes one look at it
+// (entry.go, look): what the index knows of it (index.SigState: version,
+// identity, size, time, under one lock) and the write this mount has open
+// on the name (pendingWrites.look, under its lock), and decides from it;
+// only a request that had to read the signature — a GETATTR that learnt the
+// size, an OPEN whose bytes are another version's than the look's — asks
+// the index's state once more, after the read (and an OPEN whose look
+// found a write the kernel released before it could read beside it looks
+// again). A LOOKUP takes its look
+// before the Stat of its name: the version a node is made with and the
 // size its reply carries are then of one moment, or the size is newer
 // (which makes the node stale: the kernel looks it up again).
 // The only state of the mount's own is what the index cannot know yet: the
@@ -77,7 +85,9 @@
 // cache's own when cached; all of them together stay within the index's
 // readers' budget, and an open past it is EAGAIN (logged), refused before
 // its body is read. A write holds its bytes (up to MaxWriteBytes, and all
-// writes together up to MaxWriteBuffers, 256 MiB). The opens of one
+// writes together up to MaxWriteBuffers, 256 MiB), until its release and
+// the release of every read opened beside it (beside.go), which reads
+// them, not a copy. The opens of one
 // .oxy/lists/<name> share one text of it (oxylists.go: one GET while one is
 // open and 10 s after): the list's compressed bytes, one zstd decoder, a
 // checkpoint per 1 MiB block the stream passed and a window of 8 decoded
@@ -160,6 +170,34 @@
 //     its name); when it ends without landing (refused, or closed with
 //     nothing) the name is dropped if the version moved meanwhile
 //     (sigChanged, from a goroutine: not from inside the request).
+//   - A name this mount is writing (beside.go): while a write is open on
+//     it (a create, or a re-sign with --allow-overwrite; not refused) the
+//     name's contents are the write's bytes, live, as on a local
+//     filesystem and as gcsfuse or rclone mount serve a file being
+//     written. A lookup meanwhile gives a node of the write (its
+//     generation is the write's, no version's), and an open for reading
+//     reads the write's buffer at each READ (direct I/O), so read(2),
+//     fstat, stat by path and a MAP_SHARED mapping sized by fstat agree.
+//     An open beside the write on a node whose version descriptors hold
+//     is ESTALE (the kernel looks the name up and opens the write's
+//     node): the write's bytes never share their pages. When the write
+//     lands (close), the name is the landed version at once (the node's
+//     GETATTR answers the index's state of the landed bytes, no notice
+//     awaited). When it is refused, fails, or ends with nothing written,
+//     the name is the store's version again: before close returns the
+//     kernel is told to drop the attributes and pages of the write's
+//     nodes (NotifyContent from the FLUSH, with no lock held), a stat by
+//     path says the store's size, and an open reads the store's bytes;
+//     readers opened during the write keep reading what it held (its
+//     buffer and its share of MaxWriteBuffers stay until the last is
+//     released), and their fstat says the name's size then (GETATTR
+//     names no descriptor: a stat by path is lent the same handle).
+//     Readers opened before the write began keep the version they opened,
+//     whole, and their fstat says its size; as go-fuse would lend their
+//     handle to a stat by path too, the write drops the name of their node
+//     when it begins (writeHandle.setSize; from a goroutine, so a stat
+//     just after the open may still say theirs), and the kernel's next
+//     lookup gets the write's node.
 //   - Content: a signature is read once, at open (ix.OpenSig), into a
 //     handle shared by every open of the version. The kernel reads it through its page cache, so cat's second
 //     read (the one that finds the end) costs no request — unless the size
@@ -183,15 +221,14 @@
 //     or private: the mount asks for FUSE_DIRECT_IO_ALLOW_MMAP (Linux
 //     6.6+; an older kernel answers a MAP_SHARED mapping of it ENODEV),
 //     and the mapping's pages are the node's, one version, so a mapping
-//     held across a replacement reads its version whole. Index entries are empty and opened without direct
-//     I/O: the kernel answers their reads itself. Writes use direct I/O (the
-//     bytes go to the open file's buffer); a reader that opens a file being
-//     created through the mount (listed and looked up, no version in the
-//     store yet) reads what was written so far, as on a local filesystem
-//     (a snapshot at its open: its handle never answers the node's
-//     GETATTR, so a stat says the write's size, then the landed
-//     version's, not the snapshot's for the attribute timeout). .oxy files are sized exactly and
-//     read with direct I/O (next item).
+//     held across a replacement reads its version whole. A node that was
+//     ever read beside a write (previous item) never keeps its pages
+//     across an open: they may hold the write's bytes. Index entries are
+//     empty and opened without direct I/O: the kernel answers their reads
+//     itself. Writes use direct I/O (the bytes go to the open file's
+//     buffer); a reader beside one reads its bytes so far (previous
+//     item). .oxy files are sized exactly and read with direct I/O (next
+//     item).
 //   - .oxy files report the exact length of what a read returns, so cp,
 //     tar, wc -c, less and du see every byte (oxyfile.go). status, journal
 //     and retired are texts from memory, with attribute timeout 0: a stat
@@ -282,10 +319,16 @@
 //     with no lock held.
 //  3. writeHandle.mu, one handle's reads, writes and commit, is held across
 //     its PUT (ix.Put) and its lazy read of an existing signature, so the
-//     index's locks are taken under it. Release notifies the kernel from a
-//     goroutine of its own, never under it: an entry notification waits
-//     for the directory's lock, which the kernel may hold while it waits
-//     for the release. oxyTexts.mu stands at the same rank: it is held
+//     index's locks are taken under it. The reads beside the write take it
+//     too (besideHandle: READ, and a GETATTR's size of it), so they wait
+//     for a PUT in flight, which waits for no request. Release notifies
+//     the kernel from a goroutine of its own, never under it: an entry
+//     notification waits for the directory's lock, which the kernel may
+//     hold while it waits for the release. A FLUSH whose write failed
+//     drops the kernel's attributes and pages of the write's nodes
+//     (NotifyContent) itself, after letting the lock go: the kernel then
+//     waits for pages a READ beside the write is filling, and that READ
+//     takes the lock. oxyTexts.mu stands at the same rank: it is held
 //     while a .oxy text renders (index.Status, the records).
 //  4. The leaves: virtualDirs.mu, pendingWrites.mu (a handle's size is read
 //     atomically under it, never its lock), oxyLists.mu (a list is read

@@ -15,15 +15,6 @@ import (
 	"github.com/oxyfs/oxyfs/store/format"
 )
 
-// The extended attributes of an entry file.
-const (
-	xattrPrefix = "user.oxy."
-	xattrKey    = "user.oxy.key"    // the store key
-	xattrSource = "user.oxy.source" // where the index found it
-)
-
-const xattrList = xattrKey + "\x00" + xattrSource + "\x00"
-
 // entryNode is one entry: sig/<hh>/<rest>/<signer> (the signature bytes) or
 // <kind>/<hh>/<rest>/<value> (empty). It holds no attributes: go-fuse may
 // hand an older node of the same inode number back, so every answer is
@@ -47,7 +38,7 @@ type entryNode struct {
 	// this node that hold its version, and readSize is their size: each
 	// holds the node's version whole (sameVersion: that version, or one
 	// of the same bytes), so they agree. One opened beside a write in
-	// progress with another version's bytes is not counted. Both atomic.
+	// progress (besideHandle) is not counted. Both atomic.
 	readers  atomic.Int32
 	readSize atomic.Int64
 	// readMod is their key's time (index.SigHandle.ModTime, UnixNano; 0:
@@ -56,6 +47,40 @@ type entryNode struct {
 	// lookedUp is when a lookup last returned the node (UnixNano; 0:
 	// never): retried. Atomic.
 	lookedUp atomic.Int64
+	// w is the write this node stands for (made while it was in
+	// progress: beside.go), nil for a node of a version; cleared when the
+	// node takes a version after the write (settle). Atomic.
+	w atomic.Pointer[writeHandle]
+	// beside counts the reads open on this node beside a write in
+	// progress (besideHandle: the write's bytes, not the node's
+	// version), and mixed says one ever was: the node's page cache may
+	// hold bytes of no version, so its opens never keep the pages
+	// (readFlags). Atomic.
+	beside atomic.Int32
+	mixed  atomic.Bool
+}
+
+// look is what one kernel request knows of a signature's name, asked once
+// at its start: the index's state of the signature (index.SigState:
+// version, identity, size, time, under one lock) and the write this mount
+// has open on the name (pendingWrites.look, under its lock). A LOOKUP, a
+// GETATTR and an OPEN each decide from one look; only a request that had to
+// read the signature (to learn its size, or an open's bytes) asks the
+// index's state once more after the read.
+type look struct {
+	st index.SigState
+	// w is the write in progress on the name whose bytes the name stands
+	// for (pendingWrites.writing: not refused); nil if none.
+	w *writeHandle
+	// open: some write is open on the name, refused or not
+	// (pendingWrites.get): the kernel's size of it may be the write's.
+	open bool
+}
+
+// look takes the request's look at n (see look).
+func (n *entryNode) look() look {
+	w, open := n.m.pending.look(n.path)
+	return look{st: n.m.ix.SigState(n.e), w: w, open: open}
 }
 
 var (
@@ -79,24 +104,27 @@ type sized struct {
 	// (index.ErrListedMissing): ENOENT, not the ESTALE of a name that
 	// stands for nothing now.
 	missing bool
+	// read: the signature was read to learn the size (SigStat), which
+	// may have moved its version.
+	read bool
 }
 
 // size is the entry's size and time: a write in progress, else the
-// index's — that of st's version when st knows it (st is the signature's
-// state the request took: index.SigState), else as Stat gives it, else
-// reading the signature (one GET, cached, which gives its key's time too).
-// Stat says whether the name still stands for an entry.
-func (n *entryNode) size(ctx context.Context, st index.SigState) (sized, syscall.Errno) {
+// index's — that of q's version when the index knows it (q.st.Size), else
+// as Stat gives it, else reading the signature (one GET, cached, which
+// gives its key's time too). Stat says whether the name still stands for
+// an entry.
+func (n *entryNode) size(ctx context.Context, q look) (sized, syscall.Errno) {
 	m := n.m
-	if h := m.pending.writing(n.path); h != nil && !h.settled.Load() {
-		return sized{size: h.size.Load()}, 0
+	if q.w != nil && !q.w.settled.Load() {
+		return sized{size: q.w.size.Load()}, 0
 	}
 	node, err := m.ix.Stat(bg(ctx), n.path)
 	if err != nil {
 		return sized{}, m.errno("stat", n.path, err)
 	}
-	if n.e.Kind == format.KindSig && st.Size >= 0 {
-		return sized{size: st.Size, mod: st.ModTime, known: true, ofState: true}, 0
+	if n.e.Kind == format.KindSig && q.st.Size >= 0 {
+		return sized{size: q.st.Size, mod: q.st.ModTime, known: true, ofState: true}, 0
 	}
 	if node.Size >= 0 {
 		return sized{size: node.Size, mod: node.ModTime, known: true}, 0
@@ -105,28 +133,32 @@ func (n *entryNode) size(ctx context.Context, st index.SigState) (sized, syscall
 	if err != nil {
 		return sized{missing: errors.Is(err, index.ErrListedMissing)}, m.errno("stat", n.path, err)
 	}
-	return sized{size: sz, mod: mod, known: true}, 0
+	return sized{size: sz, mod: mod, known: true, read: true}, 0
 }
 
-// Getattr: fstat of a signature open for reading answers from its handle
-// (the version it opened); a node of a version that is no longer the
-// signature's, or of a name that no longer stands for an entry, is ESTALE,
-// so that the kernel looks the name up again.
+// Getattr answers from one look at the signature (look; one more after a
+// read that learnt the size). fstat of a signature open for reading
+// answers from its handle (the version it opened); a node of a version
+// that is no longer the signature's, or of a name that no longer stands
+// for an entry, is ESTALE, so that the kernel looks the name up again —
+// but for the answers below, which a caller that cannot retry needs.
 func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	defer n.m.ops.start(opGetattr)()
 	if h, ok := f.(*readHandle); ok && n.e.Kind == format.KindSig && h.node != nil {
-		// Only a handle of the node's version answers (h.node): one of
-		// other bytes — what a file being created held when it was
-		// opened, another version beside a write in progress — is not
-		// the node's size, and go-fuse lends it to a stat by path too;
-		// answered, its size stayed cached for the attribute timeout
-		// after the write landed. The node answers instead.
+		// Only a handle of the node's version answers (h.node): a read
+		// beside a write in progress (besideHandle) is not the node's
+		// version, and go-fuse lends it to a stat by path too. The node
+		// answers instead.
 		n.m.sigAttr(&out.Attr, int64(len(h.data)), h.modTime())
 		out.SetTimeout(n.m.attrTTL)
 		return 0
 	}
-	errno := n.getattr(ctx, out)
-	if errno == syscall.ESTALE && n.e.Kind == format.KindSig && n.readers.Load() > 0 {
+	q, errno := n.getattr(ctx, n.look(), out)
+	if errno != syscall.ESTALE || n.e.Kind != format.KindSig {
+		return errno
+	}
+	switch b, _ := f.(*besideHandle); {
+	case n.readers.Load() > 0:
 		// The kernel sends fstat's GETATTR without the file, and go-fuse
 		// then passes the node's first open file, which may be a write's
 		// (a refused one whose RELEASE has not come yet): a node of an
@@ -137,14 +169,24 @@ func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.At
 		n.m.sigAttr(&out.Attr, n.readSize.Load(), unixTime(n.readMod.Load()))
 		out.SetTimeout(n.m.attrTTL)
 		return 0
-	}
-	if errno == syscall.ESTALE && n.e.Kind == format.KindSig && n.stale() && n.retried() {
-		// The version moved again just after the kernel looked the name
-		// up — maybe for an ESTALE, after which it does not retry (an
-		// open checks permissions with a GETATTR when the attributes are
-		// not cached): the signature's current size, not cached; an open
-		// of the node reads the current bytes (Open).
-		sz, serr := n.size(ctx, n.m.ix.SigState(n.e))
+	case b != nil && b.landed():
+		// A read opened beside this mount's write, which landed (the
+		// node went stale when the write ended): the landed bytes,
+		// which it reads (beside.go), not ESTALE.
+		n.m.sigAttr(&out.Attr, b.size(), time.Time{})
+		out.SetTimeout(0)
+		return 0
+	case b != nil || n.staleAt(q) && n.retried():
+		// A read beside a write that was refused or failed (go-fuse lends
+		// it to a stat by path too, which must say the name's size: the
+		// store's version again, beside.go). Or the version moved again
+		// just after the kernel looked the name up — maybe for an ESTALE,
+		// after which it does not retry (an open checks permissions with
+		// a GETATTR when the attributes are not cached). The signature's
+		// current size (of the same look: its state is the current
+		// version's), not cached; an open of the node reads the current
+		// bytes (Open).
+		sz, serr := n.size(ctx, q)
 		if serr != 0 {
 			// The current signature could not be read (gone from the
 			// view, say): the node's ESTALE, as without the window — the
@@ -158,15 +200,15 @@ func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.At
 	return errno
 }
 
-// getattr answers a stat of the node's version from one state of the
-// signature (index.SigState: its version, identity and size under one
-// lock), reading the signature only when its size is not known.
-func (n *entryNode) getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
-	st := n.m.ix.SigState(n.e)
-	if n.staleNow(st) {
-		return syscall.ESTALE
+// getattr answers a stat of the node's version from q, the request's look
+// (index.SigState: its version, identity and size under one lock), reading
+// the signature only when its size is not known — and then looking once
+// more, which it returns (else q).
+func (n *entryNode) getattr(ctx context.Context, q look, out *fuse.AttrOut) (look, syscall.Errno) {
+	if n.staleNow(q) {
+		return q, syscall.ESTALE
 	}
-	sz, errno := n.size(ctx, st)
+	sz, errno := n.size(ctx, q)
 	if errno == syscall.ENOENT && !sz.missing {
 		if n.retried() {
 			if _, err := n.m.ix.Stat(bg(ctx), n.path); err == nil {
@@ -176,7 +218,7 @@ func (n *entryNode) getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errn
 				// name): ENOENT. ESTALE would have the kernel look the
 				// name up again and get this node again — and after
 				// its one retry, pass ESTALE to the caller.
-				return syscall.ENOENT
+				return q, syscall.ENOENT
 			}
 		}
 		// The kernel holds a name that no longer stands for an entry (a
@@ -188,13 +230,18 @@ func (n *entryNode) getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errn
 		// ENOENT: a second look-up would find the same name, and the
 		// same ESTALE, which says nothing of what is wrong (the index
 		// warns once, naming the key).
-		return syscall.ESTALE
+		return q, syscall.ESTALE
 	}
 	if errno != 0 {
-		return errno
+		return q, errno
 	}
-	if !sz.ofState && n.staleNow(n.m.ix.SigState(n.e)) { // the read that learnt the size found other bytes
-		return syscall.ESTALE
+	if sz.read {
+		// The read that learnt the size may have found other bytes: the
+		// request's second look, after it.
+		q.st = n.m.ix.SigState(n.e)
+		if n.staleNow(q) {
+			return q, syscall.ESTALE
+		}
 	}
 	n.m.sigAttr(&out.Attr, sz.size, sz.mod)
 	if sz.known {
@@ -202,7 +249,7 @@ func (n *entryNode) getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errn
 	} else {
 		out.SetTimeout(0)
 	}
-	return 0
+	return q, 0
 }
 
 // Setattr: modes, owners and times are the mount's, so chmod and chown are
@@ -244,17 +291,23 @@ func (n *entryNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.Set
 			}
 		}
 	}
-	return n.getattr(ctx, out)
+	_, errno := n.getattr(ctx, n.look(), out)
+	return errno
 }
 
 // Open: reading a signature takes a handle on its bytes at open
 // (index.OpenSig: one GET unless cached or open already, one copy shared by
 // every handle on the version, EAGAIN past the readers' budget); the kernel
 // reads them through its page cache unless a size it holds may be stale
-// (readFlags; see the package doc, "Kernel caching"). A node whose version
-// is no longer the signature's, or whose bytes the open found to be
-// another version's, is ESTALE: the kernel looks the name up again and
-// opens the new version's node. Writing opens a writeHandle.
+// (readFlags; see the package doc, "Kernel caching"). It decides from one
+// look at the signature (look), and once more after the read only if the
+// bytes read are of another version than the look's (or if the write the
+// look found was released before the open could read beside it). Beside a
+// write in progress on the name it reads the write's bytes instead
+// (beside.go). A
+// node whose version is no longer the signature's, or whose bytes the open
+// found to be another version's, is ESTALE: the kernel looks the name up
+// again and opens the new version's node. Writing opens a writeHandle.
 func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	m := n.m
 	defer m.ops.start(opOpen)()
@@ -264,21 +317,34 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	if n.e.Kind != format.KindSig {
 		return &readHandle{m: m}, fuse.FOPEN_NOFLUSH, 0 // empty, and known to be: the page cache answers
 	}
-	if n.stale() && n.ident.Load() == nil && !n.retried() {
+	q := n.look()
+	if q.w != nil {
+		if n.w.Load() != q.w && n.readers.Load() > 0 {
+			// Descriptors hold the node's version, whose pages the
+			// write's bytes must not share: ESTALE, and the kernel looks
+			// the name up again, which gives the write's own node (a
+			// lookup while a write is in progress: newFile).
+			return nil, 0, syscall.ESTALE
+		}
+		if h := n.openBeside(q.w); h != nil {
+			return h, besideFlags, 0
+		}
+		q = n.look() // the write was released just now: the name is a version again
+	}
+	if n.staleAt(q) && n.ident.Load() == nil && !n.retried() {
 		return nil, 0, syscall.ESTALE
 	}
 	sh, err := m.ix.OpenSig(bg(ctx), n.e)
 	if err != nil {
-		return n.openFailed(err)
+		return n.openFailed(q, err)
 	}
 	n.openMu.Lock()
 	defer n.openMu.Unlock()
-	same, errno := n.holdsVersion(sh)
-	if errno != 0 {
+	if !n.holdsVersion(sh) {
 		sh.Release()
-		return nil, 0, errno
+		return nil, 0, syscall.ESTALE
 	}
-	return n.readHandle(sh, same), n.readFlags(), 0
+	return n.readHandle(sh), n.readFlags(q, sh), 0
 }
 
 // openWrite opens the entry for writing: a writeHandle. Replacing an
@@ -292,85 +358,62 @@ func (n *entryNode) openWrite(flags uint32) (gofs.FileHandle, uint32, syscall.Er
 		m.logf("oxyfs: open %s for writing: refused, the signature exists (mount with --allow-overwrite to replace signatures)", n.path)
 		return nil, 0, syscall.EPERM
 	}
-	return m.newWriteHandle(n.path, n.e, flags, false), fuse.FOPEN_DIRECT_IO, 0
+	return m.newWriteHandle(n.path, n.e, n, flags, false), fuse.FOPEN_DIRECT_IO, 0
 }
 
-// openFailed answers an open whose index.OpenSig failed with err.
-func (n *entryNode) openFailed(err error) (gofs.FileHandle, uint32, syscall.Errno) {
-	m := n.m
-	if n.stale() && n.ident.Load() == nil && index.Classify(err) == index.ClassNotFound {
+// openFailed answers an open whose index.OpenSig failed with err; q is the
+// open's look.
+func (n *entryNode) openFailed(q look, err error) (gofs.FileHandle, uint32, syscall.Errno) {
+	if n.staleAt(q) && n.ident.Load() == nil && index.Classify(err) == index.ClassNotFound {
 		// A node whose version moved (in the retry window) and whose
 		// signature is not there now: ESTALE, as without the window,
 		// so the kernel looks the name up again rather than taking
 		// ENOENT for a name its listing may still show.
 		return nil, 0, syscall.ESTALE
 	}
-	if w := m.pending.writing(n.path); w != nil && index.Classify(err) == index.ClassNotFound {
-		if data, ok := w.snapshot(); ok {
-			// A file being created (no version in the store yet) is
-			// listed and looked up: a reader sees what was written
-			// so far, as on a local filesystem, not ENOENT.
-			return &readHandle{m: m, data: data}, fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH, 0
-		}
-	}
-	return nil, 0, m.errno("read", n.path, err)
+	return nil, 0, n.m.errno("read", n.path, err)
 }
 
-// holdsVersion reports whether sh, just opened, holds the node's version
-// (sameVersion, or one the node adopts), or the errno of an open whose
-// bytes the node cannot stand for (ESTALE: the kernel looks the name up
-// again and opens the current version's node). n.openMu is held.
-func (n *entryNode) holdsVersion(sh *index.SigHandle) (same bool, errno syscall.Errno) {
-	same = n.sameVersion(sh)
-	writing := n.m.pending.writing(n.path) != nil
-	if !same && writing && n.readers.Load() > 0 {
-		// A write in progress keeps its node's name across a refresh,
-		// and the signature moved meanwhile: these bytes beside the
-		// descriptors holding the node's version would share their
-		// pages and their fstat (the node's first open file answers
-		// it): a mapping sized by theirs showed the new bytes and
-		// zeros, and a held descriptor read the new bytes (issue 37
-		// item 9, B2 bytes-held-mount).
-		return false, syscall.ESTALE
+// holdsVersion reports whether sh, just opened (with no write in progress
+// on the name: the open's look), holds the node's version (sameVersion,
+// or one the node adopts); if not, the open is ESTALE: the kernel looks the
+// name up again and opens the current version's node. n.openMu is held.
+func (n *entryNode) holdsVersion(sh *index.SigHandle) bool {
+	if n.w.Load() != nil {
+		// A node of a write that ended (stale: staleAt), opened in the
+		// retry window: it becomes a node of sh's version once no read
+		// beside the write is open on it (settle), as adopt.
+		return n.retried() && n.settle(sh)
 	}
-	if !same && !writing {
-		// In the retry window — the version moved again just after the
-		// kernel looked the name up (maybe for an ESTALE, after which it
-		// does not retry: an open must not fail because a signature
-		// changed) — the node takes the signature's current version as
-		// its own when no descriptor holds the node's (adopt), and the
-		// open reads it — never the older version: an open after a
-		// write (or a refresh) that moved the version must read what it
-		// wrote. Otherwise ESTALE. A node is one version for every
-		// descriptor on it: their page cache is the node's, and fstat's
-		// GETATTR names no descriptor (go-fuse passes the node's first
-		// open file), so a descriptor of other bytes beside the node's
-		// would read the other's pages in a mapping, and be told the
-		// other's size.
-		if !n.retried() || !n.adopt(sh) {
-			return false, syscall.ESTALE
-		}
-		same = true
+	if n.sameVersion(sh) {
+		return true
 	}
-	return same, 0
+	// In the retry window — the version moved again just after the
+	// kernel looked the name up (maybe for an ESTALE, after which it does
+	// not retry: an open must not fail because a signature changed) — the
+	// node takes the signature's current version as its own when no
+	// descriptor holds the node's (adopt), and the open reads it — never
+	// the older version: an open after a write (or a refresh) that moved
+	// the version must read what it wrote. Otherwise ESTALE. A node is one
+	// version for every descriptor on it: their page cache is the node's,
+	// and fstat's GETATTR names no descriptor (go-fuse passes the node's
+	// first open file), so a descriptor of other bytes beside the node's
+	// would read the other's pages in a mapping, and be told the other's
+	// size.
+	return n.retried() && n.adopt(sh)
 }
 
-// readHandle makes the handle of an open of sh. One of the node's version
-// (same) is counted among its readers: one opened beside a write in
-// progress may hold another, and would make the size the node's readers
-// answer (Getattr) not theirs.
-func (n *entryNode) readHandle(sh *index.SigHandle, same bool) *readHandle {
-	h := &readHandle{m: n.m, data: sh.Bytes(), sig: sh}
-	if same {
-		h.node = n
-		n.readSize.Store(int64(len(h.data)))
-		var mod int64
-		if t := h.modTime(); !t.IsZero() {
-			mod = t.UnixNano()
-		}
-		n.readMod.Store(mod)
-		n.readers.Add(1)
+// readHandle makes the handle of an open of sh, the node's version,
+// counted among its readers.
+func (n *entryNode) readHandle(sh *index.SigHandle) *readHandle {
+	h := &readHandle{m: n.m, data: sh.Bytes(), sig: sh, node: n}
+	n.readSize.Store(int64(len(h.data)))
+	var mod int64
+	if t := h.modTime(); !t.IsZero() {
+		mod = t.UnixNano()
 	}
+	n.readMod.Store(mod)
+	n.readers.Add(1)
 	return h
 }
 
@@ -398,72 +441,38 @@ func (n *entryNode) retried() bool {
 // on its way when the change was seen.
 const sizeSettle = time.Minute
 
-// readFlags are the open flags of a signature opened for reading. No
-// FLUSH: a reader's close has nothing to write. The page cache, not direct
-// I/O, when the kernel's size of the file cannot be stale: the kernel reads
-// at most the size it holds while its attributes are fresh, and asks
-// (GETATTR) before reading past it when they are not, so the size it holds
-// must be that of these bytes — true unless the signature changed within
-// AttrTimeout (+ sizeSettle) of now (ix.SigChangedAt) or is being written.
-// Then cat's second read, the one that finds the end, is answered by the
-// kernel, not by a READ. The pages are kept across opens
-// (FOPEN_KEEP_CACHE): they are this node's, and a node is one version of
-// the signature — its bytes never change (a replacement is a new node,
-// versions.go; a node takes a later version only of the same bytes,
-// sameVersion), so a second read of a signature whose bytes the kernel
-// holds sends an OPEN and no READ. Direct I/O reads exactly the handle's
-// bytes whatever size the kernel holds, and fills no page.
-func (n *entryNode) readFlags() uint32 {
+// readFlags are the open flags of sh, a signature opened for reading; q is
+// the open's look. No FLUSH: a reader's close has nothing to write. The
+// page cache, not direct I/O, when the kernel's size of the file cannot be
+// stale: the kernel reads at most the size it holds while its attributes
+// are fresh, and asks (GETATTR) before reading past it when they are not,
+// so the size it holds must be that of these bytes — true unless the
+// signature's version began within AttrTimeout (+ sizeSettle) of now
+// (index.SigState.ChangedAt: the look's, when sh is of its version; else
+// the open's second look, after the read), or a write is open on it, or a
+// read beside one is open on the node (besideHandle). Then cat's second
+// read, the one that finds the end, is answered by the kernel, not by a
+// READ. The pages are kept across opens (FOPEN_KEEP_CACHE): they are this
+// node's, and a node is one version of the signature — its bytes never
+// change (a replacement is a new node, versions.go; a node takes a later
+// version only of the same bytes, sameVersion), so a second read of a
+// signature whose bytes the kernel holds sends an OPEN and no READ — but
+// for a node read beside a write once (mixed), whose pages may hold the
+// write's bytes: its opens drop them. Direct I/O reads exactly the
+// handle's bytes whatever size the kernel holds, and fills no page.
+func (n *entryNode) readFlags(q look, sh *index.SigHandle) uint32 {
 	m := n.m
-	if m.pending.get(n.path) != nil || time.Since(m.ix.SigChangedAt(n.e)) <= m.attrTTL+sizeSettle {
+	changed := q.st.ChangedAt
+	if sh.Version() != q.st.Version {
+		changed = m.ix.SigState(n.e).ChangedAt
+	}
+	switch {
+	case q.open || n.beside.Load() > 0 || time.Since(changed) <= m.attrTTL+sizeSettle:
 		return fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH
+	case n.mixed.Load():
+		return fuse.FOPEN_NOFLUSH
 	}
 	return fuse.FOPEN_NOFLUSH | fuse.FOPEN_KEEP_CACHE
-}
-
-func (n *entryNode) source(ctx context.Context) (string, syscall.Errno) {
-	node, err := n.m.ix.Stat(bg(ctx), n.path)
-	if err != nil {
-		if isNotExist(err) && n.m.pending.get(n.path) != nil {
-			return "own write (not closed yet)", 0
-		}
-		return "", n.m.errno("getxattr", n.path, err)
-	}
-	return node.Source, 0
-}
-
-func (n *entryNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	defer n.m.ops.start(opGetxattr)()
-	var v string
-	switch attr {
-	case xattrKey:
-		v = n.e.Key()
-	case xattrSource:
-		var errno syscall.Errno
-		if v, errno = n.source(ctx); errno != 0 {
-			return 0, errno
-		}
-	default:
-		return 0, noXattr(attr)
-	}
-	return copyXattr(dest, v)
-}
-
-func (n *entryNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
-	defer n.m.ops.start(opListxattr)()
-	return copyXattr(dest, xattrList)
-}
-
-// copyXattr answers a size query (empty dest) or copies v, ERANGE if it does
-// not fit.
-func copyXattr(dest []byte, v string) (uint32, syscall.Errno) {
-	if len(dest) == 0 {
-		return uint32(len(v)), 0
-	}
-	if len(dest) < len(v) {
-		return uint32(len(v)), syscall.ERANGE
-	}
-	return uint32(copy(dest, v)), 0
 }
 
 // readHandle is an open file's bytes, taken at open: a reader sees one
@@ -533,27 +542,4 @@ func slice(data, dest []byte, off int64) []byte {
 		end = int64(len(data))
 	}
 	return data[off:end]
-}
-
-// linkNode is by-signer/<signer>/<hh><rest>, a symlink to the signature.
-type linkNode struct {
-	base
-	target string
-}
-
-var (
-	_ = (gofs.NodeReadlinker)((*linkNode)(nil))
-	_ = (gofs.NodeGetattrer)((*linkNode)(nil))
-)
-
-func (l *linkNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
-	defer l.m.ops.start(opReadlink)()
-	return []byte(l.target), 0
-}
-
-func (l *linkNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	defer l.m.ops.start(opGetattr)()
-	l.m.linkAttr(&out.Attr, l.target)
-	out.SetTimeout(l.m.attrTTL)
-	return 0
 }

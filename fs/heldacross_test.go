@@ -183,12 +183,14 @@ func TestHeldDescriptorAcrossARefusedWrite(t *testing.T) {
 // TestAWriteThatEndsUnlandedAfterARefreshDropsTheName: a reader holds a
 // signature, a write of it is in progress (so the node stays current and
 // a refresh's Invalidate leaves its name alone), another writer replaces
-// it and a refresh shows that; a second reader opens then, on the same
-// node, and gets the new bytes. Then the write is refused: the node is of
-// an older version from then on, so its name must go (a stat by path
-// shows the new size, without an open to look it up again), the first
-// reader still reads and fstats the version it opened, and the second
-// reader's bytes do not change what the first one's fstat says.
+// it and a refresh shows that; a second reader opens then, beside the
+// write, and reads the write's bytes so far (beside.go). Then the write is
+// refused: the node is of an older version from then on, so its name must
+// go (a stat by path shows the new size, without an open to look it up
+// again), the first reader still reads and fstats the version it opened,
+// and the second reader's bytes do not change what the first one's fstat
+// says. A reader opened after the write began (writeFirst) is one beside
+// it: it keeps reading what the write held, whole.
 func TestAWriteThatEndsUnlandedAfterARefreshDropsTheName(t *testing.T) {
 	for _, writeFirst := range []bool{false, true} {
 		f, ix, srv, _ := mountFixture(t, Options{AllowOverwrite: true})
@@ -204,7 +206,8 @@ func TestAWriteThatEndsUnlandedAfterARefreshDropsTheName(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer w.Close()
-		if _, err := w.WriteAt([]byte("partial"), 0); err != nil {
+		partial := []byte("partial write")
+		if _, err := w.WriteAt(partial, 0); err != nil {
 			t.Fatal(err)
 		}
 		if writeFirst {
@@ -222,8 +225,8 @@ func TestAWriteThatEndsUnlandedAfterARefreshDropsTheName(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer second.Close()
-		if got, err := io.ReadAll(second); err != nil || !bytes.Equal(got, newer) {
-			t.Errorf("write first %v: a reader opened after the refresh, beside the write: %q %v, want the new %d bytes", writeFirst, got, err, len(newer))
+		if got, err := io.ReadAll(second); err != nil || !bytes.Equal(got, partial) {
+			t.Errorf("write first %v: a reader opened after the refresh, beside the write: %q %v, want the write's %q", writeFirst, got, err, partial)
 		}
 		statSize(t, p)
 		if _, err := w.WriteAt([]byte{1}, MaxWriteBytes); err == nil {
@@ -238,10 +241,12 @@ func TestAWriteThatEndsUnlandedAfterARefreshDropsTheName(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		what := "beside a write refused after the refresh"
 		if writeFirst {
-			what += ", opened before the held descriptor"
+			if got, err := io.ReadAll(io.NewSectionReader(fd, 0, 1<<20)); err != nil || !bytes.Equal(got, partial) {
+				t.Errorf("a descriptor opened beside the write, after it was refused: %q %v, want what the write held, %q", got, err, partial)
+			}
+			continue
 		}
-		checkHeldWhole(t, what, fd, old)
+		checkHeldWhole(t, "beside a write refused after the refresh", fd, old)
 	}
 }

@@ -100,6 +100,7 @@ type Server struct {
 	texts   oxyTexts        // what .oxy/ stats measured and opens read (oxyfile.go); locks itself
 	lists   oxyLists        // the open .oxy/lists texts, one per list (oxylists.go); locks itself
 	wbuf    writeBudget     // the bytes all open writes hold (write.go); atomic
+	wgens   atomic.Uint64   // atomic: the last write's number, of its nodes' generation (writeHandle.gen)
 	sides   sideFiles       // side files refused and logged (sidefiles.go); locks itself
 	writes  sync.WaitGroup  // Puts in flight: Add and Done by put, Wait by Unmount
 

@@ -212,15 +212,20 @@ func (d *dirNode) newDir(ctx context.Context, name string, level index.Level, in
 
 // newFile makes the node of an entry file: of the signature's current
 // version (its generation; see versions.go), as st tells it (the state the
-// request took: index.SigState, version and identity under one lock). A
-// signature whose size is not known yet (size < 0) reports 0 with no
-// attribute caching, so stat asks Getattr, which reads it (one GET); a
-// lookup never does. Nor is the size of a file being written (writing)
-// cached. The state is taken before the Stat that gave size: the kernel
-// never holds a size older than the node's version (a newer one makes the
-// node stale, and its use looks it up again).
-func (d *dirNode) newFile(ctx context.Context, p string, e format.Entry, size int64, mod time.Time, st index.SigState, writing bool, out *fuse.EntryOut) *gofs.Inode {
-	ver := st.Version
+// request took: index.SigState, version and identity under one lock), or,
+// while w, a write of this mount, is in progress on it, of that write's
+// bytes (its generation is the write's: beside.go). A signature whose size
+// is not known yet (size < 0) reports 0 with no attribute caching, so stat
+// asks Getattr, which reads it (one GET); a lookup never does. Nor is the
+// size of a file being written cached. The state is taken before the Stat
+// that gave size: the kernel never holds a size older than the node's
+// version (a newer one makes the node stale, and its use looks it up
+// again).
+func (d *dirNode) newFile(ctx context.Context, p string, e format.Entry, size int64, mod time.Time, st index.SigState, w *writeHandle, out *fuse.EntryOut) *gofs.Inode {
+	ver, gen, writing := st.Version, st.Version, w != nil
+	if writing {
+		gen = w.gen
+	}
 	known := size >= 0 && !writing
 	if size < 0 {
 		size = 0
@@ -232,10 +237,11 @@ func (d *dirNode) newFile(ctx context.Context, p string, e format.Entry, size in
 	d.m.entryOut(out, known)
 	n := &entryNode{base: base{m: d.m}, path: p, e: e}
 	n.ver.Store(ver)
+	n.w.Store(w)
 	if e.Kind == format.KindSig && !writing && st.IDKnown && st.ID.Size == size {
 		n.ident.Store(&st.ID)
 	}
-	in := d.NewInode(ctx, n, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: index.PathIno(p), Gen: ver})
+	in := d.NewInode(ctx, n, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: index.PathIno(p), Gen: gen})
 	if en, ok := in.Operations().(*entryNode); ok { // n, or the node of this version the kernel holds
 		en.lookedUp.Store(time.Now().UnixNano())
 	}
@@ -278,7 +284,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 			}
 		}
 		if h := m.pending.writing(p); h != nil { // a refused create stands for nothing
-			return d.newFile(ctx, p, h.e, h.size.Load(), time.Time{}, m.ix.SigState(h.e), true, out), 0
+			return d.newFile(ctx, p, h.e, h.size.Load(), time.Time{}, st, h, out), 0
 		}
 		return nil, syscall.ENOENT
 	}
@@ -296,9 +302,9 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		return d.NewInode(ctx, l, gofs.StableAttr{Mode: syscall.S_IFLNK, Ino: n.Ino}), 0
 	}
 	if h := m.pending.writing(p); h != nil {
-		return d.newFile(ctx, p, n.Entry, h.size.Load(), time.Time{}, st, true, out), 0
+		return d.newFile(ctx, p, n.Entry, h.size.Load(), time.Time{}, st, h, out), 0
 	}
-	return d.newFile(ctx, p, n.Entry, n.Size, n.ModTime, st, false, out), 0
+	return d.newFile(ctx, p, n.Entry, n.Size, n.ModTime, st, nil, out), 0
 }
 
 func typeMode(t index.NodeType) uint32 {
@@ -450,10 +456,12 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 		}
 	}
 	e := at.Entry()
-	h := m.newWriteHandle(p, e, flags, true)
+	h := m.newWriteHandle(p, e, nil, flags, true)
+	in := d.newFile(ctx, p, e, 0, time.Time{}, m.ix.SigState(e), h, out)
+	h.node, _ = in.Operations().(*entryNode)
 	h.parent, h.name = d.EmbeddedInode(), name
 	m.pending.add(p, h)
-	return d.newFile(ctx, p, e, 0, time.Time{}, m.ix.SigState(e), true, out), h, fuse.FOPEN_DIRECT_IO, 0
+	return in, h, fuse.FOPEN_DIRECT_IO, 0
 }
 
 // The namespace never changes but by adding entries: every other change is

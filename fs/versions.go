@@ -29,31 +29,41 @@ import (
 // stale reports whether n is a signature node of a version that is no
 // longer the signature's (and no write of it is in progress, whose node
 // stays until close; a refused one does not count: pendingWrites.writing).
+// The subscription asks it (sigChanged); a request decides from its look
+// (staleAt, staleNow).
 func (n *entryNode) stale() bool {
-	return n.e.Kind == format.KindSig && n.m.pending.writing(n.path) == nil && n.ver.Load() != n.m.ix.SigVersion(n.e)
+	return n.e.Kind == format.KindSig && n.staleAt(n.look())
 }
 
-// staleAt is stale as of st, the signature's state (index.SigState) the
-// request took once.
-func (n *entryNode) staleAt(st index.SigState) bool {
-	return n.e.Kind == format.KindSig && n.m.pending.writing(n.path) == nil && n.ver.Load() != st.Version
+// staleAt is stale as of q, the look the request took once. A node of a
+// write's bytes (entryNode.w) is stale once that write is no longer the
+// one in progress on the name (landed and released, refused, or ended
+// with nothing written): the name is then a version again.
+func (n *entryNode) staleAt(q look) bool {
+	if n.e.Kind != format.KindSig {
+		return false
+	}
+	if w := n.w.Load(); w != nil {
+		return q.w != w
+	}
+	return q.w == nil && n.ver.Load() != q.st.Version
 }
 
 // staleNow is staleAt, but a node whose version moved to bytes the index
-// knows to be the node's own (st.ID, no request) takes that version first:
-// a stat, like an open (sameVersion), then needs no second lookup for a
-// move that changed no byte. The version and the identity are of one
-// moment (one index.SigState).
-func (n *entryNode) staleNow(st index.SigState) bool {
-	if !n.staleAt(st) {
+// knows to be the node's own (q.st.ID, no request) takes that version
+// first: a stat, like an open (sameVersion), then needs no second lookup
+// for a move that changed no byte. The version and the identity are of
+// one moment (one index.SigState).
+func (n *entryNode) staleNow(q look) bool {
+	if !n.staleAt(q) {
 		return false
 	}
 	own := n.ident.Load()
-	if own == nil || !st.IDKnown || st.ID != *own {
+	if own == nil || !q.st.IDKnown || q.st.ID != *own {
 		return true
 	}
-	n.takeVersion(st.Version)
-	return n.staleAt(st)
+	n.takeVersion(q.st.Version)
+	return n.staleAt(q)
 }
 
 // takeVersion makes v the node's version unless it has a later one.
@@ -115,22 +125,40 @@ func (m *Server) sigChanged(key string) {
 		m.dropStaleNames(m.root.EmbeddedInode())
 		return
 	}
-	e, err := index.ParseEntryPath(key) // a signature's key is its path
-	if err != nil || len(e.Object) < 2 {
-		return // not a signature's key: no node of it
+	dir, name, n := m.kernelEntry(key)
+	if n != nil && (n.stale() || m.ix.SigRecheck(n.e)) {
+		dir.NotifyEntry(name)
 	}
-	dir := m.root.EmbeddedInode()
+}
+
+// dropName drops the kernel's name of the entry at key, whatever node it
+// holds for it. Not from inside a FUSE request (see sigChanged).
+func (m *Server) dropName(key string) {
+	if m.quiet.Load() {
+		return
+	}
+	if dir, name, n := m.kernelEntry(key); n != nil {
+		dir.NotifyEntry(name)
+	}
+}
+
+// kernelEntry is the node the kernel holds for the entry at key, with its
+// directory and name; nil if it holds none.
+func (m *Server) kernelEntry(key string) (dir *gofs.Inode, name string, n *entryNode) {
+	e, err := index.ParseEntryPath(key) // an entry's key is its path
+	if err != nil || len(e.Object) < 2 {
+		return nil, "", nil // not an entry's key: no node of it
+	}
+	dir = m.root.EmbeddedInode()
 	for _, name := range [...]string{e.Kind.String(), e.Object[:2], e.Object[2:]} {
 		if dir = dir.GetChild(name); dir == nil {
-			return // the kernel holds no name of it
+			return nil, "", nil // the kernel holds no name of it
 		}
 	}
-	name := e.Value
-	if kid := dir.GetChild(name); kid != nil {
-		if n, ok := kid.Operations().(*entryNode); ok && (n.stale() || m.ix.SigRecheck(n.e)) {
-			dir.NotifyEntry(name)
-		}
+	if kid := dir.GetChild(e.Value); kid != nil {
+		n, _ = kid.Operations().(*entryNode)
 	}
+	return dir, e.Value, n
 }
 
 // dropStaleNames drops the names of every stale signature node the kernel
@@ -148,6 +176,26 @@ func (m *Server) dropStaleNames(in *gofs.Inode) {
 			}
 		}
 	}
+}
+
+// settle makes sh's version the own of n, a node of a write that ended
+// (entryNode.w), when no read beside the write and no reader is open on
+// it (waiting up to adoptWait, as adopt), and drops the kernel's pages
+// and attributes of the node, which were the write's; it reports whether
+// it did. n.openMu is held.
+func (n *entryNode) settle(sh *index.SigHandle) bool {
+	for deadline := time.Now().Add(adoptWait); n.beside.Load() > 0 || n.readers.Load() > 0; {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+	id := sh.ID()
+	n.ident.Store(&id)
+	n.ver.Store(sh.Version())
+	n.w.Store(nil)
+	n.EmbeddedInode().NotifyContent(0, 0)
+	return true
 }
 
 // adoptWait is how long an adoption waits for the descriptors that hold

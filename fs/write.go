@@ -26,6 +26,11 @@ import (
 // the PUT its close sends. So 4 such files fit, and 24 do not.
 const MaxWriteBuffers = 256 << 20
 
+// writeGen marks the generation of a node that stands for a write's bytes
+// (writeHandle.gen): a signature's versions (index.SigVersion) count up
+// from 0 and never reach it.
+const writeGen = 1 << 63
+
 // writeBudget is what the open write handles of a mount hold of
 // MaxWriteBuffers.
 type writeBudget struct {
@@ -65,6 +70,11 @@ type writeHandle struct {
 
 	parent *gofs.Inode // Create only: told to forget the name if it never lands; read-only
 	name   string      // read-only
+	node   *entryNode  // the node opened for writing (or created); read-only once the handle is pending
+	// gen is the generation of the nodes that stand for the write's bytes
+	// (a lookup's while it is in progress, Create's: entryNode.w): one
+	// no version has (writeGen). Read-only.
+	gen uint64
 
 	size atomic.Int64 // atomic: len(buf), read by stat without the lock
 	// settled: a commit landed and nothing was written or truncated
@@ -91,6 +101,13 @@ type writeHandle struct {
 	// seen. See Flush.
 	writers map[uint32]bool
 	tgids   map[uint32]uint32
+	// besideReaders counts the reads open beside the write (besideHandle),
+	// which read buf; besideNodes are the nodes they opened. released:
+	// the kernel released the write; buf and its share of the budget go
+	// when no reader beside it is left either (freeLocked). Guarded by mu.
+	besideReaders int
+	besideNodes   []*entryNode
+	released      bool
 }
 
 var (
@@ -101,23 +118,39 @@ var (
 	_ = (gofs.FileReleaser)((*writeHandle)(nil))
 )
 
-func (m *Server) newWriteHandle(p string, e format.Entry, flags uint32, created bool) *writeHandle {
-	h := &writeHandle{m: m, path: p, e: e, created: created, append: flags&syscall.O_APPEND != 0}
+// newWriteHandle makes the handle of node n's file opened for writing
+// (created: by Create, which adds it to the pending writes itself).
+func (m *Server) newWriteHandle(p string, e format.Entry, n *entryNode, flags uint32, created bool) *writeHandle {
+	h := &writeHandle{m: m, path: p, e: e, node: n, created: created, append: flags&syscall.O_APPEND != 0,
+		gen: writeGen | m.wgens.Add(1)}
 	// An index entry is empty, and a created file starts empty: nothing to
 	// read. An existing signature is read only if a write needs its bytes
 	// (O_TRUNC truncates it first, so cp over it reads nothing).
 	trunc := flags&syscall.O_TRUNC != 0 && e.Kind == format.KindSig
 	h.loaded = created || trunc || e.Kind != format.KindSig
 	h.dirty = created || trunc
-	if created || trunc {
-		h.size.Store(0)
-	} else {
-		h.size.Store(-1)
-	}
+	h.size.Store(-1)
 	if !created {
 		m.pending.add(p, h)
 	}
+	if created || trunc {
+		h.setSize(0)
+	}
 	return h
+}
+
+// setSize stores the size of buf. The first (from -1: an existing
+// signature's bytes not loaded) is when the write begins to stand for the
+// name (beside.go): a node whose version descriptors hold has its name
+// dropped then, so that a stat by path looks it up and gets the write's
+// node, not the size go-fuse's lent handle of theirs would say.
+func (h *writeHandle) setSize(n int64) {
+	if h.size.Swap(n) >= 0 || h.created || h.e.Kind != format.KindSig {
+		return
+	}
+	if node := h.node; node != nil && node.readers.Load() > 0 {
+		go h.m.dropName(h.path) // not from inside the request: sigChanged
+	}
 }
 
 // load reads an existing signature's bytes before a partial write.
@@ -133,7 +166,7 @@ func (h *writeHandle) loadLocked(ctx context.Context) syscall.Errno {
 		return errno
 	}
 	h.buf, h.loaded = data, true
-	h.size.Store(int64(len(h.buf)))
+	h.setSize(int64(len(h.buf)))
 	return 0
 }
 
@@ -168,7 +201,7 @@ func (h *writeHandle) Write(ctx context.Context, data []byte, off int64) (uint32
 	copy(h.buf[off:], data)
 	h.dirty = true
 	h.settled.Store(false)
-	h.size.Store(int64(len(h.buf)))
+	h.setSize(int64(len(h.buf)))
 	return uint32(len(data)), 0
 }
 
@@ -233,7 +266,7 @@ func (h *writeHandle) truncate(ctx context.Context, size uint64) syscall.Errno {
 	}
 	h.dirty = true
 	h.settled.Store(false)
-	h.size.Store(int64(len(h.buf)))
+	h.setSize(int64(len(h.buf)))
 	return 0
 }
 
@@ -265,13 +298,20 @@ func (h *writeHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.Re
 func (h *writeHandle) Flush(ctx context.Context) syscall.Errno {
 	defer h.m.ops.start(opFlush)()
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if len(h.writers) > 0 {
 		if tg := h.tgidLocked(ctx); tg != 0 && !h.writers[tg] {
+			h.mu.Unlock()
 			return 0
 		}
 	}
-	return h.commitLocked()
+	errno := h.commitLocked()
+	h.mu.Unlock()
+	if errno != 0 {
+		// Refused, failed or empty: the name is the store's version
+		// again, before close returns (beside.go).
+		h.dropKernelCopies()
+	}
+	return errno
 }
 
 // wroteLocked records the process of a write or a truncate (see Flush).
@@ -363,9 +403,14 @@ func (h *writeHandle) Release(ctx context.Context) syscall.Errno {
 	if !landed && !refused && h.e.Kind == format.KindSig && len(h.buf) == 0 && errno == syscall.EINVAL {
 		h.m.logf("oxyfs: write /%s: a signature needs bytes; nothing written (EINVAL)", h.path)
 	}
-	h.holdLocked(0)
-	h.buf = nil
+	h.released = true
+	h.freeLocked()
 	h.mu.Unlock()
+	if errno != 0 {
+		// What no flush reported (none came): from a goroutine, as the
+		// notices below — the kernel may wait for this RELEASE.
+		go h.dropKernelCopies()
+	}
 	h.m.pending.remove(h.path, h)
 	if !landed && !refused && !h.created && h.e.Kind == format.KindSig {
 		// As at a refusal (which asked already, refuseLocked; a refresh
@@ -385,6 +430,16 @@ func (h *writeHandle) Release(ctx context.Context) syscall.Errno {
 		}()
 	}
 	return errno
+}
+
+// freeLocked gives back the buffer and its share of the budget once the
+// kernel released the write and no reader beside it is left (beside.go).
+// h.mu is held.
+func (h *writeHandle) freeLocked() {
+	if h.released && h.besideReaders == 0 {
+		h.holdLocked(0)
+		h.buf = nil
+	}
 }
 
 // put writes one entry, returning the errno close reports. Its cause is
@@ -490,6 +545,23 @@ func (p *pendingWrites) writing(path string) *writeHandle {
 		}
 	}
 	return nil
+}
+
+// look returns, under one holding of the lock, writing's handle for path
+// and whether get's would be one (a write is open on it, refused or not).
+func (p *pendingWrites) look(path string) (writing *writeHandle, open bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	hs := p.m[path]
+	for i := len(hs) - 1; i >= 0; i-- {
+		if hs[i].size.Load() >= 0 {
+			open = true
+			if writing == nil && !hs[i].dead.Load() {
+				writing = hs[i]
+			}
+		}
+	}
+	return writing, open
 }
 
 // live reports whether h may still write (no write of it was refused).

@@ -173,10 +173,12 @@
 // SigState is all of it at one moment, with no request, under one lock: the
 // version, when it began, and — when the bytes were read or written since —
 // their size, their key's time and their identity (size and digest). A
-// mount takes it once per LOOKUP, and in a GETATTR before and (when the
-// size had to be read) after the read (fs), where asking SigVersion,
-// SigIdentity and the size one by one could pair one version with another's
-// size. An OPEN still asks SigVersion and SigChangedAt on their own.
+// mount takes it once per kernel request — LOOKUP, GETATTR, OPEN — and once
+// more only after a read the request had to make (a GETATTR that learnt
+// the size, an OPEN whose bytes are of another version than its first
+// look) (fs: entry.go, look), where asking SigVersion, SigIdentity,
+// SigChangedAt and the size one by one could pair one version with
+// another's size or time.
 //
 // # Signatures, file by file
 //
