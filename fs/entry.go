@@ -75,12 +75,28 @@ type look struct {
 	// open: some write is open on the name, refused or not
 	// (pendingWrites.get): the kernel's size of it may be the write's.
 	open bool
+	// node is the index's node of the name and nodeErr its error, when
+	// the look asked (lookStat); nil: not asked.
+	node    *index.Node
+	nodeErr error
 }
 
 // look takes the request's look at n (see look).
 func (n *entryNode) look() look {
 	w, open := n.m.pending.look(n.path)
 	return look{st: n.m.ix.SigState(n.e), w: w, open: open}
+}
+
+// lookStat is look with the index's node of the name, for a request that
+// answers attributes (GETATTR): one question of the index (StatSig), the
+// node and the signature's state under one lock, and the pending writes'.
+func (n *entryNode) lookStat(ctx context.Context) look {
+	w, open := n.m.pending.look(n.path)
+	node, st, err := n.m.ix.StatSig(bg(ctx), n.path)
+	if n.e.Kind != format.KindSig {
+		st = index.SigState{}
+	}
+	return look{st: st, w: w, open: open, node: &node, nodeErr: err}
 }
 
 var (
@@ -119,7 +135,7 @@ func (n *entryNode) size(ctx context.Context, q look) (sized, syscall.Errno) {
 	if q.w != nil && !q.w.settled.Load() {
 		return sized{size: q.w.size.Load()}, 0
 	}
-	node, err := m.ix.Stat(bg(ctx), n.path)
+	node, err := q.stat(ctx, n)
 	if err != nil {
 		return sized{}, m.errno("stat", n.path, err)
 	}
@@ -134,6 +150,15 @@ func (n *entryNode) size(ctx context.Context, q look) (sized, syscall.Errno) {
 		return sized{missing: errors.Is(err, index.ErrListedMissing)}, m.errno("stat", n.path, err)
 	}
 	return sized{size: sz, mod: mod, known: true, read: true}, 0
+}
+
+// stat is the index's node of n's name: the look's when it asked
+// (lookStat), else asked now.
+func (q look) stat(ctx context.Context, n *entryNode) (index.Node, error) {
+	if q.node != nil {
+		return *q.node, q.nodeErr
+	}
+	return n.m.ix.Stat(bg(ctx), n.path)
 }
 
 // Getattr answers from one look at the signature (look; one more after a
@@ -153,7 +178,7 @@ func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.At
 		out.SetTimeout(n.m.attrTTL)
 		return 0
 	}
-	q, errno := n.getattr(ctx, n.look(), out)
+	q, errno := n.getattr(ctx, n.lookStat(ctx), out)
 	if errno != syscall.ESTALE || n.e.Kind != format.KindSig {
 		return errno
 	}
@@ -291,7 +316,7 @@ func (n *entryNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.Set
 			}
 		}
 	}
-	_, errno := n.getattr(ctx, n.look(), out)
+	_, errno := n.getattr(ctx, n.lookStat(ctx), out)
 	return errno
 }
 

@@ -107,7 +107,7 @@ func (w *invalidation) dir(in *gofs.Inode, d *dirNode) {
 			}
 			continue
 		}
-		n, err := m.ix.Stat(w.ctx, p)
+		n, err := m.ix.StatHeld(w.ctx, p) // not a user's stat: read-ahead is not told
 		if err != nil {
 			if isNotExist(err) && !m.virt.has(p) && m.pending.get(p) == nil {
 				in.NotifyEntry(name)

@@ -139,3 +139,44 @@ func TestWalkWithoutStatsPrefetchesNothing(t *testing.T) {
 		t.Fatalf("find and ls -R sent %v", d)
 	}
 }
+
+// TestRefreshChecksOfHeldNamesArmNoPrefetch: after a refresh the mount
+// asks the index about every name the kernel holds (Invalidate); that is
+// not a user's stat, so a walk that stats nothing afterwards still sends
+// no request. Before, the check counted as stats (index.Stat told
+// read-ahead), and the next listing of a directory of signatures fetched
+// all of them.
+func TestRefreshChecksOfHeldNamesArmNoPrefetch(t *testing.T) {
+	st, first, last := statPrefetchStore(t, 4, 3)
+	ix := openReadAhead(t, st)
+	srv, _ := testMount(t, ix, Options{})
+	// The kernel holds the names of last's directory (a stat each), and
+	// the listing of first's that follows fetches first's signatures:
+	// stats follow listings. Then nothing is armed.
+	checkSizes(t, srv, last)
+	base := st.Counts()
+	if _, err := os.ReadDir(filepath.Dir(srv.path(first[0]))); err != nil {
+		t.Fatal(err)
+	}
+	waitGets(st, base, int64(len(first)))
+	// A refresh that changed the tree (a new signature), so the mount
+	// checks the names the kernel holds.
+	added := storefixture.Ent(format.KindSig, "30cc", "added")
+	storefixture.PutEntries(t, st, added)
+	storefixture.WriteJournal(t, st, 0, added)
+	gen := ix.Generation()
+	refreshed(t, ix, srv)
+	if ix.Generation() == gen {
+		t.Fatal("the refresh did not change the view")
+	}
+	filler := storefixture.Ent(format.KindSig, "200001", "filler")
+	d := storefixture.Delta(st, func() {
+		if _, err := os.ReadDir(filepath.Dir(srv.path(filler))); err != nil {
+			t.Fatal(err)
+		}
+		ix.Close() // whatever read-ahead started has ended
+	})
+	if d.Total() != 0 {
+		t.Fatalf("a listing after a refresh, with no stat since the last listing, sent %v", d)
+	}
+}

@@ -248,21 +248,6 @@ func (d *dirNode) newFile(ctx context.Context, p string, e format.Entry, size in
 	return in
 }
 
-// sigState is the state of the signature name in d stands for, if it is
-// one (index.SigState; the zero state else), taken once per lookup before
-// the Stat of its name: the size the Stat gives is not older than the
-// version.
-func (d *dirNode) sigState(name string) index.SigState {
-	if d.level != index.LevelObject {
-		return index.SigState{}
-	}
-	at, ok := d.child(name)
-	if !ok || at.Level != index.LevelEntry || at.Kind != format.KindSig {
-		return index.SigState{}
-	}
-	return d.m.ix.SigState(at.Entry())
-}
-
 func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	m := d.m
 	defer m.ops.start(opLookup)()
@@ -272,8 +257,9 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		return d.NewInode(ctx, &oxyDir{base: base{m: m}}, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: index.PathIno(oxyName)}), 0
 	}
 	p := index.JoinPath(d.path, name)
-	st := d.sigState(name)
-	n, err := m.ix.Stat(bg(ctx), p)
+	// One question of the index (StatSig): the name's node and, for a
+	// signature, its state (index.SigState) under one lock.
+	n, st, err := m.ix.StatSig(bg(ctx), p)
 	if err != nil {
 		if !isNotExist(err) {
 			return nil, m.errno("lookup", p, err)

@@ -131,12 +131,57 @@ func (ix *Index) ReadDir(ctx context.Context, dir string) ([]Node, error) {
 }
 
 // Stat describes one path of the tree. It never reads signature bytes; on a
-// folded store it sends no request.
+// folded store it sends no request. A stat of a signature tells read-ahead
+// (statprefetch.go: stats follow listings).
 func (ix *Index) Stat(ctx context.Context, p string) (Node, error) {
+	n, _, err := ix.stat(ctx, p, statOpts{})
+	return n, err
+}
+
+// StatSig is Stat with, for a signature's path, the signature's state of
+// the same moment: one question per kernel request (the mount's LOOKUP and
+// GETATTR). The state (SigState) is taken first, in one holding of
+// sigCache.mu, then the view is asked whether the path names an entry; the
+// node's size and time are the state's (Size -1 when not known), with no
+// second look at the cache. The state is returned with a path that names
+// nothing too (a name being created through the mount has a version).
+// Other paths have the zero SigState.
+func (ix *Index) StatSig(ctx context.Context, p string) (Node, SigState, error) {
+	return ix.stat(ctx, p, statOpts{})
+}
+
+// StatHeld is Stat for a name the kernel holds, asked after a refresh (the
+// mount's check of what to drop): not a user's stat, so read-ahead is not
+// told of it.
+func (ix *Index) StatHeld(ctx context.Context, p string) (Node, error) {
+	n, _, err := ix.stat(ctx, p, statOpts{held: true})
+	return n, err
+}
+
+// statOpts are stat's options.
+type statOpts struct {
+	held bool // not a user's stat: read-ahead is not told (StatHeld)
+}
+
+// stat is Stat, StatSig and StatHeld: the state of a signature's path
+// first (one holding of sigCache.mu), then the view.
+func (ix *Index) stat(ctx context.Context, p string, o statOpts) (Node, SigState, error) {
 	t, ok := ParsePath(p)
 	if !ok {
-		return Node{}, notExist("stat", p)
+		return Node{}, SigState{}, notExist("stat", p)
 	}
+	var st SigState
+	sig := t.Level == LevelEntry && t.Kind == format.KindSig
+	if sig {
+		st = ix.sigs.state(format.Entry{Kind: t.Kind, Object: t.Object, Value: t.Value})
+	}
+	n, err := ix.statIn(ctx, p, t, st, o)
+	return n, st, err
+}
+
+// statIn is stat of path p, parsed as t, with st the state of a
+// signature's path.
+func (ix *Index) statIn(ctx context.Context, p string, t Path, st SigState, o statOpts) (Node, error) {
 	v, err := ix.current(ctx)
 	if err != nil {
 		return Node{}, err
@@ -179,10 +224,13 @@ func (ix *Index) Stat(ctx context.Context, p string) (Node, error) {
 		if t.Level == LevelLink {
 			return Node{Name: t.Object, Type: NodeSymlink, Target: linkTarget(t.Object, t.Value), Ino: PathIno(p)}, nil
 		}
-		if e.Kind == format.KindSig {
+		if e.Kind == format.KindSig && !o.held {
 			ix.ra.sigStated(v, e) // stats follow listings (statprefetch.go)
 		}
 		parent, _ := SplitPath(p)
+		if e.Kind == format.KindSig && se.sig == nil {
+			return ix.sigNode(parent, e, se, st), nil
+		}
 		return ix.fileNode(parent, e, se), nil
 	case LevelSigner:
 		if v.pc == nil {
@@ -206,6 +254,12 @@ type entrySource struct {
 	val    string
 	source string
 	sig    []byte // legacy signatures only
+}
+
+// sigNode is the node of a signature entry whose bytes are its key's, its
+// size and time those of st, the signature's state.
+func (ix *Index) sigNode(dir string, e format.Entry, s entrySource, st SigState) Node {
+	return Node{Name: e.Value, Type: NodeFile, Entry: e, Ino: ChildIno(dir, e.Value), Source: s.source, Size: st.Size, ModTime: st.ModTime}
 }
 
 func (ix *Index) fileNode(dir string, e format.Entry, s entrySource) Node {
