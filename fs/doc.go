@@ -56,8 +56,11 @@
 // an older node of the same number, so sizes are asked of the index afresh.
 // Each LOOKUP, GETATTR and OPEN of a signature takes one look at it
 // (entry.go, look): what the index knows of it (index.SigState: version,
-// identity, size, time, under one lock) and the write this mount has open
-// on the name (pendingWrites.look, under its lock), and decides from it;
+// identity, size, time, under one lock; a LOOKUP and a GETATTR ask
+// index.StatSig, which gives the name's node with that state, its size the
+// state's, in the same one holding of the lock) and the write this mount
+// has open on the name (pendingWrites.look, under its lock), and decides
+// from it;
 // only a request that had to read the signature — a GETATTR that learnt the
 // size, an OPEN whose bytes are another version's than the look's — asks
 // the index's state once more, after the read (and an OPEN whose look

@@ -113,12 +113,13 @@
 // with a probe at the floor every 2048 GETs to re-learn the unqueued round
 // trip. Far from the server the depth grows until the wire is no longer
 // the bound, or to that cap; next to it, a handful. ReadDir and
-// Stat never trigger it, but listings do when stats follow them
+// Stat do not trigger it, but listings do when stats follow them
 // (statprefetch.go): SigsListed, told by the mount of a listing of
 // sig/<hh>/<rest>/, schedules that directory's signatures and the window
 // after them when a signature was stated (Stat) since the previous such
 // listing, else at the first Stat of one of them; a walk that stats no
-// signature (find -type f, ls -R) sends nothing. Readers and read-ahead share one GET per key; a
+// signature (find -type f, ls -R) sends nothing; StatHeld (the mount's
+// check of held names after a refresh) is not a stat. Readers and read-ahead share one GET per key; a
 // key the reader overtook is not fetched; Close cancels what is in flight.
 //
 // # Shared reads
@@ -176,7 +177,9 @@
 // mount takes it once per kernel request — LOOKUP, GETATTR, OPEN — and once
 // more only after a read the request had to make (a GETATTR that learnt
 // the size, an OPEN whose bytes are of another version than its first
-// look) (fs: entry.go, look), where asking SigVersion, SigIdentity,
+// look) (fs: entry.go, look; a LOOKUP's and a GETATTR's is StatSig, the
+// name's node with its state, its size the state's, in one holding of the
+// lock), where asking SigVersion, SigIdentity,
 // SigChangedAt and the size one by one could pair one version with
 // another's size or time.
 //

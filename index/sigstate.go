@@ -137,8 +137,9 @@ func (ix *Index) SigVersion(e format.Entry) uint64 {
 // no request, taken under one lock (sigCache.mu): its version, when that
 // version began, and, when its bytes were read or written since, their
 // size, their key's time and their identity. A mount asks it once per
-// kernel request (fs: Lookup, Getattr, Open; once more after a read the
-// request made), where it asked SigVersion, SigIdentity, SigChangedAt and
+// kernel request (fs: Open asks it, Lookup and Getattr ask StatSig, which
+// gives it with the name's node; once more after a read the request made),
+// where it asked SigVersion, SigIdentity, SigChangedAt and
 // the size one by one, each under the lock again: the fields of one
 // SigState agree — Size is the size of Version's bytes, ChangedAt when
 // Version began.
