@@ -229,6 +229,9 @@ func (d *listDecode) kindStarts(kind format.Kind, c *keyChunk, obLen, valLen int
 		d.r.kinds[d.kind].finish()
 	}
 	d.kind = int(kind)
+	if kind == lastKind {
+		d.b.vt.trimLeavingRoom()
+	}
 	if kind == lastKind && c.lastAt >= 0 {
 		line := len(kind.Prefix()) + 2*obLen + 2 + valLen + 1 // "sig/" hh "/" rest "/" value "\n"
 		d.sizer.begin(&d.r.kinds[kind], d.textSize, c.lastAt, line, obLen)
@@ -240,7 +243,7 @@ func (d *listDecode) result() *decodedList {
 	for k := range d.r.kinds {
 		d.r.kinds[k].finish()
 	}
-	d.b.vt.compact()
+	d.b.vt.trimDecoded()
 	out := &decodedList{name: d.name, src: d.src, r: d.r, vt: d.b.vt, keys: d.keys, text: d.text, mal: d.mal}
 	out.interned = make([]uint32, 0, len(d.b.m))
 	for _, id := range d.b.m {

@@ -128,6 +128,21 @@ func (t *vtab) compact() {
 	t.arena, t.off, t.hexed = slices.Clip(exact(t.arena)), exact(t.off), exact(t.hexed)
 }
 
+// trimLeavingRoom trims the own values' arrays to their length and a
+// thirty-second more (a list's decode, as its last kind starts: its values,
+// signers, are mostly in the table already), so the copy is made while
+// the decoder still works, and trimDecoded at the end finds little slack.
+func (t *vtab) trimLeavingRoom() {
+	t.arena = slices.Grow(exact(t.arena), len(t.arena)/32+4096)
+	t.off = slices.Grow(exact(t.off), len(t.off)/32+256)
+}
+
+// trimDecoded is compact for a decoded list's own table: an array whose
+// slack is small is kept (tight), not copied.
+func (t *vtab) trimDecoded() {
+	t.arena, t.off, t.hexed = tight(t.arena), tight(t.off), exact(t.hexed)
+}
+
 // bytes is what the table holds, its base's included (mapped or not).
 func (t *vtab) bytes() int64 {
 	n := int64(cap(t.arena)) + 4*int64(cap(t.off)) + 8*int64(cap(t.hexed))
