@@ -133,8 +133,19 @@ func (t *vtab) compact() {
 // signers, are mostly in the table already), so the copy is made while
 // the decoder still works, and trimDecoded at the end finds little slack.
 func (t *vtab) trimLeavingRoom() {
-	t.arena = slices.Grow(exact(t.arena), len(t.arena)/32+4096)
-	t.off = slices.Grow(exact(t.off), len(t.off)/32+256)
+	t.arena = withRoom(t.arena, len(t.arena)/32+4096)
+	t.off = withRoom(t.off, len(t.off)/32+256)
+}
+
+// withRoom returns s in a slice of room more capacity than its length: a
+// copy, unless it has that much or less already.
+func withRoom[T any](s []T, room int) []T {
+	if cap(s)-len(s) <= room {
+		return s
+	}
+	out := make([]T, len(s), len(s)+room)
+	copy(out, s)
+	return out
 }
 
 // trimDecoded is compact for a decoded list's own table: an array whose
