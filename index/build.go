@@ -1,15 +1,12 @@
 package index
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
-
-	"github.com/klauspost/compress/zstd"
 
 	"github.com/oxyfs/oxyfs/store/format"
 )
@@ -156,179 +153,6 @@ func (b *builder) addSource(name string) uint8 {
 
 var errUnsorted = errors.New("keys of a kind are not in key order")
 
-// decodedList is one entry list decoded on its own: its entries in the ids
-// of a value table of its own, as decodeEntryList made them or the list
-// cache mapped them (listcache.go). It is never written after it is made:
-// the set an open builds may share its arrays (builder.adopt), and the
-// cache writes it to disk beside.
-type decodedList struct {
-	name     string
-	src      uint8     // the source id its srcs hold
-	r        *run      // trimmed (kindSet.finish)
-	vt       vtab      // its values; no base
-	interned []uint32  // ids of vt the map gave (signers, runners, certificate ids), ascending
-	keys     int       // keys of the list, malformed ones included
-	text     int64     // the length of its text (.oxy/lists: listTexts)
-	mal      malformed // n == 0: none
-	pin      *listMap  // the mapping its arrays are in; nil: the heap
-}
-
-// listDecode is one decodeEntryList: the decoder goroutine (split) hands
-// chunks of split keys to the builder (build) over chunks.
-type listDecode struct {
-	b        *builder // the list's own: its value table and map
-	r        *run
-	src      uint8
-	name     string
-	textSize int64 // declared by the zstd frame (0: unknown)
-	keys     int   // keys the decoder met (set before decErr is sent)
-	keys0    int   // keys held before this list (maxKeys counts them)
-	maxKeys  int   // 0: no cap
-	text     int64 // set before decErr is sent
-	mal      malformed
-	chunks   chan *keyChunk
-	free     chan *keyChunk
-	stop     chan struct{}
-	decErr   chan error
-	buildErr error
-}
-
-// decodeEntryList decodes one entry list, read from body as it arrives (or
-// from memory: bytes.NewReader), into a decodedList of source src with a
-// value table of its own. keys is how many keys the lists before it held,
-// which count with its own against maxKeys (0: no cap). A malformed key is
-// skipped and counted; a list that does not decode is an error wrapping
-// format.ErrCorrupt.
-//
-// Decompression and building run in two goroutines: the decoder splits
-// each key (format.SplitKey) and copies its kind, packed object id and value
-// into chunks of about chunkBytes, which it hands over, so on two cores the
-// zstd work and the splitting run beside the build.
-func decodeEntryList(src uint8, name string, body io.Reader, keys, maxKeys int) (*decodedList, error) {
-	br := bufio.NewReaderSize(body, 64<<10)
-	d := &listDecode{b: newBuilder(), r: &run{}, src: src, name: name, textSize: declaredSize(br),
-		keys0: keys, maxKeys: maxKeys, mal: malformed{where: name},
-		chunks: make(chan *keyChunk, 4), free: make(chan *keyChunk, 6), stop: make(chan struct{}), decErr: make(chan error, 1)}
-	go d.split(br)
-	for c := range d.chunks {
-		d.build(c)
-	}
-	err := <-d.decErr
-	if d.buildErr != nil {
-		err = d.buildErr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read entry list %q: %w", name, err)
-	}
-	return d.result(), nil
-}
-
-// split decodes the list's text and splits its keys into chunks (the
-// decoder goroutine).
-func (d *listDecode) split(body io.Reader) {
-	var objBuf [format.MaxObjectBytes]byte
-	cur := newKeyChunk()
-	at := int64(len(format.EntryListHeader) + 1) // the text's offset of the next key
-	_, text, err := format.DecodeEntryListFrom(body, func(key []byte) error {
-		if len(cur.ends) == 0 {
-			cur.at = at
-		}
-		at += int64(len(key)) + 1
-		if d.keys++; d.maxKeys > 0 && d.keys0+d.keys > d.maxKeys {
-			return fmt.Errorf("%w: more than %d", errLiveKeys, d.maxKeys)
-		}
-		if kind, ob, val, ok := format.SplitKey(key, &objBuf); ok {
-			cur.buf = append(append(append(cur.buf, byte(kind), byte(len(ob))), ob...), val...)
-		} else {
-			cur.buf = append(append(cur.buf, malformedKey), key...)
-		}
-		cur.ends = append(cur.ends, uint32(len(cur.buf)))
-		if len(cur.buf) < chunkBytes {
-			return nil
-		}
-		var ok bool
-		if cur, ok = d.handOver(cur); !ok {
-			return errStopped
-		}
-		return nil
-	})
-	if err == nil && len(cur.ends) > 0 {
-		d.chunks <- cur
-	}
-	d.text = text
-	close(d.chunks)
-	d.decErr <- err
-}
-
-// handOver sends a full chunk to the builder and returns an empty one (a
-// freed one when there is); false: the builder stopped.
-func (d *listDecode) handOver(c *keyChunk) (*keyChunk, bool) {
-	select {
-	case d.chunks <- c:
-	case <-d.stop:
-		return nil, false
-	}
-	select {
-	case c = <-d.free:
-		c.buf, c.ends = c.buf[:0], c.ends[:0]
-		return c, true
-	default:
-		return newKeyChunk(), true
-	}
-}
-
-// build adds a chunk's keys to the run (the caller's goroutine). Keys out
-// of order stop the decoder.
-func (d *listDecode) build(c *keyChunk) {
-	defer func() {
-		select {
-		case d.free <- c:
-		default:
-		}
-	}()
-	start := uint32(0)
-	for _, end := range c.ends {
-		rec := c.buf[start:end]
-		start = end
-		if d.buildErr != nil {
-			return
-		}
-		if rec[0] == malformedKey {
-			d.mal.add(rec[1:])
-			continue
-		}
-		kind, ob := format.Kind(rec[0]), rec[2:2+rec[1]]
-		val := rec[2+rec[1]:]
-		k := &d.r.kinds[kind]
-		if kind == lastKind && k.nObj() == 0 && d.textSize > c.at {
-			// The rest of the list is this kind's: size its arrays
-			// for it (the set trims them), rather than grow them.
-			line := len(kind.Prefix()) + 2*len(ob) + 2 + len(val) + 1 // "sig/" hh "/" rest "/" value "\n"
-			k.reserve(int((d.textSize-c.at)/int64(line)), len(ob))
-		}
-		if !k.add(ob, d.b.internOf(kind, val), d.src) {
-			key := append(format.AppendObjectPrefix(nil, kind, ob), val...)
-			d.buildErr = fmt.Errorf("%w: %w at %q", format.ErrCorrupt, errUnsorted, key)
-			close(d.stop)
-		}
-	}
-}
-
-// result trims what the decode built into a decodedList.
-func (d *listDecode) result() *decodedList {
-	for k := range d.r.kinds {
-		d.r.kinds[k].finish()
-	}
-	d.b.vt.compact()
-	out := &decodedList{name: d.name, src: d.src, r: d.r, vt: d.b.vt, keys: d.keys, text: d.text, mal: d.mal}
-	out.interned = make([]uint32, 0, len(d.b.m))
-	for _, id := range d.b.m {
-		out.interned = append(out.interned, id)
-	}
-	slices.Sort(out.interned)
-	return out
-}
-
 // decodeList decodes one list (decodeEntryList, within b's cap on keys)
 // and adopts it into b.
 func (b *builder) decodeList(src uint8, name string, body io.Reader) (*run, error) {
@@ -407,63 +231,6 @@ func withSource(r *run, src uint8) *run {
 		out.kinds[k].srcs = srcs
 	}
 	return out
-}
-
-// chunkBytes is the size of the chunks of keys decodeList hands over.
-const chunkBytes = 256 << 10
-
-// keyChunk is a run of split keys, back to back; ends[i] ends key i: its
-// kind, the length of its packed object id, the id, then its value; or
-// malformedKey and the key as it came.
-type keyChunk struct {
-	buf  []byte
-	ends []uint32
-	at   int64 // the offset in the list's text of its first key
-}
-
-// newKeyChunk returns a chunk sized for chunkBytes of keys of about 80
-// bytes, so it is allocated once rather than grown.
-func newKeyChunk() *keyChunk {
-	return &keyChunk{buf: make([]byte, 0, chunkBytes+2*format.MaxEntryListLine), ends: make([]uint32, 0, chunkBytes/64)}
-}
-
-// lastKind is the kind whose keys sort last: in a list, every key after
-// its first is its.
-var lastKind = func() format.Kind {
-	last := format.Kinds[0]
-	for _, k := range format.Kinds {
-		if k.Prefix() > last.Prefix() {
-			last = k
-		}
-	}
-	return last
-}()
-
-// declaredSize is the size of the text a list's zstd frame declares, from
-// its header (0: none, or not a frame: the decode will say).
-func declaredSize(br *bufio.Reader) int64 {
-	head, _ := br.Peek(zstd.HeaderMaxSize)
-	var h zstd.Header
-	if h.Decode(head) != nil || !h.HasFCS || h.FrameContentSize > uint64(format.MaxEntryListSize) {
-		return 0
-	}
-	return int64(h.FrameContentSize)
-}
-
-// malformedKey marks a key of a keyChunk that SplitKey refused.
-const malformedKey = 0xff
-
-var errStopped = errors.New("stopped")
-
-func (m *malformed) add(key []byte) {
-	m.n++
-	if m.n == 1 {
-		_, err := format.ParseKey(string(key))
-		if err == nil {
-			err = errors.New("malformed")
-		}
-		m.first = err.Error()
-	}
 }
 
 // mergeRuns merges runs into one, smallest first so a big complete list is

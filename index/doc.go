@@ -311,15 +311,20 @@
 // values, 87 B of key text per entry), as the heap the loaded index keeps
 // per entry (after GC) and over the key text of the set's entries:
 //
-//	clean folded store (one complete list)    1e5: 39.2 B 0.45   1e6: 38.7 B 0.44   1e7: 38.6 B 0.44
-//	right after a fold, its lines folded      1e5: 39.3 B 0.45   1e6: 38.8 B 0.45   1e7: 38.7 B 0.44
+//	clean folded store (one complete list)    1e5: 39.2 B 0.45   1e6: 39.5 B 0.45   1e7: 38.6 B 0.44
+//	right after a fold, its lines folded      1e5: 39.3 B 0.45   1e6: 39.0 B 0.45   1e7: 38.7 B 0.44
 //	1,000 unfolded lines beside the list      1e5: 39.4 B 0.45
 //	half the entries unfolded lines           1e5: 41.5 B 0.48
 //	10 partial lists beside a complete one    1e5: 39.4 B 0.45
-//	signatures only, 16 signers               1e6: 41.0 B 0.52
+//	signatures only, 16 signers               1e6: 42.3 B 0.53
 //	not folded (journal only: its own set)    1e5: 43.5 B 0.50
 //
-// (at 1e7 the journal holds the last 1e6 lines: its cap is ~2.5e6). Before
+// (at 1e7 the journal holds the last 1e6 lines: its cap is ~2.5e6). The
+// 1e6 figures of the first, second and sixth rows are from after the last
+// kind's arrays kept their slack (listsizer.go: 38.7, 38.8 and 41.0 B
+// before, +0.8, +0.2 and +1.2 B); the others from before, which it raises
+// by as much at most (a set merged from several runs is copied, trimmed,
+// as it was). Before
 // the view dropped the journal's lines: 204 B, 195 B, 116 B, 122 B and 152 B
 // in the states whose journal is long. Status.MemoryBytes is the
 // sum of the arrays' capacities, the marks' included.
@@ -362,9 +367,17 @@
 //
 // Loading decodes each list once, in key order, straight into the arrays
 // (keys of a list come sorted, so no sort is needed), from its body as it
-// arrives; zstd decompression and the split of each key (format.SplitKey)
-// run in a second goroutine that hands over chunks of split keys, so the
-// build goroutine only interns values and appends. Each list is decoded
+// arrives, in three goroutines that hand chunks of 256 KiB of keys on
+// (listdecode.go): zstd decompression and the list's line checks, the
+// split of each key (format.SplitKey, in place in the chunk), and the
+// build, which only interns values and appends; each is about a third of
+// the decode's CPU, so on two cores none waits on one doing two thirds.
+// The arrays of the kind whose keys sort last (sig, most of a list) are
+// sized once from a sample of its first 32,768 keys and the text the
+// frame declares (listsizer.go), and kept with their slack (at most a
+// sixteenth; about 3%) rather than copied to trim it; an earlier kind is
+// trimmed when the next begins, and the value table as the last begins,
+// while the decoder still works, not after it. Each list is decoded
 // into a value table of its own (decodeEntryList); the open then adopts
 // them, the one with the most values first: its table becomes the base of
 // the set's (vtab.base, shared, not copied) and its arrays the run's; the

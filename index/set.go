@@ -128,6 +128,32 @@ func (t *vtab) compact() {
 	t.arena, t.off, t.hexed = slices.Clip(exact(t.arena)), exact(t.off), exact(t.hexed)
 }
 
+// trimLeavingRoom trims the own values' arrays to their length and a
+// thirty-second more (a list's decode, as its last kind starts: its values,
+// signers, are mostly in the table already), so the copy is made while
+// the decoder still works, and trimDecoded at the end finds little slack.
+func (t *vtab) trimLeavingRoom() {
+	t.arena = withRoom(t.arena, len(t.arena)/32+4096)
+	t.off = withRoom(t.off, len(t.off)/32+256)
+}
+
+// withRoom returns s in a slice of room more capacity than its length: a
+// copy, unless it has that much or less already.
+func withRoom[T any](s []T, room int) []T {
+	if cap(s)-len(s) <= room {
+		return s
+	}
+	out := make([]T, len(s), len(s)+room)
+	copy(out, s)
+	return out
+}
+
+// trimDecoded is compact for a decoded list's own table: an array whose
+// slack is small is kept (tight), not copied.
+func (t *vtab) trimDecoded() {
+	t.arena, t.off, t.hexed = tight(t.arena), tight(t.off), exact(t.hexed)
+}
+
 // bytes is what the table holds, its base's included (mapped or not).
 func (t *vtab) bytes() int64 {
 	n := int64(cap(t.arena)) + 4*int64(cap(t.off)) + 8*int64(cap(t.hexed))
@@ -166,6 +192,10 @@ type kindSet struct {
 	vals   []uint32 // value ids, per entry
 	srcs   []uint8  // source ids, per entry (entrySet.srcNames)
 	hh     [257]uint32
+	// sized: the arrays were sized for the rest of a list from a sample
+	// (lastKindSizer), so finish keeps a small slack rather than copy
+	// them to trim it (tight).
+	sized bool
 }
 
 func (k *kindSet) nObj() int {
@@ -223,24 +253,27 @@ func (k *kindSet) add(ob []byte, val uint32, src uint8) bool {
 	return true
 }
 
-// reserve sizes an empty kindSet's arrays for about entries entries on as
-// many objects of objW bytes (at most: objects are fewer), with a quarter
-// more to spare, so appends do not grow them; finish trims what is left.
-func (k *kindSet) reserve(entries, objW int) {
-	entries = min(entries+entries/4, format.MaxEntryListKeys)
-	if entries <= 0 || k.nObj() > 0 {
-		return
-	}
-	k.objs = make([]byte, 0, entries*objW)
-	k.first = make([]uint32, 0, entries+1)
-	k.vals = make([]uint32, 0, entries)
-	k.srcs = make([]uint8, 0, entries)
+// reserveFor grows the arrays' capacity for entries more entries on
+// objects more objects of objW bytes (lastKindSizer), so appends do not
+// grow them; finish trims what is left unless it is little.
+func (k *kindSet) reserveFor(entries, objects, objW int) {
+	entries, objects = min(max(entries, 0), format.MaxEntryListKeys), min(max(objects, 0), format.MaxEntryListKeys)
+	k.objs = slices.Grow(k.objs, objects*objW)
+	k.first = slices.Grow(k.first, objects+1)
+	k.vals = slices.Grow(k.vals, entries)
+	k.srcs = slices.Grow(k.srcs, entries)
 }
 
-// finish trims the arrays to their length and indexes the hh boundaries.
+// finish trims the arrays to their length (those a sample sized, only if
+// their slack is not small: tight) and indexes the hh boundaries.
 func (k *kindSet) finish() {
-	k.objs, k.objOff, k.first = exact(k.objs), exact(k.objOff), exact(k.first)
-	k.vals, k.srcs = exact(k.vals), exact(k.srcs)
+	trim := exact[byte]
+	trim32 := exact[uint32]
+	if k.sized {
+		trim, trim32 = tight[byte], tight[uint32]
+	}
+	k.objs, k.objOff, k.first = trim(k.objs), exact(k.objOff), trim32(k.first)
+	k.vals, k.srcs = trim32(k.vals), trim(k.srcs)
 	n := k.nObj()
 	b := 0
 	for i := 0; i < n; i++ {
@@ -511,6 +544,17 @@ func grown[T any](s []T, n int) []T {
 		return s
 	}
 	return slices.Grow(s, max(n, len(s)))
+}
+
+// tight returns s, if its slack is at most a sixteenth of its length
+// (a sized array: lastKindSizer), else exact(s): the copy to trim a few
+// percent costs more than the few percent (a 10M-entry open spent a second
+// trimming), and the set's memory (memoryBytes: capacities) counts them.
+func tight[T any](s []T) []T {
+	if cap(s)-len(s) <= len(s)/16 {
+		return s
+	}
+	return exact(s)
 }
 
 // exact returns s in a slice of exactly its length, so no growth slack stays

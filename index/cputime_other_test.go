@@ -1,0 +1,11 @@
+//go:build !unix
+
+package index
+
+import (
+	"testing"
+	"time"
+)
+
+// cpuTime is 0 where getrusage is not: the benchmarks then report no CPU.
+func cpuTime(*testing.B) time.Duration { return 0 }

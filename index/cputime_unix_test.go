@@ -1,0 +1,20 @@
+//go:build unix
+
+package index
+
+import (
+	"syscall"
+	"testing"
+	"time"
+)
+
+// cpuTime is this process's CPU time so far, user and system: a
+// benchmark's CPU per entry, which its wall time on a shared machine
+// (or on more goroutines than cores) does not say.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
