@@ -57,7 +57,9 @@ func (s *sim) checkBytes() {
 		if len(w) == 0 {
 			continue
 		}
+		stop := s.inj.slow.unstall(k)
 		s.readerBytes(k, w)
+		stop()
 	}
 	if s.exactHandle != "" {
 		s.checkHeld()

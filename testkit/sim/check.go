@@ -6,6 +6,7 @@ import (
 	"maps"
 	"path"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/oxyfs/oxyfs/index"
@@ -202,14 +203,51 @@ func (s *sim) compareView(kind string, got, want map[string]bool) bool {
 	return false
 }
 
+// Cadence (doc.go "Checks"): a full check lists the bucket, reads the
+// records and opens a fresh index; in between, the checks read only what
+// an operation can have changed. Every PUT and DELETE reaches the bucket
+// through the fault injector's hooks (injector.written), and nothing else
+// writes it, so a key no request named is as the last check saw it.
+const fullCheckEvery = 8
+
+// isFullCheck reports whether this operation's check is a full one: every
+// fullCheckEvery operations, the run's last, and after a fault fired.
+func (s *sim) isFullCheck() bool {
+	return s.op%fullCheckEvery == 0 || s.op >= s.cfg.Ops || s.opFired > 0
+}
+
+// checkTime adds the time since *t to the check's part name (Result.OpTime
+// "check/<name>") and restarts *t.
+func (s *sim) checkTime(name string, t *time.Time) {
+	now := time.Now()
+	s.res.OpTime["check/"+name] += now.Sub(*t)
+	*t = now
+}
+
 // check runs every check after an operation.
 func (s *sim) check() {
 	ctx := s.ctx
-	sn, err := s.clean.ReadSnapshot(ctx)
-	if err != nil {
-		s.violate("observe", "snapshot: %v", err)
-		return
+	t := time.Now()
+	full := s.isFullCheck()
+	written := s.inj.takeWritten()
+	records := full || s.sn == nil // a key outside the six kinds written: the records, lists or journal may have changed
+	var entryWritten []string
+	for k := range written {
+		if isEntryKey(k) {
+			entryWritten = append(entryWritten, k)
+		} else {
+			records = true
+		}
 	}
+	if records {
+		sn, err := s.clean.ReadSnapshot(ctx)
+		if err != nil {
+			s.violate("observe", "snapshot: %v", err)
+			return
+		}
+		s.sn = sn
+	}
+	sn := s.sn
 	// Folded: as the model predicts; after a fault the store says.
 	switch {
 	case s.opFault == nil && sn.Folded() != s.m.folded:
@@ -224,6 +262,61 @@ func (s *sim) check() {
 	}
 
 	// The per-object keys are the truth: exactly the model's.
+	if full {
+		s.checkEntryKeys()
+	} else {
+		s.checkEntryKeysOf(entryWritten)
+	}
+	s.checkTime("store", &t)
+
+	want := s.m.expected()
+	// A fresh reader's view is the store's and the clock's: opened after
+	// every operation that wrote or moved the clock, and at the cadence.
+	if full || len(written) > 0 || s.opName == "clock" {
+		s.checkFresh(want)
+		s.res.FreshChecks++
+	}
+	s.checkTime("fresh", &t)
+	s.checkHandle(want)
+	s.checkTime("handle", &t)
+
+	obs := s.obs
+	obs.now = s.clk.NowMs()
+	if records {
+		var err error
+		if obs, err = s.observe(); err != nil {
+			s.violate("observe", "%v", err)
+			return
+		}
+	}
+	s.checkJournal(obs)
+	s.checkRetired(obs)
+	s.obs = obs
+	s.checkTime("store", &t)
+	if s.bs.hist != nil {
+		began := time.Now()
+		s.checkBytes()
+		s.res.OpTime["check-bytes"] += time.Since(began)
+		s.checkTime("bytes", &t)
+	}
+	if full {
+		s.res.FullChecks++
+	}
+}
+
+// isEntryKey reports whether key is under one of the six kinds' prefixes.
+func isEntryKey(key string) bool {
+	for _, kind := range format.Kinds {
+		if strings.HasPrefix(key, kind.Prefix()) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkEntryKeys lists the per-object keys in the bucket: exactly the
+// model's E.
+func (s *sim) checkEntryKeys() {
 	var entryKeys []string
 	for _, kind := range format.Kinds {
 		ks, err := s.listInner(kind.Prefix())
@@ -236,24 +329,42 @@ func (s *sim) check() {
 	if missing, extra := diff(setOf(slices.Collect(maps.Keys(s.m.e))), setOf(entryKeys)); len(missing)+len(extra) > 0 {
 		s.violate("entry-keys", "per-object keys in the store differ from the model: %s", describeDiff(missing, extra))
 	}
+	s.lastE = setOf(slices.Collect(maps.Keys(s.m.e)))
+}
 
-	want := s.m.expected()
-	s.checkFresh(want)
-	s.checkHandle(want)
-
-	obs, err := s.observe()
-	if err != nil {
-		s.violate("observe", "%v", err)
-		return
+// checkEntryKeysOf holds the bucket to E on the keys that can differ since
+// the last check: those a request wrote or deleted, and those the model
+// added or dropped (a HEAD of each).
+func (s *sim) checkEntryKeysOf(written []string) {
+	keys := setOf(written)
+	for k := range s.m.e {
+		if !s.lastE[k] {
+			keys[k] = true
+		}
 	}
-	s.checkJournal(obs)
-	s.checkRetired(obs)
-	s.obs = obs
-	if s.bs.hist != nil {
-		began := time.Now()
-		s.checkBytes()
-		s.res.OpTime["check-bytes"] += time.Since(began)
+	for k := range s.lastE {
+		if s.m.e[k] == nil {
+			keys[k] = true
+		}
 	}
+	var missing, extra []string
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		ok, err := s.inner.Exists(s.ctx, k)
+		if err != nil {
+			s.violate("observe", "exists %q: %v", k, err)
+			return
+		}
+		switch {
+		case ok && s.m.e[k] == nil:
+			extra = append(extra, k)
+		case !ok && s.m.e[k] != nil:
+			missing = append(missing, k)
+		}
+	}
+	if len(missing)+len(extra) > 0 {
+		s.violate("entry-keys", "per-object keys in the store differ from the model: %s", describeDiff(missing, extra))
+	}
+	s.lastE = setOf(slices.Collect(maps.Keys(s.m.e)))
 }
 
 // checkFresh opens a fresh reader on the store and holds its whole tree,

@@ -263,6 +263,28 @@ func (sl *slowFlights) take(keep func(*slowFlight) bool) []*slowFlight {
 	return out
 }
 
+// unstall is for a check's reads of key (the operations' goroutine): one
+// that joins a held GET of key would wait for slowMax, as no operation
+// runs meanwhile to release it, and the GET would be let go then. After
+// stallWait it is let go at once instead (it stays in held: a refresh
+// still probes it). Call the returned stop when the reads are done.
+func (sl *slowFlights) unstall(key string) (stop func()) {
+	t := time.AfterFunc(stallWait, func() {
+		sl.mu.Lock()
+		defer sl.mu.Unlock()
+		for _, f := range sl.held {
+			if f.key == key {
+				f.release()
+			}
+		}
+	})
+	return func() { t.Stop() }
+}
+
+// stallWait: far longer than a check's reads of a key take when they join
+// no held GET (under a millisecond on memory), far shorter than slowMax.
+const stallWait = 20 * time.Millisecond
+
 // releaseAll lets every held GET go (a handle is replaced, the run ends).
 func (sl *slowFlights) releaseAll() {
 	for _, f := range sl.take(func(*slowFlight) bool { return false }) {
@@ -329,6 +351,11 @@ func (s *sim) afterOp() {
 		return
 	}
 	ack := reopenAsk{done: make(chan struct{}), armed: s.opFault != nil}
+	// The reader ends the read it is making first: its late GET would
+	// land before anything else happens anyway (this goroutine waits), so
+	// it lands at once (injector.hurry).
+	s.inj.hurryReader(true)
+	defer s.inj.hurryReader(false)
 	select {
 	case s.rd.reopen <- ack:
 		<-ack.done
