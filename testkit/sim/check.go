@@ -275,6 +275,8 @@ func (s *sim) check() {
 	if full || len(written) > 0 || s.opName == "clock" {
 		s.checkFresh(want)
 		s.res.FreshChecks++
+	} else {
+		s.freshDraws()
 	}
 	s.checkTime("fresh", &t)
 	s.checkHandle(want)
@@ -403,6 +405,15 @@ func (s *sim) checkFresh(want map[string]bool) {
 			}
 		}
 	}
+}
+
+// freshDraws draws what checkFresh draws, when it is not run: a seed's
+// operations stay those it drew before the cadence (its repro lines hold).
+func (s *sim) freshDraws() {
+	for range 4 {
+		s.randomKey()
+	}
+	s.existingKey()
 }
 
 func boolKeys(b bool, k string) []string {
