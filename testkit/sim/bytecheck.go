@@ -57,9 +57,7 @@ func (s *sim) checkBytes() {
 		if len(w) == 0 {
 			continue
 		}
-		stop := s.inj.slow.unstall(k)
 		s.readerBytes(k, w)
-		stop()
 	}
 	if s.exactHandle != "" {
 		s.checkHeld()
@@ -90,7 +88,9 @@ func (s *sim) readerBytes(k string, w [][]byte) {
 	// finds other bytes moves the version, after which no open could be
 	// handed a copy held readers keep (issue 37 item 1), as a mount's
 	// opens, which never ReadSig, were.
+	stop := s.unstall(k)
 	sh, err := s.h.OpenSig(s.ctx, e)
+	stop()
 	if err != nil {
 		s.wrongBytes("bytes-handle-open", classNewOpen, k, nil, err, w)
 	} else {
@@ -102,14 +102,18 @@ func (s *sim) readerBytes(k string, w [][]byte) {
 		sh.Release()
 	}
 	defer func() {
+		stop := s.unstall(k)
 		got, err := s.h.ReadSig(s.ctx, e)
+		stop()
 		s.res.BytesCompared += int64(len(got))
 		if err != nil || !matches(got, w) {
 			s.wrongBytes("bytes-handle-read", classNewOpen, k, got, err, w)
 		}
 	}()
 	rec := httptest.NewRecorder()
+	stop = s.unstall(k)
 	s.web.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/"+k, nil))
+	stop()
 	body := rec.Body.Bytes()
 	s.res.BytesCompared += int64(len(body))
 	if rec.Code != http.StatusOK || !matches(body, w) {
@@ -120,7 +124,9 @@ func (s *sim) readerBytes(k string, w [][]byte) {
 	// after (index.Subscribe), so a stat just after a write made
 	// elsewhere than the mount may still see the old size.
 	if s.bs.mountOp && s.bs.mnt != nil && s.exactHandle != "" {
+		stop := s.unstall(k)
 		s.mountBytes(k, w)
+		stop()
 	}
 }
 

@@ -264,12 +264,16 @@ func (sl *slowFlights) take(keep func(*slowFlight) bool) []*slowFlight {
 }
 
 // unstall is for a check's reads of key (the operations' goroutine): one
-// that joins a held GET of key would wait for slowMax, as no operation
-// runs meanwhile to release it, and the GET would be let go then. After
-// stallWait it is let go at once instead (it stays in held: a refresh
-// still probes it). Call the returned stop when the reads are done.
-func (sl *slowFlights) unstall(key string) (stop func()) {
+// that joins a held GET of key waits for it to be let go — a slow read's
+// after slowMax (no operation runs meanwhile to release it), a late body
+// after its wait — and nothing else happens meanwhile. After stallWait
+// those GETs of key are let go at once instead: the check reads what it
+// would have, sooner. (A slow read's GET stays in held: a refresh still
+// probes it.) Call the returned stop when the reads are done.
+func (s *sim) unstall(key string) (stop func()) {
+	sl := &s.inj.slow
 	t := time.AfterFunc(stallWait, func() {
+		s.inj.hurryKey(key)
 		sl.mu.Lock()
 		defer sl.mu.Unlock()
 		for _, f := range sl.held {
@@ -281,9 +285,10 @@ func (sl *slowFlights) unstall(key string) (stop func()) {
 	return func() { t.Stop() }
 }
 
-// stallWait: far longer than a check's reads of a key take when they join
-// no held GET (under a millisecond on memory), far shorter than slowMax.
-const stallWait = 20 * time.Millisecond
+// stallWait: longer than a check's reads of a key take when they join no
+// held GET (well under a millisecond on memory), far shorter than slowMax
+// and lateReadAheadMax.
+const stallWait = 5 * time.Millisecond
 
 // releaseAll lets every held GET go (a handle is replaced, the run ends).
 func (sl *slowFlights) releaseAll() {

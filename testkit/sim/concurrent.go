@@ -208,7 +208,12 @@ func (s *sim) readOnce(ctx context.Context) {
 		return
 	}
 	s.faultMu.RLock()
-	defer s.faultMu.RUnlock()
+	locked := true
+	defer func() {
+		if locked {
+			s.faultMu.RUnlock()
+		}
+	}()
 	armed := s.faultArmed
 	s.tendHeld(ctx, armed)
 	c.mu.Lock()
@@ -231,7 +236,18 @@ func (s *sim) readOnce(ctx context.Context) {
 	}
 	allowed := slices.Clone(c.pending[k])
 	c.mu.Unlock()
-
+	if !mount {
+		// Its requests are marked (concKey): they never meet the fault, so
+		// the operation need not wait for this read to arm one. An error
+		// is the flight's of an operation the read joined if a fault was
+		// armed at any time over it (armSeq).
+		seq := c.armSeq.Load()
+		s.faultMu.RUnlock()
+		locked = false
+		got, err := s.readVia(ctx, via, k)
+		s.judge(k, via, lo, allowed, got, err, armed || c.armSeq.Load() != seq)
+		return
+	}
 	got, err := s.readVia(ctx, via, k)
 	s.judge(k, via, lo, allowed, got, err, armed)
 }

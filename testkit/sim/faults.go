@@ -83,6 +83,35 @@ type injector struct {
 	// Guarded by mu, as hurried (hurry is closed).
 	hurry   chan struct{}
 	hurried bool
+	// lateOf, per key, ends the wait of every late body of that key made
+	// since (hurryKey): a check's read that joined one waits for it, and
+	// nothing else happens meanwhile. Guarded by mu.
+	lateOf map[string]chan struct{}
+}
+
+// lateChan is the channel the late bodies of key made now wait on.
+func (in *injector) lateChan(key string) chan struct{} {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.lateOf == nil {
+		in.lateOf = map[string]chan struct{}{}
+	}
+	c := in.lateOf[key]
+	if c == nil {
+		c = make(chan struct{})
+		in.lateOf[key] = c
+	}
+	return c
+}
+
+// hurryKey lets the late bodies of key in flight land at once.
+func (in *injector) hurryKey(key string) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if c := in.lateOf[key]; c != nil {
+		close(c)
+		delete(in.lateOf, key)
+	}
 }
 
 // noteWrite records a PUT or DELETE of key (a Before hook).
@@ -216,7 +245,7 @@ func (in *injector) handleHooks() blobtest.Hooks {
 			if !(index.IsReadAhead(ctx) || isConcReader(ctx)) || !strings.HasPrefix(key, format.KindSig.Prefix()) || rand.IntN(100) >= lateReadAheadPercent {
 				return body
 			}
-			lb := &lateBody{ctx: ctx, r: body, wait: time.Duration(1 + rand.Int64N(int64(lateReadAheadMax)))}
+			lb := &lateBody{ctx: ctx, r: body, wait: time.Duration(1 + rand.Int64N(int64(lateReadAheadMax))), hurryKey: in.lateChan(key)}
 			if slow, _ := ctx.Value(slowKey{}).(bool); isConcReader(ctx) && !slow && !index.IsReadAhead(ctx) {
 				lb.hurry = in.hurryChan()
 			}
@@ -239,8 +268,9 @@ type lateBody struct {
 	r    io.Reader
 	wait time.Duration // 0 once waited
 	// hurry, closed, ends the wait (the concurrent reader's own GETs:
-	// injector.hurry); nil for read-ahead's.
-	hurry chan struct{}
+	// injector.hurry); nil for read-ahead's. hurryKey, closed, ends it
+	// too (injector.hurryKey).
+	hurry, hurryKey chan struct{}
 }
 
 func (b *lateBody) Read(p []byte) (int, error) {
@@ -250,6 +280,7 @@ func (b *lateBody) Read(p []byte) (int, error) {
 		select {
 		case <-t.C:
 		case <-b.hurry:
+		case <-b.hurryKey:
 		case <-b.ctx.Done():
 			return 0, b.ctx.Err()
 		}
