@@ -163,7 +163,7 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 	ctx := context.Background()
 	start := time.Now()
 	total, runs, faults, failed, mounted := 0, 0, 0, 0, 0
-	var compared, concurrent, concNotFound, concESTALE int64
+	var compared, concurrent, concNotFound, concESTALE, concBeside int64
 	fullChecks, freshChecks := 0, 0
 	var vs sim.Variants
 	opCounts := map[string]int{}
@@ -265,6 +265,7 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 			concurrent += res.ConcurrentReads
 			concNotFound += res.ConcurrentNotFound
 			concESTALE += res.ConcurrentESTALE
+			concBeside += res.ConcurrentBesideWrite
 			fullChecks += res.FullChecks
 			freshChecks += res.FreshChecks
 			vs.Add(res)
@@ -309,7 +310,7 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 		total, runs, seed, s, strings.Join(backends, ","), perRun, faults)
 	if byteMode {
 		fmt.Printf("bytes: %d operations read through the mount (%d%%), %d bytes compared with the model\n", mounted, mountPercent, compared)
-		fmt.Printf("concurrent reader: %d reads beside the operations (%d found no entry, %d opens ESTALE let pass)\n", concurrent, concNotFound, concESTALE)
+		fmt.Printf("concurrent reader: %d reads beside the operations (%d found no entry, %d opens ESTALE let pass, %d through the mount beside a write there unchecked)\n", concurrent, concNotFound, concESTALE, concBeside)
 	}
 	fmt.Printf("checks: %d full (the bucket listed, the records read, a fresh index opened), %d fresh indexes opened in all\n", fullChecks, freshChecks)
 	fmt.Printf("variants (-read-ahead %s -small-cache %s): %s\n", readAhead, smallCache, vs)

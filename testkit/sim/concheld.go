@@ -42,6 +42,7 @@ type concHold struct {
 	f    *os.File // a descriptor on the mount, or nil
 	ok   [][]byte // the versions a reader of the mount could be shown when f opened
 	ever int      // len(conc.ever[key]) when f opened: every later version may be read too
+	mark int      // conc.writeMark(key) when f opened: every state of the writes through the mount from there on may be read too
 	op   int64    // the operation running when it opened
 }
 
@@ -108,23 +109,27 @@ func (s *sim) concHoldKey(ctx context.Context, k string, armed bool) {
 	e, _ := format.ParseKey(k)
 	sh, err := s.h.OpenSig(ctx, e)
 	if err != nil {
-		s.judge(k, viaOpenSig, lo, before, nil, err, armed)
+		s.judge(k, viaOpenSig, lo, noMark, before, nil, err, armed)
 		return
 	}
 	got := slices.Clone(sh.Bytes())
-	s.judge(k, viaOpenSig, lo, before, got, nil, armed)
+	s.judge(k, viaOpenSig, lo, noMark, before, got, nil, armed)
 	h := &concHold{key: k, sh: sh, got: got, op: c.opNow.Load()}
 	if mount {
+		// No write through the mount of k was open at the check above;
+		// one may begin before the open below all the same: the mark,
+		// taken before the open, counts it in (mountwrite.go).
 		c.mu.Lock()
 		h.ok = append(slices.Clone(c.pending[k]), s.bs.hist[k][min(c.mountLo[k], len(s.bs.hist[k])):]...)
 		h.ever = len(c.ever[k])
+		h.mark = c.writeMark(k)
 		c.mu.Unlock()
 		f, err := os.Open(s.mountPath(k))
 		switch {
 		case err == nil:
 			h.f = f
 		case !errors.Is(err, fs.ErrNotExist):
-			s.judge(k, viaMountRead, 0, nil, nil, err, armed)
+			s.judge(k, viaMountRead, 0, h.mark, nil, nil, err, armed)
 		}
 	}
 	s.rd.held = append(s.rd.held, h)
@@ -157,6 +162,7 @@ func (s *sim) concEndHeld(h *concHold, armed bool) {
 	c.mountRds++
 	c.bytes += int64(len(got))
 	allowed := append(append(slices.Clone(h.ok), c.ever[h.key][min(h.ever, len(c.ever[h.key])):]...), c.pending[h.key]...)
+	allowed = append(allowed, c.writeStates(h.key, h.mark)...) // a write through the mount it overlapped (mountwrite.go)
 	switch {
 	case err != nil:
 		c.found = append(c.found, Violation{Kind: "conc-held-mount-error", Class: classReadFailed, Detail: fmt.Sprintf("%s held on the mount since op %d: %v", h.key, h.op, err)})
@@ -338,7 +344,7 @@ func (s *sim) slowRead(ctx context.Context, k string) {
 	got, err := s.h.ReadSig(ctx, e)
 	// An error is the flight's of an operation the read joined if a fault
 	// was armed at any time over it.
-	s.judge(k, viaReadSig, lo, before, got, err, armed || c.armSeq.Load() != seq)
+	s.judge(k, viaReadSig, lo, noMark, before, got, err, armed || c.armSeq.Load() != seq)
 }
 
 // afterOp is the concurrent reader's moment after an operation ended (step,
@@ -387,14 +393,14 @@ func (s *sim) reopenHeld(ctx context.Context, armed bool) {
 		}
 		seen[h.key] = true
 		c.mu.Lock()
-		lo, mlo := s.bs.lo[h.key], c.mountLo[h.key]
+		lo, mlo, mark := s.bs.lo[h.key], c.mountLo[h.key], c.writeMark(h.key)
 		before := slices.Clone(c.pending[h.key])
 		c.mu.Unlock()
 		got, err := s.readVia(ctx, viaOpenSig, h.key)
-		s.judge(h.key, viaReopen, lo, before, got, err, armed)
+		s.judge(h.key, viaReopen, lo, noMark, before, got, err, armed)
 		if h.f != nil && s.bs.mnt != nil {
 			got, err := readFile(s.mountPath(h.key))
-			s.judge(h.key, viaReopenMount, mlo, before, got, err, armed)
+			s.judge(h.key, viaReopenMount, mlo, mark, before, got, err, armed)
 		}
 	}
 	c.mu.Lock()
@@ -482,5 +488,5 @@ func (s *sim) probe(f *slowFlight) {
 	if !ended {
 		r = <-done
 	}
-	s.judge(f.key, viaStaleProbe, lo, before, r.got, r.err, s.opFault != nil)
+	s.judge(f.key, viaStaleProbe, lo, noMark, before, r.got, r.err, s.opFault != nil)
 }

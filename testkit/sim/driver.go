@@ -185,6 +185,9 @@ type Result struct {
 	ConcurrentReads    int64
 	ConcurrentNotFound int64
 	ConcurrentESTALE   int64 // opens through the mount that failed with ESTALE, let pass (Config.TolerateOpenESTALE)
+	// ConcurrentBesideWrite is how many of its reads through the mount a
+	// write through the mount of their key overlapped: not checked.
+	ConcurrentBesideWrite int64
 	// FullChecks is how many checks were full ones (check.go "Cadence":
 	// the bucket listed, the records read, a fresh index opened);
 	// FreshChecks how many opened a fresh index.
