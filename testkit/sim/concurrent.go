@@ -201,8 +201,20 @@ func (s *sim) readLoop() {
 		if s.rd.rng.IntN(slowEvery) == 0 {
 			s.startSlowRead(ctx)
 		}
-		// A pause: the reader shares the machine with the operations.
-		time.Sleep(time.Duration(50+s.rd.rng.IntN(250)) * time.Microsecond)
+		// A pause: the reader shares the machine with the operations. An
+		// operation that asks for reopenHeld meanwhile waits on it: the
+		// pause ends.
+		t := time.NewTimer(time.Duration(50+s.rd.rng.IntN(250)) * time.Microsecond)
+		select {
+		case <-t.C:
+		case <-s.rd.stop:
+			t.Stop()
+			return
+		case ask := <-s.rd.reopen:
+			t.Stop()
+			s.reopenHeld(ctx, ask.armed)
+			close(ask.done)
+		}
 	}
 }
 
