@@ -76,13 +76,14 @@
 // else writes it; so between two checks only those keys can have changed.
 // A full check — every fullCheckEvery (8) operations, after an operation
 // whose fault fired, and after the run's last — lists the six kinds'
-// prefixes and packs in the bucket, reads the snapshot, the journal and
-// the retired record, and opens a fresh index. In between, a check holds
-// the bucket to E on the keys a request named and those the model added
-// or dropped (a HEAD each), reads the records only when a key outside the
-// six kinds was written (else they are as the last check read them), and
-// opens a fresh index after every operation that wrote a key or moved the
-// clock (the fresh view is a function of the store and the clock; the 1 ms
+// prefixes and the packs in the bucket, reads the snapshot (the journal,
+// the retired record: the journal and retired checks use these), and
+// opens a fresh index. In between, a check holds the bucket to E on the
+// keys a request named and those the model added or dropped (a HEAD
+// each), reads the snapshot only when a key outside the six kinds (a
+// pack- key) was written and lists the packs only when an entry list's
+// key was (else they are as the last check read them), and opens a fresh
+// index after every operation that wrote a key or moved the clock (the fresh view is a function of the store and the clock; the 1 ms
 // each byte-mode operation moves it is left to the cadence). The long-lived
 // handle, the journal's and the retired record's rules and the bytes are
 // checked after every operation as before. A defect that lasts is found at
