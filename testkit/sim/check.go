@@ -249,8 +249,10 @@ func (s *sim) check() {
 
 	want := s.m.expected()
 	// A fresh reader's view is the store's and the clock's: opened after
-	// every operation that wrote or moved the clock, and at the cadence.
-	if full || len(written) > 0 || s.opName == "clock" {
+	// every operation that wrote or moved the clock (in byte mode every
+	// one moves it 1 ms), and at the cadence.
+	if now := s.clk.NowMs(); full || len(written) > 0 || now != s.freshAt {
+		s.freshAt = now
 		s.checkFresh(want)
 		s.res.FreshChecks++
 	} else {

@@ -83,14 +83,15 @@
 // each), reads the snapshot only when a key outside the six kinds (a
 // pack- key) was written and lists the packs only when an entry list's
 // key was (else they are as the last check read them), and opens a fresh
-// index after every operation that wrote a key or moved the clock (the fresh view is a function of the store and the clock; the 1 ms
-// each byte-mode operation moves it is left to the cadence). The long-lived
-// handle, the journal's and the retired record's rules and the bytes are
-// checked after every operation as before. A defect that lasts is found at
-// the latest at the next full check; one that shows only after a clock
-// step of 1 ms and is gone by the next full check can be missed. A check
-// that skips the fresh index draws the random keys it would have drawn, so
-// a seed runs the same operations as before the cadence.
+// index after every operation that wrote a key or moved the clock (its
+// view is a function of the store and the clock; in byte mode every
+// operation moves the clock 1 ms, so a fresh index is opened after each,
+// as before). The long-lived handle, the journal's and the retired
+// record's rules and the bytes are checked after every operation as
+// before. A bucket key that changed with no request naming it (a write
+// around the hooks: none is known) would be found at the next full check.
+// A check that skips the fresh index draws the random keys it would have
+// drawn, so a seed runs the same operations as before the cadence.
 //
 // Waits the checks no longer make: a check's read that joins a GET held
 // back (a slow read's, or a late body's: "Readers beside the operations")

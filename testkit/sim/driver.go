@@ -268,6 +268,8 @@ type sim struct {
 	// bucket was last held to (check.go "Cadence").
 	sn    *store.Snapshot
 	lastE map[string]bool
+	// freshAt: the clock when the checks last opened a fresh index.
+	freshAt int64
 
 	op         int
 	opName     string
