@@ -261,11 +261,11 @@ func (s *sim) checkHeld() {
 		}
 		if hr.f != nil {
 			s.res.MountOps++
-			// A write through the mount of its key it overlapped: it may
-			// read that write's bytes (mountwrite.go), its first bytes
-			// another's.
+			// A write through the mount of its key its open overlapped:
+			// it may read that write's bytes (mountwrite.go), its first
+			// bytes another's.
 			s.conc.mu.Lock()
-			beside := s.conc.writeStates(hr.key, hr.mark)
+			beside := s.conc.writeStatesIn(hr.key, hr.mark, hr.end)
 			s.conc.mu.Unlock()
 			ok := append(slices.Clone(hr.ok), beside...)
 			whole, err := preadAll(hr.f)

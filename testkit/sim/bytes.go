@@ -78,7 +78,8 @@ type heldReader struct {
 	sh     *index.SigHandle
 	ok     [][]byte // the versions it may read: those a reader could be shown when it opened, and every later one
 	since  int      // the operation that opened it
-	mark   int      // conc.writeMark(key) when f opened: every state of the writes through the mount from there on may be read too
+	mark   int      // conc.writeMark(key) before f opened, and
+	end    int      // conc.writeEnd(key) after: the states of the writes through the mount in [mark, end), which f's open overlapped, may be read too (mountwrite.go)
 }
 
 func (b *byteState) init() {
@@ -309,6 +310,9 @@ func (s *sim) holdKey(k string) {
 		hr.mark = s.conc.writeMark(k)
 		s.conc.mu.Unlock()
 		f, err := os.Open(s.mountPath(k))
+		s.conc.mu.Lock()
+		hr.end = s.conc.writeEnd(k)
+		s.conc.mu.Unlock()
 		if err != nil && errors.Is(err, os.ErrNotExist) {
 			// Between refreshes a name written elsewhere may not be on the
 			// mount yet (the kernel keeps the listings it read).

@@ -42,7 +42,8 @@ type concHold struct {
 	f    *os.File // a descriptor on the mount, or nil
 	ok   [][]byte // the versions a reader of the mount could be shown when f opened
 	ever int      // len(conc.ever[key]) when f opened: every later version may be read too
-	mark int      // conc.writeMark(key) when f opened: every state of the writes through the mount from there on may be read too
+	mark int      // conc.writeMark(key) before f opened, and
+	end  int      // conc.writeEnd(key) after: the states of the writes through the mount in [mark, end), which f's open overlapped, may be read too (mountwrite.go)
 	op   int64    // the operation running when it opened
 }
 
@@ -125,6 +126,9 @@ func (s *sim) concHoldKey(ctx context.Context, k string, armed bool) {
 		h.mark = c.writeMark(k)
 		c.mu.Unlock()
 		f, err := os.Open(s.mountPath(k))
+		c.mu.Lock()
+		h.end = c.writeEnd(k)
+		c.mu.Unlock()
 		switch {
 		case err == nil:
 			h.f = f
@@ -162,7 +166,7 @@ func (s *sim) concEndHeld(h *concHold, armed bool) {
 	c.mountRds++
 	c.bytes += int64(len(got))
 	allowed := append(append(slices.Clone(h.ok), c.ever[h.key][min(h.ever, len(c.ever[h.key])):]...), c.pending[h.key]...)
-	allowed = append(allowed, c.writeStates(h.key, h.mark)...) // a write through the mount it overlapped (mountwrite.go)
+	allowed = append(allowed, c.writeStatesIn(h.key, h.mark, h.end)...) // a write through the mount its open overlapped (mountwrite.go)
 	switch {
 	case err != nil:
 		c.found = append(c.found, Violation{Kind: "conc-held-mount-error", Class: classReadFailed, Detail: fmt.Sprintf("%s held on the mount since op %d: %v", h.key, h.op, err)})

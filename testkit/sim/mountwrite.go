@@ -15,14 +15,16 @@ import "slices"
 // So the model keeps, per key, every write through the mount with the
 // bytes it held (states, in order: "" after the truncation, then after each
 // write that fitted), and whether it is done (its last descriptor closed).
-// A reader of the mount whose life overlaps a write — opened while it was
-// open, or read after it began — may read any of that write's states:
+// What a reader of the mount may read of them:
 //
 //   - a descriptor held across operations (concheld.go concHold, bytes.go
-//     heldReader) notes writeMark when it opens: the writes from there on
-//     (those open then and those begun since) are the ones it overlaps,
-//     however its open raced with their start (a check, then an open, is no
-//     guard: a write can begin between them);
+//     heldReader) keeps the version it opened (fs/doc.go "Reads beside
+//     this mount's own write": readers opened before a write keep their
+//     version whole), unless it opened beside a write: it notes writeMark
+//     before its open and writeEnd after it, and may read the states of
+//     the writes between — those open when it began to open and those
+//     begun before its open returned (a check, then an open, is no guard:
+//     a write can begin between them) — never of a write begun after;
 //   - a read of the concurrent reader (read(2), pread, a shared mapping)
 //     that overlapped a write is not checked on the mount: it may mix the
 //     bytes of two states;
@@ -68,12 +70,25 @@ func (c *concState) writeMark(key string) int {
 	return len(ws)
 }
 
+// writeEnd is where the writes of key begun so far end: a descriptor that
+// notes it once its open returned overlapped none from there on. c.mu is
+// held.
+func (c *concState) writeEnd(key string) int { return len(c.mountWrites[key]) }
+
 // writeStates returns every state of the writes of key from mark on: the
-// bytes a reader that noted mark may read of them. c.mu is held.
+// bytes a read that noted mark at its start may have met. c.mu is held.
 func (c *concState) writeStates(key string, mark int) [][]byte {
+	return c.writeStatesIn(key, mark, len(c.mountWrites[key]))
+}
+
+// writeStatesIn returns every state of the writes of key in [lo, hi): the
+// bytes a descriptor that noted writeMark before its open and writeEnd
+// after it may read (see above). c.mu is held.
+func (c *concState) writeStatesIn(key string, lo, hi int) [][]byte {
 	var out [][]byte
 	ws := c.mountWrites[key]
-	for _, w := range ws[min(mark, len(ws)):] {
+	hi = min(hi, len(ws))
+	for _, w := range ws[min(lo, hi):hi] {
 		out = append(out, w.states...)
 	}
 	return out
