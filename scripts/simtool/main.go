@@ -28,6 +28,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -162,7 +163,8 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 	ctx := context.Background()
 	start := time.Now()
 	total, runs, faults, failed, mounted := 0, 0, 0, 0, 0
-	var compared, concurrent, concNotFound, concESTALE int64
+	var compared, concurrent, concNotFound, concESTALE, concBeside int64
+	fullChecks, freshChecks := 0, 0
 	var vs sim.Variants
 	opCounts := map[string]int{}
 	opTime := map[string]time.Duration{}
@@ -263,6 +265,9 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 			concurrent += res.ConcurrentReads
 			concNotFound += res.ConcurrentNotFound
 			concESTALE += res.ConcurrentESTALE
+			concBeside += res.ConcurrentBesideWrite
+			fullChecks += res.FullChecks
+			freshChecks += res.FreshChecks
 			vs.Add(res)
 			for k, v := range res.OpCounts {
 				opCounts[k] += v
@@ -305,8 +310,9 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 		total, runs, seed, s, strings.Join(backends, ","), perRun, faults)
 	if byteMode {
 		fmt.Printf("bytes: %d operations read through the mount (%d%%), %d bytes compared with the model\n", mounted, mountPercent, compared)
-		fmt.Printf("concurrent reader: %d reads beside the operations (%d found no entry, %d opens ESTALE let pass)\n", concurrent, concNotFound, concESTALE)
+		fmt.Printf("concurrent reader: %d reads beside the operations (%d found no entry, %d opens ESTALE let pass, %d through the mount beside a write there unchecked)\n", concurrent, concNotFound, concESTALE, concBeside)
 	}
+	fmt.Printf("checks: %d full (the bucket listed, the records read, a fresh index opened), %d fresh indexes opened in all\n", fullChecks, freshChecks)
 	fmt.Printf("variants (-read-ahead %s -small-cache %s): %s\n", readAhead, smallCache, vs)
 	fmt.Printf("time: %.1f s, %.0f ops/s (GOMAXPROCS %d)\n", el.Seconds(), float64(total)/el.Seconds(), runtime.GOMAXPROCS(0))
 	names := make([]string, 0, len(opCounts))
@@ -324,6 +330,16 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 		parts = append(parts, fmt.Sprintf("%s=%.1fs", k, opTime[k].Seconds()))
 	}
 	fmt.Printf("wall time by operation: %s\n", strings.Join(parts, " "))
+	// The check's parts (sim.Result.OpTime "check/..."), within check.
+	parts = parts[:0]
+	for _, k := range slices.Sorted(maps.Keys(opTime)) {
+		if strings.HasPrefix(k, "check/") {
+			parts = append(parts, fmt.Sprintf("%s=%.1fs", strings.TrimPrefix(k, "check/"), opTime[k].Seconds()))
+		}
+	}
+	if len(parts) > 0 {
+		fmt.Printf("wall time of the checks by part: %s\n", strings.Join(parts, " "))
+	}
 	if len(byClass) == 0 {
 		fmt.Println("violations: 0")
 		return 0

@@ -58,8 +58,14 @@ type byteState struct {
 	// late: its handle stays on the node, before any reader opened after
 	// it, and go-fuse answers a GETATTR that names no file (fstat) with
 	// the node's first open file.
-	lingering  []*os.File
-	lingerKeys []string // their keys
+	lingering    []*os.File
+	lingerWrites []lingerWrite // their writes
+}
+
+// lingerWrite is a refused write whose descriptor is kept open.
+type lingerWrite struct {
+	key string
+	w   *mountWrite
 }
 
 // heldReader is a signature kept open across operations: a descriptor on
@@ -72,6 +78,8 @@ type heldReader struct {
 	sh     *index.SigHandle
 	ok     [][]byte // the versions it may read: those a reader could be shown when it opened, and every later one
 	since  int      // the operation that opened it
+	mark   int      // conc.writeMark(key) before f opened, and
+	end    int      // conc.writeEnd(key) after: the states of the writes through the mount in [mark, end), which f's open overlapped, may be read too (mountwrite.go)
 }
 
 func (b *byteState) init() {
@@ -298,7 +306,13 @@ func (s *sim) holdKey(k string) {
 	}
 	hr.sh = sh
 	if s.bs.mnt != nil {
+		s.conc.mu.Lock()
+		hr.mark = s.conc.writeMark(k)
+		s.conc.mu.Unlock()
 		f, err := os.Open(s.mountPath(k))
+		s.conc.mu.Lock()
+		hr.end = s.conc.writeEnd(k)
+		s.conc.mu.Unlock()
 		if err != nil && errors.Is(err, os.ErrNotExist) {
 			// Between refreshes a name written elsewhere may not be on the
 			// mount yet (the kernel keeps the listings it read).
@@ -345,14 +359,15 @@ func (s *sim) opRefusedWrite() error {
 	k := e.Key()
 	s.logf("#%d mount-write-refused %s", s.op, k)
 	// A write open through the mount: a reader of the mount may see its
-	// bytes until it is closed (no isolation, as on any filesystem).
-	s.conc.mu.Lock()
-	s.conc.writing[k]++
-	s.conc.mu.Unlock()
+	// bytes until it is closed (no isolation, as on any filesystem:
+	// mountwrite.go). Its bytes are drawn before it opens, so a reader
+	// that opens beside it knows every state it may read.
+	data := s.resignData(nil)
+	mw := s.beginMountWrite(k, refusedWriteStates(data))
 	lingers := false
 	defer func() {
 		if !lingers {
-			s.doneWriting(k)
+			s.doneWriting(k, mw)
 		}
 	}()
 	s.res.MountOps++
@@ -365,14 +380,13 @@ func (s *sim) opRefusedWrite() error {
 		s.violateClass("refused-write", classRefused, "open %s for writing on the mount: %v", k, err)
 		return nil
 	}
-	data := s.resignData(nil)
 	_, err1 := f.WriteAt(data, 0)
 	_, err2 := f.WriteAt([]byte{1}, fs.MaxWriteBytes)
 	_, err3 := f.WriteAt(data, int64(len(data)))
 	if s.rng.IntN(2) == 0 {
 		if nfd, err := unix.Dup(int(f.Fd())); err == nil {
 			s.bs.lingering = append(s.bs.lingering, os.NewFile(uintptr(nfd), k+" (refused write, kept open)"))
-			s.bs.lingerKeys = append(s.bs.lingerKeys, k)
+			s.bs.lingerWrites = append(s.bs.lingerWrites, lingerWrite{k, mw})
 			lingers = true
 		}
 	}
@@ -448,17 +462,8 @@ func (s *sim) dropLingering() {
 		f.Close()
 	}
 	s.bs.lingering = nil
-	for _, k := range s.bs.lingerKeys {
-		s.doneWriting(k)
+	for _, lw := range s.bs.lingerWrites {
+		s.doneWriting(lw.key, lw.w)
 	}
-	s.bs.lingerKeys = nil
-}
-
-// doneWriting notes a write through the mount closed.
-func (s *sim) doneWriting(k string) {
-	s.conc.mu.Lock()
-	if s.conc.writing[k]--; s.conc.writing[k] <= 0 {
-		delete(s.conc.writing, k)
-	}
-	s.conc.mu.Unlock()
+	s.bs.lingerWrites = nil
 }

@@ -42,6 +42,8 @@ type concHold struct {
 	f    *os.File // a descriptor on the mount, or nil
 	ok   [][]byte // the versions a reader of the mount could be shown when f opened
 	ever int      // len(conc.ever[key]) when f opened: every later version may be read too
+	mark int      // conc.writeMark(key) before f opened, and
+	end  int      // conc.writeEnd(key) after: the states of the writes through the mount in [mark, end), which f's open overlapped, may be read too (mountwrite.go)
 	op   int64    // the operation running when it opened
 }
 
@@ -108,23 +110,30 @@ func (s *sim) concHoldKey(ctx context.Context, k string, armed bool) {
 	e, _ := format.ParseKey(k)
 	sh, err := s.h.OpenSig(ctx, e)
 	if err != nil {
-		s.judge(k, viaOpenSig, lo, before, nil, err, armed)
+		s.judge(k, viaOpenSig, lo, noMark, before, nil, err, armed)
 		return
 	}
 	got := slices.Clone(sh.Bytes())
-	s.judge(k, viaOpenSig, lo, before, got, nil, armed)
+	s.judge(k, viaOpenSig, lo, noMark, before, got, nil, armed)
 	h := &concHold{key: k, sh: sh, got: got, op: c.opNow.Load()}
 	if mount {
+		// No write through the mount of k was open at the check above;
+		// one may begin before the open below all the same: the mark,
+		// taken before the open, counts it in (mountwrite.go).
 		c.mu.Lock()
 		h.ok = append(slices.Clone(c.pending[k]), s.bs.hist[k][min(c.mountLo[k], len(s.bs.hist[k])):]...)
 		h.ever = len(c.ever[k])
+		h.mark = c.writeMark(k)
 		c.mu.Unlock()
 		f, err := os.Open(s.mountPath(k))
+		c.mu.Lock()
+		h.end = c.writeEnd(k)
+		c.mu.Unlock()
 		switch {
 		case err == nil:
 			h.f = f
 		case !errors.Is(err, fs.ErrNotExist):
-			s.judge(k, viaMountRead, 0, nil, nil, err, armed)
+			s.judge(k, viaMountRead, 0, h.mark, nil, nil, err, armed)
 		}
 	}
 	s.rd.held = append(s.rd.held, h)
@@ -157,6 +166,7 @@ func (s *sim) concEndHeld(h *concHold, armed bool) {
 	c.mountRds++
 	c.bytes += int64(len(got))
 	allowed := append(append(slices.Clone(h.ok), c.ever[h.key][min(h.ever, len(c.ever[h.key])):]...), c.pending[h.key]...)
+	allowed = append(allowed, c.writeStatesIn(h.key, h.mark, h.end)...) // a write through the mount its open overlapped (mountwrite.go)
 	switch {
 	case err != nil:
 		c.found = append(c.found, Violation{Kind: "conc-held-mount-error", Class: classReadFailed, Detail: fmt.Sprintf("%s held on the mount since op %d: %v", h.key, h.op, err)})
@@ -263,6 +273,33 @@ func (sl *slowFlights) take(keep func(*slowFlight) bool) []*slowFlight {
 	return out
 }
 
+// unstall is for a check's reads of key (the operations' goroutine): one
+// that joins a held GET of key waits for it to be let go — a slow read's
+// after slowMax (no operation runs meanwhile to release it), a late body
+// after its wait — and nothing else happens meanwhile. After stallWait
+// those GETs of key are let go at once instead: the check reads what it
+// would have, sooner. (A slow read's GET stays in held: a refresh still
+// probes it.) Call the returned stop when the reads are done.
+func (s *sim) unstall(key string) (stop func()) {
+	sl := &s.inj.slow
+	t := time.AfterFunc(stallWait, func() {
+		s.inj.hurryKey(key)
+		sl.mu.Lock()
+		defer sl.mu.Unlock()
+		for _, f := range sl.held {
+			if f.key == key {
+				f.release()
+			}
+		}
+	})
+	return func() { t.Stop() }
+}
+
+// stallWait: longer than a check's reads of a key take when they join no
+// held GET (well under a millisecond on memory), far shorter than slowMax
+// and lateReadAheadMax.
+const stallWait = 5 * time.Millisecond
+
 // releaseAll lets every held GET go (a handle is replaced, the run ends).
 func (sl *slowFlights) releaseAll() {
 	for _, f := range sl.take(func(*slowFlight) bool { return false }) {
@@ -311,7 +348,7 @@ func (s *sim) slowRead(ctx context.Context, k string) {
 	got, err := s.h.ReadSig(ctx, e)
 	// An error is the flight's of an operation the read joined if a fault
 	// was armed at any time over it.
-	s.judge(k, viaReadSig, lo, before, got, err, armed || c.armSeq.Load() != seq)
+	s.judge(k, viaReadSig, lo, noMark, before, got, err, armed || c.armSeq.Load() != seq)
 }
 
 // afterOp is the concurrent reader's moment after an operation ended (step,
@@ -329,6 +366,11 @@ func (s *sim) afterOp() {
 		return
 	}
 	ack := reopenAsk{done: make(chan struct{}), armed: s.opFault != nil}
+	// The reader ends the read it is making first: its late GET would
+	// land before anything else happens anyway (this goroutine waits), so
+	// it lands at once (injector.hurry).
+	s.inj.hurryReader(true)
+	defer s.inj.hurryReader(false)
 	select {
 	case s.rd.reopen <- ack:
 		<-ack.done
@@ -355,14 +397,14 @@ func (s *sim) reopenHeld(ctx context.Context, armed bool) {
 		}
 		seen[h.key] = true
 		c.mu.Lock()
-		lo, mlo := s.bs.lo[h.key], c.mountLo[h.key]
+		lo, mlo, mark := s.bs.lo[h.key], c.mountLo[h.key], c.writeMark(h.key)
 		before := slices.Clone(c.pending[h.key])
 		c.mu.Unlock()
 		got, err := s.readVia(ctx, viaOpenSig, h.key)
-		s.judge(h.key, viaReopen, lo, before, got, err, armed)
+		s.judge(h.key, viaReopen, lo, noMark, before, got, err, armed)
 		if h.f != nil && s.bs.mnt != nil {
 			got, err := readFile(s.mountPath(h.key))
-			s.judge(h.key, viaReopenMount, mlo, before, got, err, armed)
+			s.judge(h.key, viaReopenMount, mlo, mark, before, got, err, armed)
 		}
 	}
 	c.mu.Lock()
@@ -450,5 +492,5 @@ func (s *sim) probe(f *slowFlight) {
 	if !ended {
 		r = <-done
 	}
-	s.judge(f.key, viaStaleProbe, lo, before, r.got, r.err, s.opFault != nil)
+	s.judge(f.key, viaStaleProbe, lo, noMark, before, r.got, r.err, s.opFault != nil)
 }

@@ -36,9 +36,13 @@ type concState struct {
 	mountLo map[string]int      // lo for reads through the mount: moved only after a refresh or an open (the kernel hears of own writes some time after)
 	pending map[string][][]byte // bytes an operation is writing now (they may be read before the model learns they landed)
 	writing map[string]int      // keys with a write open through the mount: a reader of the mount may see its bytes (no isolation, as on any filesystem)
-	keys    []string            // every signature key with a version, in the order they came
-	ever    map[string][][]byte // every version each key had, forgettings and all (a held reader's bound, concheld.go)
-	recent  []string            // the keys written last, newest last (at most maxConcHeld): the reader holds these most
+	// mountWrites: per key, every write through the mount, in the order
+	// they began (mountwrite.go): what a reader of the mount whose life
+	// overlapped one may read.
+	mountWrites map[string][]*mountWrite
+	keys        []string            // every signature key with a version, in the order they came
+	ever        map[string][][]byte // every version each key had, forgettings and all (a held reader's bound, concheld.go)
+	recent      []string            // the keys written last, newest last (at most maxConcHeld): the reader holds these most
 
 	// The reader's findings and counts, handed to the run after each
 	// operation (drain).
@@ -49,6 +53,9 @@ type concState struct {
 	notFound int64
 	faulted  int64
 	estale   int64 // ESTALE let pass (Config.TolerateOpenESTALE)
+	// besideWrite: reads through the mount left unchecked, as a write
+	// through the mount of their key overlapped them (mountwrite.go).
+	besideWrite int64
 
 	opNow  atomic.Int64 // the operation running (step)
 	armSeq atomic.Int64 // faults armed so far (step)
@@ -80,6 +87,7 @@ func isConcReader(ctx context.Context) bool {
 
 func (c *concState) init() {
 	c.mountLo, c.pending, c.writing, c.ever = map[string]int{}, map[string][][]byte{}, map[string]int{}, map[string][][]byte{}
+	c.mountWrites = map[string][]*mountWrite{}
 }
 
 // pend notes bytes about to be written to key (before the write is sent).
@@ -136,7 +144,8 @@ func (s *sim) drainReader() {
 	s.res.MountOps += int(c.mountRds)
 	s.res.ConcurrentNotFound += c.notFound
 	s.res.ConcurrentESTALE += c.estale
-	c.reads, c.bytes, c.mountRds, c.notFound, c.estale = 0, 0, 0, 0, 0
+	s.res.ConcurrentBesideWrite += c.besideWrite
+	c.reads, c.bytes, c.mountRds, c.notFound, c.estale, c.besideWrite = 0, 0, 0, 0, 0, 0
 	c.mu.Unlock()
 	for _, v := range found {
 		v.Op = s.op
@@ -192,8 +201,20 @@ func (s *sim) readLoop() {
 		if s.rd.rng.IntN(slowEvery) == 0 {
 			s.startSlowRead(ctx)
 		}
-		// A pause: the reader shares the machine with the operations.
-		time.Sleep(time.Duration(50+s.rd.rng.IntN(250)) * time.Microsecond)
+		// A pause: the reader shares the machine with the operations. An
+		// operation that asks for reopenHeld meanwhile waits on it: the
+		// pause ends.
+		t := time.NewTimer(time.Duration(50+s.rd.rng.IntN(250)) * time.Microsecond)
+		select {
+		case <-t.C:
+		case <-s.rd.stop:
+			t.Stop()
+			return
+		case ask := <-s.rd.reopen:
+			t.Stop()
+			s.reopenHeld(ctx, ask.armed)
+			close(ask.done)
+		}
 	}
 }
 
@@ -208,7 +229,12 @@ func (s *sim) readOnce(ctx context.Context) {
 		return
 	}
 	s.faultMu.RLock()
-	defer s.faultMu.RUnlock()
+	locked := true
+	defer func() {
+		if locked {
+			s.faultMu.RUnlock()
+		}
+	}()
 	armed := s.faultArmed
 	s.tendHeld(ctx, armed)
 	c.mu.Lock()
@@ -225,22 +251,36 @@ func (s *sim) readOnce(ctx context.Context) {
 	if mount && (s.bs.mnt == nil || c.writing[k] > 0 || armed) {
 		via, mount = s.rd.rng.IntN(viaMountRead), false
 	}
-	lo := s.bs.lo[k]
+	lo, mark := s.bs.lo[k], noMark
 	if mount {
-		lo = c.mountLo[k]
+		lo, mark = c.mountLo[k], c.writeMark(k)
 	}
 	allowed := slices.Clone(c.pending[k])
 	c.mu.Unlock()
-
+	if !mount {
+		// Its requests are marked (concKey): they never meet the fault, so
+		// the operation need not wait for this read to arm one. An error
+		// is the flight's of an operation the read joined if a fault was
+		// armed at any time over it (armSeq).
+		seq := c.armSeq.Load()
+		s.faultMu.RUnlock()
+		locked = false
+		got, err := s.readVia(ctx, via, k)
+		s.judge(k, via, lo, mark, allowed, got, err, armed || c.armSeq.Load() != seq)
+		return
+	}
 	got, err := s.readVia(ctx, via, k)
-	s.judge(k, via, lo, allowed, got, err, armed)
+	s.judge(k, via, lo, mark, allowed, got, err, armed)
 }
 
 // judge checks one read of k by the reader: got (or err) must be one whole
 // version of those from lo (as of the read's start) to the newest written
 // or being written at its end; before are the bytes pending at its start.
 // armed: a fault was armed over the read (an error is then not its own).
-func (s *sim) judge(k string, via, lo int, before [][]byte, got []byte, err error, armed bool) {
+// mark: for a read through the mount, writeMark at its start — a read that
+// overlapped a write through the mount is not checked (mountwrite.go);
+// noMark otherwise.
+func (s *sim) judge(k string, via, lo, mark int, before [][]byte, got []byte, err error, armed bool) {
 	c := &s.conc
 	mount := isMountVia(via)
 	c.mu.Lock()
@@ -251,6 +291,10 @@ func (s *sim) judge(k string, via, lo int, before [][]byte, got []byte, err erro
 	c.bytes += int64(len(got))
 	if mount {
 		c.mountRds++
+	}
+	if mark != noMark && len(c.writeStates(k, mark)) > 0 {
+		c.besideWrite++
+		return
 	}
 	kind := "conc-" + viaNames[via]
 	switch {
@@ -267,6 +311,9 @@ func (s *sim) judge(k string, via, lo int, before [][]byte, got []byte, err erro
 		c.found = append(c.found, Violation{Kind: kind, Class: classNewOpen, Detail: fmt.Sprintf("%s while operations ran: %d bytes %q…, not one whole version of the %d that existed over the read (sizes %v)", k, len(got), got[:min(len(got), 24)], len(allowed), sizes(allowed))})
 	}
 }
+
+// noMark: judge's mark for a read not through the mount.
+const noMark = -1
 
 // classReadFailed: a read beside the operations failed, not for want of
 // the entry (ESTALE on an open through the mount, ENODEV on a shared

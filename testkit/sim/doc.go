@@ -51,7 +51,9 @@
 //   - the per-object keys in the bucket are exactly E;
 //   - a fresh index on the store: its whole tree (ReadDir walk) equals the
 //     expected set, by-signer/ names exactly its signatures, Stat of random
-//     keys agrees, a signature reads back with the bytes last written;
+//     keys agrees, a signature reads back with the bytes last written
+//     (after every operation that wrote the bucket or moved the clock, and
+//     at the cadence below);
 //   - the long-lived handle: right after a refresh or an open, exactly the
 //     expected set; in between, at least what it showed then plus its own
 //     acknowledged writes, at most that plus its failed writes (plus, in the
@@ -68,6 +70,38 @@
 // A run stops at the first operation after which a check failed, and
 // reports every violation found then, classified by the known defect it
 // looks like (Classes) or NEW, with the seed and the operation log.
+//
+// Cadence. Every PUT and DELETE reaches the bucket through the fault
+// injector's hooks, which note each key (injector.written), and nothing
+// else writes it; so between two checks only those keys can have changed.
+// A full check — every fullCheckEvery (8) operations, after an operation
+// whose fault fired, and after the run's last — lists the six kinds'
+// prefixes and the packs in the bucket, reads the snapshot (the journal,
+// the retired record: the journal and retired checks use these), and
+// opens a fresh index. In between, a check holds the bucket to E on the
+// keys a request named and those the model added or dropped (a HEAD
+// each), reads the snapshot only when a key outside the six kinds (a
+// pack- key) was written and lists the packs only when an entry list's
+// key was (else they are as the last check read them), and opens a fresh
+// index after every operation that wrote a key or moved the clock (its
+// view is a function of the store and the clock; in byte mode every
+// operation moves the clock 1 ms, so a fresh index is opened after each,
+// as before). The long-lived handle, the journal's and the retired
+// record's rules and the bytes are checked after every operation as
+// before. A bucket key that changed with no request naming it (a write
+// around the hooks: none is known) would be found at the next full check.
+// A check that skips the fresh index draws the random keys it would have
+// drawn, so a seed runs the same operations as before the cadence.
+//
+// Waits the checks no longer make: a check's read that joins a GET held
+// back (a slow read's, or a late body's: "Readers beside the operations")
+// waited for it to be let go — slowMax, or up to lateReadAheadMax — while
+// no operation could run to release it; after stallWait (5 ms) those GETs
+// of its key are let go at once (sim.unstall). The reader's own late GETs
+// land at once while an operation waits for the reader (afterOp). Neither
+// changes the order of anything: the operations' goroutine was waiting.
+// Result.OpTime "check/<part>" times the checks' parts (simtool prints
+// them).
 //
 // # Determinism
 //
@@ -126,6 +160,10 @@
 // end (pread from 0, and read(2) after the first bytes): one whole version
 // of those it may read (the window when it opened, and every later one),
 // the same one its first bytes came from, fstat its size; half are closed.
+// A reader of the mount whose life overlapped a write through the mount of
+// its key (mountwrite.go) may read any bytes that write held ("" after its
+// O_TRUNC open, then what it wrote), as on any filesystem; its first bytes
+// may then be another version's.
 // Classes: B1 a new open or read shows no allowed version, B2 a held reader
 // not one whole version, B3 stat's size, B4 a refused write not refused.
 //
@@ -143,8 +181,13 @@
 // sends them: conc.pending) when it ended. A key not found passes (the
 // entry checks hold existence); any other error is a violation (an ESTALE
 // on an open among them). Reads of a key with a write open through the
-// mount are not checked on the mount (a writer's open file shows its
-// bytes, as on any filesystem). Its requests, like read-ahead's, neither
+// mount are not made on the mount, and one a write there overlapped
+// (begun after the reader looked: a mark taken before the read, compared
+// after it, mountwrite.go) is not checked (a writer's open file shows its
+// bytes, as on any filesystem, and a read may mix two of its states).
+// Held descriptors (below) note the mark when they open, and may read the
+// bytes of every write through the mount of their key from there on. Its
+// requests, like read-ahead's, neither
 // meet nor spend the operation's fault, and 30% of its signature GETs hold
 // the bytes they found back up to 30 ms. The reader waits while the handle
 // is replaced (sim.handleMu); its findings join the run after each
@@ -161,7 +204,9 @@
 //     its reads are of a key it holds). Ending one, the handle's bytes are
 //     still those it opened with, and the descriptor reads with pread one
 //     whole version of those it could be shown when it opened or any later
-//     one (conc-held-handle, conc-held-mount: class B2);
+//     one, or bytes a write through the mount of its key held, begun
+//     after it opened or open then (conc-held-handle, conc-held-mount:
+//     class B2);
 //   - after every refresh or open (afterOp: the operation's end, before
 //     the checks, whose reads would hide it) the reader opens anew every
 //     key it holds, through OpenSig and the mount, before any other read

@@ -185,8 +185,16 @@ type Result struct {
 	ConcurrentReads    int64
 	ConcurrentNotFound int64
 	ConcurrentESTALE   int64 // opens through the mount that failed with ESTALE, let pass (Config.TolerateOpenESTALE)
-	Violations         []Violation
-	Log                []string // one line per operation
+	// ConcurrentBesideWrite is how many of its reads through the mount a
+	// write through the mount of their key overlapped: not checked.
+	ConcurrentBesideWrite int64
+	// FullChecks is how many checks were full ones (check.go "Cadence":
+	// the bucket listed, the records read, a fresh index opened);
+	// FreshChecks how many opened a fresh index.
+	FullChecks  int
+	FreshChecks int
+	Violations  []Violation
+	Log         []string // one line per operation
 }
 
 // Failed reports whether the run found a violation.
@@ -256,6 +264,12 @@ type sim struct {
 	h   *index.Index // the long-lived handle (on st)
 	hs  handleState
 	obs observed // what the checks saw after the previous operation
+	// sn and lastE: the snapshot the checks last read, and E as the
+	// bucket was last held to (check.go "Cadence").
+	sn    *store.Snapshot
+	lastE map[string]bool
+	// freshAt: the clock when the checks last opened a fresh index.
+	freshAt int64
 
 	op         int
 	opName     string
@@ -560,7 +574,9 @@ func (s *sim) step() {
 		s.logf("   fault %s fired %d×", s.opFault, fired)
 	}
 	if s.cfg.Bytes {
+		t := time.Now()
 		s.afterOp() // the concurrent reader's moment (concheld.go)
+		s.checkTime("after-op", &t)
 	}
 	defer s.drainReader()
 	defer s.unpend()

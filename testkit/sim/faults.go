@@ -71,6 +71,97 @@ type injector struct {
 	gate *gate
 	// slow: the concurrent reader's slow reads' GETs (concheld.go).
 	slow slowFlights
+	// written: every key a PUT or DELETE was sent for, through either
+	// store under the faults (the operations', the handle's and so the
+	// mount's), since the checks last took them (takeWritten). Nothing
+	// else writes the bucket, so a key not named here is as the checks
+	// last saw it (check.go "Cadence"). Guarded by mu.
+	written map[string]bool
+	// hurry, when closed, ends the wait of the concurrent reader's own
+	// late bodies (lateBody): the operations' goroutine waits for that
+	// reader (afterOp), so nothing else can happen before they land.
+	// Guarded by mu, as hurried (hurry is closed).
+	hurry   chan struct{}
+	hurried bool
+	// lateOf, per key, ends the wait of every late body of that key made
+	// since (hurryKey): a check's read that joined one waits for it, and
+	// nothing else happens meanwhile. Guarded by mu.
+	lateOf map[string]chan struct{}
+}
+
+// lateChan is the channel the late bodies of key made now wait on.
+func (in *injector) lateChan(key string) chan struct{} {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.lateOf == nil {
+		in.lateOf = map[string]chan struct{}{}
+	}
+	c := in.lateOf[key]
+	if c == nil {
+		c = make(chan struct{})
+		in.lateOf[key] = c
+	}
+	return c
+}
+
+// hurryKey lets the late bodies of key in flight land at once.
+func (in *injector) hurryKey(key string) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if c := in.lateOf[key]; c != nil {
+		close(c)
+		delete(in.lateOf, key)
+	}
+}
+
+// noteWrite records a PUT or DELETE of key (a Before hook).
+func (in *injector) noteWrite(op blobtest.Op, key string) {
+	if op != blobtest.OpPut && op != blobtest.OpDelete {
+		return
+	}
+	in.mu.Lock()
+	if in.written == nil {
+		in.written = map[string]bool{}
+	}
+	in.written[key] = true
+	in.mu.Unlock()
+}
+
+// takeWritten returns the keys written since the last call, and forgets them.
+func (in *injector) takeWritten() map[string]bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	w := in.written
+	in.written = map[string]bool{}
+	return w
+}
+
+// hurryChan is the channel the reader's late bodies made now wait on
+// (closed while hurried).
+func (in *injector) hurryChan() chan struct{} {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.hurry == nil {
+		in.hurry = make(chan struct{})
+	}
+	return in.hurry
+}
+
+// hurryReader(true) lets the concurrent reader's late bodies in flight, and
+// those it starts until hurryReader(false), land at once.
+func (in *injector) hurryReader(on bool) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	switch {
+	case on && !in.hurried:
+		if in.hurry == nil {
+			in.hurry = make(chan struct{})
+		}
+		close(in.hurry)
+		in.hurried = true
+	case !on && in.hurried:
+		in.hurry, in.hurried = nil, false
+	}
 }
 
 // gate holds back the background GETs of one key.
@@ -130,6 +221,7 @@ func (in *injector) match(op blobtest.Op, key string) (hit bool, mode string) {
 func (in *injector) handleHooks() blobtest.Hooks {
 	return blobtest.Hooks{
 		Before: func(ctx context.Context, op blobtest.Op, key string) error {
+			in.noteWrite(op, key)
 			if index.IsReadAhead(ctx) || isConcReader(ctx) {
 				return nil // beside the operation, not of it: its fault is not theirs to meet or spend
 			}
@@ -153,7 +245,11 @@ func (in *injector) handleHooks() blobtest.Hooks {
 			if !(index.IsReadAhead(ctx) || isConcReader(ctx)) || !strings.HasPrefix(key, format.KindSig.Prefix()) || rand.IntN(100) >= lateReadAheadPercent {
 				return body
 			}
-			return &lateBody{ctx: ctx, r: body, wait: time.Duration(1 + rand.Int64N(int64(lateReadAheadMax)))}
+			lb := &lateBody{ctx: ctx, r: body, wait: time.Duration(1 + rand.Int64N(int64(lateReadAheadMax))), hurryKey: in.lateChan(key)}
+			if slow, _ := ctx.Value(slowKey{}).(bool); isConcReader(ctx) && !slow && !index.IsReadAhead(ctx) {
+				lb.hurry = in.hurryChan()
+			}
+			return lb
 		},
 	}
 }
@@ -171,6 +267,10 @@ type lateBody struct {
 	ctx  context.Context
 	r    io.Reader
 	wait time.Duration // 0 once waited
+	// hurry, closed, ends the wait (the concurrent reader's own GETs:
+	// injector.hurry); nil for read-ahead's. hurryKey, closed, ends it
+	// too (injector.hurryKey).
+	hurry, hurryKey chan struct{}
 }
 
 func (b *lateBody) Read(p []byte) (int, error) {
@@ -179,6 +279,8 @@ func (b *lateBody) Read(p []byte) (int, error) {
 		defer t.Stop()
 		select {
 		case <-t.C:
+		case <-b.hurry:
+		case <-b.hurryKey:
 		case <-b.ctx.Done():
 			return 0, b.ctx.Err()
 		}
@@ -205,6 +307,7 @@ func (b *gatedBody) Read(p []byte) (int, error) {
 }
 
 func (in *injector) before(_ context.Context, op blobtest.Op, key string) error {
+	in.noteWrite(op, key)
 	return in.request(op, key, true)
 }
 
