@@ -383,7 +383,44 @@ func (n *entryNode) openWrite(flags uint32) (gofs.FileHandle, uint32, syscall.Er
 		m.logf("oxyfs: open %s for writing: refused, the signature exists (mount with --allow-overwrite to replace signatures)", n.path)
 		return nil, 0, syscall.EPERM
 	}
+	if n.e.Kind == format.KindSig && flags&syscall.O_TRUNC != 0 {
+		if w := n.w.Load(); w != nil && w.reserved.CompareAndSwap(true, false) {
+			return w, fuse.FOPEN_DIRECT_IO, 0 // the kernel's retry (reserveWrite)
+		}
+		if n.w.Load() == nil && n.readers.Load() > 0 {
+			return n.reserveWrite(flags)
+		}
+	}
 	return m.newWriteHandle(n.path, n.e, n, flags, false), fuse.FOPEN_DIRECT_IO, 0
+}
+
+// reserveClaim bounds how long a reserved write waits for the kernel's
+// retried open (reserveWrite) before it ends as a write of nothing.
+const reserveClaim = 10 * time.Second
+
+// reserveWrite answers a truncating open (O_TRUNC: cp, a shell's >, dd,
+// Python's open(p, "w")) of a signature whose version descriptors hold
+// (entryNode.readers: reads, mappings): the kernel truncates the node it
+// opens once the open succeeds — its size to 0, its pages dropped — and
+// those are the readers' own, so a MAP_SHARED mapping of theirs faulted
+// (SIGBUS) and reads found 0 bytes or the version cut short. So the write's
+// handle is made now, pending (the name stands for it: a lookup gives the
+// write's node, beside.go) and reserved, and the open is ESTALE: the
+// kernel looks the name up again (its one retry of an open, with
+// LOOKUP_REVAL, which asks us), gets the write's node and opens it, which
+// claims the handle (openWrite). The readers' node is never opened for
+// writing. A reservation no open claimed within reserveClaim ends as a
+// write of nothing.
+func (n *entryNode) reserveWrite(flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	h := n.m.newWriteHandle(n.path, n.e, n, flags, false)
+	h.reserved.Store(true)
+	time.AfterFunc(reserveClaim, func() {
+		if h.reserved.CompareAndSwap(true, false) {
+			n.m.logf("oxyfs: open /%s for writing: the kernel did not open the write's node within %v; nothing written", n.path, reserveClaim)
+			h.Release(context.Background())
+		}
+	})
+	return nil, 0, syscall.ESTALE
 }
 
 // openFailed answers an open whose index.OpenSig failed with err; q is the

@@ -76,6 +76,11 @@ type writeHandle struct {
 	// no version has (writeGen). Read-only.
 	gen uint64
 
+	// reserved: made by an open answered ESTALE (entryNode.reserveWrite),
+	// waiting for the kernel's retried open of the write's node to claim
+	// it. Atomic.
+	reserved atomic.Bool
+
 	size atomic.Int64 // atomic: len(buf), read by stat without the lock
 	// settled: a commit landed and nothing was written or truncated
 	// since, so a stat answers the index's state of the landed bytes (their
