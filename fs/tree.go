@@ -217,10 +217,10 @@ func (d *dirNode) newDir(ctx context.Context, name string, level index.Level, in
 // bytes (its generation is the write's: beside.go). A signature whose size
 // is not known yet (size < 0) reports 0 with no attribute caching, so stat
 // asks Getattr, which reads it (one GET); a lookup never does. Nor is the
-// size of a file being written cached. The state is taken before the Stat
-// that gave size: the kernel never holds a size older than the node's
-// version (a newer one makes the node stale, and its use looks it up
-// again).
+// size of a file being written cached. The size is the state's (StatSig
+// takes the state, then asks the view): the kernel never holds a size of
+// another version than the node's (a newer version makes the node stale,
+// and its use looks it up again).
 func (d *dirNode) newFile(ctx context.Context, p string, e format.Entry, size int64, mod time.Time, st index.SigState, w *writeHandle, out *fuse.EntryOut) *gofs.Inode {
 	ver, gen, writing := st.Version, st.Version, w != nil
 	if writing {

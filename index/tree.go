@@ -33,7 +33,7 @@ func (t NodeType) String() string {
 	return fmt.Sprintf("NodeType(%d)", uint8(t))
 }
 
-// Node is one name of the tree (DESIGN §4).
+// Node is one name of the tree (docs/design.md §1 and §7).
 type Node struct {
 	Name   string
 	Type   NodeType
