@@ -17,8 +17,33 @@ import (
 // the write is open and after it landed. Before, the write opened the
 // readers' own node, whose size the kernel set to 0 at the truncating
 // open (and dropped its pages): the mapping faulted past the new end, and
-// reads found 0 bytes or the old bytes cut short.
+// reads found 0 bytes or the old bytes cut short. The same for an open
+// without O_TRUNC that truncates after (ftruncate).
 func TestMappingOpenedBeforeAReSignKeepsItsVersion(t *testing.T) {
+	// A truncating open (cp, >, Python's "w"), and an open that truncates
+	// after (Python's "r+b" then truncate(), rsync --inplace, truncate -s):
+	// the kernel sizes the node the write is open on from the write.
+	t.Run("O_TRUNC", func(t *testing.T) {
+		mappingAcrossAReSign(t, func(p string) (*os.File, error) {
+			return os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		})
+	})
+	t.Run("ftruncate", func(t *testing.T) {
+		mappingAcrossAReSign(t, func(p string) (*os.File, error) {
+			w, err := os.OpenFile(p, os.O_RDWR, 0o644)
+			if err != nil {
+				return nil, err
+			}
+			if err := w.Truncate(0); err != nil {
+				w.Close()
+				return nil, err
+			}
+			return w, nil
+		})
+	})
+}
+
+func mappingAcrossAReSign(t *testing.T, open func(p string) (*os.File, error)) {
 	f, _, srv, _ := mountFixture(t, Options{AllowOverwrite: true})
 	alice := storefixture.Ent(format.KindSig, "ab12cd34", "alice")
 	old := f.sigs[alice.Key()]
@@ -35,7 +60,7 @@ func TestMappingOpenedBeforeAReSignKeepsItsVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer held.Close()
-	w, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	w, err := open(p)
 	if err != nil {
 		t.Fatalf("open to re-sign: %v", err)
 	}

@@ -80,6 +80,9 @@ type writeHandle struct {
 	// waiting for the kernel's retried open of the write's node to claim
 	// it. Atomic.
 	reserved atomic.Bool
+	// resFlags are the open's writeOpenFlags, which a claim must match;
+	// read-only.
+	resFlags uint32
 
 	size atomic.Int64 // atomic: len(buf), read by stat without the lock
 	// settled: a commit landed and nothing was written or truncated
@@ -550,6 +553,19 @@ func (p *pendingWrites) writing(path string) *writeHandle {
 		}
 	}
 	return nil
+}
+
+// reserved reports whether a reserved write (entryNode.reserveWrite)
+// waits for its claim on path.
+func (p *pendingWrites) reserved(path string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, h := range p.m[path] {
+		if h.reserved.Load() {
+			return true
+		}
+	}
+	return false
 }
 
 // look returns, under one holding of the lock, writing's handle for path
