@@ -436,6 +436,14 @@ func mutation(root, patch string, ops int) (caught bool, out string, err error) 
 	if b, err := apply.CombinedOutput(); err != nil {
 		return false, string(b), fmt.Errorf("apply %s: %w", filepath.Base(patch), err)
 	}
+	// A mutant that does not build runs nothing: go run exits 1 as the
+	// simulation does when it finds violations, and no run would differ
+	// ("not caught"), so it is an error here.
+	build := exec.Command("go", "build", "./...")
+	build.Dir = tmp
+	if b, err := build.CombinedOutput(); err != nil {
+		return false, string(b), fmt.Errorf("the mutant of %s does not build: %w", filepath.Base(patch), err)
+	}
 	runs := func(dir string) (map[string]string, string, error) {
 		args := append([]string{"run", "./scripts/simtool", "-print-runs", "-quiet", "-per-run", "400"}, modeArgs()...)
 		cmd := exec.Command("go", append(args, strconv.Itoa(ops))...)
