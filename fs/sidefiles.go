@@ -89,8 +89,25 @@ func sideFile(name string) (string, bool) {
 		return "GNOME's temporary", true
 	case strings.HasPrefix(name, ".fuse_hidden"):
 		return "libfuse's hidden file", true
+	case sedTemp(name):
+		return "sed -i's temporary", true
 	}
 	return "", false
+}
+
+// sedTemp: GNU sed -i writes its output to "sed" and six random letters or
+// digits (mkostemp) beside the file, then renames it over the file — a
+// rename the mount refuses, which left the temporary stored as a signer.
+func sedTemp(name string) bool {
+	if len(name) != 9 || !strings.HasPrefix(name, "sed") {
+		return false
+	}
+	for _, c := range name[3:] {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // vimSwap: .NAME.swp, and .swo … .swa as vim counts down when one exists.

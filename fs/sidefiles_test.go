@@ -17,6 +17,7 @@ import (
 var sideFileNames = []string{
 	".alice.swp", ".alice.swo", "4913", "alice~", ".#alice", "#alice#",
 	"._alice", ".DS_Store", "Thumbs.db", "~$alice", ".~lock.alice#", "desktop.ini",
+	"sedAb3xYz", // sed -i's temporary (its rename over the signature is refused; the file stayed as a signer)
 }
 
 // TestSideFilesAreRefused: an editor's swap file, vim's probe, a backup,
@@ -62,7 +63,7 @@ func TestSideFilesAreRefused(t *testing.T) {
 		}
 	}
 	// A signer's name that only looks like one is taken.
-	for _, name := range []string{"alice", "alice.swp.d", "4913x", "a~b", "tilde~x"} {
+	for _, name := range []string{"alice", "alice.swp.d", "4913x", "a~b", "tilde~x", "sedimentary", "sed-12345"} {
 		e := storefixture.Ent(format.KindSig, "ab12cd34", name)
 		if err := os.WriteFile(srv.path(e), []byte("sig"), 0o644); err != nil && name != "alice" {
 			t.Errorf("write %s: %v", name, err)
