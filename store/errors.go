@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aws/smithy-go"
 	"gocloud.dev/gcerrors"
 )
 
@@ -125,7 +126,14 @@ func transient(err error) bool {
 	case errors.Is(err, errTimedOut), errors.Is(err, errBodyRead):
 		return true
 	}
-	if code := httpStatus(err); code != 0 {
+	code := httpStatus(err)
+	if cutAnswer(err) && (code == 0 || code/100 == 2) {
+		// An answer the SDK could not decode: a server that went away
+		// mid-answer (a LIST's 200 with its XML cut off: "failed to
+		// decode response body, unexpected EOF"). Asking again is safe.
+		return true
+	}
+	if code != 0 {
 		return code >= 500 || code == http.StatusTooManyRequests
 	}
 	var op *net.OpError
@@ -138,6 +146,13 @@ func transient(err error) bool {
 		return true
 	}
 	return gcerrors.Code(err) == gcerrors.ResourceExhausted
+}
+
+// cutAnswer reports whether err is an answer the SDK could not decode
+// (smithy's DeserializationError).
+func cutAnswer(err error) bool {
+	var de *smithy.DeserializationError
+	return errors.As(err, &de)
 }
 
 // httpStatus is the HTTP status a mapped backend error carries (the
