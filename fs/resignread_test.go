@@ -35,11 +35,7 @@ func TestOpenBesideAnOwnReSignIsOneVersion(t *testing.T) {
 			alice := storefixture.Ent(format.KindSig, "ab12cd34", "alice")
 			old := f.sigs[alice.Key()]
 			p := srv.path(alice)
-			w, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0o644)
-			if err != nil {
-				t.Fatalf("open for writing: %v", err)
-			}
-			defer w.Close()
+			w := openReSign(t, p)
 			written := tc.written(old)
 			if _, err := w.Write(written); err != nil {
 				t.Fatal(err)
@@ -86,11 +82,7 @@ func TestStatAfterAnOwnReSignBesideAReader(t *testing.T) {
 	alice := storefixture.Ent(format.KindSig, "ab12cd34", "alice")
 	old := f.sigs[alice.Key()]
 	p := srv.path(alice)
-	w, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		t.Fatalf("open for writing: %v", err)
-	}
-	defer w.Close()
+	w := openReSign(t, p)
 	written := bytes.Repeat([]byte("W"), len(old)+100)
 	if _, err := w.Write(written[:10]); err != nil {
 		t.Fatal(err)
@@ -146,11 +138,7 @@ func refusedReSignBesideAReader(t *testing.T, extra int) {
 	alice := storefixture.Ent(format.KindSig, "ab12cd34", "alice")
 	old := f.sigs[alice.Key()]
 	p := srv.path(alice)
-	w, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		t.Fatalf("open for writing: %v", err)
-	}
-	defer w.Close()
+	w := openReSign(t, p)
 	written := bytes.Repeat([]byte("R"), len(old)+extra)
 	if _, err := w.Write(written); err != nil {
 		t.Fatal(err)
@@ -231,11 +219,7 @@ func TestStatDuringAReSignBesideAHeldReader(t *testing.T) {
 	old := f.sigs[alice.Key()]
 	p := srv.path(alice)
 	held := holdSig(t, srv, alice)
-	w, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		t.Fatalf("open for writing: %v", err)
-	}
-	defer w.Close()
+	w := openReSign(t, p)
 	written := bytes.Repeat([]byte("W"), len(old)+300)
 	if _, err := w.Write(written); err != nil {
 		t.Fatal(err)
@@ -252,4 +236,16 @@ func TestStatDuringAReSignBesideAHeldReader(t *testing.T) {
 		t.Errorf("a read during the re-sign: %d bytes (%v), want the write's %d", len(got), err, len(written))
 	}
 	checkHeldWhole(t, "held across an own re-sign in progress", held, old)
+}
+
+// openReSign opens p for a re-sign through the mount (O_WRONLY|O_TRUNC),
+// closed when the test ends if it did not close it.
+func openReSign(t *testing.T, p string) *os.File {
+	t.Helper()
+	w, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		t.Fatalf("open for writing: %v", err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
 }

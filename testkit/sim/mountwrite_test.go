@@ -27,14 +27,7 @@ import (
 func TestHeldMountReaderBesideAMountWrite(t *testing.T) {
 	testwatch.Arm(t) // no mount here (MountPercent 0), but Run's setup can mount
 	s := newByteSim(t)
-	e := format.Entry{Kind: format.KindSig, Object: "cd0405", Value: "alice"}
-	k := e.Key()
-	s.op = 32
-	if err := s.putThroughHandle([]index.Write{{Entry: e, Data: []byte("twelve bytes")}}); err != nil {
-		t.Fatal(err)
-	}
-	s.unpend()
-	s.settle()
+	e, k := s.twelveBytes(t, 32)
 	data := []byte("the refused write's bytes")
 	const (
 		none   = iota // no write through the mount
@@ -87,14 +80,7 @@ func TestHeldMountReaderBesideAMountWrite(t *testing.T) {
 func TestMountReadBesideAMountWriteUnchecked(t *testing.T) {
 	testwatch.Arm(t) // no mount here (MountPercent 0), but Run's setup can mount
 	s := newByteSim(t)
-	e := format.Entry{Kind: format.KindSig, Object: "cd0405", Value: "alice"}
-	k := e.Key()
-	s.op = 1
-	if err := s.putThroughHandle([]index.Write{{Entry: e, Data: []byte("twelve bytes")}}); err != nil {
-		t.Fatal(err)
-	}
-	s.unpend()
-	s.settle()
+	_, k := s.twelveBytes(t, 1)
 	s.conc.mu.Lock()
 	mark := s.conc.writeMark(k)
 	s.conc.mu.Unlock()
@@ -172,14 +158,7 @@ func (s *sim) heldForTest(t *testing.T, e format.Entry, read []byte) *concHold {
 func TestHeldCheckBesideAMountWrite(t *testing.T) {
 	testwatch.Arm(t) // no mount here (MountPercent 0), but Run's setup can mount
 	s := newByteSim(t)
-	e := format.Entry{Kind: format.KindSig, Object: "cd0405", Value: "alice"}
-	k := e.Key()
-	s.op = 1
-	if err := s.putThroughHandle([]index.Write{{Entry: e, Data: []byte("twelve bytes")}}); err != nil {
-		t.Fatal(err)
-	}
-	s.unpend()
-	s.settle()
+	e, k := s.twelveBytes(t, 1)
 	for _, c := range []struct {
 		name          string
 		during, after bool // a write open when it opened; one begun after
@@ -208,4 +187,18 @@ func TestHeldCheckBesideAMountWrite(t *testing.T) {
 		}
 		s.res.Violations = nil
 	}
+}
+
+// twelveBytes puts sig/cd/0405/alice ("twelve bytes") through the handle
+// as operation op, landed and settled: the key the B2 of seed 8023 read.
+func (s *sim) twelveBytes(t *testing.T, op int) (format.Entry, string) {
+	t.Helper()
+	e := format.Entry{Kind: format.KindSig, Object: "cd0405", Value: "alice"}
+	s.op = op
+	if err := s.putThroughHandle([]index.Write{{Entry: e, Data: []byte("twelve bytes")}}); err != nil {
+		t.Fatal(err)
+	}
+	s.unpend()
+	s.settle()
+	return e, e.Key()
 }
