@@ -18,6 +18,7 @@
 //   - testdeps: what a test needs from the machine (FUSE, chromium, test
 //     servers), skipping or failing as CI asks.
 //   - testwatch: the watchdog every mounting test runs under.
-//   - mapcopy: copying a mapping of a file on this process's own FUSE
-//     mount without touching it (a page fault there can hang the runtime).
+//   - mapcopy: a mapping of a file on this process's own FUSE mount, made
+//     and copied in a child process (a page fault on it here can hang the
+//     runtime).
 package testkit

@@ -44,10 +44,12 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/oxyfs/oxyfs/testkit/mapcopy"
 	"github.com/oxyfs/oxyfs/testkit/sim"
 )
 
 func main() {
+	mapcopy.MaybeChild() // this executable is the simulation's mapping child too (testkit/mapcopy)
 	seed := flag.Uint64("seed", 1, "first seed")
 	perRun := flag.Int("per-run", 2000, "operations per seed (a run stops early at its first violation)")
 	backends := flag.String("backends", strings.Join(sim.Backends, ","), "backends to cycle through")

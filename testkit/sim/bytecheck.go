@@ -166,13 +166,7 @@ func (s *sim) mountBytes(k string, w [][]byte) {
 	if err != nil || fi.Size() == 0 {
 		return
 	}
-	m, err := syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_PRIVATE)
-	if err != nil {
-		s.wrongBytes("bytes-mount-mmap", classNewOpen, k, nil, err, w)
-		return
-	}
-	got, err = s.copyOut(m)
-	syscall.Munmap(m)
+	got, err = s.copyMapping(&s.bs.maps, f, int(fi.Size()), false)
 	if err != nil {
 		s.wrongBytes("bytes-mount-mmap", classNewOpen, k, nil, err, w)
 		return
@@ -182,7 +176,7 @@ func (s *sim) mountBytes(k string, w [][]byte) {
 		s.wrongBytes("bytes-mount-mmap", classNewOpen, k, got, nil, w)
 	}
 	// A shared mapping too (MAP_SHARED, PROT_READ: Python's mmap default).
-	got, err = s.readShared(p, &s.bs.scratch)
+	got, err = s.readShared(p, &s.bs.maps)
 	switch {
 	case err != nil && errors.Is(err, syscall.ENODEV) && s.cfg.TolerateSharedENODEV:
 	case err != nil || !matches(got, w):
@@ -210,19 +204,20 @@ func readFile(p string) ([]byte, error) {
 // simulation writes (a read past it is a reader that never finds the end).
 const maxSigRead = 1 << 20
 
-// copyOut copies a mapping of a file on the mount without touching it
-// (mapcopy: a page fault there, served by this process, can hang the
-// runtime), through one scratch file kept for the run.
-func (s *sim) copyOut(m []byte) ([]byte, error) {
-	if s.bs.scratch == nil {
-		f, err := os.CreateTemp(s.cfg.TempDir, "oxyfs-sim-mmap-")
+// copyMapping maps size bytes of f (MAP_SHARED if shared, else
+// MAP_PRIVATE; read-only) in a child process and returns their copy
+// (mapcopy: a page fault on a mapping of this process's own mount, served
+// by this process, can hang the runtime). The child is started at the
+// first use and kept in *child until unmount.
+func (s *sim) copyMapping(child **mapcopy.Child, f *os.File, size int, shared bool) ([]byte, error) {
+	if *child == nil {
+		c, err := mapcopy.Start()
 		if err != nil {
 			return nil, err
 		}
-		os.Remove(f.Name())
-		s.bs.scratch = f
+		*child = c
 	}
-	return mapcopy.Out(s.bs.scratch, m)
+	return (*child).Copy(f, size, shared)
 }
 
 // preadAll reads f to its end with pread, from offset 0 in pieces of 1000.

@@ -15,6 +15,7 @@ import (
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
+	"github.com/oxyfs/oxyfs/testkit/mapcopy"
 )
 
 // The byte level (Config.Bytes; see doc.go "Bytes"): the model keeps every
@@ -51,8 +52,8 @@ type byteState struct {
 
 	mnt     *fs.Server
 	mntDir  string
-	mountOp bool     // this operation's byte check reads through the mount too
-	scratch *os.File // copyOut's file
+	mountOp bool           // this operation's byte check reads through the mount too
+	maps    *mapcopy.Child // the byte check's mapping child (copyMapping), started at its first use
 	// lingering: a refused write's descriptor kept open (a dup) until the
 	// next held-reader check, as a loaded kernel sends the write's RELEASE
 	// late: its handle stays on the node, before any reader opened after
@@ -430,9 +431,9 @@ func (s *sim) unmount() error {
 	s.dropHeld()
 	s.dropConcHeld()
 	s.dropLingering()
-	if s.bs.scratch != nil {
-		s.bs.scratch.Close()
-		s.bs.scratch = nil
+	if s.bs.maps != nil {
+		s.bs.maps.Close()
+		s.bs.maps = nil
 	}
 	if s.bs.mnt == nil {
 		return nil

@@ -63,10 +63,10 @@ type concState struct {
 
 // concReader is the reader goroutine's own state.
 type concReader struct {
-	stop    chan struct{}
-	done    chan struct{}
-	rng     *rand.Rand // the goroutine's: its draws are not the seed's (its timing is not either)
-	scratch *os.File   // mapcopy's
+	stop chan struct{}
+	done chan struct{}
+	rng  *rand.Rand     // the goroutine's: its draws are not the seed's (its timing is not either)
+	maps *mapcopy.Child // readShared's mapping child, started at its first use
 
 	held        []*concHold    // readers held open (concheld.go); written by the reader goroutine under handleMu read-locked, by others under it write-locked
 	slowRunning int            // slow reads under way (the reader goroutine's)
@@ -126,8 +126,8 @@ func (s *sim) stopReader() {
 	s.handleMu.Lock()
 	s.dropConcHeld()
 	s.handleMu.Unlock()
-	if s.rd.scratch != nil {
-		s.rd.scratch.Close()
+	if s.rd.maps != nil {
+		s.rd.maps.Close()
 	}
 	s.rd = nil
 	s.drainReader()
@@ -356,17 +356,17 @@ func (s *sim) readVia(ctx context.Context, via int, k string) ([]byte, error) {
 		defer f.Close()
 		return preadAll(f)
 	default:
-		return s.readShared(s.mountPath(k), &s.rd.scratch)
+		return s.readShared(s.mountPath(k), &s.rd.maps)
 	}
 }
 
 // readShared reads p through a MAP_SHARED, PROT_READ mapping (the default
-// of Python's mmap and many tools), copied out through write(2) to a
-// scratch file (mapcopy: never touched by this process, whose FUSE server
-// would serve its page faults). A mapping of a file that changed within
-// the hour fails with ENODEV today (direct I/O); Config.TolerateSharedENODEV
+// of Python's mmap and many tools), made and copied out in a child
+// process (copyMapping: never touched by this process, whose FUSE server
+// serves its page faults). A mapping of a file that changed within the
+// hour fails with ENODEV today (direct I/O); Config.TolerateSharedENODEV
 // lets it pass.
-func (s *sim) readShared(p string, scratch **os.File) ([]byte, error) {
+func (s *sim) readShared(p string, child **mapcopy.Child) ([]byte, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, err
@@ -379,18 +379,5 @@ func (s *sim) readShared(p string, scratch **os.File) ([]byte, error) {
 	if fi.Size() == 0 {
 		return []byte{}, nil
 	}
-	m, err := syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
-	if err != nil {
-		return nil, fmt.Errorf("mmap MAP_SHARED: %w", err)
-	}
-	defer syscall.Munmap(m)
-	if *scratch == nil {
-		sf, err := os.CreateTemp(s.cfg.TempDir, "oxyfs-sim-mmap-")
-		if err != nil {
-			return nil, err
-		}
-		os.Remove(sf.Name())
-		*scratch = sf
-	}
-	return mapcopy.Out(*scratch, m)
+	return s.copyMapping(child, f, int(fi.Size()), true)
 }

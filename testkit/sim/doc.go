@@ -153,10 +153,12 @@
 // MountPercent of the refreshes, a FUSE mount of the handle (fs.Mount,
 // Invalidate after each refresh as mount's refresh loop does) is read too:
 // stat (a size of the window), read(2) to EOF, pread in 1000-byte pieces,
-// and a MAP_PRIVATE and a MAP_SHARED mmap (copied out through a write(2),
-// never touched by this process: a page fault it serves itself would
-// deadlock with the garbage collector; a MAP_SHARED refused with ENODEV is
-// a violation unless Config.TolerateSharedENODEV). After each refresh every held reader is read to its
+// and a MAP_PRIVATE and a MAP_SHARED mmap (of the same open, made and
+// copied out in a child process, testkit/mapcopy: a page fault this
+// process serves itself can deadlock with the garbage collector, even one
+// taken inside write(2); a MAP_SHARED refused with ENODEV is a violation
+// unless Config.TolerateSharedENODEV). After each refresh every held
+// reader is read to its
 // end (pread from 0, and read(2) after the first bytes): one whole version
 // of those it may read (the window when it opened, and every later one),
 // the same one its first bytes came from, fstat its size; half are closed.
