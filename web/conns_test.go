@@ -31,6 +31,42 @@ func dialKeptAlive(t *testing.T, addr string) *keptAlive {
 	return k
 }
 
+// askIdle has k ask again and waits until the server marks its end of
+// the connection idle since after the ask began: a client reads its answer
+// before the server's ConnState hook runs, so under load the order the
+// test made its connections idle in is not the server's without it.
+func (k *keptAlive) askIdle(t *testing.T, l *connLimiter) {
+	t.Helper()
+	began := time.Now()
+	if err := k.ask(); err != nil {
+		t.Fatal(err)
+	}
+	k.waitIdle(t, l, began)
+}
+
+// waitIdle waits (a minute at most) until the server's end of k has been
+// idle since after began.
+func (k *keptAlive) waitIdle(t *testing.T, l *connLimiter, began time.Time) {
+	t.Helper()
+	local := k.c.LocalAddr().String()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		l.mu.Lock()
+		var since time.Time
+		for c := range l.conns {
+			if c.RemoteAddr().String() == local {
+				since = c.idleSince
+			}
+		}
+		l.mu.Unlock()
+		if since.After(began) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server's end of %s not idle a minute after its answer (idle since %v)", local, since)
+		}
+	}
+}
+
 // ask sends one GET and reads its answer, within a minute (only so a broken
 // server cannot hang the test).
 func (k *keptAlive) ask() error {
@@ -58,15 +94,20 @@ func (k *keptAlive) ask() error {
 func TestIdleConnectionsDoNotLockOutANewClient(t *testing.T) {
 	const max = 3
 	// An hour's idle timeout: only the cap can make room.
-	addr := serveLimited(t, Limits{MaxConns: max, IdleTimeout: time.Hour})
+	addr, ln := serveLimitedListener(t, Limits{MaxConns: max, IdleTimeout: time.Hour})
+	l, ok := ln.(*connLimiter)
+	if !ok {
+		t.Fatalf("Listen with MaxConns %d gave a %T, not a connLimiter", max, ln)
+	}
 	var held []*keptAlive
 	for range max {
-		held = append(held, dialKeptAlive(t, addr))
+		began := time.Now()
+		k := dialKeptAlive(t, addr)
+		k.waitIdle(t, l, began)
+		held = append(held, k)
 	}
 	// The second asks again: it is now idle for less long than the third.
-	if err := held[1].ask(); err != nil {
-		t.Fatal(err)
-	}
+	held[1].askIdle(t, l)
 	newcomer := dialKeptAlive(t, addr) // waits an hour before the fix, and fails at the minute
 	_ = newcomer
 	held[0].c.SetReadDeadline(time.Now().Add(time.Minute))

@@ -72,6 +72,13 @@ func TestOversizedPropfindIsRefusedHavingReadOnlyTheLimit(t *testing.T) {
 // serveLimited serves the fixture's index with limits on a loopback port.
 func serveLimited(t *testing.T, l Limits) string {
 	t.Helper()
+	addr, _ := serveLimitedListener(t, l)
+	return addr
+}
+
+// serveLimitedListener is serveLimited, with its listener.
+func serveLimitedListener(t *testing.T, l Limits) (string, net.Listener) {
+	t.Helper()
 	f := newFixture(t, Options{})
 	ln, err := Listen("127.0.0.1:0", l)
 	if err != nil {
@@ -80,7 +87,7 @@ func serveLimited(t *testing.T, l Limits) string {
 	srv := NewServer(Handler(f.ix, Options{Logf: t.Logf}), l, nil)
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-	return ln.Addr().String()
+	return ln.Addr().String(), ln
 }
 
 func TestTricklingClientIsCutOffAtTheReadTimeout(t *testing.T) {
