@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -53,7 +54,7 @@ type byteState struct {
 	mnt     *fs.Server
 	mntDir  string
 	mountOp bool           // this operation's byte check reads through the mount too
-	maps    *mapcopy.Child // the byte check's mapping child (copyMapping), started at its first use
+	maps    *mapcopy.Child // the byte check's mapping child (copyMapping), started at its first use, ended with the run (closeMaps)
 	// lingering: a refused write's descriptor kept open (a dup) until the
 	// next held-reader check, as a loaded kernel sends the write's RELEASE
 	// late: its handle stays on the node, before any reader opened after
@@ -385,7 +386,10 @@ func (s *sim) opRefusedWrite() error {
 	_, err2 := f.WriteAt([]byte{1}, fs.MaxWriteBytes)
 	_, err3 := f.WriteAt(data, int64(len(data)))
 	if s.rng.IntN(2) == 0 {
-		if nfd, err := unix.Dup(int(f.Fd())); err == nil {
+		// F_DUPFD_CLOEXEC: a plain dup(2) is inherited by every child
+		// started while it is open (the mapping child, mapcopy), which then
+		// holds the mount busy.
+		if nfd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0); err == nil {
 			s.bs.lingering = append(s.bs.lingering, os.NewFile(uintptr(nfd), k+" (refused write, kept open)"))
 			s.bs.lingerWrites = append(s.bs.lingerWrites, lingerWrite{k, mw})
 			lingers = true
@@ -431,19 +435,34 @@ func (s *sim) unmount() error {
 	s.dropHeld()
 	s.dropConcHeld()
 	s.dropLingering()
-	if s.bs.maps != nil {
-		s.bs.maps.Close()
-		s.bs.maps = nil
-	}
 	if s.bs.mnt == nil {
 		return nil
 	}
 	m := s.bs.mnt
 	s.bs.mnt = nil
-	if err := m.Unmount(); err != nil {
+	// A child started by another simulation of this process (-j) holds a
+	// copy of every descriptor between its fork and its exec, for
+	// microseconds: busy then is tried again, for a second at most; a
+	// descriptor this simulation left open stays busy.
+	var err error
+	for try := 0; try < 20; try++ {
+		if err = m.Unmount(); !errors.Is(err, fs.ErrMountBusy) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
 		return fmt.Errorf("sim: unmount %s: %w", s.bs.mntDir, err)
 	}
 	return nil
+}
+
+// closeMaps ends the byte check's mapping child (at the end of a run).
+func (s *sim) closeMaps() {
+	if s.bs.maps != nil {
+		s.bs.maps.Close()
+		s.bs.maps = nil
+	}
 }
 
 func (s *sim) dropHeld() {

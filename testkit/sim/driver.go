@@ -409,6 +409,7 @@ func (s *sim) close() {
 	if err := s.unmount(); err != nil {
 		s.res.Violations = append(s.res.Violations, Violation{Kind: "unmount", Op: s.op, Detail: err.Error(), Class: "NEW"})
 	}
+	s.closeMaps()
 	s.closeHandle()
 	s.inner.Close()
 	if s.dir != "" {
