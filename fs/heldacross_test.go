@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"syscall"
 	"testing"
 	"time"
 
@@ -152,7 +151,7 @@ func TestHeldDescriptorAcrossARefusedWrite(t *testing.T) {
 			t.Fatal(err)
 		}
 		if keep {
-			nfd, err := syscall.Dup(int(w.Fd()))
+			nfd, err := dupCloexec(w)
 			if err != nil {
 				t.Fatal(err)
 			}

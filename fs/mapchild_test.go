@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // childEnv names the file a child process (this test binary re-run) maps:
@@ -173,4 +175,11 @@ func (s *sharedMap) close() {
 		<-done
 		s.t.Errorf("the mapping child did not exit 30 s after its input closed")
 	}
+}
+
+// dupCloexec duplicates f's descriptor close-on-exec: a plain dup(2) is
+// inherited by every mapping child started while it is open, and the
+// child then holds a mount busy (testkit/sim met it).
+func dupCloexec(f *os.File) (int, error) {
+	return unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 }

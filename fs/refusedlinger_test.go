@@ -31,7 +31,7 @@ func TestARefusedWriteStillOpenHidesNoChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dup, err := syscall.Dup(int(w.Fd()))
+	dup, err := dupCloexec(w)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"syscall"
 	"testing"
 
 	"github.com/oxyfs/oxyfs/store/format"
@@ -47,7 +46,7 @@ func TestReadAfterARefusedCreateOverASignature(t *testing.T) {
 			t.Fatal(err)
 		}
 		if linger {
-			nfd, err := syscall.Dup(int(w.Fd()))
+			nfd, err := dupCloexec(w)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -126,7 +126,7 @@ func TestStatBetweenFlushAndReleaseShowsTheLandedTime(t *testing.T) {
 	if _, err := w.Write(data); err != nil {
 		t.Fatal(err)
 	}
-	dup, err := syscall.Dup(int(w.Fd()))
+	dup, err := dupCloexec(w)
 	if err != nil {
 		t.Fatal(err)
 	}

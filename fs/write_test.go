@@ -326,7 +326,7 @@ func TestSecondFlushOfTheSameFileWritesNothing(t *testing.T) {
 	if _, err := fh.Write([]byte("hank's")); err != nil {
 		t.Fatal(err)
 	}
-	dup, err := syscall.Dup(int(fh.Fd()))
+	dup, err := dupCloexec(fh)
 	if err != nil {
 		t.Fatal(err)
 	}

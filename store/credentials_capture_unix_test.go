@@ -26,7 +26,7 @@ func captureOutput(t *testing.T, fn func()) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		saved, err := syscall.Dup(fd)
+		saved, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

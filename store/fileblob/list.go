@@ -66,7 +66,7 @@ func (l *fileLister) readDir(dirfd int, dirKey string) ([]fileDirent, error) {
 	if err := l.injected("readdir", dirKey); err != nil {
 		return nil, &fs.PathError{Op: "read directory", Path: dirKey, Err: err}
 	}
-	dup, err := unix.Dup(dirfd)
+	dup, err := unix.FcntlInt(uintptr(dirfd), unix.F_DUPFD_CLOEXEC, 0) // close-on-exec: never inherited by a child (a fusermount helper)
 	if err != nil {
 		return nil, &fs.PathError{Op: "read directory", Path: dirKey, Err: err}
 	}

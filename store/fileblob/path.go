@@ -175,7 +175,7 @@ func mkdirBeneath(dirfd int, parts []string) (int, error) {
 		fd = nfd
 	}
 	if fd == dirfd {
-		return unix.Dup(dirfd)
+		return unix.FcntlInt(uintptr(dirfd), unix.F_DUPFD_CLOEXEC, 0) // close-on-exec, as every descriptor here
 	}
 	return fd, nil
 }
