@@ -387,7 +387,12 @@ func (n *entryNode) openWrite(ctx context.Context, flags uint32) (gofs.FileHandl
 		if w := n.w.Load(); w != nil && w.resFlags == flags&writeOpenFlags && w.reserved.CompareAndSwap(true, false) {
 			return w, fuse.FOPEN_DIRECT_IO, 0 // the kernel's retry (reserveWrite)
 		}
-		if n.w.Load() == nil && n.readers.Load() > 0 {
+		if w := n.w.Load(); (w == nil || w.settled.Load()) && (n.readers.Load() > 0 || n.beside.Load() > 0) {
+			// Descriptors hold this node — reads of its version, or reads
+			// opened beside a write of ours that has landed since (they
+			// read its bytes; the node stays that write's, settle) — and
+			// no write is in progress on it: the write opens a node of
+			// its own.
 			return n.reserveWrite(ctx, flags)
 		}
 	}

@@ -20,8 +20,11 @@ const writeOpenFlags = syscall.O_TRUNC | syscall.O_APPEND
 // retried open (reserveWrite) before it ends as a write of nothing.
 const reserveClaim = 2 * time.Second
 
-// reserveWrite answers an open for writing of a signature whose version
-// descriptors hold (entryNode.readers: reads, mappings). The kernel sizes
+// reserveWrite answers an open for writing of a signature whose node
+// descriptors hold: reads and mappings of its version (entryNode.readers),
+// or reads opened beside an earlier write of ours, which landed since and
+// made the node its version (entryNode.beside: they read that write's
+// bytes). The kernel sizes
 // the node a write is open on by the write — to 0 once a truncating open
 // (O_TRUNC: cp, a shell's >, dd, Python's open(p, "w")) succeeds, at an
 // ftruncate (open(p, "r+b").truncate(), rsync --inplace, truncate -s),
