@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/oxyfs/oxyfs/store/format"
@@ -142,7 +143,7 @@ func (s *sim) mountBytes(k string, w [][]byte) {
 		if err == nil {
 			size = fi.Size()
 		}
-		s.violateClass("bytes-mount-stat", classStat, "%s: stat size %d, err %v; the model allows sizes %v", k, size, err, sizes(w))
+		s.violateClass("bytes-mount-stat", classStat, "%s: stat size %d, err %v; the model allows sizes %v; %s", k, size, err, sizes(w), statAgain(p))
 	}
 	got, err := readFile(p)
 	s.res.BytesCompared += int64(len(got))
@@ -184,6 +185,33 @@ func (s *sim) mountBytes(k string, w [][]byte) {
 	default:
 		s.res.BytesCompared += int64(len(got))
 	}
+}
+
+// statAgain says what a second stat of p, and an fstat and a read of a
+// fresh open of it, answer — after a stat said a size no allowed version
+// has: it tells a size the kernel kept (the second stat agrees, the open
+// does not) from one the mount answered.
+func statAgain(p string) string {
+	var b strings.Builder
+	if fi, err := os.Stat(p); err != nil {
+		fmt.Fprintf(&b, "a second stat: %v", err)
+	} else {
+		fmt.Fprintf(&b, "a second stat: %d", fi.Size())
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		fmt.Fprintf(&b, ", an open: %v", err)
+		return b.String()
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		fmt.Fprintf(&b, ", its fstat: %v", err)
+	} else {
+		fmt.Fprintf(&b, ", its fstat: %d", fi.Size())
+	}
+	got, err := preadAll(f)
+	fmt.Fprintf(&b, ", its read: %d bytes (%v)", len(got), err)
+	return b.String()
 }
 
 // readFile reads p with read(2) to EOF, at most maxSigRead bytes.
