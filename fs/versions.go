@@ -62,6 +62,12 @@ func (n *entryNode) staleNow(q look) bool {
 	if own == nil || !q.st.IDKnown || q.st.ID != *own {
 		return true
 	}
+	if n.beside.Load() > 0 {
+		// Reads opened beside a write of ours hold the node and read
+		// that write's bytes, not the node's own: the node stays stale,
+		// and their fstat answers what they read (Getattr).
+		return true
+	}
 	n.takeVersion(q.st.Version)
 	return n.staleAt(q)
 }
