@@ -179,6 +179,16 @@ func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.At
 		return 0
 	}
 	q, errno := n.getattr(ctx, n.lookStat(ctx), out)
+	if b, ok := f.(*besideHandle); ok && errno == 0 && q.w != nil && q.w != b.w && b.landed() {
+		// A read opened beside a write of ours that landed, while
+		// another write is in progress on the name (on a node of its
+		// own: reserveWrite): the size of what it reads, not the other
+		// write's — the kernel sizes the node by this answer, and a
+		// mapping of it past that size faults (SIGBUS).
+		n.m.sigAttr(&out.Attr, b.size(), time.Time{})
+		out.SetTimeout(0)
+		return 0
+	}
 	if errno != syscall.ESTALE || n.e.Kind != format.KindSig {
 		return errno
 	}

@@ -141,6 +141,9 @@ func mappingBesideAnOwnWrite(t *testing.T, p string) {
 	if _, err := w2.Write(second); err != nil {
 		t.Fatal(err)
 	}
+	// While the second write is open, the read beside the first keeps
+	// what it read, its fstat too.
+	checkHeldWhole(t, "a read opened beside the first write, during the second", held, first)
 	if err := w2.Close(); err != nil {
 		t.Fatalf("close of the second write: %v", err)
 	}
