@@ -57,11 +57,7 @@ func TestCopyIsTheMappingOfTheCallersOpen(t *testing.T) {
 // A mapping the kernel refuses keeps its errno: a directory cannot be
 // mapped (ENODEV); the child serves the next request after it.
 func TestCopyKeepsTheMappingsErrno(t *testing.T) {
-	c, err := Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := startChild(t)
 	dir := t.TempDir()
 	d, err := os.Open(dir)
 	if err != nil {
@@ -71,15 +67,7 @@ func TestCopyKeepsTheMappingsErrno(t *testing.T) {
 	if _, err := c.Copy(d, 4096, true); !errors.Is(err, syscall.ENODEV) {
 		t.Errorf("mapping a directory: %v, want ENODEV", err)
 	}
-	p := filepath.Join(dir, "f")
-	if err := os.WriteFile(p, []byte("after"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := openWritten(t, filepath.Join(dir, "f"), "after")
 	if got, err := c.Copy(f, 5, false); err != nil || string(got) != "after" {
 		t.Errorf("after a refused mapping: %q %v, want \"after\"", got, err)
 	}
@@ -88,24 +76,37 @@ func TestCopyKeepsTheMappingsErrno(t *testing.T) {
 // Past the end of a file a mapping has no pages: the copy fails with an
 // error (EFAULT in write(2)), not a SIGBUS that kills the child.
 func TestCopyPastTheEndFails(t *testing.T) {
-	c, err := Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	p := filepath.Join(t.TempDir(), "f")
-	if err := os.WriteFile(p, []byte("tiny"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	c := startChild(t)
+	f := openWritten(t, filepath.Join(t.TempDir(), "f"), "tiny")
 	if got, err := c.Copy(f, 3*4096, true); err == nil {
 		t.Errorf("a copy of 3 pages of a 4-byte file: %d bytes, no error", len(got))
 	}
 	if got, err := c.Copy(f, 4, true); err != nil || string(got) != "tiny" {
 		t.Errorf("after a copy past the end: %q %v, want \"tiny\"", got, err)
 	}
+}
+
+// startChild starts a mapping child, closed at the test's end.
+func startChild(t *testing.T) *Child {
+	t.Helper()
+	c, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// openWritten writes text to p and opens it, closed at the test's end.
+func openWritten(t *testing.T, p, text string) *os.File {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }
