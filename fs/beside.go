@@ -120,9 +120,8 @@ func (h *besideHandle) Release(ctx context.Context) syscall.Errno {
 // landed reports whether the bytes the handle reads are the version the
 // write landed (and nothing was written since).
 func (h *besideHandle) landed() bool {
-	h.w.mu.Lock()
-	defer h.w.mu.Unlock()
-	return h.w.landed && !h.w.dirty && h.w.errno == 0 && h.w.refused == 0
+	_, ok := h.w.landedSize()
+	return ok
 }
 
 // size is the size of the bytes the handle reads now.
@@ -130,6 +129,39 @@ func (h *besideHandle) size() int64 {
 	h.w.mu.Lock()
 	defer h.w.mu.Unlock()
 	return int64(len(h.w.buf))
+}
+
+// landedSize is the size of the bytes the write landed, if it landed and
+// nothing was written since (ok).
+func (h *writeHandle) landedSize() (size int64, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.landed || h.dirty || h.errno != 0 || h.refused != 0 {
+		return 0, false
+	}
+	return int64(len(h.buf)), true
+}
+
+// landedWrite is the write whose landed bytes the handle f stands for on
+// its node — a read beside a write (besideHandle), or a write that ended
+// (its FLUSH landed it) and whose RELEASE has not come yet, which go-fuse
+// lends to a GETATTR that names no file as the node's first open file —
+// and their size; nil if f is neither, or the write did not land.
+func landedWrite(f gofs.FileHandle) (*writeHandle, int64) {
+	var w *writeHandle
+	switch h := f.(type) {
+	case *besideHandle:
+		w = h.w
+	case *writeHandle:
+		w = h
+	default:
+		return nil, 0
+	}
+	size, ok := w.landedSize()
+	if !ok {
+		return nil, 0
+	}
+	return w, size
 }
 
 // dropKernelCopies tells the kernel to drop what it holds of the write's

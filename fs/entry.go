@@ -179,13 +179,15 @@ func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.At
 		return 0
 	}
 	q, errno := n.getattr(ctx, n.lookStat(ctx), out)
-	if b, ok := f.(*besideHandle); ok && errno == 0 && q.w != nil && q.w != b.w && b.landed() {
-		// A read opened beside a write of ours that landed, while
-		// another write is in progress on the name (on a node of its
-		// own: reserveWrite): the size of what it reads, not the other
-		// write's — the kernel sizes the node by this answer, and a
-		// mapping of it past that size faults (SIGBUS).
-		n.m.sigAttr(&out.Attr, b.size(), time.Time{})
+	if w, size := landedWrite(f); w != nil && errno == 0 && q.w != nil && q.w != w {
+		// A read opened beside a write of ours that landed (or that
+		// write itself, its RELEASE not come yet: go-fuse lends it to
+		// fstat's GETATTR as the node's first open file), while another
+		// write is in progress on the name (on a node of its own:
+		// reserveWrite): the size of what the node's readers read, not
+		// the other write's — the kernel sizes the node by this answer,
+		// and a mapping of it past that size faults (SIGBUS).
+		n.m.sigAttr(&out.Attr, size, time.Time{})
 		out.SetTimeout(0)
 		return 0
 	}

@@ -235,8 +235,16 @@ func (r countRequests) SetLkw(cancel <-chan struct{}, in *fuse.LkIn) fuse.Status
 	return r.RawFileSystem.SetLkw(cancel, in)
 }
 
+// testHookRelease, when set (tests), runs as a RELEASE arrives, before
+// go-fuse takes the file off its node: the kernel sends it after close
+// returns, when it will. Atomic.
+var testHookRelease atomic.Pointer[func(in *fuse.ReleaseIn)]
+
 func (r countRequests) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
 	r.n.add(reqRelease)
+	if hook := testHookRelease.Load(); hook != nil {
+		(*hook)(in)
+	}
 	r.RawFileSystem.Release(cancel, in)
 }
 
