@@ -154,14 +154,12 @@ func BenchmarkReaddir(b *testing.B) {
 	if _, err := os.ReadDir(dir); err != nil {
 		b.Fatal(err)
 	}
-	node := srv.root.EmbeddedInode().GetChild("sig").GetChild("a7")
-	if node == nil {
-		b.Fatal("sig/a7 has no node")
-	}
+	at, _ := index.ParsePath("sig/a7")
+	node := srv.viewDir(context.Background(), "sig/a7", at)
 	b.ReportAllocs()
 	var names int
 	for b.Loop() {
-		node.NotifyContent(0, 0)
+		node.notifyContent()
 		des, err := os.ReadDir(dir)
 		if err != nil {
 			b.Fatal(err)

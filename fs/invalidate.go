@@ -44,6 +44,10 @@ func (m *Server) Invalidate() {
 	m.seenGen.Store(gen)
 	w := invalidation{m: m, ctx: context.Background(), folded: m.ix.Status().Folded}
 	w.dir(m.root.EmbeddedInode(), m.root)
+	if m.views != nil {
+		w.leaves()
+		w.viewDirs()
+	}
 	if m.Debug() {
 		m.logf("oxyfs: invalidate (generation %d): %d listings, %d names, %d sizes", gen, w.listings, w.names, w.sizes)
 	}
@@ -93,8 +97,9 @@ func (w *invalidation) dir(in *gofs.Inode, d *dirNode) {
 		}
 	}
 	for name, kid := range in.Children() {
-		if _, ok := kid.Operations().(*oxyDir); ok {
-			continue // not the index's: nothing to check
+		switch kid.Operations().(type) {
+		case *oxyDir, *leafDir:
+			continue // not the index's (the leaves: w.leaves)
 		}
 		p := index.JoinPath(d.path, name)
 		kd, isDir := kid.Operations().(*dirNode)

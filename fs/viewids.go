@@ -213,3 +213,26 @@ func hexByte(b byte) string {
 	const digits = "0123456789abcdef"
 	return string([]byte{digits[b>>4], digits[b&15]})
 }
+
+// held is every view id the kernel may hold for the directory p at t: the
+// one id computes and, for an object directory, its key's and its table
+// id, whichever exist (an object directory given a table id before a view
+// held it in its set, or a key id before a second object came to share
+// it). Nothing is added to the table.
+func (v *viewIDs) held(ctx context.Context, p string, t index.Path) (ids [2]uint64) {
+	if t.Level != index.LevelObject {
+		ids[0], _ = v.id(ctx, p, t, false)
+		return ids
+	}
+	n := 0
+	if key, ok := index.ObjectKey(t.Object, v.keyBits); ok {
+		ids[n] = viewBit | viewObjBit | uint64(t.Kind)<<viewShift | key
+		n++
+	}
+	v.mu.Lock()
+	if id, ok := v.byDir[p]; ok {
+		ids[n] = id
+	}
+	v.mu.Unlock()
+	return ids
+}
