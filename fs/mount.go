@@ -106,8 +106,8 @@ type Server struct {
 	sides   sideFiles       // side files refused and logged (sidefiles.go); locks itself
 	writes  sync.WaitGroup  // Puts in flight: Add and Done by put, Wait by Unmount
 
-	invalMu  sync.Mutex      // serializes Invalidate: one walk of what the kernel holds at a time
-	seenGen  atomic.Uint64   // atomic: the index generation the last walk saw; stored under invalMu
+	invalMu  sync.Mutex     // serializes Invalidate: one walk of what the kernel holds at a time
+	seenGen  atomic.Uint64  // atomic: the index generation the last walk saw; stored under invalMu
 	seenView index.ViewMark // the view the last walk saw; guarded by invalMu
 
 	// With view ids (viewids.go, viewfs.go; nil without): the ids,

@@ -39,7 +39,7 @@ type viewFS struct {
 // reads to its end stays until maxViewPartials are held, when all are
 // dropped (the next request of such a listing makes it again: dirHandle).
 type viewPartials struct {
-	mu sync.Mutex                                // protects m; a leaf
+	mu sync.Mutex                          // protects m; a leaf
 	m  map[uint64]*atomic.Pointer[listing] // guarded by mu
 }
 

@@ -67,9 +67,9 @@ type writeHandle struct {
 	created bool         // made by Create: the entry is written even if nothing is; read-only
 	append  bool         // read-only
 
-	parent kernelDir   // Create only: told to forget the name if it never lands; read-only
-	name   string      // read-only
-	node   *entryNode  // the node opened for writing (or created); read-only once the handle is pending
+	parent kernelDir  // Create only: told to forget the name if it never lands; read-only
+	name   string     // read-only
+	node   *entryNode // the node opened for writing (or created); read-only once the handle is pending
 	// gen is the generation of the nodes that stand for the write's bytes
 	// (a lookup's while it is in progress, Create's: entryNode.w): one
 	// no version has (writeGen). Read-only.
