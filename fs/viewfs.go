@@ -109,16 +109,14 @@ func (r *viewFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, o
 	if !st.Ok() {
 		return st
 	}
-	switch name {
+	switch name { // as the bridge answers them (no operation counted): NFS export's
 	case ".":
-		defer r.m.ops.start(opLookup)()
 		return r.dirEntry(ctx, p, at, index.PathIno(p), out)
 	case "..":
 		up, _ := index.SplitPath(p)
 		if at.Level == index.LevelKind {
 			return r.RawFileSystem.Lookup(cancel, &fuse.InHeader{NodeId: 1, Caller: h.Caller}, ".", out)
 		}
-		defer r.m.ops.start(opLookup)()
 		upAt, _ := index.ParsePath(up)
 		return r.dirEntry(ctx, up, upAt, index.PathIno(up), out)
 	}
@@ -432,6 +430,7 @@ func (r *viewFS) Access(cancel <-chan struct{}, in *fuse.AccessIn) fuse.Status {
 	if !isViewID(in.NodeId) {
 		return r.RawFileSystem.Access(cancel, in)
 	}
+	defer r.m.ops.start(opGetattr)() // the bridge's default asks the node's Getattr
 	if _, _, st := r.dir(viewCtx(cancel, &in.InHeader), in.NodeId); !st.Ok() {
 		return st
 	}
