@@ -10,7 +10,6 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // viewFS answers every request on a view id (viewids.go) itself, so that
@@ -98,7 +97,7 @@ func (r *viewFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, o
 	ctx := viewCtx(cancel, h)
 	switch {
 	case h.NodeId == 1:
-		if _, ok := format.ParseKind(name); !ok {
+		if at, ok := (index.Path{}).Child(name); !ok || at.Level != index.LevelKind {
 			return r.RawFileSystem.Lookup(cancel, h, name, out)
 		}
 		return r.lookupDir(ctx, "", index.Path{}, name, out)

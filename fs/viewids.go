@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"strconv"
 	"sync"
 
 	"github.com/oxyfs/oxyfs/index"
@@ -91,8 +92,8 @@ func (v *viewIDs) id(ctx context.Context, p string, t index.Path, lookup bool) (
 	case index.LevelKind:
 		return viewBit | viewTypeKind<<viewShift | uint64(t.Kind), true
 	case index.LevelHH:
-		hh, ok := format.ParseHH(t.Object)
-		if !ok {
+		hh, err := strconv.ParseUint(t.Object, 16, 8) // ParsePath checked it: two hex digits
+		if err != nil {
 			return 0, false
 		}
 		return viewBit | viewTypeHH<<viewShift | uint64(t.Kind)<<8 | uint64(hh), true

@@ -84,7 +84,7 @@ func (w *invalidation) viewDirs() {
 	defer keys.Close()
 	defer nowKeys.Close()
 	err = index.DiffKeys(keys, nowKeys, false, func(op index.DiffOp, key []byte) error {
-		e, err := format.ParseKey(string(key))
+		e, err := index.ParseEntryPath(string(key)) // a key is its entry's path
 		if err != nil || len(e.Object) < 2 {
 			return nil // never: the set holds keys
 		}
