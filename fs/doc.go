@@ -102,9 +102,10 @@
 // (view ids) to directories only (.oxy/'s files get none either,
 // oxyDirHandle): after a find over the whole tree the kernel holds every
 // directory (~0.8 per entry) and the mount ~6 bytes of heap for each
-// (BenchmarkFind), no file, until something stats them. Invalidate keeps
-// the view it compared last (seenView): between two refreshes that changed
-// the set, the older set's arrays stay beside the new one's.
+// (BenchmarkFind), no file, until something stats them. Invalidate
+// compares the view before a publish (index.Change.Prev, which the index
+// keeps only until it is told) with the current one: the older set's
+// arrays stay in memory only while it runs.
 // A signature open for reading holds a handle on its bytes (index.OpenSig):
 // one copy per version, shared by every descriptor on it, the signature
 // cache's own when cached; all of them together stay within the index's
@@ -338,7 +339,7 @@
 //  1. Server.unmountMu serializes Unmount, which first waits, outside it,
 //     for the Puts in flight (Server.writes).
 //  2. Server.invalMu serializes Invalidate: one walk of what the kernel
-//     holds at a time (and guards seenView, the view it compared last).
+//     holds at a time.
 //     Under it the walk asks the index (its locks below, loadMu first), the virtual directories and the pending writes, and
 //     sends the kernel notifications. No FUSE method takes it, so a
 //     notification that waits for the kernel never waits for a request

@@ -106,9 +106,8 @@ type Server struct {
 	sides   sideFiles       // side files refused and logged (sidefiles.go); locks itself
 	writes  sync.WaitGroup  // Puts in flight: Add and Done by put, Wait by Unmount
 
-	invalMu  sync.Mutex     // serializes Invalidate: one walk of what the kernel holds at a time
-	seenGen  atomic.Uint64  // atomic: the index generation the last walk saw; stored under invalMu
-	seenView index.ViewMark // the view the last walk saw; guarded by invalMu
+	invalMu sync.Mutex    // serializes Invalidate: one walk of what the kernel holds at a time
+	seenGen atomic.Uint64 // atomic: the index generation the last walk saw; stored under invalMu
 
 	// With view ids (viewids.go, viewfs.go; nil without): the ids,
 	// locking themselves; the leaves' directory and its bridge node id
@@ -146,7 +145,6 @@ func Mount(dir string, ix *index.Index, opts Options) (*Server, error) {
 	if !opts.noViewIDs {
 		m.views = new(viewIDs)
 		m.views.init(ix, opts.viewKeyBits)
-		m.seenView, _ = ix.Mark(context.Background())
 	}
 	root := &dirNode{base: base{m: m}, level: index.LevelRoot}
 	m.root = root

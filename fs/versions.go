@@ -113,7 +113,7 @@ func (m *Server) indexChanged(c index.Change) {
 		m.sigChanged("")
 	case index.ChangePublished:
 		if !m.quiet.Load() {
-			m.Invalidate()
+			m.invalidate(c.Prev)
 		}
 	}
 }

@@ -13,11 +13,14 @@ import (
 //     invalidation.dir checks an entry node: a name gone or of a stale
 //     version is dropped, a signature whose size the index no longer knows
 //     has its attributes dropped;
-//   - on a folded store, the keys of the view the last walk saw and of the
-//     new one are compared (index.DiffKeys over ViewMark.Keys, a merge of
-//     the two sorted sets in memory: O(entries) once per refresh that
-//     changed the set; none when the view stayed, as after an own write,
-//     whose CREATE the kernel resets its listing for): each object
+//   - on a folded store, the keys of the view before the publishes the
+//     index tells (index.Change.Prev, kept by the index only until told)
+//     and of the current one are compared (index.DiffKeys over
+//     ViewMark.Keys, a merge of the two sorted sets in memory: O(entries)
+//     once per refresh that changed the set; none when the view stayed, as
+//     after an own write, whose CREATE the kernel resets its listing for;
+//     an Invalidate called by hand, which knows no earlier view, drops
+//     every <hh> name as below when the generation moved): each object
 //     directory, <hh> and kind whose keys changed has its listing dropped
 //     (InodeNotify of every view id it may hold), each name removed is
 //     dropped, and an object or <hh> directory left empty has its name
@@ -65,12 +68,10 @@ func (w *invalidation) leaves() {
 }
 
 // viewDirs drops what the kernel holds of the view ids' directories that
-// changed since the last walk.
-func (w *invalidation) viewDirs() {
+// changed since the view old (the one before the publishes the index tells).
+func (w *invalidation) viewDirs(old index.ViewMark) {
 	m := w.m
 	now, err := m.ix.Mark(w.ctx)
-	old := m.seenView
-	m.seenView = now
 	if err == nil && old.Same(now) {
 		return
 	}
