@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/store/storegen"
 	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
@@ -75,5 +77,41 @@ func TestViewIDCollisionsThroughTheMount(t *testing.T) {
 	}
 	if names := readNames(t, srv.Dir()+"/sig/77"); !slices.Contains(names, "77aa77") {
 		t.Fatalf("sig/77 lists %v after the write", names)
+	}
+}
+
+// TestForgottenViewIDsLeaveTheTable: when the kernel forgets the
+// directories it held by table ids (here: their names dropped from the
+// root, as an invalidation or memory pressure drops them), its FORGETs
+// take them out of the table, and the leaves' nodes go too.
+func TestForgottenViewIDsLeaveTheTable(t *testing.T) {
+	st := storefixture.NewMem(t)
+	if _, err := storegen.Generate(context.Background(), st, storegen.Options{Entries: 300, Seed: 11, Fold: true}); err != nil {
+		t.Fatal(err)
+	}
+	srv, _ := testMount(t, openIndex(t, st), Options{viewKeyBits: 4})
+	walkTree(t, srv.Dir()) // stats every file: leaves too
+	held, leaves := srv.views.tableLen(), len(srv.leaves.Children())
+	if held < 50 || leaves < 50 {
+		t.Fatalf("after a walk the table holds %d directories and the leaves' directory %d nodes", held, leaves)
+	}
+	forgets := srv.Requests()["FORGET"]
+	root := srv.root.EmbeddedInode()
+	for _, kind := range readNames(t, srv.Dir()) {
+		if kind != index.BySigner && kind != oxyName {
+			root.NotifyEntry(kind)
+		}
+	}
+	// The kernel sends its FORGETs when it evicts the inodes, soon after.
+	for i := 0; srv.views.tableLen() > 0 || len(srv.leaves.Children()) > 0; i++ {
+		if i == 1000 {
+			t.Fatalf("the table still holds %d of %d directories and the leaves' directory %d of %d nodes after %d FORGETs",
+				srv.views.tableLen(), held, len(srv.leaves.Children()), leaves, srv.Requests()["FORGET"]-forgets)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// And the tree is whole again.
+	if names := readNames(t, srv.Dir()+"/sig"); len(names) == 0 {
+		t.Fatal("sig lists nothing after the forgets")
 	}
 }
