@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/store/format"
@@ -65,6 +66,43 @@ func TestRefreshDropsTheListingsItChanged(t *testing.T) {
 				if _, err := os.Stat(srv.Dir() + "/" + p); !errors.Is(err, iofs.ErrNotExist) {
 					t.Errorf("stat %s after the forget: %v, want ENOENT", p, err)
 				}
+			}
+		})
+	}
+}
+
+// TestACreateThatNeverLandsLeavesNoName: a signature created and closed
+// empty writes nothing (EINVAL); the kernel, which holds the name the
+// CREATE gave it, is told to drop it, so it forgets the node — with view
+// ids (the notice goes to the object directory's view id) and without.
+func TestACreateThatNeverLandsLeavesNoName(t *testing.T) {
+	for _, views := range []bool{true, false} {
+		t.Run(fmt.Sprintf("views=%v", views), func(t *testing.T) {
+			_, _, srv, _ := mountFixture(t, Options{noViewIDs: !views})
+			e := storefixture.Ent(format.KindSig, "ab12cd34", "zoe")
+			f, err := os.Create(srv.path(e))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, n := srv.kernelEntry(e.Key()); n == nil {
+				t.Fatal("the create left the kernel no node")
+			}
+			if err := f.Close(); err == nil {
+				t.Fatal("closing an empty signature succeeded")
+			}
+			// The notice is sent from a goroutine after the RELEASE; the
+			// kernel forgets the node once it dropped the name.
+			for i := 0; ; i++ {
+				if _, _, n := srv.kernelEntry(e.Key()); n == nil {
+					break
+				}
+				if i == 1000 {
+					t.Fatal("the kernel still holds the name of a create that never landed")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if _, err := os.Stat(srv.path(e)); !errors.Is(err, iofs.ErrNotExist) {
+				t.Fatalf("stat after the failed create: %v", err)
 			}
 		})
 	}
