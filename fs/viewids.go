@@ -102,8 +102,7 @@ func (v *viewIDs) id(ctx context.Context, p string, t index.Path, lookup bool) (
 		return 0, false
 	}
 	if key, ok := index.ObjectKey(t.Object, v.keyBits); ok {
-		obj, n, err := v.ix.ObjectsByKey(ctx, t.Kind, key, v.keyBits)
-		if err == nil && n == 1 && obj == t.Object {
+		if only, err := v.ix.KeyFindsOnly(ctx, t.Kind, t.Object, v.keyBits); err == nil && only {
 			return viewBit | viewObjBit | uint64(t.Kind)<<viewShift | key, true
 		}
 	}
@@ -172,11 +171,15 @@ func (v *viewIDs) dir(ctx context.Context, id uint64) (string, index.Path, bool)
 		if int(kind) >= format.NumKinds || v.keyBits < viewKeyBits && key>>v.keyBits != 0 {
 			return "", index.Path{}, false
 		}
-		obj, n, err := v.ix.ObjectsByKey(ctx, kind, key, v.keyBits)
-		if err != nil || n != 1 {
+		var hexBuf [format.MaxObjectHex]byte
+		obj, n, err := v.ix.ObjectsByKey(ctx, kind, key, v.keyBits, hexBuf[:0])
+		if err != nil || n != 1 || len(obj) < format.MinObjectHex {
 			return "", index.Path{}, false
 		}
-		return parseViewDir(kind.String() + "/" + obj[:2] + "/" + obj[2:])
+		var pathBuf [16 + format.MaxObjectHex]byte
+		p := append(append(pathBuf[:0], kind.String()...), '/')
+		p = append(append(append(p, obj[:2]...), '/'), obj[2:]...)
+		return string(p), index.Path{Level: index.LevelObject, Kind: kind, Object: string(obj)}, true
 	}
 	low := id & viewLow
 	switch id >> viewShift & 7 {

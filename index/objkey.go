@@ -58,39 +58,56 @@ func keyBytes(key uint64, bits uint) []byte {
 }
 
 // ObjectsByKey finds the objects of kind in the view's entry set whose
-// ObjectKey(bits) is key: the first one's id (hex) and how many there are,
-// counting no further than 2 (two ids share the key: the caller tells
-// their directories apart some other way). Only the set the view was built
-// from is searched: an own write not yet in it and, on a store that is not
-// folded, what prefix listings found are not (n is 0 for them). O(log n).
-func (ix *Index) ObjectsByKey(ctx context.Context, kind format.Kind, key uint64, bits uint) (obj string, n int, err error) {
-	if bits == 0 || bits > MaxObjectKeyBits || int(kind) >= format.NumKinds || bits < 64 && key>>bits != 0 {
-		return "", 0, nil
+// ObjectKey(bits) is key: the first one's id in hex, appended to dst, and
+// how many there are, counting no further than 2 (two ids share the key:
+// the caller tells their directories apart some other way). Only the set
+// the view was built from is searched: an own write not yet in it and, on
+// a store that is not folded, what prefix listings found are not (n is 0
+// for them). O(log n), and no allocation when dst has room.
+func (ix *Index) ObjectsByKey(ctx context.Context, kind format.Kind, key uint64, bits uint, dst []byte) (obj []byte, n int, err error) {
+	if !validKey(kind, key, bits) {
+		return dst, 0, nil
 	}
 	v, err := ix.current(ctx)
 	if err != nil {
-		return "", 0, err
+		return dst, 0, err
 	}
-	return v.base.objectsByKey(kind, key, bits)
+	i, n := v.base.objectsByKey(kind, key, bits)
+	if n > 0 {
+		dst = hex.AppendEncode(dst, v.base.kinds[kind].obj(i))
+	}
+	return dst, n, nil
 }
 
-func (s *entrySet) objectsByKey(kind format.Kind, key uint64, bits uint) (obj string, n int, err error) {
-	k := &s.kinds[kind]
-	if k.nObj() == 0 {
-		return "", 0, nil
+// KeyFindsOnly reports whether ObjectsByKey(kind, ObjectKey(obj, bits))
+// finds obj and no other object, without allocating.
+func (ix *Index) KeyFindsOnly(ctx context.Context, kind format.Kind, obj string, bits uint) (bool, error) {
+	var buf [format.MaxObjectBytes]byte
+	ob, ok := format.DecodeObjectID(obj, &buf)
+	if !ok || bits == 0 || bits > MaxObjectKeyBits || int(kind) >= format.NumKinds {
+		return false, nil
 	}
+	v, err := ix.current(ctx)
+	if err != nil {
+		return false, err
+	}
+	i, n := v.base.objectsByKey(kind, packedKey(ob, bits), bits)
+	return n == 1 && bytes.Equal(v.base.kinds[kind].obj(i), ob), nil
+}
+
+func validKey(kind format.Kind, key uint64, bits uint) bool {
+	return bits > 0 && bits <= MaxObjectKeyBits && int(kind) < format.NumKinds && (bits == 64 || key>>bits == 0)
+}
+
+// objectsByKey is the index of the first object of kind whose key is key
+// and how many there are (up to 2).
+func (s *entrySet) objectsByKey(kind format.Kind, key uint64, bits uint) (first, n int) {
+	k := &s.kinds[kind]
 	kb := keyBytes(key, bits)
 	hi := k.nObj() // a key of fewer than 8 bits spans buckets: the whole kind
-	i := sort.Search(hi, func(j int) bool { return bytes.Compare(k.obj(j), kb) >= 0 })
-	for ; i < hi && n < 2; i++ {
-		ob := k.obj(i)
-		if packedKey(ob, bits) != key {
-			break
-		}
-		if n == 0 {
-			obj = hex.EncodeToString(ob)
-		}
+	first = sort.Search(hi, func(j int) bool { return bytes.Compare(k.obj(j), kb) >= 0 })
+	for i := first; i < hi && n < 2 && packedKey(k.obj(i), bits) == key; i++ {
 		n++
 	}
-	return obj, n, nil
+	return first, n
 }

@@ -57,9 +57,10 @@ func TestObjectsByKeyMatchesAScan(t *testing.T) {
 					want = append(want, hex.EncodeToString(k.obj(j)))
 				}
 			}
-			obj, n, err := s.objectsByKey(format.KindSig, key, bits)
-			if err != nil || n != min(len(want), 2) || obj != want[0] {
-				t.Fatalf("bits %d key %x: %q %d %v, want %q (%d)", bits, key, obj, n, err, want[0], len(want))
+			first, n := s.objectsByKey(format.KindSig, key, bits)
+			obj := hex.EncodeToString(k.obj(first))
+			if n != min(len(want), 2) || obj != want[0] {
+				t.Fatalf("bits %d key %x: %q %d, want %q (%d)", bits, key, obj, n, want[0], len(want))
 			}
 			if k, ok := ObjectKey(obj, bits); !ok || k != key {
 				t.Fatalf("ObjectKey(%q, %d) = %x %v, want %x", obj, bits, k, ok, key)
@@ -75,12 +76,12 @@ func TestObjectsByKeyMatchesAScan(t *testing.T) {
 			for j := 0; j < k.nObj() && !found; j++ {
 				found = packedKey(k.obj(j), bits) == key
 			}
-			if _, n, _ := s.objectsByKey(format.KindSig, key, bits); (n > 0) != found {
+			if _, n := s.objectsByKey(format.KindSig, key, bits); (n > 0) != found {
 				t.Fatalf("bits %d key %x: n %d, an object has it: %v", bits, key, n, found)
 			}
 		}
 	}
-	if _, n, _ := s.objectsByKey(format.KindSeal, 0, 8); n != 0 {
+	if _, n := s.objectsByKey(format.KindSeal, 0, 8); n != 0 {
 		t.Fatalf("an empty kind found %d", n)
 	}
 }
@@ -106,14 +107,17 @@ func TestObjectsByKeyOfAView(t *testing.T) {
 	st, a := foldedStore(t)
 	ix, _ := openIndex(t, st)
 	key, _ := ObjectKey(a.Object, 59)
-	obj, n, err := ix.ObjectsByKey(ctx, format.KindSig, key, 59)
-	if err != nil || n != 1 || obj != a.Object {
+	obj, n, err := ix.ObjectsByKey(ctx, format.KindSig, key, 59, nil)
+	if err != nil || n != 1 || string(obj) != a.Object {
 		t.Fatalf("ObjectsByKey %q %d %v, want %q", obj, n, err, a.Object)
 	}
-	if _, n, _ := ix.ObjectsByKey(ctx, format.KindReceipt, key, 59); n != 0 {
+	if only, err := ix.KeyFindsOnly(ctx, format.KindSig, a.Object, 59); !only || err != nil {
+		t.Fatalf("KeyFindsOnly(%s) %v %v", a.Object, only, err)
+	}
+	if _, n, _ := ix.ObjectsByKey(ctx, format.KindReceipt, key, 59, nil); n != 0 {
 		t.Fatalf("another kind found %d", n)
 	}
-	if _, n, _ := ix.ObjectsByKey(ctx, format.KindSig, 1<<59, 59); n != 0 {
+	if _, n, _ := ix.ObjectsByKey(ctx, format.KindSig, 1<<59, 59, nil); n != 0 {
 		t.Fatalf("a key wider than its bits found %d", n)
 	}
 	b := storefixture.Ent(format.KindSig, objB, "bob")
@@ -121,7 +125,10 @@ func TestObjectsByKeyOfAView(t *testing.T) {
 		t.Fatal(err)
 	}
 	kb, _ := ObjectKey(b.Object, 59)
-	if _, n, _ := ix.ObjectsByKey(ctx, format.KindSig, kb, 59); n != 0 {
+	if _, n, _ := ix.ObjectsByKey(ctx, format.KindSig, kb, 59, nil); n != 0 {
 		t.Fatalf("an own write outside the set found %d", n)
+	}
+	if only, _ := ix.KeyFindsOnly(ctx, format.KindSig, b.Object, 59); only {
+		t.Fatal("KeyFindsOnly found an own write outside the set")
 	}
 }
