@@ -11,7 +11,7 @@ import (
 )
 
 // TestViewDirectoriesAnswerAsNodesDid: every call a user can make on the
-// index tree's directories — stat, listing, xattrs, statfs, access,
+// index tree's directories — stat, listing, xattrs, statfs, access, fsync,
 // chmod, times, rename and link with a directory on either side, mkdir,
 // create where nothing can be made — answers the same errno with view ids
 // as with go-fuse's nodes, and costs the same FUSE operations (Ops) and
@@ -47,6 +47,12 @@ func TestViewDirectoriesAnswerAsNodesDid(t *testing.T) {
 			err = syscall.Statfs(p(d), &fs)
 			note(fmt.Sprintf("statfs %s %d %d", d, fs.Bsize, fs.Namelen), err)
 			note("access "+d, syscall.Access(p(d), 7))
+			if dir, err := os.Open(p(d)); err == nil {
+				note("fsync "+d, dir.Sync())
+				dir.Close()
+			} else {
+				note("open "+d, err)
+			}
 			note("chmod "+d, os.Chmod(p(d), 0o700))
 			note("chtimes "+d, os.Chtimes(p(d), time.Unix(1, 0), time.Unix(1, 0)))
 			note("truncate "+d, os.Truncate(p(d), 0))
