@@ -35,13 +35,10 @@ func TestRetriedOpenKeepsOneVersionPerNode(t *testing.T) {
 	if got := statSize(t, srv.path(alice)); got != int64(len(f.sigs[alice.Key()])) {
 		t.Fatalf("stat: %d bytes, want %d", got, len(f.sigs[alice.Key()]))
 	}
-	in := srv.root.EmbeddedInode()
-	for _, name := range []string{"sig", "ab", "12cd34", "alice"} {
-		if in = in.GetChild(name); in == nil {
-			t.Fatalf("the kernel holds no node of %s after a stat (at %q)", alice.Key(), name)
-		}
+	_, _, n := srv.kernelEntry(alice.Key())
+	if n == nil {
+		t.Fatalf("the kernel holds no node of %s after a stat", alice.Key())
 	}
-	n := in.Operations().(*entryNode)
 	other := otherWriter(t, f)
 	resign := func(data []byte) {
 		t.Helper()

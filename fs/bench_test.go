@@ -19,6 +19,11 @@ import (
 
 // benchMount mounts ix in a new temporary directory; unmount is the caller's.
 func benchMount(b *testing.B, ix *index.Index) *Server {
+	return benchMountWith(b, ix, Options{})
+}
+
+// benchMountWith is benchMount with opts (ReadOnly and a quiet log added).
+func benchMountWith(b *testing.B, ix *index.Index, opts Options) *Server {
 	b.Helper()
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		b.Skipf("FUSE cannot be used here: %v", err)
@@ -26,7 +31,8 @@ func benchMount(b *testing.B, ix *index.Index) *Server {
 	w := testwatch.Arm(b)
 	dir := b.TempDir()
 	w.Abort(dir)
-	srv, err := Mount(dir, ix, Options{ReadOnly: true, Logf: func(string, ...any) {}})
+	opts.ReadOnly, opts.Logf = true, func(string, ...any) {}
+	srv, err := Mount(dir, ix, opts)
 	if err != nil {
 		if errors.Is(err, ErrNoFUSE) || errors.Is(err, iofs.ErrPermission) {
 			b.Skipf("FUSE cannot be used here: %v", err)
@@ -92,37 +98,11 @@ func BenchmarkFind(b *testing.B) {
 	for _, n := range []int{1e4, 1e5} {
 		ix := benchIndex(b, n)
 		st := ix.Store()
-		b.Run(fmt.Sprintf("cold-%.0e", float64(n)), func(b *testing.B) {
-			b.ReportAllocs()
-			var listings, lookups, dirs int64
-			var retained uint64
-			before := st.Counts()
-			for i := 0; i < b.N; i++ {
-				b.StopTimer()
-				base := heapInUse()
-				srv := benchMount(b, ix)
-				b.StartTimer()
-				files := find(b, srv.Dir())
-				b.StopTimer()
-				if files < n {
-					b.Fatalf("find found %d files, want at least %d", files, n)
-				}
-				ops := srv.Ops()
-				listings += ops["readdir"]
-				lookups += ops["lookup"]
-				dirs += ops["readdir"]
-				retained += heapInUse() - min(base, heapInUse())
-				if err := srv.Unmount(); err != nil {
-					b.Fatal(err)
-				}
-				b.StartTimer()
-			}
-			b.StopTimer()
-			b.ReportMetric(float64(listings)/float64(b.N), "listings/op")
-			b.ReportMetric(float64(lookups)/float64(b.N), "lookups/op")
-			b.ReportMetric(float64(retained)/float64(dirs), "heap-bytes/dir")
-			b.ReportMetric(float64(st.Counts().Sub(before).Total())/float64(b.N), "requests/op")
-		})
+		for _, views := range []bool{true, false} {
+			b.Run(fmt.Sprintf("cold-%.0e/views=%v", float64(n), views), func(b *testing.B) {
+				benchColdFind(b, ix, n, Options{noViewIDs: !views})
+			})
+		}
 		b.Run(fmt.Sprintf("warm-%.0e", float64(n)), func(b *testing.B) {
 			srv := benchMount(b, ix)
 			defer srv.Unmount()
@@ -142,6 +122,42 @@ func BenchmarkFind(b *testing.B) {
 	}
 }
 
+// benchColdFind is one cold find over a fresh mount of ix (n entries) per
+// iteration.
+func benchColdFind(b *testing.B, ix *index.Index, n int, opts Options) {
+	st := ix.Store()
+
+	b.ReportAllocs()
+	var listings, lookups, dirs int64
+	var retained uint64
+	before := st.Counts()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		base := heapInUse()
+		srv := benchMountWith(b, ix, opts)
+		b.StartTimer()
+		files := find(b, srv.Dir())
+		b.StopTimer()
+		if files < n {
+			b.Fatalf("find found %d files, want at least %d", files, n)
+		}
+		ops := srv.Ops()
+		listings += ops["readdir"]
+		lookups += ops["lookup"]
+		dirs += ops["readdir"]
+		retained += heapInUse() - min(base, heapInUse())
+		if err := srv.Unmount(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(listings)/float64(b.N), "listings/op")
+	b.ReportMetric(float64(lookups)/float64(b.N), "lookups/op")
+	b.ReportMetric(float64(retained)/float64(dirs), "heap-bytes/dir")
+	b.ReportMetric(float64(st.Counts().Sub(before).Total())/float64(b.N), "requests/op")
+}
+
 // BenchmarkReaddir is one listing through the mount: os.ReadDir of a
 // <kind>/<hh> directory (~270 objects at 1e5 entries) on a mount whose
 // listings are dropped before each read, so every read is served (one
@@ -154,14 +170,12 @@ func BenchmarkReaddir(b *testing.B) {
 	if _, err := os.ReadDir(dir); err != nil {
 		b.Fatal(err)
 	}
-	node := srv.root.EmbeddedInode().GetChild("sig").GetChild("a7")
-	if node == nil {
-		b.Fatal("sig/a7 has no node")
-	}
+	at, _ := index.ParsePath("sig/a7")
+	node := srv.viewDir(context.Background(), "sig/a7", at)
 	b.ReportAllocs()
 	var names int
 	for b.Loop() {
-		node.NotifyContent(0, 0)
+		node.notifyContent()
 		des, err := os.ReadDir(dir)
 		if err != nil {
 			b.Fatal(err)

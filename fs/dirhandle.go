@@ -23,7 +23,8 @@ var _ = (gofs.NodeOpendirHandler)((*dirNode)(nil))
 // own write, a warm ls or find of the directory costs no request). The
 // listing is made at the first read, not here.
 func (d *dirNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	return &dirHandle{d: d}, fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE, 0
+	h := &dirHandle{d: d, m: d.m, path: d.path, level: d.level, slot: &d.partial, listed: &d.listed}
+	return h, fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE, 0
 }
 
 // listing is one listing of a directory, and the state of the mount it was
@@ -49,7 +50,7 @@ const maxRelists = 5
 
 // testHookListed, when set (tests), runs after a listing is made and
 // before the kernel is told of it. Atomic.
-var testHookListed atomic.Pointer[func(d *dirNode)]
+var testHookListed atomic.Pointer[func(path string)]
 
 // dirHandle streams one listing of a directory.
 //
@@ -62,8 +63,13 @@ var testHookListed atomic.Pointer[func(d *dirNode)]
 // see one snapshot, each name once, and the request that finds the end
 // costs no new listing.
 type dirHandle struct {
-	d      *dirNode
-	ls     *listing // nil until the first read
+	d      *dirNode // nil for a directory of a view id (viewfs.go)
+	m      *Server
+	path   string
+	level  index.Level
+	slot   *atomic.Pointer[listing] // the listing being read: dirNode.partial, or the view id's (viewPartials)
+	listed *listedHash              // dirNode.listed; nil for a view id's directory (see Invalidate)
+	ls     *listing                 // nil until the first read
 	pos    int
 	served int // entries this handle produced
 }
@@ -76,11 +82,11 @@ var (
 )
 
 func (h *dirHandle) load(ctx context.Context) syscall.Errno {
-	d, m := h.d, h.d.m
+	m := h.m
 	v := m.listVersion()   // before the listing: a change while it is made makes it stale
 	var resumeAfter string // the last name a listing that went stale served
 	if h.pos > 0 {
-		ls := d.partial.Load()
+		ls := h.slot.Load()
 		if ls != nil && ls.version == v {
 			h.ls = ls
 			return 0
@@ -93,11 +99,11 @@ func (h *dirHandle) load(ctx context.Context) syscall.Errno {
 	var list []fuse.DirEntry
 	for try := 1; ; try++ {
 		var errno syscall.Errno
-		if list, errno = d.list(ctx); errno != 0 {
+		if list, errno = m.listDir(ctx, h.path, h.level); errno != 0 {
 			return errno
 		}
 		if hook := testHookListed.Load(); hook != nil {
-			(*hook)(d)
+			(*hook)(h.path)
 		}
 		// What the kernel may now cache — stored before the version is
 		// checked again: a refresh whose generation moves after the
@@ -106,19 +112,21 @@ func (h *dirHandle) load(ctx context.Context) syscall.Errno {
 		// check may have run its Invalidate before the store (the
 		// listing made from the older view would then stay in the
 		// kernel until the next change): list again.
-		d.listed.Store(listHash(list))
+		if h.listed != nil {
+			h.listed.Store(listHash(list))
+		}
 		now := m.listVersion()
 		if now == v || try == maxRelists {
 			break
 		}
 		v = now
 	}
-	if h.pos == 0 && d.level == index.LevelObject {
+	if h.pos == 0 && h.level == index.LevelObject {
 		// A lister that stats what it lists (ls -l, du, find -size) asks
 		// next for these names' attributes: the index fetches the
 		// signatures' bytes ahead when stats follow listings
 		// (index.SigsListed; no request for find -type f or ls -R).
-		m.ix.SigsListed(d.path)
+		m.ix.SigsListed(h.path)
 	}
 	if resumeAfter != "" {
 		// The mount changed in the middle of a listing (a refresh, a write):
@@ -186,9 +194,9 @@ func (h *dirHandle) Releasedir(ctx context.Context, releaseFlags uint32) {
 	switch {
 	case h.ls == nil:
 	case h.served > 0:
-		h.d.partial.Store(h.ls)
+		h.slot.Store(h.ls)
 	default:
-		h.d.partial.CompareAndSwap(h.ls, nil)
+		h.slot.CompareAndSwap(h.ls, nil)
 	}
 }
 

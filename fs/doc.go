@@ -42,11 +42,22 @@
 //	oxy.go, oxyfile.go, oxylists.go   the .oxy/ debug view
 //	errno.go        the errno of each class of error (index.Classify)
 //	opcounts.go, kernelreqs.go, rawfs.go   FUSE operation and request counters
+//	viewids.go      view ids: the node ids of the kind, <hh> and object directories, from their path
+//	viewfs.go       viewFS: every request on a view id, answered without a go-fuse node
+//	viewleaves.go   the leaves' directory (entry files' nodes) and kernelDir, a directory to notify
+//	viewinval.go    Invalidate with view ids: the views' keys compared
 //
 // # Model
 //
-// The FUSE layer holds no store logic and no copy of the tree. A directory
-// node knows its path and its level (index.Level); Lookup and readdir ask
+// The FUSE layer holds no store logic and no copy of the tree. The
+// directories of the index tree below the root (a kind's, an <hh>, an
+// object's) have no node: the kernel holds them by view ids, computed from
+// their path, on which viewFS answers every request itself (viewids.go,
+// viewfs.go; DESIGN §7 "No node per name"). The root, .oxy/, by-signer/
+// and its directories, and every entry file are go-fuse nodes; an entry
+// file's node hangs under the leaves' directory, which the kernel never
+// sees (viewleaves.go). A directory (node or view id) is a path and a
+// level (index.Level); Lookup and readdir ask
 // the index (ix.Stat, ix.ReadDir) each time the kernel asks, a child's level
 // comes from index.Path.Child, and mkdir and create ask index.Path.Make what
 // may be made. Nodes are made by Lookup with NewInode (never persistent),
@@ -78,13 +89,23 @@
 //
 // # Memory
 //
-// There is no per-entry state. go-fuse keeps one Inode for each name the
-// kernel holds (a directory: ~770 bytes of heap with its node and tables,
-// BenchmarkFind), and the kernel holds a name from a LOOKUP, or for a
-// directory from a READDIRPLUS, until it forgets it (memory pressure, an
-// invalidation, drop_caches). READDIRPLUS gives nodes to directories only
-// (see dirHandle.Lookup; .oxy/'s files get none either, oxyDirHandle): after a find over the whole tree the kernel holds
-// every directory (~0.8 per entry) but no file, until something stats them.
+// There is no per-entry state, and none per directory of the index tree:
+// those the kernel holds are view ids, of which the mount keeps nothing
+// but, for the few whose key does not lead back to them (viewIDs: two
+// objects sharing a key, own writes a view's set does not hold yet,
+// mkdir's directories, a store not folded), an id table entry while the
+// kernel holds them, and the listings being read (viewPartials, at most
+// 4096). go-fuse keeps one Inode for each other name the kernel holds
+// (~770 bytes of heap with its node and tables): by-signer/'s directories
+// and the entry files stat'd or opened, until the kernel forgets them
+// (memory pressure, an invalidation, drop_caches). READDIRPLUS gives nodes
+// (view ids) to directories only (.oxy/'s files get none either,
+// oxyDirHandle): after a find over the whole tree the kernel holds every
+// directory (~0.8 per entry) and the mount ~6 bytes of heap for each
+// (BenchmarkFind), no file, until something stats them. Invalidate
+// compares the view before a publish (index.Change.Prev, which the index
+// keeps only until it is told) with the current one: the older set's
+// arrays stay in memory only while it runs.
 // A signature open for reading holds a handle on its bytes (index.OpenSig):
 // one copy per version, shared by every descriptor on it, the signature
 // cache's own when cached; all of them together stay within the index's
@@ -259,9 +280,12 @@
 //   - Symlinks: a link's target is a function of its path, so the kernel
 //     caches it (EnableSymlinkCaching).
 //
-// Invalidate runs in memory on a folded store: it walks only what the kernel
-// holds, checks each name with ix.Stat and each listing the kernel read
-// against ix.ReadDir. On a store that is not folded a check would list a
+// Invalidate runs in memory on a folded store: it walks only the go-fuse
+// nodes the kernel holds (by-signer/'s and the entry files), checks each
+// name with ix.Stat and each listing the kernel read against ix.ReadDir,
+// and compares the keys of the last view it saw with the new one's to drop
+// the listings and names of the view ids' directories that changed
+// (viewinval.go). On a store that is not folded a check would list a
 // prefix, so it drops every cached name under the kind and by-signer
 // directories and every cached listing instead.
 //
@@ -315,8 +339,8 @@
 //  1. Server.unmountMu serializes Unmount, which first waits, outside it,
 //     for the Puts in flight (Server.writes).
 //  2. Server.invalMu serializes Invalidate: one walk of what the kernel
-//     holds at a time. Under it the walk asks the index (its locks below,
-//     loadMu first), the virtual directories and the pending writes, and
+//     holds at a time.
+//     Under it the walk asks the index (its locks below, loadMu first), the virtual directories and the pending writes, and
 //     sends the kernel notifications. No FUSE method takes it, so a
 //     notification that waits for the kernel never waits for a request
 //     that waits for invalMu; the index's goroutine (indexChanged) calls it
@@ -335,7 +359,8 @@
 //     waits for pages a READ beside the write is filling, and that READ
 //     takes the lock. oxyTexts.mu stands at the same rank: it is held
 //     while a .oxy text renders (index.Status, the records).
-//  4. The leaves: virtualDirs.mu, pendingWrites.mu (a handle's size is read
+//  4. The leaves: viewIDs.mu (the index is asked outside it),
+//     viewPartials.mu, virtualDirs.mu, pendingWrites.mu (a handle's size is read
 //     atomically under it, never its lock), oxyLists.mu (a list is read
 //     outside it; dropping an idle text closes it under it), sideFiles.mu
 //     (logf is called under it), and the index's locks.

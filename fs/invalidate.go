@@ -33,7 +33,12 @@ import (
 // On a store that is not folded, checking a name would list its prefix, so
 // every cached name under the kind and by-signer directories is dropped
 // instead and looked up again when used, and every listing is dropped.
-func (m *Server) Invalidate() {
+func (m *Server) Invalidate() { m.invalidate(index.ViewMark{}) }
+
+// invalidate is Invalidate after a publish over the view prev (the
+// index's ChangePublished; zero when not known: with view ids, every
+// directory's names are then dropped if the generation moved).
+func (m *Server) invalidate(prev index.ViewMark) {
 	m.invalMu.Lock()
 	defer m.invalMu.Unlock()
 	m.invalidateLists()
@@ -44,6 +49,10 @@ func (m *Server) Invalidate() {
 	m.seenGen.Store(gen)
 	w := invalidation{m: m, ctx: context.Background(), folded: m.ix.Status().Folded}
 	w.dir(m.root.EmbeddedInode(), m.root)
+	if m.views != nil {
+		w.leaves()
+		w.viewDirs(prev)
+	}
 	if m.Debug() {
 		m.logf("oxyfs: invalidate (generation %d): %d listings, %d names, %d sizes", gen, w.listings, w.names, w.sizes)
 	}
@@ -93,8 +102,9 @@ func (w *invalidation) dir(in *gofs.Inode, d *dirNode) {
 		}
 	}
 	for name, kid := range in.Children() {
-		if _, ok := kid.Operations().(*oxyDir); ok {
-			continue // not the index's: nothing to check
+		switch kid.Operations().(type) {
+		case *oxyDir, *leafDir:
+			continue // not the index's (the leaves: w.leaves)
 		}
 		p := index.JoinPath(d.path, name)
 		kd, isDir := kid.Operations().(*dirNode)

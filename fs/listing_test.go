@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -69,31 +70,49 @@ func TestWarmListingSendsNoFUSERequest(t *testing.T) {
 // TestReaddirplusGivesNodesToDirectoriesOnly: a listing read cold leaves
 // the kernel a node for each subdirectory (find descends without a LOOKUP)
 // and none for files and links, which a stat then looks up, with their
-// sizes.
+// sizes — with view ids (the directories' nodes are ids the mount keeps
+// nothing of) and without.
 func TestReaddirplusGivesNodesToDirectoriesOnly(t *testing.T) {
-	f, _, srv, _ := mountFixture(t, Options{})
-	root := srv.root.EmbeddedInode()
-	for _, dir := range []string{"sig", "sig/ab", "sig/ab/12cd34", "by-signer", "by-signer/alice"} {
-		if _, err := os.ReadDir(filepath.Join(srv.Dir(), dir)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	in := root
-	for _, name := range []string{"sig", "ab", "12cd34"} {
-		if in = in.GetChild(name); in == nil {
-			t.Fatalf("no node for %s after listing its parent", name)
-		}
-	}
-	if kids := in.Children(); len(kids) != 0 {
-		t.Errorf("sig/ab/12cd34 holds nodes %v after a listing; want none (files)", slices.Collect(mapKeys(kids)))
-	}
-	if kids := root.GetChild("by-signer").GetChild("alice").Children(); len(kids) != 0 {
-		t.Errorf("by-signer/alice holds %d nodes after a listing; want none (links)", len(kids))
-	}
-	alice := storefixture.Ent(format.KindSig, "ab12cd34", "alice")
-	fi, err := os.Lstat(srv.path(alice))
-	if err != nil || fi.Size() != int64(len(f.sigs[alice.Key()])) {
-		t.Fatalf("stat after the listing: %v %v, want size %d", fi, err, len(f.sigs[alice.Key()]))
+	for _, views := range []bool{true, false} {
+		t.Run(fmt.Sprintf("views=%v", views), func(t *testing.T) {
+			f, _, srv, _ := mountFixture(t, Options{noViewIDs: !views})
+			dirs := []string{"sig", "sig/ab", "sig/ab/12cd34", "by-signer", "by-signer/alice"}
+			for _, dir := range dirs {
+				if _, err := os.ReadDir(filepath.Join(srv.Dir(), dir)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			lookups := srv.Requests()["LOOKUP"]
+			for _, dir := range dirs {
+				if _, err := os.Stat(filepath.Join(srv.Dir(), dir)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if d := srv.Requests()["LOOKUP"] - lookups; d != 0 {
+				t.Errorf("a stat of the directories listed sent %d LOOKUPs; want none (READDIRPLUS gave their nodes)", d)
+			}
+			// No node of a file or a link: go-fuse's nodes are the root's
+			// (with view ids, .oxy's and the leaves' directory's too) and
+			// by-signer's directories.
+			nodes := goFuseNodes(srv)
+			underKinds := slices.ContainsFunc(nodes, func(p string) bool { return strings.HasPrefix(p, "sig") })
+			if !slices.Contains(nodes, "by-signer/alice") || slices.ContainsFunc(nodes, func(p string) bool {
+				return strings.HasPrefix(p, "by-signer/alice/") || strings.HasPrefix(p, "sig/ab/12cd34/")
+			}) {
+				t.Errorf("go-fuse holds nodes %v after the listings; want by-signer's directories, no file", nodes)
+			}
+			if underKinds == views {
+				t.Errorf("go-fuse holds nodes %v after the listings (view ids: %v)", nodes, views)
+			}
+			alice := storefixture.Ent(format.KindSig, "ab12cd34", "alice")
+			fi, err := os.Lstat(srv.path(alice))
+			if err != nil || fi.Size() != int64(len(f.sigs[alice.Key()])) {
+				t.Fatalf("stat after the listing: %v %v, want size %d", fi, err, len(f.sigs[alice.Key()]))
+			}
+			if _, _, n := srv.kernelEntry(alice.Key()); n == nil {
+				t.Errorf("the stat of %s left no node of it", alice.Key())
+			}
+		})
 	}
 }
 

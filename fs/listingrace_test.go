@@ -33,8 +33,8 @@ func TestListingMadeBeforeARefreshIsNotKept(t *testing.T) {
 	for _, c := range cases {
 		var once sync.Once
 		done := make(chan struct{})
-		hook := func(d *dirNode) {
-			if d.path != c.dir {
+		hook := func(path string) {
+			if path != c.dir {
 				return
 			}
 			once.Do(func() {

@@ -53,6 +53,8 @@ type Options struct {
 	Observe func(op string, d time.Duration)
 
 	noAtomicTrunc bool             // tests: O_TRUNC as older kernels send it (SETATTR naming no file)
+	noViewIDs     bool             // tests: go-fuse nodes for every directory, as before view ids
+	viewKeyBits   uint             // tests: the key's bits in an object directory's view id; 0: viewKeyBits
 	now           func() time.Time // tests: the clock of oxyHold; nil: time.Now
 }
 
@@ -107,6 +109,15 @@ type Server struct {
 	invalMu sync.Mutex    // serializes Invalidate: one walk of what the kernel holds at a time
 	seenGen atomic.Uint64 // atomic: the index generation the last walk saw; stored under invalMu
 
+	// With view ids (viewids.go, viewfs.go; nil without): the ids,
+	// locking themselves; the leaves' directory and its bridge node id
+	// (viewleaves.go), read-only after Mount; the listings being read of
+	// view ids' directories, locking themselves.
+	views    *viewIDs
+	leaves   *gofs.Inode
+	leavesID uint64
+	partials viewPartials
+
 	quiet     atomic.Bool // atomic: an unmount is under way or done: the index's watcher tells the kernel nothing
 	unmountMu sync.Mutex  // serializes Unmount
 	unmounted bool        // guarded by unmountMu: Unmount succeeded
@@ -131,6 +142,10 @@ func Mount(dir string, ix *index.Index, opts Options) (*Server, error) {
 	}
 	m := newMount(abs, ix, opts)
 	m.seenGen.Store(ix.Generation())
+	if !opts.noViewIDs {
+		m.views = new(viewIDs)
+		m.views.init(ix, opts.viewKeyBits)
+	}
 	root := &dirNode{base: base{m: m}, level: index.LevelRoot}
 	m.root = root
 	mo := fuse.MountOptions{
@@ -175,8 +190,18 @@ func Mount(dir string, ix *index.Index, opts Options) (*Server, error) {
 	// (index.PathIno never returns 0 or 1).
 	bridge := gofs.NewNodeFS(root, &gofs.Options{MountOptions: mo, UID: m.uid, GID: m.gid, Logger: mo.Logger,
 		RootStableAttr: &gofs.StableAttr{Ino: 1}})
-	raw := countRequests{RawFileSystem: noOpendir{RawFileSystem: bridge, ops: &m.ops}, n: &m.reqs}
-	server, err := fuse.NewServer(raw, abs, &mo)
+	var raw fuse.RawFileSystem = noOpendir{RawFileSystem: bridge, ops: &m.ops}
+	if m.views != nil {
+		// The leaves' directory, looked up once (before the kernel can
+		// send anything): never forgotten.
+		var out fuse.EntryOut
+		if st := bridge.Lookup(nil, &fuse.InHeader{NodeId: 1}, leavesName, &out); !st.Ok() {
+			return nil, fmt.Errorf("mount %s: the leaves' directory: %w", abs, syscall.Errno(st))
+		}
+		m.leavesID, m.leaves = out.NodeId, root.EmbeddedInode().GetChild(leavesName)
+		raw = &viewFS{RawFileSystem: raw, m: m}
+	}
+	server, err := fuse.NewServer(countRequests{RawFileSystem: raw, n: &m.reqs}, abs, &mo)
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", abs, mountErr(err))
 	}

@@ -195,7 +195,12 @@ func (d *dirNode) child(name string) (index.Path, bool) {
 
 // makeChild is index.Path.Make of name in d.
 func (d *dirNode) makeChild(name string, dir bool) (index.Path, error) {
-	at, ok := index.ParsePath(d.path)
+	return makeChildOf(d.path, name, dir)
+}
+
+// makeChildOf is index.Path.Make of name in the directory at path.
+func makeChildOf(path, name string, dir bool) (index.Path, error) {
+	at, ok := index.ParsePath(path)
 	if !ok {
 		return index.Path{}, index.ErrNotHere
 	}
@@ -204,10 +209,15 @@ func (d *dirNode) makeChild(name string, dir bool) (index.Path, error) {
 
 // newDir makes the node of the directory name, at level.
 func (d *dirNode) newDir(ctx context.Context, name string, level index.Level, ino uint64, out *fuse.EntryOut) *gofs.Inode {
-	d.m.dirAttr(&out.Attr)
-	d.m.entryOut(out, true)
-	c := &dirNode{base: base{m: d.m}, path: index.JoinPath(d.path, name), level: level}
-	return d.NewInode(ctx, c, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino})
+	return d.m.newDirIn(ctx, d.EmbeddedInode(), index.JoinPath(d.path, name), level, ino, out)
+}
+
+// newDirIn makes the node of the directory p, at level, under parent.
+func (m *Server) newDirIn(ctx context.Context, parent *gofs.Inode, p string, level index.Level, ino uint64, out *fuse.EntryOut) *gofs.Inode {
+	m.dirAttr(&out.Attr)
+	m.entryOut(out, true)
+	c := &dirNode{base: base{m: m}, path: p, level: level}
+	return parent.NewInode(ctx, c, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino})
 }
 
 // newFile makes the node of an entry file: of the signature's current
@@ -222,6 +232,12 @@ func (d *dirNode) newDir(ctx context.Context, name string, level index.Level, in
 // another version than the node's (a newer version makes the node stale,
 // and its use looks it up again).
 func (d *dirNode) newFile(ctx context.Context, p string, e format.Entry, size int64, mod time.Time, st index.SigState, w *writeHandle, out *fuse.EntryOut) *gofs.Inode {
+	return d.m.newFileIn(ctx, d.EmbeddedInode(), p, e, size, mod, st, w, out)
+}
+
+// newFileIn is newFile under parent: the entry's directory, or with view
+// ids the leaves' directory (viewleaves.go).
+func (m *Server) newFileIn(ctx context.Context, parent *gofs.Inode, p string, e format.Entry, size int64, mod time.Time, st index.SigState, w *writeHandle, out *fuse.EntryOut) *gofs.Inode {
 	ver, gen, writing := st.Version, st.Version, w != nil
 	if writing {
 		gen = w.gen
@@ -233,15 +249,15 @@ func (d *dirNode) newFile(ctx context.Context, p string, e format.Entry, size in
 	if writing {
 		mod = time.Time{}
 	}
-	d.m.sigAttr(&out.Attr, size, mod)
-	d.m.entryOut(out, known)
-	n := &entryNode{base: base{m: d.m}, path: p, e: e}
+	m.sigAttr(&out.Attr, size, mod)
+	m.entryOut(out, known)
+	n := &entryNode{base: base{m: m}, path: p, e: e}
 	n.ver.Store(ver)
 	n.w.Store(w)
 	if e.Kind == format.KindSig && !writing && st.IDKnown && st.ID.Size == size {
 		n.ident.Store(&st.ID)
 	}
-	in := d.NewInode(ctx, n, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: index.PathIno(p), Gen: gen})
+	in := parent.NewInode(ctx, n, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: index.PathIno(p), Gen: gen})
 	if en, ok := in.Operations().(*entryNode); ok { // n, or the node of this version the kernel holds
 		en.lookedUp.Store(time.Now().UnixNano())
 	}
@@ -250,13 +266,32 @@ func (d *dirNode) newFile(ctx context.Context, p string, e format.Entry, size in
 
 func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	m := d.m
+	if d.level == index.LevelRoot && name == leavesName && m.views != nil {
+		// The leaves' directory (viewleaves.go): looked up once, by the
+		// mount itself; the kernel can send no name with a slash.
+		m.dirAttr(&out.Attr)
+		return d.NewInode(ctx, &leafDir{base: base{m: m}}, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: index.PathIno(leavesName)}), 0
+	}
 	defer m.ops.start(opLookup)()
 	if d.level == index.LevelRoot && name == oxyName {
 		m.dirAttr(&out.Attr)
 		m.entryOut(out, true)
 		return d.NewInode(ctx, &oxyDir{base: base{m: m}}, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: index.PathIno(oxyName)}), 0
 	}
-	p := index.JoinPath(d.path, name)
+	return m.lookupIn(ctx, d.EmbeddedInode(), d.path, name, out)
+}
+
+// lookupIn is a lookup of name in the directory dir (its go-fuse node
+// parent, or with view ids, for an entry, the leaves' directory).
+func (m *Server) lookupIn(ctx context.Context, parent *gofs.Inode, dir, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	child := func() (index.Path, bool) {
+		at, ok := index.ParsePath(dir)
+		if !ok {
+			return index.Path{}, false
+		}
+		return at.Child(name)
+	}
+	p := index.JoinPath(dir, name)
 	// One question of the index (StatSig): the name's node and, for a
 	// signature, its state (index.SigState) under one lock.
 	n, st, err := m.ix.StatSig(bg(ctx), p)
@@ -265,32 +300,32 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 			return nil, m.errno("lookup", p, err)
 		}
 		if m.virt.has(p) {
-			if at, ok := d.child(name); ok { // it is: Mkdir made it
-				return d.newDir(ctx, name, at.Level, index.PathIno(p), out), 0
+			if at, ok := child(); ok { // it is: Mkdir made it
+				return m.newDirIn(ctx, parent, p, at.Level, index.PathIno(p), out), 0
 			}
 		}
 		if h := m.pending.writing(p); h != nil { // a refused create stands for nothing
-			return d.newFile(ctx, p, h.e, h.size.Load(), time.Time{}, st, h, out), 0
+			return m.newFileIn(ctx, parent, p, h.e, h.size.Load(), time.Time{}, st, h, out), 0
 		}
 		return nil, syscall.ENOENT
 	}
 	switch n.Type {
 	case index.NodeDir:
-		at, ok := d.child(name)
+		at, ok := child()
 		if !ok { // never: the index found it
 			return nil, syscall.ENOENT
 		}
-		return d.newDir(ctx, name, at.Level, n.Ino, out), 0
+		return m.newDirIn(ctx, parent, p, at.Level, n.Ino, out), 0
 	case index.NodeSymlink:
 		m.linkAttr(&out.Attr, n.Target)
 		m.entryOut(out, true)
 		l := &linkNode{base: base{m: m}, target: n.Target}
-		return d.NewInode(ctx, l, gofs.StableAttr{Mode: syscall.S_IFLNK, Ino: n.Ino}), 0
+		return parent.NewInode(ctx, l, gofs.StableAttr{Mode: syscall.S_IFLNK, Ino: n.Ino}), 0
 	}
 	if h := m.pending.writing(p); h != nil {
-		return d.newFile(ctx, p, n.Entry, h.size.Load(), time.Time{}, st, h, out), 0
+		return m.newFileIn(ctx, parent, p, n.Entry, h.size.Load(), time.Time{}, st, h, out), 0
 	}
-	return d.newFile(ctx, p, n.Entry, n.Size, n.ModTime, st, nil, out), 0
+	return m.newFileIn(ctx, parent, p, n.Entry, n.Size, n.ModTime, st, nil, out), 0
 }
 
 func typeMode(t index.NodeType) uint32 {
@@ -306,10 +341,14 @@ func typeMode(t index.NodeType) uint32 {
 // list is the directory's listing: the index's, with the virtual
 // directories and files being created, and .oxy at the root.
 func (d *dirNode) list(ctx context.Context) ([]fuse.DirEntry, syscall.Errno) {
-	m := d.m
-	nodes, err := m.ix.ReadDir(bg(ctx), d.path)
-	if err != nil && !(isNotExist(err) && m.virt.has(d.path)) {
-		return nil, m.errno("readdir", d.path, err)
+	return d.m.listDir(ctx, d.path, d.level)
+}
+
+// listDir is the listing of the directory at path, at level.
+func (m *Server) listDir(ctx context.Context, path string, level index.Level) ([]fuse.DirEntry, syscall.Errno) {
+	nodes, err := m.ix.ReadDir(bg(ctx), path)
+	if err != nil && !(isNotExist(err) && m.virt.has(path)) {
+		return nil, m.errno("readdir", path, err)
 	}
 	list := make([]fuse.DirEntry, 0, len(nodes)+1)
 	for _, n := range nodes {
@@ -320,21 +359,21 @@ func (d *dirNode) list(ctx context.Context) ([]fuse.DirEntry, syscall.Errno) {
 		_, found := slices.BinarySearchFunc(nodes, name, func(n index.Node, s string) int { return strings.Compare(n.Name, s) })
 		return found
 	}
-	for _, name := range m.virt.children(d.path) {
+	for _, name := range m.virt.children(path) {
 		if !has(name) {
-			list = append(list, fuse.DirEntry{Name: name, Ino: index.ChildIno(d.path, name), Mode: syscall.S_IFDIR})
+			list = append(list, fuse.DirEntry{Name: name, Ino: index.ChildIno(path, name), Mode: syscall.S_IFDIR})
 			extra = true
 		}
 	}
-	if d.level == index.LevelObject {
-		for _, name := range m.pending.children(d.path) {
+	if level == index.LevelObject {
+		for _, name := range m.pending.children(path) {
 			if !has(name) {
-				list = append(list, fuse.DirEntry{Name: name, Ino: index.ChildIno(d.path, name), Mode: syscall.S_IFREG})
+				list = append(list, fuse.DirEntry{Name: name, Ino: index.ChildIno(path, name), Mode: syscall.S_IFREG})
 				extra = true
 			}
 		}
 	}
-	if d.level == index.LevelRoot {
+	if level == index.LevelRoot {
 		list = append(list, fuse.DirEntry{Name: oxyName, Ino: index.PathIno(oxyName), Mode: syscall.S_IFDIR})
 		extra = true
 	}
@@ -419,16 +458,22 @@ func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 // Create starts writing the entry name of an object directory. Nothing is
 // sent until the file is closed (see writeHandle).
 func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
-	m := d.m
+	return d.m.createIn(ctx, d.EmbeddedInode(), kernelDir{in: d.EmbeddedInode()}, d.path, name, flags, out)
+}
+
+// createIn is a create of name in the directory dir: its node is made
+// under parent (dir's, or with view ids the leaves' directory), and kd is
+// the directory the kernel holds, told if the create never lands.
+func (m *Server) createIn(ctx context.Context, parent *gofs.Inode, kd kernelDir, dir, name string, flags uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
 	defer m.ops.start(opCreate)()
 	if m.ro {
 		return nil, nil, 0, syscall.EROFS
 	}
-	at, err := d.makeChild(name, false)
+	at, err := makeChildOf(dir, name, false)
 	if err != nil {
 		return nil, nil, 0, makeErrno(err)
 	}
-	p := index.JoinPath(d.path, name)
+	p := index.JoinPath(dir, name)
 	if errno := m.sides.refuse(m, p, name); errno != 0 {
 		return nil, nil, 0, errno
 	}
@@ -443,9 +488,9 @@ func (d *dirNode) Create(ctx context.Context, name string, flags uint32, mode ui
 	}
 	e := at.Entry()
 	h := m.newWriteHandle(p, e, nil, flags, true)
-	in := d.newFile(ctx, p, e, 0, time.Time{}, m.ix.SigState(e), h, out)
+	in := m.newFileIn(ctx, parent, p, e, 0, time.Time{}, m.ix.SigState(e), h, out)
 	h.node, _ = in.Operations().(*entryNode)
-	h.parent, h.name = d.EmbeddedInode(), name
+	h.parent, h.name = kd, name
 	m.pending.add(p, h)
 	return in, h, fuse.FOPEN_DIRECT_IO, 0
 }

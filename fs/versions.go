@@ -113,7 +113,7 @@ func (m *Server) indexChanged(c index.Change) {
 		m.sigChanged("")
 	case index.ChangePublished:
 		if !m.quiet.Load() {
-			m.Invalidate()
+			m.invalidate(c.Prev)
 		}
 	}
 }
@@ -129,11 +129,14 @@ func (m *Server) sigChanged(key string) {
 	}
 	if key == "" {
 		m.dropStaleNames(m.root.EmbeddedInode())
+		if m.views != nil {
+			m.dropStaleLeaves()
+		}
 		return
 	}
 	dir, name, n := m.kernelEntry(key)
 	if n != nil && (n.stale() || m.ix.SigRecheck(n.e)) {
-		dir.NotifyEntry(name)
+		dir.notifyEntry(name)
 	}
 }
 
@@ -144,27 +147,30 @@ func (m *Server) dropName(key string) {
 		return
 	}
 	if dir, name, n := m.kernelEntry(key); n != nil {
-		dir.NotifyEntry(name)
+		dir.notifyEntry(name)
 	}
 }
 
 // kernelEntry is the node the kernel holds for the entry at key, with its
 // directory and name; nil if it holds none.
-func (m *Server) kernelEntry(key string) (dir *gofs.Inode, name string, n *entryNode) {
+func (m *Server) kernelEntry(key string) (kd kernelDir, name string, n *entryNode) {
 	e, err := index.ParseEntryPath(key) // an entry's key is its path
 	if err != nil || len(e.Object) < 2 {
-		return nil, "", nil // not an entry's key: no node of it
+		return kernelDir{}, "", nil // not an entry's key: no node of it
 	}
-	dir = m.root.EmbeddedInode()
+	if m.views != nil {
+		return m.leafEntry(key)
+	}
+	dir := m.root.EmbeddedInode()
 	for _, name := range [...]string{e.Kind.String(), e.Object[:2], e.Object[2:]} {
 		if dir = dir.GetChild(name); dir == nil {
-			return nil, "", nil // the kernel holds no name of it
+			return kernelDir{}, "", nil // the kernel holds no name of it
 		}
 	}
 	if kid := dir.GetChild(e.Value); kid != nil {
 		n, _ = kid.Operations().(*entryNode)
 	}
-	return dir, e.Value, n
+	return kernelDir{in: dir}, e.Value, n
 }
 
 // dropStaleNames drops the names of every stale signature node the kernel

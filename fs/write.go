@@ -67,9 +67,9 @@ type writeHandle struct {
 	created bool         // made by Create: the entry is written even if nothing is; read-only
 	append  bool         // read-only
 
-	parent *gofs.Inode // Create only: told to forget the name if it never lands; read-only
-	name   string      // read-only
-	node   *entryNode  // the node opened for writing (or created); read-only once the handle is pending
+	parent kernelDir  // Create only: told to forget the name if it never lands; read-only
+	name   string     // read-only
+	node   *entryNode // the node opened for writing (or created); read-only once the handle is pending
 	// gen is the generation of the nodes that stand for the write's bytes
 	// (a lookup's while it is in progress, Create's: entryNode.w): one
 	// no version has (writeGen). Read-only.
@@ -426,14 +426,14 @@ func (h *writeHandle) Release(ctx context.Context) syscall.Errno {
 		// version moved.
 		go h.m.sigChanged(h.path)
 	}
-	if h.created && !landed && h.parent != nil {
+	if h.created && !landed && h.parent.held() {
 		// The kernel holds the name Create gave it, and may have listed
 		// it: make it ask again (and find nothing). Not from inside the
 		// request: an entry notification waits for the directory's lock,
 		// which the kernel may hold while it waits for us.
 		go func() {
-			h.parent.NotifyEntry(h.name)
-			h.parent.NotifyContent(0, 0)
+			h.parent.notifyEntry(h.name)
+			h.parent.notifyContent()
 		}()
 	}
 	return errno

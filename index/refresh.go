@@ -284,5 +284,5 @@ func (ix *Index) publish(r *refreshRun) uint64 {
 			ix.gen.Add(1)
 		}
 	}
-	return ix.sigs.notePublished()
+	return ix.sigs.notePublished(prev)
 }

@@ -41,6 +41,12 @@ const (
 type Change struct {
 	Kind ChangeKind
 	Key  string // ChangeSig: the signature's key (its path in the tree)
+	// Prev is, for a ChangePublished, the view before the publishes it
+	// tells (zero when there was none: a Load): with the current view
+	// (Mark), what changed (ViewMark.Keys, DiffKeys). The index keeps it
+	// only until the change is told, so a subscriber that needs no
+	// comparison holds no older view.
+	Prev ViewMark
 }
 
 // Subscribe calls fn with every change from now on, until the index
@@ -83,8 +89,10 @@ type sigWatch struct {
 	keys      []string       // signatures changed since the subscribers were last called
 	all       bool           // every signature changed since
 	published uint64         // publishes noted (a count)
+	prev      *view          // the view before the first publish not yet handed over; nil: none
 	told      chan struct{}  // closed, and replaced, each time publishes are told
 	toldUpTo  uint64         // publishes told so far
+	handed    uint64         // publishes handed over to be told (prev is of those after)
 	ready     chan struct{}  // signalled (capacity 1) when something is noted
 }
 
@@ -109,14 +117,17 @@ func (w *sigWatch) signal() {
 	}
 }
 
-// notePublished notes that a view was published, and returns the number a
-// Refresh waits to be told (waitTold); 0: nobody subscribes.
-func (c *sigCache) notePublished() uint64 {
+// notePublished notes that a view was published over prev, and returns
+// the number a Refresh waits to be told (waitTold); 0: nobody subscribes.
+func (c *sigCache) notePublished(prev *view) uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	w := &c.watch
 	if len(w.fns) == 0 {
 		return 0
+	}
+	if w.published == w.handed {
+		w.prev = prev // the first publish since the last hand-over
 	}
 	w.published++
 	w.signal()
@@ -153,8 +164,11 @@ func (c *sigCache) watchLoop(done context.Context, ready chan struct{}) {
 		}
 		c.mu.Lock()
 		w := &c.watch
-		fns, keys, all, published := w.fns, w.keys, w.all, w.published
+		fns, keys, all, published, prev := w.fns, w.keys, w.all, w.published, w.prev
 		w.keys, w.all = nil, false
+		if published > w.handed {
+			w.handed, w.prev = published, nil
+		}
 		c.mu.Unlock()
 		tell := func(ch Change) {
 			for _, fn := range fns {
@@ -174,7 +188,7 @@ func (c *sigCache) watchLoop(done context.Context, ready chan struct{}) {
 		if !up {
 			continue
 		}
-		tell(Change{Kind: ChangePublished})
+		tell(Change{Kind: ChangePublished, Prev: ViewMark{prev}})
 		c.mu.Lock()
 		w.toldUpTo = published
 		close(w.told)
