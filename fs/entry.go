@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"sync"
@@ -32,7 +33,9 @@ type entryNode struct {
 	ident atomic.Pointer[index.SigID]
 	// openMu orders an open that counts itself among the node's readers
 	// (of its version) before an adoption of another version (adopt),
-	// which needs none.
+	// which needs none, and against an open for writing, which opens on
+	// this node only when no read is counted (openWrite). Taken before a
+	// writeHandle's mu.
 	openMu sync.Mutex
 	// readers counts the signature's descriptors open for reading on
 	// this node that hold its version, and readSize is their size: each
@@ -356,14 +359,9 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	}
 	q := n.look()
 	if q.w != nil {
-		if n.w.Load() != q.w && n.readers.Load() > 0 {
-			// Descriptors hold the node's version, whose pages the
-			// write's bytes must not share: ESTALE, and the kernel looks
-			// the name up again, which gives the write's own node (a
-			// lookup while a write is in progress: newFile).
-			return nil, 0, syscall.ESTALE
-		}
-		if h := n.openBeside(q.w); h != nil {
+		if h, errno := n.openDuringWrite(q.w); errno != 0 {
+			return nil, 0, errno
+		} else if h != nil {
 			return h, besideFlags, 0
 		}
 		q = n.look() // the write was released just now: the name is a version again
@@ -375,13 +373,52 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	if err != nil {
 		return n.openFailed(q, err)
 	}
+	if hook := testHookOpenedSig.Load(); hook != nil {
+		(*hook)(n.path)
+	}
 	n.openMu.Lock()
+	if w, _ := m.pending.look(n.path); w != nil && q.w == nil {
+		// A write of the name began while the signature was opened (its
+		// GET): it opened on this node, not a node of its own, as no
+		// read was counted yet (openWrite). A read of the version here
+		// would share the node with the write — whose handle go-fuse
+		// lends to fstat's GETATTR, naming no file: the read's mapping,
+		// sized by the write's size, dies of SIGBUS. The read opens as
+		// one that begins during the write does. (openWrite decides
+		// under openMu, so a write either sees this read counted or is
+		// seen here.)
+		n.openMu.Unlock()
+		sh.Release()
+		h, errno := n.openDuringWrite(w)
+		if errno != 0 || h == nil {
+			return nil, 0, cmp.Or(errno, syscall.ESTALE) // nil, 0: the write was released just now; the kernel looks the name up again
+		}
+		return h, besideFlags, 0
+	}
 	defer n.openMu.Unlock()
 	if !n.holdsVersion(sh) {
 		sh.Release()
 		return nil, 0, syscall.ESTALE
 	}
 	return n.readHandle(sh), n.readFlags(q, sh), 0
+}
+
+// testHookOpenedSig, when set (tests), runs when a read's open has opened
+// the signature (its GET, which may take long) and not yet counted itself
+// among the node's readers. Atomic.
+var testHookOpenedSig atomic.Pointer[func(path string)]
+
+// openDuringWrite opens n for reading while w, a write of its name, is in
+// progress: ESTALE if descriptors hold the node's version, whose pages the
+// write's bytes must not share (the kernel looks the name up again, which
+// gives the write's own node: a lookup while a write is in progress,
+// newFile); else a read beside the write (beside.go); nil and 0 if w was
+// released just now.
+func (n *entryNode) openDuringWrite(w *writeHandle) (*besideHandle, syscall.Errno) {
+	if n.w.Load() != w && n.readers.Load() > 0 {
+		return nil, syscall.ESTALE
+	}
+	return n.openBeside(w), 0
 }
 
 // openWrite opens the entry for writing: a writeHandle. Replacing an
@@ -406,6 +443,11 @@ func (n *entryNode) openWrite(ctx context.Context, flags uint32) (gofs.FileHandl
 		return nil, 0, syscall.EPERM
 	}
 	if n.e.Kind == format.KindSig {
+		// Under openMu, as a read counts itself among the readers (Open):
+		// a read either is counted before this looks, or sees this write
+		// (pending) when it counts itself.
+		n.openMu.Lock()
+		defer n.openMu.Unlock()
 		if w := n.w.Load(); w != nil && w.resFlags == flags&writeOpenFlags && w.reserved.CompareAndSwap(true, false) {
 			return w, fuse.FOPEN_DIRECT_IO, 0 // the kernel's retry (reserveWrite)
 		}

@@ -3,6 +3,7 @@ package fs
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"testing"
@@ -237,4 +238,83 @@ func TestFstatBesideAWriteWhoseReleaseComesLate(t *testing.T) {
 		t.Fatalf("close of the second write: %v", err)
 	}
 	checkHeldWhole(t, "a read opened beside the first write, after the second", held, first)
+}
+
+// TestReadOpenedAsAWriteBeginsKeepsItsSize: a read whose open has fetched
+// the signature but not yet counted itself among the node's readers when
+// a write of the name opens through the mount (the trial's S3 mount with
+// --sig-cache-size 1, where that GET is slow: fstat 0, 16 or the write's
+// size so far for a read of the old version, and SIGBUS in a mapping
+// sized so). The write then opened on the read's node. Now the read
+// either is counted first (the write reserves a node of its own) or sees
+// the write and opens as a read during it: its fstat is what it reads.
+func TestReadOpenedAsAWriteBeginsKeepsItsSize(t *testing.T) {
+	_, _, srv, _ := mountFixture(t, Options{AllowOverwrite: true})
+	p := srv.path(storefixture.Ent(format.KindSig, "ab12cd34", "alice"))
+	old, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, opened := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	hook := func(string) {
+		once.Do(func() {
+			close(opened)
+			<-held
+		})
+	}
+	testHookOpenedSig.Store(&hook)
+	t.Cleanup(func() { testHookOpenedSig.Store(nil) })
+	type result struct {
+		f   *os.File
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		f, err := os.Open(p)
+		res <- result{f, err}
+	}()
+	select {
+	case <-opened:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the read's open never reached the signature")
+	}
+	w, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		close(held)
+		t.Fatalf("open for writing: %v", err)
+	}
+	defer w.Close()
+	second := bytes.Repeat([]byte("W"), 3*len(old)+100)
+	if _, err := w.Write(second); err != nil {
+		close(held)
+		t.Fatal(err)
+	}
+	close(held)
+	var r result
+	select {
+	case r = <-res:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the read's open never returned")
+	}
+	if r.err != nil {
+		t.Fatalf("the read's open: %v", r.err)
+	}
+	defer r.f.Close()
+	got, err := io.ReadAll(io.NewSectionReader(r.f, 0, 1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		fi, err := r.f.Stat()
+		if err != nil {
+			t.Fatalf("fstat of the read: %v", err)
+		}
+		if fi.Size() != int64(len(got)) {
+			t.Fatalf("fstat of the read says %d bytes, its reads give %d (the version before the write: %d, the write so far: %d)", fi.Size(), len(got), len(old), len(second))
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatalf("close of the write: %v", err)
+	}
 }
