@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -112,11 +113,7 @@ func TestMappingBesideAnOwnWriteKeepsItsBytesAcrossTheNext(t *testing.T) {
 
 func mappingBesideAnOwnWrite(t *testing.T, p string) {
 	first := bytes.Repeat([]byte("A"), 128<<10)
-	w1, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w1.Close()
+	w1 := openReSign(t, p)
 	if _, err := w1.Write(first); err != nil {
 		t.Fatal(err)
 	}
@@ -139,10 +136,7 @@ func mappingBesideAnOwnWrite(t *testing.T, p string) {
 		t.Errorf("stat after the first write landed: %v %v, want %d bytes", fi.Size(), err, len(first))
 	}
 	second := []byte("BBBBBBBBBBBBBBBB")
-	w2, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		t.Fatalf("open of the second write: %v", err)
-	}
+	w2 := openReSign(t, p)
 	if _, err := w2.Write(second); err != nil {
 		t.Fatal(err)
 	}
@@ -180,11 +174,7 @@ func TestFstatBesideAWriteWhoseReleaseComesLate(t *testing.T) {
 	_, _, srv, _ := mountFixture(t, Options{AllowOverwrite: true})
 	p := srv.path(storefixture.Ent(format.KindSig, "ab12cd34", "alice"))
 	first := bytes.Repeat([]byte("A"), 128<<10)
-	w1, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w1.Close()
+	w1 := openReSign(t, p)
 	if _, err := w1.Write(first); err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +186,10 @@ func TestFstatBesideAWriteWhoseReleaseComesLate(t *testing.T) {
 	// Hold the first write's RELEASE until the check below is done.
 	late, released := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	hook := func(*fuse.ReleaseIn) {
+	hook := func(in *fuse.ReleaseIn) {
+		if in.Flags&syscall.O_ACCMODE != syscall.O_WRONLY {
+			return // not a write's (held's, read-only, comes at the end)
+		}
 		once.Do(func() {
 			<-late
 			close(released)
@@ -211,11 +204,7 @@ func TestFstatBesideAWriteWhoseReleaseComesLate(t *testing.T) {
 		t.Fatalf("close of the first write: %v", err)
 	}
 	second := []byte("BBBBBBBBBBBBBBBB")
-	w2, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		t.Fatalf("open of the second write: %v", err)
-	}
-	defer w2.Close()
+	w2 := openReSign(t, p)
 	if _, err := w2.Write(second); err != nil {
 		t.Fatal(err)
 	}

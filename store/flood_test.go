@@ -102,8 +102,14 @@ func TestFloodedReadsStayWithinTheBudget(t *testing.T) {
 			if b.held != 0 {
 				t.Errorf("%d bytes still held after every read ended", b.held)
 			}
-			if bound := uint64(b.max + 4*memtest.MiB); peak > bound {
-				t.Errorf("%d flooded GETs against a %d MiB budget took %.1f MiB of heap, over %d MiB", readers, b.max>>20, float64(peak)/memtest.MiB, bound>>20)
+			// The heap counts what is held (at most the budget) and what a
+			// refused reader let go of and the GC has not yet swept (at
+			// most the budget again: 8.2–10.4 MiB on a quiet machine, 12.2
+			// under CI's load, where a bound of the budget plus 4 MiB
+			// failed). Reading without admission would hold the cap per
+			// reader: 6 × 256 MiB for this key (format.MaxOtherBytes).
+			if bound := uint64(2*b.max + 2*memtest.MiB); peak > bound {
+				t.Errorf("%d flooded GETs against a %d MiB budget took %.1f MiB of heap, over %d MiB (twice the budget and 2 MiB)", readers, b.max>>20, float64(peak)/memtest.MiB, bound>>20)
 			}
 		})
 	}
