@@ -60,6 +60,16 @@ func waitGets(st *store.Store, base store.Counts, want int64) {
 	}
 }
 
+// waitReadAheadIdle waits until read-ahead has nothing queued or in flight.
+func waitReadAheadIdle(t *testing.T, ix *index.Index) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ix.Status().ReadAhead.Queued > 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("read-ahead still has %d signatures queued after 20 s", ix.Status().ReadAhead.Queued)
+		}
+	}
+}
+
 // checkSizes stats every entry through the mount and checks each size is
 // its bytes' length.
 func checkSizes(t *testing.T, srv *Server, es []format.Entry) {
@@ -159,6 +169,9 @@ func TestRefreshChecksOfHeldNamesArmNoPrefetch(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGets(st, base, int64(len(first)))
+	// The listing's window may run past first's directory (fillers): what
+	// it fetches must land before the listing measured below.
+	waitReadAheadIdle(t, ix)
 	// A refresh that changed the tree (a new signature), so the mount
 	// checks the names the kernel holds.
 	added := storefixture.Ent(format.KindSig, "30cc", "added")

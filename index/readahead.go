@@ -249,6 +249,8 @@ type ReadAheadStats struct {
 	Peak  int   `json:"peak"`  // the most it sent at once
 	Depth int   `json:"depth"` // the window: signatures fetched ahead at most
 	Sent  int64 `json:"sent"`  // GETs it sent since the index opened
+	// Queued: signatures waiting to be fetched or being fetched now.
+	Queued int `json:"queued"`
 
 	// Listings: directories of signatures a listing (or its first stat) scheduled (statprefetch.go).
 	Listings int64 `json:"listings"`
@@ -257,7 +259,7 @@ type ReadAheadStats struct {
 func (ra *readAhead) stats() ReadAheadStats {
 	ra.mu.Lock()
 	defer ra.mu.Unlock()
-	return ReadAheadStats{Max: ra.cwnd.max, Limit: ra.cwnd.allowed(), Peak: ra.peak, Depth: ra.n, Sent: ra.sent, Listings: ra.lp.listings.Load()}
+	return ReadAheadStats{Max: ra.cwnd.max, Limit: ra.cwnd.allowed(), Peak: ra.peak, Depth: ra.n, Sent: ra.sent, Queued: len(ra.queued), Listings: ra.lp.listings.Load()}
 }
 
 // forget drops the frontier's view, so a refresh's old set is not kept
