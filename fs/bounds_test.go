@@ -157,8 +157,14 @@ func TestOpenWritesShareOneCap(t *testing.T) {
 	if n := logs.count("(ENOSPC)"); n != 22 {
 		t.Errorf("%d ENOSPC log lines, want 22", n)
 	}
-	if peak > 3*each+8<<20 {
-		t.Errorf("24 sparse writes of %d bytes took %d MiB of heap, want < %d", each, peak/memtest.MiB, (3*each+8<<20)/memtest.MiB)
+	// Uncapped, the 24 writes hold 96 MiB (96.3 measured with the cap
+	// raised); capped, two do. The heap also counts what the process's
+	// other goroutines made meanwhile: 4.0–12.1 MiB under -race on a quiet
+	// machine, 20 under CI's load, where a bound of 20 failed. A third of
+	// the uncapped figure still tells the cap from none.
+	t.Logf("24 sparse writes of %d bytes: heap peak %.1f MiB", each, float64(peak)/memtest.MiB)
+	if bound := uint64(len(files)) * each / 3; peak > bound {
+		t.Errorf("24 sparse writes of %d bytes took %.1f MiB of heap, want at most %d (a third of what they would hold uncapped)", each, float64(peak)/memtest.MiB, bound/memtest.MiB)
 	}
 	// The kernel sends RELEASE after close(2) returns, asynchronously: wait
 	// for it (bounded) rather than read the budget at once.
