@@ -352,7 +352,11 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	m := n.m
 	defer m.ops.start(opOpen)()
 	if flags&syscall.O_ACCMODE != syscall.O_RDONLY {
-		return n.openWrite(ctx, flags)
+		h, fl, errno := n.openWrite(ctx, flags)
+		if errno == 0 {
+			writeOpened(n.path)
+		}
+		return h, fl, errno
 	}
 	if n.e.Kind != format.KindSig {
 		return &readHandle{m: m}, fuse.FOPEN_NOFLUSH, 0 // empty, and known to be: the page cache answers
@@ -407,61 +411,6 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 // the signature (its GET, which may take long) and not yet counted itself
 // among the node's readers. Atomic.
 var testHookOpenedSig atomic.Pointer[func(path string)]
-
-// openDuringWrite opens n for reading while w, a write of its name, is in
-// progress: ESTALE if descriptors hold the node's version, whose pages the
-// write's bytes must not share (the kernel looks the name up again, which
-// gives the write's own node: a lookup while a write is in progress,
-// newFile); else a read beside the write (beside.go); nil and 0 if w was
-// released just now.
-func (n *entryNode) openDuringWrite(w *writeHandle) (*besideHandle, syscall.Errno) {
-	if n.w.Load() != w && n.readers.Load() > 0 {
-		return nil, syscall.ESTALE
-	}
-	return n.openBeside(w), 0
-}
-
-// openWrite opens the entry for writing: a writeHandle. Replacing an
-// existing signature needs --allow-overwrite.
-func (n *entryNode) openWrite(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	m := n.m
-	if m.ro {
-		return nil, 0, syscall.EROFS
-	}
-	if n.e.Kind == format.KindSig && !m.overwrite && m.pending.get(n.path) == nil {
-		if n.ident.Load() == nil && n.stale() {
-			// The node of a write that ended with nothing landed (a
-			// create the store refused: ENOSPC), whose name the kernel
-			// still holds (the RELEASE, and the notices after it, may
-			// come after close returned): no signature exists. ESTALE:
-			// the kernel looks the name up again, finds none, and an
-			// O_CREAT open creates (fs/TestWriteIntoAFullStoreIsENOSPC
-			// met EPERM here under load).
-			return nil, 0, syscall.ESTALE
-		}
-		m.logf("oxyfs: open %s for writing: refused, the signature exists (mount with --allow-overwrite to replace signatures)", n.path)
-		return nil, 0, syscall.EPERM
-	}
-	if n.e.Kind == format.KindSig {
-		// Under openMu, as a read counts itself among the readers (Open):
-		// a read either is counted before this looks, or sees this write
-		// (pending) when it counts itself.
-		n.openMu.Lock()
-		defer n.openMu.Unlock()
-		if w := n.w.Load(); w != nil && w.resFlags == flags&writeOpenFlags && w.reserved.CompareAndSwap(true, false) {
-			return w, fuse.FOPEN_DIRECT_IO, 0 // the kernel's retry (reserveWrite)
-		}
-		if w := n.w.Load(); (w == nil || w.settled.Load()) && (n.readers.Load() > 0 || n.beside.Load() > 0) {
-			// Descriptors hold this node — reads of its version, or reads
-			// opened beside a write of ours that has landed since (they
-			// read its bytes; the node stays that write's, settle) — and
-			// no write is in progress on it: the write opens a node of
-			// its own.
-			return n.reserveWrite(ctx, flags)
-		}
-	}
-	return m.newWriteHandle(n.path, n.e, n, flags, false), fuse.FOPEN_DIRECT_IO, 0
-}
 
 // openFailed answers an open whose index.OpenSig failed with err; q is the
 // open's look.

@@ -38,13 +38,14 @@ func (p *pendingWrites) remove(path string, h *writeHandle) {
 }
 
 // fresh returns the most recent handle writing path that has not read,
-// written or truncated anything yet: the one an open with O_TRUNC just made.
+// written or truncated anything yet: the one an open with O_TRUNC just made
+// (its bytes not loaded, or loaded only by its reservation: untouched).
 func (p *pendingWrites) fresh(path string) *writeHandle {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	hs := p.m[path]
 	for i := len(hs) - 1; i >= 0; i-- {
-		if hs[i].size.Load() < 0 {
+		if hs[i].size.Load() < 0 || hs[i].untouched.Load() {
 			return hs[i]
 		}
 	}

@@ -2,14 +2,18 @@ package fs
 
 import (
 	"context"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // Writes beside held readers: a write through the mount never opens the
-// node descriptors of a signature's version hold (reserveWrite below;
+// node of a signature's version (openWrite, reserveWrite below;
 // docs/design.md §7 "A replaced signature is a new file").
 
 // writeOpenFlags are the flags of a write's open that shape its handle: a
@@ -20,28 +24,30 @@ const writeOpenFlags = syscall.O_TRUNC | syscall.O_APPEND
 // retried open (reserveWrite) before it ends as a write of nothing.
 const reserveClaim = 2 * time.Second
 
-// reserveWrite answers an open for writing of a signature whose node
-// descriptors hold: reads and mappings of its version (entryNode.readers),
-// or reads opened beside an earlier write of ours, which landed since and
-// made the node its version (entryNode.beside: they read that write's
-// bytes). The kernel sizes
-// the node a write is open on by the write — to 0 once a truncating open
-// (O_TRUNC: cp, a shell's >, dd, Python's open(p, "w")) succeeds, at an
-// ftruncate (open(p, "r+b").truncate(), rsync --inplace, truncate -s),
-// from the size a stat of it answers — and drops its pages past that size:
-// on the readers' own node, a MAP_SHARED mapping of theirs faulted (SIGBUS)
-// and reads found 0 bytes or the version cut short. So the write's handle
-// is made now (the existing bytes read when the open does not truncate),
-// pending — the name stands for it: a lookup gives the write's node
-// (beside.go) — and reserved, and the open is ESTALE: the kernel looks the
-// name up again (its one retry of an open, with LOOKUP_REVAL, which asks
-// us), gets the write's node and opens it, which claims the handle
-// (openWrite). The readers' node is never opened for writing. One
-// reservation at a time per name: another open meanwhile is ESTALE too, and
-// its retry opens the write's node (claiming the reservation, or a handle
-// of its own). A reservation no open claimed within reserveClaim (an open
-// through /proc/self/fd/N, whose retry finds the same node: that open
-// fails with ESTALE) ends as a write of nothing.
+// reserveWrite answers an open for writing of a signature's name on the
+// node of a version: the store's, or an earlier write of ours that landed
+// and made the node its version (settle) — whether or not descriptors hold
+// it now. The kernel sizes the node a write is open on by the write — to 0
+// once a truncating open (O_TRUNC: cp, a shell's >, dd, Python's open(p,
+// "w")) returns, at an ftruncate (open(p, "r+b").truncate(), rsync
+// --inplace, truncate -s), from the size a stat of it answers — and drops
+// its pages past that size: on the readers' own node, a MAP_SHARED mapping
+// of theirs faulted (SIGBUS) and reads found 0 bytes or the version cut
+// short; and a read opened there while the write's open was on its way
+// was told the version's size (the kernel's, until the open returned)
+// while it read the write's bytes (fs/TestReadOpenedAsATruncatingWriteOpensSeesItsSize).
+// So the write's handle is made now (the existing bytes read when the open
+// does not truncate: untouched), pending — the name stands for it: a
+// lookup gives the write's node (beside.go) — and reserved, and the open
+// is ESTALE: the kernel looks the name up again (its one retry of an open,
+// with LOOKUP_REVAL, which asks us), gets the write's node and opens it,
+// which claims the handle (openWrite). A version's node is never opened
+// for writing: a rewrite costs one more LOOKUP and OPEN. One reservation at
+// a time per name: another open meanwhile is ESTALE too, and its retry
+// opens the write's node (claiming the reservation, or a handle of its
+// own). A reservation no open claimed within reserveClaim (an open through
+// /proc/self/fd/N, whose retry finds the same node: that open fails with
+// ESTALE) ends as a write of nothing.
 func (n *entryNode) reserveWrite(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	m := n.m
 	if m.pending.reserved(n.path) {
@@ -58,6 +64,7 @@ func (n *entryNode) reserveWrite(ctx context.Context, flags uint32) (gofs.FileHa
 			h.abandon()
 			return nil, 0, errno
 		}
+		h.untouched.Store(true)
 	}
 	time.AfterFunc(reserveClaim, func() {
 		if h.abandon() {
@@ -78,4 +85,75 @@ func (h *writeHandle) abandon() bool {
 	h.mu.Unlock()
 	h.Release(context.Background())
 	return true
+}
+
+// openDuringWrite opens n for reading while w, a write of its name, is in
+// progress: a read beside the write (beside.go) on the write's own node;
+// ESTALE on any other (a node of the version the write replaces, whose
+// size and pages the kernel keeps for that version: the kernel looks the
+// name up again, which gives the write's node — a lookup while a write is
+// in progress, newFile); nil and 0 if w was released just now.
+func (n *entryNode) openDuringWrite(w *writeHandle) (*besideHandle, syscall.Errno) {
+	if n.w.Load() != w {
+		return nil, syscall.ESTALE
+	}
+	return n.openBeside(w), 0
+}
+
+// openWrite opens the entry for writing: a writeHandle. Replacing an
+// existing signature needs --allow-overwrite.
+func (n *entryNode) openWrite(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	m := n.m
+	if m.ro {
+		return nil, 0, syscall.EROFS
+	}
+	if n.e.Kind == format.KindSig && !m.overwrite && m.pending.get(n.path) == nil {
+		if n.ident.Load() == nil && n.stale() {
+			// The node of a write that ended with nothing landed (a
+			// create the store refused: ENOSPC), whose name the kernel
+			// still holds (the RELEASE, and the notices after it, may
+			// come after close returned): no signature exists. ESTALE:
+			// the kernel looks the name up again, finds none, and an
+			// O_CREAT open creates (fs/TestWriteIntoAFullStoreIsENOSPC
+			// met EPERM here under load).
+			return nil, 0, syscall.ESTALE
+		}
+		m.logf("oxyfs: open %s for writing: refused, the signature exists (mount with --allow-overwrite to replace signatures)", n.path)
+		return nil, 0, syscall.EPERM
+	}
+	if n.e.Kind == format.KindSig {
+		// Under openMu, as a read counts itself among the readers (Open):
+		// a read either is counted before this looks, or sees this write
+		// (pending) when it counts itself.
+		n.openMu.Lock()
+		defer n.openMu.Unlock()
+		if w := n.w.Load(); w != nil && w.resFlags == flags&writeOpenFlags && w.reserved.CompareAndSwap(true, false) {
+			return w, fuse.FOPEN_DIRECT_IO, 0 // the kernel's retry (reserveWrite)
+		}
+		if w := n.w.Load(); w == nil || w.settled.Load() {
+			// A node of a version (or of a write of ours that landed
+			// and made the node its version: settle), no write in
+			// progress on it: the write opens a node of its own, whether
+			// or not descriptors hold this one now. A read that opens
+			// here while the write is in progress would be told this
+			// node's size — the version's, which the kernel holds until
+			// the write's open returns and then the write's (O_TRUNC: 0)
+			// — while reading the write's bytes; and a read counted here
+			// just before the write began would lose its pages to the
+			// write's truncation (reserve.go).
+			return n.reserveWrite(ctx, flags)
+		}
+	}
+	return m.newWriteHandle(n.path, n.e, n, flags, false), fuse.FOPEN_DIRECT_IO, 0
+}
+
+// testHookWriteOpened, when set (tests), runs when an open for writing of
+// an existing name has its handle (no lock held), before the kernel has
+// the reply (and, for O_TRUNC, sizes the node by it). Atomic.
+var testHookWriteOpened atomic.Pointer[func(path string)]
+
+func writeOpened(p string) {
+	if hook := testHookWriteOpened.Load(); hook != nil {
+		(*hook)(p)
+	}
 }

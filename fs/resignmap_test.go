@@ -307,3 +307,75 @@ func TestReadOpenedAsAWriteBeginsKeepsItsSize(t *testing.T) {
 		t.Fatalf("close of the write: %v", err)
 	}
 }
+
+// TestReadOpenedAsATruncatingWriteOpensSeesItsSize: a read opened while a
+// truncating write of the name is being opened through the mount, between
+// the write's OPEN and its reply (the trial's last defect: first fstat
+// 131,072, then 0 bytes read, and a mapping sized so faulted). The write
+// opened on the version's node, which the kernel sizes by the write only
+// once the write's open returns; a read opened there meanwhile was told the
+// version's size while it read the write's bytes. Now a write never opens
+// a version's node: the read gets the write's node, whose size is the
+// write's, or the version's node with nothing of the write in it.
+func TestReadOpenedAsATruncatingWriteOpensSeesItsSize(t *testing.T) {
+	_, _, srv, _ := mountFixture(t, Options{AllowOverwrite: true})
+	p := srv.path(storefixture.Ent(format.KindSig, "ab12cd34", "alice"))
+	fi, err := os.Stat(p) // the kernel holds the name and its size; no descriptor holds the node
+	if err != nil || fi.Size() == 0 {
+		t.Fatalf("stat: %v, size %d; want a signature with bytes", fi, err)
+	}
+	held, opened := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	hook := func(string) {
+		once.Do(func() {
+			close(opened)
+			<-held
+		})
+	}
+	testHookWriteOpened.Store(&hook)
+	t.Cleanup(func() { testHookWriteOpened.Store(nil) })
+	type result struct {
+		f   *os.File
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0o644)
+		res <- result{f, err}
+	}()
+	select {
+	case <-opened:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the write's open never reached the mount")
+	}
+	r, err := os.Open(p)
+	if err != nil {
+		close(held)
+		t.Fatalf("open for reading during the write's open: %v", err)
+	}
+	defer r.Close()
+	rfi, serr := r.Stat() // as the trial's reader: fstat, then read
+	got, rerr := io.ReadAll(io.NewSectionReader(r, 0, 1<<20))
+	close(held)
+	var w result
+	select {
+	case w = <-res:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the write's open never returned")
+	}
+	if w.err != nil {
+		t.Fatalf("open for writing: %v", w.err)
+	}
+	if rerr != nil || serr != nil {
+		t.Fatalf("the read: %v; its fstat: %v", rerr, serr)
+	}
+	if rfi.Size() != int64(len(got)) {
+		t.Errorf("fstat of a read opened during the write's open says %d bytes, its reads give %d (the version: %d)", rfi.Size(), len(got), fi.Size())
+	}
+	if _, err := w.f.Write([]byte("the write's bytes")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.f.Close(); err != nil {
+		t.Fatalf("close of the write: %v", err)
+	}
+}

@@ -82,6 +82,13 @@ type writeHandle struct {
 	// resFlags are the open's writeOpenFlags, which a claim must match;
 	// read-only.
 	resFlags uint32
+	// untouched: the reservation read the existing bytes (an open without
+	// O_TRUNC) and nothing was read, written or truncated through the
+	// handle since: pendingWrites.fresh gives it as it gives a handle
+	// whose bytes are not loaded, so a kernel without atomic O_TRUNC,
+	// which truncates what it just opened with a SETATTR naming no file,
+	// truncates it. Atomic.
+	untouched atomic.Bool
 
 	size atomic.Int64 // atomic: len(buf), read by stat without the lock
 	// settled: a commit landed and nothing was written or truncated
@@ -182,6 +189,7 @@ func (h *writeHandle) Write(ctx context.Context, data []byte, off int64) (uint32
 	if len(data) == 0 {
 		return 0, 0
 	}
+	h.untouched.Store(false)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.e.Kind != format.KindSig {
@@ -251,6 +259,7 @@ func (h *writeHandle) holdLocked(n int64) syscall.Errno {
 
 // truncate sets the size of a signature being written.
 func (h *writeHandle) truncate(ctx context.Context, size uint64) syscall.Errno {
+	h.untouched.Store(false)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if size > MaxWriteBytes {
@@ -279,6 +288,7 @@ func (h *writeHandle) truncate(ctx context.Context, size uint64) syscall.Errno {
 
 func (h *writeHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	defer h.m.ops.start(opRead)()
+	h.untouched.Store(false)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if errno := h.loadLocked(ctx); errno != 0 {
