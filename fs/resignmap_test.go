@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -244,25 +245,8 @@ func TestReadOpenedAsAWriteBeginsKeepsItsSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	held, opened := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	hook := func(string) {
-		once.Do(func() {
-			close(opened)
-			<-held
-		})
-	}
-	testHookOpenedSig.Store(&hook)
-	t.Cleanup(func() { testHookOpenedSig.Store(nil) })
-	type result struct {
-		f   *os.File
-		err error
-	}
-	res := make(chan result, 1)
-	go func() {
-		f, err := os.Open(p)
-		res <- result{f, err}
-	}()
+	opened, release := holdFirst(t, &testHookOpenedSig)
+	res := openAsync(p, os.O_RDONLY)
 	select {
 	case <-opened:
 	case <-time.After(30 * time.Second):
@@ -270,17 +254,17 @@ func TestReadOpenedAsAWriteBeginsKeepsItsSize(t *testing.T) {
 	}
 	w, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
-		close(held)
+		release()
 		t.Fatalf("open for writing: %v", err)
 	}
 	defer w.Close()
 	second := bytes.Repeat([]byte("W"), 3*len(old)+100)
 	if _, err := w.Write(second); err != nil {
-		close(held)
+		release()
 		t.Fatal(err)
 	}
-	close(held)
-	var r result
+	release()
+	var r openResult
 	select {
 	case r = <-res:
 	case <-time.After(30 * time.Second):
@@ -322,27 +306,10 @@ func TestReadOpenedAsATruncatingWriteOpensSeesItsSize(t *testing.T) {
 	p := srv.path(storefixture.Ent(format.KindSig, "ab12cd34", "alice"))
 	fi, err := os.Stat(p) // the kernel holds the name and its size; no descriptor holds the node
 	if err != nil || fi.Size() == 0 {
-		t.Fatalf("stat: %v, size %d; want a signature with bytes", fi, err)
+		t.Fatalf("stat: %v (%v); want a signature with bytes", err, fi)
 	}
-	held, opened := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	hook := func(string) {
-		once.Do(func() {
-			close(opened)
-			<-held
-		})
-	}
-	testHookWriteOpened.Store(&hook)
-	t.Cleanup(func() { testHookWriteOpened.Store(nil) })
-	type result struct {
-		f   *os.File
-		err error
-	}
-	res := make(chan result, 1)
-	go func() {
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0o644)
-		res <- result{f, err}
-	}()
+	opened, release := holdFirst(t, &testHookWriteOpened)
+	res := openAsync(p, os.O_WRONLY|os.O_TRUNC)
 	select {
 	case <-opened:
 	case <-time.After(30 * time.Second):
@@ -350,14 +317,14 @@ func TestReadOpenedAsATruncatingWriteOpensSeesItsSize(t *testing.T) {
 	}
 	r, err := os.Open(p)
 	if err != nil {
-		close(held)
+		release()
 		t.Fatalf("open for reading during the write's open: %v", err)
 	}
 	defer r.Close()
 	rfi, serr := r.Stat() // as the trial's reader: fstat, then read
 	got, rerr := io.ReadAll(io.NewSectionReader(r, 0, 1<<20))
-	close(held)
-	var w result
+	release()
+	var w openResult
 	select {
 	case w = <-res:
 	case <-time.After(30 * time.Second):
@@ -378,4 +345,41 @@ func TestReadOpenedAsATruncatingWriteOpensSeesItsSize(t *testing.T) {
 	if err := w.f.Close(); err != nil {
 		t.Fatalf("close of the write: %v", err)
 	}
+}
+
+// holdFirst makes hook (one of the mount's test hooks) hold its first call
+// until release is called (or the test ends); opened is closed when that
+// call comes.
+func holdFirst(t *testing.T, hook *atomic.Pointer[func(string)]) (opened <-chan struct{}, release func()) {
+	held, came := make(chan struct{}), make(chan struct{})
+	var first, freed sync.Once
+	release = func() { freed.Do(func() { close(held) }) }
+	fn := func(string) {
+		first.Do(func() {
+			close(came)
+			<-held
+		})
+	}
+	hook.Store(&fn)
+	t.Cleanup(func() {
+		release()
+		hook.Store(nil)
+	})
+	return came, release
+}
+
+// openResult is what openAsync's open returned.
+type openResult struct {
+	f   *os.File
+	err error
+}
+
+// openAsync opens p with flag in a goroutine of its own.
+func openAsync(p string, flag int) <-chan openResult {
+	res := make(chan openResult, 1)
+	go func() {
+		f, err := os.OpenFile(p, flag, 0o644)
+		res <- openResult{f, err}
+	}()
+	return res
 }
