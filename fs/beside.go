@@ -85,6 +85,19 @@ func (n *entryNode) openBeside(w *writeHandle) *besideHandle {
 	w.mu.Unlock()
 	n.mixed.Store(true)
 	n.beside.Add(1)
+	if n.w.Load() != w && !n.m.quiet.Load() {
+		// A version's node (the one the write opened, or one of the
+		// version it replaces): the kernel may hold the version's size
+		// for it — until the write's open returns, for a truncating
+		// write opened here, or until the attributes time out — and
+		// answer this read's fstat with it while the read gives the
+		// write's bytes (a mapping sized so faulted past them: SIGBUS).
+		// Drop them before the open returns: the next stat asks, and is
+		// answered the write's size (its handle or this one, lent).
+		// Attributes only (a negative offset): no page is locked, so
+		// this is safe inside the request.
+		n.EmbeddedInode().NotifyContent(-1, 0)
+	}
 	return &besideHandle{m: n.m, w: w, node: n}
 }
 

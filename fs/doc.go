@@ -36,7 +36,7 @@
 //	invalidate.go   Invalidate: what a refresh changed, told to the kernel
 //	write.go        writes: create, write, flush (a per-key PUT + a journal line)
 //	pending.go      the writes open, by path (pendingWrites): what stat and lookup see
-//	reserve.go      opens for writing (openWrite): a write never opens a version's node, it reserves one of its own (reserveWrite)
+//	reserve.go      opens for writing (openWrite); a write beside held readers reserves a node of its own (reserveWrite)
 //	virtualdirs.go  the directories mkdir made that hold no entry yet
 //	sidefiles.go    editors' side files (refused unless AllowAnyName)
 //	oxy.go, oxyfile.go, oxylists.go   the .oxy/ debug view
