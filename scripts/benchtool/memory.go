@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -91,6 +92,7 @@ type memReport struct {
 	MemoryLimit    int64  `json:"memory_limit"` // debug.SetMemoryLimit(-1); math.MaxInt64 when none
 	GCPercent      int    `json:"gc_percent"`
 	StepSeconds    float64
+	OutputLines    int64   `json:"output_lines"` // what the step's command printed (find: the files found), counted and dropped
 	RSSOverSetHeap float64 `json:"rss_over_set"`
 }
 
@@ -123,9 +125,10 @@ func mountmem(ctx context.Context, url, dir, steps, profile string) error {
 		return err
 	}
 	defer m.Unmount()
-	report := func(step string, since time.Time) error {
+	report := func(step string, since time.Time, lines int64) error {
 		r := memNow(step, ix)
 		r.StepSeconds = time.Since(since).Seconds()
+		r.OutputLines = lines
 		if profile != "" {
 			f, err := os.Create(profile + "-" + step + ".pprof")
 			if err != nil {
@@ -141,7 +144,7 @@ func mountmem(ctx context.Context, url, dir, steps, profile string) error {
 		}
 		return printJSON(r)
 	}
-	if err := report("mount", began); err != nil {
+	if err := report("mount", began, 0); err != nil {
 		return err
 	}
 	for _, step := range strings.Split(steps, ",") {
@@ -161,22 +164,43 @@ func mountmem(ctx context.Context, url, dir, steps, profile string) error {
 		default:
 			return fmt.Errorf("unknown step %q (churn, find, ls-lR)", step)
 		}
+		// The walk's output is counted, not kept: this process is the one
+		// measured, and find's 1e6 paths (~90 MB, in a buffer grown by
+		// doubling) were 168 MB of its live heap and 331 MB of idle heap
+		// after the step, the mount's none.
+		var lines lineCount
+		var errTail tailWriter
+		cmd.Stdout, cmd.Stderr = &lines, &errTail
 		start := time.Now()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("%s: %w: %s", step, err, clipOut(out))
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("%s: %w: %s", step, err, errTail.b)
 		}
-		if err := report(step, start); err != nil {
+		if err := report(step, start, int64(lines)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func clipOut(b []byte) string {
-	if len(b) > 500 {
-		b = b[len(b)-500:]
+// lineCount counts the lines written to it and keeps none.
+type lineCount int64
+
+func (c *lineCount) Write(p []byte) (int, error) {
+	*c += lineCount(bytes.Count(p, []byte{'\n'}))
+	return len(p), nil
+}
+
+// tailWriter keeps the last tailBytes written to it.
+type tailWriter struct{ b []byte }
+
+const tailBytes = 500
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	if len(w.b) > tailBytes {
+		w.b = append(w.b[:0], w.b[len(w.b)-tailBytes:]...)
 	}
-	return string(b)
+	return len(p), nil
 }
 
 // memNow reads this process's memory after a GC (the heap's live part, not
