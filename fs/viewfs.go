@@ -262,7 +262,7 @@ func (r *viewFS) readDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirE
 		if e.Mode&syscall.S_IFMT != syscall.S_IFDIR {
 			continue // no node: a file's LOOKUP comes when it is stat'd
 		}
-		cp, child, ok := childDir(p, at, e.Name)
+		cp, child, ok := at.ChildPath(p, e.Name)
 		if !ok || !viewDir(child) {
 			// The root's by-signer and .oxy: the bridge's nodes.
 			if st := r.RawFileSystem.Lookup(cancel, &in.InHeader, e.Name, eo); !st.Ok() {

@@ -206,8 +206,7 @@ func (v *viewIDs) dir(ctx context.Context, id uint64) (string, index.Path, bool)
 // objectDir is the path of the object directory of kind and obj (its id
 // in hex, at least format.MinObjectHex long) and its Path, in one
 // allocation: the path and the object id share one string. viewFS makes
-// one per request on an object directory's id and per directory a
-// READDIRPLUS of an <hh> gives.
+// one per request on an object directory's id.
 func objectDir(kind format.Kind, obj []byte) (string, index.Path) {
 	var buf [16 + 2*format.MaxObjectHex + 1]byte
 	b := append(append(buf[:0], kind.String()...), '/')
@@ -215,19 +214,6 @@ func objectDir(kind format.Kind, obj []byte) (string, index.Path) {
 	n := len(b)
 	s := string(append(b, obj...))
 	return s[:n], index.Path{Level: index.LevelObject, Kind: kind, Object: s[n:]}
-}
-
-// childDir is the path of dir's child name and its Path (at.Child): for an
-// <hh>'s object directory in one allocation (objectDir), which a walk
-// makes for every object.
-func childDir(dir string, at index.Path, name string) (string, index.Path, bool) {
-	if at.Level == index.LevelHH && len(at.Object)+len(name) <= format.MaxObjectHex {
-		var buf [format.MaxObjectHex]byte
-		p, child := objectDir(at.Kind, append(append(buf[:0], at.Object...), name...))
-		return p, child, format.ValidObjectID(child.Object)
-	}
-	child, ok := at.Child(name)
-	return index.JoinPath(dir, name), child, ok
 }
 
 func parseViewDir(p string) (string, index.Path, bool) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/oxyfs/oxyfs/index"
@@ -168,36 +167,4 @@ func FuzzViewIDDir(f *testing.F) {
 			t.Fatalf("dir(%x) = %q, whose id is %x %v", id, p, back, ok)
 		}
 	})
-}
-
-// TestChildDirIsChildAndJoin checks childDir, the one-allocation path and
-// Path of a listed directory, against Path.Child and JoinPath: for an
-// <hh>'s objects (valid, too short, too long, not hex) and the other
-// levels' children.
-func TestChildDirIsChildAndJoin(t *testing.T) {
-	long := strings.Repeat("c", format.MaxObjectHex-2)
-	cases := []struct{ dir, name string }{
-		{"sig/ab", "cd" + strings.Repeat("0", 60)},
-		{"seal/0f", "12"},
-		{"sig/ab", long},
-		{"sig/ab", long + "d"},
-		{"sig/ab", "x" + strings.Repeat("0", 61)},
-		{"sig/ab", ""},
-		{"sig", "ab"},
-		{"sig", "xyz"},
-		{"", "sig"},
-		{"", "by-signer"},
-		{"by-signer", "alice"},
-	}
-	for _, c := range cases {
-		at, ok := index.ParsePath(c.dir)
-		if !ok {
-			t.Fatalf("ParsePath(%q) refused", c.dir)
-		}
-		p, child, ok := childDir(c.dir, at, c.name)
-		wantChild, wantOK := at.Child(c.name)
-		if ok != wantOK || ok && (p != index.JoinPath(c.dir, c.name) || child != wantChild) {
-			t.Errorf("childDir(%q, %q) = %q, %+v, %v; want %q, %+v, %v", c.dir, c.name, p, child, ok, index.JoinPath(c.dir, c.name), wantChild, wantOK)
-		}
-	}
 }

@@ -19,7 +19,7 @@ type DirName struct {
 // ReadDirNames is ReadDir's names, inode numbers and types, appended to dst
 // (which may be nil), in the same order and with the same errors: the
 // listing a mount serves. It costs 32 bytes a name where ReadDir's Node
-// costs 152 and the names it computes (a link's target, a file's entry),
+// costs 136 and the names it computes (a link's target, a file's entry),
 // and it does not ask the signature cache for a signature's size.
 func (ix *Index) ReadDirNames(ctx context.Context, dir string, dst []DirName) ([]DirName, error) {
 	t, ok := ParsePath(dir)
