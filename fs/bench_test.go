@@ -90,7 +90,8 @@ func heapInUse() uint64 {
 // reports what the target of DESIGN §7 is about (ns/op against a tmpfs
 // copy is scripts/bench's job), the FUSE work per walk, the store requests
 // (always 0), and the server's allocations and retained heap per directory
-// the kernel holds afterwards.
+// the kernel holds afterwards, and (cold) the bytes and objects the
+// server allocates per directory it lists.
 func BenchmarkFind(b *testing.B) {
 	if _, err := exec.LookPath("find"); err != nil {
 		b.Skip("no find(1)")
@@ -129,15 +130,20 @@ func benchColdFind(b *testing.B, ix *index.Index, n int, opts Options) {
 
 	b.ReportAllocs()
 	var listings, lookups, dirs int64
-	var retained uint64
+	var retained, allocBytes, allocs uint64
 	before := st.Counts()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		base := heapInUse()
 		srv := benchMountWith(b, ix, opts)
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
 		b.StartTimer()
 		files := find(b, srv.Dir())
 		b.StopTimer()
+		runtime.ReadMemStats(&m1)
+		allocBytes += m1.TotalAlloc - m0.TotalAlloc
+		allocs += m1.Mallocs - m0.Mallocs
 		if files < n {
 			b.Fatalf("find found %d files, want at least %d", files, n)
 		}
@@ -155,6 +161,11 @@ func benchColdFind(b *testing.B, ix *index.Index, n int, opts Options) {
 	b.ReportMetric(float64(listings)/float64(b.N), "listings/op")
 	b.ReportMetric(float64(lookups)/float64(b.N), "lookups/op")
 	b.ReportMetric(float64(retained)/float64(dirs), "heap-bytes/dir")
+	// The walk's garbage per directory listed (the server's: find is a
+	// process of its own): what the GC's headroom fills with, and the
+	// figure docs/performance.md's Target 4 quotes.
+	b.ReportMetric(float64(allocBytes)/float64(listings), "alloc-B/listing")
+	b.ReportMetric(float64(allocs)/float64(listings), "allocs/listing")
 	b.ReportMetric(float64(st.Counts().Sub(before).Total())/float64(b.N), "requests/op")
 }
 

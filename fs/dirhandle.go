@@ -139,19 +139,29 @@ func (h *dirHandle) load(ctx context.Context) syscall.Errno {
 }
 
 func (h *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
+	e, ok, errno := h.next(ctx)
+	if !ok {
+		return nil, errno
+	}
+	return &e, 0
+}
+
+// next is Readdirent's entry by value (viewFS.readDir's: no allocation
+// per name served); ok is false at the end and on an error.
+func (h *dirHandle) next(ctx context.Context) (e fuse.DirEntry, ok bool, errno syscall.Errno) {
 	if h.ls == nil {
 		if errno := h.load(ctx); errno != 0 {
-			return nil, errno
+			return e, false, errno
 		}
 	}
 	if h.pos >= len(h.ls.entries) {
-		return nil, 0
+		return e, false, 0
 	}
 	h.pos++
 	h.served++
-	e := h.ls.entries[h.pos-1]
+	e = h.ls.entries[h.pos-1]
 	e.Off = uint64(h.pos)
-	return &e, 0
+	return e, true, 0
 }
 
 // Lookup answers for READDIRPLUS, from the listing just read: directories

@@ -6,6 +6,7 @@ import (
 	iofs "io/fs"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -346,17 +347,24 @@ func (d *dirNode) list(ctx context.Context) ([]fuse.DirEntry, syscall.Errno) {
 
 // listDir is the listing of the directory at path, at level.
 func (m *Server) listDir(ctx context.Context, path string, level index.Level) ([]fuse.DirEntry, syscall.Errno) {
-	nodes, err := m.ix.ReadDir(bg(ctx), path)
+	scratch := dirNamesPool.Get().(*[]index.DirName)
+	defer func() {
+		clear(*scratch) // hold no name past the listing
+		*scratch = (*scratch)[:0]
+		dirNamesPool.Put(scratch)
+	}()
+	names, err := m.ix.ReadDirNames(bg(ctx), path, (*scratch)[:0])
+	*scratch = names
 	if err != nil && !(isNotExist(err) && m.virt.has(path)) {
 		return nil, m.errno("readdir", path, err)
 	}
-	list := make([]fuse.DirEntry, 0, len(nodes)+1)
-	for _, n := range nodes {
+	list := make([]fuse.DirEntry, 0, len(names)+1)
+	for _, n := range names {
 		list = append(list, fuse.DirEntry{Name: n.Name, Ino: n.Ino, Mode: typeMode(n.Type)})
 	}
 	extra := false
 	has := func(name string) bool {
-		_, found := slices.BinarySearchFunc(nodes, name, func(n index.Node, s string) int { return strings.Compare(n.Name, s) })
+		_, found := slices.BinarySearchFunc(names, name, func(n index.DirName, s string) int { return strings.Compare(n.Name, s) })
 		return found
 	}
 	for _, name := range m.virt.children(path) {
@@ -382,6 +390,12 @@ func (m *Server) listDir(ctx context.Context, path string, level index.Level) ([
 	}
 	return list, 0
 }
+
+// dirNamesPool holds listDir's scratch for the index's names (the listing
+// kept is the []fuse.DirEntry made from them): a walk lists every
+// directory once, and each listing would otherwise leave its names' slice
+// as garbage. Its slices hold no name between listings.
+var dirNamesPool = sync.Pool{New: func() any { return new([]index.DirName) }}
 
 func (d *dirNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	defer d.m.ops.start(opGetattr)()

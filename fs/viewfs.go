@@ -235,25 +235,25 @@ func (r *viewFS) readDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirE
 	_ = h.Seekdir(ctx, in.Offset)
 	defer h.Releasedir(ctx, 0)
 	for first := true; ; first = false {
-		e, errno := h.Readdirent(ctx)
+		e, ok, errno := h.next(ctx)
 		if errno != 0 {
 			if first {
 				return fuse.Status(errno)
 			}
 			return fuse.OK // the next request reads on from here and meets it
 		}
-		if e == nil {
+		if !ok {
 			return fuse.OK
 		}
 		if !plus {
-			if !out.AddDirEntry(*e) {
+			if !out.AddDirEntry(e) {
 				h.pos--
 				h.served--
 				return fuse.OK
 			}
 			continue
 		}
-		eo := out.AddDirLookupEntry(*e)
+		eo := out.AddDirLookupEntry(e)
 		if eo == nil {
 			h.pos--
 			h.served--
@@ -262,7 +262,7 @@ func (r *viewFS) readDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirE
 		if e.Mode&syscall.S_IFMT != syscall.S_IFDIR {
 			continue // no node: a file's LOOKUP comes when it is stat'd
 		}
-		child, ok := at.Child(e.Name)
+		cp, child, ok := at.ChildPath(p, e.Name)
 		if !ok || !viewDir(child) {
 			// The root's by-signer and .oxy: the bridge's nodes.
 			if st := r.RawFileSystem.Lookup(cancel, &in.InHeader, e.Name, eo); !st.Ok() {
@@ -272,7 +272,7 @@ func (r *viewFS) readDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirE
 		}
 		func() {
 			defer m.ops.start(opLookup)()
-			if st := r.dirEntry(ctx, index.JoinPath(p, e.Name), child, e.Ino, eo); !st.Ok() {
+			if st := r.dirEntry(ctx, cp, child, e.Ino, eo); !st.Ok() {
 				*eo = fuse.EntryOut{}
 			}
 		}()

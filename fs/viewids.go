@@ -176,10 +176,8 @@ func (v *viewIDs) dir(ctx context.Context, id uint64) (string, index.Path, bool)
 		if err != nil || n != 1 || len(obj) < format.MinObjectHex {
 			return "", index.Path{}, false
 		}
-		var pathBuf [16 + format.MaxObjectHex]byte
-		p := append(append(pathBuf[:0], kind.String()...), '/')
-		p = append(append(append(p, obj[:2]...), '/'), obj[2:]...)
-		return string(p), index.Path{Level: index.LevelObject, Kind: kind, Object: string(obj)}, true
+		p, at := objectDir(kind, obj)
+		return p, at, true
 	}
 	low := id & viewLow
 	switch id >> viewShift & 7 {
@@ -203,6 +201,19 @@ func (v *viewIDs) dir(ctx context.Context, id uint64) (string, index.Path, bool)
 		return parseViewDir(e.path)
 	}
 	return "", index.Path{}, false
+}
+
+// objectDir is the path of the object directory of kind and obj (its id
+// in hex, at least format.MinObjectHex long) and its Path, in one
+// allocation: the path and the object id share one string. viewFS makes
+// one per request on an object directory's id.
+func objectDir(kind format.Kind, obj []byte) (string, index.Path) {
+	var buf [16 + 2*format.MaxObjectHex + 1]byte
+	b := append(append(buf[:0], kind.String()...), '/')
+	b = append(append(append(b, obj[:2]...), '/'), obj[2:]...)
+	n := len(b)
+	s := string(append(b, obj...))
+	return s[:n], index.Path{Level: index.LevelObject, Kind: kind, Object: s[n:]}
 }
 
 func parseViewDir(p string) (string, index.Path, bool) {

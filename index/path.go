@@ -74,6 +74,26 @@ func (p Path) Child(name string) (Path, bool) {
 	return Path{}, false
 }
 
+// ChildPath is Child with the child's path, JoinPath(dir, name), where dir
+// is p's path. For an <hh>'s object directory the path and the Path's
+// object id share one allocation, where Child and JoinPath make one each:
+// a mount's READDIRPLUS of an <hh> asks it for every object.
+func (p Path) ChildPath(dir, name string) (string, Path, bool) {
+	if p.Level == LevelHH {
+		s := dir + "/" + name + p.Object + name
+		n := len(dir) + 1 + len(name)
+		if !format.ValidObjectID(s[n:]) {
+			return "", Path{}, false
+		}
+		return s[:n], Path{Level: LevelObject, Kind: p.Kind, Object: s[n:]}, true
+	}
+	c, ok := p.Child(name)
+	if !ok {
+		return "", Path{}, false
+	}
+	return JoinPath(dir, name), c, true
+}
+
 func (p Path) child(name string) (Path, bool) {
 	switch p.Level {
 	case LevelRoot:

@@ -267,3 +267,35 @@ func TestGenerateDeterministic(t *testing.T) {
 		t.Fatalf("fold report %+v %v", rep, err)
 	}
 }
+
+// TestChildPathIsChildAndJoin checks ChildPath, the one-allocation path and
+// Path of a listed directory, against Path.Child and JoinPath: for an
+// <hh>'s objects (valid, too short, too long, not hex) and the other
+// levels' children.
+func TestChildPathIsChildAndJoin(t *testing.T) {
+	long := strings.Repeat("c", format.MaxObjectHex-2)
+	cases := []struct{ dir, name string }{
+		{"sig/ab", "cd" + strings.Repeat("0", 60)},
+		{"seal/0f", "12"},
+		{"sig/ab", long},
+		{"sig/ab", long + "d"},
+		{"sig/ab", "x" + strings.Repeat("0", 61)},
+		{"sig/ab", ""},
+		{"sig", "ab"},
+		{"sig", "xyz"},
+		{"", "sig"},
+		{"", "by-signer"},
+		{"by-signer", "alice"},
+	}
+	for _, c := range cases {
+		at, ok := ParsePath(c.dir)
+		if !ok {
+			t.Fatalf("ParsePath(%q) refused", c.dir)
+		}
+		p, child, ok := at.ChildPath(c.dir, c.name)
+		wantChild, wantOK := at.Child(c.name)
+		if ok != wantOK || ok && (p != JoinPath(c.dir, c.name) || child != wantChild) {
+			t.Errorf("ChildPath(%q, %q) = %q, %+v, %v; want %q, %+v, %v", c.dir, c.name, p, child, ok, JoinPath(c.dir, c.name), wantChild, wantOK)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -91,6 +92,7 @@ type memReport struct {
 	MemoryLimit    int64  `json:"memory_limit"` // debug.SetMemoryLimit(-1); math.MaxInt64 when none
 	GCPercent      int    `json:"gc_percent"`
 	StepSeconds    float64
+	OutputLines    int64   `json:"output_lines"` // what the step's command printed (find: the files found), counted and dropped
 	RSSOverSetHeap float64 `json:"rss_over_set"`
 }
 
@@ -123,9 +125,10 @@ func mountmem(ctx context.Context, url, dir, steps, profile string) error {
 		return err
 	}
 	defer m.Unmount()
-	report := func(step string, since time.Time) error {
+	report := func(step string, since time.Time, lines int64) error {
 		r := memNow(step, ix)
 		r.StepSeconds = time.Since(since).Seconds()
+		r.OutputLines = lines
 		if profile != "" {
 			f, err := os.Create(profile + "-" + step + ".pprof")
 			if err != nil {
@@ -141,7 +144,7 @@ func mountmem(ctx context.Context, url, dir, steps, profile string) error {
 		}
 		return printJSON(r)
 	}
-	if err := report("mount", began); err != nil {
+	if err := report("mount", began, 0); err != nil {
 		return err
 	}
 	for _, step := range strings.Split(steps, ",") {
@@ -162,21 +165,51 @@ func mountmem(ctx context.Context, url, dir, steps, profile string) error {
 			return fmt.Errorf("unknown step %q (churn, find, ls-lR)", step)
 		}
 		start := time.Now()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("%s: %w: %s", step, err, clipOut(out))
+		lines, err := runStep(cmd)
+		if err != nil {
+			return fmt.Errorf("%s: %w", step, err)
 		}
-		if err := report(step, start); err != nil {
+		if err := report(step, start, lines); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func clipOut(b []byte) string {
-	if len(b) > 500 {
-		b = b[len(b)-500:]
+// runStep runs a step's command and returns how many lines it printed. The
+// output is counted, not kept: this process is the one measured, and
+// find's 1e6 paths (~90 MB, in a buffer grown by doubling) were 168–233 MB
+// of its live heap during the walk and 316–332 MB of idle heap after it,
+// none of it the mount's. An error carries the last tailBytes of stderr.
+func runStep(cmd *exec.Cmd) (int64, error) {
+	var lines lineCount
+	var errTail tailWriter
+	cmd.Stdout, cmd.Stderr = &lines, &errTail
+	if err := cmd.Run(); err != nil {
+		return int64(lines), fmt.Errorf("%w: %s", err, errTail.b)
 	}
-	return string(b)
+	return int64(lines), nil
+}
+
+// lineCount counts the lines written to it and keeps none.
+type lineCount int64
+
+func (c *lineCount) Write(p []byte) (int, error) {
+	*c += lineCount(bytes.Count(p, []byte{'\n'}))
+	return len(p), nil
+}
+
+// tailWriter keeps the last tailBytes written to it.
+type tailWriter struct{ b []byte }
+
+const tailBytes = 500
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	if len(w.b) > tailBytes {
+		w.b = append(w.b[:0], w.b[len(w.b)-tailBytes:]...)
+	}
+	return len(p), nil
 }
 
 // memNow reads this process's memory after a GC (the heap's live part, not
