@@ -442,10 +442,12 @@ func (s *sim) unmount() error {
 	s.bs.mnt = nil
 	// A child started by another simulation of this process (-j) holds a
 	// copy of every descriptor between its fork and its exec, for
-	// microseconds: busy then is tried again, for a second at most; a
-	// descriptor this simulation left open stays busy.
+	// microseconds on a quiet machine: busy then is tried again, for five
+	// seconds at most (one second was too little once, seed 20026, with
+	// the load average at 5–12); a descriptor this simulation left open
+	// stays busy.
 	var err error
-	for try := 0; try < 20; try++ {
+	for try := 0; try < 100; try++ {
 		if err = m.Unmount(); !errors.Is(err, fs.ErrMountBusy) {
 			break
 		}
