@@ -1,7 +1,6 @@
 package fs
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"sync"
@@ -182,14 +181,17 @@ func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.At
 		return 0
 	}
 	q, errno := n.getattr(ctx, n.lookStat(ctx), out)
-	if w, size := landedWrite(f); w != nil && errno == 0 && q.w != nil && q.w != w {
+	if w, size := landedWrite(f); w != nil && errno == 0 && q.w != nil && q.w != w && !q.w.openOn(n) {
 		// A read opened beside a write of ours that landed (or that
 		// write itself, its RELEASE not come yet: go-fuse lends it to
 		// fstat's GETATTR as the node's first open file), while another
 		// write is in progress on the name (on a node of its own:
 		// reserveWrite): the size of what the node's readers read, not
 		// the other write's — the kernel sizes the node by this answer,
-		// and a mapping of it past that size faults (SIGBUS).
+		// and a mapping of it past that size faults (SIGBUS). When the
+		// other write is open on this node (no read beside the landed
+		// one held it, so it opened here), the node is that write's:
+		// its size, below (reads beside it read its bytes).
 		n.m.sigAttr(&out.Attr, size, time.Time{})
 		out.SetTimeout(0)
 		return 0
@@ -363,12 +365,10 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	}
 	q := n.look()
 	if q.w != nil {
-		if h, errno := n.openDuringWrite(q.w); errno != 0 {
-			return nil, 0, errno
-		} else if h != nil {
+		if h := n.openDuringWrite(q.w); h != nil {
 			return h, besideFlags, 0
 		}
-		q = n.look() // the write was released just now: the name is a version again
+		q = n.look() // the write is open elsewhere, or was released just now: the node's version is read
 	}
 	if n.staleAt(q) && n.ident.Load() == nil && !n.retried() {
 		return nil, 0, syscall.ESTALE
@@ -381,23 +381,22 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 		(*hook)(n.path)
 	}
 	n.openMu.Lock()
-	if w, _ := m.pending.look(n.path); w != nil && q.w == nil {
-		// A write of the name began while the signature was opened (its
-		// GET): it opened on this node, not a node of its own, as no
-		// read was counted yet (openWrite). A read of the version here
-		// would share the node with the write — whose handle go-fuse
-		// lends to fstat's GETATTR, naming no file: the read's mapping,
-		// sized by the write's size, dies of SIGBUS. The read opens as
-		// one that begins during the write does. (openWrite decides
+	if w, _ := m.pending.look(n.path); w != nil && w.openOn(n) {
+		// A write of the name open on this node: it began while the
+		// signature was opened (its GET), as no read was counted yet
+		// (openWrite), or before. A read of the version here would share
+		// the node with the write — whose handle go-fuse lends to
+		// fstat's GETATTR, naming no file, and by which the kernel sizes
+		// the node: the read's mapping, sized by the write's size, dies
+		// of SIGBUS. The read opens beside the write. (openWrite decides
 		// under openMu, so a write either sees this read counted or is
 		// seen here.)
 		n.openMu.Unlock()
 		sh.Release()
-		h, errno := n.openDuringWrite(w)
-		if errno != 0 || h == nil {
-			return nil, 0, cmp.Or(errno, syscall.ESTALE) // nil, 0: the write was released just now; the kernel looks the name up again
+		if h := n.openDuringWrite(w); h != nil {
+			return h, besideFlags, 0
 		}
-		return h, besideFlags, 0
+		return nil, 0, syscall.ESTALE // the write was released just now; the kernel looks the name up again
 	}
 	defer n.openMu.Unlock()
 	if !n.holdsVersion(sh) {

@@ -54,6 +54,7 @@ func (n *entryNode) reserveWrite(ctx context.Context, flags uint32) (gofs.FileHa
 		return nil, 0, syscall.ESTALE
 	}
 	h := m.newWriteHandle(n.path, n.e, n, flags, false)
+	h.fromReserve.Store(true)
 	h.resFlags = flags & writeOpenFlags
 	h.reserved.Store(true)
 	if flags&syscall.O_TRUNC == 0 {
@@ -88,17 +89,20 @@ func (h *writeHandle) abandon() bool {
 }
 
 // openDuringWrite opens n for reading while w, a write of its name, is in
-// progress: ESTALE if descriptors hold the node's version, whose pages the
-// write's bytes must not share (the kernel looks the name up again, which
-// gives the write's own node: a lookup while a write is in progress,
-// newFile); else a read beside the write (beside.go; on a version's node,
-// its attributes dropped first: openBeside); nil and 0 if w was released
-// just now.
-func (n *entryNode) openDuringWrite(w *writeHandle) (*besideHandle, syscall.Errno) {
-	if n.w.Load() != w && n.readers.Load() > 0 {
-		return nil, syscall.ESTALE
+// progress: a read beside the write (beside.go) when the write is open on
+// this node (w.openOn: the node the write opened, or the write's own node
+// a lookup gave) — the node is the write's, the kernel sizes it by the
+// write; on a version's node, its attributes are dropped first
+// (openBeside). nil and 0 otherwise — the write is open elsewhere (a
+// reservation, as descriptors held this node), so this node stays its
+// version's, whose bytes the open reads whole (Open), as the descriptors
+// open on it do and as go-fuse's lent handles of theirs answer a stat; or
+// w was released just now.
+func (n *entryNode) openDuringWrite(w *writeHandle) *besideHandle {
+	if !w.openOn(n) {
+		return nil
 	}
-	return n.openBeside(w), 0
+	return n.openBeside(w)
 }
 
 // openWrite opens the entry for writing: a writeHandle. Replacing an

@@ -383,3 +383,75 @@ func openAsync(p string, flag int) <-chan openResult {
 	}()
 	return res
 }
+
+// TestFstatBesideTheNextWriteOnTheLastWritesNode: a write lands and its
+// RELEASE comes late (the kernel sends it when it will), the next write of
+// the name opens on the same node, and a read opens beside that next
+// write. go-fuse lends the ended write's handle — the node's first open
+// file — to the read's fstat; it answered the landed write's size (the
+// trial U37e: "fstat 70000, read 0 bytes, fstat 70000", 13 of 3,968 opens
+// beside one writer) while the read gave the next write's bytes. The node
+// is the next write's now: its size.
+func TestFstatBesideTheNextWriteOnTheLastWritesNode(t *testing.T) {
+	_, _, srv, _ := mountFixture(t, Options{AllowOverwrite: true})
+	p := srv.path(storefixture.Ent(format.KindSig, "ab12cd34", "alice"))
+	late, released := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	hook := func(in *fuse.ReleaseIn) {
+		if in.Flags&syscall.O_ACCMODE != syscall.O_WRONLY {
+			return
+		}
+		once.Do(func() {
+			<-late
+			close(released)
+		})
+	}
+	testHookRelease.Store(&hook)
+	t.Cleanup(func() { testHookRelease.Store(nil) })
+	var lateOnce sync.Once
+	letGo := func() { lateOnce.Do(func() { close(late) }) }
+	defer letGo()
+	first := bytes.Repeat([]byte("A"), 70000)
+	w1 := openReSign(t, p)
+	if _, err := w1.Write(first); err != nil {
+		t.Fatal(err)
+	}
+	if err := w1.Close(); err != nil {
+		t.Fatalf("close of the first write: %v", err)
+	}
+	w2 := openReSign(t, p)
+	r, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	check := func(when string) {
+		t.Helper()
+		fi, err := r.Stat()
+		if err != nil {
+			t.Fatalf("%s: fstat: %v", when, err)
+		}
+		got, err := io.ReadAll(io.NewSectionReader(r, 0, 1<<20))
+		if err != nil {
+			t.Fatalf("%s: read: %v", when, err)
+		}
+		if fi.Size() != int64(len(got)) {
+			t.Errorf("%s: fstat of a read beside the next write says %d bytes, its read gives %d (the landed write: %d)", when, fi.Size(), len(got), len(first))
+		}
+	}
+	check("before the next write wrote")
+	second := []byte("the second write")
+	if _, err := w2.Write(second); err != nil {
+		t.Fatal(err)
+	}
+	check("after the next write wrote")
+	letGo()
+	select {
+	case <-released:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first write's RELEASE never came")
+	}
+	if err := w2.Close(); err != nil {
+		t.Fatalf("close of the second write: %v", err)
+	}
+}

@@ -89,6 +89,9 @@ type writeHandle struct {
 	// which truncates what it just opened with a SETATTR naming no file,
 	// truncates it. Atomic.
 	untouched atomic.Bool
+	// fromReserve: made by reserveWrite, so node is the readers' node the
+	// write was reserved from, not one it is open on (openOn). Atomic.
+	fromReserve atomic.Bool
 
 	size atomic.Int64 // atomic: len(buf), read by stat without the lock
 	// settled: a commit landed and nothing was written or truncated
@@ -474,4 +477,11 @@ func (m *Server) put(p string, e format.Entry, data []byte) syscall.Errno {
 		m.logf("oxyfs: write /%s: %v (%v)", p, err, errno)
 	}
 	return errno
+}
+
+// openOn reports whether the write is open on node n — the node the
+// kernel sizes by the write: the one its open was answered on, or, for a
+// reservation, the write's own node (entryNode.w).
+func (h *writeHandle) openOn(n *entryNode) bool {
+	return n.w.Load() == h || h.node == n && !h.fromReserve.Load()
 }
