@@ -185,21 +185,7 @@ func TestFstatBesideAWriteWhoseReleaseComesLate(t *testing.T) {
 	}
 	defer held.Close()
 	// Hold the first write's RELEASE until the check below is done.
-	late, released := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	hook := func(in *fuse.ReleaseIn) {
-		if in.Flags&syscall.O_ACCMODE != syscall.O_WRONLY {
-			return // not a write's (held's, read-only, comes at the end)
-		}
-		once.Do(func() {
-			<-late
-			close(released)
-		})
-	}
-	testHookRelease.Store(&hook)
-	t.Cleanup(func() { testHookRelease.Store(nil) })
-	var lateOnce sync.Once
-	letGo := func() { lateOnce.Do(func() { close(late) }) }
+	released, letGo := holdWriteRelease(t)
 	defer letGo()
 	if err := w1.Close(); err != nil {
 		t.Fatalf("close of the first write: %v", err)
@@ -395,21 +381,7 @@ func openAsync(p string, flag int) <-chan openResult {
 func TestFstatBesideTheNextWriteOnTheLastWritesNode(t *testing.T) {
 	_, _, srv, _ := mountFixture(t, Options{AllowOverwrite: true})
 	p := srv.path(storefixture.Ent(format.KindSig, "ab12cd34", "alice"))
-	late, released := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	hook := func(in *fuse.ReleaseIn) {
-		if in.Flags&syscall.O_ACCMODE != syscall.O_WRONLY {
-			return
-		}
-		once.Do(func() {
-			<-late
-			close(released)
-		})
-	}
-	testHookRelease.Store(&hook)
-	t.Cleanup(func() { testHookRelease.Store(nil) })
-	var lateOnce sync.Once
-	letGo := func() { lateOnce.Do(func() { close(late) }) }
+	released, letGo := holdWriteRelease(t)
 	defer letGo()
 	first := bytes.Repeat([]byte("A"), 70000)
 	w1 := openReSign(t, p)
@@ -454,4 +426,28 @@ func TestFstatBesideTheNextWriteOnTheLastWritesNode(t *testing.T) {
 	if err := w2.Close(); err != nil {
 		t.Fatalf("close of the second write: %v", err)
 	}
+}
+
+// holdWriteRelease holds the first RELEASE of a write (write-only flags; a
+// read's comes through) until letGo is called (or the test ends);
+// released is closed when that RELEASE goes on.
+func holdWriteRelease(t *testing.T) (released <-chan struct{}, letGo func()) {
+	late, done := make(chan struct{}), make(chan struct{})
+	var once, lateOnce sync.Once
+	letGo = func() { lateOnce.Do(func() { close(late) }) }
+	hook := func(in *fuse.ReleaseIn) {
+		if in.Flags&syscall.O_ACCMODE != syscall.O_WRONLY {
+			return
+		}
+		once.Do(func() {
+			<-late
+			close(done)
+		})
+	}
+	testHookRelease.Store(&hook)
+	t.Cleanup(func() {
+		letGo()
+		testHookRelease.Store(nil)
+	})
+	return done, letGo
 }

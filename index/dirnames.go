@@ -22,62 +22,78 @@ type DirName struct {
 // costs 136 and the names it computes (a link's target, a file's entry),
 // and it does not ask the signature cache for a signature's size.
 func (ix *Index) ReadDirNames(ctx context.Context, dir string, dst []DirName) ([]DirName, error) {
+	err := ix.walkDir(ctx, dir, func(n int) { dst = slices.Grow(dst, n) }, func(_ Path, d string, name string, typ NodeType, _ *entrySource) {
+		dst = append(dst, DirName{Name: name, Ino: ChildIno(d, name), Type: typ})
+	})
+	return dst, err
+}
+
+// walkDir is ReadDir and ReadDirNames: the names of directory dir in order,
+// each with its type and, for an object directory's entries, where it
+// stands (src), told to emit with dir's parsed path and clean form; grow
+// is told how many names follow before they do. The error is ReadDir's
+// (names may have been told before an error of a kind's or <hh>'s names).
+func (ix *Index) walkDir(ctx context.Context, dir string, grow func(int), emit func(t Path, dir, name string, typ NodeType, src *entrySource)) error {
 	t, ok := ParsePath(dir)
 	if !ok {
-		return dst, notExist("readdir", dir)
+		return notExist("readdir", dir)
 	}
 	v, err := ix.current(ctx)
 	if err != nil {
-		return dst, err
+		return err
 	}
 	dir = cleanDir(dir)
-	add := func(names []string, typ NodeType) []DirName {
-		dst = slices.Grow(dst, len(names))
+	all := func(names []string, typ NodeType) {
+		grow(len(names))
 		for _, n := range names {
-			dst = append(dst, DirName{Name: n, Ino: ChildIno(dir, n), Type: typ})
+			emit(t, dir, n, typ, nil)
 		}
-		return dst
 	}
 	switch t.Level {
 	case LevelRoot:
-		return add(rootNames, NodeDir), nil
+		all(rootNames, NodeDir)
+		return nil
 	case LevelKind:
 		names, err := ix.hhNames(ctx, v, t.Kind)
-		return add(names, NodeDir), err
+		all(names, NodeDir)
+		return err
 	case LevelHH:
 		names, err := ix.restNames(ctx, v, t.Kind, t.Object)
 		if err == nil && len(names) == 0 {
 			err = notExist("readdir", dir)
 		}
-		return add(names, NodeDir), err
+		all(names, NodeDir)
+		return err
 	case LevelObject:
 		es, err := ix.objEntries(ctx, v, t.Kind, t.Object)
 		if err != nil {
-			return dst, err
+			return err
 		}
 		if len(es) == 0 {
-			return dst, notExist("readdir", dir)
+			return notExist("readdir", dir)
 		}
-		dst = slices.Grow(dst, len(es))
-		for _, e := range es {
-			dst = append(dst, DirName{Name: e.val, Ino: ChildIno(dir, e.val), Type: NodeFile})
+		grow(len(es))
+		for i := range es {
+			emit(t, dir, es[i].val, NodeFile, &es[i])
 		}
-		return dst, nil
+		return nil
 	case LevelSigners:
 		names, err := ix.signers(ctx, v)
-		return add(names, NodeDir), err
+		all(names, NodeDir)
+		return err
 	case LevelSigner:
 		objs, err := ix.signedBy(ctx, v, t.Value)
 		if err != nil {
-			return dst, err
+			return err
 		}
 		if len(objs) == 0 {
-			return dst, notExist("readdir", dir)
+			return notExist("readdir", dir)
 		}
-		return add(objs, NodeSymlink), nil
+		all(objs, NodeSymlink)
+		return nil
 	}
 	if _, err := ix.Stat(ctx, dir); err != nil {
-		return dst, err
+		return err
 	}
-	return dst, &fs.PathError{Op: "readdir", Path: dir, Err: ErrNotDir}
+	return &fs.PathError{Op: "readdir", Path: dir, Err: ErrNotDir}
 }

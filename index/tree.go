@@ -66,68 +66,18 @@ func cleanDir(p string) string {
 // does not exist is an error wrapping fs.ErrNotExist; a file is ErrNotDir.
 // On a folded store it sends no request.
 func (ix *Index) ReadDir(ctx context.Context, dir string) ([]Node, error) {
-	t, ok := ParsePath(dir)
-	if !ok {
-		return nil, notExist("readdir", dir)
-	}
-	v, err := ix.current(ctx)
-	if err != nil {
-		return nil, err
-	}
-	dir = cleanDir(dir)
-	dirNodes := func(names []string) []Node {
-		nodes := make([]Node, len(names))
-		for i, n := range names {
-			nodes[i] = Node{Name: n, Type: NodeDir, Ino: ChildIno(dir, n)}
+	var nodes []Node
+	err := ix.walkDir(ctx, dir, func(n int) { nodes = slices.Grow(nodes, n) }, func(t Path, d, name string, typ NodeType, src *entrySource) {
+		switch typ {
+		case NodeFile:
+			nodes = append(nodes, ix.fileNode(d, format.Entry{Kind: t.Kind, Object: t.Object, Value: name}, *src))
+		case NodeSymlink:
+			nodes = append(nodes, Node{Name: name, Type: NodeSymlink, Target: linkTarget(name, t.Value), Ino: ChildIno(d, name)})
+		default:
+			nodes = append(nodes, Node{Name: name, Type: NodeDir, Ino: ChildIno(d, name)})
 		}
-		return nodes
-	}
-	switch t.Level {
-	case LevelRoot:
-		return dirNodes(rootNames), nil
-	case LevelKind:
-		names, err := ix.hhNames(ctx, v, t.Kind)
-		return dirNodes(names), err
-	case LevelHH:
-		names, err := ix.restNames(ctx, v, t.Kind, t.Object)
-		if err == nil && len(names) == 0 {
-			err = notExist("readdir", dir)
-		}
-		return dirNodes(names), err
-	case LevelObject:
-		es, err := ix.objEntries(ctx, v, t.Kind, t.Object)
-		if err != nil {
-			return nil, err
-		}
-		if len(es) == 0 {
-			return nil, notExist("readdir", dir)
-		}
-		nodes := make([]Node, len(es))
-		for i, e := range es {
-			nodes[i] = ix.fileNode(dir, format.Entry{Kind: t.Kind, Object: t.Object, Value: e.val}, e)
-		}
-		return nodes, nil
-	case LevelSigners:
-		names, err := ix.signers(ctx, v)
-		return dirNodes(names), err
-	case LevelSigner:
-		objs, err := ix.signedBy(ctx, v, t.Value)
-		if err != nil {
-			return nil, err
-		}
-		if len(objs) == 0 {
-			return nil, notExist("readdir", dir)
-		}
-		nodes := make([]Node, len(objs))
-		for i, obj := range objs {
-			nodes[i] = Node{Name: obj, Type: NodeSymlink, Target: linkTarget(obj, t.Value), Ino: ChildIno(dir, obj)}
-		}
-		return nodes, nil
-	}
-	if _, err := ix.Stat(ctx, dir); err != nil {
-		return nil, err
-	}
-	return nil, &fs.PathError{Op: "readdir", Path: dir, Err: ErrNotDir}
+	})
+	return nodes, err
 }
 
 // Stat describes one path of the tree. It never reads signature bytes; on a
