@@ -82,12 +82,13 @@ func (d *oxyDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*
 	}
 	out.Attr = aout.Attr
 	out.SetAttrTimeout(aout.Timeout())
-	// A list goes away when a fold retires it: let the kernel ask again.
+	// A list goes away when a fold retires it, and journal and retired
+	// are a node per text (oxyFile.gen): let the kernel ask again.
 	out.SetEntryTimeout(m.entryTTL)
-	if d.lists {
+	if d.lists || f.what == oxyJournal || f.what == oxyRetired {
 		out.SetEntryTimeout(0)
 	}
-	return d.NewInode(ctx, f, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: index.PathIno(p)}), 0
+	return d.NewInode(ctx, f, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: index.PathIno(p), Gen: f.gen}), 0
 }
 
 // OpendirHandle serves a listing of .oxy/ or .oxy/lists/ (the kernel

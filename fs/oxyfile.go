@@ -32,7 +32,12 @@ import (
 // open renders afresh. Their attributes are not cached (timeout 0), so each
 // stat asks. journal and retired are held only while the index's view
 // holds the same text (oxySource): after a refresh that changed them, the
-// next stat and open get the new one.
+// next stat and open get the new one. Each of their texts is a node of its
+// own (oxyFile.gen: a lookup names the current text's, and their names are
+// not cached, so every path the kernel walks asks), and a node's open
+// handles all read one text (oxyFile.shared): the handle go-fuse lends to
+// an fstat names what that descriptor reads, while descriptors opened
+// before a refresh keep reading the text they opened.
 //
 // A list's text is fixed by its name (the SHA-256 of the text), so its
 // length is cached like any attribute: ix.ListTextSize knows it without a
@@ -52,6 +57,13 @@ type oxyFile struct {
 	path string
 	what string // "status", "journal", "retired", "list"
 	key  string // lists: the list's name
+	gen  uint64 // journal, retired: the text the lookup named (oxyTextGen); read-only
+
+	// shared is the text the node's open handles read (status, journal,
+	// retired), nil when none is: every open of the node reads it while
+	// one is. Guarded by Server.texts.mu.
+	shared *oxyText
+	opens  int // handles open on the node; guarded by Server.texts.mu
 }
 
 var (
@@ -71,11 +83,18 @@ func (f *oxyFile) setAttr(out *fuse.AttrOut, size int64, timeout time.Duration) 
 // sends nothing); the others are measured as a stat.
 func (f *oxyFile) lookupAttr(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
 	if f.what == oxyJournal && !f.m.ix.JournalTextKept() {
+		f.gen = genUnrendered | f.m.ix.Generation()
 		f.setAttr(out, 0, 0)
 		return 0
 	}
 	if f.what != "list" {
-		return f.stat(ctx, out)
+		n, gen, err := f.m.texts.measure(f.path, f.source(ctx))
+		if err != nil {
+			return f.m.errno("stat", f.path, err)
+		}
+		f.gen = gen
+		f.setAttr(out, int64(n), 0)
+		return 0
 	}
 	if n, ok := f.m.ix.ListTextKnown(f.key); ok {
 		f.setAttr(out, n, f.m.attrTTL)
@@ -89,13 +108,10 @@ func (f *oxyFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.Att
 	defer f.m.ops.start(opGetattr)()
 	switch h := fh.(type) {
 	case *oxyHandle:
-		if f.what != oxyStatus {
-			// journal and retired: the kernel names no handle (fstat and
-			// stat alike; go-fuse lends any open one), and one opened
-			// before a refresh holds the older text: a stat says what
-			// the store holds now, as an open would read.
-			break
-		}
+		// The kernel names no handle (fstat and stat alike; go-fuse lends
+		// one of the node's): every handle open on this node reads h's
+		// text (oxyFile.shared). A stat by path after a refresh asks a
+		// lookup first, which names the new text's node (oxyFile.gen).
 		f.setAttr(out, int64(len(h.text)), 0)
 		return 0
 	case *listHandle:
@@ -116,7 +132,7 @@ func (f *oxyFile) stat(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
 		f.setAttr(out, n, m.attrTTL)
 		return 0
 	}
-	n, err := m.texts.measure(f.path, f.source(ctx))
+	n, _, err := m.texts.measure(f.path, f.source(ctx))
 	if err != nil {
 		return m.errno("stat", f.path, err)
 	}
@@ -138,12 +154,12 @@ func (f *oxyFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 	if f.what == "list" {
 		return f.openList(ctx)
 	}
-	x, err := m.texts.open(f.path, f.source(ctx))
+	x, err := m.texts.open(f, f.source(ctx))
 	if err != nil {
 		return nil, 0, m.errno("read", f.path, err)
 	}
 	// Direct I/O: reads come here whatever size the kernel last saw.
-	return &oxyHandle{m: m, path: f.path, text: x.text, x: x}, fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH, 0
+	return &oxyHandle{m: m, f: f, text: x.text, x: x}, fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH, 0
 }
 
 // source is how f's text renders (oxySource).
@@ -191,7 +207,7 @@ func (f *oxyFile) render(ctx context.Context) (string, error) {
 // oxyHandle is an open status, journal or retired: the text it reads.
 type oxyHandle struct {
 	m    *Server
-	path string
+	f    *oxyFile // the node it is open on
 	text string
 	x    *oxyText // the rendering it reads (oxyTexts.release)
 }
@@ -211,7 +227,7 @@ func (h *oxyHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.Read
 
 func (h *oxyHandle) Release(ctx context.Context) syscall.Errno {
 	defer h.m.ops.start(opRelease)()
-	h.m.texts.release(h.path, h.x)
+	h.m.texts.release(h.f, h.x)
 	return 0
 }
 
@@ -223,13 +239,22 @@ type oxyTexts struct {
 	mu  sync.Mutex          // protects the following and each oxyText; held while a text renders (index locks under it)
 	now func() time.Time    // read-only after Mount (tests set it first)
 	m   map[string]*oxyText // by path: the current text; guarded by mu
+	// serial is the last oxyText.gen given; guarded by mu. Below
+	// genUnrendered.
+	serial uint64
 }
+
+// genUnrendered marks the gen of a journal node looked up unrendered (a
+// journal the view does not keep): the index's generation, under which
+// its text stays the same.
+const genUnrendered = 1 << 63
 
 // oxyText is one rendering of a file; its open handles point to it.
 type oxyText struct {
 	text  string
+	gen   uint64    // names it among the file's texts (oxyTexts.serial), and its node (oxyFile.gen)
 	at    time.Time // when it was rendered
-	gen   uint64    // oxySource.gen it was rendered at
+	ixGen uint64    // oxySource.gen it was rendered at
 	open  int       // handles reading it
 	valid bool      // false: rendered for an open that has been closed since
 }
@@ -260,25 +285,31 @@ func (t *oxyTexts) get(p string) *oxyText {
 }
 
 // measure is a stat: the length of the current text (current), kept for
-// the open that follows.
-func (t *oxyTexts) measure(p string, src oxySource) (int, error) {
+// the open that follows, and the text's gen.
+func (t *oxyTexts) measure(p string, src oxySource) (int, uint64, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	x, err := t.current(p, src)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return len(x.text), nil
+	return len(x.text), x.gen, nil
 }
 
-// open returns the text an open reads: the current one (current).
-func (t *oxyTexts) open(p string, src oxySource) (*oxyText, error) {
+// open returns the text an open of node f reads: the one f's open handles
+// read, else the current one (current).
+func (t *oxyTexts) open(f *oxyFile, src oxySource) (*oxyText, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	x, err := t.current(p, src)
-	if err != nil {
-		return nil, err
+	x := f.shared
+	if x == nil {
+		var err error
+		if x, err = t.current(f.path, src); err != nil {
+			return nil, err
+		}
+		f.shared = x
 	}
+	f.opens++
 	x.open++
 	return x, nil
 }
@@ -306,7 +337,7 @@ func (t *oxyTexts) current(p string, src oxySource) (*oxyText, error) {
 			return x, nil
 		}
 		return t.replace(p, x, text, src.gen), nil
-	case held && src.gen == x.gen:
+	case held && src.gen == x.ixGen:
 		return x, nil
 	}
 	text, err := src.render()
@@ -323,15 +354,19 @@ func (t *oxyTexts) replace(p string, x *oxyText, text string, gen uint64) *oxyTe
 		x = &oxyText{}
 		t.m[p] = x
 	}
-	x.text, x.at, x.gen, x.valid = text, t.now(), gen, true
+	t.serial++
+	x.text, x.at, x.ixGen, x.gen, x.valid = text, t.now(), gen, t.serial, true
 	return x
 }
 
-// release is the close of an open of x: after the last one, the next open
-// renders afresh.
-func (t *oxyTexts) release(p string, x *oxyText) {
+// release is the close of an open of x on node f: after the last one, the
+// next open renders afresh.
+func (t *oxyTexts) release(f *oxyFile, x *oxyText) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if f.opens--; f.opens <= 0 {
+		f.opens, f.shared = 0, nil
+	}
 	if x.open--; x.open <= 0 {
 		x.open, x.valid, x.text = 0, false, ""
 	}

@@ -97,17 +97,17 @@ func (p *pendingWrites) writing(path string) *writeHandle {
 	return nil
 }
 
-// reserved reports whether a reserved write (entryNode.reserveWrite)
-// waits for its claim on path.
-func (p *pendingWrites) reserved(path string) bool {
+// reservation returns the reserved write (entryNode.reserveWrite) that
+// waits for its claim on path, or nil.
+func (p *pendingWrites) reservation(path string) *writeHandle {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, h := range p.m[path] {
 		if h.reserved.Load() {
-			return true
+			return h
 		}
 	}
-	return false
+	return nil
 }
 
 // look returns, under one holding of the lock, writing's handle for path

@@ -45,17 +45,25 @@ const reserveClaim = 2 * time.Second
 // version's attributes dropped first (openBeside). One reservation at a
 // time per name: another open meanwhile is ESTALE too, and its retry opens
 // the write's node (claiming the reservation, or a handle of its own). A
-// reservation no open claimed within reserveClaim (an open through
-// /proc/self/fd/N, whose retry finds the same node: that open fails with
-// ESTALE) ends as a write of nothing.
+// reservation no open claimed ends as a write of nothing: at once when
+// the reserving open's own retry comes back to the readers' node (an
+// open through /proc/self/fd/N of a descriptor of the version: its retry
+// does not look the name up; that open fails with ESTALE) — until it
+// ends, the name stands for the reservation, size 0 when it truncates —
+// else after reserveClaim.
 func (n *entryNode) reserveWrite(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	m := n.m
-	if m.pending.reserved(n.path) {
+	tid := callerTid(ctx)
+	if w := m.pending.reservation(n.path); w != nil {
+		if tid != 0 && w.resTid == tid && w.node == n && w.abandon() {
+			m.logf("oxyfs: open /%s for writing: refused, the kernel's retried open found the node descriptors of its version hold again (an open through /proc/self/fd?); nothing written", n.path)
+		}
 		return nil, 0, syscall.ESTALE
 	}
 	h := m.newWriteHandle(n.path, n.e, n, flags, false)
 	h.fromReserve.Store(true)
 	h.resFlags = flags & writeOpenFlags
+	h.resTid = tid
 	h.reserved.Store(true)
 	if flags&syscall.O_TRUNC == 0 {
 		h.mu.Lock()
@@ -73,6 +81,14 @@ func (n *entryNode) reserveWrite(ctx context.Context, flags uint32) (gofs.FileHa
 		}
 	})
 	return nil, 0, syscall.ESTALE
+}
+
+// callerTid is the thread that sent the request of ctx (0: unknown).
+func callerTid(ctx context.Context) uint32 {
+	if c, ok := fuse.FromContext(ctx); ok {
+		return c.Pid
+	}
+	return 0
 }
 
 // abandon ends a reservation no open claimed: nothing is written. It

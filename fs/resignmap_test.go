@@ -2,9 +2,11 @@ package fs
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -450,4 +452,59 @@ func holdWriteRelease(t *testing.T) (released <-chan struct{}, letGo func()) {
 		testHookRelease.Store(nil)
 	})
 	return done, letGo
+}
+
+// TestRefusedProcFdWriteLeavesTheNameItsVersion: an open for writing
+// through /proc/self/fd/N of a descriptor of a version is refused (its
+// retry does not look the name up, so it finds the version's node again:
+// reserveWrite). The name then stands for its version at once — its size,
+// its bytes — not for the reservation nothing will claim (a user trial:
+// size 0 for reserveClaim, 2 s).
+func TestRefusedProcFdWriteLeavesTheNameItsVersion(t *testing.T) {
+	// Nothing cached: every stat and open after the refused one looks the
+	// name up, as another process's would once the kernel's cache lapsed.
+	_, _, srv, l := mountFixture(t, Options{AllowOverwrite: true, EntryTimeout: -1, AttrTimeout: -1})
+	p := srv.path(storefixture.Ent(format.KindSig, "ab12cd34", "alice"))
+	want, err := os.ReadFile(p)
+	if err != nil || len(want) == 0 {
+		t.Fatalf("read: %v (%d bytes); want a signature with bytes", err, len(want))
+	}
+	r, err := os.Open(p) // a descriptor of the version: a write opens a node of its own
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	w, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", r.Fd()), os.O_WRONLY|os.O_TRUNC, 0)
+	if err == nil {
+		w.Close()
+		t.Fatal("an open for writing through /proc/self/fd/N of a version's descriptor was not refused")
+	}
+	if !errors.Is(err, syscall.ESTALE) {
+		t.Errorf("the refused open: %v, want ESTALE", err)
+	}
+	for _, look := range []string{"stat", "read"} {
+		var n int
+		switch look {
+		case "stat":
+			fi, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n = int(fi.Size())
+		case "read":
+			got, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n = len(got); string(got) != string(want) {
+				t.Errorf("read after the refused open: %q, want the version's %q", got, want)
+			}
+		}
+		if n != len(want) {
+			t.Errorf("%s after the refused open: %d bytes, want the version's %d", look, n, len(want))
+		}
+	}
+	if l.count("nothing written") == 0 {
+		t.Errorf("the refused write was not logged:\n%s", strings.Join(l.all(), "\n"))
+	}
 }

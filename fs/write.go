@@ -82,6 +82,10 @@ type writeHandle struct {
 	// resFlags are the open's writeOpenFlags, which a claim must match;
 	// read-only.
 	resFlags uint32
+	// resTid is the thread whose open made the reservation (0: unknown):
+	// that open's retry is the claim, so an open of the readers' node by
+	// it is the retry finding the same node (reserveWrite). Read-only.
+	resTid uint32
 	// untouched: the reservation read the existing bytes (an open without
 	// O_TRUNC) and nothing was read, written or truncated through the
 	// handle since: pendingWrites.fresh gives it as it gives a handle
