@@ -402,7 +402,11 @@
 // list read from the store. The set keeps the mapping in pins (a cleanup
 // unmaps it once no set holds it). An open that sees a list retired
 // removes its file; the directory is bounded (Options of OpenListCache),
-// the files used longest ago removed first.
+// the files used longest ago removed first (at the cache's opening too).
+// Status.ListCache (listcachestats.go) counts the lists mapped from the
+// cache and those read from the store, with their sizes, since the open,
+// and says the cache's directory, bound and what its files held when last
+// counted (evict).
 //
 // # Concurrency
 //

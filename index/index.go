@@ -74,6 +74,7 @@ type Index struct {
 	keepJournal int          // Options.KeepJournalText, resolved: -1 keeps none; read-only after Open
 	lcache      *ListCache   // Options.ListCache (nil: none); read-only after Open
 	lcacheStore string       // the store's name in lcache (cacheStoreID); read-only after Open
+	listFrom    listCounts   // where the entry lists came from (listcachestats.go); atomic
 	st          *store.Store // read-only after Open
 	warnFn      func(string) // read-only after Open
 	// appendFn is journal.Append; read-only after Open (a test sets it
@@ -266,6 +267,9 @@ type Status struct {
 	SigCache         SigCacheStats  `json:"sig_cache"`
 	Readers          ReadersStats   `json:"readers"` // the bytes open readers hold (OpenSig)
 	ReadAhead        ReadAheadStats `json:"read_ahead"`
+	// ListCache: the entry lists mapped from the list cache and read from
+	// the store, and the cache's directory, bound and use.
+	ListCache ListCacheStats `json:"list_cache"`
 	// Conditions is whether the server honours conditional writes, as
 	// this process found before its first write (store.ConditionsVerdict).
 	Conditions store.ConditionsVerdict `json:"conditions"`
@@ -306,6 +310,7 @@ func (ix *Index) Status() Status {
 	s.SigCache = ix.sigs.stats()
 	s.Readers = ix.ReadersStats()
 	s.ReadAhead = ix.ra.stats()
+	s.ListCache = ix.listCacheStats()
 	for _, k := range format.Kinds {
 		s.EntriesPerKind[k.String()] = 0
 	}
