@@ -98,6 +98,7 @@ func TestDetachedChildArgvHoldsNoSecret(t *testing.T) {
 // TestFailedDetachedMountSaysWhyOnce (issue 38): a detached mount that
 // fails says why in one line — the child's — and the parent adds no
 // "mount failed: exit status 1" after it; the exit status is the child's.
+// Its --log-file says why too (it was empty).
 func TestFailedDetachedMountSaysWhyOnce(t *testing.T) {
 	mnt := t.TempDir()
 	testwatch.Arm(t).Abort(mnt)
@@ -107,7 +108,8 @@ func TestFailedDetachedMountSaysWhyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(t.TempDir(), "no-store")
-	cmd := exec.Command(self, "mount", "--daemon", "--cache-dir", "", "file://"+missing, mnt)
+	logFile := filepath.Join(t.TempDir(), "mount.log")
+	cmd := exec.Command(self, "mount", "--daemon", "--cache-dir", "", "--log-file", logFile, "file://"+missing, mnt)
 	cmd.Env = env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -123,5 +125,13 @@ func TestFailedDetachedMountSaysWhyOnce(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), "exit status") {
 		t.Errorf("stderr says a process's exit status instead of why:\n%s", stderr.String())
+	}
+	data, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logged := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(logged) != 1 || !strings.Contains(logged[0], " ERROR oxyfs: mount failed: ") || !strings.Contains(logged[0], missing) {
+		t.Errorf("the log file holds %q; want one ERROR line that says the mount failed and names %s", data, missing)
 	}
 }

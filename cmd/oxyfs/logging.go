@@ -307,6 +307,21 @@ func (w printfWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// toFile logs msg at level to the --log-file alone (nothing without one):
+// for what the command also says on stderr, such as why a mount failed.
+func (l *oxyLog) toFile(level slog.Level, msg string) {
+	l.sink.mu.Lock()
+	f := l.sink.file
+	l.sink.mu.Unlock()
+	h, ok := l.Handler().(*logHandler)
+	if f == nil || !ok || !h.Enabled(context.Background(), level) {
+		return
+	}
+	c := *h
+	c.sink = &logSink{w: f, name: f.Name()}
+	_ = c.Handle(context.Background(), slog.NewRecord(time.Now(), level, msg, 0))
+}
+
 // close closes the log file, if any.
 func (l *oxyLog) close() {
 	l.sink.mu.Lock()
