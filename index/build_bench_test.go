@@ -55,7 +55,7 @@ func BenchmarkBuildSet(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		c.put(key, d, func(m string) { b.Fatal(m) })
+		c.put(key, d, func(m string) { b.Fatal(m) }, nil)
 		c.Wait()
 		b.Run(fmt.Sprintf("mapped-%.0e", float64(n)), func(b *testing.B) {
 			b.ReportAllocs()

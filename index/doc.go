@@ -332,8 +332,10 @@
 // Not in those figures: own writes since the last refresh (a Go map and
 // strings, ~150 B each), the signature cache (Options.SigCacheBytes), the
 // bytes open readers hold (Options.ReaderBytes), the sizes, digests and
-// times of signatures read (~144 B each: 136 B measured before the time's
-// 8 B were added; at most 1<<20 remembered: 144 MiB), the text length of each live list (~100 B each), the
+// times of signatures read (sizeItemBytes, 208 B each at the most, 192 B
+// measured with a full table; at most 1<<20 remembered: 208 MiB, which
+// Status.SigSizesBound states and Status.MemoryBound counts), the text
+// length of each live list (~100 B each), the
 // signature objects of the forget records named (at most 100,000 ids, a
 // copy each: forgotten.go), the records'
 // text (which their parsed lines' keys share), and in the prefix modes the
@@ -402,7 +404,11 @@
 // list read from the store. The set keeps the mapping in pins (a cleanup
 // unmaps it once no set holds it). An open that sees a list retired
 // removes its file; the directory is bounded (Options of OpenListCache),
-// the files used longest ago removed first.
+// the files used longest ago removed first (at the cache's opening too).
+// Status.ListCache (listcachestats.go) counts the lists mapped from the
+// cache and those read from the store, with their sizes, since the open,
+// and says the cache's directory, bound and what its files held when last
+// counted (evict).
 //
 // # Concurrency
 //

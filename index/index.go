@@ -74,6 +74,7 @@ type Index struct {
 	keepJournal int          // Options.KeepJournalText, resolved: -1 keeps none; read-only after Open
 	lcache      *ListCache   // Options.ListCache (nil: none); read-only after Open
 	lcacheStore string       // the store's name in lcache (cacheStoreID); read-only after Open
+	listFrom    listCounts   // where the entry lists came from (listcachestats.go); atomic
 	st          *store.Store // read-only after Open
 	warnFn      func(string) // read-only after Open
 	// appendFn is journal.Append; read-only after Open (a test sets it
@@ -244,17 +245,26 @@ type Status struct {
 	// ListedMissing counts the signatures a journal line, a list or a
 	// listing names whose key a read found gone (missing.go): distinct
 	// keys since the open, each warned of once.
-	ListedMissing   int64        `json:"listed_missing"`
-	Warnings        []string     `json:"warnings"`
-	Requests        store.Counts `json:"requests"`
-	OpenRequests    store.Counts `json:"open_requests"`
-	LegacyRead      bool         `json:"legacy_read"`
-	MemoryBytes     int64        `json:"memory_bytes"`
-	Generation      uint64       `json:"generation"`
-	JournalAppends  int64        `json:"journal_appends"`
-	JournalKeys     int64        `json:"journal_keys"`
-	SigCacheBytes   int64        `json:"sig_cache_bytes"`
-	SigCacheBound   int64        `json:"sig_cache_bound"` // what the signature cache may hold (Options.SigCacheBytes)
+	ListedMissing  int64        `json:"listed_missing"`
+	Warnings       []string     `json:"warnings"`
+	Requests       store.Counts `json:"requests"`
+	OpenRequests   store.Counts `json:"open_requests"`
+	LegacyRead     bool         `json:"legacy_read"`
+	MemoryBytes    int64        `json:"memory_bytes"`
+	Generation     uint64       `json:"generation"`
+	JournalAppends int64        `json:"journal_appends"`
+	JournalKeys    int64        `json:"journal_keys"`
+	SigCacheBytes  int64        `json:"sig_cache_bytes"`
+	SigCacheBound  int64        `json:"sig_cache_bound"` // what the signature cache may hold (Options.SigCacheBytes)
+	// SigSizesBound is what the table of the sizes of signatures read
+	// may hold (sigCache.sizes: its most sizes × sizeItemBytes), beside
+	// the cache's bound. MemoryBound is the heap a process serving the
+	// index is held to once its open settled (memory.go): the set
+	// (MemoryBytes), the signature cache's bound, the sizes' bound and
+	// the collector's headroom past them (gcHeadroomBytes, 64 MiB), which
+	// the rest — the runtime, go-fuse, buffers — lives in.
+	SigSizesBound   int64        `json:"sig_sizes_bound"`
+	MemoryBound     int64        `json:"memory_bound"`
 	Refreshes       int64        `json:"refreshes"`
 	LastRefresh     store.Counts `json:"last_refresh_requests"` // what the last Refresh sent (concurrent requests included)
 	RefreshFailures int64        `json:"refresh_failures"`      // Refreshes that returned an error (counted in Refreshes too)
@@ -266,6 +276,9 @@ type Status struct {
 	SigCache         SigCacheStats  `json:"sig_cache"`
 	Readers          ReadersStats   `json:"readers"` // the bytes open readers hold (OpenSig)
 	ReadAhead        ReadAheadStats `json:"read_ahead"`
+	// ListCache: the entry lists mapped from the list cache and read from
+	// the store, and the cache's directory, bound and use.
+	ListCache ListCacheStats `json:"list_cache"`
 	// Conditions is whether the server honours conditional writes, as
 	// this process found before its first write (store.ConditionsVerdict).
 	Conditions store.ConditionsVerdict `json:"conditions"`
@@ -291,6 +304,7 @@ func (ix *Index) Status() Status {
 		JournalKeys:    ix.commit.keys.Load(),
 		SigCacheBytes:  ix.sigs.used(),
 		SigCacheBound:  ix.sigs.max,
+		SigSizesBound:  ix.sigs.sizesBound(),
 		OwnWrites:      ix.own.len(),
 		Refreshes:      ix.refreshes.Load(),
 		ListedMissing:  ix.missing.count.Load(),
@@ -303,9 +317,11 @@ func (ix *Index) Status() Status {
 		s.LastRefreshTime, s.LastRefreshError = e.at, e.err
 	}
 	s.RefreshFailures = ix.refreshFail.Load()
+	s.MemoryBound = s.SigCacheBound + s.SigSizesBound + gcHeadroomBytes // and the set's, once loaded
 	s.SigCache = ix.sigs.stats()
 	s.Readers = ix.ReadersStats()
 	s.ReadAhead = ix.ra.stats()
+	s.ListCache = ix.listCacheStats()
 	for _, k := range format.Kinds {
 		s.EntriesPerKind[k.String()] = 0
 	}
@@ -326,6 +342,7 @@ func (ix *Index) Status() Status {
 	}
 	s.OpenRequests, s.LegacyRead = v.openReq, v.legacy
 	s.MemoryBytes = v.base.memoryBytes() + v.journal.bytes()
+	s.MemoryBound += s.MemoryBytes
 	for _, k := range format.Kinds {
 		n := v.base.kinds[k].nEntries() + ix.own.countNew(k, v.base)
 		s.EntriesPerKind[k.String()] = n

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/oxyfs/oxyfs/store/format"
@@ -51,7 +52,8 @@ type ListCache struct {
 	dir      string // read-only after OpenListCache
 	maxBytes int64  // read-only after OpenListCache
 	writes   sync.WaitGroup
-	evictMu  sync.Mutex // serializes evict
+	evictMu  sync.Mutex   // serializes evict
+	bytes    atomic.Int64 // what its lists held at the last evict (ListCacheStats.Bytes)
 }
 
 // DefaultListCacheBytes bounds a list cache when the caller gives no
@@ -89,7 +91,9 @@ func OpenListCache(dir string, maxBytes int64) (*ListCache, error) {
 	if err := checkCacheDir(abs); err != nil {
 		return nil, err
 	}
-	return &ListCache{dir: abs, maxBytes: maxBytes}, nil
+	c := &ListCache{dir: abs, maxBytes: maxBytes}
+	c.evict() // counts what it holds, and trims it to a smaller bound
+	return c, nil
 }
 
 // Dir is the cache's directory.
@@ -169,8 +173,9 @@ func (c *ListCache) load(key listFileKey) (*decodedList, error) {
 }
 
 // put writes d's file in the background, unless it would not fit the
-// bound; then it evicts. Errors are reported to warn.
-func (c *ListCache) put(key listFileKey, d *decodedList, warn func(string)) {
+// bound; then it evicts. Errors are reported to warn; a file written is
+// counted in written (if not nil).
+func (c *ListCache) put(key listFileKey, d *decodedList, warn func(string), written *atomic.Int64) {
 	path, ok := c.listPath(key.store, key.name)
 	if !ok {
 		return
@@ -178,22 +183,28 @@ func (c *ListCache) put(key listFileKey, d *decodedList, warn func(string)) {
 	c.writes.Add(1)
 	go func() {
 		defer c.writes.Done()
-		if err := c.write(path, key, d); err != nil {
+		wrote, err := c.write(path, key, d)
+		if err != nil {
 			warn(fmt.Sprintf("list cache: %v (the list is read from the store at the next open)", err))
 			return
+		}
+		if wrote && written != nil {
+			written.Add(1)
 		}
 		c.evict()
 	}()
 }
 
-func (c *ListCache) write(path string, key listFileKey, d *decodedList) error {
+// write writes d's file at path; false, nil when it would not fit the
+// bound.
+func (c *ListCache) write(path string, key listFileKey, d *decodedList) (bool, error) {
 	dir, err := c.storeDir(key.store)
 	if err != nil {
-		return err
+		return false, err
 	}
 	f, err := os.CreateTemp(dir, ".tmp-*") // 0600
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return false, fmt.Errorf("write %s: %w", path, err)
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
 	sum, err := writeListFile(bw, key, d)
@@ -216,15 +227,15 @@ func (c *ListCache) write(path string, key listFileKey, d *decodedList) error {
 	case err != nil:
 	case size > c.maxBytes:
 		_ = os.Remove(f.Name()) // it would evict itself
-		return nil
+		return false, nil
 	default:
 		err = os.Rename(f.Name(), path)
 	}
 	if err != nil {
 		_ = os.Remove(f.Name())
-		return fmt.Errorf("write %s: %w", path, err)
+		return false, fmt.Errorf("write %s: %w", path, err)
 	}
-	return nil
+	return true, nil
 }
 
 // retire removes the files of lists a store retired.
@@ -237,7 +248,8 @@ func (c *ListCache) retire(storeID string, names []string) {
 }
 
 // evict removes the files used longest ago until the rest fit maxBytes,
-// and temporary files an interrupted write left over an hour ago.
+// and temporary files an interrupted write left over an hour ago, and
+// counts what the rest hold (bytes).
 func (c *ListCache) evict() {
 	c.evictMu.Lock()
 	defer c.evictMu.Unlock()
@@ -275,6 +287,7 @@ func (c *ListCache) evict() {
 		}
 	}
 	slices.SortFunc(files, func(a, b file) int { return cmp.Or(a.used.Compare(b.used), strings.Compare(a.path, b.path)) })
+	defer func() { c.bytes.Store(total) }()
 	for _, f := range files {
 		if total <= c.maxBytes {
 			return

@@ -359,7 +359,7 @@ func TestListCacheEvictsOldest(t *testing.T) {
 			t.Fatal(err)
 		}
 		k := listFileKey{store: sid, name: name, size: int64(len(data))}
-		c.put(k, d, func(m string) { t.Error(m) })
+		c.put(k, d, func(m string) { t.Error(m) }, nil)
 		c.Wait()
 		path, _ := c.listPath(sid, name)
 		old := time.Now().Add(time.Duration(i-10) * time.Minute) // file 0 the oldest

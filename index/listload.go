@@ -138,6 +138,7 @@ func (ld *listLoad) fromCache() {
 	for i, l := range ld.lists {
 		d, err := c.load(ld.cacheKey(l))
 		if err != nil {
+			ld.ix.listFrom.ignored.Add(1)
 			ld.ix.warnOnce("listcache:"+err.Error(), fmt.Sprintf("list cache: ignored %v; reading the list from the store", err))
 		}
 		ld.cached[i] = d
@@ -283,8 +284,14 @@ func (ld *listLoad) decodeOne(i int) (*decodedList, listResult, error) {
 	}
 	if c := ld.cached[i]; c != nil {
 		d = c
-	} else if ld.gone == nil && ld.ix.lcache != nil {
-		ld.ix.lcache.put(ld.cacheKey(l), d, ld.ix.warn)
+		ld.ix.listFrom.hits.Add(1)
+		ld.ix.listFrom.hitBytes.Add(max(l.Size, 0))
+	} else {
+		ld.ix.listFrom.misses.Add(1)
+		ld.ix.listFrom.missBytes.Add(max(l.Size, 0))
+		if ld.gone == nil && ld.ix.lcache != nil {
+			ld.ix.lcache.put(ld.cacheKey(l), d, ld.ix.warn, &ld.ix.listFrom.written)
+		}
 	}
 	if ld.gone == nil {
 		if ld.b.keys += d.keys; ld.b.keys > ld.b.maxKeys {

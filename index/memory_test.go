@@ -18,7 +18,8 @@ func TestMemorySettingsUnderALimit(t *testing.T) {
 	}{
 		{math.MaxInt64, DefaultSigCacheBytes, maxKnownSizes, "no limit: the defaults"},
 		{0, DefaultSigCacheBytes, maxKnownSizes, "0 is no limit"},
-		{1 << 30, DefaultSigCacheBytes, maxKnownSizes, "an eighth of 1 GiB is more than the defaults"},
+		{2 << 30, DefaultSigCacheBytes, maxKnownSizes, "an eighth of 2 GiB is more than the defaults"},
+		{1 << 30, DefaultSigCacheBytes, 128 << 20 / sizeItemBytes, "an eighth of 1 GiB: the cache's default, fewer sizes"},
 		{256 << 20, 32 << 20, 32 << 20 / sizeItemBytes, "an eighth of 256 MiB each"},
 		{512 << 10, minSigCacheBytes, 1024, "at least 1 MiB of cache and 1024 sizes"},
 		{4 << 20, minSigCacheBytes, 4 << 20 / 8 / sizeItemBytes, "4 MiB: the least cache, an eighth in sizes"},

@@ -16,11 +16,16 @@ import (
 // (knownSizesFor); past it the table starts over.
 const maxKnownSizes = 1 << 20
 
-// sizeItemBytes is about what one remembered size costs (115–135 B
-// measured with the size alone; the digest and the time, sigMeta.mod,
-// make its map slot 16 B larger): the key (79 bytes for a 9-byte signer, in an 80-byte
-// allocation) and its slot in the map.
-const sizeItemBytes = 128
+// sizeItemBytes is what one remembered size may cost, as a bound: its key
+// (79 bytes for a 9-byte signer, in an 80-byte allocation; each GET's key
+// is its own string) and its slot in the map. A slot is 49 B (the key's
+// 16, sigMeta's 32, a control byte) in tables of 1,024 slots whose
+// 50,176 bytes take 7 pages (56 B a slot), and a table that just split is
+// 7/16 full: 128 B a size at the worst, 208 B with the key. Measured with
+// a full table of 1<<20 sizes: 192 B a size
+// (TestStatedMemoryBoundCoversTheSizesTable). Status.SigSizesBound is
+// the table's most sizes at this cost.
+const sizeItemBytes = 208
 
 // sigItemOverhead is what the cache counts per item beyond its key and bytes.
 const sigItemOverhead = 96
@@ -112,6 +117,13 @@ func newSigCache(max int64, sizes int) *sigCache {
 
 // digest is the sum sigMeta keeps of data.
 func (c *sigCache) digest(data []byte) uint64 { return maphash.Bytes(c.seed, data) }
+
+// sizesBound is what the table of sizes may hold: sizesN × sizeItemBytes.
+func (c *sigCache) sizesBound() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return int64(c.sizesN) * sizeItemBytes
+}
 
 func (c *sigCache) used() int64 {
 	c.mu.Lock()

@@ -66,6 +66,7 @@ type statusView struct {
 	Live, Retired     []listRow
 	SigCache, Readers []statusRow
 	ReadAhead         []statusRow // id="read_ahead"
+	ListCache         []statusRow // id="list_cache"
 	Warnings          []string
 }
 
@@ -87,6 +88,7 @@ func statusOf(s index.Status, lastChange, now time.Time) statusView {
 		row("legacy_read", strconv.FormatBool(s.LegacyRead)),
 		row("memory_bytes", bytesText(s.MemoryBytes)), row("generation", strconv.FormatUint(s.Generation, 10)),
 		row("sig_cache_bytes", bytesText(s.SigCacheBytes)), row("sig_cache_bound", bytesText(s.SigCacheBound)),
+		row("sig_sizes_bound", bytesText(s.SigSizesBound)), row("memory_bound", bytesText(s.MemoryBound)),
 		row("refreshes", num(s.Refreshes)), row("refresh_failures", num(s.RefreshFailures)),
 		timeRow("last_refresh_time", s.LastRefreshTime, now),
 		row("last_refresh_error", orNone(s.LastRefreshError)),
@@ -120,6 +122,19 @@ func statusOf(s index.Status, lastChange, now time.Time) statusView {
 		row("max", num(int64(s.ReadAhead.Max))), row("limit", num(int64(s.ReadAhead.Limit))),
 		row("peak", num(int64(s.ReadAhead.Peak))), row("depth", num(int64(s.ReadAhead.Depth))),
 		row("sent", num(s.ReadAhead.Sent)),
+	}
+	// The cache's directory is a path of the serving host: the page says
+	// whether there is one, not where.
+	cacheDir := "none"
+	if s.ListCache.Dir != "" {
+		cacheDir = "on this host"
+	}
+	lc := s.ListCache
+	v.ListCache = []statusRow{
+		row("dir", cacheDir), row("bound", bytesText(lc.Bound)), row("bytes", bytesText(lc.Bytes)),
+		row("hits", num(lc.Hits)), row("hit_bytes", bytesText(lc.HitBytes)),
+		row("misses", num(lc.Misses)), row("miss_bytes", bytesText(lc.MissBytes)),
+		row("written", num(lc.Written)), row("ignored", num(lc.Ignored)),
 	}
 	for _, w := range s.Warnings {
 		v.Warnings = append(v.Warnings, termsafe.Line(w))
@@ -235,6 +250,12 @@ var statusTmpl = template.Must(template.Must(template.New("status").Parse(crumbs
 <h2>read_ahead</h2>
 <table id="read_ahead">
 {{- range .ReadAhead}}
+<tr><th>{{.Name}}</th><td class="n">{{.Value}}</td></tr>
+{{- end}}
+</table>
+<h2>list_cache</h2>
+<table id="list_cache">
+{{- range .ListCache}}
 <tr><th>{{.Name}}</th><td class="n">{{.Value}}</td></tr>
 {{- end}}
 </table>

@@ -56,11 +56,13 @@ func runDetached(args []string, stderr io.Writer) int {
 		return fail("start %s: %v", self, err)
 	}
 	copied := make(chan struct{})
+	said := false // set before copied closes: the child wrote a line
 	go func() {
 		defer close(copied)
 		sc := bufio.NewScanner(errR)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
+			said = true
 			fmt.Fprintln(stderr, sc.Text())
 		}
 		errR.Close()
@@ -84,27 +86,39 @@ func runDetached(args []string, stderr io.Writer) int {
 			return 0
 		}
 		// It closed the pipe without a word: it exits.
-		return exitStatus(<-exited, copied, stderr)
+		return exitStatus(<-exited, copied, &said, stderr)
 	case err := <-exited:
-		return exitStatus(err, copied, stderr)
+		return exitStatus(err, copied, &said, stderr)
 	case <-timeout.C:
 		_ = cmd.Process.Kill()
 		return fail("the mount did not serve within %v; killed it", readyTimeout)
 	}
 }
 
-// exitStatus reports how a detached child that never served ended.
-func exitStatus(err error, copied <-chan struct{}, stderr io.Writer) int {
-	<-copied
+// exitStatus reports how a detached child that never served ended, and
+// returns the status to exit with. A child that failed and said so (its
+// last line, copied above: "oxyfs mount: open store …: …") has said why:
+// the parent adds nothing ("mount failed: exit status 1" after it said
+// only that a process exited). A child that said nothing — killed, or
+// gone with status 0 before it served — gets one line that says so.
+func exitStatus(err error, copied <-chan struct{}, said *bool, stderr io.Writer) int {
+	<-copied // said is final
 	code := 1
 	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.ExitCode() > 0 {
+	switch {
+	case errors.As(err, &ee) && ee.ExitCode() > 0:
 		code = ee.ExitCode()
+		if *said {
+			return code
+		}
+		fmt.Fprintf(stderr, "oxyfs: mount failed: the mount exited with status %d before it served, and said nothing\n", code)
+	case err != nil && ee != nil:
+		fmt.Fprintf(stderr, "oxyfs: mount failed: the mount ended (%v) before it served\n", ee.ProcessState)
+	case err != nil:
+		fmt.Fprintf(stderr, "oxyfs: mount failed: %v\n", err)
+	default:
+		fmt.Fprintf(stderr, "oxyfs: mount failed: the mount exited before it served\n")
 	}
-	if err == nil {
-		err = fmt.Errorf("exited before it was serving")
-	}
-	fmt.Fprintf(stderr, "oxyfs: mount failed: %v\n", err)
 	return code
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -91,5 +92,46 @@ func TestDetachedChildArgvHoldsNoSecret(t *testing.T) {
 			}
 			break
 		}
+	}
+}
+
+// TestFailedDetachedMountSaysWhyOnce (issue 38): a detached mount that
+// fails says why in one line — the child's — and the parent adds no
+// "mount failed: exit status 1" after it; the exit status is the child's.
+// Its --log-file says why too (it was empty).
+func TestFailedDetachedMountSaysWhyOnce(t *testing.T) {
+	mnt := t.TempDir()
+	testwatch.Arm(t).Abort(mnt)
+	_, env := oxyfsOnPath(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "no-store")
+	logFile := filepath.Join(t.TempDir(), "mount.log")
+	cmd := exec.Command(self, "mount", "--daemon", "--cache-dir", "", "--log-file", logFile, "file://"+missing, mnt)
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = time.Second
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("the failed mount ended with %v, want exit status 1; stderr:\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], missing) {
+		t.Errorf("stderr has %d line(s), want the one that names the missing store %s:\n%s", len(lines), missing, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "exit status") {
+		t.Errorf("stderr says a process's exit status instead of why:\n%s", stderr.String())
+	}
+	data, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logged := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(logged) != 1 || !strings.Contains(logged[0], " ERROR oxyfs: mount failed: ") || !strings.Contains(logged[0], missing) {
+		t.Errorf("the log file holds %q; want one ERROR line that says the mount failed and names %s", data, missing)
 	}
 }

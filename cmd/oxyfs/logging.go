@@ -235,6 +235,21 @@ func levelOf(msg string) slog.Level {
 	return slog.LevelInfo
 }
 
+// leveled is a printf line's level (levelOf) and its message for the log:
+// a leading "warning: ", which marks the level, is dropped, since the line
+// says WARN already ("WARN oxyfs: warning: …" said it twice). The "oxyfs: "
+// of a package that names the program is dropped too (the handler adds it).
+func leveled(line string) (slog.Level, string) {
+	msg := strings.TrimPrefix(line, "oxyfs: ")
+	level := levelOf(msg)
+	if level == slog.LevelWarn {
+		if rest, ok := strings.CutPrefix(msg, "warning: "); ok && rest != "" {
+			msg = rest
+		}
+	}
+	return level, msg
+}
+
 // oxyLog is the log of one mount or serve.
 type oxyLog struct {
 	*slog.Logger
@@ -279,17 +294,32 @@ func newLog(stderr io.Writer, lf logFlags, detaching bool) (*oxyLog, error) {
 
 // printf logs one printf-style line at its levelOf.
 func (l *oxyLog) printf(format string, args ...any) {
-	msg := strings.TrimPrefix(fmt.Sprintf(format, args...), "oxyfs: ")
-	l.Log(context.Background(), levelOf(msg), msg)
+	level, msg := leveled(fmt.Sprintf(format, args...))
+	l.Log(context.Background(), level, msg)
 }
 
 // printfWriter makes each Write of a *log.Logger one event.
 type printfWriter struct{ l *slog.Logger }
 
 func (w printfWriter) Write(p []byte) (int, error) {
-	msg := strings.TrimPrefix(strings.TrimRight(string(p), "\n"), "oxyfs: ")
-	w.l.Log(context.Background(), levelOf(msg), msg)
+	level, msg := leveled(strings.TrimRight(string(p), "\n"))
+	w.l.Log(context.Background(), level, msg)
 	return len(p), nil
+}
+
+// toFile logs msg at level to the --log-file alone (nothing without one):
+// for what the command also says on stderr, such as why a mount failed.
+func (l *oxyLog) toFile(level slog.Level, msg string) {
+	l.sink.mu.Lock()
+	f := l.sink.file
+	l.sink.mu.Unlock()
+	h, ok := l.Handler().(*logHandler)
+	if f == nil || !ok || !h.Enabled(context.Background(), level) {
+		return
+	}
+	c := *h
+	c.sink = &logSink{w: f, name: f.Name()}
+	_ = c.Handle(context.Background(), slog.NewRecord(time.Now(), level, msg, 0))
 }
 
 // close closes the log file, if any.

@@ -35,8 +35,10 @@ func TestLogIsOneTimestampedLinePerEvent(t *testing.T) {
 	lg.printf("invalidate (generation 3): 1 listings")                      // debug: filtered out
 	lg.printf("panic in a FUSE handler (EIO): boom\ngoroutine 1 [running]") // one line still
 	lg.Info("mounted s3://b?secret_access_key=hush at /mnt")
+	lg.std.Print("warning: ", "list cache /c: mode drwxrwxrwx")         // the index's Warn
+	lg.printf("oxyfs: warning: authentication failed for user %q", "u") // web's
 	lines := logLines(t, &text)
-	wantLevels := []string{"WARN", "INFO", "ERROR", "INFO"}
+	wantLevels := []string{"WARN", "INFO", "ERROR", "INFO", "WARN", "WARN"}
 	if len(lines) != len(wantLevels) {
 		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(wantLevels), text.String())
 	}
@@ -48,6 +50,15 @@ func TestLogIsOneTimestampedLinePerEvent(t *testing.T) {
 	}
 	if !strings.Contains(lines[0], "oxyfs: write /sig/ab/cd/alice: refused, the signature exists (EPERM)") {
 		t.Errorf("the message's words changed: %q", lines[0])
+	}
+	// The level says WARN: the word that marked it is not said again.
+	for _, want := range []string{"WARN oxyfs: list cache /c: mode drwxrwxrwx", `WARN oxyfs: authentication failed for user "u"`} {
+		if !strings.Contains(text.String(), want+"\n") {
+			t.Errorf("no line ends %q:\n%s", want, text.String())
+		}
+	}
+	if strings.Contains(text.String(), "warning") {
+		t.Errorf("a WARN line says warning again:\n%s", text.String())
 	}
 	if strings.Contains(text.String(), "hush") {
 		t.Errorf("a secret is in the log:\n%s", text.String())
@@ -69,8 +80,8 @@ func TestLogIsOneTimestampedLinePerEvent(t *testing.T) {
 		if err := json.Unmarshal([]byte(lines[i]), &rec); err != nil {
 			t.Fatalf("line %d %q: %v", i, lines[i], err)
 		}
-		if _, err := time.Parse(time.RFC3339Nano, rec.Time); err != nil || rec.Level != want || strings.HasPrefix(rec.Msg, "oxyfs: ") {
-			t.Errorf("line %d: %+v; want an RFC 3339 time, level %s, the message without the program's name", i, rec, want)
+		if _, err := time.Parse(time.RFC3339Nano, rec.Time); err != nil || rec.Level != want || strings.HasPrefix(rec.Msg, "oxyfs: ") || strings.HasPrefix(rec.Msg, "warning") {
+			t.Errorf("line %d: %+v; want an RFC 3339 time, level %s, the message without the program's name (nor a warning's word)", i, rec, want)
 		}
 	}
 

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -30,7 +31,7 @@ func init() {
 	})
 }
 
-func runMount(ctx context.Context, e *env, args []string) error {
+func runMount(ctx context.Context, e *env, args []string) (err error) {
 	var mf mountFlags
 	f := e.flags
 	f.BoolVar(&mf.readOnly, "read-only", false, "refuse every write (EROFS)")
@@ -73,6 +74,16 @@ func runMount(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer lg.close()
+	// A mount that fails before it serves says why on stderr (the
+	// command's error); the --log-file gets the line too, else a detached
+	// mount's log says nothing of it. Once a detached mount serves, its
+	// stderr is the log file: nothing more to write there.
+	served := false
+	defer func() {
+		if err != nil && !(served && child != nil) {
+			lg.toFile(slog.LevelError, "mount failed: "+err.Error())
+		}
+	}()
 	if mf.file != "" && child == nil {
 		fmt.Fprintf(e.stderr, "oxyfs: logging to %s\n", mf.file)
 	}
@@ -145,8 +156,8 @@ func runMount(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	s := ix.Status()
-	lg.Info(fmt.Sprintf("mounted %s at %s (%s, %s layout, %d entries; open took %s and %s)",
-		st.URL(), dir, s.Mode, s.Layout, s.Entries, openTime.Round(time.Millisecond), strings.TrimPrefix(s.OpenRequests.String(), "requests: ")))
+	lg.Info(fmt.Sprintf("mounted %s at %s (%s, %s layout, %d entries; open took %s and %s; %s)",
+		st.URL(), dir, s.Mode, s.Layout, s.Entries, openTime.Round(time.Millisecond), strings.TrimPrefix(s.OpenRequests.String(), "requests: "), listsNote(s.ListCache)))
 	if mf.metricsAddr != "" {
 		met.Watch(ix, m.Ops)
 		met.WatchRequests(m.Requests)
@@ -164,6 +175,7 @@ func runMount(ctx context.Context, e *env, args []string) error {
 	if child != nil {
 		child.serving(lg)
 	}
+	served = true
 	return serveMount(ctx, ix, m, mf.refresh, lg)
 }
 

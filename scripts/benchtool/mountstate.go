@@ -18,6 +18,7 @@ type mountState struct {
 	RSSKiB        int64            `json:"rss_kib"`
 	MemoryBytes   int64            `json:"memory_bytes"`    // the set's arrays (index Status.MemoryBytes)
 	SigCacheBound int64            `json:"sig_cache_bound"` // what the signature cache may hold
+	SigSizesBound int64            `json:"sig_sizes_bound"` // what the table of signature sizes may hold (0: a mount older than the field)
 	SigCacheBytes int64            `json:"sig_cache_bytes"` // what it holds
 	ReadAhead     readAheadState   `json:"read_ahead"`
 	FuseOps       map[string]int64 `json:"fuse_ops"`

@@ -1,0 +1,63 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/testkit/storefixture"
+)
+
+// heapAlloc is the live heap after a collection.
+func heapAlloc() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// TestStatedMemoryBoundCoversTheSizesTable (issue 38): the table of the
+// sizes of signatures read (sigCache.sizes, up to maxKnownSizes) is in the
+// bound Status states: sig_sizes_bound is at least what the table holds,
+// filled to its limit with keys of the length the generator's signatures
+// have (a 9-byte signer: 79-byte keys), as each GET's key is its own
+// string; and memory_bound counts it beside the set, the signature
+// cache's bound and the collector's headroom.
+func TestStatedMemoryBoundCoversTheSizesTable(t *testing.T) {
+	st := storefixture.NewMem(t)
+	ix, err := Open(context.Background(), st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	s := ix.Status()
+	c := ix.sigs
+	n := c.sizesN
+	if n != maxKnownSizes {
+		t.Fatalf("the table holds %d sizes at most, want %d (no memory limit)", n, maxKnownSizes)
+	}
+	if s.SigSizesBound < int64(n)*sizeItemBytes || s.MemoryBound != s.MemoryBytes+s.SigCacheBound+s.SigSizesBound+gcHeadroomBytes {
+		t.Fatalf("status: sig_sizes_bound %d for %d sizes, memory_bound %d (set %d, cache bound %d): the sizes are not in the stated bound",
+			s.SigSizesBound, n, s.MemoryBound, s.MemoryBytes, s.SigCacheBound)
+	}
+	before := heapAlloc()
+	c.mu.Lock()
+	c.max = 0 // the table alone: no signature's bytes are kept
+	for i := range n {
+		e := format.Entry{Kind: format.KindSig, Object: fmt.Sprintf("%064x", i*2654435761), Value: "signer-42"}
+		c.insertLocked(e.Key(), nil, uint64(i), int64(i))
+	}
+	got := len(c.sizes)
+	c.mu.Unlock()
+	grew := int64(heapAlloc()) - int64(before)
+	runtime.KeepAlive(ix)
+	if got != n {
+		t.Fatalf("the table holds %d sizes, want %d", got, n)
+	}
+	t.Logf("%d sizes: the heap grew %d bytes, %.1f a size; sig_sizes_bound %d", n, grew, float64(grew)/float64(n), s.SigSizesBound)
+	if grew > s.SigSizesBound {
+		t.Errorf("the heap grew %d bytes (%.1f a size) for a full table: past sig_sizes_bound %d", grew, float64(grew)/float64(n), s.SigSizesBound)
+	}
+}
