@@ -172,18 +172,32 @@ func (c *casCounters) snapshot() CASStats {
 }
 
 // backoff sleeps before try n+1: exponential in n with full jitter, scaled
-// by the round trip of the try that lost (rtt), capped at maxBackoff. Scaling
-// by the round trip makes losers spread over as many "slots" as there are
-// contenders, so the chance of losing 32 times in a row vanishes instead of
-// being (1-1/contenders)^32.
+// by the round trip of the try that lost (rtt), capped (backoffCeil).
+// Scaling by the round trip makes losers spread over as many "slots" as
+// there are contenders, so the chance of losing 32 times in a row vanishes
+// instead of being (1-1/contenders)^32.
 func backoff(ctx context.Context, n int, rtt time.Duration) error {
-	base := max(rtt, time.Millisecond)
-	ceil := min(base<<min(n, 16), maxBackoff)
-	return sleep(ctx, time.Duration(rand.Int64N(int64(ceil)))+time.Millisecond)
+	return sleep(ctx, time.Duration(rand.Int64N(int64(backoffCeil(n, rtt))))+time.Millisecond)
 }
 
-// maxBackoff caps one wait between compare-and-swap tries.
+// backoffCeil is the most backoff waits before try n+1: rtt (at least
+// 1 ms) doubled n times, capped at maxBackoff — but never below
+// backoffSlots round trips, so that when a try takes long (a slow or
+// starved server: CI met 16 updaters on Azurite, each try near a second,
+// and one lost 32 times in a row under a 2 s cap, 2 slots for 16
+// contenders) the waits still spread over that many slots.
+func backoffCeil(n int, rtt time.Duration) time.Duration {
+	base := max(rtt, time.Millisecond)
+	return min(base<<min(n, 16), max(maxBackoff, base*backoffSlots))
+}
+
+// maxBackoff caps one wait between compare-and-swap tries, unless a try's
+// round trip is long (backoffCeil).
 const maxBackoff = 2 * time.Second
+
+// backoffSlots is how many round trips the waits of a long-lost update
+// spread over at least.
+const backoffSlots = 32
 
 // MaxCASTries bounds the compare-and-swap retries of one record update.
 const MaxCASTries = 32
