@@ -9,12 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/oxyfs/oxyfs/index"
-	"github.com/oxyfs/oxyfs/testkit/testwatch"
 )
 
 // TestMountSaysWhereItsListsCameFrom (issue 38): the log line of a mount's
@@ -23,32 +21,13 @@ import (
 // directory and size: the first mount with an empty cache reads the list
 // from the store, the second maps it from the cache.
 func TestMountSaysWhereItsListsCameFrom(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "s")
-	if _, errOut, code := runCLI(t, "gen", "--entries", "200", "--fold", "--layout", "bucket", "file://"+dir); code != 0 {
-		t.Fatalf("gen: %s", errOut)
-	}
+	dir := genFolded(t, 200)
 	cache := filepath.Join(t.TempDir(), "lists")
-	mnt := t.TempDir()
-	testwatch.Arm(t).Abort(mnt)
-	t.Cleanup(func() { _ = syscall.Unmount(mnt, syscall.MNT_DETACH) })
+	mnt := watchedMountDir(t)
 	mountOnce := func() (string, index.ListCacheStats) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		var out, errb syncBuffer
-		done := make(chan int, 1)
-		go func() {
-			done <- run(ctx, []string{"mount", "--layout", "bucket", "--cache-dir", cache, "file://" + dir, mnt}, strings.NewReader(""), &out, &errb)
-		}()
-		deadline := time.After(20 * time.Second)
-		for !strings.Contains(errb.String(), "oxyfs: mounted ") {
-			select {
-			case code := <-done:
-				t.Fatalf("mount exited %d before it served:\n%s", code, errb.String())
-			case <-deadline:
-				t.Fatalf("mount did not serve within 20s:\n%s", errb.String())
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
+		errb, done := startInProcessMount(t, ctx, "--layout", "bucket", "--cache-dir", cache, "file://"+dir, mnt)
 		data, err := os.ReadFile(filepath.Join(mnt, ".oxy", "status"))
 		if err != nil {
 			t.Fatal(err)

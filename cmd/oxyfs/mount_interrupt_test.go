@@ -5,12 +5,8 @@ package main
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-
-	"github.com/oxyfs/oxyfs/testkit/testwatch"
 	"time"
 )
 
@@ -24,32 +20,11 @@ import (
 // Here the context is cancelled after the mount serves, with no signal at
 // all: the mount must unmount, say so and exit 0.
 func TestMountUnmountsOnAnInterruptThatCameBeforeItsHandler(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "s")
-	if _, errOut, code := runCLI(t, "gen", "--entries", "20", "--fold", "--layout", "bucket", "file://"+dir); code != 0 {
-		t.Fatalf("gen: %s", errOut)
-	}
-	mnt := t.TempDir()
-	testwatch.Arm(t).Abort(mnt)
-	// A mount that never unmounts would keep the directory busy for the
-	// rest of the tests (and its TempDir's removal fails): detach it.
-	t.Cleanup(func() { _ = syscall.Unmount(mnt, syscall.MNT_DETACH) })
+	dir := genFolded(t, 20)
+	mnt := watchedMountDir(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errb syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"mount", "--layout", "bucket", "file://" + dir, mnt}, strings.NewReader(""), &out, &errb)
-	}()
-	deadline := time.After(20 * time.Second)
-	for !strings.Contains(errb.String(), "oxyfs: mounted ") {
-		select {
-		case code := <-done:
-			t.Fatalf("mount exited %d before it served:\n%s", code, errb.String())
-		case <-deadline:
-			t.Fatalf("mount did not serve within 20s:\n%s", errb.String())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	errb, done := startInProcessMount(t, ctx, "--layout", "bucket", "file://"+dir, mnt)
 	// serveMount is running (or about to): the interrupt comes now, on
 	// the context only.
 	time.Sleep(200 * time.Millisecond)
