@@ -104,7 +104,6 @@ type Server struct {
 	wbuf    writeBudget     // the bytes all open writes hold (write.go); atomic
 	wgens   atomic.Uint64   // atomic: the last write's number, of its nodes' generation (writeHandle.gen)
 	sides   sideFiles       // side files refused and logged (sidefiles.go); locks itself
-	retries writeRetries    // threads a write's open was answered ESTALE (reserve.go); locks itself
 	writes  sync.WaitGroup  // Puts in flight: Add and Done by put, Wait by Unmount
 
 	invalMu sync.Mutex    // serializes Invalidate: one walk of what the kernel holds at a time

@@ -2,7 +2,6 @@ package fs
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -52,35 +51,15 @@ const reserveClaim = 2 * time.Second
 // does not look the name up; that open fails with ESTALE) — until it
 // ends, the name stands for the reservation, size 0 when it truncates —
 // else after reserveClaim.
-//
-// The kernel retries an open once. A retry that lands on a node descriptors
-// hold again, or meets another writer's reservation — writers and readers
-// of one name at once through the mount: another write landed and a read
-// opened its node between the retry's lookup and its open, or another
-// writer's open took the reservation — is not answered ESTALE a second
-// time, which would fail the open (a trial: 10 of 427 writes of two writer
-// threads beside a reader): it opens the write where it lands
-// (writeRetries), as a local disk does: descriptors of that node see the
-// rewrite, their mappings past its size fault.
 func (n *entryNode) reserveWrite(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	m := n.m
 	tid := callerTid(ctx)
-	retry := m.retries.take(n.path, tid)
 	if w := m.pending.reservation(n.path); w != nil {
 		if tid != 0 && w.resTid == tid && w.node == n && w.abandon() {
 			m.logf("oxyfs: open /%s for writing: refused, the kernel's retried open found the node descriptors of its version hold again (an open through /proc/self/fd?); nothing written", n.path)
-			return nil, 0, syscall.ESTALE
 		}
-		if retry {
-			return m.newWriteHandle(n.path, n.e, n, flags, false), fuse.FOPEN_DIRECT_IO, 0
-		}
-		m.retries.note(n.path, tid)
 		return nil, 0, syscall.ESTALE
 	}
-	if retry {
-		return m.newWriteHandle(n.path, n.e, n, flags, false), fuse.FOPEN_DIRECT_IO, 0
-	}
-	m.retries.note(n.path, tid)
 	h := m.newWriteHandle(n.path, n.e, n, flags, false)
 	h.fromReserve.Store(true)
 	h.resFlags = flags & writeOpenFlags
@@ -197,59 +176,4 @@ func writeOpened(p string) {
 	if hook := testHookWriteOpened.Load(); hook != nil {
 		(*hook)(p)
 	}
-}
-
-// writeRetries are the threads whose open for writing of a name
-// reserveWrite answered ESTALE, for writeRetryWindow: the next open of the name
-// by that thread is the kernel's one retry of it. Entries are taken by
-// that open, or pruned once past the window; there are as many as threads
-// in an open at once.
-type writeRetries struct {
-	mu sync.Mutex               // protects m
-	m  map[writeRetry]time.Time // when the ESTALE was answered; guarded by mu
-}
-
-type writeRetry struct {
-	path string
-	tid  uint32
-}
-
-// writeRetryWindow is how long after an ESTALE a thread's open of the
-// name counts as the kernel's retry of it.
-const writeRetryWindow = reserveClaim
-
-// note records that thread tid's open of path was answered ESTALE (0: an
-// unknown thread, not recorded).
-func (r *writeRetries) note(path string, tid uint32) {
-	if tid == 0 {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	now := time.Now()
-	if r.m == nil {
-		r.m = make(map[writeRetry]time.Time)
-	}
-	for k, at := range r.m {
-		if now.Sub(at) > writeRetryWindow {
-			delete(r.m, k)
-		}
-	}
-	r.m[writeRetry{path, tid}] = now
-}
-
-// take reports whether thread tid's open of path is the retry of one
-// answered ESTALE within writeRetryWindow, and forgets that ESTALE.
-func (r *writeRetries) take(path string, tid uint32) bool {
-	if tid == 0 {
-		return false
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	k := writeRetry{path, tid}
-	at, ok := r.m[k]
-	if ok {
-		delete(r.m, k)
-	}
-	return ok && time.Since(at) <= writeRetryWindow
 }
