@@ -85,15 +85,27 @@ type look struct {
 
 // look takes the request's look at n (see look).
 func (n *entryNode) look() look {
-	w, open := n.m.pending.look(n.path)
+	w, open := n.pendingLook()
 	return look{st: n.m.ix.SigState(n.e), w: w, open: open}
+}
+
+// pendingLook is the write whose bytes the name stands for and whether
+// one is open (pendingWrites.look) — on a node of a reservation not yet
+// claimed (reserveWrite), that reservation: only its thread's retry has
+// the node (its lookup gave it), and the open's permission check asks
+// its attributes (GETATTR) before the open claims it.
+func (n *entryNode) pendingLook() (w *writeHandle, open bool) {
+	if r := n.w.Load(); r != nil && r.reserved.Load() {
+		return r, true
+	}
+	return n.m.pending.look(n.path)
 }
 
 // lookStat is look with the index's node of the name, for a request that
 // answers attributes (GETATTR): one question of the index (StatSig), the
 // node and the signature's state under one lock, and the pending writes'.
 func (n *entryNode) lookStat(ctx context.Context) look {
-	w, open := n.m.pending.look(n.path)
+	w, open := n.pendingLook()
 	node, st, err := n.m.ix.StatSig(bg(ctx), n.path)
 	if n.e.Kind != format.KindSig {
 		st = index.SigState{}
@@ -218,16 +230,21 @@ func (n *entryNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.At
 		n.m.sigAttr(&out.Attr, b.size(), time.Time{})
 		out.SetTimeout(0)
 		return 0
-	case b != nil || n.staleAt(q) && n.retried():
+	case b != nil || n.retried():
 		// A read beside a write that was refused or failed (go-fuse lends
 		// it to a stat by path too, which must say the name's size: the
-		// store's version again, beside.go). Or the version moved again
-		// just after the kernel looked the name up — maybe for an ESTALE,
+		// store's version again, beside.go). Or a node the kernel looked
+		// up just now, whose version moved since — maybe for an ESTALE,
 		// after which it does not retry (an open checks permissions with
 		// a GETATTR when the attributes are not cached). The signature's
 		// current size (of the same look: its state is the current
 		// version's), not cached; an open of the node reads the current
-		// bytes (Open).
+		// bytes (Open). Of a look taken now: the node may have become
+		// current since the first (a write's node settled as the version
+		// it landed), which a second look at q would not see.
+		if b == nil {
+			q = n.lookStat(ctx)
+		}
 		sz, serr := n.size(ctx, q)
 		if serr != 0 {
 			// The current signature could not be read (gone from the

@@ -10,6 +10,10 @@ import (
 
 // pendingWrites are the files open for writing, by path: stat and lookup
 // see a created file before it lands, and its size while it is written.
+// A reserved write (entryNode.reserveWrite) is held here too, but it is
+// its thread's alone until its open claims it: every getter but
+// reservation passes it over, so the name stands for what it stood for to
+// everyone else (the open that reserved it has not returned).
 type pendingWrites struct {
 	mu      sync.Mutex                // protects the following; a leaf: handles' sizes are read atomically under it
 	m       map[string][]*writeHandle // guarded by mu
@@ -45,6 +49,9 @@ func (p *pendingWrites) fresh(path string) *writeHandle {
 	defer p.mu.Unlock()
 	hs := p.m[path]
 	for i := len(hs) - 1; i >= 0; i-- {
+		if hs[i].reserved.Load() {
+			continue
+		}
 		if hs[i].size.Load() < 0 || hs[i].untouched.Load() {
 			return hs[i]
 		}
@@ -71,7 +78,7 @@ func (p *pendingWrites) get(path string) *writeHandle {
 	defer p.mu.Unlock()
 	hs := p.m[path]
 	for i := len(hs) - 1; i >= 0; i-- {
-		if hs[i].size.Load() >= 0 {
+		if hs[i].size.Load() >= 0 && !hs[i].reserved.Load() {
 			return hs[i]
 		}
 	}
@@ -90,20 +97,20 @@ func (p *pendingWrites) writing(path string) *writeHandle {
 	defer p.mu.Unlock()
 	hs := p.m[path]
 	for i := len(hs) - 1; i >= 0; i-- {
-		if hs[i].size.Load() >= 0 && !hs[i].dead.Load() {
+		if hs[i].size.Load() >= 0 && !hs[i].dead.Load() && !hs[i].reserved.Load() {
 			return hs[i]
 		}
 	}
 	return nil
 }
 
-// reservation returns the reserved write (entryNode.reserveWrite) that
-// waits for its claim on path, or nil.
-func (p *pendingWrites) reservation(path string) *writeHandle {
+// reservation returns the reserved write (entryNode.reserveWrite) of
+// thread tid that waits for its claim on path, or nil.
+func (p *pendingWrites) reservation(path string, tid uint32) *writeHandle {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, h := range p.m[path] {
-		if h.reserved.Load() {
+		if h.resTid == tid && h.reserved.Load() {
 			return h
 		}
 	}
@@ -117,7 +124,7 @@ func (p *pendingWrites) look(path string) (writing *writeHandle, open bool) {
 	defer p.mu.Unlock()
 	hs := p.m[path]
 	for i := len(hs) - 1; i >= 0; i-- {
-		if hs[i].size.Load() >= 0 {
+		if hs[i].size.Load() >= 0 && !hs[i].reserved.Load() {
 			open = true
 			if writing == nil && !hs[i].dead.Load() {
 				writing = hs[i]

@@ -21,8 +21,11 @@ import (
 const writeOpenFlags = syscall.O_TRUNC | syscall.O_APPEND
 
 // reserveClaim bounds how long a reserved write waits for the kernel's
-// retried open (reserveWrite) before it ends as a write of nothing.
-const reserveClaim = 2 * time.Second
+// retried open (reserveWrite) before it ends as a write of nothing. The
+// retry follows at once (the same system call); the bound is for a
+// thread that never retries. A reservation is its thread's alone, so one
+// that waits costs nobody else anything but its bytes.
+const reserveClaim = 10 * time.Second
 
 // reserveWrite answers an open for writing of a signature whose node
 // descriptors hold: reads and mappings of its version (entryNode.readers),
@@ -35,39 +38,49 @@ const reserveClaim = 2 * time.Second
 // its pages past that size: on the readers' own node, a MAP_SHARED mapping
 // of theirs faulted (SIGBUS) and reads found 0 bytes or the version cut
 // short. So the write's handle is made now (the existing bytes read when
-// the open does not truncate: untouched), pending — the name stands for
-// it: a lookup gives the write's node (beside.go) — and reserved, and the
-// open is ESTALE: the kernel looks the name up again (its one retry of an
-// open, with LOOKUP_REVAL, which asks us), gets the write's node and opens
-// it, which claims the handle (openWrite). The readers' node is never
-// opened for writing. A node no descriptor holds is opened for writing
-// (openWrite): a read that opens it during the write reads beside it, the
-// version's attributes dropped first (openBeside). One reservation at a
-// time per name: another open meanwhile is ESTALE too, and its retry opens
-// the write's node (claiming the reservation, or a handle of its own). A
-// reservation no open claimed ends as a write of nothing: at once when
-// the reserving open's own retry comes back to the readers' node (an
-// open through /proc/self/fd/N of a descriptor of the version: its retry
-// does not look the name up; that open fails with ESTALE) — until it
-// ends, the name stands for the reservation, size 0 when it truncates —
-// else after reserveClaim.
+// the open does not truncate: untouched) and reserved for the thread
+// whose open this is, and the open is ESTALE: the kernel looks the name up
+// again (its one retry of an open, with LOOKUP_REVAL: the same thread
+// sends the LOOKUP and then the OPEN), the lookup from that thread gives
+// the write's node (lookupIn: pendingWrites.reservation), and its open
+// claims the handle (openWrite). The readers' node is never opened for
+// writing.
+//
+// A reservation is its thread's alone until claimed: to every other
+// request the name stands for what it stood for (pendingWrites passes
+// reserved handles over) — the open that reserved has not returned — and
+// no other open can take it or is turned away by it. So the retry always
+// finds its write's node, whatever other writers and readers of the name
+// do meanwhile: writes landing, reads opening the landed versions' nodes,
+// other reservations (a trial of two writer threads beside a reader
+// through one mount failed 2–30 of 232–467 writes with ESTALE while the
+// reservation was the name's: another writer's open took it, landed, and
+// a read held the node the retry then found). A node no descriptor holds
+// is opened for writing (openWrite): a read that opens it during the
+// write reads beside it, the version's attributes dropped first
+// (openBeside).
+//
+// A reservation no open claimed ends as a write of nothing: at once when
+// the reserving thread's retry comes back to the readers' node (an open
+// through /proc/self/fd/N of a descriptor of the version: its retry does
+// not look the name up; that open fails with ESTALE), or when that thread
+// opens the name again, else after reserveClaim.
 func (n *entryNode) reserveWrite(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	m := n.m
 	tid := callerTid(ctx)
-	if w := m.pending.reservation(n.path); w != nil {
-		if tid != 0 && w.resTid == tid && w.node == n && w.abandon() {
-			m.logf("oxyfs: open /%s for writing: refused, the kernel's retried open found the node descriptors of its version hold again (an open through /proc/self/fd?); nothing written", n.path)
-		}
+	if w := m.pending.reservation(n.path, tid); w != nil && w.abandon() && w.node == n {
+		m.logf("oxyfs: open /%s for writing: refused, the kernel's retried open found the node descriptors of its version hold again (an open through /proc/self/fd?); nothing written", n.path)
 		return nil, 0, syscall.ESTALE
-	}
-	h := m.newWriteHandle(n.path, n.e, n, flags, false)
-	h.fromReserve.Store(true)
-	h.resFlags = flags & writeOpenFlags
-	h.resTid = tid
-	h.reserved.Store(true)
+	} // else a reservation of an open of this thread's that ended unclaimed: ended now
+	h := m.makeWriteHandle(n.path, n.e, n, flags, false, func(h *writeHandle) {
+		h.fromReserve.Store(true)
+		h.resFlags = flags & writeOpenFlags
+		h.resTid = tid
+		h.reserved.Store(true)
+	})
 	if flags&syscall.O_TRUNC == 0 {
 		h.mu.Lock()
-		errno := h.loadLocked(ctx) // the name stands for the write once it has bytes
+		errno := h.loadLocked(ctx)
 		h.mu.Unlock()
 		if errno != 0 {
 			h.abandon()
@@ -81,6 +94,23 @@ func (n *entryNode) reserveWrite(ctx context.Context, flags uint32) (gofs.FileHa
 		}
 	})
 	return nil, 0, syscall.ESTALE
+}
+
+// claim makes the reserved write h the open of thread tid on its own node
+// n (the retry of the open reserveWrite answered ESTALE), if it is that
+// thread's (0: unknown) and the open's flags are the reservation's; from
+// then on the name stands for it. n.openMu is held.
+func (h *writeHandle) claim(n *entryNode, tid uint32, flags uint32) bool {
+	if n.w.Load() != h || h.resFlags != flags&writeOpenFlags || h.resTid != tid || !h.reserved.CompareAndSwap(true, false) {
+		return false
+	}
+	if node := h.node; node != nil && node.readers.Load() > 0 {
+		// As setSize at a write's first size: a stat by path, which
+		// go-fuse would answer with the readers' lent handle, looks the
+		// name up and gets the write's node.
+		go h.m.dropName(h.path) // not from inside the request: sigChanged
+	}
+	return true
 }
 
 // callerTid is the thread that sent the request of ctx (0: unknown).
@@ -148,7 +178,7 @@ func (n *entryNode) openWrite(ctx context.Context, flags uint32) (gofs.FileHandl
 		// (pending) when it counts itself.
 		n.openMu.Lock()
 		defer n.openMu.Unlock()
-		if w := n.w.Load(); w != nil && w.resFlags == flags&writeOpenFlags && w.reserved.CompareAndSwap(true, false) {
+		if w := n.w.Load(); w != nil && w.claim(n, callerTid(ctx), flags) {
 			return w, fuse.FOPEN_DIRECT_IO, 0 // the kernel's retry (reserveWrite)
 		}
 		if w := n.w.Load(); (w == nil || w.settled.Load()) && (n.readers.Load() > 0 || n.beside.Load() > 0) {

@@ -305,7 +305,7 @@ func (m *Server) lookupIn(ctx context.Context, parent *gofs.Inode, dir, name str
 				return m.newDirIn(ctx, parent, p, at.Level, index.PathIno(p), out), 0
 			}
 		}
-		if h := m.pending.writing(p); h != nil { // a refused create stands for nothing
+		if h := m.standsFor(ctx, p); h != nil { // a refused create stands for nothing
 			return m.newFileIn(ctx, parent, p, h.e, h.size.Load(), time.Time{}, st, h, out), 0
 		}
 		return nil, syscall.ENOENT
@@ -323,10 +323,21 @@ func (m *Server) lookupIn(ctx context.Context, parent *gofs.Inode, dir, name str
 		l := &linkNode{base: base{m: m}, target: n.Target}
 		return parent.NewInode(ctx, l, gofs.StableAttr{Mode: syscall.S_IFLNK, Ino: n.Ino}), 0
 	}
-	if h := m.pending.writing(p); h != nil {
+	if h := m.standsFor(ctx, p); h != nil {
 		return m.newFileIn(ctx, parent, p, n.Entry, h.size.Load(), time.Time{}, st, h, out), 0
 	}
 	return m.newFileIn(ctx, parent, p, n.Entry, n.Size, n.ModTime, st, nil, out), 0
+}
+
+// standsFor is the write whose node a lookup of p from the request's
+// thread gives: that thread's reservation (the kernel's retry of the open
+// reserveWrite answered ESTALE looks the name up before it opens), else
+// the write in progress on the name (pendingWrites.writing); nil: none.
+func (m *Server) standsFor(ctx context.Context, p string) *writeHandle {
+	if h := m.pending.reservation(p, callerTid(ctx)); h != nil {
+		return h
+	}
+	return m.pending.writing(p)
 }
 
 func typeMode(t index.NodeType) uint32 {

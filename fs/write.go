@@ -142,8 +142,17 @@ var (
 // newWriteHandle makes the handle of node n's file opened for writing
 // (created: by Create, which adds it to the pending writes itself).
 func (m *Server) newWriteHandle(p string, e format.Entry, n *entryNode, flags uint32, created bool) *writeHandle {
+	return m.makeWriteHandle(p, e, n, flags, created, nil)
+}
+
+// makeWriteHandle is newWriteHandle; prepare, if not nil, sets up h before
+// it is pending (a reservation's fields: reserveWrite).
+func (m *Server) makeWriteHandle(p string, e format.Entry, n *entryNode, flags uint32, created bool, prepare func(h *writeHandle)) *writeHandle {
 	h := &writeHandle{m: m, path: p, e: e, node: n, created: created, append: flags&syscall.O_APPEND != 0,
 		gen: writeGen | m.wgens.Add(1)}
+	if prepare != nil {
+		prepare(h)
+	}
 	// An index entry is empty, and a created file starts empty: nothing to
 	// read. An existing signature is read only if a write needs its bytes
 	// (O_TRUNC truncates it first, so cp over it reads nothing).
@@ -166,8 +175,8 @@ func (m *Server) newWriteHandle(p string, e format.Entry, n *entryNode, flags ui
 // dropped then, so that a stat by path looks it up and gets the write's
 // node, not the size go-fuse's lent handle of theirs would say.
 func (h *writeHandle) setSize(n int64) {
-	if h.size.Swap(n) >= 0 || h.created || h.e.Kind != format.KindSig {
-		return
+	if h.size.Swap(n) >= 0 || h.created || h.e.Kind != format.KindSig || h.reserved.Load() {
+		return // a reservation stands for the name once claimed (claim)
 	}
 	if node := h.node; node != nil && node.readers.Load() > 0 {
 		go h.m.dropName(h.path) // not from inside the request: sigChanged
@@ -427,6 +436,15 @@ func (h *writeHandle) Release(ctx context.Context) syscall.Errno {
 	if !landed && !refused && h.e.Kind == format.KindSig && len(h.buf) == 0 && errno == syscall.EINVAL {
 		h.m.logf("oxyfs: write /%s: a signature needs bytes; nothing written (EINVAL)", h.path)
 	}
+	h.mu.Unlock()
+	// Out of the pending writes before it is released: an open that found
+	// the write (its look) and then finds it released (openBeside) looks
+	// again, and must not find it again — a released write still pending
+	// answered a read's open and its kernel retry ESTALE both (a reader
+	// beside two writers through one mount). Reads that open beside it
+	// meanwhile read its bytes, which stay until the last of them goes.
+	h.m.pending.remove(h.path, h)
+	h.mu.Lock()
 	h.released = true
 	h.freeLocked()
 	h.mu.Unlock()
@@ -435,7 +453,6 @@ func (h *writeHandle) Release(ctx context.Context) syscall.Errno {
 		// notices below — the kernel may wait for this RELEASE.
 		go h.dropKernelCopies()
 	}
-	h.m.pending.remove(h.path, h)
 	if !landed && !refused && !h.created && h.e.Kind == format.KindSig {
 		// As at a refusal (which asked already, refuseLocked; a refresh
 		// since saw the node stale itself): a write that ends without
