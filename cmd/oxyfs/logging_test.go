@@ -327,3 +327,32 @@ func TestMountOptionsOfAnFstabLine(t *testing.T) {
 		t.Error("refresh=soon was accepted")
 	}
 }
+
+// TestFailedServeSaysWhyInTheLogFile (issue 38): a serve that fails says
+// why on stderr and in its --log-file, as a mount does — a service's
+// stderr is often read by nobody.
+func TestFailedServeSaysWhyInTheLogFile(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-store")
+	logFile := filepath.Join(t.TempDir(), "serve.log")
+	_, stderr, code := runCLI(t, "serve", "--http", "127.0.0.1:0", "--cache-dir", "", "--log-file", logFile, "file://"+missing)
+	if code == 0 {
+		t.Fatalf("serve of a missing store exited 0; stderr:\n%s", stderr)
+	}
+	if !strings.Contains(stderr, missing) {
+		t.Errorf("stderr does not name the missing store %s:\n%s", missing, stderr)
+	}
+	data, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logged := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	var failed []string
+	for _, l := range logged {
+		if strings.Contains(l, " ERROR oxyfs: serve failed: ") {
+			failed = append(failed, l)
+		}
+	}
+	if len(failed) != 1 || !strings.Contains(failed[0], missing) {
+		t.Errorf("the log file holds %q; want one ERROR line that says serve failed and names %s", data, missing)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -42,7 +43,7 @@ type serveFlags struct {
 	auth       serveAuth
 }
 
-func runServe(ctx context.Context, e *env, args []string) error {
+func runServe(ctx context.Context, e *env, args []string) (err error) {
 	var sf serveFlags
 	f := e.flags
 	f.StringVar(&sf.addr, "http", defaultServeAddr, "listen at this address (host:port; port 0 picks a free one)")
@@ -81,6 +82,14 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer lg.close()
+	// A server that fails says why on stderr (the command's error), and in
+	// the --log-file too, as a mount does: a service's stderr is often
+	// nowhere anyone reads.
+	defer func() {
+		if err != nil {
+			lg.toFile(slog.LevelError, "serve failed: "+err.Error())
+		}
+	}()
 	if sf.file != "" {
 		fmt.Fprintf(e.stderr, "oxyfs: logging to %s\n", sf.file)
 	}

@@ -130,6 +130,12 @@ var (
 	descRefreshes = desc("oxyfs_refreshes_total", "Refreshes of the index, by result (ok, error).", "result")
 	descRefreshAt = desc("oxyfs_last_refresh_timestamp_seconds", "When the last refresh ended, in Unix seconds (absent before the first).")
 	descRefreshOK = desc("oxyfs_last_refresh_success", "1 if the last refresh succeeded, 0 if it failed (absent before the first).")
+	descListHits  = desc("oxyfs_list_cache_lists_total", "Entry lists read since the open, by source (cache: mapped from --cache-dir; store: read from the store).", "source")
+	descListBytes = desc("oxyfs_list_cache_list_bytes_total", "Sizes in the store of those entry lists, by source (cache: bytes not read from the store).", "source")
+	descListWrit  = desc("oxyfs_list_cache_written_total", "Entry lists written into the list cache.")
+	descListIgn   = desc("oxyfs_list_cache_ignored_total", "Files found in the list cache that were not their list (corrupt, foreign, stale): removed, and the list read from the store.")
+	descListUse   = desc("oxyfs_list_cache_bytes", "Bytes the list cache's directory holds (absent without a cache).")
+	descListBound = desc("oxyfs_list_cache_bound_bytes", "What the list cache may hold, --cache-size (absent without a cache).")
 	descFUSEOps   = desc("oxyfs_fuse_ops_total", "FUSE operations answered, by operation.", "op")
 	descFUSEReqs  = desc("oxyfs_fuse_requests_total", "FUSE requests the kernel sent, by opcode (LOOKUP, READDIRPLUS, READ, ...).", "opcode")
 )
@@ -147,7 +153,8 @@ type collector struct {
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRequests, descRetries, descCASUpd, descCASTries, descCASMax,
 		descSigHits, descSigMisses, descSigEvict, descSigBytes, descEntries, descFolded, descJournal,
-		descRefreshes, descRefreshAt, descRefreshOK} {
+		descRefreshes, descRefreshAt, descRefreshOK, descListHits, descListBytes, descListWrit, descListIgn,
+		descListUse, descListBound} {
 		ch <- d
 	}
 	if c.ops != nil {
@@ -189,6 +196,17 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	if !s.LastRefreshTime.IsZero() {
 		gauge(descRefreshAt, float64(s.LastRefreshTime.UnixNano())/1e9)
 		gauge(descRefreshOK, b2f(s.LastRefreshError == ""))
+	}
+	lc := s.ListCache
+	counter(descListHits, lc.Hits, "cache")
+	counter(descListHits, lc.Misses, "store")
+	counter(descListBytes, lc.HitBytes, "cache")
+	counter(descListBytes, lc.MissBytes, "store")
+	counter(descListWrit, lc.Written)
+	counter(descListIgn, lc.Ignored)
+	if lc.Dir != "" {
+		gauge(descListUse, float64(lc.Bytes))
+		gauge(descListBound, float64(lc.Bound))
 	}
 	if c.ops != nil {
 		for op, v := range c.ops() {

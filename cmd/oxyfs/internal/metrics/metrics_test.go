@@ -15,6 +15,7 @@ import (
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
+	"github.com/oxyfs/oxyfs/store/storegen"
 	"github.com/oxyfs/oxyfs/testkit/storefixture"
 )
 
@@ -210,4 +211,78 @@ func TestFUSERequestsByOpcode(t *testing.T) {
 			t.Errorf("oxyfs_fuse_requests_total{opcode=%q} = %v, want %v", op, got, want)
 		}
 	}
+}
+
+// TestListCacheCounters (issue 38): the list cache's use is in the
+// metrics as in .oxy/status (index.ListCacheStats): a first open with the
+// cache reads its list from the store and writes it into the cache, a
+// second maps it; the byte counts are the sizes the status gives.
+func TestListCacheCounters(t *testing.T) {
+	ctx := context.Background()
+	st := storefixture.NewMem(t)
+	if _, err := storegen.Generate(ctx, st, storegen.Options{Entries: 500, Seed: 3, Fold: true, SkipObjects: true}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	open := func() (*Metrics, *index.Index) {
+		c, err := index.OpenListCache(dir, 1<<30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix, err := index.Open(ctx, st, index.Options{ListCache: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ix.Close() })
+		if err := ix.Load(ctx); err != nil {
+			t.Fatal(err)
+		}
+		c.Wait()
+		m := New()
+		m.Watch(ix, nil)
+		return m, ix
+	}
+	check := func(name string, m *Metrics, ix *index.Index, hits, misses, written int64) {
+		t.Helper()
+		s := ix.Status().ListCache
+		if s.Hits != hits || s.Misses != misses || s.Written != written {
+			t.Fatalf("%s: status says %d hits, %d misses, %d written; want %d, %d, %d", name, s.Hits, s.Misses, s.Written, hits, misses, written)
+		}
+		fams := scrape(t, m.Handler())
+		for _, c := range []struct {
+			metric, source string
+			want           int64
+		}{
+			{"oxyfs_list_cache_lists_total", "cache", s.Hits},
+			{"oxyfs_list_cache_lists_total", "store", s.Misses},
+			{"oxyfs_list_cache_list_bytes_total", "cache", s.HitBytes},
+			{"oxyfs_list_cache_list_bytes_total", "store", s.MissBytes},
+		} {
+			if got := value(t, fams, c.metric, "source", c.source).GetCounter().GetValue(); got != float64(c.want) {
+				t.Errorf("%s: %s{source=%q} = %v, want %d", name, c.metric, c.source, got, c.want)
+			}
+		}
+		for metric, want := range map[string]float64{
+			"oxyfs_list_cache_written_total": float64(s.Written),
+			"oxyfs_list_cache_ignored_total": float64(s.Ignored),
+			"oxyfs_list_cache_bytes":         float64(s.Bytes),
+			"oxyfs_list_cache_bound_bytes":   1 << 30,
+		} {
+			fam := fams[metric]
+			if fam == nil || len(fam.Metric) != 1 {
+				t.Errorf("%s: %s: %v", name, metric, fam)
+				continue
+			}
+			if got := fam.Metric[0].GetCounter().GetValue() + fam.Metric[0].GetGauge().GetValue(); got != want {
+				t.Errorf("%s: %s = %v, want %v", name, metric, got, want)
+			}
+		}
+	}
+	m1, ix1 := open()
+	check("first open", m1, ix1, 0, 1, 1)
+	if ix1.Status().ListCache.MissBytes == 0 {
+		t.Fatal("the first open's list has no size")
+	}
+	m2, ix2 := open()
+	check("second open", m2, ix2, 1, 0, 0)
 }
