@@ -334,7 +334,9 @@
 // bytes open readers hold (Options.ReaderBytes), the sizes, digests and
 // times of signatures read (sizeItemBytes, 208 B each at the most, 192 B
 // measured with a full table; at most 1<<20 remembered: 208 MiB, which
-// Status.SigSizesBound states and Status.MemoryBound counts), the text
+// Status.SigSizesBound states and Status.MemoryBound counts; longer keys
+// than a 9-byte signer's make the table start over sooner, their
+// allocations counted, so it stays within that bound), the text
 // length of each live list (~100 B each), the
 // signature objects of the forget records named (at most 100,000 ids, a
 // copy each: forgotten.go), the records'

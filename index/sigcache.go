@@ -21,11 +21,34 @@ const maxKnownSizes = 1 << 20
 // is its own string) and its slot in the map. A slot is 49 B (the key's
 // 16, sigMeta's 32, a control byte) in tables of 1,024 slots whose
 // 50,176 bytes take 7 pages (56 B a slot), and a table that just split is
-// 7/16 full: 128 B a size at the worst, 208 B with the key. Measured with
-// a full table of 1<<20 sizes: 192 B a size
+// 7/16 full: 128 B a size at the worst (sizeSlotBytes), 208 B with the
+// key. Measured with a full table of 1<<20 sizes: 192 B a size
 // (TestStatedMemoryBoundCoversTheSizesTable). Status.SigSizesBound is
-// the table's most sizes at this cost.
+// the table's most sizes at this cost. Longer keys (a long signer's) do
+// not take the table past it: their allocations are counted
+// (sizeKeyCost), and the table starts over when they would pass their
+// share, sizeItemBytes − sizeSlotBytes a size, as when it is full.
 const sizeItemBytes = 208
+
+// sizeSlotBytes is a size's slot in the map at the worst (see
+// sizeItemBytes); the rest of sizeItemBytes is its key's share.
+const sizeSlotBytes = 128
+
+// sizeKeyCost is what a key of n bytes takes on the heap: the size class
+// of Go's allocator it falls in (runtime/sizeclasses.go; past the classes,
+// whole pages).
+func sizeKeyCost(n int) int64 {
+	if i, _ := slices.BinarySearch(mallocClasses, n); i < len(mallocClasses) {
+		return int64(mallocClasses[i])
+	}
+	return int64((n + 8191) &^ 8191)
+}
+
+// mallocClasses are the size classes of Go's allocator.
+var mallocClasses = []int{8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256,
+	288, 320, 352, 384, 416, 448, 480, 512, 576, 640, 704, 768, 896, 1024, 1152, 1280, 1408, 1536, 1792,
+	2048, 2304, 2688, 3072, 3200, 3456, 4096, 4864, 5376, 6144, 6528, 6784, 6912, 8192, 9472, 9728,
+	10240, 10880, 12288, 13568, 14336, 16384, 18432, 19072, 20480, 21760, 24576, 27264, 28672, 32768}
 
 // sigItemOverhead is what the cache counts per item beyond its key and bytes.
 const sigItemOverhead = 96
@@ -37,15 +60,18 @@ const sigItemOverhead = 96
 // sigopen.go). What a refresh drops is in siginvalidate.go, the reads
 // through it in sigread.go; index/doc.go "Signatures, file by file".
 type sigCache struct {
-	mu      sync.Mutex                // protects the following but seed, now and the atomics; a leaf: nothing is locked or read under it
-	max     int64                     // guarded by mu
-	sizesN  int                       // how many sizes are remembered at most; guarded by mu
-	bytes   int64                     // guarded by mu
-	ll      *list.List                // of *sigItem, most recent first; guarded by mu
-	m       map[string]*list.Element  // guarded by mu
-	sizes   map[string]sigMeta        // guarded by mu
-	reading map[string]*sigSharedRead // the read of each key in flight (sigread.go fetch); guarded by mu, and so is each one's waiters and own fields
-	seed    maphash.Seed              // of the digests; read-only after newSigCache
+	mu     sync.Mutex               // protects the following but seed, now and the atomics; a leaf: nothing is locked or read under it
+	max    int64                    // guarded by mu
+	sizesN int                      // how many sizes are remembered at most; guarded by mu
+	bytes  int64                    // guarded by mu
+	ll     *list.List               // of *sigItem, most recent first; guarded by mu
+	m      map[string]*list.Element // guarded by mu
+	sizes  map[string]sigMeta       // guarded by mu; changed only by setSizeLocked, dropSizeLocked and clearSizesLocked
+	// sizeKeys is what the keys of sizes take (sizeKeyCost each); guarded
+	// by mu.
+	sizeKeys int64
+	reading  map[string]*sigSharedRead // the read of each key in flight (sigread.go fetch); guarded by mu, and so is each one's waiters and own fields
+	seed     maphash.Seed              // of the digests; read-only after newSigCache
 
 	changes sigChanges       // when signatures last changed, their versions (sigstate.go); guarded by mu
 	watch   sigWatch         // who is told of changes (subscribe.go); guarded by mu
@@ -186,11 +212,12 @@ func (c *sigCache) insertLocked(key string, data []byte, sum uint64, mod int64) 
 	if old, ok := c.sizes[key]; ok && (old.size != meta.size || old.sum != meta.sum) {
 		c.changedLocked(key) // replaced without a journal line
 	}
-	if len(c.sizes) >= c.sizesN {
-		clear(c.sizes)
+	c.dropSizeLocked(key)
+	if len(c.sizes) >= c.sizesN || c.sizeKeys+sizeKeyCost(len(key)) > int64(c.sizesN)*(sizeItemBytes-sizeSlotBytes) {
+		c.clearSizesLocked()
 		c.allChangedLocked() // a size forgotten here can no longer be compared
 	}
-	c.sizes[key] = meta
+	c.setSizeLocked(key, meta)
 	cost := int64(len(key)+len(data)) + sigItemOverhead
 	if cost > c.max {
 		return
@@ -202,6 +229,28 @@ func (c *sigCache) insertLocked(key string, data []byte, sum uint64, mod int64) 
 		c.removeLocked(el.Value.(*sigItem).key)
 		c.evictions.Add(1)
 	}
+}
+
+// setSizeLocked remembers meta for key, counting its key (sizeKeys).
+func (c *sigCache) setSizeLocked(key string, meta sigMeta) {
+	if _, ok := c.sizes[key]; !ok {
+		c.sizeKeys += sizeKeyCost(len(key))
+	}
+	c.sizes[key] = meta
+}
+
+// dropSizeLocked forgets key's size.
+func (c *sigCache) dropSizeLocked(key string) {
+	if _, ok := c.sizes[key]; ok {
+		delete(c.sizes, key)
+		c.sizeKeys -= sizeKeyCost(len(key))
+	}
+}
+
+// clearSizesLocked forgets every size.
+func (c *sigCache) clearSizesLocked() {
+	clear(c.sizes)
+	c.sizeKeys = 0
 }
 
 func (c *sigCache) removeLocked(key string) {
@@ -221,7 +270,7 @@ func (c *sigCache) put(key string, data []byte, mod int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.staleLocked(key)
-	delete(c.sizes, key) // replaced here: no read to compare with
+	c.dropSizeLocked(key) // replaced here: no read to compare with
 	c.insertLocked(key, data, sum, mod)
 	c.ownChangedLocked(key) // once, and last (ownlines.go)
 }

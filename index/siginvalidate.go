@@ -13,7 +13,7 @@ func (c *sigCache) invalidate(key string) {
 	c.staleLocked(key)
 	c.changedLocked(key)
 	c.removeLocked(key)
-	delete(c.sizes, key)
+	c.dropSizeLocked(key)
 }
 
 // recheck has the next read of key read its bytes again and compare them
@@ -44,7 +44,7 @@ func (c *sigCache) clearAll() {
 	c.allChangedLocked()
 	c.ll.Init()
 	clear(c.m)
-	clear(c.sizes)
+	c.clearSizesLocked()
 	c.bytes = 0
 }
 
