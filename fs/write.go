@@ -103,6 +103,11 @@ type writeHandle struct {
 	// size and time), not the buffer's: between close's FLUSH and the
 	// RELEASE the kernel sends later the handle is still pending. Atomic.
 	settled atomic.Bool
+	// superseded: another write of the name landed after this one's last
+	// commit (pendingWrites.supersede), so while it stays settled the name
+	// no longer stands for its bytes — its RELEASE may come long after its
+	// close, and reads opened beside it read what was replaced. Atomic.
+	superseded atomic.Bool
 
 	mu     sync.Mutex    // protects the following; held across the handle's reads and its PUT (index locks under it)
 	held   int64         // bytes of m.wbuf held: the size buf has or is about to have; guarded by mu
@@ -421,7 +426,9 @@ func (h *writeHandle) commitLocked() syscall.Errno {
 	h.errno = h.m.put(h.path, h.e, h.buf)
 	if h.errno == 0 {
 		h.landed = true
+		h.superseded.Store(false)
 		h.settled.Store(true)
+		h.m.pending.supersede(h.path, h)
 	}
 	return h.errno
 }
