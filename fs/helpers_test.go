@@ -178,3 +178,23 @@ func mountFixture(t *testing.T, opts Options) (*fixture, *index.Index, *Server, 
 
 // path is the mount path of an entry.
 func (m *Server) path(e format.Entry) string { return m.Dir() + "/" + e.Key() }
+
+// loopBeside runs fn over and over in a goroutine beside the test until the
+// returned stop is called; stop waits for the last run to end.
+func loopBeside(fn func()) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			fn()
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}

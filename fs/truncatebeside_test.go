@@ -25,21 +25,7 @@ import (
 func TestInPlaceRewriteBesideAReaderSucceeds(t *testing.T) {
 	_, _, srv, _ := mountFixture(t, Options{AllowOverwrite: true})
 	p := srv.path(storefixture.Ent(format.KindSig, "ab12cd34", "alice"))
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // the reader
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			_, _ = os.ReadFile(p)
-		}
-	}()
-	defer func() { close(stop); wg.Wait() }()
+	defer loopBeside(func() { _, _ = os.ReadFile(p) })() // the reader
 	failed := 0
 	for i := range 300 {
 		data := []byte(fmt.Sprintf("v%d;", i) + string(bytes.Repeat([]byte{byte('a' + i%26)}, 100+(i*37)%3000)))
@@ -87,22 +73,11 @@ func TestInPlaceRewritersBesideAReaderSucceed(t *testing.T) {
 		defer mu.Unlock()
 		errs = append(errs, fmt.Sprintf(format, args...))
 	}
-	stop := make(chan struct{})
-	var rd sync.WaitGroup
-	rd.Add(1)
-	go func() {
-		defer rd.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if _, err := os.ReadFile(p); err != nil {
-				report("read: %v", err)
-			}
+	stopReader := loopBeside(func() {
+		if _, err := os.ReadFile(p); err != nil {
+			report("read: %v", err)
 		}
-	}()
+	})
 	var wg sync.WaitGroup
 	for w := range 2 {
 		wg.Add(1)
@@ -125,8 +100,7 @@ func TestInPlaceRewritersBesideAReaderSucceed(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	close(stop)
-	rd.Wait()
+	stopReader()
 	if len(errs) > 0 {
 		t.Errorf("%d failures; the first: %q", len(errs), errs[:min(5, len(errs))])
 	}

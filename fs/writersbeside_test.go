@@ -52,30 +52,19 @@ func TestWritersBesideAReaderNeverFail(t *testing.T) {
 			t.Errorf(format, args...)
 		}
 	}
-	stop := make(chan struct{})
-	var rd sync.WaitGroup
-	rd.Add(1)
-	go func() { // the reader
-		defer rd.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			data, err := os.ReadFile(p)
-			if err != nil {
-				report("read: %v (ESTALE: %v)", err, errors.Is(err, syscall.ESTALE))
-				continue
-			}
-			mu.Lock()
-			ok := written[string(data)]
-			mu.Unlock()
-			if !ok && len(data) > 0 { // a read beside a write may see its bytes so far (local-disk semantics)
-				report("read %d bytes %.12q…: not a version written", len(data), data)
-			}
+	stopReader := loopBeside(func() { // the reader
+		data, err := os.ReadFile(p)
+		if err != nil {
+			report("read: %v (ESTALE: %v)", err, errors.Is(err, syscall.ESTALE))
+			return
 		}
-	}()
+		mu.Lock()
+		ok := written[string(data)]
+		mu.Unlock()
+		if !ok && len(data) > 0 { // a read beside a write may see its bytes so far (local-disk semantics)
+			report("read %d bytes %.12q…: not a version written", len(data), data)
+		}
+	})
 	var wg sync.WaitGroup
 	for w := range writers {
 		wg.Add(1)
@@ -89,8 +78,7 @@ func TestWritersBesideAReaderNeverFail(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	close(stop)
-	rd.Wait()
+	stopReader()
 	if n := failed.Load(); n > 0 {
 		t.Errorf("%d of %d writes and the reads beside them failed or read what no writer wrote", n, writers*writesPer)
 	}
