@@ -57,7 +57,7 @@ func TestInPlaceRewriteBesideAReaderSucceeds(t *testing.T) {
 // writers and no reader). No call fails, and no read. (What a read
 // beside them reads is not checked: two writes open on one node hold a
 // buffer each, and a read beside one of them can be cut at the size the
-// other set the node to — 1 read in ~2,000 such runs' reads; open,
+// other set the node to — one such read in the first 10 runs; open,
 // docs/reliability.md "Trial 44".)
 func TestInPlaceRewritersBesideAReaderSucceed(t *testing.T) {
 	_, _, srv, _ := mountFixture(t, Options{AllowOverwrite: true})
