@@ -25,7 +25,12 @@
 //     sigs/ab/<rest> per object read, listings of sigs/ for directories). A
 //     per-object key wins over a legacy line; legacy signatures' bytes come
 //     from the legacy list. Each listing is done once per open (concurrent
-//     callers share it) and dropped by Refresh. by-signer needs every
+//     callers share it) and dropped by Refresh, but for one begun before
+//     its parent directory's landed that may contradict it (still running,
+//     empty where the parent names it, or not where it does not): dropped
+//     then and listed again when next asked (prefix.go settle), so a
+//     listing never names a directory that reading says is absent (unless
+//     the store removed it since). by-signer needs every
 //     signature: one listing of all of "sig/" (and of "sigs/" with one GET
 //     per legacy list), once per open. Mode "prefix-listing".
 //   - A directory (a repository's own .oxy/objects): no journal, no lists;
@@ -465,7 +470,8 @@
 //     subscribers (sigWatch), sigReaders and each sigBuf's refs: every
 //     field of the signature files but the atomics; the subscribers run
 //     outside it, a GET and its digest too),
-//     prefixCache.mu (and each call's waiters; a listing runs outside it),
+//     prefixCache.mu (and each call's waiters and what settle holds to a
+//     landed listing; a listing runs outside it),
 //     overlay.mu, listTexts.mu, congestionWindow.mu, refreshLog.mu, committer.mu (the journal
 //     update runs outside it; the committer records an append in ownLog.mu
 //     after it, outside committer.mu), ownLog.mu and Index.warnMu (warnFn

@@ -24,6 +24,19 @@ const sourcePrefixListing = "prefix listing"
 // until the marker, by reading the older one-list keys. Every listing is
 // done once per open: results are kept until the next refresh, and
 // concurrent callers of the same listing share one.
+//
+// Listings are made when first asked for, so a directory may be listed
+// before its parent and the parent after the store changed: a lookup of
+// sig/aa/01/bob lists sig/aa/01/ (empty), another writer puts the key, and
+// the first ReadDir of sig/aa lists sig/aa/ naming 01 — ReadDir of
+// sig/aa/01 then answered "does not exist" from the older listing (the
+// simulation's seed 44069). So when a directory's listing lands (settle),
+// the listings of its subdirectories begun before it landed are dropped
+// where they may contradict it: still running, empty where it names the
+// subdirectory, or not empty where it does not. The next lookup lists the
+// subdirectory again, after its parent: a listing never names a directory
+// that reading then says is absent, unless the store removed it since.
+// A subdirectory's listing that agrees is kept: no LIST more.
 type prefixCache struct {
 	ix        *Index       // read-only after newPrefixCache
 	legacy    bool         // read-only after newPrefixCache
@@ -31,16 +44,77 @@ type prefixCache struct {
 
 	mu    sync.Mutex       // protects the following, and each call's waiters; a leaf: fn runs outside it
 	calls map[string]*call // guarded by mu
+	// kids holds, per directory's listing key whose listing has not
+	// landed, the keys of its subdirectories' listings begun meanwhile:
+	// what settle holds to it when it lands.
+	kids map[string][]string // guarded by mu
 }
 
 type call struct {
 	*sharedRead
-	val any   // set under prefixCache.mu before done is closed; read-only after
-	err error // as val
+	val    any   // set under prefixCache.mu before done is closed; read-only after
+	err    error // as val
+	landed bool  // guarded by prefixCache.mu: val is set, err nil
 }
 
 func newPrefixCache(ix *Index, legacy bool) *prefixCache {
-	return &prefixCache{ix: ix, legacy: legacy, calls: make(map[string]*call)}
+	return &prefixCache{ix: ix, legacy: legacy, calls: make(map[string]*call), kids: make(map[string][]string)}
+}
+
+// Listing keys: "hh|<kind>" (the <hh> directories of a kind), "rest|<kind>/<hh>"
+// (the objects under one), "obj|<kind>/<object>" (an object's entries) and
+// "sigscan" (by-signer's).
+
+// parentKey returns the key of the listing of the directory above key's
+// ("" for none), and key's name in it.
+func parentKey(key string) (parent, name string) {
+	kindDir, ok := strings.CutPrefix(key, "rest|")
+	if ok {
+		kind, hh, _ := strings.Cut(kindDir, "/")
+		return "hh|" + kind, hh
+	}
+	kindObj, ok := strings.CutPrefix(key, "obj|")
+	if ok {
+		kind, obj, _ := strings.Cut(kindObj, "/")
+		if len(obj) > 2 {
+			return "rest|" + kind + "/" + obj[:2], obj[2:]
+		}
+	}
+	return "", ""
+}
+
+// nonEmpty reports whether a landed listing found anything.
+func nonEmpty(val any) bool {
+	switch v := val.(type) {
+	case []string:
+		return len(v) > 0
+	case []entrySource:
+		return len(v) > 0
+	}
+	return true
+}
+
+// settle holds the listings of a directory's subdirectories begun before
+// its listing (key, names: sorted) landed to it, and drops those that may
+// contradict it (see prefixCache). p.mu is held.
+func (p *prefixCache) settle(key string, val any) {
+	kids, ok := p.kids[key]
+	if !ok {
+		return
+	}
+	delete(p.kids, key)
+	names, _ := val.([]string)
+	for _, k := range kids {
+		c, ok := p.calls[k]
+		if !ok {
+			continue
+		}
+		_, name := parentKey(k)
+		if _, named := slices.BinarySearch(names, name); c.landed && named == nonEmpty(c.val) {
+			continue
+		}
+		delete(p.calls, k)
+	}
 }
 
 // do runs fn once per key for the life of the cache; an error is not kept,
@@ -52,12 +126,23 @@ func (p *prefixCache) do(ctx context.Context, key string, fn func(ctx context.Co
 	if !ok {
 		c = &call{sharedRead: newSharedRead(ctx, p.ix.ra.ctx)}
 		p.calls[key] = c
+		if parent, _ := parentKey(key); parent != "" {
+			if pc, ok := p.calls[parent]; !ok || !pc.landed {
+				p.kids[parent] = append(p.kids[parent], key)
+			}
+		}
 		go func() {
 			val, err := fn(c.ctx)
 			p.mu.Lock()
 			c.val, c.err = val, err
-			if err != nil && p.calls[key] == c {
-				delete(p.calls, key)
+			switch {
+			case err != nil:
+				if p.calls[key] == c {
+					delete(p.calls, key)
+				}
+			default:
+				c.landed = true
+				p.settle(key, val)
 			}
 			p.mu.Unlock()
 			c.finish()
