@@ -359,6 +359,11 @@
 //     waits for pages a READ beside the write is filling, and that READ
 //     takes the lock. oxyTexts.mu stands at the same rank: it is held
 //     while a .oxy text renders (index.Status, the records).
+//     Under a handle's lock its commit takes its path's lock
+//     (Server.commits), held across the PUT and the supersede of the
+//     name's other writes; under it only the index's locks and the leaves
+//     are taken, never another handle's lock, so a commit that waits for
+//     another of its name waits for no request of the kernel.
 //  4. The leaves: viewIDs.mu (the index is asked outside it),
 //     viewPartials.mu, virtualDirs.mu, pendingWrites.mu (a handle's size is read
 //     atomically under it, never its lock), oxyLists.mu (a list is read

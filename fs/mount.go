@@ -18,6 +18,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/lib/keylock"
 	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 )
 
@@ -99,12 +100,19 @@ type Server struct {
 	reqs    requestCounters // the kernel's requests by opcode (kernelreqs.go); atomic
 	virt    virtualDirs     // locks itself (virtualDirs.mu)
 	pending pendingWrites   // locks itself (pendingWrites.mu)
-	texts   oxyTexts        // what .oxy/ stats measured and opens read (oxyfile.go); locks itself
-	lists   oxyLists        // the open .oxy/lists texts, one per list (oxylists.go); locks itself
-	wbuf    writeBudget     // the bytes all open writes hold (write.go); atomic
-	wgens   atomic.Uint64   // atomic: the last write's number, of its nodes' generation (writeHandle.gen)
-	sides   sideFiles       // side files refused and logged (sidefiles.go); locks itself
-	writes  sync.WaitGroup  // Puts in flight: Add and Done by put, Wait by Unmount
+	// commits orders the commits of one name: a write holds its path's
+	// lock from its PUT until it has superseded the others it landed
+	// after (writeHandle.commitLocked). Two writes of a name committing at
+	// once, the first's PUT answered last, made the first supersede the
+	// second: the name stood for bytes the store no longer held until the
+	// first's release. Locks itself.
+	commits keylock.Map
+	texts   oxyTexts       // what .oxy/ stats measured and opens read (oxyfile.go); locks itself
+	lists   oxyLists       // the open .oxy/lists texts, one per list (oxylists.go); locks itself
+	wbuf    writeBudget    // the bytes all open writes hold (write.go); atomic
+	wgens   atomic.Uint64  // atomic: the last write's number, of its nodes' generation (writeHandle.gen)
+	sides   sideFiles      // side files refused and logged (sidefiles.go); locks itself
+	writes  sync.WaitGroup // Puts in flight: Add and Done by put, Wait by Unmount
 
 	invalMu sync.Mutex    // serializes Invalidate: one walk of what the kernel holds at a time
 	seenGen atomic.Uint64 // atomic: the index generation the last walk saw; stored under invalMu

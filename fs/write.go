@@ -423,6 +423,10 @@ func (h *writeHandle) commitLocked() syscall.Errno {
 		h.errno = syscall.EINVAL
 		return h.errno
 	}
+	// One commit of a name at a time (Server.commits): the write whose
+	// PUT the store took last is the one that supersedes the others here.
+	unlock := h.m.commits.Lock(h.path)
+	defer unlock()
 	h.errno = h.m.put(h.path, h.e, h.buf)
 	if h.errno == 0 {
 		h.landed = true

@@ -464,6 +464,10 @@
 //     (pc.peek) and the congestion window's (cwnd.allowed, cwnd.done). The fetch itself runs
 //     outside it, and sigCache.prefetch calls its read (which takes
 //     readAhead.mu, in stale) with sigCache.mu released.
+//     A key's write lock (Index.putLocks) ranks with readAhead.mu,
+//     neither taken under the other: a write holds it across its PUT of
+//     the key and sigs.put, and takes nothing else under it but the
+//     leaves.
 //  3. The leaves, under which no other lock is taken and no request is
 //     sent: sigCache.mu (the LRU, the sizes, the shared reads and each
 //     one's waiters, the versions, what waits to be told to the

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/oxyfs/oxyfs/internal/lib/keylock"
 	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
@@ -98,6 +99,13 @@ type Index struct {
 	commit  committer   // locks itself (committer.mu)
 	chain   ownLog      // own appends, for a refresh (ownlines.go); locks itself (ownLog.mu)
 	missing missingKeys // signatures listed but missing (missing.go); locks itself (missingKeys.mu)
+	// putLocks orders the writes of one key: a PUT of the key and the
+	// signature cache's copy of its bytes are made under the key's lock,
+	// so when two writers put one key at once the cache keeps the bytes of
+	// the PUT the store took last (without it the first PUT, its response
+	// slower, recorded its bytes last: this handle served bytes the store
+	// no longer held until the trust window lapsed). Locks itself.
+	putLocks keylock.Map
 	// changes is what refreshes showed replaced, for a watcher
 	// (viewdiff.go); locks itself (refreshLog.mu).
 	changes refreshLog

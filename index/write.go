@@ -73,6 +73,10 @@ func (ix *Index) PutBatch(ctx context.Context, ws []Write) error {
 	perr := par.ForEach(ctx, len(ws), putParallel, func(ctx context.Context, i int) error {
 		w := ws[i]
 		key := w.Entry.Key()
+		// The PUT and the cache's copy in the order the store took them:
+		// one write of a key at a time through this handle (putLocks).
+		unlock := ix.putLocks.Lock(key)
+		defer unlock()
 		if err := ix.st.Put(ctx, key, w.Data); err != nil {
 			errs[i] = err
 			return nil

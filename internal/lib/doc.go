@@ -8,6 +8,7 @@
 //   - termsafe: terminal- and log-safe output (control characters escaped,
 //     secrets redacted).
 //   - english: counts and lists in words for messages.
+//   - keylock: a lock per key, kept only while held or waited for.
 //
 // internal/ holds these leaves and nothing else (besides internal/tools,
 // the modules that pin the linter and the release tools). What only the
