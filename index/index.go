@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log"
 	"slices"
 	"sync"
@@ -248,8 +249,15 @@ type Status struct {
 	JournalUnfolded int              `json:"journal_unfolded"`
 	EntriesPerKind  map[string]int   `json:"entries_per_kind"`
 	Entries         int              `json:"entries"`
-	OwnWrites       int              `json:"own_writes"`
-	Malformed       int              `json:"malformed"`
+	// EntriesCounted is whether Entries and EntriesPerKind count the
+	// store's entries: true when folded (the set is held). In the prefix
+	// modes nothing holds the set — names are listed per directory when
+	// asked — and the counts are only what memory holds: journal lines
+	// and own writes. A renderer says so rather than show the counts as
+	// the store's.
+	EntriesCounted bool `json:"entries_counted"`
+	OwnWrites      int  `json:"own_writes"`
+	Malformed      int  `json:"malformed"`
 	// ListedMissing counts the signatures a journal line, a list or a
 	// listing names whose key a read found gone (missing.go): distinct
 	// keys since the open, each warned of once.
@@ -300,7 +308,7 @@ type refreshEnd struct {
 
 // Status reports the handle's state. It sends no request. In the prefix
 // modes the entry counts are what memory holds (journal lines and own
-// writes), not the store's total.
+// writes), not the store's total, and EntriesCounted is false.
 func (ix *Index) Status() Status {
 	s := Status{
 		URL:            ix.st.URL(),
@@ -342,6 +350,7 @@ func (ix *Index) Status() Status {
 		return s
 	}
 	s.Loaded, s.Folded, s.Mode = true, v.folded, v.mode
+	s.EntriesCounted = v.pc == nil
 	s.LiveLists, s.RetiredLists = slices.Clone(v.live), slices.Clone(v.retired)
 	s.JournalLines, s.JournalFolded, s.JournalUnfolded = v.journal.lines, v.journal.folded, v.journal.lines-v.journal.folded
 	s.Malformed = v.malformed
@@ -369,4 +378,14 @@ func (ix *Index) Close() error {
 		ix.lcache.Wait() // the lists decoded are there for the next open
 	}
 	return nil
+}
+
+// EntriesText is the entry count of s in words: the count when the set is
+// held, else that the store's entries are not counted in this mode and
+// how many memory holds.
+func (s Status) EntriesText() string {
+	if !s.Loaded || s.EntriesCounted {
+		return fmt.Sprintf("%d entries", s.Entries)
+	}
+	return fmt.Sprintf("entries not counted (%s: names are listed per directory when asked; %d held in memory: journal lines and own writes)", s.Mode, s.Entries)
 }

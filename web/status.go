@@ -80,7 +80,8 @@ func statusOf(s index.Status, lastChange, now time.Time) statusView {
 		row("url", s.URL), row("layout", s.Layout), row("mode", s.Mode),
 		row("loaded", strconv.FormatBool(s.Loaded)), row("folded", strconv.FormatBool(s.Folded)),
 		timeRow("last_change", lastChange, now),
-		row("entries", strconv.Itoa(s.Entries)), row("own_writes", strconv.Itoa(s.OwnWrites)),
+		row("entries", entriesValue(s)), row("entries_counted", strconv.FormatBool(s.EntriesCounted)),
+		row("own_writes", strconv.Itoa(s.OwnWrites)),
 		row("malformed", strconv.Itoa(s.Malformed)), row("listed_missing", num(s.ListedMissing)),
 		row("journal_lines", strconv.Itoa(s.JournalLines)), row("journal_folded", strconv.Itoa(s.JournalFolded)),
 		row("journal_unfolded", strconv.Itoa(s.JournalUnfolded)),
@@ -278,3 +279,12 @@ var statusTmpl = template.Must(template.Must(template.New("status").Parse(crumbs
 {{- end}}
 </table>{{else}}<p>none</p>{{end}}{{end}}
 `))
+
+// entriesValue is the entries row: the count, or in the prefix modes that
+// the store's entries are not counted (index.Status.EntriesText).
+func entriesValue(s index.Status) string {
+	if !s.Loaded || s.EntriesCounted {
+		return strconv.Itoa(s.Entries)
+	}
+	return s.EntriesText()
+}

@@ -156,8 +156,8 @@ func runMount(ctx context.Context, e *env, args []string) (err error) {
 		return err
 	}
 	s := ix.Status()
-	lg.Info(fmt.Sprintf("mounted %s at %s (%s, %s layout, %d entries; open took %s and %s; %s)",
-		st.URL(), dir, s.Mode, s.Layout, s.Entries, openTime.Round(time.Millisecond), strings.TrimPrefix(s.OpenRequests.String(), "requests: "), listsNote(s.ListCache)))
+	lg.Info(fmt.Sprintf("mounted %s at %s (%s, %s layout, %s; open took %s and %s; %s)",
+		st.URL(), dir, s.Mode, s.Layout, s.EntriesText(), openTime.Round(time.Millisecond), strings.TrimPrefix(s.OpenRequests.String(), "requests: "), listsNote(s.ListCache)))
 	if mf.metricsAddr != "" {
 		met.Watch(ix, m.Ops)
 		met.WatchRequests(m.Requests)

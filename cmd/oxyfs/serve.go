@@ -146,8 +146,8 @@ func runServe(ctx context.Context, e *env, args []string) (err error) {
 	}
 	s := ix.Status()
 	lg.Info(fmt.Sprintf("serving %s at %s://%s/%s", st.URL(), scheme, ln.Addr(), authNote(htp != nil)))
-	lg.Info(fmt.Sprintf("%s, %s layout, %d entries; open took %s and %s; %s; WebDAV at %s://%s%s/",
-		s.Mode, s.Layout, s.Entries, openTime.Round(time.Millisecond), strings.TrimPrefix(s.OpenRequests.String(), "requests: "), listsNote(s.ListCache), scheme, ln.Addr(), davAt(sf.webdavRoot)))
+	lg.Info(fmt.Sprintf("%s, %s layout, %s; open took %s and %s; %s; WebDAV at %s://%s%s/",
+		s.Mode, s.Layout, s.EntriesText(), openTime.Round(time.Millisecond), strings.TrimPrefix(s.OpenRequests.String(), "requests: "), listsNote(s.ListCache), scheme, ln.Addr(), davAt(sf.webdavRoot)))
 	if err := sdNotify("READY=1"); err != nil {
 		lg.Warn(err.Error())
 	}
