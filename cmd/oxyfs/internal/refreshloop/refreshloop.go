@@ -9,7 +9,9 @@
 // before. A refresh that changed the view (a new generation) gives the
 // previous set and the build's transient back to the OS
 // (index.SettleMemory). A refresh that succeeded is logged, "refreshed
-// (why): requests", with what it sent (Status.LastRefresh), once
+// (why): requests", with what it sent (Status.LastRefresh) — with Quiet,
+// an interval refresh only when it changed the view, and on a store that
+// is not folded (every refresh changes it) only the first — once
 // index.Refresh has returned: the index's subscribers (a mount, which
 // drops what the kernel caches: fs.Server's indexChanged) have then been
 // told of its view (index.Subscribe), so the line means the mount shows it.
@@ -54,17 +56,25 @@ func Run(ctx context.Context, ix *index.Index, c Config) {
 		defer t.Stop()
 		tick = t.C
 	}
+	var said saidUnfolded
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-c.Hangup:
-			refresh(ix, "SIGHUP", c)
+			refresh(ix, "SIGHUP", c, &said)
 		case <-tick:
-			refresh(ix, "interval", c)
+			refresh(ix, "interval", c, &said)
 		}
 	}
 }
+
+// saidUnfolded is whether Quiet logged an interval refresh of a store that
+// is not folded since the view was last folded: in the prefix modes every
+// refresh drops the listings and moves the generation, so "changed" says
+// nothing there, and only the first is logged (with why the others are
+// not). Owned by Run's goroutine.
+type saidUnfolded bool
 
 // Start runs Run in the background; stop ends it and returns once a refresh
 // in flight has finished. Stop only once.
@@ -82,7 +92,7 @@ func Start(ix *index.Index, c Config) (stop func()) {
 }
 
 // refresh is one refresh of the loop, why naming what asked for it.
-func refresh(ix *index.Index, why string, c Config) {
+func refresh(ix *index.Index, why string, c Config, said *saidUnfolded) {
 	gen := ix.Generation()
 	if err := ix.Refresh(context.Background()); err != nil {
 		c.Logf("refresh (%s): %v; still serving what was read before", why, err)
@@ -92,7 +102,21 @@ func refresh(ix *index.Index, why string, c Config) {
 	if changed {
 		index.SettleMemory(ix) // the previous set and the build's transient back to the OS
 	}
-	if changed || !c.Quiet || why == "SIGHUP" {
-		c.Logf("refreshed (%s): %s", why, strings.TrimPrefix(ix.Status().LastRefresh.String(), "requests: "))
+	s := ix.Status()
+	sent := strings.TrimPrefix(s.LastRefresh.String(), "requests: ")
+	unfolded := s.Mode != index.ModeFolded
+	if !unfolded {
+		*said = false
+	}
+	switch {
+	case !c.Quiet || why == "SIGHUP":
+		c.Logf("refreshed (%s): %s", why, sent)
+	case unfolded:
+		if !*said {
+			*said = true
+			c.Logf("refreshed (%s): %s; the store is not folded, so every refresh reads its listings afresh: the next interval refreshes are logged only if they fail", why, sent)
+		}
+	case changed:
+		c.Logf("refreshed (%s): %s", why, sent)
 	}
 }

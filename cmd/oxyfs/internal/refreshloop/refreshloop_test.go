@@ -41,6 +41,12 @@ type loop struct {
 // the loop (Every, Quiet from c).
 func newLoop(t *testing.T, c Config) *loop {
 	t.Helper()
+	return newLoopOn(t, c, true)
+}
+
+// newLoopOn is newLoop, the store folded or left with its journal alone.
+func newLoopOn(t *testing.T, c Config, folded bool) *loop {
+	t.Helper()
 	ctx := context.Background()
 	l := &loop{drv: blobtest.New(nil), logs: make(chan string, 1000), hup: make(chan os.Signal, 1), done: make(chan struct{})}
 	l.st = store.New(blob.NewBucket(l.drv), "mem", "", store.Options{Layout: store.LayoutBucket})
@@ -52,8 +58,10 @@ func newLoop(t *testing.T, c Config) *loop {
 	if _, err := journal.Append(ctx, l.st, []string{key}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fold.Complete(ctx, l.st, fold.Options{}); err != nil {
-		t.Fatal(err)
+	if folded {
+		if _, err := fold.Complete(ctx, l.st, fold.Options{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ix, err := index.Open(ctx, l.st, index.Options{Warn: func(string) {}})
 	if err != nil {
@@ -221,5 +229,34 @@ func TestQuietLogsOnlyWhatChanged(t *testing.T) {
 	}
 	if len(l.logs) != 0 {
 		t.Errorf("more log lines for an unchanged store: %q", <-l.logs)
+	}
+}
+
+// TestQuietSaysOnceOfAStoreNotFolded: with Quiet, on a store that is not
+// folded every refresh drops the prefix listings and so changes the view;
+// the first interval refresh is logged, saying why the next are not, and
+// the next are not — a SIGHUP's still is. Before, a mount of an unfolded
+// store logged every interval.
+func TestQuietSaysOnceOfAStoreNotFolded(t *testing.T) {
+	l := newLoopOn(t, Config{Every: time.Millisecond, Quiet: true}, false)
+	if s := l.ix.Status(); s.Mode != index.ModePrefixListing {
+		t.Fatalf("mode %s, want %s", s.Mode, index.ModePrefixListing)
+	}
+	got := l.next(t)
+	if !strings.HasPrefix(got, "refreshed (interval): ") || !strings.Contains(got, "not folded") {
+		t.Fatalf("first log line %q, want the interval refresh saying the store is not folded", got)
+	}
+	for deadline := time.Now().Add(waitLimit); l.ix.Status().Refreshes < 5; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d interval refreshes in %s", l.ix.Status().Refreshes, waitLimit)
+		}
+	}
+	l.hup <- syscall.SIGHUP
+	if got := l.next(t); !strings.HasPrefix(got, "refreshed (SIGHUP): ") {
+		t.Fatalf("log %q after more interval refreshes, want only the SIGHUP's", got)
+	}
+	l.stop()
+	if len(l.logs) != 0 {
+		t.Errorf("more log lines: %q", <-l.logs)
 	}
 }
