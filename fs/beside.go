@@ -122,6 +122,7 @@ func (h *besideHandle) Flush(ctx context.Context) syscall.Errno {
 // Release lets the write's buffer go once neither the write nor any reader
 // beside it holds it.
 func (h *besideHandle) Release(ctx context.Context) syscall.Errno {
+	defer h.m.ops.start(opRelease)()
 	h.node.beside.Add(-1)
 	h.w.mu.Lock()
 	h.w.besideReaders--

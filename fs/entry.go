@@ -590,6 +590,7 @@ func unixTime(ns int64) time.Time {
 
 // Release gives the bytes back to the readers' budget.
 func (h *readHandle) Release(ctx context.Context) syscall.Errno {
+	defer h.m.ops.start(opRelease)()
 	if h.node != nil {
 		h.node.readers.Add(-1)
 	}
