@@ -144,9 +144,10 @@ func (m *Server) sigChanged(key string) {
 	dir, name, n := m.kernelEntry(key)
 	if n != nil && (n.stale() || m.ix.SigRecheck(n.e)) {
 		dir.notifyEntry(name)
-	} else if dir, name, ok := m.leafKernelEntry(key); ok {
-		// The kernel may hold a leaf id of the name, of a version the
-		// mount does not know (leafids.go): its name is dropped.
+	}
+	if dir, name, ok := m.leafKernelEntry(key); ok && (n == nil || !n.stale()) {
+		// The kernel may hold a leaf id of the name (leafids.go), whose
+		// version the mount does not know: the name is dropped (once).
 		dir.notifyEntry(name)
 	}
 }
