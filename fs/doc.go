@@ -359,7 +359,11 @@
 //     waits for pages a READ beside the write is filling, and that READ
 //     takes the lock. oxyTexts.mu stands at the same rank: it is held
 //     while a .oxy text renders (index.Status, the records).
-//  4. The leaves: viewIDs.mu (the index is asked outside it),
+//  4. leafState.mu (leaf ids' kept nodes and handles, leafstate.go; the
+//     index is asked outside it): pendingWrites.mu is taken under it (a
+//     kept node is dropped only when no write of its name is open:
+//     idleLeaf), nothing else of the mount's.
+//  5. The leaves: viewIDs.mu (the index is asked outside it), leafIDs.ringMu,
 //     viewPartials.mu, virtualDirs.mu, pendingWrites.mu (a handle's size is read
 //     atomically under it, never its lock), oxyLists.mu (a list is read
 //     outside it; dropping an idle text closes it under it), sideFiles.mu

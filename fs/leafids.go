@@ -3,6 +3,7 @@ package fs
 import (
 	"context"
 	"hash/fnv"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,9 +60,13 @@ import (
 type leafIDs struct {
 	ix *index.Index // read-only after Mount
 
-	seen [leafSeenBits / 64]atomic.Uint64 // atomic: bit leafSeenBit(id) set once id was given to the kernel
+	seen [leafSeenBits / 64]atomic.Uint64 // atomic: bit leafSeenBit(p) set once a leaf id of the entry at p was given to the kernel
+	// sigHH has bit b set once a leaf id of a signature under sig/<b> was
+	// given to the kernel (dropAllLeaves drops only those <hh> names).
+	// Atomic.
+	sigHH [4]atomic.Uint64
 
-	ringMu sync.Mutex           // protects ring and ringNext; a leaf lock
+	ringMu sync.Mutex           // protects ring and ringAt; a leaf lock
 	ring   [leafRingSize]leafAt // guarded by ringMu: the last lookups given
 	ringAt int                  // guarded by ringMu: the next slot of ring
 
@@ -118,14 +123,29 @@ func leafSeenBit(p string) uint64 {
 // given records that the kernel was given id, of the entry at p (a
 // LOOKUP's reply).
 func (l *leafIDs) given(id uint64, p string) {
-	b := leafSeenBit(p)
-	w := &l.seen[b/64]
-	for old := w.Load(); old&(1<<(b%64)) == 0 && !w.CompareAndSwap(old, old|1<<(b%64)); old = w.Load() {
+	setBit(l.seen[:], leafSeenBit(p))
+	if e, err := index.ParseEntryPath(p); err == nil && e.Kind == format.KindSig && len(e.Object) >= 2 {
+		if hh, err := strconv.ParseUint(e.Object[:2], 16, 8); err == nil {
+			setBit(l.sigHH[:], hh)
+		}
 	}
 	l.ringMu.Lock()
 	l.ring[l.ringAt] = leafAt{id: id, at: time.Now().UnixNano()}
 	l.ringAt = (l.ringAt + 1) % leafRingSize
 	l.ringMu.Unlock()
+}
+
+// setBit sets bit b of the bitmap words.
+func setBit(words []atomic.Uint64, b uint64) {
+	w := &words[b/64]
+	for old := w.Load(); old&(1<<(b%64)) == 0 && !w.CompareAndSwap(old, old|1<<(b%64)); old = w.Load() {
+	}
+}
+
+// sigHHHeld reports whether the kernel may hold a leaf id of a signature
+// under sig/<hh>.
+func (l *leafIDs) sigHHHeld(hh byte) bool {
+	return l.sigHH[hh/64].Load()&(1<<(hh%64)) != 0
 }
 
 // mayHold reports whether the kernel may hold a leaf id of the entry at p

@@ -1,13 +1,17 @@
 package fs
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/store/format"
@@ -80,5 +84,64 @@ func TestStatKeepsNoNodePerFile(t *testing.T) {
 	}
 	if len(kept) == 2 && kept[0] != kept[1] {
 		t.Errorf("the nodes kept after stat'ing every file grew with the store: %v at 2,000 and 8,000 entries", kept)
+	}
+}
+
+// TestLeafIDOfAnOlderVersionIsStale: a leaf id is of one version of its
+// signature (its low 14 bits, leafids.go). After another writer's re-sign
+// and a refresh moved the version, the old version's id answers a GETATTR
+// and an OPEN with ESTALE (the kernel looks the name up again), outside
+// the retry window (the lookups given forgotten here, as if the stat's
+// were more than retryWindow ago); the name's new id is another and answers the new size; and the
+// re-sign dropped the kernel's name (a stat by path gives the new size at
+// once). The stale-node-kept mutation (scripts/simtool/mutations) fails it.
+func TestLeafIDOfAnOlderVersionIsStale(t *testing.T) {
+	f, ix, srv, _ := mountFixture(t, Options{LeafIDs: true})
+	ctx := context.Background()
+	alice := storefixture.Ent(format.KindSig, "ab12cd34", "alice")
+	if got := statSize(t, srv.path(alice)); got != int64(len(f.sigs[alice.Key()])) {
+		t.Fatalf("stat: %d bytes, want %d", got, len(f.sigs[alice.Key()]))
+	}
+	old, ok := srv.leafs.idOf(ctx, alice.Key(), alice, ix.SigState(alice).Version)
+	if !ok {
+		t.Fatal("alice has no leaf id")
+	}
+	if !isLeafID(old) || isViewID(old) {
+		t.Fatalf("id %#x: leaf %v, view %v", old, isLeafID(old), isViewID(old))
+	}
+	second := bytes.Repeat([]byte("2"), 77)
+	if err := otherWriter(t, f).Put(ctx, alice, second); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := statSize(t, srv.path(alice)); got != int64(len(second)) {
+		t.Fatalf("stat after the re-sign: %d bytes, want %d", got, len(second))
+	}
+	srv.leafs.ringMu.Lock()
+	srv.leafs.ring = [leafRingSize]leafAt{} // the stat's LOOKUP of the old id, past the retry window
+	srv.leafs.ringMu.Unlock()
+	r := &viewFS{m: srv}
+	var out fuse.AttrOut
+	if st := r.GetAttr(nil, &fuse.GetAttrIn{InHeader: fuse.InHeader{NodeId: old}}, &out); st != fuse.Status(syscall.ESTALE) {
+		t.Errorf("GETATTR of the older version's id: %v (%d bytes), want ESTALE", st, out.Size)
+	}
+	var oo fuse.OpenOut
+	if st := r.Open(nil, &fuse.OpenIn{InHeader: fuse.InHeader{NodeId: old}}, &oo); st != fuse.Status(syscall.ESTALE) {
+		t.Errorf("OPEN of the older version's id: %v, want ESTALE", st)
+		if st.Ok() {
+			r.Release(nil, &fuse.ReleaseIn{InHeader: fuse.InHeader{NodeId: old}, Fh: oo.Fh})
+		}
+	}
+	cur, ok := srv.leafs.idOf(ctx, alice.Key(), alice, ix.SigState(alice).Version)
+	if !ok || cur == old {
+		t.Fatalf("the new version's id %#x (%v), the old one's %#x", cur, ok, old)
+	}
+	if st := r.GetAttr(nil, &fuse.GetAttrIn{InHeader: fuse.InHeader{NodeId: cur}}, &out); !st.Ok() || out.Size != uint64(len(second)) {
+		t.Errorf("GETATTR of the new version's id: %v, %d bytes, want %d", st, out.Size, len(second))
+	}
+	if n := srv.leafs.keptLen(); n != 0 {
+		t.Errorf("%d nodes kept after stats and a refused open", n)
 	}
 }

@@ -21,7 +21,7 @@ import (
 // are numbered here (the bridge numbers its own: a request on a leaf id
 // never reaches it).
 type leafState struct {
-	mu     sync.Mutex              // protects the following; taken after none of the mount's, before none (the index is asked outside it)
+	mu     sync.Mutex              // protects the following; pendingWrites.mu is taken under it (doc.go, "Locks"); the index is asked outside it
 	nodes  map[uint64]*leafNode    // leaf id -> its node; guarded by mu
 	files  map[uint64]leafOpenFile // handle -> its file; guarded by mu
 	nextFh uint64                  // the last handle given; guarded by mu
@@ -258,11 +258,16 @@ func (m *Server) leafKernelEntry(key string) (kernelDir, string, bool) {
 }
 
 // dropAllLeaves drops every name of a signature the kernel may hold by a
-// leaf id (every signature's version moved: index.ChangeAllSigs): the 256
-// sig/<hh> names, which the kernel cannot hold an entry file without.
+// leaf id (every signature's version moved: index.ChangeAllSigs): the
+// sig/<hh> names under which it was given one (leafIDs.sigHH; all 256 once
+// it was given one under each), which the kernel holds no entry file
+// without. It looks the directories up again as it uses them (their view
+// ids are the same).
 func (m *Server) dropAllLeaves() {
 	kd := m.viewDir(context.Background(), format.KindSig.String(), index.Path{Level: index.LevelKind, Kind: format.KindSig})
 	for b := 0; b < 256; b++ {
-		kd.notifyEntry(hexByte(byte(b)))
+		if m.leafs.sigHHHeld(byte(b)) {
+			kd.notifyEntry(hexByte(byte(b)))
+		}
 	}
 }

@@ -59,27 +59,25 @@ func (w *invalidation) leaves() {
 // known.
 func (w *invalidation) leaf(key string, op *entryNode, notifyContent func()) {
 	m := w.m
-	{
-		n, err := m.ix.StatHeld(w.ctx, key)
-		if err != nil {
-			if isNotExist(err) && !m.virt.has(key) && m.pending.get(key) == nil {
-				if dir, name := m.leafDirOf(key); dir.held() {
-					dir.notifyEntry(name)
-					w.names++
-				}
-			}
-			return
-		}
-		switch {
-		case op.stale():
+	n, err := m.ix.StatHeld(w.ctx, key)
+	if err != nil {
+		if isNotExist(err) && !m.virt.has(key) && m.pending.get(key) == nil {
 			if dir, name := m.leafDirOf(key); dir.held() {
 				dir.notifyEntry(name)
 				w.names++
 			}
-		case op.e.Kind == format.KindSig && n.Size < 0 && m.pending.writing(key) == nil:
-			notifyContent()
-			w.sizes++
 		}
+		return
+	}
+	switch {
+	case op.stale():
+		if dir, name := m.leafDirOf(key); dir.held() {
+			dir.notifyEntry(name)
+			w.names++
+		}
+	case op.e.Kind == format.KindSig && n.Size < 0 && m.pending.writing(key) == nil:
+		notifyContent()
+		w.sizes++
 	}
 }
 
