@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -143,5 +144,36 @@ func TestLeafIDOfAnOlderVersionIsStale(t *testing.T) {
 	}
 	if n := srv.leafs.keptLen(); n != 0 {
 		t.Errorf("%d nodes kept after stats and a refused open", n)
+	}
+}
+
+// TestLeafIDsAreNotViewIDs: the bit layouts of leaf ids (leafids.go) and
+// of directories' view ids (viewids.go) never meet, whatever their fields.
+func TestLeafIDsAreNotViewIDs(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 100000 {
+		k := uint64(r.IntN(format.NumKinds))
+		key := r.Uint64()
+		dirs := []uint64{
+			viewBit | viewObjBit | k<<viewShift | key&viewLow,
+			viewBit | viewTypeKind<<viewShift | k,
+			viewBit | viewTypeHH<<viewShift | k<<8 | key&0xff,
+			viewBit | viewTypeTable<<viewShift | key&viewLow,
+		}
+		for _, id := range dirs {
+			if isLeafID(id) || !isViewID(id) || !isOwnID(id) {
+				t.Fatalf("directory id %#x: leaf %v, view %v", id, isLeafID(id), isViewID(id))
+			}
+		}
+		leaf := viewBit | leafBit | k<<leafKindShift | (key&(1<<leafKeyBits-1))<<leafKeyShift | (key>>40&0xff)<<leafHashShift | key>>50&leafVerMask
+		if !isLeafID(leaf) || isViewID(leaf) || !isOwnID(leaf) {
+			t.Fatalf("leaf id %#x: leaf %v, view %v", leaf, isLeafID(leaf), isViewID(leaf))
+		}
+		if leaf>>leafKindShift&7 != k || leaf>>leafKeyShift&(1<<leafKeyBits-1) != key&(1<<leafKeyBits-1) || leaf&leafVerMask != key>>50&leafVerMask {
+			t.Fatalf("leaf id %#x does not give its fields back", leaf)
+		}
+	}
+	if isLeafID(1) || isOwnID(1) || isLeafID(^uint64(0)>>1) {
+		t.Fatal("a bridge id is taken for the mount's")
 	}
 }
