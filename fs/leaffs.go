@@ -248,3 +248,197 @@ func joinBufs(data [][]byte) []byte {
 	}
 	return b
 }
+
+// What the kernel sends on a file or a handle: on a leaf id, the leaf's
+// answer (above); it never comes on a view id's directory (it has no
+// handle: OPENDIR is declined), where each answers what the bridge
+// answers a dirNode.
+
+func (r *viewFS) FsyncDir(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
+	if isLeafID(in.NodeId) {
+		return fuse.Status(syscall.ENOTDIR)
+	}
+	if isViewID(in.NodeId) {
+		return fuse.ENOTSUP
+	}
+	return r.RawFileSystem.FsyncDir(cancel, in)
+}
+
+func (r *viewFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
+	if isLeafID(in.NodeId) {
+		return r.leafOpen(cancel, in, out)
+	}
+	if isViewID(in.NodeId) {
+		return fuse.ENOTSUP
+	}
+	return r.RawFileSystem.Open(cancel, in, out)
+}
+
+func (r *viewFS) Readlink(cancel <-chan struct{}, h *fuse.InHeader) ([]byte, fuse.Status) {
+	if isLeafID(h.NodeId) {
+		return nil, fuse.Status(syscall.EINVAL)
+	}
+	if isViewID(h.NodeId) {
+		return nil, fuse.ENOTSUP
+	}
+	return r.RawFileSystem.Readlink(cancel, h)
+}
+
+func (r *viewFS) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.StatxOut) fuse.Status {
+	if isLeafID(in.NodeId) {
+		return fuse.ENOSYS
+	}
+	if isViewID(in.NodeId) {
+		return fuse.ENOSYS
+	}
+	return r.RawFileSystem.Statx(cancel, in, out)
+}
+
+func (r *viewFS) Ioctl(cancel <-chan struct{}, in *fuse.IoctlIn, inbuf []byte, out *fuse.IoctlOut, outbuf []byte) fuse.Status {
+	if isLeafID(in.NodeId) {
+		return fuse.Status(syscall.ENOTTY)
+	}
+	if isViewID(in.NodeId) {
+		return fuse.Status(syscall.ENOTTY)
+	}
+	return r.RawFileSystem.Ioctl(cancel, in, inbuf, out, outbuf)
+}
+
+func (r *viewFS) GetLk(cancel <-chan struct{}, in *fuse.LkIn, out *fuse.LkOut) fuse.Status {
+	if isLeafID(in.NodeId) {
+		return fuse.ENOTSUP
+	}
+	if isViewID(in.NodeId) {
+		return fuse.ENOTSUP
+	}
+	return r.RawFileSystem.GetLk(cancel, in, out)
+}
+
+func (r *viewFS) SetLk(cancel <-chan struct{}, in *fuse.LkIn) fuse.Status {
+	if isLeafID(in.NodeId) {
+		return fuse.ENOTSUP
+	}
+	if isViewID(in.NodeId) {
+		return fuse.ENOTSUP
+	}
+	return r.RawFileSystem.SetLk(cancel, in)
+}
+
+func (r *viewFS) SetLkw(cancel <-chan struct{}, in *fuse.LkIn) fuse.Status {
+	if isLeafID(in.NodeId) {
+		return fuse.ENOTSUP
+	}
+	if isViewID(in.NodeId) {
+		return fuse.ENOTSUP
+	}
+	return r.RawFileSystem.SetLkw(cancel, in)
+}
+
+func (r *viewFS) Lseek(cancel <-chan struct{}, in *fuse.LseekIn, out *fuse.LseekOut) fuse.Status {
+	if isLeafID(in.NodeId) {
+		return r.leafLseek(cancel, in, out)
+	}
+	if isViewID(in.NodeId) {
+		return fuse.ENOTSUP
+	}
+	return r.RawFileSystem.Lseek(cancel, in, out)
+}
+
+func (r *viewFS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
+	if isLeafID(in.NodeId) {
+		return r.leafRead(cancel, in, buf)
+	}
+	if isViewID(in.NodeId) {
+		return nil, fuse.EBADF
+	}
+	return r.RawFileSystem.Read(cancel, in, buf)
+}
+
+func (r *viewFS) Write(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (uint32, fuse.Status) {
+	if isLeafID(in.NodeId) {
+		return r.leafWrite(cancel, in, data)
+	}
+	if isViewID(in.NodeId) {
+		return 0, fuse.EBADF
+	}
+	return r.RawFileSystem.Write(cancel, in, data)
+}
+
+func (r *viewFS) Writev(cancel <-chan struct{}, in *fuse.WriteIn, data [][]byte) (uint32, fuse.Status) {
+	if isLeafID(in.NodeId) {
+		return r.leafWrite(cancel, in, joinBufs(data))
+	}
+	if isViewID(in.NodeId) {
+		return 0, fuse.EBADF
+	}
+	return r.RawFileSystem.Writev(cancel, in, data)
+}
+
+func (r *viewFS) CopyFileRange(cancel <-chan struct{}, in *fuse.CopyFileRangeIn) (uint32, fuse.Status) {
+	if isLeafID(in.NodeId) || isLeafID(in.NodeIdOut) {
+		return 0, fuse.ENOTSUP // no entry's handle copies itself (the bridge's answer)
+	}
+	if isViewID(in.NodeId) || isViewID(in.NodeIdOut) {
+		return 0, fuse.EBADF
+	}
+	return r.RawFileSystem.CopyFileRange(cancel, in)
+}
+
+func (r *viewFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
+	if isLeafID(in.NodeId) {
+		r.leafRelease(cancel, in)
+		return
+	}
+	if !isViewID(in.NodeId) {
+		r.RawFileSystem.Release(cancel, in)
+	}
+}
+
+func (r *viewFS) ReleaseDir(in *fuse.ReleaseIn) {
+	if isLeafID(in.NodeId) {
+		return
+	}
+	if !isViewID(in.NodeId) {
+		r.RawFileSystem.ReleaseDir(in)
+	}
+}
+
+func (r *viewFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
+	if isLeafID(in.NodeId) {
+		return r.leafFlush(cancel, in)
+	}
+	if isViewID(in.NodeId) {
+		return fuse.EBADF
+	}
+	return r.RawFileSystem.Flush(cancel, in)
+}
+
+func (r *viewFS) Fsync(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
+	if isLeafID(in.NodeId) {
+		return r.leafFsync(cancel, in)
+	}
+	if isViewID(in.NodeId) {
+		return fuse.EBADF
+	}
+	return r.RawFileSystem.Fsync(cancel, in)
+}
+
+func (r *viewFS) Fallocate(cancel <-chan struct{}, in *fuse.FallocateIn) fuse.Status {
+	if isLeafID(in.NodeId) {
+		return fuse.ENOTSUP
+	}
+	if isViewID(in.NodeId) {
+		return fuse.EBADF
+	}
+	return r.RawFileSystem.Fallocate(cancel, in)
+}
+
+func (r *viewFS) Tmpfile(cancel <-chan struct{}, in *fuse.CreateIn, out *fuse.CreateOut) fuse.Status {
+	if isLeafID(in.NodeId) {
+		return fuse.Status(syscall.ENOTDIR)
+	}
+	if isViewID(in.NodeId) {
+		return fuse.ENOTSUP
+	}
+	return r.RawFileSystem.Tmpfile(cancel, in, out)
+}
