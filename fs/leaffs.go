@@ -143,10 +143,10 @@ func (r *viewFS) leafRelease(cancel <-chan struct{}, in *fuse.ReleaseIn) {
 	m.leafs.settle(in.NodeId)
 }
 
-func (r *viewFS) leafFile(id, fh uint64) gofs.FileHandle { return r.m.leafs.file(id, fh) }
-
 func (r *viewFS) leafRead(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
-	if f, ok := r.leafFile(in.NodeId, in.Fh).(gofs.FileReader); ok {
+	file, done := r.m.leafs.use(in.NodeId, in.Fh)
+	defer done()
+	if f, ok := file.(gofs.FileReader); ok {
 		res, errno := f.Read(&fuse.Context{Caller: in.Caller, Cancel: cancel}, buf, int64(in.Offset))
 		return res, fuse.Status(errno)
 	}
@@ -154,7 +154,9 @@ func (r *viewFS) leafRead(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (
 }
 
 func (r *viewFS) leafWrite(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (uint32, fuse.Status) {
-	if f, ok := r.leafFile(in.NodeId, in.Fh).(gofs.FileWriter); ok {
+	file, done := r.m.leafs.use(in.NodeId, in.Fh)
+	defer done()
+	if f, ok := file.(gofs.FileWriter); ok {
 		n, errno := f.Write(&fuse.Context{Caller: in.Caller, Cancel: cancel}, data, int64(in.Offset))
 		return n, fuse.Status(errno)
 	}
@@ -162,14 +164,18 @@ func (r *viewFS) leafWrite(cancel <-chan struct{}, in *fuse.WriteIn, data []byte
 }
 
 func (r *viewFS) leafFlush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
-	if f, ok := r.leafFile(in.NodeId, in.Fh).(gofs.FileFlusher); ok {
+	file, done := r.m.leafs.use(in.NodeId, in.Fh)
+	defer done()
+	if f, ok := file.(gofs.FileFlusher); ok {
 		return fuse.Status(f.Flush(&fuse.Context{Caller: in.Caller, Cancel: cancel}))
 	}
 	return fuse.OK
 }
 
 func (r *viewFS) leafFsync(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
-	if f, ok := r.leafFile(in.NodeId, in.Fh).(gofs.FileFsyncer); ok {
+	file, done := r.m.leafs.use(in.NodeId, in.Fh)
+	defer done()
+	if f, ok := file.(gofs.FileFsyncer); ok {
 		return fuse.Status(f.Fsync(&fuse.Context{Caller: in.Caller, Cancel: cancel}, in.FsyncFlags))
 	}
 	return fuse.ENOTSUP

@@ -42,6 +42,9 @@ type leafNode struct {
 type leafOpenFile struct {
 	id uint64
 	f  gofs.FileHandle
+	// busy counts the requests using f (use); its RELEASE waits for
+	// them, as the bridge's does.
+	busy *sync.WaitGroup
 }
 
 func (s *leafState) init() {
@@ -119,7 +122,7 @@ func (l *leafIDs) opened(id uint64, f gofs.FileHandle) (fh uint64) {
 	if f != nil {
 		s.nextFh++
 		fh = s.nextFh
-		s.files[fh] = leafOpenFile{id: id, f: f}
+		s.files[fh] = leafOpenFile{id: id, f: f, busy: new(sync.WaitGroup)}
 		if ln != nil {
 			ln.fhs = append(ln.fhs, fh)
 		}
@@ -158,20 +161,36 @@ func (l *leafIDs) file(id, fh uint64) gofs.FileHandle {
 	return nil
 }
 
-// release forgets the handle fh of id and returns its file; the node is
-// dropped if nothing holds it (idle).
-func (l *leafIDs) release(id, fh uint64) gofs.FileHandle {
+// use is the handle fh of id for a request on it (READ, WRITE, FLUSH,
+// FSYNC), which calls done when it is through; nil if there is none.
+func (l *leafIDs) use(id, fh uint64) (f gofs.FileHandle, done func()) {
 	s := &l.state
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	of, ok := s.files[fh]
 	if !ok || of.id != id {
+		return nil, func() {}
+	}
+	of.busy.Add(1)
+	return of.f, of.busy.Done
+}
+
+// release forgets the handle fh of id and returns its file once no
+// request uses it (use); the node is dropped later if idle (settle).
+func (l *leafIDs) release(id, fh uint64) gofs.FileHandle {
+	s := &l.state
+	s.mu.Lock()
+	of, ok := s.files[fh]
+	if !ok || of.id != id {
+		s.mu.Unlock()
 		return nil
 	}
 	delete(s.files, fh)
 	if ln := s.nodes[id]; ln != nil {
 		ln.fhs = slices.DeleteFunc(ln.fhs, func(h uint64) bool { return h == fh })
 	}
+	s.mu.Unlock()
+	of.busy.Wait()
 	return of.f
 }
 
