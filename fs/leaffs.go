@@ -3,7 +3,6 @@ package fs
 import (
 	"context"
 	"syscall"
-	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -47,9 +46,7 @@ func (r *viewFS) leafLookup(ctx context.Context, dir, name string, out *fuse.Ent
 	m.leafAttr(&out.Attr)
 	out.NodeId, out.Generation, out.Attr.Ino = id, st.Version, index.PathIno(p)
 	m.leafs.given(id, p)
-	if kn := m.leafs.keptNode(id); kn != nil {
-		kn.lookedUp.Store(time.Now().UnixNano())
-	}
+	m.leafs.lookedUp(id)
 	return fuse.OK, true
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 
@@ -175,5 +177,46 @@ func TestLeafIDsAreNotViewIDs(t *testing.T) {
 	}
 	if isLeafID(1) || isOwnID(1) || isLeafID(^uint64(0)>>1) {
 		t.Fatal("a bridge id is taken for the mount's")
+	}
+}
+
+// TestLeafKeptWhileOpen: with leaf ids a read keeps its file's node from
+// its OPEN to its RELEASE (leafstate.go) and no longer: cat of every
+// signature of an object leaves none kept, and a held descriptor keeps
+// reading its version, whole, after another writer's re-sign.
+func TestLeafKeptWhileOpen(t *testing.T) {
+	f, ix, srv, _ := mountFixture(t, Options{LeafIDs: true})
+	ctx := context.Background()
+	alice := storefixture.Ent(format.KindSig, "ab12cd34", "alice")
+	held, err := os.Open(srv.path(alice))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if n := srv.leafs.keptLen(); n != 1 {
+		t.Fatalf("%d nodes kept with one file open, want 1", n)
+	}
+	if err := otherWriter(t, f).Put(ctx, alice, []byte("#resigned")); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(srv.path(alice)); err != nil || string(b) != "#resigned" {
+		t.Fatalf("a read by name after the re-sign: %q %v", b, err)
+	}
+	got, err := io.ReadAll(held)
+	if err != nil || !bytes.Equal(got, f.sigs[alice.Key()]) {
+		t.Fatalf("the held descriptor read %q (%v), want its version %q", got, err, f.sigs[alice.Key()])
+	}
+	if fi, err := held.Stat(); err != nil || fi.Size() != int64(len(got)) {
+		t.Fatalf("fstat of the held descriptor: %v %v, want %d bytes", fi, err, len(got))
+	}
+	held.Close()
+	for i := 0; srv.leafs.keptLen() != 0; i++ { // the RELEASEs come after close returns
+		if i == 500 {
+			t.Fatalf("%d nodes kept after every file was closed", srv.leafs.keptLen())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 
@@ -36,6 +37,12 @@ type leafNode struct {
 	// node's readers only once it has the bytes, and a write opened
 	// meanwhile must find the same node (openOn). Guarded by leafState.mu.
 	opening int
+	// forgotten: the kernel's FORGET of the id came while a handle was
+	// still open or opening on it (go-fuse runs a RELEASE and the FORGET
+	// after it concurrently): the node goes with the last, whatever it
+	// holds, unless a LOOKUP gave the id again since. Guarded by
+	// leafState.mu.
+	forgotten bool
 }
 
 // leafOpenFile is an open handle of a leaf id.
@@ -101,15 +108,16 @@ func (l *leafIDs) keep(n *entryNode) *entryNode {
 	return ln.n
 }
 
-// keptNode is the kept node of id, or nil.
-func (l *leafIDs) keptNode(id uint64) *entryNode {
+// lookedUp is a LOOKUP's reply of id: its kept node, if any, is the
+// kernel's again (not forgotten) and was looked up now (retried).
+func (l *leafIDs) lookedUp(id uint64) {
 	s := &l.state
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ln := s.nodes[id]; ln != nil {
-		return ln.n
+		ln.forgotten = false
+		ln.n.lookedUp.Store(time.Now().UnixNano())
 	}
-	return nil
 }
 
 // opened ends an OPEN of id's kept node (keep): f, its handle (nil: none),
@@ -138,7 +146,7 @@ func (l *leafIDs) opened(id uint64, f gofs.FileHandle) (fh uint64) {
 // opening on it and it holds nothing a node made afresh would not know
 // (idleLeaf). s.mu is held.
 func (s *leafState) dropIdleLocked(id uint64, ln *leafNode) {
-	if len(ln.fhs) == 0 && ln.opening == 0 && ln.n.idleLeaf() {
+	if len(ln.fhs) == 0 && ln.opening == 0 && (ln.forgotten || ln.n.idleLeaf()) {
 		delete(s.nodes, id)
 	}
 }
@@ -210,8 +218,13 @@ func (l *leafIDs) forget(id uint64) {
 	s := &l.state
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ln := s.nodes[id]; ln != nil && len(ln.fhs) == 0 && ln.opening == 0 && ln.n.readers.Load() == 0 && ln.n.beside.Load() == 0 {
+	ln := s.nodes[id]
+	switch {
+	case ln == nil:
+	case len(ln.fhs) == 0 && ln.opening == 0 && ln.n.readers.Load() == 0 && ln.n.beside.Load() == 0:
 		delete(s.nodes, id)
+	default:
+		ln.forgotten = true
 	}
 }
 
