@@ -35,7 +35,7 @@ func TestRetriedOpenKeepsOneVersionPerNode(t *testing.T) {
 	if got := statSize(t, srv.path(alice)); got != int64(len(f.sigs[alice.Key()])) {
 		t.Fatalf("stat: %d bytes, want %d", got, len(f.sigs[alice.Key()]))
 	}
-	_, _, n := srv.kernelEntry(alice.Key())
+	n := heldEntry(srv, alice.Key())
 	if n == nil {
 		t.Fatalf("the kernel holds no node of %s after a stat", alice.Key())
 	}

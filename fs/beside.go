@@ -96,7 +96,7 @@ func (n *entryNode) openBeside(w *writeHandle) *besideHandle {
 		// answered the write's size (its handle or this one, lent).
 		// Attributes only (a negative offset): no page is locked, so
 		// this is safe inside the request.
-		n.EmbeddedInode().NotifyContent(-1, 0)
+		n.notifyContent(-1, 0)
 	}
 	return &besideHandle{m: n.m, w: w, node: n}
 }
@@ -196,6 +196,6 @@ func (h *writeHandle) dropKernelCopies() {
 	}
 	h.mu.Unlock()
 	for _, n := range nodes {
-		n.EmbeddedInode().NotifyContent(0, 0)
+		n.notifyContent(0, 0)
 	}
 }

@@ -46,6 +46,9 @@
 //	viewfs.go       viewFS: every request on a view id, answered without a go-fuse node
 //	viewleaves.go   the leaves' directory (entry files' nodes) and kernelDir, a directory to notify
 //	viewinval.go    Invalidate with view ids: the views' keys compared
+//	leafids.go      leaf ids (Options.LeafIDs, off by default): entry files' node ids, from the entry and its version
+//	leafstate.go    the leaf ids' kept nodes (while descriptors or a moved version need one) and their handles
+//	leaffs.go       viewFS's answers on a leaf id: the entryNode's, with no go-fuse node
 //
 // # Model
 //
@@ -56,7 +59,12 @@
 // viewfs.go; DESIGN §7 "No node per name"). The root, .oxy/, by-signer/
 // and its directories, and every entry file are go-fuse nodes; an entry
 // file's node hangs under the leaves' directory, which the kernel never
-// sees (viewleaves.go). A directory (node or view id) is a path and a
+// sees (viewleaves.go) — or, with leaf ids (Options.LeafIDs), an entry
+// file has no go-fuse node: the kernel holds it by an id computed from the
+// entry and its version, and viewFS answers it with an entryNode made for
+// the request, or kept while descriptors are open on it (leafids.go,
+// leafstate.go, leaffs.go); the names whose id would not lead back to them
+// (and writes in progress) keep go-fuse nodes under the leaves' directory. A directory (node or view id) is a path and a
 // level (index.Level); Lookup and readdir ask
 // the index (ix.Stat, ix.ReadDir) each time the kernel asks, a child's level
 // comes from index.Path.Child, and mkdir and create ask index.Path.Make what
@@ -364,7 +372,11 @@
 //     name's other writes; under it only the index's locks and the leaves
 //     are taken, never another handle's lock, so a commit that waits for
 //     another of its name waits for no request of the kernel.
-//  4. The leaves: viewIDs.mu (the index is asked outside it),
+//  4. leafState.mu (leaf ids' kept nodes and handles, leafstate.go; the
+//     index is asked outside it): pendingWrites.mu is taken under it (a
+//     kept node is dropped only when no write of its name is open:
+//     idleLeaf), nothing else of the mount's.
+//  5. The leaves: viewIDs.mu (the index is asked outside it), leafIDs.ringMu,
 //     viewPartials.mu, virtualDirs.mu, pendingWrites.mu (a handle's size is read
 //     atomically under it, never its lock), oxyLists.mu (a list is read
 //     outside it; dropping an idle text closes it under it), sideFiles.mu

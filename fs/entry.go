@@ -22,9 +22,12 @@ import (
 // is one version of it (ver, its generation: versions.go).
 type entryNode struct {
 	base
-	path string        // read-only
-	e    format.Entry  // read-only
-	ver  atomic.Uint64 // atomic: index.SigVersion when the node was made, or a later one of the same bytes (versions.go), or one it adopted (adopt)
+	path string       // read-only
+	e    format.Entry // read-only
+	// leafID is the node's leaf id (leafids.go: no go-fuse node, the
+	// Inode embedded unused); 0 for a go-fuse node. Read-only.
+	leafID uint64
+	ver    atomic.Uint64 // atomic: index.SigVersion when the node was made, or a later one of the same bytes (versions.go), or one it adopted (adopt)
 	// ident is the identity of version ver's bytes, when known (the index
 	// had read or written the bytes of the node's first version when it
 	// was made, or the node adopted a version: adopt); nil otherwise.
@@ -512,6 +515,9 @@ const retryWindow = 5 * time.Second
 // and use the new version's node.
 func (n *entryNode) retried() bool {
 	at := n.lookedUp.Load()
+	if n.leafID != 0 {
+		at = max(at, n.m.leafs.lookedUpAt(n.leafID))
+	}
 	return at != 0 && time.Since(time.Unix(0, at)) < retryWindow
 }
 

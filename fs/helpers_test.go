@@ -70,6 +70,9 @@ func testMount(t *testing.T, ix *index.Index, opts Options) (*Server, *logs) {
 	// Armed before the mount, so the unmount at cleanup runs under it too.
 	w := testwatch.Arm(t)
 	l := &logs{}
+	if os.Getenv("OXYFS_TEST_LEAF_IDS") == "1" {
+		opts.LeafIDs = true // the whole suite with leaf ids (leafids.go)
+	}
 	if opts.Logf == nil {
 		opts.Logf = l.logf
 	}

@@ -109,7 +109,7 @@ func TestReaddirplusGivesNodesToDirectoriesOnly(t *testing.T) {
 			if err != nil || fi.Size() != int64(len(f.sigs[alice.Key()])) {
 				t.Fatalf("stat after the listing: %v %v, want size %d", fi, err, len(f.sigs[alice.Key()]))
 			}
-			if _, _, n := srv.kernelEntry(alice.Key()); n == nil {
+			if n := heldEntry(srv, alice.Key()); n == nil {
 				t.Errorf("the stat of %s left no node of it", alice.Key())
 			}
 		})

@@ -52,6 +52,10 @@ type Options struct {
 	// returns, with its name (a key of Ops) and how long it took. It must
 	// be safe for concurrent use and quick.
 	Observe func(op string, d time.Duration)
+	// LeafIDs gives entry files no go-fuse node: the kernel holds each by
+	// a node id the mount computes from the entry and its version
+	// (leafids.go; docs/design.md §7 "No node per name"). Off by default.
+	LeafIDs bool
 
 	noAtomicTrunc bool             // tests: O_TRUNC as older kernels send it (SETATTR naming no file)
 	noViewIDs     bool             // tests: go-fuse nodes for every directory, as before view ids
@@ -124,6 +128,9 @@ type Server struct {
 	views    *viewIDs
 	leaves   *gofs.Inode
 	leavesID uint64
+	// leafs are the leaf ids (leafids.go; Options.LeafIDs, with view ids
+	// only), locking themselves; nil without. Read-only after Mount.
+	leafs    *leafIDs
 	partials viewPartials
 
 	quiet     atomic.Bool // atomic: an unmount is under way or done: the index's watcher tells the kernel nothing
@@ -153,6 +160,10 @@ func Mount(dir string, ix *index.Index, opts Options) (*Server, error) {
 	if !opts.noViewIDs {
 		m.views = new(viewIDs)
 		m.views.init(ix, opts.viewKeyBits)
+		if opts.LeafIDs {
+			m.leafs = &leafIDs{ix: ix}
+			m.leafs.state.init()
+		}
 	}
 	root := &dirNode{base: base{m: m}, level: index.LevelRoot}
 	m.root = root

@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"strings"
@@ -38,4 +39,32 @@ func goFuseNodes(srv *Server) []string {
 	walk(srv.root.EmbeddedInode(), "")
 	slices.Sort(out)
 	return out
+}
+
+// heldEntry is the node of the entry at key the kernel holds: its go-fuse
+// node (kernelEntry), or with leaf ids (leafids.go) the node of the leaf
+// id it was given for the entry's current version — made the id's kept
+// node (leafstate.go), pinned for the rest of the test as go-fuse would
+// keep a node the kernel holds. nil if the kernel holds neither.
+func heldEntry(srv *Server, key string) *entryNode {
+	if _, _, n := srv.kernelEntry(key); n != nil || srv.leafs == nil {
+		return n
+	}
+	if !srv.leafs.mayHold(key) {
+		return nil
+	}
+	e, err := index.ParseEntryPath(key)
+	if err != nil {
+		return nil
+	}
+	ctx := context.Background()
+	id, ok := srv.leafs.idOf(ctx, key, e, srv.ix.SigState(e).Version)
+	if !ok {
+		return nil
+	}
+	n, _, ok := srv.leafs.node(ctx, srv, id)
+	if !ok {
+		return nil
+	}
+	return srv.leafs.keep(n) // never opened: kept while the test runs
 }

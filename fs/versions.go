@@ -136,10 +136,18 @@ func (m *Server) sigChanged(key string) {
 		if m.views != nil {
 			m.dropStaleLeaves()
 		}
+		if m.leafs != nil {
+			m.dropAllLeaves()
+		}
 		return
 	}
 	dir, name, n := m.kernelEntry(key)
 	if n != nil && (n.stale() || m.ix.SigRecheck(n.e)) {
+		dir.notifyEntry(name)
+	}
+	if dir, name, ok := m.leafKernelEntry(key); ok && (n == nil || !n.stale()) {
+		// The kernel may hold a leaf id of the name (leafids.go), whose
+		// version the mount does not know: the name is dropped (once).
 		dir.notifyEntry(name)
 	}
 }
@@ -151,6 +159,8 @@ func (m *Server) dropName(key string) {
 		return
 	}
 	if dir, name, n := m.kernelEntry(key); n != nil {
+		dir.notifyEntry(name)
+	} else if dir, name, ok := m.leafKernelEntry(key); ok {
 		dir.notifyEntry(name)
 	}
 }
@@ -210,7 +220,7 @@ func (n *entryNode) settle(sh *index.SigHandle) bool {
 	n.ident.Store(&id)
 	n.ver.Store(sh.Version())
 	n.w.Store(nil)
-	n.EmbeddedInode().NotifyContent(0, 0)
+	n.notifyContent(0, 0)
 	return true
 }
 
@@ -245,6 +255,6 @@ func (n *entryNode) adopt(sh *index.SigHandle) bool {
 	id := sh.ID()
 	n.ident.Store(&id)
 	n.ver.Store(v)
-	n.EmbeddedInode().NotifyContent(0, 0)
+	n.notifyContent(0, 0)
 	return true
 }

@@ -16,11 +16,13 @@ import (
 // go-fuse's bridge, which it wraps (noOpendir around it), never sees one
 // and keeps no node for the index tree's directories: a kind's, an <hh>
 // and an object's. It also answers the root's LOOKUP of a kind's name
-// and the root's READDIR(PLUS), whose directories get view ids. Every
+// and the root's READDIR(PLUS), whose directories get view ids. With leaf
+// ids (leafids.go) it answers every request on an entry file's leaf id
+// too (leaffs.go: its requests on files and handles are there). Every
 // other request — the root's others, .oxy/, by-signer/, and every entry
-// file (the leaves, viewleaves.go) — goes to the bridge; a LOOKUP or
-// CREATE of a name in an object directory goes to the leaves' directory,
-// named by the entry's path.
+// file's go-fuse node (the leaves, viewleaves.go) — goes to the bridge; a
+// LOOKUP of a name in an object directory that gets no leaf id, and a
+// CREATE there, go to the leaves' directory, named by the entry's path.
 //
 // Each request on a view id answers as dirNode and its dirHandle answer for
 // the same directory (tree.go, dirhandle.go; their code is shared where it
@@ -101,6 +103,8 @@ func (r *viewFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, o
 			return r.RawFileSystem.Lookup(cancel, h, name, out)
 		}
 		return r.lookupDir(ctx, "", index.Path{}, name, out)
+	case isLeafID(h.NodeId):
+		return fuse.Status(syscall.ENOTDIR)
 	case !isViewID(h.NodeId):
 		return r.RawFileSystem.Lookup(cancel, h, name, out)
 	}
@@ -120,6 +124,11 @@ func (r *viewFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, o
 		return r.dirEntry(ctx, up, upAt, index.PathIno(up), out)
 	}
 	if at.Level == index.LevelObject {
+		if r.m.leafs != nil {
+			if st, ok := r.leafLookup(ctx, p, name, out); ok {
+				return st
+			}
+		}
 		leaf := *h
 		leaf.NodeId = r.m.leavesID
 		return r.RawFileSystem.Lookup(cancel, &leaf, index.JoinPath(p, name), out)
@@ -152,6 +161,10 @@ func (r *viewFS) lookupDir(ctx context.Context, dir string, at index.Path, name 
 }
 
 func (r *viewFS) Forget(id, n uint64) {
+	if isLeafID(id) {
+		r.m.leafs.forget(id)
+		return
+	}
 	if isViewID(id) {
 		r.m.views.forget(id, n)
 		return
@@ -160,6 +173,9 @@ func (r *viewFS) Forget(id, n uint64) {
 }
 
 func (r *viewFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
+	if isLeafID(in.NodeId) {
+		return r.leafGetAttr(cancel, in, out)
+	}
 	if !isViewID(in.NodeId) {
 		return r.RawFileSystem.GetAttr(cancel, in, out)
 	}
@@ -176,6 +192,9 @@ func (r *viewFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.A
 
 // SetAttr on a view id: dirNode.Setattr.
 func (r *viewFS) SetAttr(cancel <-chan struct{}, in *fuse.SetAttrIn, out *fuse.AttrOut) fuse.Status {
+	if isLeafID(in.NodeId) {
+		return r.leafSetAttr(cancel, in, out)
+	}
 	if !isViewID(in.NodeId) {
 		return r.RawFileSystem.SetAttr(cancel, in, out)
 	}
@@ -201,6 +220,9 @@ func (r *viewFS) SetAttr(cancel <-chan struct{}, in *fuse.SetAttrIn, out *fuse.A
 }
 
 func (r *viewFS) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
+	if isLeafID(in.NodeId) {
+		return fuse.Status(syscall.ENOTDIR)
+	}
 	if in.Fh != 0 || !isViewID(in.NodeId) && in.NodeId != 1 {
 		return r.RawFileSystem.ReadDir(cancel, in, out)
 	}
@@ -208,6 +230,9 @@ func (r *viewFS) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirE
 }
 
 func (r *viewFS) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
+	if isLeafID(in.NodeId) {
+		return fuse.Status(syscall.ENOTDIR)
+	}
 	if in.Fh != 0 || !isViewID(in.NodeId) && in.NodeId != 1 {
 		return r.RawFileSystem.ReadDirPlus(cancel, in, out)
 	}
@@ -281,6 +306,9 @@ func (r *viewFS) readDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirE
 
 // Mkdir in a view id's directory: dirNode.Mkdir.
 func (r *viewFS) Mkdir(cancel <-chan struct{}, in *fuse.MkdirIn, name string, out *fuse.EntryOut) fuse.Status {
+	if isLeafID(in.NodeId) {
+		return fuse.Status(syscall.ENOTDIR)
+	}
 	if !isViewID(in.NodeId) {
 		return r.RawFileSystem.Mkdir(cancel, in, name, out)
 	}
@@ -312,6 +340,9 @@ func (r *viewFS) Mkdir(cancel <-chan struct{}, in *fuse.MkdirIn, name string, ou
 // entry's path (dirNode.Create there); elsewhere refused as dirNode.Create
 // refuses it.
 func (r *viewFS) Create(cancel <-chan struct{}, in *fuse.CreateIn, name string, out *fuse.CreateOut) fuse.Status {
+	if isLeafID(in.NodeId) {
+		return fuse.Status(syscall.ENOTDIR)
+	}
 	if !isViewID(in.NodeId) {
 		return r.RawFileSystem.Create(cancel, in, name, out)
 	}
@@ -342,42 +373,42 @@ func (r *viewFS) refuse(op int) fuse.Status {
 }
 
 func (r *viewFS) Mknod(cancel <-chan struct{}, in *fuse.MknodIn, name string, out *fuse.EntryOut) fuse.Status {
-	if isViewID(in.NodeId) {
+	if isOwnID(in.NodeId) {
 		return r.refuse(opMknod)
 	}
 	return r.RawFileSystem.Mknod(cancel, in, name, out)
 }
 
 func (r *viewFS) Unlink(cancel <-chan struct{}, h *fuse.InHeader, name string) fuse.Status {
-	if isViewID(h.NodeId) {
+	if isOwnID(h.NodeId) {
 		return r.refuse(opUnlink)
 	}
 	return r.RawFileSystem.Unlink(cancel, h, name)
 }
 
 func (r *viewFS) Rmdir(cancel <-chan struct{}, h *fuse.InHeader, name string) fuse.Status {
-	if isViewID(h.NodeId) {
+	if isOwnID(h.NodeId) {
 		return r.refuse(opRmdir)
 	}
 	return r.RawFileSystem.Rmdir(cancel, h, name)
 }
 
 func (r *viewFS) Rename(cancel <-chan struct{}, in *fuse.RenameIn, oldName, newName string) fuse.Status {
-	if isViewID(in.NodeId) || isViewID(in.Newdir) {
+	if isOwnID(in.NodeId) || isOwnID(in.Newdir) {
 		return r.refuse(opRename)
 	}
 	return r.RawFileSystem.Rename(cancel, in, oldName, newName)
 }
 
 func (r *viewFS) Link(cancel <-chan struct{}, in *fuse.LinkIn, name string, out *fuse.EntryOut) fuse.Status {
-	if isViewID(in.NodeId) || isViewID(in.Oldnodeid) {
+	if isOwnID(in.NodeId) || isOwnID(in.Oldnodeid) {
 		return r.refuse(opLink)
 	}
 	return r.RawFileSystem.Link(cancel, in, name, out)
 }
 
 func (r *viewFS) Symlink(cancel <-chan struct{}, h *fuse.InHeader, target, name string, out *fuse.EntryOut) fuse.Status {
-	if isViewID(h.NodeId) {
+	if isOwnID(h.NodeId) {
 		return r.refuse(opSymlink)
 	}
 	return r.RawFileSystem.Symlink(cancel, h, target, name, out)
@@ -386,6 +417,9 @@ func (r *viewFS) Symlink(cancel <-chan struct{}, h *fuse.InHeader, target, name 
 // Extended attributes of a view id's directory: none (base's).
 
 func (r *viewFS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, dest []byte) (uint32, fuse.Status) {
+	if isLeafID(h.NodeId) {
+		return r.leafGetXAttr(cancel, h, attr, dest)
+	}
 	if !isViewID(h.NodeId) {
 		return r.RawFileSystem.GetXAttr(cancel, h, attr, dest)
 	}
@@ -394,6 +428,9 @@ func (r *viewFS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string,
 }
 
 func (r *viewFS) ListXAttr(cancel <-chan struct{}, h *fuse.InHeader, dest []byte) (uint32, fuse.Status) {
+	if isLeafID(h.NodeId) {
+		return r.leafListXAttr(cancel, h, dest)
+	}
 	if !isViewID(h.NodeId) {
 		return r.RawFileSystem.ListXAttr(cancel, h, dest)
 	}
@@ -401,7 +438,7 @@ func (r *viewFS) ListXAttr(cancel <-chan struct{}, h *fuse.InHeader, dest []byte
 }
 
 func (r *viewFS) SetXAttr(cancel <-chan struct{}, in *fuse.SetXAttrIn, attr string, data []byte) fuse.Status {
-	if !isViewID(in.NodeId) {
+	if !isOwnID(in.NodeId) {
 		return r.RawFileSystem.SetXAttr(cancel, in, attr, data)
 	}
 	b := base{m: r.m}
@@ -409,7 +446,7 @@ func (r *viewFS) SetXAttr(cancel <-chan struct{}, in *fuse.SetXAttrIn, attr stri
 }
 
 func (r *viewFS) RemoveXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string) fuse.Status {
-	if !isViewID(h.NodeId) {
+	if !isOwnID(h.NodeId) {
 		return r.RawFileSystem.RemoveXAttr(cancel, h, attr)
 	}
 	b := base{m: r.m}
@@ -417,7 +454,7 @@ func (r *viewFS) RemoveXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr stri
 }
 
 func (r *viewFS) StatFs(cancel <-chan struct{}, h *fuse.InHeader, out *fuse.StatfsOut) fuse.Status {
-	if !isViewID(h.NodeId) {
+	if !isOwnID(h.NodeId) {
 		return r.RawFileSystem.StatFs(cancel, h, out)
 	}
 	b := base{m: r.m}
@@ -426,6 +463,9 @@ func (r *viewFS) StatFs(cancel <-chan struct{}, h *fuse.InHeader, out *fuse.Stat
 
 // Access on a view id: the bridge's default, the mode bits of dirAttr.
 func (r *viewFS) Access(cancel <-chan struct{}, in *fuse.AccessIn) fuse.Status {
+	if isLeafID(in.NodeId) {
+		return r.leafAccess(cancel, in)
+	}
 	if !isViewID(in.NodeId) {
 		return r.RawFileSystem.Access(cancel, in)
 	}
@@ -456,139 +496,4 @@ func hasAccess(uid, gid, fuid, fgid, mode, mask uint32) bool {
 		perm = mode
 	}
 	return perm&mask&7 == mask&7
-}
-
-// What the kernel sends on a file or a handle never comes on a view id's
-// directory (it has no handle: OPENDIR is declined); each answers what the
-// bridge answers a dirNode.
-
-func (r *viewFS) FsyncDir(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
-	if isViewID(in.NodeId) {
-		return fuse.ENOTSUP
-	}
-	return r.RawFileSystem.FsyncDir(cancel, in)
-}
-
-func (r *viewFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
-	if isViewID(in.NodeId) {
-		return fuse.ENOTSUP
-	}
-	return r.RawFileSystem.Open(cancel, in, out)
-}
-
-func (r *viewFS) Readlink(cancel <-chan struct{}, h *fuse.InHeader) ([]byte, fuse.Status) {
-	if isViewID(h.NodeId) {
-		return nil, fuse.ENOTSUP
-	}
-	return r.RawFileSystem.Readlink(cancel, h)
-}
-
-func (r *viewFS) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.StatxOut) fuse.Status {
-	if isViewID(in.NodeId) {
-		return fuse.ENOSYS
-	}
-	return r.RawFileSystem.Statx(cancel, in, out)
-}
-
-func (r *viewFS) Ioctl(cancel <-chan struct{}, in *fuse.IoctlIn, inbuf []byte, out *fuse.IoctlOut, outbuf []byte) fuse.Status {
-	if isViewID(in.NodeId) {
-		return fuse.Status(syscall.ENOTTY)
-	}
-	return r.RawFileSystem.Ioctl(cancel, in, inbuf, out, outbuf)
-}
-
-func (r *viewFS) GetLk(cancel <-chan struct{}, in *fuse.LkIn, out *fuse.LkOut) fuse.Status {
-	if isViewID(in.NodeId) {
-		return fuse.ENOTSUP
-	}
-	return r.RawFileSystem.GetLk(cancel, in, out)
-}
-
-func (r *viewFS) SetLk(cancel <-chan struct{}, in *fuse.LkIn) fuse.Status {
-	if isViewID(in.NodeId) {
-		return fuse.ENOTSUP
-	}
-	return r.RawFileSystem.SetLk(cancel, in)
-}
-
-func (r *viewFS) SetLkw(cancel <-chan struct{}, in *fuse.LkIn) fuse.Status {
-	if isViewID(in.NodeId) {
-		return fuse.ENOTSUP
-	}
-	return r.RawFileSystem.SetLkw(cancel, in)
-}
-
-func (r *viewFS) Lseek(cancel <-chan struct{}, in *fuse.LseekIn, out *fuse.LseekOut) fuse.Status {
-	if isViewID(in.NodeId) {
-		return fuse.ENOTSUP
-	}
-	return r.RawFileSystem.Lseek(cancel, in, out)
-}
-
-func (r *viewFS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
-	if isViewID(in.NodeId) {
-		return nil, fuse.EBADF
-	}
-	return r.RawFileSystem.Read(cancel, in, buf)
-}
-
-func (r *viewFS) Write(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (uint32, fuse.Status) {
-	if isViewID(in.NodeId) {
-		return 0, fuse.EBADF
-	}
-	return r.RawFileSystem.Write(cancel, in, data)
-}
-
-func (r *viewFS) Writev(cancel <-chan struct{}, in *fuse.WriteIn, data [][]byte) (uint32, fuse.Status) {
-	if isViewID(in.NodeId) {
-		return 0, fuse.EBADF
-	}
-	return r.RawFileSystem.Writev(cancel, in, data)
-}
-
-func (r *viewFS) CopyFileRange(cancel <-chan struct{}, in *fuse.CopyFileRangeIn) (uint32, fuse.Status) {
-	if isViewID(in.NodeId) || isViewID(in.NodeIdOut) {
-		return 0, fuse.EBADF
-	}
-	return r.RawFileSystem.CopyFileRange(cancel, in)
-}
-
-func (r *viewFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
-	if !isViewID(in.NodeId) {
-		r.RawFileSystem.Release(cancel, in)
-	}
-}
-
-func (r *viewFS) ReleaseDir(in *fuse.ReleaseIn) {
-	if !isViewID(in.NodeId) {
-		r.RawFileSystem.ReleaseDir(in)
-	}
-}
-
-func (r *viewFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
-	if isViewID(in.NodeId) {
-		return fuse.EBADF
-	}
-	return r.RawFileSystem.Flush(cancel, in)
-}
-
-func (r *viewFS) Fsync(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
-	if isViewID(in.NodeId) {
-		return fuse.EBADF
-	}
-	return r.RawFileSystem.Fsync(cancel, in)
-}
-
-func (r *viewFS) Fallocate(cancel <-chan struct{}, in *fuse.FallocateIn) fuse.Status {
-	if isViewID(in.NodeId) {
-		return fuse.EBADF
-	}
-	return r.RawFileSystem.Fallocate(cancel, in)
-}
-
-func (r *viewFS) Tmpfile(cancel <-chan struct{}, in *fuse.CreateIn, out *fuse.CreateOut) fuse.Status {
-	if isViewID(in.NodeId) {
-		return fuse.ENOTSUP
-	}
-	return r.RawFileSystem.Tmpfile(cancel, in, out)
 }

@@ -65,7 +65,11 @@ const (
 )
 
 // isViewID reports whether a node id is a view id (answered by viewFS).
-func isViewID(id uint64) bool { return id&viewBit != 0 }
+func isViewID(id uint64) bool { return id&viewBit != 0 && !isLeafID(id) }
+
+// isOwnID reports whether a node id is the mount's own (a view id or a
+// leaf id: leafids.go), never the bridge's.
+func isOwnID(id uint64) bool { return id&viewBit != 0 }
 
 func (v *viewIDs) init(ix *index.Index, keyBits uint) {
 	v.ix = ix

@@ -40,30 +40,44 @@ func (w *invalidation) leaves() {
 		return // viewDirs drops every name under the kinds
 	}
 	for key, kid := range m.leaves.Children() {
-		op, ok := kid.Operations().(*entryNode)
-		if !ok {
-			continue
+		if op, ok := kid.Operations().(*entryNode); ok {
+			w.leaf(key, op, func() { kid.NotifyContent(0, 0) })
 		}
-		n, err := m.ix.StatHeld(w.ctx, key)
-		if err != nil {
-			if isNotExist(err) && !m.virt.has(key) && m.pending.get(key) == nil {
-				if dir, name, _ := m.leafEntry(key); dir.held() {
-					dir.notifyEntry(name)
-					w.names++
-				}
-			}
-			continue
+	}
+	if m.leafs != nil {
+		// The kept nodes of leaf ids (leafstate.go). A leaf id of a name
+		// gone is dropped with the view's keys (viewDirs); one of a version
+		// that moved, when it moved (sigChanged).
+		for _, op := range m.leafs.kept() {
+			w.leaf(op.path, op, func() { op.notifyContent(0, 0) })
 		}
-		switch {
-		case op.stale():
-			if dir, name, _ := m.leafEntry(key); dir.held() {
+	}
+}
+
+// leaf checks one leaf the kernel holds, op at key: its name dropped if
+// gone or stale, its attributes (notifyContent) if its size is no longer
+// known.
+func (w *invalidation) leaf(key string, op *entryNode, notifyContent func()) {
+	m := w.m
+	n, err := m.ix.StatHeld(w.ctx, key)
+	if err != nil {
+		if isNotExist(err) && !m.virt.has(key) && m.pending.get(key) == nil {
+			if dir, name := m.leafDirOf(key); dir.held() {
 				dir.notifyEntry(name)
 				w.names++
 			}
-		case op.e.Kind == format.KindSig && n.Size < 0 && m.pending.writing(key) == nil:
-			kid.NotifyContent(0, 0)
-			w.sizes++
 		}
+		return
+	}
+	switch {
+	case op.stale():
+		if dir, name := m.leafDirOf(key); dir.held() {
+			dir.notifyEntry(name)
+			w.names++
+		}
+	case op.e.Kind == format.KindSig && n.Size < 0 && m.pending.writing(key) == nil:
+		notifyContent()
+		w.sizes++
 	}
 }
 

@@ -114,6 +114,16 @@ func (m *Server) leafEntry(key string) (dir kernelDir, name string, n *entryNode
 	return m.viewDir(context.Background(), d, at), name, n
 }
 
+// leafDirOf is the directory and name of the entry at key (the kernelDir
+// of its object directory's view ids).
+func (m *Server) leafDirOf(key string) (kernelDir, string) {
+	d, at, name, ok := entryDir(key)
+	if !ok {
+		return kernelDir{}, ""
+	}
+	return m.viewDir(context.Background(), d, at), name
+}
+
 // dropStaleLeaves drops the names of every stale signature leaf the kernel
 // holds (dropStaleNames with view ids).
 func (m *Server) dropStaleLeaves() {
@@ -121,6 +131,15 @@ func (m *Server) dropStaleLeaves() {
 		if n, ok := kid.Operations().(*entryNode); ok && n.stale() {
 			if dir, name, _ := m.leafEntry(key); dir.held() {
 				dir.notifyEntry(name)
+			}
+		}
+	}
+	if m.leafs != nil {
+		for _, n := range m.leafs.kept() {
+			if n.stale() {
+				if dir, name := m.leafDirOf(n.path); dir.held() {
+					dir.notifyEntry(name)
+				}
 			}
 		}
 	}

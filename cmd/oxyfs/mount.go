@@ -43,6 +43,7 @@ func runMount(ctx context.Context, e *env, args []string) (err error) {
 	f.StringVar(&mf.fileMode, "file-mode", "", "permission bits of files, octal (default 0644, 0444 read-only)")
 	f.StringVar(&mf.dirMode, "dir-mode", "", "permission bits of directories, octal (default 0755, 0555 read-only)")
 	f.BoolVar(&mf.debug, "debug", false, "log every FUSE operation")
+	f.BoolVar(&mf.leafIDs, "leaf-ids", false, "give entry files no per-file node in the mount's memory: the kernel holds them by ids computed from the entry and its version (experimental)")
 	f.BoolVar(&mf.daemon, "daemon", false, "detach once the mount serves, as the fstab helper (mount.oxyfs) always does; the log then goes to --log-file, else to syslog when /dev/log is there, else nowhere")
 	mf.indexFlags.register(f)
 	e.registerCreate()
@@ -102,7 +103,7 @@ func runMount(ctx context.Context, e *env, args []string) (err error) {
 	default:
 		return usagef("want STORE MOUNTPOINT, or no arguments for the demo store")
 	}
-	opts := fs.Options{ReadOnly: mf.readOnly, AllowOverwrite: mf.overwrite, AllowAnyName: mf.anyName, AllowOther: mf.allowOther, UID: uint32(mf.uid), GID: uint32(mf.gid), Debug: mf.debug}
+	opts := fs.Options{ReadOnly: mf.readOnly, AllowOverwrite: mf.overwrite, AllowAnyName: mf.anyName, AllowOther: mf.allowOther, UID: uint32(mf.uid), GID: uint32(mf.gid), Debug: mf.debug, LeafIDs: mf.leafIDs}
 	if opts.FileMode, err = parseMode(mf.fileMode); err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ type mountFlags struct {
 	fileMode   string
 	dirMode    string
 	debug      bool
+	leafIDs    bool // --leaf-ids: entry files get no go-fuse node (fs.Options.LeafIDs)
 	options    string
 	credFile   string // -o credentials_file=, --credentials-file: environment variables for the store (credfile.go)
 }

@@ -6,7 +6,7 @@
 //	benchtool genlist STORE N [SEED]               write a folded store's complete list of N generated entries, and nothing else
 //	benchtool genfolded STORE N [SEED [LINES]]     the same and a journal of the last LINES entries (default all) as folded lines: a store right after its fold
 //	benchtool open STORE [REPEAT] [CACHEDIR]       open the index REPEAT times (default 5): JSON of time, heap and requests; with CACHEDIR (emptied first) through a list cache there: the first open fills it, the rest reopen
-//	benchtool mountmem STORE DIR [STEPS [PROFILE]] mount in this process as oxyfs mount does; memory once serving and after each of STEPS (find,ls-lR): JSON lines
+//	benchtool mountmem STORE DIR [STEPS [PROFILE]] mount in this process as oxyfs mount does; memory once serving and after each of STEPS (find,ls-lR,du,churn; OXYFS_LEAF_IDS=1: leaf ids): JSON lines
 //	benchtool write DIR WRITERS COUNT SIGNER       COUNT signatures written through a mount by WRITERS goroutines: JSON
 //	benchtool put OXYFS STORE WRITERS COUNT SIGNER [BATCH]  the same through `oxyfs put` processes (BATCH entries each, default 1)
 //	benchtool putindex STORE WRITERS COUNT SIGNER  the same with index.Put in this process (no FUSE, no process per write): JSON

@@ -92,6 +92,7 @@ type memReport struct {
 	MemoryLimit    int64  `json:"memory_limit"` // debug.SetMemoryLimit(-1); math.MaxInt64 when none
 	GCPercent      int    `json:"gc_percent"`
 	StepSeconds    float64
+	LeafIDs        bool    `json:"leaf_ids"`     // mounted with fs.Options.LeafIDs (OXYFS_LEAF_IDS=1)
 	OutputLines    int64   `json:"output_lines"` // what the step's command printed (find: the files found), counted and dropped
 	RSSOverSetHeap float64 `json:"rss_over_set"`
 }
@@ -101,9 +102,11 @@ type memReport struct {
 // fs.Mount), then reports this process's memory (JSON, one line per step)
 // once it serves ("mount"), after `find DIR -type f` ("find"), and after
 // `ls -lR DIR` ("ls-lR": every signature's size, which reads each one),
+// after `du -s DIR` ("du": a stat of every file),
 // and after "churn" (listings that leave garbage and no new node: the GC's
 // headroom) when STEPS (comma-separated) names them. PROFILE, if not "", is a prefix for a heap profile
-// per step (PROFILE-STEP.pprof).
+// per step (PROFILE-STEP.pprof). With OXYFS_LEAF_IDS=1 the mount has
+// leaf ids (fs.Options.LeafIDs, oxyfs mount --leaf-ids).
 func mountmem(ctx context.Context, url, dir, steps, profile string) error {
 	st, err := openStore(ctx, url)
 	if err != nil {
@@ -120,7 +123,8 @@ func mountmem(ctx context.Context, url, dir, steps, profile string) error {
 		return err
 	}
 	index.SettleMemory(ix)
-	m, err := fs.Mount(dir, ix, fs.Options{ReadOnly: true, Logf: func(string, ...any) {}})
+	leafIDs := os.Getenv("OXYFS_LEAF_IDS") == "1" // oxyfs mount --leaf-ids
+	m, err := fs.Mount(dir, ix, fs.Options{ReadOnly: true, LeafIDs: leafIDs, Logf: func(string, ...any) {}})
 	if err != nil {
 		return err
 	}
@@ -129,6 +133,7 @@ func mountmem(ctx context.Context, url, dir, steps, profile string) error {
 		r := memNow(step, ix)
 		r.StepSeconds = time.Since(since).Seconds()
 		r.OutputLines = lines
+		r.LeafIDs = leafIDs
 		if profile != "" {
 			f, err := os.Create(profile + "-" + step + ".pprof")
 			if err != nil {
@@ -161,8 +166,10 @@ func mountmem(ctx context.Context, url, dir, steps, profile string) error {
 			cmd = exec.Command("find", dir, "-type", "f")
 		case "ls-lR":
 			cmd = exec.Command("ls", "-lR", dir)
+		case "du":
+			cmd = exec.Command("du", "-s", dir)
 		default:
-			return fmt.Errorf("unknown step %q (churn, find, ls-lR)", step)
+			return fmt.Errorf("unknown step %q (churn, find, ls-lR, du)", step)
 		}
 		start := time.Now()
 		lines, err := runStep(cmd)

@@ -63,6 +63,7 @@ func main() {
 	flag.BoolVar(&tolerateENODEV, "tolerate-shared-enodev", false, "with -bytes: let a MAP_SHARED mapping on the mount fail with ENODEV (sim.Config.TolerateSharedENODEV; a violation by default)")
 	flag.BoolVar(&tolerateOxyHold, "tolerate-oxy-hold", false, "with -bytes: let .oxy/journal and .oxy/retired show the text from before a refresh (sim.Config.TolerateOxyHold; a violation by default)")
 	flag.BoolVar(&tolerateESTALE, "tolerate-open-estale", false, "with -bytes: let an open through the mount beside the operations fail with ESTALE (sim.Config.TolerateOpenESTALE; a violation by default)")
+	flag.BoolVar(&leafIDs, "leaf-ids", false, "with -bytes: mount with leaf ids (fs.Options.LeafIDs: entry files get no go-fuse node)")
 	flag.StringVar(&skipOps, "skip-ops", "", "comma-separated operations the runs never draw (sim.Config.SkipOps): to prove a class is caught without the operation built for it")
 	flag.IntVar(&mountPercent, "mount-percent", 25, "with -bytes: share of operations read through a FUSE mount too (0: no mount; needs /dev/fuse)")
 	flag.StringVar(&tempDir, "tempdir", defaultTempDir(), "where the file backend's bucket and the mount go (default: /dev/shm when it is a writable memory filesystem, else the system's temporary directory)")
@@ -131,6 +132,7 @@ var (
 	skipOps      string
 
 	tolerateENODEV, tolerateOxyHold, tolerateESTALE bool
+	leafIDs                                         bool
 )
 
 // modeArgs are the flags a mutation's runs pass on.
@@ -151,6 +153,9 @@ func modeArgs() []string {
 	}
 	if tolerateESTALE {
 		args = append(args, "-tolerate-open-estale")
+	}
+	if leafIDs {
+		args = append(args, "-leaf-ids")
 	}
 	return args
 }
@@ -185,7 +190,7 @@ func simulate(seed uint64, ops, perRun int, backends []string, quiet bool, jobs 
 	for range max(1, jobs) {
 		wg.Go(func() {
 			for j := range jobCh {
-				cfg := sim.Config{Seed: j.seed, Backend: j.backend, Ops: perRun, TempDir: tempDir, Bytes: byteMode, MountPercent: mountPercent,
+				cfg := sim.Config{Seed: j.seed, Backend: j.backend, Ops: perRun, TempDir: tempDir, Bytes: byteMode, MountPercent: mountPercent, LeafIDs: leafIDs,
 					TolerateSharedENODEV: tolerateENODEV, TolerateOxyHold: tolerateOxyHold, TolerateOpenESTALE: tolerateESTALE}
 				if skipOps != "" {
 					cfg.SkipOps = strings.Split(skipOps, ",")

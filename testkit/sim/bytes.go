@@ -423,7 +423,7 @@ func (s *sim) mountPath(key string) string { return s.bs.mntDir + "/" + key }
 
 // mount mounts the long-lived handle (byte mode with MountPercent > 0).
 func (s *sim) mount() error {
-	m, err := fs.Mount(s.bs.mntDir, s.h, fs.Options{AllowOverwrite: true, Logf: func(string, ...any) {}})
+	m, err := fs.Mount(s.bs.mntDir, s.h, fs.Options{AllowOverwrite: true, LeafIDs: s.cfg.LeafIDs, Logf: func(string, ...any) {}})
 	if err != nil {
 		return fmt.Errorf("sim: mount %s: %w", s.bs.mntDir, err)
 	}

@@ -52,6 +52,9 @@ type Config struct {
 	// through the mount (0: no mount). The mount needs /dev/fuse and root
 	// (or fusermount3).
 	MountPercent int
+	// LeafIDs mounts with leaf ids (fs.Options.LeafIDs: entry files get
+	// no go-fuse node).
+	LeafIDs bool
 	// ReadAhead has the long-lived handle fetch signatures ahead of its
 	// reads, as the product does by default (index.DefaultReadAhead): the
 	// fetches run beside the operations (never meeting their faults), so a

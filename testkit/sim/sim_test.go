@@ -20,6 +20,7 @@ var (
 	flagENODEV  = flag.Bool("tolerate-shared-enodev", false, "byte mode: let a MAP_SHARED mapping on the mount fail with ENODEV (Config.TolerateSharedENODEV)")
 	flagESTALE  = flag.Bool("tolerate-open-estale", false, "byte mode: let an open through the mount beside the operations fail with ESTALE (Config.TolerateOpenESTALE)")
 	flagSkipOps = flag.String("skip-ops", "", "comma-separated operations the runs never draw (Config.SkipOps)")
+	flagLeafIDs = flag.Bool("leaf-ids", false, "byte mode: mount with leaf ids (fs.Options.LeafIDs, Config.LeafIDs)")
 	flagOxyHold = flag.Bool("tolerate-oxy-hold", false, "byte mode: let .oxy/journal and .oxy/retired show the text from before a refresh (Config.TolerateOxyHold)")
 )
 
@@ -31,6 +32,7 @@ func config(t *testing.T, c Config) Config {
 		t.Fatal(err)
 	}
 	c.TolerateSharedENODEV, c.TolerateOxyHold, c.TolerateOpenESTALE = *flagENODEV, *flagOxyHold, *flagESTALE
+	c.LeafIDs = *flagLeafIDs
 	if *flagSkipOps != "" {
 		c.SkipOps = strings.Split(*flagSkipOps, ",")
 	}
