@@ -384,9 +384,15 @@
 // The arrays of the kind whose keys sort last (sig, most of a list) are
 // sized once from a sample of its first 32,768 keys and the text the
 // frame declares (listsizer.go), and kept with their slack (at most a
-// sixteenth; about 3%) rather than copied to trim it; an earlier kind is
-// trimmed when the next begins, and the value table as the last begins,
-// while the decoder still works, not after it. Each list is decoded
+// sixteenth; about 3%) rather than copied to trim it. An earlier kind of
+// 32,768 keys or more is sized the same way from the place of its last
+// object id in the id space once that sample is in (ids are digests, so
+// the share of the kind read so far; capped by the text left), and kept
+// with its slack (about 2%); a smaller one grows by doubling and is
+// trimmed when the next kind begins, and the value table as the last
+// begins, while the decoder still works, not after it. The arrays of 4 MiB
+// or more, and the slabs a list's body is read into, are advised huge
+// pages (internal/lib/hugepage), faulted in 2 MiB at a time. Each list is decoded
 // into a value table of its own (decodeEntryList); the open then adopts
 // them, the one with the most values first: its table becomes the base of
 // the set's (vtab.base, shared, not copied) and its arrays the run's; the
