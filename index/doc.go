@@ -390,9 +390,11 @@
 // the share of the kind read so far; capped by the text left), and kept
 // with its slack (about 2%); a smaller one grows by doubling and is
 // trimmed when the next kind begins, and the value table as the last
-// begins, while the decoder still works, not after it. The arrays of 4 MiB
-// or more, and the slabs a list's body is read into, are advised huge
-// pages (internal/lib/hugepage), faulted in 2 MiB at a time. Each list is decoded
+// begins, while the decoder still works, not after it. (Advising the big
+// arrays and the body's buffers huge pages, MADV_HUGEPAGE, cut an open's
+// page faults by a third in a trial but was not taken: the advice stays on
+// memory after it is dropped, and the Go runtime itself gave it up for the
+// stalls and the memory it brought: golang/go#61718, #64332.) Each list is decoded
 // into a value table of its own (decodeEntryList); the open then adopts
 // them, the one with the most values first: its table becomes the base of
 // the set's (vtab.base, shared, not copied) and its arrays the run's; the
