@@ -384,17 +384,9 @@
 // The arrays of the kind whose keys sort last (sig, most of a list) are
 // sized once from a sample of its first 32,768 keys and the text the
 // frame declares (listsizer.go), and kept with their slack (at most a
-// sixteenth; about 3%) rather than copied to trim it. An earlier kind of
-// 32,768 keys or more is sized the same way from the place of its last
-// object id in the id space once that sample is in (ids are digests, so
-// the share of the kind read so far; capped by the text left), and kept
-// with its slack (about 2%); a smaller one grows by doubling and is
-// trimmed when the next kind begins, and the value table as the last
-// begins, while the decoder still works, not after it. (Advising the big
-// arrays and the body's buffers huge pages, MADV_HUGEPAGE, cut an open's
-// page faults by a third in a trial but was not taken: the advice stays on
-// memory after it is dropped, and the Go runtime itself gave it up for the
-// stalls and the memory it brought: golang/go#61718, #64332.) Each list is decoded
+// sixteenth; about 3%) rather than copied to trim it; an earlier kind is
+// trimmed when the next begins, and the value table as the last begins,
+// while the decoder still works, not after it. Each list is decoded
 // into a value table of its own (decodeEntryList); the open then adopts
 // them, the one with the most values first: its table becomes the base of
 // the set's (vtab.base, shared, not copied) and its arrays the run's; the

@@ -85,11 +85,9 @@ type kindSizer struct {
 
 const (
 	// kindSample is the sample of a kind's keys its rest is sized from.
-	kindSample = 1 << 15
-	// kindMargin is the share more than the estimate that is reserved:
-	// about four standard deviations of the estimate's error (the last
-	// id of n uniform ones errs by about 1/√n: 0.55% for kindSample).
-	kindMargin = 0.02
+	kindSample = 8192
+	// kindMargin is the share more than the estimate that is reserved.
+	kindMargin = 0.04
 )
 
 // begin is the kind's first key.
