@@ -57,7 +57,6 @@ type listDecode struct {
 	text     int64     // set before decErr is sent
 	mal      malformed // split's until chunks is closed
 	sizer    lastKindSizer
-	ksizer   kindSizer      // of the kind being built, if not lastKind
 	kind     int            // the kind of the last key built; -1: none
 	raw      chan *keyChunk // scan → split
 	chunks   chan *keyChunk // split → build
@@ -210,9 +209,6 @@ func (d *listDecode) build(c *keyChunk) {
 		if int(kind) != d.kind {
 			d.kindStarts(kind, c, len(ob), len(val))
 		}
-		if !d.ksizer.done {
-			d.ksizer.key(len(kind.Prefix()) + 2*len(ob) + 3 + len(val)) // "<kind>/" hh "/" rest "/" value "\n"
-		}
 		if !k.add(ob, d.b.internOf(kind, val), d.src) {
 			key := append(format.AppendObjectPrefix(nil, kind, ob), val...)
 			d.buildErr = fmt.Errorf("%w: %w at %q", format.ErrCorrupt, errUnsorted, key)
@@ -221,8 +217,6 @@ func (d *listDecode) build(c *keyChunk) {
 	}
 	if d.kind == int(lastKind) {
 		d.sizer.chunkEnd(&d.r.kinds[lastKind], d.textSize, c.end)
-	} else if d.kind >= 0 {
-		d.ksizer.chunkEnd(&d.r.kinds[d.kind], &d.b.vt, d.textSize, c.end)
 	}
 }
 
@@ -235,9 +229,7 @@ func (d *listDecode) kindStarts(kind format.Kind, c *keyChunk, obLen, valLen int
 		d.r.kinds[d.kind].finish()
 	}
 	d.kind = int(kind)
-	d.ksizer.begin(&d.b.vt)
 	if kind == lastKind {
-		d.ksizer.done = true // lastKindSizer's
 		d.b.vt.trimLeavingRoom()
 	}
 	if kind == lastKind && c.lastAt >= 0 {

@@ -3,15 +3,9 @@ package index
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/klauspost/compress/zstd"
 
 	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/storegen"
@@ -134,75 +128,4 @@ func FuzzListDecode(f *testing.F) {
 		}
 		sameAsKeyByKey(t, got, keys)
 	})
-}
-
-// The kinds before the last are sized from a sample of their keys
-// (kindSizer) and build exactly what adding the keys one by one builds:
-// object ids that are digests (uniform: the estimate holds, the arrays
-// keep at most a sixteenth to spare), and ids that are not (all at the
-// start of the id space: the estimate is capped by the text left, so no
-// kind reserves more than the list holds), with a signer value, an
-// attestation id and a malformed key among them.
-func TestListDecodeSizesTheKindsBeforeTheLast(t *testing.T) {
-	const n = 3 * kindSample
-	var keys []string
-	for i := range n {
-		d := sha256.Sum256([]byte{byte(i), byte(i >> 8), byte(i >> 16)})
-		h := hex.EncodeToString(d[:])
-		keys = append(keys, fmt.Sprintf("seal/%s/%s/%s", h[:2], h[2:], hex.EncodeToString(d[:20])))
-		keys = append(keys, fmt.Sprintf("approval/00/%062x/signer-%d", i, i%7)) // not uniform
-		if i%3 == 0 {
-			keys = append(keys, fmt.Sprintf("sig/%s/%s/alice", h[:2], h[2:]))
-		}
-	}
-	keys = append(keys, "approval/00/zz/v")
-	slices.Sort(keys)
-	_, data, err := format.EncodeEntryListSorted(keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := decodeEntryList(1, "list x", bytes.NewReader(data), 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameAsKeyByKey(t, got, keys)
-	for _, k := range []format.Kind{format.KindSeal, format.KindApproval} {
-		g := &got.r.kinds[k]
-		if !g.sized {
-			t.Errorf("kind %s: not sized from a sample", k)
-		}
-		if c, n := cap(g.vals), len(g.vals); c > n+n/16 {
-			t.Errorf("kind %s: %d entries in a capacity of %d", k, n, c)
-		}
-		if c, n := cap(g.objs), len(g.objs); c > n+n/16 {
-			t.Errorf("kind %s: %d bytes of object ids in a capacity of %d", k, n, c)
-		}
-	}
-	if got.mal.n != 1 {
-		t.Errorf("%d malformed keys counted, want 1", got.mal.n)
-	}
-}
-
-// A list whose keys of a kind before the last are out of order past the
-// sample is still refused (kindSizer sizes, it does not read the order).
-func TestListDecodeSizedKindOutOfOrder(t *testing.T) {
-	var text strings.Builder
-	text.WriteString(format.EntryListHeader + "\n")
-	for i := range 2 * kindSample {
-		j := i
-		if i == kindSample+100 {
-			j = 5 // before its predecessor
-		}
-		fmt.Fprintf(&text, "approval/%02x/%060x/v\n", j>>8&0xff, j)
-	}
-	var buf bytes.Buffer
-	enc, err := zstd.NewWriter(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	enc.Write([]byte(text.String()))
-	enc.Close()
-	if _, err := decodeEntryList(1, "list x", bytes.NewReader(buf.Bytes()), 0, 0); !errors.Is(err, format.ErrCorrupt) {
-		t.Fatalf("decode of keys out of order: %v, want ErrCorrupt", err)
-	}
 }
