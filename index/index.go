@@ -387,5 +387,8 @@ func (s Status) EntriesText() string {
 	if !s.Loaded || s.EntriesCounted {
 		return fmt.Sprintf("%d entries", s.Entries)
 	}
-	return fmt.Sprintf("entries not counted (%s: names are listed per directory when asked; %d held in memory: journal lines and own writes)", s.Mode, s.Entries)
+	if s.Entries == 0 {
+		return fmt.Sprintf("entries not counted (%s: names are listed per directory when asked)", s.Mode)
+	}
+	return fmt.Sprintf("entries not counted (%s: names are listed per directory when asked; %d of this handle's own writes held)", s.Mode, s.Entries)
 }

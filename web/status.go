@@ -96,7 +96,11 @@ func statusOf(s index.Status, lastChange, now time.Time) statusView {
 		row("conditions", conditionsText(s.Conditions)),
 	}
 	for _, k := range format.Kinds {
-		v.Kinds = append(v.Kinds, row(k.String(), strconv.Itoa(s.EntriesPerKind[k.String()])))
+		n := strconv.Itoa(s.EntriesPerKind[k.String()])
+		if s.Loaded && !s.EntriesCounted {
+			n = "not counted (" + s.Mode + ")"
+		}
+		v.Kinds = append(v.Kinds, row(k.String(), n))
 	}
 	reqs := func(name, what string, c store.Counts) requestRow {
 		return requestRow{Name: name, What: what, List: c.List, Get: c.Get, Head: c.Head, Put: c.Put, Delete: c.Delete, Total: c.Total()}

@@ -105,3 +105,21 @@ func TestStatusJSONKeepsItsForm(t *testing.T) {
 		t.Errorf("status without Accept: %s", ct)
 	}
 }
+
+// TestStatusRowsOfAStoreNotFolded: on a store that is not folded (prefix
+// listings) nothing counts the entries, so the entries row and every kind's
+// row say so rather than show 0 — which read as "no signatures".
+func TestStatusRowsOfAStoreNotFolded(t *testing.T) {
+	s := index.Status{Loaded: true, Mode: index.ModePrefixListing, EntriesPerKind: map[string]int{"sig": 0}}
+	v := statusOf(s, time.Time{}, time.Now())
+	for _, r := range v.Rows {
+		if r.Name == "entries" && !strings.Contains(r.Value, "not counted") {
+			t.Errorf("entries row %q, want it to say the entries are not counted", r.Value)
+		}
+	}
+	for _, r := range v.Kinds {
+		if !strings.HasPrefix(r.Value, "not counted") {
+			t.Errorf("kind %s: %q, want \"not counted …\"", r.Name, r.Value)
+		}
+	}
+}
