@@ -233,7 +233,9 @@ func serveMount(ctx context.Context, ix *index.Index, m *fs.Server, every time.D
 			continue
 		}
 		<-done
-		return ix.Close()
+		err := ix.Close()
+		lg.Info(fmt.Sprintf("unmounted %s; exiting", m.Dir()))
+		return err
 	}
 }
 

@@ -34,6 +34,10 @@ func TestMountUnmountsOnAnInterruptThatCameBeforeItsHandler(t *testing.T) {
 		if code != 0 || !strings.Contains(errb.String(), "unmounting") {
 			t.Errorf("mount after the interrupt: exit %d, stderr:\n%s", code, errb.String())
 		}
+		// Its last word says it is done, as an unmount from outside does.
+		if !strings.Contains(errb.String(), "unmounted "+mnt+"; exiting") {
+			t.Errorf("no closing \"unmounted %s; exiting\" after the interrupt, stderr:\n%s", mnt, errb.String())
+		}
 	case <-time.After(20 * time.Second):
 		t.Fatalf("mount still serving 20s after its context was cancelled (the first interrupt), stderr:\n%s", errb.String())
 	}
