@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,16 +37,7 @@ func TestTwoWritersOfANameReadWhatTheStoreHolds(t *testing.T) {
 	}
 	first, second := bytes.Repeat([]byte("1"), 10), bytes.Repeat([]byte("2"), 20)
 
-	var seen atomic.Bool
-	held := make(chan struct{})    // the first PUT landed and waits
-	release := make(chan struct{}) // its response may go back
-	drv.SetHooks(blobtest.Hooks{AfterPut: func(key string) error {
-		if key == e.Key() && seen.CompareAndSwap(false, true) {
-			close(held)
-			<-release
-		}
-		return nil
-	}})
+	held, release := drv.HoldFirstPut(e.Key()) // the first PUT landed and waits, until release
 	// Both open and write before either closes: the kernel orders an
 	// O_TRUNC open behind a close in flight on the name, not two closes.
 	fa, fb := openWrite(t, p, first), openWrite(t, p, second)
@@ -69,7 +59,7 @@ func TestTwoWritersOfANameReadWhatTheStoreHolds(t *testing.T) {
 		secondDone = nil
 	case <-time.After(time.Second):
 	}
-	close(release)
+	release()
 	if secondDone != nil {
 		errs <- <-secondDone
 	}

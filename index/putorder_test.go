@@ -3,7 +3,6 @@ package index
 import (
 	"bytes"
 	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,18 +29,7 @@ func TestTwoPutsOfAKeyCacheWhatTheStoreHolds(t *testing.T) {
 	e := storefixture.Ent(format.KindSig, "ab12cd34", "alice")
 	first, second := bytes.Repeat([]byte("1"), 10), bytes.Repeat([]byte("2"), 20)
 
-	var firstSeen atomic.Bool
-	held := make(chan struct{})    // the first PUT landed and waits
-	release := make(chan struct{}) // its response may go back
-	drv.SetHooks(blobtest.Hooks{AfterPut: func(key string) error {
-		if key == e.Key() {
-			if firstSeen.CompareAndSwap(false, true) {
-				close(held)
-				<-release
-			}
-		}
-		return nil
-	}})
+	held, release := drv.HoldFirstPut(e.Key()) // the first PUT landed and waits, until release
 	errs := make(chan error, 2)
 	go func() { errs <- ix.Put(ctx, e, first) }()
 	<-held
@@ -56,7 +44,7 @@ func TestTwoPutsOfAKeyCacheWhatTheStoreHolds(t *testing.T) {
 		secondDone = nil
 	case <-time.After(time.Second):
 	}
-	close(release)
+	release()
 	if secondDone != nil {
 		errs <- <-secondDone
 	}

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/driver"
@@ -298,3 +299,20 @@ var (
 	_ driver.Bucket = (*Bucket)(nil)
 	_ io.ReadCloser = reader{}
 )
+
+// HoldFirstPut replaces the hooks with one that holds the first PUT of key
+// once it landed, until release is called: its response comes back late,
+// as over a slow link, while later writes go on. held is closed when that
+// PUT has landed and waits. Call release once.
+func (b *Bucket) HoldFirstPut(key string) (held <-chan struct{}, release func()) {
+	var seen atomic.Bool
+	h, r := make(chan struct{}), make(chan struct{})
+	b.SetHooks(Hooks{AfterPut: func(k string) error {
+		if k == key && seen.CompareAndSwap(false, true) {
+			close(h)
+			<-r
+		}
+		return nil
+	}})
+	return h, func() { close(r) }
+}
