@@ -454,7 +454,7 @@ func (s *sim) unmount() error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if err != nil {
-		return fmt.Errorf("sim: unmount %s: %w", s.bs.mntDir, err)
+		return fmt.Errorf("sim: unmount %s: %w (holders: %s)", s.bs.mntDir, err, holdersOf(s.bs.mntDir))
 	}
 	return nil
 }
