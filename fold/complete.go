@@ -363,7 +363,7 @@ func (f *folding) retireRead() (bool, error) {
 	}
 	rep := f.rep
 	f.prog.report(0, int64(len(f.others)), "retire")
-	tries, err := retire(f.ctx, f.st, f.others, f.name)
+	tries, err := retire(f.ctx, f.st, f.others, f.name, 0)
 	rep.CASTries += tries
 	if errors.Is(err, journal.ErrListRetired) {
 		f.deferred()
@@ -410,13 +410,25 @@ func (f *folding) tooLate(dry bool) error {
 	if dry {
 		return nil
 	}
-	tries, err := retire(f.ctx, f.st, f.others, "")
+	// After every line the lists read were folded with: the cross-check
+	// of a collection in the same millisecond then sees this retirement
+	// as the later step it is, not a list the pack listing hid.
+	tries, err := retire(f.ctx, f.st, f.others, "", newestFolded(f.sn.Journal))
 	rep.CASTries += tries
 	if err != nil {
 		rep.Retired, rep.Unfolded = nil, false
 		return err
 	}
 	return nil
+}
+
+// newestFolded is the newest folded-at of lines (0: none folded).
+func newestFolded(lines []format.JournalLine) int64 {
+	var at int64
+	for _, l := range lines {
+		at = max(at, l.FoldedAt)
+	}
+	return at
 }
 
 // countExpired counts the folded lines past their hour at now, which the

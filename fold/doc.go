@@ -115,7 +115,13 @@
 // (Report.Deferred) until a collection has deleted the old list, and if the
 // lists read hold entries whose keys are gone it retires them anyway, so
 // the store reads as not folded (exact, slower) rather than showing them
-// (revive.go). Two collections at once could both plan to delete such a
+// (revive.go). That retirement is stamped after the newest folded-at of
+// the journal lines the fold read, one past it when they fall in the
+// clock's millisecond (lists.go retireStamp): a collection's cross-check
+// takes lines folded after every retirement whose keys no live list holds
+// for a list the pack listing hid, and lines folded in the same
+// millisecond as the retirement that left no list holding them were read
+// as such (seed 49010 of the byte simulation). Two collections at once could both plan to delete such a
 // list, one before and one after a fold wrote it afresh; the store would
 // then read as not folded until the next fold.
 //

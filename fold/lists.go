@@ -17,7 +17,16 @@ import (
 // retires every list it read, and a collection deletes it an hour later).
 // keep is the list the fold relies on: if the record names it, retire
 // changes nothing and returns journal.ErrListRetired.
-func retire(ctx context.Context, st *store.Store, names []string, keep string) (tries int, err error) {
+//
+// after, when not 0, is a time the retirement must come after: the newest
+// folded-at of the journal lines the fold read, for a retirement that
+// leaves no list holding them (tooLate). Its lines are stamped after+1
+// when the clock still reads after (the same millisecond) or up to
+// maxRetireLead behind it, so a collection's cross-check (crosscheck.go:
+// lines folded before the newest retirement) sees the order the steps
+// really had; a retired-at later by that much only delays the list's
+// deletion by as much.
+func retire(ctx context.Context, st *store.Store, names []string, keep string, after int64) (tries int, err error) {
 	res, err := st.UpdateRecord(ctx, format.RetiredKey, func(old []byte, _ bool) ([]byte, error) {
 		rec := format.ParseRetiredRecord(old)
 		have := make(map[string]bool, len(rec.Lines))
@@ -29,7 +38,7 @@ func retire(ctx context.Context, st *store.Store, names []string, keep string) (
 		if keep != "" && have[keep] {
 			return nil, journal.ErrListRetired
 		}
-		now := st.Clock().NowMs()
+		now := retireStamp(st.Clock().NowMs(), after)
 		n := len(rec.Lines)
 		for _, name := range names {
 			if !have[name] {
@@ -46,6 +55,20 @@ func retire(ctx context.Context, st *store.Store, names []string, keep string) (
 		return res.Tries, fmt.Errorf("retire %v: %w", names, err)
 	}
 	return res.Tries, nil
+}
+
+// maxRetireLead bounds how far retire stamps a retirement ahead of the
+// clock to come after the lines it must follow: a folded-at further ahead
+// is another host's skewed clock, which the cross-check's hour bounds.
+const maxRetireLead = 1000 // ms
+
+// retireStamp is the retired-at of a retirement at now that must come after
+// the time after (0: none).
+func retireStamp(now, after int64) int64 {
+	if after != 0 && after >= now && after-now < maxRetireLead {
+		return after + 1
+	}
+	return now
 }
 
 // progress serializes calls of an Options.Progress function, which may be nil.
