@@ -13,6 +13,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // commonFlags are taken by every command.
@@ -114,6 +115,11 @@ func (e *env) openStore(ctx context.Context, url string, opts store.Options) (*s
 	if err != nil {
 		return nil, err
 	}
+	if e.common.create && layout == store.LayoutAuto && s.Layout() == store.LayoutDirectory {
+		if s, err = startAsBucket(ctx, s, url, opts); err != nil {
+			return nil, err
+		}
+	}
 	e.common.mu.Lock()
 	e.common.stores = append(e.common.stores, s)
 	e.common.mu.Unlock()
@@ -170,4 +176,38 @@ func (p *progress) done() {
 	if p.on && !p.last.IsZero() {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+}
+
+// startAsBucket starts a new store at an empty file:// location that the
+// automatic layout took for the directory layout (no journal, no list):
+// --create starts a store with an empty journal (requireStore), and a
+// journal makes the location a bucket-layout store for every later open.
+// Were the journal written after this open, its handle would go on in the
+// directory layout — writes landing as keys without their journal lines,
+// which every reader of the folded store misses — so the journal is
+// written first (one LIST, one PUT if absent) and the store opened again.
+// A location that holds anything, or a read-only handle, is left as it is.
+func startAsBucket(ctx context.Context, s *store.Store, url string, opts store.Options) (*store.Store, error) {
+	p, err := s.Presence(ctx)
+	if err != nil || !p.Empty {
+		return s, nil //nolint:nilerr // requireStore looks again and says what is there, or why it cannot
+	}
+	err = s.PutIfAbsent(ctx, format.JournalKey, nil)
+	switch {
+	case errors.Is(err, store.ErrReadOnly):
+		return s, nil // shown empty, left as it is
+	case err != nil && !errors.Is(err, store.ErrConflict):
+		s.Close()
+		return nil, fmt.Errorf("start a new store at %s: %w", s.URL(), err)
+	}
+	s.Close()
+	s, err = store.Open(ctx, url, opts)
+	if err != nil {
+		return nil, err
+	}
+	if s.Layout() != store.LayoutBucket {
+		s.Close()
+		return nil, fmt.Errorf("start a new store at %s: its journal was written, but it opens in the %s layout", url, s.Layout())
+	}
+	return s, nil
 }
