@@ -17,6 +17,7 @@ import (
 	"github.com/oxyfs/oxyfs/cmd/oxyfs/internal/refreshloop"
 	"github.com/oxyfs/oxyfs/fs"
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/lib/holders"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/storegen"
@@ -227,7 +228,7 @@ func serveMount(ctx context.Context, ix *index.Index, m *fs.Server, every time.D
 		lg.Info("unmounting: flushing pending writes")
 		stopRefresh()
 		if err := m.Unmount(); err != nil {
-			lg.Error(fmt.Sprintf("%v; still mounted and serving: close what uses it and send SIGINT again", err))
+			lg.Error(fmt.Sprintf("%v; still mounted and serving: close what uses it (%s) and send SIGINT again", err, holders.Of(m.Dir())))
 			_ = sdNotify("READY=1")
 			stopRefresh = refreshloop.Start(ix, rc)
 			continue

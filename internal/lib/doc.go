@@ -9,6 +9,7 @@
 //     secrets redacted).
 //   - english: counts and lists in words for messages.
 //   - keylock: a lock per key, kept only while held or waited for.
+//   - holders: which processes hold a directory busy (from /proc).
 //
 // internal/ holds these leaves and nothing else (besides internal/tools,
 // the modules that pin the linter and the release tools). What only the

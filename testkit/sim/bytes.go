@@ -14,6 +14,7 @@ import (
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/fs"
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/lib/holders"
 	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
 	"github.com/oxyfs/oxyfs/testkit/mapcopy"
@@ -455,7 +456,7 @@ func (s *sim) unmount() error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if err != nil {
-		return fmt.Errorf("sim: unmount %s: %w (holders: %s)", s.bs.mntDir, err, holdersOf(s.bs.mntDir))
+		return fmt.Errorf("sim: unmount %s: %w (holders: %s)", s.bs.mntDir, err, holders.Of(s.bs.mntDir))
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package sim
+package holders
 
 import (
 	"fmt"
@@ -8,16 +8,15 @@ import (
 	"strings"
 )
 
-// holdersOf names the processes that hold anything under dir: an open
-// descriptor, a working or root directory, or a mapping. A busy unmount
-// reports it, so a violation says who kept the mount busy (this
-// simulation's child, another simulation's child between fork and exec,
-// or a process outside the test) rather than only that it was busy.
-//
-// It reads /proc only: readlink of /proc/PID/fd/N and the paths in
-// /proc/PID/maps are the kernel's names of what is held, and send the
-// FUSE server no request. Processes that end while it reads are skipped.
-func holdersOf(dir string) string {
+// NoneNow is what Of says when no process it can read holds anything.
+const NoneNow = "no process holds anything under it now"
+
+// Of names the processes that hold anything under dir: an open
+// descriptor, a working or root directory, or a mapping, as "pid N (comm):
+// cwd /mnt/x, fd 3 /mnt/x/f; …" (at most four things a process), or "no
+// process holds anything under it now". Processes of other users are not
+// readable unless the caller is root; they are left out.
+func Of(dir string) string {
 	procs, err := os.ReadDir("/proc")
 	if err != nil {
 		return fmt.Sprintf("(cannot read /proc: %v)", err)
@@ -60,7 +59,7 @@ func holdersOf(dir string) string {
 		comm, _ := os.ReadFile(filepath.Join(base, "comm"))
 		who := fmt.Sprintf("pid %d (%s)", pid, strings.TrimSpace(string(comm)))
 		if pid == self {
-			who += " [this test process]"
+			who += " [this process]"
 		}
 		if len(held) > 4 {
 			held = append(held[:4], fmt.Sprintf("and %d more", len(held)-4))
@@ -68,7 +67,7 @@ func holdersOf(dir string) string {
 		out = append(out, who+": "+strings.Join(held, ", "))
 	}
 	if len(out) == 0 {
-		return "no process holds anything under it now"
+		return NoneNow
 	}
 	return strings.Join(out, "; ")
 }

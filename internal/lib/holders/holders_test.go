@@ -1,4 +1,4 @@
-package sim
+package holders
 
 import (
 	"os"
@@ -6,20 +6,20 @@ import (
 	"testing"
 )
 
-// TestHoldersOfNamesAnOpenDescriptor: a file held open under a directory
+// TestOfNamesAnOpenDescriptor: a file held open under a directory
 // is named with this process, and nothing is named once it is closed.
-func TestHoldersOfNamesAnOpenDescriptor(t *testing.T) {
+func TestOfNamesAnOpenDescriptor(t *testing.T) {
 	dir := t.TempDir()
 	f, err := os.Create(dir + "/held")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := holdersOf(dir)
-	if !strings.Contains(got, "[this test process]") || !strings.Contains(got, dir+"/held") {
+	got := Of(dir)
+	if !strings.Contains(got, "[this process]") || !strings.Contains(got, dir+"/held") {
 		t.Errorf("holdersOf with a descriptor open: %q, want this process and %s/held", got, dir)
 	}
 	f.Close()
-	if got := holdersOf(dir); !strings.HasPrefix(got, "no process") {
+	if got := Of(dir); got != NoneNow {
 		t.Errorf("holdersOf after close: %q, want no process", got)
 	}
 	// A sibling directory sharing the prefix is not under dir.
@@ -29,7 +29,7 @@ func TestHoldersOfNamesAnOpenDescriptor(t *testing.T) {
 	}
 	defer os.Remove(dir + "-sibling")
 	defer g.Close()
-	if got := holdersOf(dir); !strings.HasPrefix(got, "no process") {
+	if got := Of(dir); got != NoneNow {
 		t.Errorf("holdersOf with only a sibling open: %q, want no process", got)
 	}
 }
