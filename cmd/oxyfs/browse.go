@@ -349,7 +349,7 @@ func entryOf(p string) (format.Entry, error) {
 	p = strings.TrimPrefix(p, "/")
 	e, err := index.ParseEntryPath(p)
 	if err != nil {
-		return format.Entry{}, usagef("%s is not an entry path <kind>/<hh>/<rest>/<value>: %v", p, err)
+		return format.Entry{}, usagef("%s is not an entry path <kind>/<hh>/<rest>/<value>: %v", termsafe.Quote(p), err)
 	}
 	return e, nil
 }

@@ -247,17 +247,24 @@ func (s *cli) runCommand(ctx context.Context, root *cobra.Command, c *command, a
 	case errors.Is(err, flag.ErrHelp):
 		return nil
 	case errors.As(err, &ue):
-		fmt.Fprintf(s.stderr, "oxyfs %s: %v\n", c.name, err)
+		fmt.Fprintf(s.stderr, "oxyfs %s: %s\n", c.name, errorLine(err))
 		fmt.Fprintf(s.stderr, "usage: oxyfs %s %s (see oxyfs %s --help)\n", c.name, c.args, c.name)
 		return exitCode(2)
 	case storeFullMessage(err) != "":
-		fmt.Fprintf(s.stderr, "oxyfs %s: %s: %v\n", c.name, storeFullMessage(err), err)
+		fmt.Fprintf(s.stderr, "oxyfs %s: %s: %s\n", c.name, storeFullMessage(err), errorLine(err))
 		return exitCode(1)
 	default:
-		fmt.Fprintf(s.stderr, "oxyfs %s: %v\n", c.name, err)
+		fmt.Fprintf(s.stderr, "oxyfs %s: %s\n", c.name, errorLine(err))
 		return exitCode(1)
 	}
 }
+
+// errorLine is a command's error as one line: a line break in it (a
+// path or key the user typed, a name the store holds) is escaped as
+// every other control character is, so no text after it can pass for a
+// line of oxyfs's own (user trial 50: "oxyfs put: sig/aa/0001/a" then
+// "FAKE: wrote 1 entry"). No error of oxyfs's own spans lines.
+func errorLine(err error) string { return termsafe.Escape(err.Error()) }
 
 // exitStatus is the exit code of what the root command returned: its
 // exitCode, 0 for none; any other error is cobra's own or completion's (a
