@@ -176,18 +176,26 @@ func (r *results) memoryRows38() []row38 {
 			}
 		}
 		x := row38{target: fmt.Sprintf("1. mount memory after find, ls -lR, cat and du of every entry ≤ the set + the cache's bound + 64 MiB, %s entries (the fold's store, fresh mount)", count(n)), measure: measure}
-		var cut []string
+		var cut, walls []string
+		var gets, lists int64
 		for _, s := range walkSteps {
-			if h := r.hugeStep(s); !hugeOK(h) {
-				cut = append(cut, strings.TrimPrefix(s, "walk-")+": "+stepWall(h))
+			h := r.hugeStep(s)
+			name := strings.TrimPrefix(s, "walk-")
+			if !hugeOK(h) {
+				cut = append(cut, name+": "+stepWall(h))
+				continue
 			}
+			walls = append(walls, name+" "+secs(h.WallS))
+			gets, lists = gets+h.Req["GET"], lists+h.Req["LIST"]
 		}
 		st, has := hugeState(ws)
 		switch {
 		case !has:
 			rows = append(rows, notMeasured38(x, "no mount state after the walk"))
 		case len(cut) == 0:
-			rows = append(rows, r.memoryRow38(x, st))
+			x = r.memoryRow38(x, st)
+			x.bound = fmt.Sprintf("the walk: %s (%s GET, %s LIST); ", strings.Join(walls, ", "), count(gets), count(lists)) + x.bound
+			rows = append(rows, x)
 		default:
 			// A walk cut short: an RSS over the bound already misses it;
 			// one under it says nothing of the whole walk.
