@@ -16,8 +16,8 @@ import (
 // the kernel's FUSE requests.
 type mountState struct {
 	RSSKiB        int64            `json:"rss_kib"`
-	RSSAnonKiB    int64            `json:"rss_anon_kib"` // of it, anonymous (the heap, go-fuse's nodes, buffers: RssAnon)
-	RSSFileKiB    int64            `json:"rss_file_kib"` // of it, file pages mapped (the list cache's files: RssFile)
+	RSSAnonKiB    int64            `json:"rss_anon_kib"`    // of it, anonymous (the heap, go-fuse's nodes, buffers: RssAnon)
+	RSSFileKiB    int64            `json:"rss_file_kib"`    // of it, file pages mapped (the list cache's files: RssFile)
 	MemoryBytes   int64            `json:"memory_bytes"`    // the set's arrays (index Status.MemoryBytes)
 	SigCacheBound int64            `json:"sig_cache_bound"` // what the signature cache may hold
 	SigSizesBound int64            `json:"sig_sizes_bound"` // what the table of signature sizes may hold (0: a mount older than the field)
