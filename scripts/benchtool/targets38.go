@@ -404,6 +404,8 @@ func (r *results) openRows38() []row38 {
 		reopen.verdict = verdict38(v.ReopenMedianMS <= reopenBoundMS)
 		sized(&reopen, v.Entries)
 		rows = append(rows, reopen)
+	} else if rh == nil {
+		rows = append(rows, notMeasured38(reopen, "the run has no reopen through the list cache"))
 	} else {
 		rows = append(rows, notMeasured38(reopen, stepWall(rh)))
 	}

@@ -199,3 +199,21 @@ func TestIssue38MountFlags(t *testing.T) {
 		t.Errorf("the memory row with other flags is\n%s", line)
 	}
 }
+
+// An open without the reopen through the list cache beside it: the
+// reopen's row is not measured, the open's has its figure.
+func TestIssue38OpenWithoutReopen(t *testing.T) {
+	var lines []string
+	for _, l := range strings.Split(results38, "\n") {
+		if !strings.Contains(l, `"step":"huge-reopen"`) {
+			lines = append(lines, l)
+		}
+	}
+	out := render38(t, strings.Join(lines, "\n"))
+	if line := row38Of(out, "4. a reopen of 10,000,000 entries with the list cache (`--cache-dir`) in ≤ 1 s"); !strings.Contains(line, "| not measured: the run has no reopen through the list cache |") {
+		t.Errorf("the reopen's row is\n%s", line)
+	}
+	if line := row38Of(out, targetOpen); !strings.HasSuffix(line, "| **missed** |") {
+		t.Errorf("the open's row is\n%s", line)
+	}
+}
