@@ -87,11 +87,11 @@ func (r *results) mountFlagsLine() string {
 	f, ok := r.mountFlags()
 	switch {
 	case !ok:
-		return "The oxyfs mounts ran as " + base + " (the run recorded no `--mount-flags`: a run before the option, no other flags)."
+		return "The oxyfs mounts measured here ran as " + base + " (the run recorded no `--mount-flags`: a run before the option, no other flags)."
 	case f == "":
-		return "The oxyfs mounts ran as " + base + ", no other flags (`--mount-flags` not given: no `--leaf-ids`)."
+		return "The oxyfs mounts measured here ran as " + base + ", no other flags (`--mount-flags` not given: no `--leaf-ids`)."
 	}
-	return "The oxyfs mounts ran as " + base + " with `" + f + "` (`scripts/bench --mount-flags`)."
+	return "The oxyfs mounts measured here ran as " + base + " with `" + f + "` (`scripts/bench --mount-flags`)."
 }
 
 // flagsNote is the memory rows' word on the flags the mount ran with.

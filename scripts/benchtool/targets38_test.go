@@ -75,7 +75,7 @@ const (
 	targetLs0   = "2. cold `ls -lR` ≤ 2× the floor's, with 0 LIST requests, 10000 entries, 0 ms"
 	targetOpen  = "4. 10,000,000 entries open in ≤ 3 s"
 	targetCat0  = "3. the mount's CPU for a cold read of a signature ≤ 2× the floor's, 0 ms"
-	flagsLeafID = "The oxyfs mounts ran as `oxyfs mount --layout bucket --read-only --cache-dir DIR` with `--leaf-ids` (`scripts/bench --mount-flags`)."
+	flagsLeafID = "The oxyfs mounts measured here ran as `oxyfs mount --layout bucket --read-only --cache-dir DIR` with `--leaf-ids` (`scripts/bench --mount-flags`)."
 )
 
 func TestIssue38Targets(t *testing.T) {
@@ -152,7 +152,7 @@ func TestIssue38NotMeasured(t *testing.T) {
 	}
 	out := render38(t, strings.Join(lines, "\n"))
 	for _, want := range []string{
-		"The oxyfs mounts ran as `oxyfs mount --layout bucket --read-only --cache-dir DIR` (the run recorded no `--mount-flags`: a run before the option, no other flags).",
+		"The oxyfs mounts measured here ran as `oxyfs mount --layout bucket --read-only --cache-dir DIR` (the run recorded no `--mount-flags`: a run before the option, no other flags).",
 		"| " + targetCat0 + " | " + measureCat + " | not measured: the run recorded no process CPU for the steps |",
 		"| 1. a warm `find` of 1,000,000 entries faster than the cold one | wall of `find` on a fresh mount (cold), then again on the same mount (warm) | not measured: no `--huge-mount` or `--huge` steps in this run (`--huge-entries 1000000`) |",
 		"| " + targetOpen + " | wall of `benchtool open` (as the mount opens), median of 3, from the local S3 server through the proxy | not measured: no `--huge-open`, `--huge-mount` or `--huge` steps in this run |",
@@ -191,7 +191,7 @@ func TestIssue38OpenBelowTheSize(t *testing.T) {
 // The flags line when --mount-flags was given empty, and with other flags.
 func TestIssue38MountFlags(t *testing.T) {
 	out := render38(t, strings.Replace(results38, `"value":"--leaf-ids"`, `"value":""`, 1))
-	if !strings.Contains(out, "The oxyfs mounts ran as `oxyfs mount --layout bucket --read-only --cache-dir DIR`, no other flags (`--mount-flags` not given: no `--leaf-ids`).") {
+	if !strings.Contains(out, "The oxyfs mounts measured here ran as `oxyfs mount --layout bucket --read-only --cache-dir DIR`, no other flags (`--mount-flags` not given: no `--leaf-ids`).") {
 		t.Errorf("no flags line for empty flags in\n%s", out)
 	}
 	out = render38(t, strings.Replace(results38, `"value":"--leaf-ids"`, `"value":"--max-requests 64"`, 1))
