@@ -98,6 +98,43 @@ huge_mount() {
 	STORE=$save
 }
 
+# huge_walk URL N: issue 38 target 1 at N entries, on the store the fold
+# wrote (its signatures have bytes, which a genlist store's have not): on a
+# fresh mount, find of every file, ls -lR, cat of every signature and du,
+# each under the cap and each whatever the last one did, then the mount's
+# state (RSS beside the set and the signature cache's bound).
+huge_walk() {
+	local save=$STORE st
+	STORE=$1
+	MOUNT_WAIT=$HUGE_CAP
+	if ! mount_oxyfs "$MNT"; then
+		record_huge walk-find failed 0 "$2" '{}' "" "the mount failed"
+		STORE=$save
+		return
+	fi
+	STATUS_AT=0
+	record_huge walk-mount-rss ok 0 "$2" '{}' "{\"rss_kib\":$(rss_kib "$MPID")}"
+	reset
+	htimed bash -c "set -o pipefail; cd '$MNT' && find . -path ./.oxy -prune -o -type f -print0 >'$WORK/walk.list'"
+	record_huge walk-find $STATUS "$WALL" "$2" "$(counts)" "{\"files\":$(tr -cd '\0' <"$WORK/walk.list" | wc -c)}"
+	reset
+	htimed bash -c "cd '$MNT' && ls -lR . >/dev/null"
+	record_huge walk-ls-lR $STATUS "$WALL" "$2" "$(counts)"
+	reset
+	htimed bash -c "cd '$MNT' && grep -z '^\./sig/' '$WORK/walk.list' | xargs -0 -r cat >/dev/null"
+	record_huge walk-cat $STATUS "$WALL" "$2" "$(counts)"
+	reset
+	htimed bash -c "cd '$MNT' && du -s . >/dev/null"
+	record_huge walk-du $STATUS "$WALL" "$2" "$(counts)"
+	fresh_status
+	st=$("$BT" mountstate "$MNT" "$MPID") && record_huge walk-state ok 0 "$2" '{}' "$st"
+	status_read
+	unmount "$MNT"
+	rm -f "$WORK/walk.list"
+	MOUNT_WAIT=60
+	STORE=$save
+}
+
 # --huge-open alone: the open of a folded store of HUGE_ENTRIES entries (issue
 # 27 target 6), its list made by benchtool genlist, and nothing else.
 if [ $HUGE = 0 ] && [ $HUGE_MOUNT = 0 ] && [ $HUGE_OPEN = 1 ]; then
@@ -171,6 +208,8 @@ if [ $HUGE = 1 ]; then
 		reset
 		htimed "$BT" open "$u" 3
 		record_huge fold-open $STATUS "$WALL" "$N" "$(counts)" "$OUTPUT" "the store the fold wrote"
+		# issue 38 target 1: the mount's memory after a walk of everything
+		[ $STATUS = ok ] && huge_walk "$u" "$N"
 	fi
 	MOUNT_WAIT=60
 	if [ $KEEP = 0 ]; then

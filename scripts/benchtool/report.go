@@ -28,6 +28,10 @@ type record struct {
 	Files     int64            `json:"files"`
 	Req       map[string]int64 `json:"req"`
 	Note      string           `json:"note"`
+	// CPUS is the CPU (user + system, /proc/PID/stat) the mount's process
+	// spent during the step (the median of its runs), nil where no mount
+	// process served it (tmpfs, the server) or a run before the field.
+	CPUS *float64 `json:"cpu_s"`
 
 	// open, mount, fold, gen, write, roundtrip
 	Entries int             `json:"entries"`
@@ -104,6 +108,7 @@ var (
 		{"find-warm", "`find -type f`, warm (same mount again)"},
 		{"ls-R", "`ls -R`, warm (after the finds)"},
 		{"ls-lR", "`ls -lR` (after the finds)"},
+		{"ls-lR-cold", "`ls -lR`, cold (fresh mount)"},
 		{"cat-warm", "`cat` of every signature (after `ls -lR`)"},
 		{"cat-cold", "`cat` of every signature, cold (fresh mount, paths from a list)"},
 		{"du", "`du -s` (after `cat`)"},
@@ -245,6 +250,7 @@ func report(name string, w io.Writer) error {
 		r.writeSection(w)
 	}
 	r.issue27(w)
+	r.issue38(w)
 	r.targets(w)
 	return nil
 }
