@@ -316,20 +316,3 @@ func TestUnfoldedNoticeIsAnEventOfTheMountLog(t *testing.T) {
 		t.Errorf("log file has %d notices that the store is not folded, want 1:\n%s", notices, data)
 	}
 }
-
-// TestAnErrorNamingALineBreakIsOneLine: a path with a line break in an
-// error is escaped, so what follows the break cannot pass for a line of
-// oxyfs's own (user trial 50).
-func TestAnErrorNamingALineBreakIsOneLine(t *testing.T) {
-	dir := genFolded(t, 5)
-	for _, args := range [][]string{
-		{"put", "file://" + dir, "sig/aa/0001/a\nFAKE: wrote 1 entry", "/dev/null"},
-		{"cat", "file://" + dir, "sig/aa/0001/a\nFAKE: wrote 1 entry"},
-		{"ls", "file://" + dir, "sig/aa\nFAKE: wrote 1 entry"},
-	} {
-		_, errOut, code := runCLI(t, args...)
-		if code == 0 || strings.Contains(errOut, "\nFAKE") || !strings.Contains(errOut, `\x0aFAKE`) {
-			t.Errorf("oxyfs %s with a line break in the path: exit %d, stderr %q; want a failure naming it escaped (\\x0a)", args[0], code, errOut)
-		}
-	}
-}
