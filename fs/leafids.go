@@ -22,9 +22,16 @@ import (
 //
 //	1 0 1 kkk <key: 36 bits> <name: 8 bits> <version: 14 bits>
 //
+// and a by-signer symlink's link id (linkids.go), that of the signature it
+// points to with no kind, leaf bit or version:
+//
+//	1 0 000 0 <key: 36 bits> <name: 8 bits> <0: 14 bits>
+//
 // the top bit set like every view id, and bit 61 set, which no view id
 // of a directory has (their type, bits 61–59, is 1, 2 or 3: viewids.go),
-// so the two are told apart by isLeafID; kkk is the entry's kind, the key
+// so the two are told apart by isLeafID (a link id has bits 62–58 and its
+// low 14 clear: type 0, which no view id has, so isLinkID accepts what
+// neither isLeafID nor isViewID does); kkk is the entry's kind, the key
 // index.ObjectKey(object, 36), the name 8 bits of an FNV-1a hash of the
 // entry's name (its signer or value) and the version the low 14 bits of
 // index.SigState.Version (0 for the other kinds, which never change). The
@@ -88,6 +95,11 @@ const (
 	leafHashShift = 14
 	leafVerBits   = 14
 	leafVerMask   = uint64(1)<<leafVerBits - 1
+
+	// A link id's bits that are always clear (bit 58 and the version's),
+	// and those it takes from its signature's leaf id.
+	linkZeroBits    = uint64(1)<<leafKindShift | leafVerMask
+	linkKeyHashBits = (uint64(1)<<leafKeyBits-1)<<leafKeyShift | uint64(0xff)<<leafHashShift
 
 	leafSeenBits = 1 << 20 // 128 KiB
 	leafRingSize = 1 << 14 // 256 KiB: the lookups of the last retryWindow, but for a burst past 16,384

@@ -218,7 +218,12 @@ func (m *Server) newDirIn(ctx context.Context, parent *gofs.Inode, p string, lev
 	m.dirAttr(&out.Attr)
 	m.entryOut(out, true)
 	c := &dirNode{base: base{m: m}, path: p, level: level}
-	return parent.NewInode(ctx, c, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino})
+	in := parent.NewInode(ctx, c, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino})
+	if level == index.LevelSigner && m.leafs != nil {
+		_, signer := index.SplitPath(p)
+		m.links.made(in, signer) // its links get link ids (linkids.go)
+	}
+	return in
 }
 
 // newFile makes the node of an entry file: of the signature's current

@@ -65,10 +65,10 @@ const (
 )
 
 // isViewID reports whether a node id is a view id (answered by viewFS).
-func isViewID(id uint64) bool { return id&viewBit != 0 && !isLeafID(id) }
+func isViewID(id uint64) bool { return id&viewBit != 0 && !isLeafID(id) && !isLinkID(id) }
 
-// isOwnID reports whether a node id is the mount's own (a view id or a
-// leaf id: leafids.go), never the bridge's.
+// isOwnID reports whether a node id is the mount's own (a view id, a
+// leaf id: leafids.go, or a link id: linkids.go), never the bridge's.
 func isOwnID(id uint64) bool { return id&viewBit != 0 }
 
 func (v *viewIDs) init(ix *index.Index, keyBits uint) {
