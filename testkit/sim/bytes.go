@@ -32,6 +32,7 @@ var byteOps = []opDef{
 	{"forget-reput-held", 2, false, (*sim).opForgetReputHeld},
 	{"oxy-read", 3, false, (*sim).opOxyRead},
 	{"slow-read", 3, false, (*sim).opSlowRead},
+	{"path-held", 2, false, (*sim).opPathHeld},
 }
 
 // maxHeld bounds the descriptors held open at once.
