@@ -103,14 +103,14 @@ func (d *linkDirs) signer(id uint64) (string, bool) {
 	return e.signer, true
 }
 
-// forgot drops id once the bridge forgot its node (after the bridge's
-// FORGET of id).
+// forgot drops id at a FORGET of it (any: the bridge may hand the id to
+// another node once it forgot this one; a signer's directory the kernel
+// still holds is made known again by its next LOOKUP, its links meanwhile
+// getting linkNodes).
 func (d *linkDirs) forgot(id uint64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if e, ok := d.dirs[id]; ok && (e.in.Forgotten() || bridgeNodeID(e.in) != id) {
-		delete(d.dirs, id)
-	}
+	delete(d.dirs, id)
 }
 
 // len is how many signers' directories are known.

@@ -177,10 +177,10 @@ func (r *viewFS) Forget(id, n uint64) {
 		r.m.views.forget(id, n)
 		return
 	}
-	r.RawFileSystem.Forget(id, n)
 	if r.m.leafs != nil {
-		r.m.links.forgot(id)
+		r.m.links.forgot(id) // before the bridge may hand id on
 	}
+	r.RawFileSystem.Forget(id, n)
 }
 
 func (r *viewFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
