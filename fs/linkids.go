@@ -36,7 +36,8 @@ import (
 //
 // The LOOKUP of a link comes on its signer's directory, a go-fuse node
 // (dirNode): viewFS tells which bridge node ids are signers' directories
-// from linkDirs, filled as the bridge makes them (newDirIn). The kernel's
+// from linkDirs, filled as the bridge makes them (newDirIn), emptied as it
+// drops them (dirNode.OnForget) and at every FORGET of their ids. The kernel's
 // names of links are dropped as before: a signer's directory the kernel
 // holds is still a dirNode, whose listing Invalidate checks; a removed
 // signature's link name is dropped with the views' keys (viewDirs), and
@@ -97,10 +98,19 @@ func (d *linkDirs) signer(id uint64) (string, bool) {
 	d.mu.Lock()
 	e, ok := d.dirs[id]
 	d.mu.Unlock()
-	if !ok || bridgeNodeID(e.in) != id || e.in.Forgotten() {
+	if !ok || bridgeNodeID(e.in) != id {
 		return "", false
 	}
 	return e.signer, true
+}
+
+// dropped drops in, a signer's directory go-fuse dropped (dirNode.OnForget).
+func (d *linkDirs) dropped(in *gofs.Inode) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if id := bridgeNodeID(in); id != 0 && d.dirs[id].in == in {
+		delete(d.dirs, id)
+	}
 }
 
 // forgot drops id at a FORGET of it (any: the bridge may hand the id to

@@ -413,6 +413,16 @@ func (m *Server) listDir(ctx context.Context, path string, level index.Level) ([
 // as garbage. Its slices hold no name between listings.
 var dirNamesPool = sync.Pool{New: func() any { return new([]index.DirName) }}
 
+var _ = (gofs.NodeOnForgetter)((*dirNode)(nil))
+
+// OnForget: go-fuse dropped the node (the kernel forgot it). A signer's
+// directory leaves linkDirs (linkids.go; with leaf ids only).
+func (d *dirNode) OnForget() {
+	if d.level == index.LevelSigner && d.m.leafs != nil {
+		d.m.links.dropped(d.EmbeddedInode())
+	}
+}
+
 func (d *dirNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	defer d.m.ops.start(opGetattr)()
 	d.m.dirAttr(&out.Attr)
