@@ -142,7 +142,13 @@
 // read that begins then must not join it); oxy-read (a stat of each, a
 // refresh, then .oxy/journal and .oxy/retired through the mount must be
 // the store's records, their stat their length: class O1, unless
-// Config.TolerateOxyHold). The sim's clock
+// Config.TolerateOxyHold); path-held (with a mount: a signature held by an
+// O_PATH descriptor, which no OPEN pins, across three re-signs by another
+// writer, each refreshed, and stat'd after each with AT_STATX_FORCE_SYNC
+// and as fstat does: ESTALE, the held version's size or the current one,
+// never another — the only request from userspace on an older version's
+// node with no handle keeping it; the concurrent reader waits meanwhile:
+// pathheld.go). The sim's clock
 // moves 1 ms before every operation, as real clocks do, so no re-sign is
 // folded in the millisecond of the fold before.
 //
@@ -167,7 +173,8 @@
 // O_TRUNC open, then what it wrote), as on any filesystem; its first bytes
 // may then be another version's.
 // Classes: B1 a new open or read shows no allowed version, B2 a held reader
-// not one whole version, B3 stat's size, B4 a refused write not refused.
+// not one whole version, B3 stat's size (a path descriptor's too:
+// bytes-path-held), B4 a refused write not refused.
 //
 // # Readers beside the operations (concurrent.go, concheld.go)
 //
