@@ -22,20 +22,22 @@ import (
 //
 //	1 0 1 kkk <key: 36 bits> <name: 8 bits> <version: 14 bits>
 //
-// and a by-signer symlink's link id (linkids.go), that of the signature it
-// points to with no kind, leaf bit or version:
-//
-//	1 0 000 0 <key: 36 bits> <name: 8 bits> <0: 14 bits>
-//
 // the top bit set like every view id, and bit 61 set, which no view id
 // of a directory has (their type, bits 61–59, is 1, 2 or 3: viewids.go),
-// so the two are told apart by isLeafID (a link id has bits 62–58 and its
-// low 14 clear: type 0, which no view id has, so isLinkID accepts what
-// neither isLeafID nor isViewID does); kkk is the entry's kind, the key
+// so the two are told apart by isLeafID; kkk is the entry's kind, the key
 // index.ObjectKey(object, 36), the name 8 bits of an FNV-1a hash of the
 // entry's name (its signer or value) and the version the low 14 bits of
 // index.SigState.Version (0 for the other kinds, which never change). The
 // reply's generation is the whole version, as a node's was (versions.go).
+//
+// A by-signer symlink's link id (linkids.go; with leaf ids only) is its
+// signature's leaf id with no kind, leaf bit or version:
+//
+//	1 0 000 0 <key: 36 bits> <name: 8 bits> <0: 14 bits>
+//
+// bits 62–58 and the low 14 clear: view type 0, which no view id has, and
+// bit 61 clear, so isLinkID accepts what neither isLeafID nor isViewID
+// does (TestLeafIDsAreNotViewIDs).
 //
 // An id is turned back into its entry by a binary search of the view's set
 // on the key (index.ObjectsByKey) and a listing of that object directory

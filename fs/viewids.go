@@ -23,6 +23,9 @@ import (
 //	1 0 010 … kkkkkkkk hhhhhhhh   an <hh> directory
 //	1 0 011 <n: 59 bits>          an entry of the id table
 //
+// (1 0 1… is a leaf id and 1 0 000… a link id, leafids.go: neither is a
+// view id.)
+//
 // An object directory's id is a function of its object id, so it is the
 // same across refreshes, and its path is found again by a binary search of
 // the view's set (index.ObjectsByKey). A directory whose key does not lead

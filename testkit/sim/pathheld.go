@@ -14,8 +14,7 @@ import (
 
 // opPathHeld plays a path descriptor held across re-signs (byte mode, with
 // a mount): a program holds a signature by an O_PATH descriptor (no OPEN:
-// no handle keeps the mount's node of it, as a shell's or a file manager's
-// directory-relative path does not), and stats it now and then, as
+// no handle keeps the mount's node of it), and stats it now and then, as
 // stat --cached=never (statx with AT_STATX_FORCE_SYNC: the kernel asks the
 // mount) and plain fstat (the kernel answers from what it cached) do,
 // while another writer re-signs it three times, each followed by a refresh.
