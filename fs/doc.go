@@ -49,6 +49,7 @@
 //	leafids.go      leaf ids (Options.LeafIDs, off by default): entry files' node ids, from the entry and its version
 //	leafstate.go    the leaf ids' kept nodes (while descriptors or a moved version need one) and their handles
 //	leaffs.go       viewFS's answers on a leaf id: the entryNode's, with no go-fuse node
+//	linkids.go      link ids (with leaf ids): by-signer symlinks' node ids, from their signature's leaf id
 //
 // # Model
 //
@@ -64,7 +65,11 @@
 // entry and its version, and viewFS answers it with an entryNode made for
 // the request, or kept while descriptors are open on it (leafids.go,
 // leafstate.go, leaffs.go); the names whose id would not lead back to them
-// (and writes in progress) keep go-fuse nodes under the leaves' directory. A directory (node or view id) is a path and a
+// (and writes in progress) keep go-fuse nodes under the leaves' directory.
+// With leaf ids a by-signer symlink has no node either: a link id, from
+// its signature's leaf id, answered by viewFS as linkNode answers
+// (linkids.go; a LOOKUP in a signer's directory, a go-fuse node, is told
+// from the bridge node ids of those directories, linkDirs). A directory (node or view id) is a path and a
 // level (index.Level); Lookup and readdir ask
 // the index (ix.Stat, ix.ReadDir) each time the kernel asks, a child's level
 // comes from index.Path.Child, and mkdir and create ask index.Path.Make what
@@ -105,7 +110,8 @@
 // kernel holds them, and the listings being read (viewPartials, at most
 // 4096). go-fuse keeps one Inode for each other name the kernel holds
 // (~770 bytes of heap with its node and tables): by-signer/'s directories
-// and the entry files stat'd or opened, until the kernel forgets them
+// and the entry files stat'd or opened and by-signer's links (with leaf
+// ids, neither: leaf ids and link ids), until the kernel forgets them
 // (memory pressure, an invalidation, drop_caches). READDIRPLUS gives nodes
 // (view ids) to directories only (.oxy/'s files get none either,
 // oxyDirHandle): after a find over the whole tree the kernel holds every
@@ -377,7 +383,8 @@
 //     kept node is dropped only when no write of its name is open:
 //     idleLeaf), nothing else of the mount's.
 //  5. The leaves: viewIDs.mu (the index is asked outside it), leafIDs.ringMu,
-//     viewPartials.mu, virtualDirs.mu, pendingWrites.mu (a handle's size is read
+//     viewPartials.mu, linkDirs.mu (link ids' signers' directories),
+//     virtualDirs.mu, pendingWrites.mu (a handle's size is read
 //     atomically under it, never its lock), oxyLists.mu (a list is read
 //     outside it; dropping an idle text closes it under it), sideFiles.mu
 //     (logf is called under it), and the index's locks.

@@ -258,10 +258,10 @@ func joinBufs(data [][]byte) []byte {
 // answers a dirNode.
 
 func (r *viewFS) FsyncDir(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
-	if isLeafID(in.NodeId) {
+	if isLeafID(in.NodeId) || isLinkID(in.NodeId) {
 		return fuse.Status(syscall.ENOTDIR)
 	}
-	if isViewID(in.NodeId) {
+	if isViewID(in.NodeId) || isLinkID(in.NodeId) {
 		return fuse.ENOTSUP
 	}
 	return r.RawFileSystem.FsyncDir(cancel, in)
@@ -271,8 +271,8 @@ func (r *viewFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut
 	if isLeafID(in.NodeId) {
 		return r.leafOpen(cancel, in, out)
 	}
-	if isViewID(in.NodeId) {
-		return fuse.ENOTSUP
+	if isViewID(in.NodeId) || isLinkID(in.NodeId) {
+		return fuse.ENOTSUP // a linkNode has no Open either
 	}
 	return r.RawFileSystem.Open(cancel, in, out)
 }
@@ -280,6 +280,9 @@ func (r *viewFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut
 func (r *viewFS) Readlink(cancel <-chan struct{}, h *fuse.InHeader) ([]byte, fuse.Status) {
 	if isLeafID(h.NodeId) {
 		return nil, fuse.Status(syscall.EINVAL)
+	}
+	if isLinkID(h.NodeId) {
+		return r.linkReadlink(cancel, h)
 	}
 	if isViewID(h.NodeId) {
 		return nil, fuse.ENOTSUP
@@ -291,7 +294,7 @@ func (r *viewFS) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.Statx
 	if isLeafID(in.NodeId) {
 		return fuse.ENOSYS
 	}
-	if isViewID(in.NodeId) {
+	if isViewID(in.NodeId) || isLinkID(in.NodeId) {
 		return fuse.ENOSYS
 	}
 	return r.RawFileSystem.Statx(cancel, in, out)
@@ -301,7 +304,7 @@ func (r *viewFS) Ioctl(cancel <-chan struct{}, in *fuse.IoctlIn, inbuf []byte, o
 	if isLeafID(in.NodeId) {
 		return fuse.Status(syscall.ENOTTY)
 	}
-	if isViewID(in.NodeId) {
+	if isViewID(in.NodeId) || isLinkID(in.NodeId) {
 		return fuse.Status(syscall.ENOTTY)
 	}
 	return r.RawFileSystem.Ioctl(cancel, in, inbuf, out, outbuf)
@@ -311,7 +314,7 @@ func (r *viewFS) GetLk(cancel <-chan struct{}, in *fuse.LkIn, out *fuse.LkOut) f
 	if isLeafID(in.NodeId) {
 		return fuse.ENOTSUP
 	}
-	if isViewID(in.NodeId) {
+	if isViewID(in.NodeId) || isLinkID(in.NodeId) {
 		return fuse.ENOTSUP
 	}
 	return r.RawFileSystem.GetLk(cancel, in, out)
@@ -321,7 +324,7 @@ func (r *viewFS) SetLk(cancel <-chan struct{}, in *fuse.LkIn) fuse.Status {
 	if isLeafID(in.NodeId) {
 		return fuse.ENOTSUP
 	}
-	if isViewID(in.NodeId) {
+	if isViewID(in.NodeId) || isLinkID(in.NodeId) {
 		return fuse.ENOTSUP
 	}
 	return r.RawFileSystem.SetLk(cancel, in)
@@ -331,7 +334,7 @@ func (r *viewFS) SetLkw(cancel <-chan struct{}, in *fuse.LkIn) fuse.Status {
 	if isLeafID(in.NodeId) {
 		return fuse.ENOTSUP
 	}
-	if isViewID(in.NodeId) {
+	if isViewID(in.NodeId) || isLinkID(in.NodeId) {
 		return fuse.ENOTSUP
 	}
 	return r.RawFileSystem.SetLkw(cancel, in)
@@ -341,7 +344,7 @@ func (r *viewFS) Lseek(cancel <-chan struct{}, in *fuse.LseekIn, out *fuse.Lseek
 	if isLeafID(in.NodeId) {
 		return r.leafLseek(cancel, in, out)
 	}
-	if isViewID(in.NodeId) {
+	if isViewID(in.NodeId) || isLinkID(in.NodeId) {
 		return fuse.ENOTSUP
 	}
 	return r.RawFileSystem.Lseek(cancel, in, out)
@@ -351,7 +354,7 @@ func (r *viewFS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse
 	if isLeafID(in.NodeId) {
 		return r.leafRead(cancel, in, buf)
 	}
-	if isViewID(in.NodeId) {
+	if isViewID(in.NodeId) || isLinkID(in.NodeId) {
 		return nil, fuse.EBADF
 	}
 	return r.RawFileSystem.Read(cancel, in, buf)
@@ -361,7 +364,7 @@ func (r *viewFS) Write(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (u
 	if isLeafID(in.NodeId) {
 		return r.leafWrite(cancel, in, data)
 	}
-	if isViewID(in.NodeId) {
+	if isViewID(in.NodeId) || isLinkID(in.NodeId) {
 		return 0, fuse.EBADF
 	}
 	return r.RawFileSystem.Write(cancel, in, data)
@@ -371,7 +374,7 @@ func (r *viewFS) Writev(cancel <-chan struct{}, in *fuse.WriteIn, data [][]byte)
 	if isLeafID(in.NodeId) {
 		return r.leafWrite(cancel, in, joinBufs(data))
 	}
-	if isViewID(in.NodeId) {
+	if isViewID(in.NodeId) || isLinkID(in.NodeId) {
 		return 0, fuse.EBADF
 	}
 	return r.RawFileSystem.Writev(cancel, in, data)
@@ -381,7 +384,7 @@ func (r *viewFS) CopyFileRange(cancel <-chan struct{}, in *fuse.CopyFileRangeIn)
 	if isLeafID(in.NodeId) || isLeafID(in.NodeIdOut) {
 		return 0, fuse.ENOTSUP // no entry's handle copies itself (the bridge's answer)
 	}
-	if isViewID(in.NodeId) || isViewID(in.NodeIdOut) {
+	if isOwnID(in.NodeId) || isOwnID(in.NodeIdOut) {
 		return 0, fuse.EBADF
 	}
 	return r.RawFileSystem.CopyFileRange(cancel, in)
@@ -392,7 +395,7 @@ func (r *viewFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
 		r.leafRelease(cancel, in)
 		return
 	}
-	if !isViewID(in.NodeId) {
+	if !isViewID(in.NodeId) && !isLinkID(in.NodeId) {
 		r.RawFileSystem.Release(cancel, in)
 	}
 }
@@ -401,7 +404,7 @@ func (r *viewFS) ReleaseDir(in *fuse.ReleaseIn) {
 	if isLeafID(in.NodeId) {
 		return
 	}
-	if !isViewID(in.NodeId) {
+	if !isViewID(in.NodeId) && !isLinkID(in.NodeId) {
 		r.RawFileSystem.ReleaseDir(in)
 	}
 }
@@ -410,7 +413,7 @@ func (r *viewFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
 	if isLeafID(in.NodeId) {
 		return r.leafFlush(cancel, in)
 	}
-	if isViewID(in.NodeId) {
+	if isViewID(in.NodeId) || isLinkID(in.NodeId) {
 		return fuse.EBADF
 	}
 	return r.RawFileSystem.Flush(cancel, in)
@@ -420,7 +423,7 @@ func (r *viewFS) Fsync(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
 	if isLeafID(in.NodeId) {
 		return r.leafFsync(cancel, in)
 	}
-	if isViewID(in.NodeId) {
+	if isViewID(in.NodeId) || isLinkID(in.NodeId) {
 		return fuse.EBADF
 	}
 	return r.RawFileSystem.Fsync(cancel, in)
@@ -430,14 +433,14 @@ func (r *viewFS) Fallocate(cancel <-chan struct{}, in *fuse.FallocateIn) fuse.St
 	if isLeafID(in.NodeId) {
 		return fuse.ENOTSUP
 	}
-	if isViewID(in.NodeId) {
+	if isViewID(in.NodeId) || isLinkID(in.NodeId) {
 		return fuse.EBADF
 	}
 	return r.RawFileSystem.Fallocate(cancel, in)
 }
 
 func (r *viewFS) Tmpfile(cancel <-chan struct{}, in *fuse.CreateIn, out *fuse.CreateOut) fuse.Status {
-	if isLeafID(in.NodeId) {
+	if isLeafID(in.NodeId) || isLinkID(in.NodeId) {
 		return fuse.Status(syscall.ENOTDIR)
 	}
 	if isViewID(in.NodeId) {

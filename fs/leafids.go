@@ -30,6 +30,15 @@ import (
 // index.SigState.Version (0 for the other kinds, which never change). The
 // reply's generation is the whole version, as a node's was (versions.go).
 //
+// A by-signer symlink's link id (linkids.go; with leaf ids only) is its
+// signature's leaf id with no kind, leaf bit or version:
+//
+//	1 0 000 0 <key: 36 bits> <name: 8 bits> <0: 14 bits>
+//
+// bits 62–58 and the low 14 clear: view type 0, which no view id has, and
+// bit 61 clear, so isLinkID accepts what neither isLeafID nor isViewID
+// does (TestLeafIDsAreNotViewIDs).
+//
 // An id is turned back into its entry by a binary search of the view's set
 // on the key (index.ObjectsByKey) and a listing of that object directory
 // (index.ReadDirNames), whose one name of the hash it must be. A LOOKUP
@@ -88,6 +97,11 @@ const (
 	leafHashShift = 14
 	leafVerBits   = 14
 	leafVerMask   = uint64(1)<<leafVerBits - 1
+
+	// A link id's bits that are always clear (bit 58 and the version's),
+	// and those it takes from its signature's leaf id.
+	linkZeroBits    = uint64(1)<<leafKindShift | leafVerMask
+	linkKeyHashBits = (uint64(1)<<leafKeyBits-1)<<leafKeyShift | uint64(0xff)<<leafHashShift
 
 	leafSeenBits = 1 << 20 // 128 KiB
 	leafRingSize = 1 << 14 // 256 KiB: the lookups of the last retryWindow, but for a burst past 16,384

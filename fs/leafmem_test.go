@@ -23,8 +23,9 @@ import (
 )
 
 // TestStatKeepsNoNodePerFile (issue 38, leaf ids): after a stat of every
-// entry file (du, ls -l), the mount keeps no node per file with leaf ids
-// (leafids.go) — no go-fuse node, none kept (leafstate.go) — so what it
+// entry file and of every by-signer link (du, ls -l, find -L), the mount
+// keeps no node per file with leaf ids (leafids.go, linkids.go) — no
+// go-fuse node, none kept (leafstate.go) — so what it
 // keeps is the same at 2,000 and at 8,000 entries. Without leaf ids go-fuse
 // keeps one node per file stat'd (~770 B each): the count this test
 // fails on then (with leafIDs=false it asserts that growth instead, and
@@ -43,14 +44,29 @@ func TestStatKeepsNoNodePerFile(t *testing.T) {
 		for _, leafIDs := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%d/leafIDs=%v", n, leafIDs), func(t *testing.T) {
 				srv, _ := testMount(t, openIndex(t, st), Options{ReadOnly: true, LeafIDs: leafIDs})
-				out, err := exec.Command("find", srv.Dir(), "-type", "f").Output()
+				out, err := exec.Command("find", srv.Dir(), "-type", "f", "-o", "-type", "l").Output()
 				if err != nil {
 					t.Fatalf("find: %v", err)
 				}
-				stated := 0
+				stated, links := 0, 0
 				for _, f := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 					rel, _ := filepath.Rel(srv.Dir(), f)
 					at, ok := index.ParsePath(rel)
+					if ok && at.Level == index.LevelLink {
+						// A by-signer link: lstat'd and read (ls -l), and
+						// followed (stat, find -L).
+						if fi, err := os.Lstat(f); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+							t.Fatalf("lstat %s: %v, %v", rel, fi, err)
+						}
+						if _, err := os.Readlink(f); err != nil {
+							t.Fatal(err)
+						}
+						if _, err := os.Stat(f); err != nil {
+							t.Fatal(err)
+						}
+						links++
+						continue
+					}
 					if !ok || at.Level != index.LevelEntry {
 						continue
 					}
@@ -63,14 +79,14 @@ func TestStatKeepsNoNodePerFile(t *testing.T) {
 					}
 					stated++
 				}
-				if stated < n {
-					t.Fatalf("stat'd %d entry files, want at least %d", stated, n)
+				if stated < n || links == 0 {
+					t.Fatalf("stat'd %d entry files and %d links, want at least %d files", stated, links, n)
 				}
 				nodes := len(goFuseNodes(srv))
-				t.Logf("%d entry files stat'd: go-fuse holds %d nodes (leaf ids: %v)", stated, nodes, srv.leafs != nil)
+				t.Logf("%d entry files and %d by-signer links stat'd: go-fuse holds %d nodes (leaf ids: %v)", stated, links, nodes, srv.leafs != nil)
 				if srv.leafs == nil {
-					if nodes < stated {
-						t.Fatalf("without leaf ids go-fuse holds %d nodes after %d stats", nodes, stated)
+					if nodes < stated+links {
+						t.Fatalf("without leaf ids go-fuse holds %d nodes after %d stats", nodes, stated+links)
 					}
 					return
 				}
@@ -163,19 +179,30 @@ func TestLeafIDsAreNotViewIDs(t *testing.T) {
 			viewBit | viewTypeTable<<viewShift | key&viewLow,
 		}
 		for _, id := range dirs {
-			if isLeafID(id) || !isViewID(id) || !isOwnID(id) {
-				t.Fatalf("directory id %#x: leaf %v, view %v", id, isLeafID(id), isViewID(id))
+			if isLeafID(id) || !isViewID(id) || !isOwnID(id) || isLinkID(id) {
+				t.Fatalf("directory id %#x: leaf %v, view %v, link %v", id, isLeafID(id), isViewID(id), isLinkID(id))
 			}
 		}
 		leaf := viewBit | leafBit | k<<leafKindShift | (key&(1<<leafKeyBits-1))<<leafKeyShift | (key>>40&0xff)<<leafHashShift | key>>50&leafVerMask
 		if !isLeafID(leaf) || isViewID(leaf) || !isOwnID(leaf) {
 			t.Fatalf("leaf id %#x: leaf %v, view %v", leaf, isLeafID(leaf), isViewID(leaf))
 		}
+		if isLinkID(leaf) {
+			t.Fatalf("leaf id %#x is a link id", leaf)
+		}
+		// A link id (linkids.go): the signature's leaf id's key and name.
+		link := linkID(leaf)
+		if !isLinkID(link) || isLeafID(link) || isViewID(link) || !isOwnID(link) {
+			t.Fatalf("link id %#x: link %v, leaf %v, view %v", link, isLinkID(link), isLeafID(link), isViewID(link))
+		}
+		if back := linkLeafID(link); back>>leafKeyShift&(1<<leafKeyBits-1) != key&(1<<leafKeyBits-1) || back>>leafHashShift&0xff != key>>40&0xff || !isLeafID(back) {
+			t.Fatalf("link id %#x does not give its signature's leaf id back: %#x", link, back)
+		}
 		if leaf>>leafKindShift&7 != k || leaf>>leafKeyShift&(1<<leafKeyBits-1) != key&(1<<leafKeyBits-1) || leaf&leafVerMask != key>>50&leafVerMask {
 			t.Fatalf("leaf id %#x does not give its fields back", leaf)
 		}
 	}
-	if isLeafID(1) || isOwnID(1) || isLeafID(^uint64(0)>>1) {
+	if isLeafID(1) || isOwnID(1) || isLeafID(^uint64(0)>>1) || isLinkID(1) || isLinkID(^uint64(0)>>1) {
 		t.Fatal("a bridge id is taken for the mount's")
 	}
 }

@@ -130,7 +130,10 @@ type Server struct {
 	leavesID uint64
 	// leafs are the leaf ids (leafids.go; Options.LeafIDs, with view ids
 	// only), locking themselves; nil without. Read-only after Mount.
-	leafs    *leafIDs
+	leafs *leafIDs
+	// links are the bridge node ids of the signers' directories, for the
+	// link ids (linkids.go; with leaf ids only); locks itself.
+	links    linkDirs
 	partials viewPartials
 
 	quiet     atomic.Bool // atomic: an unmount is under way or done: the index's watcher tells the kernel nothing

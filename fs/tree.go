@@ -218,7 +218,12 @@ func (m *Server) newDirIn(ctx context.Context, parent *gofs.Inode, p string, lev
 	m.dirAttr(&out.Attr)
 	m.entryOut(out, true)
 	c := &dirNode{base: base{m: m}, path: p, level: level}
-	return parent.NewInode(ctx, c, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino})
+	in := parent.NewInode(ctx, c, gofs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino})
+	if level == index.LevelSigner && m.leafs != nil {
+		_, signer := index.SplitPath(p)
+		m.links.made(in, signer) // its links get link ids (linkids.go)
+	}
+	return in
 }
 
 // newFile makes the node of an entry file: of the signature's current
@@ -407,6 +412,16 @@ func (m *Server) listDir(ctx context.Context, path string, level index.Level) ([
 // directory once, and each listing would otherwise leave its names' slice
 // as garbage. Its slices hold no name between listings.
 var dirNamesPool = sync.Pool{New: func() any { return new([]index.DirName) }}
+
+var _ = (gofs.NodeOnForgetter)((*dirNode)(nil))
+
+// OnForget: go-fuse dropped the node (the kernel forgot it). A signer's
+// directory leaves linkDirs (linkids.go; with leaf ids only).
+func (d *dirNode) OnForget() {
+	if d.level == index.LevelSigner && d.m.leafs != nil {
+		d.m.links.dropped(d.EmbeddedInode())
+	}
+}
 
 func (d *dirNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	defer d.m.ops.start(opGetattr)()

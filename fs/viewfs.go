@@ -103,9 +103,14 @@ func (r *viewFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, o
 			return r.RawFileSystem.Lookup(cancel, h, name, out)
 		}
 		return r.lookupDir(ctx, "", index.Path{}, name, out)
-	case isLeafID(h.NodeId):
+	case isLeafID(h.NodeId), isLinkID(h.NodeId):
 		return fuse.Status(syscall.ENOTDIR)
 	case !isViewID(h.NodeId):
+		if r.m.leafs != nil { // the one place the link ids' path splits off
+			if st, ok := r.linkLookup(ctx, h.NodeId, name, out); ok {
+				return st
+			}
+		}
 		return r.RawFileSystem.Lookup(cancel, h, name, out)
 	}
 	p, at, st := r.dir(ctx, h.NodeId)
@@ -165,9 +170,15 @@ func (r *viewFS) Forget(id, n uint64) {
 		r.m.leafs.forget(id)
 		return
 	}
+	if isLinkID(id) {
+		return // nothing is kept of it
+	}
 	if isViewID(id) {
 		r.m.views.forget(id, n)
 		return
+	}
+	if r.m.leafs != nil {
+		r.m.links.forgot(id) // before the bridge may hand id on
 	}
 	r.RawFileSystem.Forget(id, n)
 }
@@ -175,6 +186,9 @@ func (r *viewFS) Forget(id, n uint64) {
 func (r *viewFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
 	if isLeafID(in.NodeId) {
 		return r.leafGetAttr(cancel, in, out)
+	}
+	if isLinkID(in.NodeId) {
+		return r.linkGetAttr(cancel, in, out)
 	}
 	if !isViewID(in.NodeId) {
 		return r.RawFileSystem.GetAttr(cancel, in, out)
@@ -194,6 +208,10 @@ func (r *viewFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.A
 func (r *viewFS) SetAttr(cancel <-chan struct{}, in *fuse.SetAttrIn, out *fuse.AttrOut) fuse.Status {
 	if isLeafID(in.NodeId) {
 		return r.leafSetAttr(cancel, in, out)
+	}
+	if isLinkID(in.NodeId) {
+		out.Mode = syscall.S_IFLNK | out.Mode&0o7777
+		return fuse.ENOTSUP // as the bridge answers a linkNode (no Setattr)
 	}
 	if !isViewID(in.NodeId) {
 		return r.RawFileSystem.SetAttr(cancel, in, out)
@@ -220,7 +238,7 @@ func (r *viewFS) SetAttr(cancel <-chan struct{}, in *fuse.SetAttrIn, out *fuse.A
 }
 
 func (r *viewFS) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
-	if isLeafID(in.NodeId) {
+	if isLeafID(in.NodeId) || isLinkID(in.NodeId) {
 		return fuse.Status(syscall.ENOTDIR)
 	}
 	if in.Fh != 0 || !isViewID(in.NodeId) && in.NodeId != 1 {
@@ -230,7 +248,7 @@ func (r *viewFS) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirE
 }
 
 func (r *viewFS) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
-	if isLeafID(in.NodeId) {
+	if isLeafID(in.NodeId) || isLinkID(in.NodeId) {
 		return fuse.Status(syscall.ENOTDIR)
 	}
 	if in.Fh != 0 || !isViewID(in.NodeId) && in.NodeId != 1 {
@@ -306,7 +324,7 @@ func (r *viewFS) readDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirE
 
 // Mkdir in a view id's directory: dirNode.Mkdir.
 func (r *viewFS) Mkdir(cancel <-chan struct{}, in *fuse.MkdirIn, name string, out *fuse.EntryOut) fuse.Status {
-	if isLeafID(in.NodeId) {
+	if isLeafID(in.NodeId) || isLinkID(in.NodeId) {
 		return fuse.Status(syscall.ENOTDIR)
 	}
 	if !isViewID(in.NodeId) {
@@ -340,7 +358,7 @@ func (r *viewFS) Mkdir(cancel <-chan struct{}, in *fuse.MkdirIn, name string, ou
 // entry's path (dirNode.Create there); elsewhere refused as dirNode.Create
 // refuses it.
 func (r *viewFS) Create(cancel <-chan struct{}, in *fuse.CreateIn, name string, out *fuse.CreateOut) fuse.Status {
-	if isLeafID(in.NodeId) {
+	if isLeafID(in.NodeId) || isLinkID(in.NodeId) {
 		return fuse.Status(syscall.ENOTDIR)
 	}
 	if !isViewID(in.NodeId) {
@@ -420,6 +438,9 @@ func (r *viewFS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string,
 	if isLeafID(h.NodeId) {
 		return r.leafGetXAttr(cancel, h, attr, dest)
 	}
+	if isLinkID(h.NodeId) {
+		return r.linkGetXAttr(attr)
+	}
 	if !isViewID(h.NodeId) {
 		return r.RawFileSystem.GetXAttr(cancel, h, attr, dest)
 	}
@@ -431,7 +452,7 @@ func (r *viewFS) ListXAttr(cancel <-chan struct{}, h *fuse.InHeader, dest []byte
 	if isLeafID(h.NodeId) {
 		return r.leafListXAttr(cancel, h, dest)
 	}
-	if !isViewID(h.NodeId) {
+	if !isViewID(h.NodeId) && !isLinkID(h.NodeId) {
 		return r.RawFileSystem.ListXAttr(cancel, h, dest)
 	}
 	return 0, fuse.OK // as the bridge answers a node without Listxattr
@@ -465,6 +486,9 @@ func (r *viewFS) StatFs(cancel <-chan struct{}, h *fuse.InHeader, out *fuse.Stat
 func (r *viewFS) Access(cancel <-chan struct{}, in *fuse.AccessIn) fuse.Status {
 	if isLeafID(in.NodeId) {
 		return r.leafAccess(cancel, in)
+	}
+	if isLinkID(in.NodeId) {
+		return r.linkAccess(cancel, in)
 	}
 	if !isViewID(in.NodeId) {
 		return r.RawFileSystem.Access(cancel, in)

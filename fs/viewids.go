@@ -23,6 +23,9 @@ import (
 //	1 0 010 … kkkkkkkk hhhhhhhh   an <hh> directory
 //	1 0 011 <n: 59 bits>          an entry of the id table
 //
+// (1 0 1… is a leaf id and 1 0 000… a link id, leafids.go: neither is a
+// view id.)
+//
 // An object directory's id is a function of its object id, so it is the
 // same across refreshes, and its path is found again by a binary search of
 // the view's set (index.ObjectsByKey). A directory whose key does not lead
@@ -65,10 +68,10 @@ const (
 )
 
 // isViewID reports whether a node id is a view id (answered by viewFS).
-func isViewID(id uint64) bool { return id&viewBit != 0 && !isLeafID(id) }
+func isViewID(id uint64) bool { return id&viewBit != 0 && !isLeafID(id) && !isLinkID(id) }
 
-// isOwnID reports whether a node id is the mount's own (a view id or a
-// leaf id: leafids.go), never the bridge's.
+// isOwnID reports whether a node id is the mount's own (a view id, a
+// leaf id: leafids.go, or a link id: linkids.go), never the bridge's.
 func isOwnID(id uint64) bool { return id&viewBit != 0 }
 
 func (v *viewIDs) init(ix *index.Index, keyBits uint) {

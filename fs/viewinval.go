@@ -23,8 +23,9 @@ import (
 //     every <hh> name as below when the generation moved): each object
 //     directory, <hh> and kind whose keys changed has its listing dropped
 //     (InodeNotify of every view id it may hold), each name removed is
-//     dropped, and an object or <hh> directory left empty has its name
-//     dropped in its parent;
+//     dropped (with link ids, its by-signer link's too: linkids.go), and
+//     an object or <hh> directory left empty has its name dropped in its
+//     parent;
 //   - on a store that is not folded (a view holds no keys), every <hh>
 //     name of every kind is dropped (EntryNotify: 6 × 256 notices, each of
 //     a name the kernel may not hold, which it ignores) and every kind's
@@ -126,6 +127,9 @@ func (w *invalidation) viewDirs(old index.ViewMark) {
 		if op == index.DiffRemoved {
 			w.viewDir(obj).notifyEntry(e.Value)
 			w.names++
+			if m.leafs != nil && e.Kind == format.KindSig && m.dropLinkName(e) {
+				w.names++ // its by-signer link, which a link id may name (linkids.go)
+			}
 		}
 		return nil
 	})
@@ -156,8 +160,12 @@ func (w *invalidation) viewDir(p string) kernelDir {
 	return w.m.viewDir(w.ctx, p, at)
 }
 
-// allViewDirs drops every <hh> name of every kind and every kind's listing.
+// allViewDirs drops every <hh> name of every kind and every kind's listing
+// (and with link ids, every signer's name in by-signer/: dropLinkNames).
 func (w *invalidation) allViewDirs() {
+	if w.m.leafs != nil {
+		w.m.dropLinkNames()
+	}
 	for _, k := range format.Kinds {
 		kd := w.viewDir(k.String())
 		kd.notifyContent()
