@@ -30,7 +30,7 @@ func BenchmarkBuildSet(b *testing.B) {
 		b.Run(fmt.Sprintf("list-%.0e", float64(n)), func(b *testing.B) {
 			b.ReportAllocs()
 			var set *entrySet
-			cpu0 := cpuTime(b)
+			cpu0, flt0 := cpuTime(b), minorFaults(b)
 			for b.Loop() {
 				bl := newBuilder()
 				r, err := bl.decodeList(bl.addSource("list "+live[0].Name), live[0].Name, bytes.NewReader(data))
@@ -40,6 +40,26 @@ func BenchmarkBuildSet(b *testing.B) {
 				set = bl.set(r)
 			}
 			reportCPU(b, cpu0, n)
+			b.ReportMetric(float64(minorFaults(b)-flt0)/float64(b.N)/float64(n)*1000, "faults/1000-entries")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/entry")
+			b.ReportMetric(float64(set.memoryBytes())/float64(n), "set-bytes/entry")
+		})
+		// The same with Options.BuildWorkers 2 (decodeEntryListWith: every
+		// kind sized, pages prefaulted).
+		b.Run(fmt.Sprintf("list-workers-%.0e", float64(n)), func(b *testing.B) {
+			b.ReportAllocs()
+			var set *entrySet
+			cpu0, flt0 := cpuTime(b), minorFaults(b)
+			for b.Loop() {
+				bl := newBuilder()
+				d, err := decodeEntryListWith(bl.addSource("list "+live[0].Name), live[0].Name, bytes.NewReader(data), 0, 0, 2)
+				if err != nil {
+					b.Fatal(err)
+				}
+				set = bl.set(bl.adopt(d, 1))
+			}
+			reportCPU(b, cpu0, n)
+			b.ReportMetric(float64(minorFaults(b)-flt0)/float64(b.N)/float64(n)*1000, "faults/1000-entries")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/entry")
 			b.ReportMetric(float64(set.memoryBytes())/float64(n), "set-bytes/entry")
 		})

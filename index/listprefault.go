@@ -36,7 +36,7 @@ type prefaulter struct {
 
 const (
 	prefaultQueue = 16
-	prefaultStep  = 4 << 20
+	prefaultStep  = 512 << 10
 )
 
 func startPrefaulter() *prefaulter {
