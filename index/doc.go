@@ -436,11 +436,12 @@
 // says what share of the kind is in; sig: lastKindSizer, as always), as
 // is the value table, and one more goroutine per list being decoded (the
 // prefaulter, listprefault.go) faults in the pages of what was reserved
-// (madvise MADV_POPULATE_WRITE, 512 KiB a call), ahead of the build that
-// fills them. It holds no memory of its own: it holds the arrays it is
-// given until it is done with them, and the decode stops it and waits
-// for it before it returns, on every path (a failure, a canceled
-// context). The arrays reserve 2% more than the estimate of the kinds
+// (madvise MADV_POPULATE_WRITE, 512 KiB a call), up to 32 MiB ahead of
+// where the build writes in each array, so a reservation the list does
+// not fill costs at most that window of resident memory. It holds no
+// memory of its own: it holds the arrays it is given until it is done
+// with them, and the decode stops it and waits for it before it returns,
+// on every path (a failure, a canceled context). The arrays reserve 2% more than the estimate of the kinds
 // before sig (3% for sig), kept if the slack is at most a sixteenth,
 // else trimmed by a copy; the set's heap is the same within that.
 //

@@ -237,11 +237,10 @@ func (d *listDecode) build(c *keyChunk) {
 	}
 	if d.kind == int(lastKind) {
 		d.sizer.chunkEnd(&d.r.kinds[lastKind], d.textSize, c.end)
-		if d.sized && d.sizer.sized && !d.sizer.faulted {
-			d.sizer.faulted = true
-			d.pf.kind(&d.r.kinds[lastKind])
-		}
-	} else if d.sized && d.kind >= 0 && d.ksizer.chunkEnd(&d.r.kinds[d.kind], &d.b.vt, d.textSize, c.end) {
+	} else if d.sized && d.kind >= 0 {
+		d.ksizer.chunkEnd(&d.r.kinds[d.kind], &d.b.vt, d.textSize, c.end)
+	}
+	if d.sized && d.kind >= 0 {
 		d.pf.kind(&d.r.kinds[d.kind])
 		d.pf.table(&d.b.vt)
 	}

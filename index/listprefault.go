@@ -22,14 +22,16 @@ import (
 // the call fails, prefault does nothing and the build faults the pages as
 // it writes them.
 //
-// The ranges are the spare capacity of the arrays (past their length),
-// handed over by the build goroutine, which alone appends to them; the
-// prefaulter holds them (so the arrays stay alive) until it is done. At
-// most prefaultQueue ranges wait: one more is dropped (left to the build).
+// The ranges are of the spare capacity of the arrays (past their length),
+// at most prefaultAhead past it (ahead), handed over by the build
+// goroutine, which alone appends to them; the prefaulter holds them (so
+// the arrays stay alive) until it is done. At most prefaultQueue ranges
+// wait: one more is dropped (left to the build, or handed again later).
 // close stops it between two steps of prefaultStep bytes and waits for
 // it: a decode returns with no goroutine of its left.
 type prefaulter struct {
 	ranges  chan []byte
+	handed  map[uintptr]int // per array (its address): the end of the last range handed (the build goroutine's)
 	stopped atomic.Bool
 	wg      sync.WaitGroup
 }
@@ -40,7 +42,7 @@ const (
 )
 
 func startPrefaulter() *prefaulter {
-	p := &prefaulter{ranges: make(chan []byte, prefaultQueue)}
+	p := &prefaulter{ranges: make(chan []byte, prefaultQueue), handed: make(map[uintptr]int)}
 	p.wg.Add(1)
 	go p.run()
 	return p
@@ -70,34 +72,57 @@ func (p *prefaulter) close() {
 	p.wg.Wait()
 }
 
-// spare hands over the capacity of s past its length, if it is worth a call.
-func spare[T any](p *prefaulter, s []T) {
-	n := (cap(s) - len(s)) * int(unsafe.Sizeof(*new(T)))
-	if n < prefaultMin || p.stopped.Load() {
+// ahead hands over the spare capacity of s from where the last range
+// handed of the same array ended (or its length) to prefaultAhead bytes
+// past its length, once the build is within half of that of the last
+// range's end: the pages are faulted in a window ahead of the build, never
+// more, so a reservation far over what a list fills (a frame that lies
+// about its size) costs no more than the window.
+func ahead[T any](p *prefaulter, s []T) {
+	size := int(unsafe.Sizeof(*new(T)))
+	if cap(s)-len(s) < prefaultMin/size || p.stopped.Load() {
 		return
 	}
-	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s[len(s):cap(s)]))), n)
+	base := unsafe.Pointer(unsafe.SliceData(s[:1]))
+	from := len(s) * size
+	if f, ok := p.handed[uintptr(base)]; ok && f > from {
+		if f-from > prefaultAhead/2 {
+			return // far enough ahead
+		}
+		from = f
+	}
+	to := min(len(s)*size+prefaultAhead, cap(s)*size)
+	if to-from < prefaultMin {
+		return
+	}
+	all := unsafe.Slice((*byte)(base), cap(s)*size)
 	select {
-	case p.ranges <- b:
-	default: // the queue is full: left to the build
+	case p.ranges <- all[from:to]:
+		p.handed[uintptr(base)] = to
+	default: // the queue is full: left to the build, or the next call
 	}
 }
 
-// prefaultMin is the least spare capacity handed over: 1 MiB.
-const prefaultMin = 1 << 20
+const (
+	// prefaultMin is the least range handed over: 1 MiB.
+	prefaultMin = 1 << 20
+	// prefaultAhead is how far past an array's length its pages are
+	// faulted in: 32 MiB.
+	prefaultAhead = 32 << 20
+)
 
-// kind hands over the spare capacity of k's arrays.
+// kind hands over what is ahead in k's arrays.
 func (p *prefaulter) kind(k *kindSet) {
-	spare(p, k.objs)
-	spare(p, k.first)
-	spare(p, k.vals)
-	spare(p, k.srcs)
+	ahead(p, k.objs)
+	ahead(p, k.first)
+	ahead(p, k.vals)
+	ahead(p, k.srcs)
 }
 
-// table hands over the spare capacity of vt's own arrays.
+// table hands over what is ahead in vt's own arrays.
 func (p *prefaulter) table(vt *vtab) {
-	spare(p, vt.arena)
-	spare(p, vt.off)
+	ahead(p, vt.arena)
+	ahead(p, vt.off)
 }
 
 // unsafePointer is the address of b's first byte.

@@ -20,8 +20,6 @@ import "github.com/oxyfs/oxyfs/store/format"
 type lastKindSizer struct {
 	start int64 // the text offset of the kind's first key; -1: not met
 	sized bool  // sized for the rest of the list, or not to be
-	// faulted: its arrays were handed to the prefaulter (Options.BuildWorkers)
-	faulted bool
 }
 
 const (
@@ -106,15 +104,15 @@ func (z *kindSizer) key(line int) { z.text += int64(line) }
 
 // chunkEnd is the end of a chunk, at offset end of a text of textSize
 // bytes (0: unknown): once the sample is in, k's arrays and vt's are
-// sized for the rest of the kind. It reports whether it sized them now.
-func (z *kindSizer) chunkEnd(k *kindSet, vt *vtab, textSize, end int64) bool {
+// sized for the rest of the kind.
+func (z *kindSizer) chunkEnd(k *kindSet, vt *vtab, textSize, end int64) {
 	entries := k.nEntries()
 	if z.done || entries < kindSample {
-		return false
+		return
 	}
 	z.done = true
 	if textSize <= end || z.text <= 0 || k.nObj() == 0 {
-		return false // no size declared: grown by doubling
+		return // no size declared: grown by doubling
 	}
 	last := k.obj(k.nObj() - 1)
 	var p uint32
@@ -125,7 +123,7 @@ func (z *kindSizer) chunkEnd(k *kindSet, vt *vtab, textSize, end int64) bool {
 	rest := float64(entries)/share - float64(entries)
 	rest = min(rest, float64(textSize-end)/(float64(z.text)/float64(entries)), format.MaxEntryListKeys)
 	if rest < 1 {
-		return false
+		return
 	}
 	more := func(per float64) int { return int(rest*per*(1+kindMargin)) + 256 }
 	k.reserveFor(more(1), more(float64(k.nObj())/float64(entries)), k.objW)
@@ -134,5 +132,4 @@ func (z *kindSizer) chunkEnd(k *kindSet, vt *vtab, textSize, end int64) bool {
 		vt.arena = grownTo(vt.arena, a)
 		vt.off = grownTo(vt.off, more(float64(len(vt.off)-z.off0)/float64(entries)))
 	}
-	return true
 }
