@@ -341,3 +341,40 @@ func TestBuildWorkersOpenCanceledLeavesNoGoroutine(t *testing.T) {
 	ix.Close()
 	noGoroutinesLeft(t, before)
 }
+
+// The prefaulter is handed an array's pages in a window ahead of its
+// length, never more: a reservation the build does not fill is not
+// faulted in past prefaultAhead.
+func TestPrefaultWindowIsBounded(t *testing.T) {
+	p := &prefaulter{ranges: make(chan []byte, prefaultQueue), handed: make(map[uintptr]int)}
+	s := make([]uint32, 0, 32<<20) // 128 MiB reserved, none of it filled
+	var got []int
+	take := func() {
+		for {
+			select {
+			case r := <-p.ranges:
+				got = append(got, len(r))
+			default:
+				return
+			}
+		}
+	}
+	ahead(p, s)
+	ahead(p, s) // nothing new: far enough ahead
+	take()
+	if !slices.Equal(got, []int{prefaultAhead}) {
+		t.Fatalf("ranges %v for an empty array, want one of %d", got, prefaultAhead)
+	}
+	s = s[:5<<20] // 20 MiB filled: within half the window of its end
+	ahead(p, s)
+	take()
+	if !slices.Equal(got, []int{prefaultAhead, 20 << 20}) {
+		t.Fatalf("ranges %v, want the window moved to 20 MiB past the length: %d more", got, 20<<20)
+	}
+	s = s[:cap(s)-1000]
+	ahead(p, s)
+	take()
+	if len(got) != 2 {
+		t.Fatalf("ranges %v: a range of less than %d handed", got, prefaultMin)
+	}
+}
