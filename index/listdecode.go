@@ -240,7 +240,7 @@ func (d *listDecode) build(c *keyChunk) {
 	} else if d.sized && d.kind >= 0 {
 		d.ksizer.chunkEnd(&d.r.kinds[d.kind], &d.b.vt, d.textSize, c.end)
 	}
-	if d.sized && d.kind >= 0 {
+	if d.sized && d.kind >= 0 && d.r.kinds[d.kind].sized { // not a sample's reservation, which the rest's replaces
 		d.pf.kind(&d.r.kinds[d.kind])
 		d.pf.table(&d.b.vt)
 	}
