@@ -92,9 +92,9 @@ func genList(t *testing.T, opts storegen.Options) []byte {
 func TestBuildWorkersDecodeTheSameList(t *testing.T) {
 	for _, o := range []storegen.Options{
 		{Entries: 1000, Seed: 1},
-		{Entries: 150_000, Seed: 2},
-		{Entries: 200_000, Seed: 3, Signers: 1},
-		{Entries: 120_000, Seed: 4, Signers: 200, Legacy: 50},
+		{Entries: 60_000, Seed: 2}, // sig past lastKindSizer's sample
+		{Entries: 50_000, Seed: 3, Signers: 1},
+		{Entries: 40_000, Seed: 4, Signers: 200, Legacy: 50},
 	} {
 		t.Run(fmt.Sprintf("%d-%d", o.Entries, o.Seed), func(t *testing.T) {
 			data := genList(t, o)
@@ -108,7 +108,6 @@ func TestBuildWorkersDecodeTheSameList(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pf0 := prefaultedBytes.Load()
 			for name, data := range map[string][]byte{"list": data, "malformed": withMal, "no size": withoutDeclaredSize(t, withMal)} {
 				s, p, errS, errP := decodeBoth(t, data, 0, 0)
 				if errS != nil || errP != nil {
@@ -123,9 +122,6 @@ func TestBuildWorkersDecodeTheSameList(t *testing.T) {
 						t.Errorf("%s: kind %s: %d entries in a capacity of %d", name, format.Kind(k), len(g.vals), cap(g.vals))
 					}
 				}
-			}
-			if o.Entries >= 100_000 && prefaultedBytes.Load() == pf0 && runtime.GOOS == "linux" {
-				t.Errorf("no page prefaulted")
 			}
 		})
 	}
@@ -153,12 +149,16 @@ func TestBuildWorkersSizeTheKindsBeforeTheLast(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pf0 := prefaultedBytes.Load()
 	s, p, errS, errP := decodeBoth(t, data, 0, 0)
 	if errS != nil || errP != nil {
 		t.Fatal(errS, errP)
 	}
 	sameDecodedList(t, s, p)
 	sameAsKeyByKey(t, p, keys)
+	if prefaultedBytes.Load() == pf0 && runtime.GOOS == "linux" {
+		t.Errorf("no page prefaulted")
+	}
 	for _, k := range []format.Kind{format.KindSeal, format.KindApproval} {
 		g := &p.r.kinds[k]
 		if !g.sized {
@@ -195,7 +195,7 @@ func TestBuildWorkersSizeTheKindsBeforeTheLast(t *testing.T) {
 // truncated frame, garbage, a bad header, keys out of order in the last
 // kind, keys past the cap (of this list, and with keys held before it).
 func TestBuildWorkersFailAsTheSerialDecode(t *testing.T) {
-	data := genList(t, storegen.Options{Entries: 150_000, Seed: 7})
+	data := genList(t, storegen.Options{Entries: 60_000, Seed: 7})
 	keys, err := format.DecodeEntryListAll(data)
 	if err != nil {
 		t.Fatal(err)
@@ -260,11 +260,11 @@ func TestBuildWorkersOpenTheSameSet(t *testing.T) {
 	ctx := context.Background()
 	for _, corrupt := range []bool{false, true} {
 		st := storefixture.NewMem(t)
-		if _, err := storegen.Generate(ctx, st, storegen.Options{Entries: 100_000, Seed: 9, Fold: true, SkipObjects: true}); err != nil {
+		if _, err := storegen.Generate(ctx, st, storegen.Options{Entries: 50_000, Seed: 9, Fold: true, SkipObjects: true}); err != nil {
 			t.Fatal(err)
 		}
-		storefixture.WriteList(t, st, false, listKeys(70_000, 1)...)
-		storefixture.WriteList(t, st, false, listKeys(50_000, 2)...)
+		storefixture.WriteList(t, st, false, listKeys(40_000, 1)...)
+		storefixture.WriteList(t, st, false, listKeys(20_000, 2)...)
 		if corrupt {
 			sum := sha256.Sum256([]byte("corrupt"))
 			if err := st.Put(ctx, format.EntryListName(hex.EncodeToString(sum[:]), false), []byte("not zstd")); err != nil {
@@ -315,14 +315,9 @@ func TestBuildWorkersOpenCanceledLeavesNoGoroutine(t *testing.T) {
 	var held, ended atomic.Bool
 	release := make(chan struct{}) // never closed: only the context frees the body
 	st := bodyHookStore(t, func(ctx context.Context, r io.Reader) io.Reader {
-		return &heldBody{ctx: ctx, r: r, part: 2 << 20, release: release, held: &held, ended: &ended}
+		return &heldBody{ctx: ctx, r: r, part: 32 << 10, release: release, held: &held, ended: &ended}
 	})
-	data := genList(t, storegen.Options{Entries: 300_000, Seed: 5})
-	keys, err := format.DecodeEntryListAll(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	storefixture.WriteList(t, st, true, keys...)
+	storefixture.WriteList(t, st, true, listKeys(200_000, 0)...) // 98 KB of list
 	before := runtime.NumGoroutine()
 	ix, err := Open(context.Background(), st, Options{Warn: func(string) {}, BuildWorkers: 2})
 	if err != nil {
