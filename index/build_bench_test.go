@@ -3,6 +3,8 @@ package index
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"runtime/debug"
 	"testing"
@@ -30,7 +32,7 @@ func BenchmarkBuildSet(b *testing.B) {
 		b.Run(fmt.Sprintf("list-%.0e", float64(n)), func(b *testing.B) {
 			b.ReportAllocs()
 			var set *entrySet
-			cpu0 := cpuTime(b)
+			cpu0, flt0 := cpuTime(b), minorFaults(b)
 			for b.Loop() {
 				bl := newBuilder()
 				r, err := bl.decodeList(bl.addSource("list "+live[0].Name), live[0].Name, bytes.NewReader(data))
@@ -40,6 +42,26 @@ func BenchmarkBuildSet(b *testing.B) {
 				set = bl.set(r)
 			}
 			reportCPU(b, cpu0, n)
+			b.ReportMetric(float64(minorFaults(b)-flt0)/float64(b.N)/float64(n)*1000, "faults/1000-entries")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/entry")
+			b.ReportMetric(float64(set.memoryBytes())/float64(n), "set-bytes/entry")
+		})
+		// The same with Options.BuildWorkers 2 (decodeEntryListWith: every
+		// kind sized, pages prefaulted).
+		b.Run(fmt.Sprintf("list-workers-%.0e", float64(n)), func(b *testing.B) {
+			b.ReportAllocs()
+			var set *entrySet
+			cpu0, flt0 := cpuTime(b), minorFaults(b)
+			for b.Loop() {
+				bl := newBuilder()
+				d, err := decodeEntryListWith(bl.addSource("list "+live[0].Name), live[0].Name, bytes.NewReader(data), 0, 0, 2)
+				if err != nil {
+					b.Fatal(err)
+				}
+				set = bl.set(bl.adopt(d, 1))
+			}
+			reportCPU(b, cpu0, n)
+			b.ReportMetric(float64(minorFaults(b)-flt0)/float64(b.N)/float64(n)*1000, "faults/1000-entries")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/entry")
 			b.ReportMetric(float64(set.memoryBytes())/float64(n), "set-bytes/entry")
 		})
@@ -130,4 +152,39 @@ func benchList(b *testing.B, n int) (store.ListInfo, []byte, string) {
 		b.Fatal(err)
 	}
 	return live[0], data, st.URL()
+}
+
+// BenchmarkBuildKinds decodes a list of 2e5 keys whose kinds before sig
+// are long enough for kindSizer's sample (100,000 accepted/ keys with an
+// attestation id each, 100,000 sig/ keys of 16 signers), serially and
+// with Options.BuildWorkers 2: allocations, page faults and CPU per entry.
+// Run it in a fresh process (-benchtime 1x) for an open's first faults.
+func BenchmarkBuildKinds(b *testing.B) {
+	const n = 100_000
+	keys := make([]string, 0, 2*n)
+	for i := range n {
+		d := sha256.Sum256([]byte(fmt.Sprint(i)))
+		h := hex.EncodeToString(d[:])
+		a := sha256.Sum256(d[:])
+		keys = append(keys, "accepted/"+h[:2]+"/"+h[2:]+"/"+hex.EncodeToString(a[:]))
+		keys = append(keys, "sig/"+h[:2]+"/"+h[2:]+"/signer-"+fmt.Sprint(i%16))
+	}
+	_, data, err := format.EncodeEntryList(keys)
+	if err != nil {
+		b.Fatal(err)
+	}
+	debug.FreeOSMemory()
+	for _, workers := range []int{0, 2} {
+		b.Run(fmt.Sprintf("workers-%d", workers), func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0, flt0 := cpuTime(b), minorFaults(b)
+			for b.Loop() {
+				if _, err := decodeEntryListWith(1, "x", bytes.NewReader(data), 0, 0, workers); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportCPU(b, cpu0, 2*n)
+			b.ReportMetric(float64(minorFaults(b)-flt0)/float64(b.N)/float64(2*n)*1000, "faults/1000-entries")
+		})
+	}
 }

@@ -428,6 +428,23 @@
 // is one goroutine, started by the first write; Close waits for it to finish
 // every pending update.
 //
+// Options.BuildWorkers (experimental, off by default: 0 or 1 is the decode
+// above, exactly) set to 2 or more changes how each list is decoded, not
+// what: the same three goroutines, but every kind's arrays are sized from
+// a sample of its keys (the kinds before sig: kindSizer, once
+// kindSample keys are in: where the last object id falls in the id space
+// says what share of the kind is in; sig: lastKindSizer, as always), as
+// is the value table, and one more goroutine per list being decoded (the
+// prefaulter, listprefault.go) faults in the pages of what was reserved
+// (madvise MADV_POPULATE_WRITE, 512 KiB a call), up to 32 MiB ahead of
+// where the build writes in each array, so a reservation the list does
+// not fill costs at most that window of resident memory. It holds no
+// memory of its own: it holds the arrays it is given until it is done
+// with them, and the decode stops it and waits for it before it returns,
+// on every path (a failure, a canceled context). The arrays reserve 2% more than the estimate of the kinds
+// before sig (3% for sig), kept if the slack is at most a sixteenth,
+// else trimmed by a copy; the set's heap is the same within that.
+//
 // The keys of all live lists together are capped at
 // format.MaxEntryListKeys, the cap of one list: past it an open falls back to
 // prefix listing and says why, as for one list over its cap (listload.go).

@@ -42,6 +42,12 @@ type Options struct {
 	// disk, so the next open maps them rather than read them
 	// (listcache.go). nil: none.
 	ListCache *ListCache
+	// BuildWorkers is experimental (off by default): 0 or 1 decodes each
+	// live list as every open always has; 2 or more sizes every kind's
+	// arrays and the value table from samples of the list's keys and has
+	// one more goroutine fault their pages in ahead of the build
+	// (listprefault.go). The set built is the same either way.
+	BuildWorkers int
 }
 
 // DefaultKeepJournalText is Options.KeepJournalText when left 0: 1 MiB,
@@ -73,12 +79,13 @@ var ErrNotDir = errors.New("not a directory")
 // reading rules of spec §13.7 and the tree of DESIGN §4. It is safe for
 // concurrent use.
 type Index struct {
-	keepJournal int          // Options.KeepJournalText, resolved: -1 keeps none; read-only after Open
-	lcache      *ListCache   // Options.ListCache (nil: none); read-only after Open
-	lcacheStore string       // the store's name in lcache (cacheStoreID); read-only after Open
-	listFrom    listCounts   // where the entry lists came from (listcachestats.go); atomic
-	st          *store.Store // read-only after Open
-	warnFn      func(string) // read-only after Open
+	keepJournal  int          // Options.KeepJournalText, resolved: -1 keeps none; read-only after Open
+	lcache       *ListCache   // Options.ListCache (nil: none); read-only after Open
+	lcacheStore  string       // the store's name in lcache (cacheStoreID); read-only after Open
+	buildWorkers int          // Options.BuildWorkers; read-only after Open
+	listFrom     listCounts   // where the entry lists came from (listcachestats.go); atomic
+	st           *store.Store // read-only after Open
+	warnFn       func(string) // read-only after Open
 	// appendFn is journal.Append; read-only after Open (a test sets it
 	// before writing).
 	appendFn func(ctx context.Context, st *store.Store, keys []string) (journal.AppendResult, error)
@@ -160,7 +167,7 @@ func Open(ctx context.Context, st *store.Store, opts Options) (*Index, error) {
 	if st == nil {
 		return nil, errors.New("index: nil store")
 	}
-	ix := &Index{st: st, warnFn: opts.Warn, appendFn: journal.Append, warned: map[string]bool{}, lcache: opts.ListCache, lcacheStore: cacheStoreID(st.URL())}
+	ix := &Index{st: st, warnFn: opts.Warn, appendFn: journal.Append, warned: map[string]bool{}, lcache: opts.ListCache, lcacheStore: cacheStoreID(st.URL()), buildWorkers: opts.BuildWorkers}
 	if ix.warnFn == nil {
 		ix.warnFn = func(msg string) { log.Printf("oxyfs: %s", msg) }
 	}

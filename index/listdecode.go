@@ -58,6 +58,9 @@ type listDecode struct {
 	mal      malformed // split's until chunks is closed
 	sizer    lastKindSizer
 	kind     int            // the kind of the last key built; -1: none
+	sized    bool           // Options.BuildWorkers > 1: every kind sized (kindSizer) and prefaulted (pf)
+	ksizer   kindSizer      // of the kind being built, if not lastKind (sized only)
+	pf       *prefaulter    // sized only
 	raw      chan *keyChunk // scan → split
 	chunks   chan *keyChunk // split → build
 	stop     chan struct{}  // closed by build on a failure
@@ -72,11 +75,25 @@ type listDecode struct {
 // skipped and counted; a list that does not decode is an error wrapping
 // format.ErrCorrupt. The decode runs in three goroutines (listDecode).
 func decodeEntryList(src uint8, name string, body io.Reader, keys, maxKeys int) (*decodedList, error) {
+	return decodeEntryListWith(src, name, body, keys, maxKeys, 0)
+}
+
+// decodeEntryListWith is decodeEntryList with Options.BuildWorkers: over 1,
+// every kind's arrays and the value table are sized from samples of the
+// list's keys (kindSizer, lastKindSizer) and their pages faulted in ahead
+// of the build by one more goroutine (prefaulter), stopped and waited for
+// before it returns. The list decoded is the same.
+func decodeEntryListWith(src uint8, name string, body io.Reader, keys, maxKeys, workers int) (*decodedList, error) {
 	br := bufio.NewReaderSize(body, 64<<10)
 	d := &listDecode{b: newBuilder(), r: &run{}, src: src, name: name, textSize: declaredSize(br),
 		keys0: keys, maxKeys: maxKeys, mal: malformed{where: name}, sizer: lastKindSizer{start: -1}, kind: -1,
 		raw: make(chan *keyChunk, 1), chunks: make(chan *keyChunk, 1),
 		stop: make(chan struct{}), decErr: make(chan error, 1)}
+	if workers > 1 {
+		d.sized, d.ksizer.done = true, true
+		d.pf = startPrefaulter()
+		defer d.pf.close()
+	}
 	go d.scan(br)
 	go d.split()
 	for c := range d.chunks {
@@ -209,6 +226,9 @@ func (d *listDecode) build(c *keyChunk) {
 		if int(kind) != d.kind {
 			d.kindStarts(kind, c, len(ob), len(val))
 		}
+		if d.sized && !d.ksizer.done {
+			d.ksizer.key(len(kind.Prefix()) + 2*len(ob) + 3 + len(val)) // "<kind>/" hh "/" rest "/" value "\n"
+		}
 		if !k.add(ob, d.b.internOf(kind, val), d.src) {
 			key := append(format.AppendObjectPrefix(nil, kind, ob), val...)
 			d.buildErr = fmt.Errorf("%w: %w at %q", format.ErrCorrupt, errUnsorted, key)
@@ -217,6 +237,12 @@ func (d *listDecode) build(c *keyChunk) {
 	}
 	if d.kind == int(lastKind) {
 		d.sizer.chunkEnd(&d.r.kinds[lastKind], d.textSize, c.end)
+	} else if d.sized && d.kind >= 0 {
+		d.ksizer.chunkEnd(&d.r.kinds[d.kind], &d.b.vt, d.textSize, c.end)
+	}
+	if d.sized && d.kind >= 0 && d.r.kinds[d.kind].sized { // not a sample's reservation, which the rest's replaces
+		d.pf.kind(&d.r.kinds[d.kind])
+		d.pf.table(&d.b.vt)
 	}
 }
 
@@ -229,6 +255,10 @@ func (d *listDecode) kindStarts(kind format.Kind, c *keyChunk, obLen, valLen int
 		d.r.kinds[d.kind].finish()
 	}
 	d.kind = int(kind)
+	if d.sized {
+		d.ksizer.begin(&d.b.vt)
+		d.ksizer.done = kind == lastKind // lastKindSizer's
+	}
 	if kind == lastKind {
 		d.b.vt.trimLeavingRoom()
 	}

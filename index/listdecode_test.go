@@ -111,7 +111,7 @@ func sameAsKeyByKey(t *testing.T, got *decodedList, keys []string) {
 
 // FuzzListDecode: any keys, sorted into a list, decode to what adding them
 // one by one makes (split in place, malformed keys counted), or the decode
-// says why not.
+// says why not; with build workers (Options.BuildWorkers) to the same.
 func FuzzListDecode(f *testing.F) {
 	f.Add("sig/ab/cdef/alice\nseal/ab/cdef/0123456789abcdef0123456789abcdef01234567\nsig/ab/cdef/bob")
 	f.Add("accepted/ab/xyz/v\nsig/ff/Ab/v\nsig/ab/cd\ncert/00/11/k")
@@ -127,5 +127,10 @@ func FuzzListDecode(f *testing.F) {
 			t.Fatal(err) // every key is in order: nothing a decode refuses
 		}
 		sameAsKeyByKey(t, got, keys)
+		par, err := decodeEntryListWith(1, "list x", bytes.NewReader(data), 0, 0, 2) // Options.BuildWorkers
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameDecodedList(t, got, par)
 	})
 }

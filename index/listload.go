@@ -260,7 +260,7 @@ func (ld *listLoad) decodeOne(i int) (*decodedList, listResult, error) {
 				lb.done <- nil // not decoded: a list before it is gone
 				continue
 			}
-			d, decErr = decodeEntryList(ld.srcs[i], l.Name, lb.body, ld.b.keys, ld.b.maxKeys)
+			d, decErr = decodeEntryListWith(ld.srcs[i], l.Name, lb.body, ld.b.keys, ld.b.maxKeys, ld.ix.buildWorkers)
 			lb.done <- decErr
 		case r = <-ld.results[i]:
 			ended = true

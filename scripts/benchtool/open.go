@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -62,7 +63,8 @@ func cpuMillis() float64 {
 
 // open measures an open the way the mount makes it (index.Load): time,
 // the heap it keeps, and the requests it sends. OXYFS_CPUPROFILE, if set,
-// names a file for a CPU profile of the opens (not of the rest).
+// names a file for a CPU profile of the opens (not of the rest);
+// OXYFS_BUILD_WORKERS, if set, is index.Options.BuildWorkers.
 //
 // cacheDir, if not "", is a list cache (index.OpenListCache) every open
 // uses, emptied first: the first open fills it, the rest are reopens.
@@ -74,6 +76,13 @@ func open(ctx context.Context, url string, repeat int, cacheDir string) error {
 	defer st.Close()
 	res := openResult{Repeat: repeat, GOMAXPROCS: runtime.GOMAXPROCS(0), ListCache: cacheDir != ""}
 	opts := index.Options{Warn: func(m string) { fmt.Fprintln(os.Stderr, "warning:", m) }}
+	if w := os.Getenv("OXYFS_BUILD_WORKERS"); w != "" { // index.Options.BuildWorkers (experimental)
+		n, err := strconv.Atoi(w)
+		if err != nil {
+			return fmt.Errorf("OXYFS_BUILD_WORKERS: %w", err)
+		}
+		opts.BuildWorkers = n
+	}
 	if cacheDir != "" {
 		if err := os.RemoveAll(cacheDir); err != nil {
 			return err
