@@ -46,8 +46,11 @@ func TestListArraysAreSizedBeforeTheyFill(t *testing.T) {
 	if u := &decode(unsizedData).kinds[format.KindSig]; u.sized || u.nEntries() != n {
 		t.Fatalf("the frame without a declared size: %d entries, sized %v; want %d, grown by append", u.nEntries(), u.sized, n)
 	}
-	sized := testing.AllocsPerRun(3, func() { decode(data) })
-	unsized := testing.AllocsPerRun(3, func() { decode(unsizedData) })
+	// The fewest of five runs each: a collection during a run empties the
+	// decode's buffer pools, whose refills are not what sizing saves (the
+	// package's race run once counted 3 more in the sized decode).
+	sized := fewestAllocs(5, func() { decode(data) })
+	unsized := fewestAllocs(5, func() { decode(unsizedData) })
 	// One array of n entries grown by append, from empty: its
 	// allocations. Sizing saves that for vals and srcs (n entries each)
 	// and for the objects' arrays, less the sample's reservation and the
@@ -63,6 +66,15 @@ func TestListArraysAreSizedBeforeTheyFill(t *testing.T) {
 	if want := 2*growth - 4; unsized-sized < want {
 		t.Errorf("sizing saved %.0f allocations (%.0f sized, %.0f grown by append), want ≥ %.0f (vals and srcs not grown by append: %.0f allocations each)", unsized-sized, sized, unsized, want, growth)
 	}
+}
+
+// fewestAllocs is the fewest allocations f made in n runs.
+func fewestAllocs(n int, f func()) float64 {
+	fewest := testing.AllocsPerRun(1, f)
+	for range n - 1 {
+		fewest = min(fewest, testing.AllocsPerRun(1, f))
+	}
+	return fewest
 }
 
 // withoutDeclaredSize is data's list again in a zstd frame that does not
