@@ -32,6 +32,11 @@ type record struct {
 	// spent during the step (the median of its runs), nil where no mount
 	// process served it (tmpfs, the server) or a run before the field.
 	CPUS *float64 `json:"cpu_s"`
+	// ServerCPUS and ProxyCPUS are the CPU versitygw and scripts/countproxy
+	// spent during a single-run step (they share the machine's cores with
+	// the mount), nil in a run before the fields.
+	ServerCPUS *float64 `json:"server_cpu_s"`
+	ProxyCPUS  *float64 `json:"proxy_cpu_s"`
 
 	// open, mount, fold, gen, write, roundtrip
 	Entries int             `json:"entries"`

@@ -88,22 +88,41 @@ func (r *results) mountFlagsLine() string {
 	switch {
 	case !ok:
 		return "The oxyfs mounts measured here ran as " + base + " (the run recorded no `--mount-flags`: a run before the option, no other flags)."
+	case f == "" && r.leafIDs():
+		return "The oxyfs mounts measured here ran as " + base + ", no other flags (`--mount-flags` not given: leaf ids on, the default of the oxyfs built)."
 	case f == "":
 		return "The oxyfs mounts measured here ran as " + base + ", no other flags (`--mount-flags` not given: no `--leaf-ids`)."
 	}
 	return "The oxyfs mounts measured here ran as " + base + " with `" + f + "` (`scripts/bench --mount-flags`)."
 }
 
+// leafIDs reports whether the oxyfs mounts had leaf ids: as the run
+// recorded it (machine leaf_ids, "on" or "off": from the flags, else the
+// default of the oxyfs it built), or, in a run from before that record
+// (when leaf ids were off by default), whether its flags asked for them.
+func (r *results) leafIDs() bool {
+	if v, ok := r.machine["leaf_ids"]; ok {
+		return v == "on"
+	}
+	f, _ := r.mountFlags()
+	return slices.Contains(strings.Fields(f), "--leaf-ids")
+}
+
 // flagsNote is the memory rows' word on the flags the mount ran with.
 func (r *results) flagsNote() string {
 	f, _ := r.mountFlags()
-	if slices.Contains(strings.Fields(f), "--leaf-ids") {
+	const without = " (a go-fuse node for each entry file the kernel holds)"
+	switch {
+	case r.leafIDs() && slices.Contains(strings.Fields(f), "--leaf-ids"):
 		return "mounted with `" + f + "`"
+	case r.leafIDs() && f == "":
+		return "mounted with leaf ids (the default)"
+	case r.leafIDs():
+		return "mounted with `" + f + "` and leaf ids (the default)"
+	case f == "":
+		return "mounted without `--leaf-ids`" + without
 	}
-	if f == "" {
-		return "mounted without `--leaf-ids` (a go-fuse node for each entry file the kernel holds)"
-	}
-	return "mounted with `" + f + "`, without `--leaf-ids` (a go-fuse node for each entry file the kernel holds)"
+	return "mounted with `" + f + "`, without `--leaf-ids`" + without
 }
 
 // budget38 is target 1's bound for a mount state: the set, the signature
@@ -271,6 +290,23 @@ func cpuNote(o, f *record) string {
 	return fmt.Sprintf("the mount's process used %s of CPU during it, the floor's %s (%s)", secs(*o.CPUS), secs(*f.CPUS), ratioOf(*o.CPUS, *f.CPUS, ""))
 }
 
+// sharedCPUNote says what the CPU of the mount, the server and the
+// counting proxy during step o, all on this machine's cores, bound its
+// wall at: their sum over the cores is a least wall, given as a ratio to
+// the floor's wall floorWall; and the same for the server and the proxy
+// alone, which no mount can cut. Empty in a run that did not record them.
+func (r *results) sharedCPUNote(o *record, floorWall float64) string {
+	cores, _ := strconv.Atoi(r.machine["nproc"])
+	if o.CPUS == nil || o.ServerCPUS == nil || o.ProxyCPUS == nil || cores < 1 || floorWall <= 0 {
+		return ""
+	}
+	srv := *o.ServerCPUS + *o.ProxyCPUS
+	all := srv + *o.CPUS
+	c := float64(cores)
+	return fmt.Sprintf("the server (versitygw) used %s of CPU and the counting proxy %s, on the same %d cores as the mount: the three processes' CPU alone takes %s of wall on %d cores (%.2f× the floor's wall), the server's and the proxy's alone %s (%.2f×)",
+		secs(*o.ServerCPUS), secs(*o.ProxyCPUS), cores, secs(all/c), cores, all/c/floorWall, secs(srv/c), srv/c/floorWall)
+}
+
 // lsColdRows38 is target 2: a cold ls -lR within 2× the floor's, with no
 // LIST request, at each latency (verdicts at 0 and 20 ms).
 func (r *results) lsColdRows38() []row38 {
@@ -296,6 +332,9 @@ func (r *results) lsColdRows38() []row38 {
 			why = append(why, fmt.Sprintf("%s GETs for %s signatures (%.2f a signature)", count(o.Req["GET"]), count(n), float64(o.Req["GET"])/float64(n)))
 		}
 		if c := cpuNote(o, f); c != "" {
+			why = append(why, c)
+		}
+		if c := r.sharedCPUNote(o, f.WallS); c != "" {
 			why = append(why, c)
 		}
 		met := ratio <= lsColdBound && o.Req["LIST"] == 0
@@ -351,6 +390,9 @@ func (r *results) cpuReadRows38() []row38 {
 			why = append(why, fmt.Sprintf("the mount sent %s GETs (%.2f a signature): %.0f µs of its CPU a GET; the floor sends none (it serves from memory)", count(g), float64(g)/float64(n), *o.CPUS*1e6/float64(g)))
 		}
 		why = append(why, fmt.Sprintf("wall: oxyfs %s, floor %s", secs(o.WallS), secs(f.WallS)))
+		if o.ServerCPUS != nil && o.ProxyCPUS != nil && n > 0 {
+			why = append(why, fmt.Sprintf("the server used %.0f µs of CPU a signature and the counting proxy %.0f µs, on the same cores", per(*o.ServerCPUS), per(*o.ProxyCPUS)))
+		}
 		if st, has := r.state("oxyfs", l, "cat-cold"); has {
 			why = append(why, fmt.Sprintf("read-ahead reached %d GETs in flight (cap %d)", st.ReadAhead.Peak, st.ReadAhead.Max))
 		}

@@ -198,6 +198,20 @@ func TestIssue38MountFlags(t *testing.T) {
 	if line := row38Of(out, targetMem0); !strings.Contains(line, "mounted with `--max-requests 64`, without `--leaf-ids`") {
 		t.Errorf("the memory row with other flags is\n%s", line)
 	}
+	// A run that recorded leaf ids (scripts/bench: from the flags, else the
+	// default of the oxyfs it built) is read as it recorded them.
+	on := strings.Replace(results38, `"value":"--leaf-ids"}`, `"value":""}`+"\n"+`{"kind":"machine","key":"leaf_ids","value":"on"}`, 1)
+	out = render38(t, on)
+	if !strings.Contains(out, "no other flags (`--mount-flags` not given: leaf ids on, the default of the oxyfs built).") {
+		t.Errorf("no flags line for leaf ids on by default in\n%s", out)
+	}
+	if line := row38Of(out, targetMem0); !strings.Contains(line, "mounted with leaf ids (the default)") {
+		t.Errorf("the memory row with leaf ids by default is\n%s", line)
+	}
+	off := strings.Replace(results38, `"value":"--leaf-ids"}`, `"value":"--leaf-ids=false"}`+"\n"+`{"kind":"machine","key":"leaf_ids","value":"off"}`, 1)
+	if line := row38Of(render38(t, off), targetMem0); !strings.Contains(line, "mounted with `--leaf-ids=false`, without `--leaf-ids`") {
+		t.Errorf("the memory row with leaf ids turned off is\n%s", line)
+	}
 }
 
 // An open without the reopen through the list cache beside it: the
@@ -215,5 +229,27 @@ func TestIssue38OpenWithoutReopen(t *testing.T) {
 	}
 	if line := row38Of(out, targetOpen); !strings.HasSuffix(line, "| **missed** |") {
 		t.Errorf("the open's row is\n%s", line)
+	}
+}
+
+// A run that recorded the server's and the proxy's CPU says what the three
+// processes' CPU on the machine's cores bounds the cold ls -lR at.
+func TestIssue38SharedCPUBound(t *testing.T) {
+	in := strings.Replace(results38,
+		`"step":"ls-lR-cold","status":"ok","wall_s":5,"req":{"LIST":1,"GET":7000},"cpu_s":2}`,
+		`"step":"ls-lR-cold","status":"ok","wall_s":5,"req":{"LIST":1,"GET":7000},"cpu_s":2,"server_cpu_s":4,"proxy_cpu_s":1}`, 1)
+	if in == results38 {
+		t.Fatal("the fixture has no 20 ms ls-lR-cold of oxyfs to add the server's CPU to")
+	}
+	line := row38Of(render38(t, in), "2. cold `ls -lR` ≤ 2× the floor's, with 0 LIST requests, 10000 entries, 20 ms")
+	// (2 + 4 + 1) s over 2 cores: 3.5 s, 1.75× the floor's 2 s; the server's
+	// and the proxy's (4 + 1) s: 2.5 s, 1.25×.
+	for _, want := range []string{"the server (versitygw) used 4.00 s of CPU and the counting proxy 1.00 s, on the same 2 cores", "3.50 s of wall on 2 cores (1.75× the floor's wall)", "alone 2.50 s (1.25×)"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the row is\n%s\nwant %q in it", line, want)
+		}
+	}
+	if line := row38Of(render38(t, results38), "2. cold `ls -lR` ≤ 2× the floor's, with 0 LIST requests, 10000 entries, 20 ms"); strings.Contains(line, "versitygw") {
+		t.Errorf("a run without the server's CPU names it:\n%s", line)
 	}
 }
