@@ -51,7 +51,7 @@ func applyMountOptions(mf *mountFlags, c *commonFlags, opts string) (unknown []s
 		"ro": func() { mf.readOnly = true }, "rw": func() { mf.readOnly = false },
 		"allow_other": func() { mf.allowOther = true }, "allow_overwrite": func() { mf.overwrite = true },
 		"allow_any_name": func() { mf.anyName = true }, "debug": func() { mf.debug = true },
-		"create": func() { c.create = true },
+		"create":   func() { c.create = true },
 		"leaf_ids": func() { mf.leafIDs = true }, "noleaf_ids": func() { mf.leafIDs = false },
 	}
 	text := map[string]*string{"layout": &c.layout, "log_file": &mf.file, "log_level": &mf.level, "log_format": &mf.format, "credentials_file": &mf.credFile}
