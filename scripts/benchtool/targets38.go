@@ -389,6 +389,9 @@ func (r *results) cpuReadRows38() []row38 {
 		if g := o.Req["GET"]; g > 0 {
 			why = append(why, fmt.Sprintf("the mount sent %s GETs (%.2f a signature): %.0f µs of its CPU a GET; the floor sends none (it serves from memory)", count(g), float64(g)/float64(n), *o.CPUS*1e6/float64(g)))
 		}
+		if w := r.find("browse", "oxyfs", "cat-warm", l); okRun(w) && w.CPUS != nil {
+			why = append(why, fmt.Sprintf("a warm `cat` of every signature (no GET: the FUSE requests and the mount's own work) cost the mount %.0f µs a signature, so the GET path %.0f µs", per(*w.CPUS), per(*o.CPUS)-per(*w.CPUS)))
+		}
 		why = append(why, fmt.Sprintf("wall: oxyfs %s, floor %s", secs(o.WallS), secs(f.WallS)))
 		if o.ServerCPUS != nil && o.ProxyCPUS != nil && n > 0 {
 			why = append(why, fmt.Sprintf("the server used %.0f µs of CPU a signature and the counting proxy %.0f µs, on the same cores", per(*o.ServerCPUS), per(*o.ProxyCPUS)))

@@ -253,3 +253,14 @@ func TestIssue38SharedCPUBound(t *testing.T) {
 		t.Errorf("a run without the server's CPU names it:\n%s", line)
 	}
 }
+
+// A run with a warm cat of the mount says what the GET path adds to a
+// cold read's CPU: the cold read's less the warm one's, per signature.
+func TestIssue38WarmCatSplitsTheCPU(t *testing.T) {
+	in := results38 + "\n" + `{"kind":"browse","system":"oxyfs","latency_ms":0,"step":"cat-warm","status":"ok","wall_s":1,"req":{},"cpu_s":1.05}`
+	line := row38Of(render38(t, in), "3. the mount's CPU for a cold read of a signature ≤ 2× the floor's, 0 ms")
+	// 2.8 s and 1.05 s over 7,000 signatures: 400 µs and 150 µs a signature.
+	if want := "cost the mount 150 µs a signature, so the GET path 250 µs"; !strings.Contains(line, want) {
+		t.Errorf("the row is\n%s\nwant %q in it", line, want)
+	}
+}
