@@ -431,7 +431,7 @@ func (b *syncBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	b.read += int64(n)
 	switch {
-	case err == io.EOF:
+	case errors.Is(err, io.EOF):
 		b.finish(b.reuse)
 	case err != nil:
 		b.finish(false)
