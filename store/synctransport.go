@@ -49,6 +49,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -71,6 +72,9 @@ type syncTransport struct {
 	fallback *http.Transport // read-only after construction
 	idle     int             // read-only: idle connections kept an origin
 	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
+	// retries counts the requests sent again on a fresh connection (a
+	// pooled one had been closed by the server). It locks itself.
+	retries atomic.Int64
 
 	mu    sync.Mutex             // protects the following; a leaf
 	pools map[string][]*syncConn // guarded by mu: idle connections by origin, oldest first
@@ -170,6 +174,7 @@ func (t *syncTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 		if pc.reused && attempt == 0 && ctx.Err() == nil && errors.Is(err, errStaleConn) {
+			t.retries.Add(1)
 			continue // the server closed it while it was idle: once more on a fresh one
 		}
 		return nil, syncError(ctx, addr, err)

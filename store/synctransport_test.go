@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/oxyfs/oxyfs/testkit/testservers"
 )
 
 // syncServer is an httptest server counting the connections it accepted,
@@ -143,6 +145,9 @@ func TestSyncRetriesAConnectionClosedWhileIdle(t *testing.T) {
 	}
 	if n := s.news.Load(); n != 2 {
 		t.Fatalf("%d connections, want 2 (the closed one, then a fresh one)", n)
+	}
+	if n := s.tr.retries.Load(); n != 1 {
+		t.Fatalf("%d retries, want 1", n)
 	}
 }
 
@@ -490,5 +495,66 @@ func TestSyncGzipAndInformational(t *testing.T) {
 	}
 	if n := s.news.Load(); n != 1 {
 		t.Fatalf("%d connections, want 1", n)
+	}
+}
+
+// innermostSync is the syncTransport under a lean path's client, nil if
+// there is none.
+func innermostSync(x any) *syncTransport {
+	for {
+		switch v := x.(type) {
+		case *countingClient:
+			x = v.next
+		case *http.Client:
+			x = v.Transport
+		case *boundedTransport:
+			x = v.next
+		case *syncTransport:
+			return v
+		default:
+			return nil
+		}
+	}
+}
+
+// TestLeanGetsGoThroughTheSyncTransport: on every backend the lean path's
+// client sends through the driver's guards onto a syncTransport, and a
+// signature read leaves its connection idle in that transport's pool.
+func TestLeanGetsGoThroughTheSyncTransport(t *testing.T) {
+	for _, kind := range []string{"s3", "gcs", "azure"} {
+		t.Run(kind, func(t *testing.T) {
+			srv := testservers.Start(t, kind)
+			ctx := context.Background()
+			s, err := Open(ctx, srv.NewBucket(t), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if s.lean == nil {
+				t.Fatalf("read path %s", s.ReadPath())
+			}
+			st := innermostSync(s.lean.client)
+			if st == nil {
+				t.Fatalf("the lean client %T does not send through a syncTransport", s.lean.client)
+			}
+			if err := s.Put(ctx, "sig/k", []byte("signature")); err != nil {
+				t.Fatal(err)
+			}
+			for range 3 {
+				if data, _, err := s.GetAdmitted(ctx, "sig/k", nil); err != nil || string(data) != "signature" {
+					t.Fatalf("%q, %v", data, err)
+				}
+			}
+			st.mu.Lock()
+			idle := 0
+			for _, p := range st.pools {
+				idle += len(p)
+			}
+			st.mu.Unlock()
+			if idle != 1 {
+				t.Fatalf("%d connections idle in the sync transport after 3 lean GETs, want 1", idle)
+			}
+			t.Logf("%d of 3 GETs sent again on a fresh connection", st.retries.Load())
+		})
 	}
 }
