@@ -427,9 +427,13 @@ type syncBody struct {
 	read  int64       // bytes read so far
 	reuse bool        // the answer's framing and headers allow reuse
 	done  bool        // the connection was given back or closed
+	eof   bool        // read to its end: reads say EOF again
 }
 
 func (b *syncBody) Read(p []byte) (int, error) {
+	if b.eof {
+		return 0, io.EOF
+	}
 	if b.done {
 		return 0, errors.New("read on a closed body")
 	}
@@ -437,6 +441,7 @@ func (b *syncBody) Read(p []byte) (int, error) {
 	b.read += int64(n)
 	switch {
 	case errors.Is(err, io.EOF):
+		b.eof = true
 		b.finish(b.reuse)
 	case err != nil:
 		b.finish(false)

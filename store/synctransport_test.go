@@ -91,6 +91,9 @@ func (s *syncServer) getAll(t *testing.T, path string) (*http.Response, []byte) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	if n, err := resp.Body.Read(make([]byte, 1)); n != 0 || err != io.EOF { //nolint:errorlint // the io.Reader contract: EOF itself
+		t.Fatalf("a read after the end: %d, %v; want 0, EOF", n, err)
+	}
 	resp.Body.Close()
 	return resp, data
 }
