@@ -162,8 +162,11 @@ func (t *syncTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		gz = true
 	}
 	for attempt := 0; ; attempt++ {
-		pc := t.take(key)
-		if pc == nil {
+		var pc *syncConn
+		if attempt == 0 {
+			pc = t.take(key)
+		}
+		if pc == nil { // none idle, or the retry: a fresh one
 			var err error
 			if pc, err = t.connect(ctx, r.URL.Scheme, r.URL.Hostname(), key, addr); err != nil {
 				return nil, syncError(ctx, addr, err)

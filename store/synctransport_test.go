@@ -139,15 +139,26 @@ func TestSyncKeepsOneConnection(t *testing.T) {
 
 func TestSyncRetriesAConnectionClosedWhileIdle(t *testing.T) {
 	s := newSyncServer(t, false, 4, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	// Two connections idle, both closed by the server: the retry dials
+	// rather than take the other stale one.
+	r1, err := s.get(t, context.Background(), http.MethodGet, "/a")
+	if err != nil {
+		t.Fatal(err)
+	}
 	s.getAll(t, "/a")
+	io.ReadAll(r1.Body)
+	r1.Body.Close()
+	if n := s.tr.idleCount(s.key()); n != 2 {
+		t.Fatalf("%d idle, want 2", n)
+	}
 	s.closeServerSide()
 	time.Sleep(20 * time.Millisecond) // the FIN arrives
 	_, data := s.getAll(t, "/b")
 	if string(data) != "ok" {
 		t.Fatalf("%q", data)
 	}
-	if n := s.news.Load(); n != 2 {
-		t.Fatalf("%d connections, want 2 (the closed one, then a fresh one)", n)
+	if n := s.news.Load(); n != 3 {
+		t.Fatalf("%d connections, want 3 (the two closed ones, then a fresh one)", n)
 	}
 	if n := s.tr.retries.Load(); n != 1 {
 		t.Fatalf("%d retries, want 1", n)
