@@ -334,6 +334,12 @@ func (r *results) lsColdRows38() []row38 {
 		if c := cpuNote(o, f); c != "" {
 			why = append(why, c)
 		}
+		if sd := r.find("browse", "server-depth", "cat-cold", l); okRun(sd) && sd.Req["GET"] > 0 {
+			// The server's own time for as many GETs, at the depth the
+			// mount's read-ahead reached in the cold cat (getrate).
+			g := float64(o.Req["GET"]) / float64(sd.Req["GET"])
+			why = append(why, fmt.Sprintf("the server alone answers as many GETs in %s at the depth read-ahead reached in the cold `cat` (%s: %.2f× the floor's wall)", secs(sd.WallS*g), sd.Note, sd.WallS*g/f.WallS))
+		}
 		if c := r.sharedCPUNote(o, f.WallS); c != "" {
 			why = append(why, c)
 		}

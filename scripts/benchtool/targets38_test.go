@@ -264,3 +264,14 @@ func TestIssue38WarmCatSplitsTheCPU(t *testing.T) {
 		t.Errorf("the row is\n%s\nwant %q in it", line, want)
 	}
 }
+
+// The cold ls -lR's row names the server's own time for as many GETs at
+// the depth read-ahead reached (the getrate step beside the cold cat).
+func TestIssue38ServerAloneBoundsTheColdListing(t *testing.T) {
+	in := results38 + "\n" + `{"kind":"browse","system":"server-depth","latency_ms":20,"step":"cat-cold","status":"ok","wall_s":3.5,"req":{"GET":3500},"note":"156 in flight"}`
+	line := row38Of(render38(t, in), "2. cold `ls -lR` ≤ 2× the floor's, with 0 LIST requests, 10000 entries, 20 ms")
+	// 7,000 GETs at 1,000 a second: 7.00 s, 3.50× the floor's 2 s.
+	if want := "the server alone answers as many GETs in 7.00 s at the depth read-ahead reached in the cold `cat` (156 in flight: 3.50× the floor's wall)"; !strings.Contains(line, want) {
+		t.Errorf("the row is\n%s\nwant %q in it", line, want)
+	}
+}
