@@ -284,7 +284,7 @@ func TestBuildWorkersOpenTheSameSet(t *testing.T) {
 			}
 			return v, w.all()
 		}
-		vs, ws := open(0)
+		vs, ws := open(1)
 		vp, wp := open(4)
 		if !slices.Equal(ws, wp) || vs.mode != vp.mode {
 			t.Fatalf("corrupt %v: mode %s, warnings %q; serially %s, %q", corrupt, vp.mode, wp, vs.mode, ws)
@@ -371,5 +371,17 @@ func TestPrefaultWindowIsBounded(t *testing.T) {
 	take()
 	if len(got) != 2 {
 		t.Fatalf("ranges %v: a range of less than %d handed", got, prefaultMin)
+	}
+}
+
+// Options.BuildWorkers left 0 is the sized decode wherever two goroutines
+// can run at once, and the serial one on one CPU; 1 is always serial.
+func TestBuildWorkersDefaultToTheSizedDecodeOnTwoCPUs(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, c := range []struct{ procs, n, want int }{{2, 0, 2}, {8, 0, 2}, {1, 0, 1}, {4, 1, 1}, {1, 3, 3}} {
+		runtime.GOMAXPROCS(c.procs)
+		if got := buildWorkers(c.n); got != c.want {
+			t.Errorf("GOMAXPROCS %d, BuildWorkers %d: decoded with %d, want %d", c.procs, c.n, got, c.want)
+		}
 	}
 }

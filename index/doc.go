@@ -428,9 +428,9 @@
 // is one goroutine, started by the first write; Close waits for it to finish
 // every pending update.
 //
-// Options.BuildWorkers (experimental, off by default: 0 or 1 is the decode
-// above, exactly) set to 2 or more changes how each list is decoded, not
-// what: the same three goroutines, but every kind's arrays are sized from
+// Options.BuildWorkers (by default 2 when GOMAXPROCS is 2 or more; 1 is
+// the decode above, exactly) set to 2 or more changes how each list is
+// decoded, not what: the same three goroutines, but every kind's arrays are sized from
 // a sample of its keys (the kinds before sig: kindSizer, once
 // kindSample keys are in: where the last object id falls in the id space
 // says what share of the kind is in; sig: lastKindSizer, as always), as

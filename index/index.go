@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -42,12 +43,27 @@ type Options struct {
 	// disk, so the next open maps them rather than read them
 	// (listcache.go). nil: none.
 	ListCache *ListCache
-	// BuildWorkers is experimental (off by default): 0 or 1 decodes each
-	// live list as every open always has; 2 or more sizes every kind's
-	// arrays and the value table from samples of the list's keys and has
-	// one more goroutine fault their pages in ahead of the build
-	// (listprefault.go). The set built is the same either way.
+	// BuildWorkers says how each live list is decoded: 1 (or less than
+	// 0) decodes it serially, as every open did before 2026-12-07; 2 or
+	// more sizes every kind's arrays and the value table from samples of
+	// the list's keys and has one more goroutine fault their pages in
+	// ahead of the build (listprefault.go). 0 is the default: 2 when the
+	// process may run on two CPUs or more (GOMAXPROCS), else 1. The set
+	// built is the same either way; a 10,000,000-entry open took about a
+	// third less CPU and wall with it (docs/performance.md).
 	BuildWorkers int
+}
+
+// buildWorkers is Options.BuildWorkers n as the decode takes it: 0 is 2
+// when GOMAXPROCS allows two goroutines to run at once, else 1.
+func buildWorkers(n int) int {
+	if n == 0 {
+		if runtime.GOMAXPROCS(0) >= 2 {
+			return 2
+		}
+		return 1
+	}
+	return n
 }
 
 // DefaultKeepJournalText is Options.KeepJournalText when left 0: 1 MiB,
@@ -167,7 +183,7 @@ func Open(ctx context.Context, st *store.Store, opts Options) (*Index, error) {
 	if st == nil {
 		return nil, errors.New("index: nil store")
 	}
-	ix := &Index{st: st, warnFn: opts.Warn, appendFn: journal.Append, warned: map[string]bool{}, lcache: opts.ListCache, lcacheStore: cacheStoreID(st.URL()), buildWorkers: opts.BuildWorkers}
+	ix := &Index{st: st, warnFn: opts.Warn, appendFn: journal.Append, warned: map[string]bool{}, lcache: opts.ListCache, lcacheStore: cacheStoreID(st.URL()), buildWorkers: buildWorkers(opts.BuildWorkers)}
 	if ix.warnFn == nil {
 		ix.warnFn = func(msg string) { log.Printf("oxyfs: %s", msg) }
 	}

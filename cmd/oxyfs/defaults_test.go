@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/oxyfs/oxyfs/testkit/testwatch"
 )
 
 // TestMountOptionsTakeTheFlagsOfFstab: every -o option an fstab line may
@@ -21,6 +23,7 @@ func TestMountOptionsTakeTheFlagsOfFstab(t *testing.T) {
 // TestLeafIDsAreOnUnlessTurnedOff: a mount gives entry files leaf ids by
 // default; --leaf-ids=false and -o noleaf_ids turn them off, -o leaf_ids on.
 func TestLeafIDsAreOnUnlessTurnedOff(t *testing.T) {
+	testwatch.Arm(t) // `mount --help` mounts nothing, but it runs the mount command
 	_, help, _ := runCLI(t, "mount", "--help")
 	line := ""
 	for l := range strings.Lines(help) {

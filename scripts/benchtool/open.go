@@ -76,7 +76,7 @@ func open(ctx context.Context, url string, repeat int, cacheDir string) error {
 	defer st.Close()
 	res := openResult{Repeat: repeat, GOMAXPROCS: runtime.GOMAXPROCS(0), ListCache: cacheDir != ""}
 	opts := index.Options{Warn: func(m string) { fmt.Fprintln(os.Stderr, "warning:", m) }}
-	if w := os.Getenv("OXYFS_BUILD_WORKERS"); w != "" { // index.Options.BuildWorkers (experimental)
+	if w := os.Getenv("OXYFS_BUILD_WORKERS"); w != "" { // index.Options.BuildWorkers (0: the default)
 		n, err := strconv.Atoi(w)
 		if err != nil {
 			return fmt.Errorf("OXYFS_BUILD_WORKERS: %w", err)
