@@ -59,7 +59,7 @@ func costWords(lists, gets int64) string {
 func (x *indexFlags) register(f *flag.FlagSet) {
 	f.DurationVar(&x.refresh, "refresh-interval", DefaultRefreshInterval, fmt.Sprintf("re-read the journal and lists this often, so what other writers wrote shows (0: only on SIGHUP); a refresh of an unchanged store costs %s when it is folded, %s when not (oxyfs fold)", quietRefreshFolded, quietRefreshUnfolded))
 	f.Int64Var(&x.sigCache, "sig-cache-size", 0, "bytes of signatures kept in memory (0: 64 MiB, or an eighth of GOMEMLIMIT when that is less)")
-	f.IntVar(&x.readAhead, "read-ahead", 0, fmt.Sprintf("signatures fetched ahead (in parallel, in key order) once one is read or stat'ed (0: %d, negative: off)", index.DefaultReadAhead))
+	f.IntVar(&x.readAhead, "read-ahead", 0, fmt.Sprintf("signatures fetched ahead (in parallel, in key order) once one is read or stat'ed (0: %d or four times the GETs read-ahead may have in flight, seven eighths of --max-requests, whichever is more; negative: off)", index.DefaultReadAhead))
 	f.StringVar(&x.cacheDir, "cache-dir", defaultCacheDir(), "keep the entry lists decoded in this folder (made 0700; refused if others may write it), so the next open on this host maps them rather than GET and decode them ('': none)")
 	f.Int64Var(&x.cacheSize, "cache-size", index.DefaultListCacheBytes, "bytes --cache-dir may hold (the lists used longest ago are removed first)")
 	f.StringVar(&x.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at this address, a loopback one unless --allow-remote (e.g. 127.0.0.1:9310)")

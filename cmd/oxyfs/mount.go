@@ -228,7 +228,7 @@ func serveMount(ctx context.Context, ix *index.Index, m *fs.Server, every time.D
 		lg.Info("unmounting: flushing pending writes")
 		stopRefresh()
 		if err := m.Unmount(); err != nil {
-			lg.Error(fmt.Sprintf("%v; still mounted and serving: close what uses it (%s) and send SIGINT again", err, holders.Of(m.Dir())))
+			lg.Error(fmt.Sprintf("%v; still mounted and serving: close what uses it (%s) and send the signal again (SIGINT or SIGTERM)", err, holders.Of(m.Dir())))
 			_ = sdNotify("READY=1")
 			stopRefresh = refreshloop.Start(ix, rc)
 			continue
