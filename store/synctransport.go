@@ -26,10 +26,6 @@ package store
 //	           deadline (context.AfterFunc), which unblocks the read or
 //	           write at once; the connection is then closed, and the error
 //	           wraps ctx.Err()
-//	unasked    an idle connection on which the server sent anything (a
-//	           408, a TLS alert) or which it closed is not taken: a peek
-//	           at its socket when it is taken (idleAlive), as net/http's
-//	           read loop notices such bytes
 //	idle       at most idle connections an origin, each closed after
 //	           syncIdleTimeout unused (a sweep timer, and a check when
 //	           taken)
@@ -297,7 +293,7 @@ func (t *syncTransport) take(key string) *syncConn {
 		c := p[len(p)-1]
 		p[len(p)-1] = nil
 		p = p[:len(p)-1]
-		if time.Since(c.idleAt) > syncIdleTimeout || !idleAlive(c.nc) {
+		if time.Since(c.idleAt) > syncIdleTimeout {
 			stale = append(stale, c)
 			continue
 		}
