@@ -24,8 +24,7 @@ import (
 // the container client made here so that its transport is driver_http.go's:
 // answers bounded, no redirect to another host.
 func openAzure(ctx context.Context, u *url.URL, idle int, dates *storeClock) (*blob.Bucket, leanChoice, error) {
-	tr := idleTransport(idle)
-	hc := guardedClient(tr, azureListToken, dates)
+	hc := guardedClient(idleTransport(idle), azureListToken, dates)
 	mux := new(blob.URLMux)
 	var auth azureAuth
 	mux.RegisterBucket(azureblob.Scheme, &azureblob.URLOpener{
@@ -39,7 +38,7 @@ func openAzure(ctx context.Context, u *url.URL, idle int, dates *storeClock) (*b
 		return nil, leanChoice{}, err
 	}
 	q := u.Query()
-	return b, azureLeanChoice(b, auth, q.Get("prefix"), q, guardedClient(leanTransport(tr, idle), azureListToken, dates)), nil // leanget_azure.go
+	return b, azureLeanChoice(b, auth, q.Get("prefix"), q, hc), nil // leanget_azure.go
 }
 
 // azureContainerClient is gocloud's azureblob client for the credentials

@@ -37,13 +37,8 @@ func openGCS(ctx context.Context, u *url.URL, idle int, dates *storeClock) (*blo
 		return b, sdkPath("gRPC"), err
 	}
 	q.Del("endpoint")
-	tr := idleTransport(idle)
-	hc := guardedClient(tr, gcsListToken, dates)
+	hc := guardedClient(idleTransport(idle), gcsListToken, dates)
 	client := &gcp.HTTPClient{Client: *hc}
-	// The lean GETs' client: the same guards (and bearer token), on the
-	// synchronous transport (synctransport.go).
-	lhc := guardedClient(leanTransport(tr, idle), gcsListToken, dates)
-	lean := &gcp.HTTPClient{Client: *lhc}
 	var clientOpts []option.ClientOption
 	emulator := os.Getenv("STORAGE_EMULATOR_HOST")
 	anon, _ := strconv.ParseBool(q.Get("anonymous"))
@@ -60,10 +55,6 @@ func openGCS(ctx context.Context, u *url.URL, idle int, dates *storeClock) (*blo
 			return nil, leanChoice{}, err
 		}
 		client.CheckRedirect = checkRedirect
-		if lean, err = gcp.NewHTTPClient(lhc.Transport, creds.TokenSource); err != nil {
-			return nil, leanChoice{}, err
-		}
-		lean.CheckRedirect = checkRedirect
 	}
 	switch {
 	case endpoint != "":
@@ -79,7 +70,7 @@ func openGCS(ctx context.Context, u *url.URL, idle int, dates *storeClock) (*blo
 	v := *u
 	v.RawQuery = q.Encode()
 	b, err := mux.OpenBucketURL(ctx, &v)
-	return b, gcsLeanChoice(u, q, endpoint, emulator, &lean.Client), err // leanget_gcs.go
+	return b, gcsLeanChoice(u, q, endpoint, emulator, &client.Client), err // leanget_gcs.go
 }
 
 // openGCSgRPC opens a gRPC gs:// URL with gocloud's opener, credentials
@@ -117,19 +108,6 @@ func gcsListToken(r *http.Request) (string, bool) {
 	}
 	return r.URL.Query().Get("pageToken"), true
 }
-
-// leanTransport is the innermost transport of the lean GETs' client: a
-// syncTransport over tr, keeping idle connections an origin as tr does.
-func leanTransport(tr *http.Transport, idle int) http.RoundTripper {
-	if leanNetHTTP {
-		return tr
-	}
-	return newSyncTransport(tr, idle)
-}
-
-// leanNetHTTP sends the lean GETs with net/http's transport instead
-// (BenchmarkGetPath compares both; set only by tests, before an open).
-var leanNetHTTP = false
 
 // idleTransport is net/http's default transport keeping idle up to idle
 // connections a host, as many as the store may have requests in flight:

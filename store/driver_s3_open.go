@@ -92,10 +92,7 @@ func openS3(ctx context.Context, u *url.URL, idle int, dates *storeClock) (*blob
 	if prefix != "" {
 		b = blob.PrefixedBucket(b, prefix)
 	}
-	// The lean GETs: the same guards and counts, on the synchronous
-	// transport (synctransport.go) over the same connections' settings.
-	lean := wc.wrap(s3HTTPClient(leanTransport(tr, idle), dates))
-	return b, wc, s3LeanChoice(ctx, client, lean, u.Host, prefix), nil // leanget_s3.go
+	return b, wc, s3LeanChoice(ctx, client, hc, u.Host, prefix), nil // leanget_s3.go
 }
 
 // idleConns is how many idle connections an S3 client keeps: the requests

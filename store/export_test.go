@@ -35,19 +35,3 @@ func GetAtMost(s *Store, ctx context.Context, key string, limit int64) ([]byte, 
 	}
 	return g.data, nil
 }
-
-// SetLeanNetHTTP makes the stores opened until the test ends send their
-// lean GETs with net/http's transport (on) or the synchronous one.
-func SetLeanNetHTTP(t interface{ Cleanup(func()) }, on bool) {
-	old := leanNetHTTP
-	leanNetHTTP = on
-	t.Cleanup(func() { leanNetHTTP = old })
-}
-
-// OpenLeanNetHTTP is Open with the lean GETs sent by net/http's transport
-// (leanNetHTTP), for BenchmarkGetPath's comparison.
-func OpenLeanNetHTTP(ctx context.Context, rawURL string, opts Options) (*Store, error) {
-	leanNetHTTP = true
-	defer func() { leanNetHTTP = false }()
-	return Open(ctx, rawURL, opts)
-}

@@ -18,12 +18,6 @@ package store
 //	       the Blob service, HMAC-SHA256 with the account key) or the
 //	       SAS the container URL carries
 //
-// The request goes through the driver's guards (driver_http.go: bounded
-// error bodies, Date samples, redirects; on S3 the wire counter) onto
-// syncTransport (synctransport.go), which writes it and reads the answer
-// on the caller's goroutine over its own keep-alive connections, instead
-// of net/http's transport and its two goroutines per connection.
-//
 // Everything around the request is the Store's, as on the SDK path: the
 // request slot, the per-request timeout, the retries (read), one GET in
 // Counts (and on S3 on the wire: the same counting client), ErrNotFound on

@@ -20,9 +20,7 @@ import (
 // its allocations per GET. versitygw closes every connection unless told
 // to keep them (--keep-alive, VGW_KEEP_ALIVE): S3 keeps them, so the
 // benchmark asks it to when it starts the server (a test that started it
-// first leaves it closing them, a TCP handshake per GET). "lean" sends
-// with the synchronous transport (synctransport.go), "lean-nethttp" the
-// same requests with net/http's.
+// first leaves it closing them, a TCP handshake per GET).
 //
 //	go test -run '^$' -bench BenchmarkGetPath -benchtime 2000x ./store
 func BenchmarkGetPath(b *testing.B) {
@@ -30,14 +28,8 @@ func BenchmarkGetPath(b *testing.B) {
 	for _, kind := range leanKinds {
 		b.Run(kind, func(b *testing.B) {
 			srv := testservers.Start(b, kind)
-			u := srv.NewBucket(b)
-			lean, sdk := leanPair(b, kind, u)
+			lean, sdk := leanPair(b, kind, srv.NewBucket(b))
 			ctx := context.Background()
-			netLean, err := store.OpenLeanNetHTTP(ctx, u, store.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { netLean.Close() })
 			const key = "sig/ab/cdef0123456789/alice@example.org"
 			sig := bytes.Repeat([]byte("S"), 2048)
 			if err := lean.Put(ctx, key, sig); err != nil {
@@ -46,7 +38,7 @@ func BenchmarkGetPath(b *testing.B) {
 			for _, p := range []struct {
 				name string
 				st   *store.Store
-			}{{"sdk", sdk}, {"lean-nethttp", netLean}, {"lean", lean}} {
+			}{{"sdk", sdk}, {"lean", lean}} {
 				b.Run(p.name, func(b *testing.B) {
 					admit := func(int64) (func(), error) { return func() {}, nil }
 					get := func() {
@@ -66,7 +58,7 @@ func BenchmarkGetPath(b *testing.B) {
 					b.StopTimer()
 					used := cpuTime(b) - before
 					b.ReportMetric(float64(used.Microseconds())/float64(b.N), "cpu-µs/GET")
-					if lean := p.st.LeanGets() - sent; (p.name != "sdk") != (lean == int64(b.N)) || (p.name == "sdk" && lean != 0) {
+					if lean := p.st.LeanGets() - sent; (p.name == "lean") != (lean == int64(b.N)) || (p.name == "sdk" && lean != 0) {
 						b.Fatalf("%s: %d of %d GETs on the lean path", p.st.ReadPath(), lean, b.N)
 					}
 				})
