@@ -310,16 +310,7 @@
 // and Options.SDKReads stay on the SDK path, and so does a key gocloud
 // would escape. Records, entry lists and conditional reads always take
 // the SDK path. BenchmarkGetPath measures both (docs/performance.md).
-//
-// The lean GETs' client has the driver's guards and counts over a
-// transport of its own (synctransport.go): the request written and the
-// answer read on the caller's goroutine, on keep-alive connections of its
-// own pool (at most the driver's idle count an origin), instead of
-// net/http's read and write loop goroutines per connection — a third less
-// CPU a GET. An idle connection the server wrote on or closed is not
-// taken; one the server closes as the request crosses is retried once on
-// a fresh connection; a proxy from the environment, another method or a
-// body goes to net/http's transport unchanged. Its pool is a leaf lock.
+
 //
 // # Credentials
 //
