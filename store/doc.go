@@ -311,7 +311,6 @@
 // would escape. Records, entry lists and conditional reads always take
 // the SDK path. BenchmarkGetPath measures both (docs/performance.md).
 
-//
 // # Credentials
 //
 // Open looks for the backend's credentials before any request
