@@ -310,7 +310,7 @@
 // and Options.SDKReads stay on the SDK path, and so does a key gocloud
 // would escape. Records, entry lists and conditional reads always take
 // the SDK path. BenchmarkGetPath measures both (docs/performance.md).
-
+//
 // # Credentials
 //
 // Open looks for the backend's credentials before any request
