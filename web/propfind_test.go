@@ -59,12 +59,18 @@ func TestPropfindOfASignerReadsNoSignature(t *testing.T) {
 	}
 	// Read one: the next listing knows its size and reads nothing more.
 	_, body := f.get(t, keyURL(sigs[7]), http.StatusOK)
-	settle := gets.Load()
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if g := gets.Load(); g == settle {
+	// Read-ahead after the GET: wait until it has nothing queued or in
+	// flight and no GET has started for 200 ms (a pause of 50 ms alone
+	// was taken for the end on a loaded machine, and its next GETs landed
+	// in the second PROPFIND's count).
+	settle, since := gets.Load(), time.Now()
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if g := gets.Load(); g != settle {
+			settle, since = g, time.Now()
+			continue
+		}
+		if f.ix.Status().ReadAhead.Queued == 0 && time.Since(since) >= 200*time.Millisecond {
 			break
-		} else {
-			settle = g // read-ahead after the GET
 		}
 	}
 	ms, d = f.propfind(t, dir, "1")
