@@ -98,7 +98,7 @@ type Index struct {
 	keepJournal  int          // Options.KeepJournalText, resolved: -1 keeps none; read-only after Open
 	lcache       *ListCache   // Options.ListCache (nil: none); read-only after Open
 	lcacheStore  string       // the store's name in lcache (cacheStoreID); read-only after Open
-	buildWorkers int          // Options.BuildWorkers; read-only after Open
+	buildWorkers int          // Options.BuildWorkers, resolved (buildWorkers); read-only after Open
 	listFrom     listCounts   // where the entry lists came from (listcachestats.go); atomic
 	st           *store.Store // read-only after Open
 	warnFn       func(string) // read-only after Open

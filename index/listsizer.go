@@ -66,10 +66,10 @@ func (z *lastKindSizer) chunkEnd(k *kindSet, textSize, end int64) {
 // kindSizer sizes the arrays of a kind that is not the last (the kinds
 // before sig: 30% of the generator's mix), which otherwise grow by
 // doubling and are trimmed by a copy as the next kind begins: each copied
-// about twice and its pages faulted in about three times. Only with
-// Options.BuildWorkers > 1 (listDecode.sized): taken from 99a6ec9 and
-// c403fda, which were taken back from the default decode because they
-// thinned the margin of TestListArraysAreSizedBeforeTheyFill under -race.
+// about twice and its pages faulted in about three times. Only in the
+// sized decode (Options.BuildWorkers > 1, the default of an open on two
+// CPUs or more: listDecode.sized); the serial decode (build.go's, and
+// BuildWorkers 1) grows them as before.
 //
 // A kind's keys are in the order of their object ids, which are digests,
 // so after a sample of kindSample keys the first bytes of the last object
