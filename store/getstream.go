@@ -81,10 +81,17 @@ type spool struct {
 
 	mu     sync.Mutex
 	cond   *sync.Cond
-	pieces [][]byte // read from the body, not yet consumed
-	ended  bool     // fill returned: err says why
-	err    error    // nil: the body's end (io.EOF)
-	stop   bool     // the consumer is gone
+	pieces []spoolPiece // read from the body, not yet consumed
+	ended  bool         // fill returned: err says why
+	err    error        // nil: the body's end (io.EOF)
+	stop   bool         // the consumer is gone
+}
+
+// spoolPiece is one Read of the body: b, the part of buf it filled (buf
+// is held until b is consumed or dropped: slab.go).
+type spoolPiece struct {
+	b   []byte
+	buf *spoolBuf
 }
 
 // Internal ends of a spool besides the body's own error.
@@ -93,18 +100,22 @@ var (
 	errSpoolLarge = fmt.Errorf("body over the cap")
 )
 
-// spoolSlab is the size of the buffers the body is read into: each Read of
-// the body fills the next part of one, and that part is the piece handed
-// over (no copy).
-const spoolSlab = 1 << 20
+// spoolSlab is the size of the buffers the body is read into (spoolBuf,
+// slab.go): each Read of the body fills the next part of one, and that
+// part is the piece handed over (no copy). A huge page.
+const spoolSlab = 2 << 20
 
 // fill reads r to its end (or an error, or past limit) into pieces.
 func (sp *spool) fill(r io.Reader, limit int64) {
-	var slab []byte
+	var buf *spoolBuf // the buffer read into, held by fill
+	var slab []byte   // its part not filled yet
 	var total int64
 	end := func(err error) {
 		sp.mu.Lock()
 		sp.ended, sp.err = true, err
+		if buf != nil {
+			buf.release()
+		}
 		sp.cond.Broadcast()
 		sp.mu.Unlock()
 	}
@@ -114,7 +125,13 @@ func (sp *spool) fill(r io.Reader, limit int64) {
 			if sp.size >= 0 {
 				n = min(n, max(sp.size-total+1, 512)) // the last slab no larger than what is left
 			}
-			slab = make([]byte, n)
+			next := newSpoolBuf(int(n))
+			if buf != nil {
+				sp.mu.Lock()
+				buf.release()
+				sp.mu.Unlock()
+			}
+			buf, slab = next, next.b
 		}
 		n, err := r.Read(slab)
 		if n > 0 {
@@ -129,7 +146,8 @@ func (sp *spool) fill(r io.Reader, limit int64) {
 				end(errSpoolQuit)
 				return
 			}
-			sp.pieces = append(sp.pieces, slab[:n:n])
+			buf.refs++
+			sp.pieces = append(sp.pieces, spoolPiece{b: slab[:n:n], buf: buf})
 			sp.cond.Broadcast()
 			sp.mu.Unlock()
 			slab = slab[n:]
@@ -164,13 +182,15 @@ func (sp *spool) Read(p []byte) (int, error) {
 		}
 		return 0, sp.err
 	}
-	n := copy(p, sp.pieces[0])
-	if n == len(sp.pieces[0]) {
-		sp.pieces[0] = nil
-		sp.pieces = sp.pieces[1:]
-	} else {
-		sp.pieces[0] = sp.pieces[0][n:]
+	first := &sp.pieces[0]
+	n := copy(p, first.b)
+	if n < len(first.b) {
+		first.b = first.b[n:]
+		return n, nil
 	}
+	first.buf.release()
+	*first = spoolPiece{}
+	sp.pieces = sp.pieces[1:]
 	return n, nil
 }
 
@@ -178,6 +198,9 @@ func (sp *spool) Read(p []byte) (int, error) {
 func (sp *spool) quit() {
 	sp.mu.Lock()
 	sp.stop = true
+	for _, p := range sp.pieces {
+		p.buf.release()
+	}
 	sp.pieces = nil
 	sp.mu.Unlock()
 }
