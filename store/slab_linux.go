@@ -2,8 +2,11 @@ package store
 
 import (
 	"bytes"
+	"fmt"
+	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -23,31 +26,45 @@ func mapSlab(n int) ([]byte, bool) {
 	if mode == "" || n%hugePage != 0 {
 		return nil, false
 	}
-	raw, err := unix.Mmap(-1, 0, n+hugePage, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	// MmapPtr and MunmapPtr, not Mmap and Munmap: those keep a table of
+	// whole mappings and refuse (EINVAL) to unmap a part of one, or a
+	// slice not made by Mmap itself.
+	p, err := unix.MmapPtr(-1, 0, nil, uintptr(n+hugePage), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
 		return nil, false
 	}
-	addr := uintptr(unsafe.Pointer(unsafe.SliceData(raw)))
-	head := int((hugePage - addr%hugePage) % hugePage)
-	b := raw[head : head+n : head+n]
+	addr := uintptr(p)
+	head := (hugePage - addr%hugePage) % hugePage
 	if head > 0 {
-		_ = unix.Munmap(raw[:head])
+		_ = unix.MunmapPtr(p, head)
 	}
-	if tail := raw[head+n:]; len(tail) > 0 {
-		_ = unix.Munmap(tail)
+	if tail := hugePage - head; tail > 0 {
+		_ = unix.MunmapPtr(unsafe.Add(p, head+uintptr(n)), tail)
 	}
+	b := unsafe.Slice((*byte)(unsafe.Add(p, head)), n)
 	if mode == "madvise" {
 		_ = unix.Madvise(b, unix.MADV_HUGEPAGE)
 	}
+	slabsMapped.Add(1)
 	if err := unix.Madvise(b, unix.MADV_POPULATE_WRITE); err != nil && err != unix.EINVAL { //nolint:errorlint // raw errno
-		_ = unix.Munmap(b)
+		unmapSlab(b)
 		return nil, false
 	}
 	return b, true
 }
 
 // unmapSlab unmaps what mapSlab mapped.
-func unmapSlab(b []byte) { _ = unix.Munmap(b) }
+func unmapSlab(b []byte) {
+	if err := unix.MunmapPtr(unsafe.Pointer(unsafe.SliceData(b)), uintptr(len(b))); err != nil {
+		// Not what mapSlab made (a bug): left mapped, and said.
+		slog.Error(fmt.Sprintf("unmap a body's buffer at %p: %v", unsafe.SliceData(b), err))
+		return
+	}
+	slabsMapped.Add(-1)
+}
+
+// slabsMapped counts the slabs mapped and not unmapped (tests).
+var slabsMapped atomic.Int64
 
 // thpMode is the kernel's transparent huge page mode, "always" or
 // "madvise"; "" where it makes none (or the page size is not 4 KiB).
