@@ -146,7 +146,8 @@ func (s *sigV4) sign(req *http.Request, uri string, creds aws.Credentials, t tim
 	st := k.states.Get().(*sigV4State)
 	defer k.states.Put(st)
 
-	b := append(st.buf[:0], "GET\n"...)
+	b := st.buf[:0]
+	b = append(b, "GET\n"...)
 	b = append(b, uri...)
 	b = append(b, "\n\naccept-encoding:"+s3AcceptEncoding+"\nhost:"...)
 	b = append(b, s.host...)
