@@ -191,6 +191,11 @@ func Mount(dir string, ix *index.Index, opts Options) (*Server, error) {
 		// fuse3 package is not installed by default), falling back to the
 		// helper; every other user goes through fusermount3.
 		DirectMount: os.Geteuid() == 0,
+		// Every READ is answered from memory (fuse.ReadResultData), never
+		// from a file descriptor: go-fuse would still write each reply's
+		// header into a pipe, find it cannot splice the data, and drain
+		// the pipe into /dev/null (three system calls a READ for nothing).
+		DisableSplice: true,
 		PanicHandler: func(v any) fuse.Status {
 			m.logf("oxyfs: panic in a FUSE handler (EIO): %v\n%s", v, debug.Stack())
 			return fuse.EIO

@@ -8,6 +8,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/hanwen/go-fuse/v2/splice"
+
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/testkit/storefixture"
@@ -168,5 +170,25 @@ func TestSecondReadOfASignatureSendsNoRead(t *testing.T) {
 		if d := after["open"] - before["open"]; d != 1 {
 			t.Errorf("second cat %s: %d OPENs, want 1", p, d)
 		}
+	}
+}
+
+// TestReadsAreNotSpliced: a READ's reply is written to the FUSE device
+// as it is, with no pipe between (MountOptions.DisableSplice): every
+// answer is bytes in memory, which go-fuse cannot splice, and trying cost
+// three system calls a READ. go-fuse's pipe pool stays empty.
+func TestReadsAreNotSpliced(t *testing.T) {
+	st, srv := mountGenerated(t, 200)
+	sigs, _, _, _ := walk(t, srv.Dir())
+	ctx := context.Background()
+	for _, p := range sigs[:5] {
+		want, err := st.Get(ctx, p[len(srv.Dir())+1:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		readEvery(t, p, want)
+	}
+	if n := splice.Total(); n != 0 {
+		t.Fatalf("%d pipes made for READ replies, want 0", n)
 	}
 }

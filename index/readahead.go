@@ -67,6 +67,14 @@ func readAheadWorkers(workers, storeCap int) int {
 // jump, the keys of the old window are dropped first). Close cancels what
 // is in flight and waits for the workers.
 //
+// A reader that follows the window does not extend it by one key a read:
+// while more than half of it is still ahead nothing is queued, then it is
+// refilled to its full length at once. One key queued a read made the
+// workers drain the queue and exit between reads, so every signature read
+// started a worker goroutine and woke a thread for its lone GET (the
+// mount's cold `cat`, docs/performance.md, Target 3); a batch keeps the
+// workers going back to back, and the window is never more than n.
+//
 // The window is taken from the entries in memory: on a folded store, every
 // signature; in the prefix modes, the journal's signatures and the other
 // signers of the object read, if its listing is cached. Read-ahead never
@@ -85,6 +93,8 @@ type readAhead struct {
 	running int             // workers; guarded by mu
 	peak    int             // the most workers that ran at once; guarded by mu
 	sent    int64           // GETs the workers sent; guarded by mu
+	refills int64           // triggers that extended the window (scanned keys to queue); guarded by mu
+	spawned int64           // workers started; guarded by mu
 	wg      sync.WaitGroup  // not guarded by mu: Add under it, Done and Wait (close) outside it
 	// frontier: on view fv, every signature entry of fv.base up to index fj
 	// has been considered. A trigger inside the window only scans past it.
@@ -140,8 +150,14 @@ func (ra *readAhead) trigger(v *view, e format.Entry) {
 	if follows && ra.fj+1 > p {
 		from = ra.fj + 1 // scan only what the window gained
 	}
+	if follows && ra.fj+1-p > win/2 {
+		// More than half the window is still ahead: nothing is added
+		// yet; the window is refilled in batches (see readAhead).
+		end = from
+	}
 	var buf []byte
 	if from < end {
+		ra.refills++
 		i := objectOf(k, from)
 		for j := from; j < end; j++ {
 			for uint32(j) >= k.first[i+1] {
@@ -173,6 +189,7 @@ func (ra *readAhead) spawnLocked() {
 	for ra.running < ra.cwnd.allowed() && len(ra.queue) > 0 {
 		ra.running++
 		ra.peak = max(ra.peak, ra.running)
+		ra.spawned++
 		ra.wg.Add(1)
 		go ra.work()
 	}

@@ -8,7 +8,8 @@ package store
 // request); the lean path does what a GET needs and nothing else:
 //
 //	s3     the endpoint resolved once at open by the SDK's own rules, each
-//	       GET signed with SigV4 (aws/signer/v4), credentials from the
+//	       GET signed with SigV4 (sigv4.go: the SDK's signature, made
+//	       from parts fixed at open), credentials from the
 //	       client's cached provider; the full-object checksum the answer
 //	       carries (x-amz-checksum-mode) checked, as the SDK does
 //	gcs    an XML-API media GET (scheme://host/BUCKET/OBJECT, as the Go

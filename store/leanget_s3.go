@@ -1,7 +1,7 @@
 package store
 
 // The lean GET on S3 (leanget.go): the bucket's endpoint resolved once by
-// the client's own endpoint rules, each GET signed with SigV4.
+// the client's own endpoint rules, each GET signed with SigV4 (sigv4.go).
 
 import (
 	"context"
@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 	smithyauth "github.com/aws/smithy-go/auth"
@@ -39,9 +38,9 @@ type s3Lean struct {
 	scheme, host string                  // the resolved endpoint's
 	base         string                  // its path, "" or "/BUCKET" (path style)
 	creds        aws.CredentialsProvider // nil: anonymous (unsigned)
-	signer       *v4.Signer
-	service      string // the SigV4 signing name ("s3")
-	region       string // the SigV4 signing region
+	sig          *sigV4                  // nil: anonymous
+	service      string                  // the SigV4 signing name ("s3")
+	region       string                  // the SigV4 signing region
 }
 
 // s3LeanChoice decides the lean path of a bucket opened on client, whose
@@ -97,10 +96,9 @@ func s3LeanChoice(ctx context.Context, client *s3.Client, hc httpDoer, bucket, p
 	if l.creds != nil && !aws.IsCredentialsProvider(l.creds, (*aws.CredentialsCache)(nil)) {
 		l.creds = aws.NewCredentialsCache(l.creds)
 	}
-	l.signer = v4.NewSigner(func(so *v4.SignerOptions) { so.DisableURIPathEscaping = true })
-	label := "s3: SigV4"
-	if l.creds == nil {
-		label = "s3: anonymous"
+	label := "s3: anonymous"
+	if l.creds != nil {
+		l.sig, label = newSigV4(l.scheme, l.host, l.region, l.service), "s3: SigV4"
 	}
 	return leanChoice{path: &leanPath{be: l, client: hc, prefix: prefix, label: label}}
 }
@@ -148,6 +146,8 @@ func (l *s3Lean) takeAuthScheme(props *smithy.Properties) (why string) {
 	return ""
 }
 
+// request is the GET of name, signed (sigV4, sigv4.go) unless the bucket
+// is read anonymously.
 func (l *s3Lean) request(ctx context.Context, name string) (*http.Request, error) {
 	u := &url.URL{Scheme: l.scheme, Host: l.host, Path: l.base + "/" + name, RawPath: l.base + "/" + awsEscapePath(name)}
 	if u.RawPath == u.Path {
@@ -158,11 +158,14 @@ func (l *s3Lean) request(ctx context.Context, name string) (*http.Request, error
 		return nil, err
 	}
 	req.URL, req.Host = u, u.Host
-	req.Header.Set("X-Amz-Content-Sha256", emptyPayloadSHA256)
-	req.Header.Set("X-Amz-Checksum-Mode", "ENABLED") // the full object's checksum, checked in verify
+	vals := [...]string{emptyPayloadSHA256, s3ChecksumMode, s3AcceptEncoding}
+	h := make(http.Header, 6)
+	h["X-Amz-Content-Sha256"] = vals[0:1:1]
+	h["X-Amz-Checksum-Mode"] = vals[1:2:2] // the full object's checksum, checked in verify
 	// As the SDK: the bytes as stored, never decompressed on the way
 	// (net/http would ask for gzip and undo it).
-	req.Header.Set("Accept-Encoding", "identity")
+	h["Accept-Encoding"] = vals[2:3:3]
+	req.Header = h
 	if l.creds == nil {
 		return req, nil
 	}
@@ -170,9 +173,7 @@ func (l *s3Lean) request(ctx context.Context, name string) (*http.Request, error
 	if err != nil {
 		return nil, fmt.Errorf("s3 credentials: %w", err)
 	}
-	if err := l.signer.SignHTTP(ctx, creds, req, emptyPayloadSHA256, l.service, l.region, time.Now().UTC()); err != nil {
-		return nil, fmt.Errorf("sign GET: %w", err)
-	}
+	l.sig.sign(req, u.EscapedPath(), creds, time.Now()) // the canonical URI the SDK's signer takes (DisableURIPathEscaping)
 	return req, nil
 }
 
