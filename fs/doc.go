@@ -405,8 +405,10 @@
 // cap), an error of no such class that wraps ENOSPC or EDQUOT (a file://
 // store's filesystem full, its quota spent) that errno, as a full local
 // disk answers (logged by close), anything else EIO, whose cause is logged
-// once through Options.Logf (close does not retry, so each failure is logged
-// once). Store requests run to completion: the FUSE request's context is
+// once (close does not retry, so each failure is logged once): through
+// Options.Log when set, at ERROR for EIO and WARN for any other errno, with
+// the entry's key and the errno as attributes (errno.go failed), else as a
+// line of Options.Logf ending in the errno's name, "(ENOSPC)". Store requests run to completion: the FUSE request's context is
 // cancelled by any signal to the caller (Go programs get SIGURG all the
 // time), so it is not passed on. Refused operations send nothing:
 //

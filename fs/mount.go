@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -48,6 +49,11 @@ type Options struct {
 	// Logf receives what the mount has to say (the cause of every EIO, once);
 	// nil means log.Printf.
 	Logf func(format string, args ...any)
+	// Log, if set, receives the failures of writes and of requests the
+	// mount answers with an errno it explains (EIO, EFBIG, EAGAIN; errno.go)
+	// as leveled records: ERROR for EIO, WARN otherwise, with the key and
+	// the errno as attributes. Nil sends them to Logf as text.
+	Log *slog.Logger
 	// Observe, if set, is called when each FUSE operation counted in Ops
 	// returns, with its name (a key of Ops) and how long it took. It must
 	// be safe for concurrent use and quick.
@@ -99,6 +105,7 @@ type Server struct {
 	uid, gid          uint32                           // read-only after Mount
 	mtime             time.Time                        // read-only after Mount
 	logf              func(format string, args ...any) // read-only after Mount
+	log               *slog.Logger                     // Options.Log; nil: events go to logf; read-only after Mount
 
 	ops     opCounters      // atomic counters
 	reqs    requestCounters // the kernel's requests by opcode (kernelreqs.go); atomic
@@ -238,7 +245,7 @@ func Mount(dir string, ix *index.Index, opts Options) (*Server, error) {
 }
 
 func newMount(dir string, ix *index.Index, opts Options) *Server {
-	m := &Server{dir: dir, ix: ix, ro: opts.ReadOnly, overwrite: opts.AllowOverwrite, debug: opts.Debug, mtime: time.Now(), logf: opts.Logf}
+	m := &Server{dir: dir, ix: ix, ro: opts.ReadOnly, overwrite: opts.AllowOverwrite, debug: opts.Debug, mtime: time.Now(), logf: opts.Logf, log: opts.Log}
 	m.ops.observe = opts.Observe
 	m.sides.allow = opts.AllowAnyName
 	if m.logf == nil {
