@@ -85,7 +85,7 @@ func (m *Server) unmountByHelper() (ok bool, err error) {
 			}
 			msg := strings.Join(strings.Fields(out.String()), " ")
 			if !strings.Contains(msg, "busy") {
-				return true, fmt.Errorf("unmount %s: %w: %s (%v)", m.dir, errHelperFailed, msg, err)
+				return true, fmt.Errorf("unmount %s: %w: %s (%w)", m.dir, errHelperFailed, msg, err)
 			}
 			if try == 4 {
 				return true, fmt.Errorf("unmount %s: %w: files or directories under it are still in use (close them, or detach lazily with %s): %s", m.dir, ErrMountBusy, hint, msg)
