@@ -164,7 +164,7 @@ func (c *checking) records() error {
 	}
 	if sn.RetiredBad.Count > 0 {
 		f.add(Problem{Code: CodeRetiredMalformedLine, Keys: []string{format.RetiredKey}, Count: 1, Details: sn.RetiredBad.Messages(),
-			Message: fmt.Sprintf("retired record %s has %d lines that do not parse: a collection never deletes what they meant to retire, and every rewrite keeps them", format.RetiredKey, sn.RetiredBad.Count),
+			Message: fmt.Sprintf("retired record %s has %d lines that do not parse: a collection never deletes what they meant to retire, a reader does not trust a live list one names (it lists prefixes instead), and every rewrite keeps them", format.RetiredKey, sn.RetiredBad.Count),
 			Fix:     f.dropMalformedFix()})
 	}
 	if len(sn.Irregular) > 0 {

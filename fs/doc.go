@@ -18,15 +18,17 @@
 // caches of what it changed dropped (Invalidate), from the index's own
 // goroutine, after the view is published and before ix.Refresh returns;
 // nobody calls Invalidate by hand. Unmount waits for the writes in flight,
-// then unmounts (closing the index is the caller's).
-// Root mounts and unmounts with mount(2)/umount(2) itself, so neither needs
-// a fusermount helper and a busy unmount is ErrMountBusy (EBUSY) with or
-// without one.
+// then unmounts in a helper process (umount -i as root, else fusermount3
+// -u) and returns once the kernel has closed the connection, not after the
+// kernel has freed the inodes it cached (unmount.go; closing the index is
+// the caller's). Root mounts with mount(2) itself, so needs no fusermount
+// helper; a busy unmount is ErrMountBusy with or without one.
 //
 // # Files
 //
 //	mount.go        Options, Server, Mount and Unmount: the mount's lifecycle
 //	mountpoint.go   the mountpoint's checks before a mount, umount(2), mount errors
+//	unmount.go      Unmount's helper process: not waited for past the connection's close
 //	tree.go         directories: Lookup, Readdir's entries, attributes (a cat starts here)
 //	entry.go        entry files: Getattr, Open, Read, Release of a signature or an index entry
 //	versions.go     a signature's versions: which node is current, adopt, ESTALE, the subscription
@@ -405,8 +407,10 @@
 // cap), an error of no such class that wraps ENOSPC or EDQUOT (a file://
 // store's filesystem full, its quota spent) that errno, as a full local
 // disk answers (logged by close), anything else EIO, whose cause is logged
-// once through Options.Logf (close does not retry, so each failure is logged
-// once). Store requests run to completion: the FUSE request's context is
+// once (close does not retry, so each failure is logged once): through
+// Options.Log when set, at ERROR for EIO and WARN for any other errno, with
+// the entry's key and the errno as attributes (errno.go failed), else as a
+// line of Options.Logf ending in the errno's name, "(ENOSPC)". Store requests run to completion: the FUSE request's context is
 // cancelled by any signal to the caller (Go programs get SIGURG all the
 // time), so it is not passed on. Refused operations send nothing:
 //

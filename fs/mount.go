@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -48,6 +50,11 @@ type Options struct {
 	// Logf receives what the mount has to say (the cause of every EIO, once);
 	// nil means log.Printf.
 	Logf func(format string, args ...any)
+	// Log, if set, receives the failures of writes and of requests the
+	// mount answers with an errno it explains (EIO, EFBIG, EAGAIN; errno.go)
+	// as leveled records: ERROR for EIO, WARN otherwise, with the key and
+	// the errno as attributes. Nil sends them to Logf as text.
+	Log *slog.Logger
 	// Observe, if set, is called when each FUSE operation counted in Ops
 	// returns, with its name (a key of Ops) and how long it took. It must
 	// be safe for concurrent use and quick.
@@ -91,14 +98,17 @@ type Server struct {
 	server *fuse.Server // read-only after Mount
 	root   *dirNode     // read-only after Mount
 
-	ro                bool                             // read-only after Mount
-	overwrite         bool                             // Options.AllowOverwrite; read-only after Mount
-	debug             bool                             // read-only after Mount
-	entryTTL, attrTTL time.Duration                    // read-only after Mount
-	fileMode, dirMode uint32                           // read-only after Mount
-	uid, gid          uint32                           // read-only after Mount
-	mtime             time.Time                        // read-only after Mount
-	logf              func(format string, args ...any) // read-only after Mount
+	ro                bool                                 // read-only after Mount
+	overwrite         bool                                 // Options.AllowOverwrite; read-only after Mount
+	debug             bool                                 // read-only after Mount
+	entryTTL, attrTTL time.Duration                        // read-only after Mount
+	fileMode, dirMode uint32                               // read-only after Mount
+	uid, gid          uint32                               // read-only after Mount
+	mtime             time.Time                            // read-only after Mount
+	logf              func(format string, args ...any)     // read-only after Mount
+	log               *slog.Logger                         // Options.Log; nil: events go to logf; read-only after Mount
+	served            chan struct{}                        // closed when the serve loops have ended (the kernel closed the connection)
+	helper            func(dir string) (*exec.Cmd, string) // unmountHelper, or a test's; read-only after Mount
 
 	ops     opCounters      // atomic counters
 	reqs    requestCounters // the kernel's requests by opcode (kernelreqs.go); atomic
@@ -238,12 +248,16 @@ func Mount(dir string, ix *index.Index, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("mount %s: %w", abs, mountErr(err))
 	}
 	m.server = server
+	go func() {
+		server.Wait()
+		close(m.served)
+	}()
 	ix.Subscribe(m.indexChanged) // versions.go: each signature moved, each view published
 	return m, nil
 }
 
 func newMount(dir string, ix *index.Index, opts Options) *Server {
-	m := &Server{dir: dir, ix: ix, ro: opts.ReadOnly, overwrite: opts.AllowOverwrite, debug: opts.Debug, mtime: time.Now(), logf: opts.Logf}
+	m := &Server{dir: dir, ix: ix, ro: opts.ReadOnly, overwrite: opts.AllowOverwrite, debug: opts.Debug, mtime: time.Now(), logf: opts.Logf, log: opts.Log, served: make(chan struct{}), helper: unmountHelper}
 	m.ops.observe = opts.Observe
 	m.sides.allow = opts.AllowAnyName
 	if m.logf == nil {
@@ -328,6 +342,19 @@ func (m *Server) Unmount() error {
 	// unmount (busy) serves on, and pushes again.
 	m.quiet.Store(true)
 	defer func() { m.quiet.Store(m.unmounted) }()
+	// In a helper process, not waited for past the connection's close
+	// (unmount.go): the kernel's freeing of what it cached of the mount
+	// is not the mount's exit time.
+	ok, err := m.unmountByHelper()
+	switch {
+	case ok && err == nil:
+		m.unmounted = true
+		return nil
+	case ok && !errors.Is(err, errHelperFailed):
+		return err
+	}
+	// No helper, or one that failed but not busy: as before, in this
+	// process (its own errors).
 	if os.Geteuid() == 0 {
 		err := unmountDirect(m.dir)
 		if err == nil {

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	iofs "io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -103,5 +106,79 @@ func TestWriteIntoAFullStoreIsENOSPC(t *testing.T) {
 				t.Errorf("per-object key after the retry: %q, %v", got, err)
 			}
 		})
+	}
+}
+
+// records is a slog.Handler that keeps every record it is given.
+type records struct {
+	mu   sync.Mutex
+	recs []slog.Record
+}
+
+func (r *records) Enabled(context.Context, slog.Level) bool { return true }
+func (r *records) WithAttrs([]slog.Attr) slog.Handler       { return r }
+func (r *records) WithGroup(string) slog.Handler            { return r }
+func (r *records) Handle(_ context.Context, rec slog.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.recs = append(r.recs, rec.Clone())
+	return nil
+}
+
+func (r *records) all() []slog.Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.recs)
+}
+
+// attr is the value of a record's attribute key, "" if it has none.
+func attr(rec slog.Record, key string) string {
+	v := ""
+	rec.Attrs(func(a slog.Attr) bool {
+		if a.Key == key {
+			v = a.Value.String()
+			return false
+		}
+		return true
+	})
+	return v
+}
+
+// TestAWriteIntoAFullStoreIsLoggedAsAWarning: the close of a file
+// written into a full store gets ENOSPC, and the mount logs it once, at
+// WARN, with the key and the error. It was logged at INFO: its line ended
+// "(no space left on device)", which the mount's log did not take for a
+// failure.
+func TestAWriteIntoAFullStoreIsLoggedAsAWarning(t *testing.T) {
+	st, full := fullStore(t, syscall.ENOSPC)
+	ix := openIndex(t, st)
+	recs := &records{}
+	srv, _ := testMount(t, ix, Options{Log: slog.New(recs)})
+	e := storefixture.Ent(format.KindSig, "ab12cd34", "gina")
+	if err := os.MkdirAll(filepath.Dir(srv.path(e)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	full.Store(true)
+	if err := os.WriteFile(srv.path(e), []byte("never lands"), 0o644); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("write and close into a full store: %v, want ENOSPC", err)
+	}
+	var found []slog.Record
+	for _, rec := range recs.all() {
+		if strings.Contains(rec.Message, "no space left on device") {
+			found = append(found, rec)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%d records name the error, want 1: %v", len(found), recs.all())
+	}
+	rec := found[0]
+	if rec.Level != slog.LevelWarn {
+		t.Errorf("logged at %v, want WARN: %q", rec.Level, rec.Message)
+	}
+	if got := attr(rec, "key"); got != e.Key() {
+		t.Errorf("key attribute %q, want %q", got, e.Key())
+	}
+	if got := attr(rec, "errno"); got != "ENOSPC" || !strings.Contains(rec.Message, "(ENOSPC)") {
+		t.Errorf("errno attribute %q, message %q: want ENOSPC in both", got, rec.Message)
 	}
 }

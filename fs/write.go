@@ -3,6 +3,8 @@ package fs
 import (
 	"cmp"
 	"context"
+	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"strconv"
@@ -267,8 +269,8 @@ func (h *writeHandle) refuseLocked(errno syscall.Errno) syscall.Errno {
 func (h *writeHandle) holdLocked(n int64) syscall.Errno {
 	if n > h.held {
 		if !h.m.wbuf.take(n - h.held) {
-			h.m.logf("oxyfs: write /%s: %d bytes do not fit: the files open for writing hold %d of the %d bytes all may hold (ENOSPC)",
-				h.path, n, h.m.wbuf.used.Load(), cmp.Or(h.m.wbuf.max, MaxWriteBuffers))
+			h.m.event(slog.LevelWarn, fmt.Sprintf("write /%s: %d bytes do not fit: the files open for writing hold %d of the %d bytes all may hold (ENOSPC)",
+				h.path, n, h.m.wbuf.used.Load(), cmp.Or(h.m.wbuf.max, MaxWriteBuffers)), slog.String("key", h.e.Key()), slog.String("errno", "ENOSPC"))
 			return syscall.ENOSPC
 		}
 	} else {
@@ -445,7 +447,7 @@ func (h *writeHandle) Release(ctx context.Context) syscall.Errno {
 	errno := h.commitLocked()
 	landed, refused := h.landed, h.refused != 0
 	if !landed && !refused && h.e.Kind == format.KindSig && len(h.buf) == 0 && errno == syscall.EINVAL {
-		h.m.logf("oxyfs: write /%s: a signature needs bytes; nothing written (EINVAL)", h.path)
+		h.m.event(slog.LevelWarn, fmt.Sprintf("write /%s: a signature needs bytes; nothing written (EINVAL)", h.path), slog.String("key", h.e.Key()), slog.String("errno", "EINVAL"))
 	}
 	h.mu.Unlock()
 	// Out of the pending writes before it is released: an open that found
@@ -504,10 +506,11 @@ func (m *Server) put(p string, e format.Entry, data []byte) syscall.Errno {
 		m.notifyListings(e)
 		return 0
 	}
-	errno := m.errno("write", p, err)
-	if errno != syscall.EIO {
-		m.logf("oxyfs: write /%s: %v (%v)", p, err, errno)
-	}
+	// Once, at WARN or ERROR (failed): the close that gets the errno is
+	// the caller's only other word of it. ENOSPC was "(no space left on
+	// device)" here, which the mount's log took for INFO.
+	errno := errnoOf(err)
+	m.failed("write", p, e.Key(), err, errno)
 	return errno
 }
 

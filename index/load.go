@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/oxyfs/oxyfs/store"
+	"github.com/oxyfs/oxyfs/store/format"
 )
 
 // listFetchParallel bounds the live lists fetched at once (within
@@ -55,6 +58,12 @@ func (ix *Index) viewOf(r *refreshRun) (*view, error) {
 	for {
 		v := snapshotView(sn, prev, ix.keepJournal)
 		if !sn.Folded() {
+			return ix.prefixView(v, sn, prev), nil
+		}
+		if u := uncertainLists(sn); u != "" {
+			// Fail closed: which lists are live is not known, so none is
+			// trusted; the per-object keys are (spec §13.7 "Reading").
+			ix.warnOnce("retired-uncertain:"+u, u)
 			return ix.prefixView(v, sn, prev), nil
 		}
 		base, jv, mals, err := ix.foldedBase(ctx, sn, prev)
@@ -268,6 +277,36 @@ func (ix *Index) addLists(ctx context.Context, prev *view, lists []store.ListInf
 	return s, jv, b.mal, nil
 }
 
+// badRetiredLines is the warning for the retired record's lines that do
+// not parse: the record's key, and each example's line number, text and
+// the rule it broke.
+func badRetiredLines(bad format.BadLines) string {
+	lines := "lines that do"
+	if bad.Count == 1 {
+		lines = "line that does"
+	}
+	return fmt.Sprintf("retired record %s has %d %s not parse (%s): a live list such a line names is not trusted, and a collection never deletes what it meant to retire; drop them with oxyfs fold --drop-malformed FILE STORE",
+		format.RetiredKey, bad.Count, lines, strings.Join(bad.Messages(), "; "))
+}
+
+// uncertainLists names, when a line of the retired record that does not
+// parse holds the name of a live list, each such list and the line: the
+// record may retire it or not, so the live lists are not known. "" when
+// there is none.
+func uncertainLists(sn *store.Snapshot) string {
+	u := sn.UncertainLists()
+	if len(u) == 0 {
+		return ""
+	}
+	names := slices.Sorted(maps.Keys(u))
+	parts := make([]string, len(names))
+	for i, name := range names {
+		parts[i] = fmt.Sprintf("%s (%s)", name, u[name])
+	}
+	return fmt.Sprintf("retired record %s: lines that do not parse name live entry lists, which they may retire: %s; the lists are not trusted, lookups list prefixes (LIST requests) until the lines are dropped (oxyfs fold --drop-malformed FILE STORE)",
+		format.RetiredKey, strings.Join(parts, ", "))
+}
+
 // reportMalformed counts the malformed keys an open skipped, and the journal
 // lines ParseJournal refused, and warns once per source with a count and the
 // first example (a refresh that meets the same ones says nothing new).
@@ -277,6 +316,10 @@ func (ix *Index) reportMalformed(v *view, sn *store.Snapshot, mals []malformed) 
 	}
 	if len(sn.Irregular) > 0 {
 		mals = append(mals, malformed{where: "the pack listing", n: len(sn.Irregular), first: sn.Irregular[0]})
+	}
+	if sn.RetiredBad.Count > 0 {
+		msg := badRetiredLines(sn.RetiredBad)
+		ix.warnOnce("retired-bad:"+msg, msg)
 	}
 	v.mals = mals
 	for _, m := range mals {

@@ -175,3 +175,21 @@ func (sn *Snapshot) markRetired() {
 	}
 	sort.Slice(sn.Lists, func(i, j int) bool { return sn.Lists[i].Name < sn.Lists[j].Name })
 }
+
+// UncertainLists returns the live lists (listed, no retired line names
+// them) that a line of the retired record which does not parse holds by
+// name, each with the first such line: the record may retire them or not,
+// so a reader cannot tell whether they are live (spec §13.7 "Reading").
+// Nil when every line parses.
+func (sn *Snapshot) UncertainLists() map[string]*format.LineError {
+	if sn.RetiredBad.Count == 0 {
+		return nil
+	}
+	var names []string
+	for _, l := range sn.Lists {
+		if !l.Retired {
+			names = append(names, l.Name)
+		}
+	}
+	return format.BadRetiredLinesNaming(sn.RetiredText, names)
+}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -216,6 +217,11 @@ func textValue(s string) string {
 	return s
 }
 
+// errnoNamedRE matches a line naming the errno a request failed with, as
+// fs does: "(ENOSPC)", "(EDQUOT)", "(EAGAIN)"…: a failure the caller saw,
+// never INFO.
+var errnoNamedRE = regexp.MustCompile(`\(E[A-Z0-9]+\)`)
+
 // levelOf is the level of a line from the packages that log with printf
 // (fs, web, index, refreshloop): they name an error's errno or say
 // "warning: ". TODO(issue 26): classified errors should carry their level.
@@ -225,9 +231,7 @@ func levelOf(msg string) slog.Level {
 		strings.Contains(msg, "still serving what was read before"), strings.Contains(msg, "still mounted and serving"),
 		strings.HasPrefix(msg, "metrics server:"):
 		return slog.LevelError
-	case strings.HasPrefix(msg, "warning"), strings.Contains(msg, "refused"),
-		strings.Contains(msg, "(EPERM)"), strings.Contains(msg, "(EROFS)"), strings.Contains(msg, "(EINVAL)"),
-		strings.Contains(msg, "(ENOSPC)"), strings.Contains(msg, "(EFBIG)"), strings.Contains(msg, "(EEXIST)"):
+	case strings.HasPrefix(msg, "warning"), strings.Contains(msg, "refused"), errnoNamedRE.MatchString(msg):
 		return slog.LevelWarn
 	case strings.HasPrefix(msg, "invalidate ("):
 		return slog.LevelDebug

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -354,5 +355,25 @@ func TestFailedServeSaysWhyInTheLogFile(t *testing.T) {
 	}
 	if len(failed) != 1 || !strings.Contains(failed[0], missing) {
 		t.Errorf("the log file holds %q; want one ERROR line that says serve failed and names %s", data, missing)
+	}
+}
+
+// TestAFailedWriteIsNeverInfo: a printf line naming the errno a write or
+// request failed with is a WARN (ERROR for EIO), whichever errno it is. A
+// full store's "(EDQUOT)", a busy store's "(EAGAIN)" were INFO.
+func TestAFailedWriteIsNeverInfo(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want slog.Level
+	}{
+		{`write /sig/ab/cd/alice: put "sig/ab/cd/alice": no space left on device (ENOSPC)`, slog.LevelWarn},
+		{`write /sig/ab/cd/alice: put "sig/ab/cd/alice": disk quota exceeded (EDQUOT)`, slog.LevelWarn},
+		{`read /sig/ab/cd/alice: the store is busy (EAGAIN)`, slog.LevelWarn},
+		{`open /sig/ab/cd/alice for writing: refused (ESTALE)`, slog.LevelWarn},
+		{`write /sig/ab/cd/alice: put: connection refused (EIO)`, slog.LevelError},
+	} {
+		if got, _ := leveled("oxyfs: " + c.line); got != c.want {
+			t.Errorf("%q: level %v, want %v", c.line, got, c.want)
+		}
 	}
 }

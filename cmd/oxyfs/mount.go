@@ -113,6 +113,7 @@ func runMount(ctx context.Context, e *env, args []string) (err error) {
 	}
 	logger := lg.std
 	opts.Logf = lg.printf
+	opts.Log = lg.Logger // failed writes at WARN or ERROR, with the key (fs/errno.go failed)
 
 	// Check the mountpoint before sending the store anything.
 	if fi, err := os.Stat(dir); err != nil {

@@ -53,3 +53,27 @@ func Retired(lines []RetiredLine) []byte { return formatLines(lines) }
 func ParseRetiredText(text string) (lines []RetiredLine, bad BadLines) {
 	return parseLines(text, false, ParseRetiredLine)
 }
+
+// BadRetiredLinesNaming returns, for each of names (store keys) that a line
+// of the retired record text names although the line does not parse, the
+// first such line: a line whose text holds the key, so it may have been
+// meant to retire it, or not. Nothing is read when the record has no bad
+// line; a key no bad line holds is left out.
+func BadRetiredLinesNaming(text string, names []string) map[string]*LineError {
+	var out map[string]*LineError
+	eachLine(text, func(num int, line string) {
+		_, err := ParseRetiredLine(line)
+		if err == nil || line == "" {
+			return
+		}
+		for _, name := range names {
+			if _, seen := out[name]; !seen && strings.Contains(line, name) {
+				if out == nil {
+					out = map[string]*LineError{}
+				}
+				out[name] = lineError(num, line, err)
+			}
+		}
+	})
+	return out
+}

@@ -172,3 +172,15 @@ func JournalKeys(t testing.TB, st *store.Store) []string {
 	}
 	return keys
 }
+
+// WriteRetiredText replaces the retired record with text, by a
+// compare-and-swap update as a writer makes.
+func WriteRetiredText(t testing.TB, st *store.Store, text string) {
+	t.Helper()
+	_, err := st.UpdateRecord(context.Background(), format.RetiredKey, func([]byte, bool) ([]byte, error) {
+		return []byte(text), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
