@@ -13,6 +13,7 @@
 //	benchtool listrate STORE                        what the server lists: sig/ page after page, and sig/<hh>/ prefixes 1, 2, 4, 8 at a time: JSON
 //	benchtool putkey STORE KEY FILE                 one PUT of KEY with FILE's bytes (a store state a script sets up)
 //	benchtool pingpong                              pipe round trips between two processes, same CPU and cross CPU: JSON
+//	benchtool loopback N CONNS                      N request/response round trips of a signature's size over loopback TCP, bare (no HTTP client), for each number of connections in CONNS (1,4,8): client CPU and wall each, JSON
 //	benchtool statloop PATH N                       N stats of PATH (a name that does not exist: one LOOKUP each): JSON
 //	benchtool report RESULTS.jsonl                  the markdown of docs/performance.md, from the results scripts/bench wrote
 //	benchtool freeport                              a free TCP port on 127.0.0.1
@@ -37,6 +38,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -124,6 +126,15 @@ func main() {
 		err = pingpong()
 	case "pong":
 		pong()
+	case "loopback":
+		need(args, 2)
+		var conns []int
+		for _, f := range strings.Split(args[1], ",") {
+			conns = append(conns, atoi(f))
+		}
+		err = loopback(atoi(args[0]), conns)
+	case "loopback-serve":
+		err = loopbackServe()
 	case "statloop":
 		need(args, 2)
 		err = statloop(args[0], atoi(args[1]))
