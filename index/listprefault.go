@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/oxyfs/oxyfs/internal/lib/hugepage"
 )
 
 // prefaulter faults in, on a goroutine of its own, the pages of the
@@ -20,7 +22,7 @@ import (
 // left as it is). Where the kernel makes huge pages only when advised,
 // each whole 2 MiB block is populated as one huge page (MADV_HUGEPAGE for
 // the call, MADV_NOHUGEPAGE after it, so the advice left on the heap is
-// what that kernel does unadvised: listprefault_linux.go): at 0.3 µs per
+// what that kernel does unadvised: internal/lib/hugepage): at 0.3 µs per
 // 4 KiB, not 7–20. Elsewhere, or if the call fails, prefault does nothing
 // and the build faults the pages as it writes them.
 //
@@ -40,7 +42,7 @@ type prefaulter struct {
 
 const (
 	prefaultQueue = 16
-	prefaultStep  = 2 << 20 // a huge page (listprefault_linux.go)
+	prefaultStep  = hugepage.Size
 )
 
 func startPrefaulter() *prefaulter {
@@ -126,6 +128,10 @@ func (p *prefaulter) table(vt *vtab) {
 	ahead(p, vt.arena)
 	ahead(p, vt.off)
 }
+
+// prefault faults in the whole pages of b (hugepage.Populate: huge ones
+// where it can); false if the kernel does not support it.
+func prefault(b []byte) bool { return hugepage.Populate(b) }
 
 // unsafePointer is the address of b's first byte.
 func unsafePointer(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }

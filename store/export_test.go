@@ -38,9 +38,3 @@ func GetAtMost(s *Store, ctx context.Context, key string, limit int64) ([]byte, 
 
 // SpoolBufsHeld is how many buffers of streamed bodies are held.
 func SpoolBufsHeld() int64 { return spoolBufsHeld.Load() }
-
-// NewSpoolSlab is a buffer of a streamed body's full size, and its release.
-func NewSpoolSlab() (b []byte, mapped bool, release func()) {
-	s := newSpoolBuf(spoolSlab)
-	return s.b, s.mapped, s.release
-}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/oxyfs/oxyfs/internal/lib/hugepage"
 )
 
 // GetStream is one GET of key whose body fn reads as it arrives, rather
@@ -103,7 +105,7 @@ var (
 // spoolSlab is the size of the buffers the body is read into (spoolBuf,
 // slab.go): each Read of the body fills the next part of one, and that
 // part is the piece handed over (no copy). A huge page.
-const spoolSlab = 2 << 20
+const spoolSlab = hugepage.Size
 
 // fill reads r to its end (or an error, or past limit) into pieces.
 func (sp *spool) fill(r io.Reader, limit int64) {

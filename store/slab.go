@@ -1,12 +1,17 @@
 package store
 
-import "sync/atomic"
+import (
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/oxyfs/oxyfs/internal/lib/hugepage"
+)
 
 // spoolBuf is one buffer a streamed body is read into (spool.fill): the
 // pieces handed to the consumer are parts of it. It is released once
 // nothing holds it: each piece not consumed yet holds it, and fill holds
 // it while it reads into it (refs, under the spool's mu). A buffer of
-// spoolSlab bytes is, where the platform allows (slab_linux.go), a
+// spoolSlab bytes is, where the platform allows (hugepage.Map), a
 // mapping of its own backed by one huge page and unmapped on release;
 // otherwise (and for a body's last, smaller buffer) it is of the Go heap
 // and release drops it to the collector.
@@ -20,7 +25,7 @@ import "sync/atomic"
 type spoolBuf struct {
 	b      []byte
 	refs   int  // holders: pieces not consumed, and fill while it reads into it
-	mapped bool // b is a mapping of its own (slab_linux.go): unmapped at release
+	mapped bool // b is a mapping of its own (hugepage.Map): unmapped at release
 }
 
 // newSpoolBuf is a buffer of n bytes, mapped (huge) if n is spoolSlab and
@@ -28,7 +33,7 @@ type spoolBuf struct {
 func newSpoolBuf(n int) *spoolBuf {
 	spoolBufsHeld.Add(1)
 	if n == spoolSlab {
-		if b, ok := mapSlab(n); ok {
+		if b, ok := hugepage.Map(n); ok {
 			return &spoolBuf{b: b, refs: 1, mapped: true}
 		}
 	}
@@ -45,7 +50,9 @@ func (s *spoolBuf) release() {
 		return
 	}
 	if s.mapped {
-		unmapSlab(s.b)
+		if err := hugepage.Unmap(s.b); err != nil {
+			slog.Error("release a streamed body's buffer: " + err.Error()) // a bug: left mapped
+		}
 	}
 	s.b = nil
 	spoolBufsHeld.Add(-1)

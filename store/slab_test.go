@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/oxyfs/oxyfs/internal/lib/hugepage"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -56,6 +57,38 @@ func TestGetStreamReleasesEveryBuffer(t *testing.T) {
 		}
 		if now := store.SpoolBufsHeld(); now != held {
 			t.Fatalf("GetStream %s reading %d bytes left %d buffers held, want %d", c.key, c.read, now, held)
+		}
+	}
+}
+
+// A streamed body of several slabs leaves none mapped once read, whole or
+// in part.
+func TestGetStreamUnmapsItsSlabs(t *testing.T) {
+	st := bodyStore(t, nil)
+	want := make([]byte, 9<<20)
+	if err := st.Put(context.Background(), "pack-x", want); err != nil {
+		t.Fatal(err)
+	}
+	mapped := hugepage.Mapped()
+	for _, read := range []int64{-1, 5 << 20} {
+		_ = st.GetStream(context.Background(), "pack-x", int64(len(want)), func(body io.Reader) error {
+			var first [1]byte
+			if _, err := io.ReadFull(body, first[:]); err != nil {
+				return err
+			}
+			if hugepage.Mode() != "" && hugepage.Mapped() <= mapped {
+				t.Errorf("reading a 9 MiB body: %d slabs mapped, no more than before it (%d)", hugepage.Mapped(), mapped)
+			}
+			var err error
+			if read < 0 {
+				_, err = io.Copy(io.Discard, body)
+			} else {
+				_, err = io.CopyN(io.Discard, body, read)
+			}
+			return err
+		})
+		if got := hugepage.Mapped(); got != mapped {
+			t.Fatalf("GetStream reading %d bytes of 9 MiB left %d slabs mapped, want %d", read, got, mapped)
 		}
 	}
 }

@@ -10,6 +10,8 @@
 //   - english: counts and lists in words for messages.
 //   - keylock: a lock per key, kept only while held or waited for.
 //   - holders: which processes hold a directory busy (from /proc).
+//   - hugepage: memory backed by transparent huge pages and faulted in at
+//     once (a list's body as it arrives, the set's arrays at open).
 //
 // internal/ holds these leaves and nothing else (besides internal/tools,
 // the modules that pin the linter and the release tools). What only the

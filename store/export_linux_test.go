@@ -1,4 +1,0 @@
-package store
-
-// SlabsMapped is how many buffers of streamed bodies are mapped.
-func SlabsMapped() int64 { return slabsMapped.Load() }
