@@ -58,7 +58,7 @@ func (m *Server) failed(op, p, key string, err error, e syscall.Errno) {
 		m.event(level, msg, slog.String("errno", errnoString(e)))
 		return
 	}
-	m.event(level, msg, slog.String("key", key), slog.String("errno", errnoString(e)))
+	m.event(level, msg, slog.String("entry", key), slog.String("errno", errnoString(e)))
 }
 
 // event logs one event at level: to Options.Log with attrs, or, without

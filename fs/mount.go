@@ -52,8 +52,9 @@ type Options struct {
 	Logf func(format string, args ...any)
 	// Log, if set, receives the failures of writes and of requests the
 	// mount answers with an errno it explains (EIO, EFBIG, EAGAIN; errno.go)
-	// as leveled records: ERROR for EIO, WARN otherwise, with the key and
-	// the errno as attributes. Nil sends them to Logf as text.
+	// as leveled records: ERROR for EIO, WARN otherwise, with the store
+	// key as "entry" and the errno as attributes ("key" would read as a
+	// secret's name to termsafe.Redact). Nil sends them to Logf as text.
 	Log *slog.Logger
 	// Observe, if set, is called when each FUSE operation counted in Ops
 	// returns, with its name (a key of Ops) and how long it took. It must

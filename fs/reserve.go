@@ -71,7 +71,7 @@ func (n *entryNode) reserveWrite(ctx context.Context, flags uint32) (gofs.FileHa
 	m := n.m
 	tid := callerTid(ctx)
 	if w := m.pending.reservation(n.path, tid); w != nil && w.abandon() && w.node == n {
-		m.event(slog.LevelWarn, fmt.Sprintf("open /%s for writing: refused, the kernel's retried open found the node descriptors of its version hold again (an open through /proc/self/fd?); nothing written (ESTALE)", n.path), slog.String("key", n.e.Key()), slog.String("errno", "ESTALE"))
+		m.event(slog.LevelWarn, fmt.Sprintf("open /%s for writing: refused, the kernel's retried open found the node descriptors of its version hold again (an open through /proc/self/fd?); nothing written (ESTALE)", n.path), slog.String("entry", n.e.Key()), slog.String("errno", "ESTALE"))
 		return nil, 0, syscall.ESTALE
 	} // else a reservation of an open of this thread's that ended unclaimed: ended now
 	h := m.makeWriteHandle(n.path, n.e, n, flags, false, func(h *writeHandle) {
@@ -92,7 +92,7 @@ func (n *entryNode) reserveWrite(ctx context.Context, flags uint32) (gofs.FileHa
 	}
 	time.AfterFunc(reserveClaim, func() {
 		if h.abandon() {
-			m.event(slog.LevelWarn, fmt.Sprintf("open /%s for writing: the kernel's retried open did not come within %v (an open through /proc/self/fd?); nothing written", n.path, reserveClaim), slog.String("key", n.e.Key()))
+			m.event(slog.LevelWarn, fmt.Sprintf("open /%s for writing: the kernel's retried open did not come within %v (an open through /proc/self/fd?); nothing written", n.path, reserveClaim), slog.String("entry", n.e.Key()))
 		}
 	})
 	return nil, 0, syscall.ESTALE
@@ -171,7 +171,7 @@ func (n *entryNode) openWrite(ctx context.Context, flags uint32) (gofs.FileHandl
 			// met EPERM here under load).
 			return nil, 0, syscall.ESTALE
 		}
-		m.event(slog.LevelWarn, fmt.Sprintf("open /%s for writing: refused, the signature exists (mount with --allow-overwrite to replace signatures) (EPERM)", n.path), slog.String("key", n.e.Key()), slog.String("errno", "EPERM"))
+		m.event(slog.LevelWarn, fmt.Sprintf("open /%s for writing: refused, the signature exists (mount with --allow-overwrite to replace signatures) (EPERM)", n.path), slog.String("entry", n.e.Key()), slog.String("errno", "EPERM"))
 		return nil, 0, syscall.EPERM
 	}
 	if n.e.Kind == format.KindSig {

@@ -175,7 +175,7 @@ func TestAWriteIntoAFullStoreIsLoggedAsAWarning(t *testing.T) {
 	if rec.Level != slog.LevelWarn {
 		t.Errorf("logged at %v, want WARN: %q", rec.Level, rec.Message)
 	}
-	if got := attr(rec, "key"); got != e.Key() {
+	if got := attr(rec, "entry"); got != e.Key() {
 		t.Errorf("key attribute %q, want %q", got, e.Key())
 	}
 	if got := attr(rec, "errno"); got != "ENOSPC" || !strings.Contains(rec.Message, "(ENOSPC)") {

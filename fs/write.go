@@ -270,7 +270,7 @@ func (h *writeHandle) holdLocked(n int64) syscall.Errno {
 	if n > h.held {
 		if !h.m.wbuf.take(n - h.held) {
 			h.m.event(slog.LevelWarn, fmt.Sprintf("write /%s: %d bytes do not fit: the files open for writing hold %d of the %d bytes all may hold (ENOSPC)",
-				h.path, n, h.m.wbuf.used.Load(), cmp.Or(h.m.wbuf.max, MaxWriteBuffers)), slog.String("key", h.e.Key()), slog.String("errno", "ENOSPC"))
+				h.path, n, h.m.wbuf.used.Load(), cmp.Or(h.m.wbuf.max, MaxWriteBuffers)), slog.String("entry", h.e.Key()), slog.String("errno", "ENOSPC"))
 			return syscall.ENOSPC
 		}
 	} else {
@@ -447,7 +447,7 @@ func (h *writeHandle) Release(ctx context.Context) syscall.Errno {
 	errno := h.commitLocked()
 	landed, refused := h.landed, h.refused != 0
 	if !landed && !refused && h.e.Kind == format.KindSig && len(h.buf) == 0 && errno == syscall.EINVAL {
-		h.m.event(slog.LevelWarn, fmt.Sprintf("write /%s: a signature needs bytes; nothing written (EINVAL)", h.path), slog.String("key", h.e.Key()), slog.String("errno", "EINVAL"))
+		h.m.event(slog.LevelWarn, fmt.Sprintf("write /%s: a signature needs bytes; nothing written (EINVAL)", h.path), slog.String("entry", h.e.Key()), slog.String("errno", "EINVAL"))
 	}
 	h.mu.Unlock()
 	// Out of the pending writes before it is released: an open that found

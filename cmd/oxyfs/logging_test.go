@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 )
 
 // textLineRE is one text log line: time, level, "oxyfs: " and the message.
@@ -375,5 +378,23 @@ func TestAFailedWriteIsNeverInfo(t *testing.T) {
 		if got, _ := leveled("oxyfs: " + c.line); got != c.want {
 			t.Errorf("%q: level %v, want %v", c.line, got, c.want)
 		}
+	}
+}
+
+// TestAFailedWritesEntryIsShownInTheTextLog: the store key a failed write
+// names (fs's "entry" attribute) reaches the text log on stderr whole,
+// through the redaction of secrets; an attribute named "key" was printed
+// key=REDACTED (user trial 52).
+func TestAFailedWritesEntryIsShownInTheTextLog(t *testing.T) {
+	var out bytes.Buffer
+	lg, err := newLog(termsafe.Writer{W: &out}, logFlags{level: "info", format: "text"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := "sig/08/cec8615944afd824418e33fbc726361200d5ca3145afa0b734d0d0c166a384/signer-00"
+	lg.Logger.LogAttrs(context.Background(), slog.LevelWarn, "open /"+key+" for writing: refused (EPERM)",
+		slog.String("entry", key), slog.String("errno", "EPERM"))
+	if line := out.String(); !strings.Contains(line, " entry="+key+" errno=EPERM") || strings.Contains(line, termsafe.Redacted) {
+		t.Fatalf("the text log line is %q; want it to end entry=%s errno=EPERM, nothing redacted", line, key)
 	}
 }
