@@ -91,7 +91,8 @@ type readAhead struct {
 	queue   []string        // keys to fetch, oldest first; guarded by mu
 	queued  map[string]bool // in the queue or being fetched by a worker; guarded by mu
 	running int             // workers; guarded by mu
-	peak    int             // the most workers that ran at once; guarded by mu
+	flying  int             // keys the workers took and have not finished: GETs in flight; guarded by mu
+	peak    int             // the most GETs in flight at once; guarded by mu
 	sent    int64           // GETs the workers sent; guarded by mu
 	refills int64           // triggers that extended the window (scanned keys to queue); guarded by mu
 	spawned int64           // workers started; guarded by mu
@@ -183,16 +184,54 @@ func (ra *readAhead) trigger(v *view, e format.Entry) {
 	ra.spawnLocked()
 }
 
-// spawnLocked starts workers while the queue has keys and fewer run than
-// the in-flight limit allows.
+// spawnLocked starts workers while the queue has keys and fewer GETs are
+// in flight than the limit allows, each with its first batch: a whole one
+// while any worker runs (a worker that finishes takes the next batch
+// itself), so the GETs go in batches as deep as the store pipelines, not
+// in slivers of what the limit leaves.
 func (ra *readAhead) spawnLocked() {
-	for ra.running < ra.cwnd.allowed() && len(ra.queue) > 0 {
+	for !ra.closed && len(ra.queue) > 0 && ra.flying < ra.cwnd.allowed() &&
+		(ra.running == 0 || ra.cwnd.allowed()-ra.flying >= min(ra.batch(), len(ra.queue))) {
+		keys := ra.takeLocked()
+		if len(keys) == 0 {
+			return
+		}
 		ra.running++
-		ra.peak = max(ra.peak, ra.running)
 		ra.spawned++
 		ra.wg.Add(1)
-		go ra.work()
+		go ra.work(keys)
 	}
+}
+
+// takeLocked takes the next batch off the queue: as many keys as the
+// store writes on one connection ahead of their answers
+// (store.Pipeline's depth; 1 where it does not pipeline), within what the
+// limit leaves in flight. Keys the reader passed are dropped.
+func (ra *readAhead) takeLocked() []string {
+	n := min(ra.batch(), ra.cwnd.allowed()-ra.flying)
+	var keys []string
+	for len(ra.queue) > 0 && len(keys) < n {
+		key := ra.queue[0]
+		ra.queue = ra.queue[1:]
+		if key <= ra.last {
+			// The reader got there first (and read it itself); it may
+			// even have left the cache since: do not fetch it again.
+			delete(ra.queued, key)
+			continue
+		}
+		keys = append(keys, key)
+	}
+	ra.flying += len(keys)
+	ra.peak = max(ra.peak, ra.flying)
+	return keys
+}
+
+// batch is how many keys a worker sends at once.
+func (ra *readAhead) batch() int {
+	if st, ok := ra.ix.st.Pipeline(); ok {
+		return max(1, st.Depth)
+	}
+	return 1
 }
 
 // addLocked queues key unless it is cached, queued or being fetched.
@@ -208,55 +247,76 @@ func (ra *readAhead) addLocked(key string) {
 	ra.queued[key] = true
 }
 
-// work fetches queued keys until the queue is empty or read-ahead is closed.
-func (ra *readAhead) work() {
+// work fetches keys, then the batches it takes after them, until the
+// queue is empty, the limit is reached or read-ahead is closed.
+func (ra *readAhead) work(keys []string) {
 	defer ra.wg.Done()
 	for {
+		rtt, sent, failed := ra.fetch(keys)
 		ra.mu.Lock()
-		if ra.closed || len(ra.queue) == 0 || ra.running > ra.cwnd.allowed() {
+		ra.flying -= len(keys)
+		for _, key := range keys {
+			delete(ra.queued, key)
+		}
+		if sent > 0 {
+			ra.sent += int64(sent)
+			for range sent {
+				ra.cwnd.done(rtt, failed, len(ra.queue) > 0)
+			}
+		}
+		keys = nil
+		if !ra.closed {
+			keys = ra.takeLocked()
+		}
+		if len(keys) == 0 {
 			ra.running--
+			ra.spawnLocked()
 			ra.mu.Unlock()
 			return
 		}
-		key := ra.queue[0]
-		ra.queue = ra.queue[1:]
-		if key <= ra.last {
-			// The reader got there first (and read it itself); it may
-			// even have left the cache since: do not fetch it again.
-			delete(ra.queued, key)
-			ra.mu.Unlock()
-			continue
-		}
-		ra.mu.Unlock()
-		// Errors are not kept: a reader that asks later reads it itself.
-		var rtt time.Duration
-		var err error
-		sent := false
-		ra.ix.sigs.prefetch(key, func() ([]byte, time.Time, error) {
-			// Checked again once the fetch is registered: a reader that
-			// got there in between read it itself (and it may have left
-			// the cache already).
-			if ra.stale(key) {
-				return nil, time.Time{}, errStale
-			}
-			t0 := time.Now()
-			data, mod, gerr := ra.ix.sigGet(key)(ra.ctx) // within the readers' budget; the key's time with its bytes
-			rtt, err, sent = time.Since(t0), gerr, true
-			return data, mod, gerr
-		})
-		ra.mu.Lock()
-		delete(ra.queued, key)
-		if sent {
-			ra.sent++
-			// A key gone since the set was read (store.ErrNotFound) says
-			// nothing of the server's load, nor does a close, nor a GET
-			// the readers' budget refused (ErrBusy).
-			failed := err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, ErrBusy) && ra.ctx.Err() == nil
-			ra.cwnd.done(rtt, failed, len(ra.queue) > 0)
-			ra.spawnLocked()
-		}
+		ra.spawnLocked()
 		ra.mu.Unlock()
 	}
+}
+
+// fetch reads keys into the signature cache (those cached or being read
+// already aside), as one batch of the store's (GetAdmittedBatch: pipelined
+// where it can). Errors are not kept: a reader that asks later reads the
+// key itself. It returns the first answer's round trip (what one GET of
+// the batch took, its answer not queued behind others), how many GETs
+// were sent, and whether one failed in a way that says the server wants
+// fewer (congestionWindow): a key gone since the set was read
+// (store.ErrNotFound) says nothing of the server's load, nor does a
+// close, nor a GET the readers' budget refused (ErrBusy).
+func (ra *readAhead) fetch(keys []string) (rtt time.Duration, sent int, failed bool) {
+	ra.ix.sigs.prefetchBatch(keys, func(keys []string, land func(i int, data []byte, mod time.Time, err error)) {
+		// Checked again once the reads are registered: a reader that got
+		// there in between read it itself (and it may have left the cache
+		// already).
+		send := make([]string, 0, len(keys))
+		at := make([]int, 0, len(keys))
+		for i, key := range keys {
+			if ra.stale(key) {
+				land(i, nil, time.Time{}, errStale)
+				continue
+			}
+			send, at = append(send, key), append(at, i)
+		}
+		if len(send) == 0 {
+			return
+		}
+		t0 := time.Now()
+		ra.ix.st.GetAdmittedBatch(ra.ctx, send, ra.ix.sigs.reserve, func(j int, data []byte, mod time.Time, err error) {
+			if sent++; sent == 1 {
+				rtt = time.Since(t0)
+			}
+			if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, ErrBusy) && ra.ctx.Err() == nil {
+				failed = true
+			}
+			land(at[j], data, mod, err)
+		})
+	})
+	return rtt, sent, failed
 }
 
 // ReadAheadStats is read-ahead's depth (Status.ReadAhead).

@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -102,3 +103,48 @@ func (c *sigCache) prefetch(key string, read func() ([]byte, time.Time, error)) 
 	data, mod, err := read()
 	c.land(key, f, data, unixNano(mod), err)
 }
+
+// prefetchBatch is prefetch of several keys at once: those neither cached
+// nor being read are registered as being read, then read is called once
+// with them and lands each (land: i its index in the keys read is given)
+// as its bytes or error come. read must land every key it is given,
+// once. It runs in the read-ahead worker that calls it.
+func (c *sigCache) prefetchBatch(keys []string, read func(keys []string, land func(i int, data []byte, mod time.Time, err error))) {
+	mine := make([]string, 0, len(keys))
+	reads := make([]*sigSharedRead, 0, len(keys))
+	c.mu.Lock()
+	for _, key := range keys {
+		_, cached := c.m[key]
+		_, flying := c.reading[key]
+		if cached || flying {
+			continue
+		}
+		f := &sigSharedRead{sharedRead: newSharedRead(context.Background(), context.Background()), prefetch: true}
+		c.reading[key] = f
+		mine, reads = append(mine, key), append(reads, f)
+	}
+	c.mu.Unlock()
+	if len(mine) == 0 {
+		return
+	}
+	landed := make([]bool, len(mine))
+	defer func() {
+		// A read that did not land a key (it must not happen) would leave
+		// its waiters waiting: they are told it failed.
+		for i, ok := range landed {
+			if !ok {
+				c.land(mine[i], reads[i], nil, 0, errNotLanded)
+			}
+		}
+	}()
+	read(mine, func(i int, data []byte, mod time.Time, err error) {
+		if landed[i] {
+			return
+		}
+		landed[i] = true
+		c.land(mine[i], reads[i], data, unixNano(mod), err)
+	})
+}
+
+// errNotLanded is the error of a read-ahead read its batch did not land.
+var errNotLanded = errors.New("read-ahead batch ended without this key")

@@ -24,7 +24,8 @@ import (
 // the container client made here so that its transport is driver_http.go's:
 // answers bounded, no redirect to another host.
 func openAzure(ctx context.Context, u *url.URL, idle int, dates *storeClock) (*blob.Bucket, leanChoice, error) {
-	hc := guardedClient(idleTransport(idle), azureListToken, dates)
+	tr := idleTransport(idle)
+	hc := guardedClient(tr, azureListToken, dates)
 	mux := new(blob.URLMux)
 	var auth azureAuth
 	mux.RegisterBucket(azureblob.Scheme, &azureblob.URLOpener{
@@ -38,7 +39,12 @@ func openAzure(ctx context.Context, u *url.URL, idle int, dates *storeClock) (*b
 		return nil, leanChoice{}, err
 	}
 	q := u.Query()
-	return b, azureLeanChoice(b, auth, q.Get("prefix"), q, hc), nil // leanget_azure.go
+	c := azureLeanChoice(b, auth, q.Get("prefix"), q, hc) // leanget_azure.go
+	if c.path != nil {
+		base := c.path.be.(*azureLean).base
+		c.path.scheme, c.path.host, c.path.tr, c.path.dates = base.Scheme, base.Host, tr, dates
+	}
+	return b, c, nil
 }
 
 // azureContainerClient is gocloud's azureblob client for the credentials

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/gcsblob"
 	"gocloud.dev/gcp"
+	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
 	"google.golang.org/api/option"
 )
@@ -37,8 +39,10 @@ func openGCS(ctx context.Context, u *url.URL, idle int, dates *storeClock) (*blo
 		return b, sdkPath("gRPC"), err
 	}
 	q.Del("endpoint")
-	hc := guardedClient(idleTransport(idle), gcsListToken, dates)
+	tr := idleTransport(idle)
+	hc := guardedClient(tr, gcsListToken, dates)
 	client := &gcp.HTTPClient{Client: *hc}
+	var authorize func(r *http.Request) error // the bearer token, where the client's transport adds one
 	var clientOpts []option.ClientOption
 	emulator := os.Getenv("STORAGE_EMULATOR_HOST")
 	anon, _ := strconv.ParseBool(q.Get("anonymous"))
@@ -53,6 +57,15 @@ func openGCS(ctx context.Context, u *url.URL, idle int, dates *storeClock) (*blo
 		}
 		if client, err = gcp.NewHTTPClient(hc.Transport, creds.TokenSource); err != nil {
 			return nil, leanChoice{}, err
+		}
+		ts := oauth2.ReuseTokenSource(nil, creds.TokenSource)
+		authorize = func(r *http.Request) error {
+			t, err := ts.Token()
+			if err != nil {
+				return fmt.Errorf("token for a pipelined GET: %w", err)
+			}
+			t.SetAuthHeader(r)
+			return nil
 		}
 		client.CheckRedirect = checkRedirect
 	}
@@ -70,7 +83,12 @@ func openGCS(ctx context.Context, u *url.URL, idle int, dates *storeClock) (*blo
 	v := *u
 	v.RawQuery = q.Encode()
 	b, err := mux.OpenBucketURL(ctx, &v)
-	return b, gcsLeanChoice(u, q, endpoint, emulator, &client.Client), err // leanget_gcs.go
+	c := gcsLeanChoice(u, q, endpoint, emulator, &client.Client) // leanget_gcs.go
+	if c.path != nil {
+		l := c.path.be.(*gcsLean)
+		c.path.scheme, c.path.host, c.path.tr, c.path.dates, c.path.authorize = l.scheme, l.host, tr, dates, authorize
+	}
+	return b, c, err
 }
 
 // openGCSgRPC opens a gRPC gs:// URL with gocloud's opener, credentials

@@ -92,7 +92,13 @@ func openS3(ctx context.Context, u *url.URL, idle int, dates *storeClock) (*blob
 	if prefix != "" {
 		b = blob.PrefixedBucket(b, prefix)
 	}
-	return b, wc, s3LeanChoice(ctx, client, hc, u.Host, prefix), nil // leanget_s3.go
+	c := s3LeanChoice(ctx, client, hc, u.Host, prefix) // leanget_s3.go
+	if c.path != nil {
+		l := c.path.be.(*s3Lean)
+		c.path.scheme, c.path.host, c.path.tr, c.path.dates = l.scheme, l.host, tr, dates
+		c.path.wire = func(n int) { wc.n.get.Add(int64(n)) }
+	}
+	return b, wc, c, nil
 }
 
 // idleConns is how many idle connections an S3 client keeps: the requests

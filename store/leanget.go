@@ -72,6 +72,18 @@ type leanPath struct {
 	prefix string      // read-only after open: the bucket's prefix= (added to keys)
 	label  string      // read-only after open: what ReadPath says
 	sent   atomic.Int64
+
+	// The pipelined GETs (pipeline.go, getbatch.go); all read-only after
+	// the store is made.
+	scheme, host string          // the origin the requests go to
+	tr           *http.Transport // the driver's transport: its dialer, TLS and proxy; nil: no pipeline
+	pipe         *pipeline       // nil: none (pipeWhy says why)
+	pipeWhy      string
+	// authorize adds what the driver's transport adds to a request
+	// (GCS: the bearer token); nil: nothing.
+	authorize func(r *http.Request) error
+	wire      func(n int) // counts n GETs on the wire where the driver does (S3); nil: none
+	dates     *storeClock // is handed each answer's Date, as the driver's client does; nil: none
 }
 
 // leanChoice is what a driver's open decided: the lean path, or (nil) why
@@ -101,7 +113,10 @@ type leanDriver interface {
 // SigV4)" and the like, or "sdk" and why, for the status page.
 func (s *Store) ReadPath() string {
 	if s.lean != nil {
-		return "lean (" + s.lean.label + ")"
+		if s.lean.pipe != nil {
+			return fmt.Sprintf("lean (%s; pipelined, depth %d)", s.lean.label, s.lean.pipe.maxDepth)
+		}
+		return "lean (" + s.lean.label + "; not pipelined: " + s.lean.pipeWhy + ")"
 	}
 	return "sdk (" + s.leanWhy + ")"
 }
@@ -124,6 +139,9 @@ func (s *Store) chooseReadPath(opts Options) {
 	}
 	if opts.SDKReads && s.lean != nil {
 		s.lean, s.leanWhy = nil, "Options.SDKReads"
+	}
+	if s.lean != nil {
+		s.lean.pipe, s.lean.pipeWhy = newPipeline(s.lean.scheme, s.lean.host, s.lean.tr, idleConns(opts), opts.PipelineDepth)
 	}
 }
 

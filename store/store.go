@@ -84,6 +84,11 @@ type Options struct {
 	// instead of the lean GET (leanget.go): for comparing the two, and
 	// as a way out should a server refuse the lean path's requests.
 	SDKReads bool
+	// PipelineDepth is how many of read-ahead's GETs (GetAdmittedBatch)
+	// one connection carries written ahead of their answers, on the lean
+	// path (pipeline.go): 0 means DefaultPipelineDepth; 1, none
+	// pipelined (one at a time, through the driver's client).
+	PipelineDepth int
 
 	// dates is the store clock Open makes before the bucket, for the
 	// HTTP clients' Date headers (driver_http.go).
@@ -277,7 +282,12 @@ func (s *Store) DeleteRequests() Counts { return s.drv.deleteRequests(false) }
 func (s *Store) Bucket() *blob.Bucket { return s.bucket }
 
 // Close closes the bucket.
-func (s *Store) Close() error { return s.bucket.Close() }
+func (s *Store) Close() error {
+	if s.lean != nil && s.lean.pipe != nil {
+		s.lean.pipe.close()
+	}
+	return s.bucket.Close()
+}
 
 // Exists reports whether a key exists (one HEAD).
 func (s *Store) Exists(ctx context.Context, key string) (bool, error) {

@@ -1,0 +1,209 @@
+package store
+
+// GetAdmittedBatch: several signatures read at once (the index's
+// read-ahead), pipelined on one connection where the store's lean path has
+// a pipeline (pipeline.go), else one GetAdmitted each. Each GET is what
+// GetAdmitted's would be — one of the store's MaxRequests slots (held from
+// before its request is written until its answer is read), one GET in
+// Counts (and on S3 in the wire counts) once it goes on the wire, its
+// answer's Date to the store clock, the observer told of it, the cap and
+// the admission before its body, the checksum its answer carries checked,
+// ErrNotFound on a 404 — but its answer is read on the caller's goroutine
+// behind the answers before it. A GET whose answer did not come (the
+// server closed the connection or fell silent with it owed) or failed
+// transiently is sent again one at a time by GetAdmitted, with its
+// retries, and counted in Retries; the caller sees only each key's final
+// bytes or error.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/oxyfs/oxyfs/store/format"
+)
+
+// GetAdmittedBatch reads each of keys as GetAdmitted does and hands its
+// bytes, Last-Modified and error (wrapped as GetAdmitted's) to each, with
+// i its index in keys: exactly once a key, on the caller's goroutine, in
+// no promised order. Where the store pipelines (Pipeline), up to its depth
+// of GETs are written on one connection before their answers are read.
+func (s *Store) GetAdmittedBatch(ctx context.Context, keys []string, admit func(size int64) (release func(), err error), each func(i int, data []byte, mod time.Time, err error)) {
+	one := func(i int) {
+		data, mod, err := s.GetAdmitted(ctx, keys[i], admit)
+		each(i, data, mod, err)
+	}
+	lp := s.lean
+	var piped []int
+	for i, k := range keys {
+		if lp != nil && lp.pipe != nil && s.leanReads(k) {
+			piped = append(piped, i)
+		} else {
+			one(i)
+		}
+	}
+	for len(piped) > 0 {
+		n := min(len(piped), max(1, int(lp.pipe.depth.Load())))
+		again := s.pipelined(ctx, keys, piped[:n], admit, each)
+		piped = piped[n:]
+		for _, i := range again {
+			s.retries.Add(1)
+			one(i)
+		}
+	}
+}
+
+// pipelined sends the GETs of keys[idx...] on one connection of the
+// pipeline and hands their results to each; it returns the indexes to
+// send again one at a time (owed, or failed transiently).
+func (s *Store) pipelined(ctx context.Context, keys []string, idx []int, admit func(size int64) (release func(), err error), each func(i int, data []byte, mod time.Time, err error)) (again []int) {
+	lp := s.lean
+	fail := func(err error) {
+		for _, i := range idx {
+			each(i, nil, time.Time{}, fmt.Errorf("get %q: %w", keys[i], err))
+		}
+	}
+	held, err := s.takeSlots(ctx, len(idx))
+	defer func() { s.giveSlots(held) }()
+	if err != nil {
+		fail(err)
+		return nil
+	}
+	reqs := make([]*http.Request, len(idx))
+	for j, i := range idx {
+		r, err := lp.be.request(ctx, lp.prefix+keys[i])
+		if err == nil && lp.authorize != nil {
+			err = lp.authorize(r)
+		}
+		if err != nil {
+			// Not sent: one at a time, where the error is the GET's own.
+			return idx
+		}
+		reqs[j] = r
+	}
+	wrote := func(n int, resent bool) {
+		s.n.get.Add(int64(n))
+		lp.sent.Add(int64(n))
+		if lp.wire != nil {
+			lp.wire(n)
+		}
+		if resent {
+			s.retries.Add(int64(n))
+		}
+	}
+	began := time.Now()
+	answer := func(j int, resp *http.Response, sent time.Time) {
+		i := idx[j]
+		now := time.Now()
+		began = sent
+		if lp.dates != nil {
+			lp.dates.observeDate(resp.Header, sent, now)
+		}
+		g, err := s.pipedAnswer(keys[i], resp, admit)
+		if err != nil {
+			err = s.drv.mapErr(err)
+		}
+		if s.observe != nil {
+			s.observe(s.n.kindOf(&s.n.get), now.Sub(sent), err)
+		}
+		s.giveSlots(1)
+		held--
+		switch {
+		case err == nil:
+			each(i, g.data, g.mod, nil)
+		case transient(err) && ctx.Err() == nil:
+			again = append(again, i)
+		default:
+			each(i, nil, time.Time{}, fmt.Errorf("get %q: %w", keys[i], err))
+		}
+	}
+	n, err := lp.pipe.send(ctx, reqs, s.timeout, wrote, answer)
+	if n == len(idx) {
+		return again
+	}
+	owed := idx[n:]
+	if err == nil {
+		err = errOwed
+	}
+	if s.observe != nil {
+		for range owed {
+			s.observe(s.n.kindOf(&s.n.get), time.Since(began), err)
+		}
+	}
+	if ctx.Err() != nil {
+		for _, i := range owed {
+			each(i, nil, time.Time{}, fmt.Errorf("get %q: %w", keys[i], ctx.Err()))
+		}
+		return again
+	}
+	return append(again, owed...)
+}
+
+// errOwed is the error of a pipelined GET whose answer did not come because
+// an earlier answer ended the connection (Connection: close, an answer
+// without framing, a body left unread).
+var errOwed = errors.New("answer owed when the connection ended")
+
+// pipedAnswer reads one pipelined answer for key as getLean reads its
+// answer: the status, the body within the key's cap with the admission,
+// the checksum, the Last-Modified.
+func (s *Store) pipedAnswer(key string, resp *http.Response, admit func(size int64) (release func(), err error)) (got, error) {
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return got{}, statusError(resp) // reads at most maxErrorBody of it
+	}
+	data, err := readAdmitted(resp.Body, resp.ContentLength, getOpts{limit: format.ReadCap(key), admit: admit, lean: true})
+	if err != nil {
+		return got{}, err
+	}
+	if err := s.lean.be.verify(resp, data); err != nil {
+		return got{}, fmt.Errorf("%w: %w", errBodyRead, err)
+	}
+	g := got{data: data}
+	if lm := resp.Header.Get("Last-Modified"); lm != "" {
+		if g.mod, err = http.ParseTime(lm); err != nil {
+			g.mod = time.Time{} // as the SDKs: no time rather than a wrong one
+		}
+	}
+	return g, nil
+}
+
+// takeSlots takes n of the store's MaxRequests slots (none when it has no
+// cap), waiting no longer than ctx allows; it returns how many it holds.
+func (s *Store) takeSlots(ctx context.Context, n int) (int, error) {
+	if s.inFlight == nil {
+		return n, nil
+	}
+	for held := 0; held < n; held++ {
+		select {
+		case s.inFlight <- struct{}{}:
+		default:
+			select {
+			case s.inFlight <- struct{}{}:
+			case <-ctx.Done():
+				return held, ctx.Err()
+			}
+		}
+	}
+	return n, nil
+}
+
+// giveSlots gives n slots back.
+func (s *Store) giveSlots(n int) {
+	if s.inFlight == nil {
+		return
+	}
+	for range n {
+		<-s.inFlight
+	}
+}
+
+// Pipeline says what the store's pipelined GETs did; ok is false when it
+// does not pipeline (ReadPath says why).
+func (s *Store) Pipeline() (PipelineStats, bool) {
+	if s.lean == nil || s.lean.pipe == nil {
+		return PipelineStats{}, false
+	}
+	return s.lean.pipe.stats(), true
+}
