@@ -92,8 +92,8 @@ type pipeline struct {
 	addr         string // host:port; read-only
 	tr           *http.Transport
 	dial         func(ctx context.Context, network, addr string) (net.Conn, error) // read-only
-	idle         int                                                              // read-only: idle connections kept
-	maxDepth     int                                                              // read-only
+	idle         int                                                               // read-only: idle connections kept
+	maxDepth     int                                                               // read-only
 
 	depth   atomic.Int32 // GETs written ahead at most now: maxDepth, halved by each connection closed with GETs owed
 	cut     atomic.Int64 // connections the server closed with pipelined GETs owed
