@@ -331,12 +331,24 @@ type ReadAheadStats struct {
 
 	// Listings: directories of signatures a listing (or its first stat) scheduled (statprefetch.go).
 	Listings int64 `json:"listings"`
+
+	// ReadPath is how the store reads signatures (store.ReadPath): the
+	// lean path, pipelined or not and why, or the SDK's.
+	ReadPath string `json:"read_path"`
+	// Pipeline is what the store's pipelined GETs did (store.Pipeline):
+	// the depth now, the batches written, the connections a server cut
+	// with GETs owed; nil where it does not pipeline.
+	Pipeline *store.PipelineStats `json:"pipeline,omitempty"`
 }
 
 func (ra *readAhead) stats() ReadAheadStats {
 	ra.mu.Lock()
 	defer ra.mu.Unlock()
-	return ReadAheadStats{Max: ra.cwnd.max, Limit: ra.cwnd.allowed(), Peak: ra.peak, Depth: ra.n, Sent: ra.sent, Queued: len(ra.queued), Listings: ra.lp.listings.Load()}
+	st := ReadAheadStats{Max: ra.cwnd.max, Limit: ra.cwnd.allowed(), Peak: ra.peak, Depth: ra.n, Sent: ra.sent, Queued: len(ra.queued), Listings: ra.lp.listings.Load(), ReadPath: ra.ix.st.ReadPath()}
+	if ps, ok := ra.ix.st.Pipeline(); ok {
+		st.Pipeline = &ps
+	}
+	return st
 }
 
 // forget drops the frontier's view, so a refresh's old set is not kept

@@ -23,6 +23,7 @@ type commonFlags struct {
 	json    bool
 	timeout time.Duration
 	maxReqs int
+	depth   int  // --pipeline-depth
 	create  bool // --create, where a command takes it (presence.go)
 
 	mu     sync.Mutex
@@ -34,6 +35,7 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.stats, "stats", false, "print request counts by kind on stderr at exit (and compare-and-swap tries and retried reads, when there were any)")
 	fs.DurationVar(&c.timeout, "timeout", store.DefaultRequestTimeout, "give up on one request to the store after this long (a read is tried up to 3 times)")
 	fs.IntVar(&c.maxReqs, "max-requests", store.DefaultMaxRequests, "most requests in flight to the store at once, over everything the command does (read-ahead included)")
+	fs.IntVar(&c.depth, "pipeline-depth", store.DefaultPipelineDepth, "read-ahead's GETs one connection carries written ahead of their answers (HTTP/1.1 pipelining, S3/GCS/Azure); halved by itself when a server drops them; 1: none pipelined")
 }
 
 func (c *commonFlags) registerJSON(fs *flag.FlagSet) {
@@ -108,6 +110,10 @@ func (e *env) openStore(ctx context.Context, url string, opts store.Options) (*s
 		return nil, usagef("--max-requests must be positive")
 	}
 	opts.MaxRequests = e.common.maxReqs
+	if e.common.depth <= 0 {
+		return nil, usagef("--pipeline-depth must be positive")
+	}
+	opts.PipelineDepth = e.common.depth
 	if e.common.create {
 		opts.Create = true
 	}

@@ -48,7 +48,7 @@ func TestSharedFlagsHaveOneHelp(t *testing.T) {
 		}
 	}
 	slices.Sort(shared)
-	want := []string{"allow-remote", "cache-dir", "cache-size", "create", "layout", "log-file", "log-format", "log-level", "max-requests", "metrics-addr", "read-ahead", "refresh-interval", "sig-cache-size", "stats", "timeout"}
+	want := []string{"allow-remote", "cache-dir", "cache-size", "create", "layout", "log-file", "log-format", "log-level", "max-requests", "metrics-addr", "pipeline-depth", "read-ahead", "refresh-interval", "sig-cache-size", "stats", "timeout"}
 	if !slices.Equal(shared, want) {
 		t.Errorf("flags both commands take: %q, want %q", shared, want)
 	}

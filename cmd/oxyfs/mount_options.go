@@ -75,6 +75,8 @@ func applyMountOptions(mf *mountFlags, c *commonFlags, opts string) (unknown []s
 			mf.refresh, err = time.ParseDuration(v)
 		case "timeout":
 			c.timeout, err = time.ParseDuration(v)
+		case "pipeline_depth":
+			c.depth, err = strconv.Atoi(v)
 		default:
 			// mount(8) passes generic options (defaults, noauto, _netdev, …) too.
 			if !genericMountOption(k) {
