@@ -194,7 +194,7 @@
 //     nothing takes the lock while holding a slot.
 //  2. The leaves, under which no other lock is taken and no request is
 //     sent: pageGuard.mu (one ListPage attempt's LIST requests),
-//     FakeClock.mu, memLocks.mu (taken under a memLocker too), and below
+//     pipeline.mu (its idle connections: pipeline.go), FakeClock.mu, memLocks.mu (taken under a memLocker too), and below
 //     store, an EntryListText's mu and the text pool's (store/format) and
 //     the openat2 probe's (store/fileblob).
 //
@@ -310,6 +310,24 @@
 // and Options.SDKReads stay on the SDK path, and so does a key gocloud
 // would escape. Records, entry lists and conditional reads always take
 // the SDK path. BenchmarkGetPath measures both (docs/performance.md).
+//
+// # Pipelined GETs (pipeline.go, getbatch.go)
+//
+// Read-ahead reads signatures in batches (GetAdmittedBatch): on the lean
+// path, where the driver's transport dials itself and no proxy serves the
+// origin, up to Options.PipelineDepth GETs are written on one HTTP/1.1
+// connection at once and their answers read in order on the caller's
+// goroutine — a write and about a read a batch instead of a round trip,
+// two goroutines' hand-overs and a poll a GET. Each GET is otherwise
+// GetAdmitted's: a request slot, one GET in Counts and on the wire, the
+// Date to the store clock, the observer, the cap, the admission, the
+// checksum, ErrNotFound. What a server does not take is survived, not
+// assumed: GETs owed when it closes the connection or falls silent are
+// sent again one at a time (counted as retries); such a cut halves the
+// depth, and from 2 pins it at 1; an answer that came unasked on an idle
+// connection (the peek) or a 408 first on a reused one is never read as
+// a GET's. Pipeline reports the depth, the batches and the cuts
+// (`.oxy/status`: read_ahead.pipeline).
 //
 // # Credentials
 //

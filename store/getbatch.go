@@ -101,7 +101,7 @@ func (s *Store) pipelined(ctx context.Context, keys []string, idx []int, admit f
 		if lp.dates != nil {
 			lp.dates.observeDate(resp.Header, sent, now)
 		}
-		g, err := s.pipedAnswer(keys[i], resp, admit)
+		g, err := lp.answer(resp, getOpts{limit: format.ReadCap(keys[i]), admit: admit, lean: true}) // leanget.go
 		if err != nil {
 			err = s.drv.mapErr(err)
 		}
@@ -145,29 +145,6 @@ func (s *Store) pipelined(ctx context.Context, keys []string, idx []int, admit f
 // an earlier answer ended the connection (Connection: close, an answer
 // without framing, a body left unread).
 var errOwed = errors.New("answer owed when the connection ended")
-
-// pipedAnswer reads one pipelined answer for key as getLean reads its
-// answer: the status, the body within the key's cap with the admission,
-// the checksum, the Last-Modified.
-func (s *Store) pipedAnswer(key string, resp *http.Response, admit func(size int64) (release func(), err error)) (got, error) {
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return got{}, statusError(resp) // reads at most maxErrorBody of it
-	}
-	data, err := readAdmitted(resp.Body, resp.ContentLength, getOpts{limit: format.ReadCap(key), admit: admit, lean: true})
-	if err != nil {
-		return got{}, err
-	}
-	if err := s.lean.be.verify(resp, data); err != nil {
-		return got{}, fmt.Errorf("%w: %w", errBodyRead, err)
-	}
-	g := got{data: data}
-	if lm := resp.Header.Get("Last-Modified"); lm != "" {
-		if g.mod, err = http.ParseTime(lm); err != nil {
-			g.mod = time.Time{} // as the SDKs: no time rather than a wrong one
-		}
-	}
-	return g, nil
-}
 
 // takeSlots takes n of the store's MaxRequests slots (none when it has no
 // cap), waiting no longer than ctx allows; it returns how many it holds.

@@ -184,8 +184,17 @@ func (s *Store) getLean(ctx context.Context, key string, o getOpts) (got, error)
 		return got{}, redactURLError(err)
 	}
 	defer resp.Body.Close()
+	return lp.answer(resp, o)
+}
+
+// answer reads a lean GET's answer (getLean's, or a pipelined one's:
+// getbatch.go): an error status as a leanStatusError, else the body as
+// the SDK path reads it (readAdmitted: the cap, the admission), its
+// checksum checked where the answer carries one, and the key's
+// Last-Modified.
+func (lp *leanPath) answer(resp *http.Response, o getOpts) (got, error) {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return got{}, statusError(resp)
+		return got{}, statusError(resp) // reads at most maxErrorBody of the body
 	}
 	data, err := readAdmitted(resp.Body, resp.ContentLength, o) // get.go; -1: not declared
 	if err != nil {
