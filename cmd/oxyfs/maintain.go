@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/fold"
+	"github.com/oxyfs/oxyfs/internal/lib/english"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -72,7 +73,7 @@ func saveLinesTo(name string) fold.SaveLines {
 			return err
 		}
 		var b strings.Builder
-		fmt.Fprintf(&b, "# %s: %d lines that do not parse, removed at %s\n", record, len(lines), time.Now().UTC().Format(time.RFC3339))
+		fmt.Fprintf(&b, "# %s: %s not parse, removed at %s\n", record, english.Count(len(lines), "line that does", "lines that do"), time.Now().UTC().Format(time.RFC3339))
 		for _, l := range lines {
 			b.WriteString(l + "\n")
 		}

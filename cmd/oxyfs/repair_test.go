@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,7 +72,7 @@ func TestCheckJSONAndDropMalformed(t *testing.T) {
 		t.Fatalf("%v: exit %d\n%s\n%s", args, code, out, errOut)
 	}
 	got, err := os.ReadFile(saved)
-	if err != nil || !strings.Contains(string(got), "\ngarbage here\r\n") || !strings.HasPrefix(string(got), "# pack-entries: 1 lines that do not parse") {
+	if err != nil || !strings.Contains(string(got), "\ngarbage here\r\n") || !strings.HasPrefix(string(got), "# pack-entries: 1 line that does not parse") {
 		t.Errorf("saved lines %q, %v", got, err)
 	}
 	if after, _ := os.ReadFile(filepath.Join(h.dir, "pack-entries")); strings.Contains(string(after), "garbage") || strings.Contains(string(after), "\r") {
@@ -118,5 +119,49 @@ func TestDropMalformedRefusesDash(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(filepath.Join(h.dir, "pack-entries")); !strings.Contains(string(after), "garbage here") {
 		t.Errorf("the journal lost its line: %q", after)
+	}
+}
+
+// TestCheckCountsEveryLineInWords (user trial 52): check said "1 lines",
+// and counted only the journal's lines that parse ("1 lines" of a journal
+// of 2, one garbage). It counts every line of both records, says how many
+// do not parse, and words each count for its number.
+func TestCheckCountsEveryLineInWords(t *testing.T) {
+	h := newHandStore(t)
+	url := "file://" + h.dir
+	if _, errOut, code := runCLI(t, "fold", "--layout", "bucket", url); code != 0 {
+		t.Fatalf("fold: exit %d: %s", code, errOut)
+	}
+	journal, err := os.ReadFile(filepath.Join(h.dir, "pack-entries"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := string(journal) + "garbage here\n"
+	writeFile(t, h.dir, "pack-entries", []byte(damaged))
+	writeFile(t, h.dir, "pack-retired", []byte("1 pack-x.pack\n"))
+	lines := strings.Count(damaged, "\n")
+	if lines < 2 {
+		t.Fatalf("the journal %q should hold a line besides the garbage", damaged)
+	}
+
+	out, errOut, code := runCLI(t, "check", "--layout", "bucket", url)
+	for _, want := range []string{
+		fmt.Sprintf("journal: %d lines (1 line that does not parse), ", lines),
+		"; retired record: 1 line\n",
+		"journal pack-entries has 1 line that does not parse:",
+	} {
+		if code != 1 || !strings.Contains(out, want) {
+			t.Errorf("check (exit %d) lacks %q:\n%s\n%s", code, want, out, errOut)
+		}
+	}
+	out, _, _ = runCLI(t, "check", "--layout", "bucket", "--json", url)
+	var rep struct {
+		JournalLines    int `json:"journal_lines"`
+		JournalBadLines int `json:"journal_bad_lines"`
+		RetiredLines    int `json:"retired_lines"`
+		RetiredBadLines int `json:"retired_bad_lines"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.JournalLines != lines || rep.JournalBadLines != 1 || rep.RetiredLines != 1 || rep.RetiredBadLines != 0 {
+		t.Errorf("check --json: %+v (%v), want journal_lines %d, journal_bad_lines 1, retired_lines 1, retired_bad_lines 0:\n%s", rep, err, lines, out)
 	}
 }
