@@ -29,16 +29,13 @@ type CheckReport struct {
 	Layout          string   `json:"layout"`
 	Folded          bool     `json:"folded"` // a live complete list, and every live list decodes
 	LiveLists       []string `json:"live_lists"`
-	ListEntries     int      `json:"list_entries"` // distinct keys across the live lists
-	Entries         int      `json:"entries"`      // per-object keys listed
-	// JournalLines and RetiredLines count every line of the two records,
-	// those that do not parse (JournalBadLines, RetiredBadLines) included;
-	// JournalUnfolded counts the unfolded lines of those that parse.
-	JournalLines    int `json:"journal_lines"`
-	JournalBadLines int `json:"journal_bad_lines"`
-	JournalUnfolded int `json:"journal_unfolded"`
-	RetiredLines    int `json:"retired_lines"`
-	RetiredBadLines int `json:"retired_bad_lines"`
+	ListEntries     int      `json:"list_entries"`      // distinct keys across the live lists
+	Entries         int      `json:"entries"`           // per-object keys listed
+	JournalLines    int      `json:"journal_lines"`     // every line, the JournalBadLines included
+	JournalBadLines int      `json:"journal_bad_lines"` // lines that do not parse
+	JournalUnfolded int      `json:"journal_unfolded"`  // unfolded lines of those that parse
+	RetiredLines    int      `json:"retired_lines"`     // every line, the RetiredBadLines included
+	RetiredBadLines int      `json:"retired_bad_lines"` // lines that do not parse
 	// EmptySignatures counts the 0-byte signature keys (each a problem).
 	EmptySignatures int `json:"empty_signatures"`
 	// Unnamed counts the per-object keys of a folded store that no live
