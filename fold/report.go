@@ -213,7 +213,7 @@ func writeProblems(b *strings.Builder, title string, ps []Problem) {
 func quoted(lines []string) []string {
 	out := make([]string, len(lines))
 	for i, l := range lines {
-		out[i] = fmt.Sprintf("%q", clipText(l, 120))
+		out[i] = quoteText(l, 120)
 	}
 	return out
 }

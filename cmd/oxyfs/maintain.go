@@ -152,7 +152,7 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 		return fold.Check(ctx, st, fold.CheckOptions{Progress: progress, Warn: e.warnFunc()})
 	})
 	if err == nil && !rep.OK() {
-		return fmt.Errorf("%d problem(s) found", len(rep.Problems))
+		return fmt.Errorf("%s found", english.Count(len(rep.Problems), "problem", "problems"))
 	}
 	return err
 }

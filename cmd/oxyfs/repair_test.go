@@ -56,7 +56,7 @@ func TestCheckJSONAndDropMalformed(t *testing.T) {
 	p := rep.Problems[0]
 	fix := "oxyfs fold --drop-malformed bad-lines.txt " + url
 	if p.Code != "journal-malformed-line" || p.Severity != "problem" || len(p.Keys) != 1 || p.Keys[0] != "pack-entries" || p.Count != 1 ||
-		!strings.Contains(strings.Join(p.Details, "\n"), `"garbage here\r"`) || !strings.HasPrefix(p.Fix, fix) || p.Message == "" {
+		!strings.Contains(strings.Join(p.Details, "\n"), `"garbage here\x0d"`) || !strings.HasPrefix(p.Fix, fix) || p.Message == "" {
 		t.Errorf("check --json problem: %+v", p)
 	}
 
@@ -64,7 +64,7 @@ func TestCheckJSONAndDropMalformed(t *testing.T) {
 	saved := filepath.Join(t.TempDir(), "bad-lines.txt")
 	args := append(strings.Fields(strings.Replace(strings.TrimPrefix(fix, "oxyfs "), "bad-lines.txt", saved, 1)), "--layout", "bucket")
 	out, errOut, code = runCLI(t, append(args[:1:1], append([]string{"--dry-run"}, args[1:]...)...)...)
-	if code != 0 || !strings.Contains(out, `"garbage here\r"`) || !strings.Contains(out, "to move out") || fileExists(saved) {
+	if code != 0 || !strings.Contains(out, `"garbage here\x0d"`) || !strings.Contains(out, "to move out") || fileExists(saved) {
 		t.Fatalf("dry run: exit %d\n%s\n%s", code, out, errOut)
 	}
 	out, errOut, code = runCLI(t, args...)
@@ -163,5 +163,18 @@ func TestCheckCountsEveryLineInWords(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.JournalLines != lines || rep.JournalBadLines != 1 || rep.RetiredLines != 1 || rep.RetiredBadLines != 0 {
 		t.Errorf("check --json: %+v (%v), want journal_lines %d, journal_bad_lines 1, retired_lines 1, retired_bad_lines 0:\n%s", rep, err, lines, out)
+	}
+}
+
+// TestCheckShowsControlBytesAsEveryOutputDoes (user trial 52): check
+// quoted a journal line holding BEL as "…\a…" where ls and cat show \x07;
+// and its error line doubled the backslash of a quoted \x07.
+func TestCheckShowsControlBytesAsEveryOutputDoes(t *testing.T) {
+	h := newHandStore(t)
+	url := "file://" + h.dir
+	writeFile(t, h.dir, "pack-entries", []byte("0 sig/ab/cdef01/alice\n0 sig/ab/x\ay\n"))
+	out, errOut, code := runCLI(t, "check", "--layout", "bucket", url)
+	if code != 1 || !strings.Contains(out, `"0 sig/ab/x\x07y"`) || strings.Contains(out+errOut, `\a`) || strings.Contains(out+errOut, `\\x07`) {
+		t.Errorf("check (exit %d) should quote the line as \"0 sig/ab/x\\x07y\", and show no \\a nor \\\\x07:\n%s\n%s", code, out, errOut)
 	}
 }

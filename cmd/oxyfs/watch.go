@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/lib/english"
 	"github.com/oxyfs/oxyfs/internal/lib/par"
 	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"github.com/oxyfs/oxyfs/store"
@@ -261,7 +262,7 @@ func (w *watcher) read(ctx context.Context) (watchState, error) {
 	}
 	if n, first := l.Malformed(); n > 0 && !w.saidMalformed {
 		w.saidMalformed = true
-		fmt.Fprintf(w.e.stderr, "oxyfs watch: warning: skipped %d key(s) under the entry prefixes that are not entry keys (first: %s); oxyfs check names them\n", n, termsafe.Quote(first))
+		fmt.Fprintf(w.e.stderr, "oxyfs watch: warning: skipped %s under the entry prefixes that are not entry keys (first: %s); oxyfs check names them\n", english.Count(n, "key", "keys"), termsafe.Quote(first))
 	}
 	return s, nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 )
 
 // RetiredLine is one line of the retired record RetiredKey (spec §13.4,
@@ -69,7 +71,7 @@ func validateRetiredKey(key string) error {
 		return fmt.Errorf("retired key %q is not valid UTF-8", clip(key))
 	}
 	if i := strings.IndexAny(key, " \r\x00"); i >= 0 {
-		return fmt.Errorf("retired key %q contains %q at %d", clip(key), key[i], i)
+		return fmt.Errorf("retired key %q contains %s at %d", clip(key), termsafe.QuoteByte(key[i]), i)
 	}
 	return nil
 }

@@ -44,7 +44,7 @@ func TestParseRetiredSkipsAndReportsBadLines(t *testing.T) {
 		{"retired-at overflows", "99999999999999999999 pack-x.pack", "out of range"},
 		{"empty key", "5 ", "empty key"},
 		{"key with a space", "5 pack-x .pack", `contains ' ' at 6`},
-		{"key with CR", "5 pack\r-x", `contains '\r'`},
+		{"key with CR", "5 pack\r-x", `contains '\x0d'`},
 		{"key with NUL", "5 pack\x00-x", `contains '\x00'`},
 		{"key not UTF-8", "5 pack-\xff", "not valid UTF-8"},
 	} {
