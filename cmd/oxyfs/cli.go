@@ -119,9 +119,9 @@ func (s *cli) newRoot(ctx context.Context) *cobra.Command {
 			}
 			shells := []string{"bash", "zsh", "fish", "powershell"}
 			if near := nearest(args[0], shells); near != "" {
-				return usagef("completion: no shell %q; did you mean %q?", args[0], near)
+				return usagef("completion: no shell %q; did you mean %q?", termsafe.Value(args[0]), near)
 			}
-			return usagef("completion: no shell %q: bash, zsh, fish or powershell", args[0])
+			return usagef("completion: no shell %q: bash, zsh, fish or powershell", termsafe.Value(args[0]))
 		}
 	}
 	return root
@@ -198,10 +198,10 @@ func (s *cli) runRoot(args []string) error {
 		return s.runVersion(args)
 	}
 	if near := nearestCommand(args[0]); near != "" {
-		fmt.Fprintf(s.stderr, "oxyfs: unknown command %q; did you mean %q? (oxyfs help lists them)\n", args[0], near)
+		fmt.Fprintf(s.stderr, "oxyfs: unknown command %q; did you mean %q? (oxyfs help lists them)\n", termsafe.Value(args[0]), near)
 		return exitCode(2)
 	}
-	fmt.Fprintf(s.stderr, "oxyfs: unknown command %q\n\n", args[0])
+	fmt.Fprintf(s.stderr, "oxyfs: unknown command %q\n\n", termsafe.Value(args[0]))
 	printUsage(s.stderr)
 	return exitCode(2)
 }

@@ -99,7 +99,7 @@ func parseKinds(s string) ([]format.Kind, error) {
 	for _, name := range strings.Split(s, ",") {
 		i := slices.IndexFunc(format.Kinds[:], func(k format.Kind) bool { return k.String() == strings.TrimSpace(name) })
 		if i < 0 {
-			return nil, fmt.Errorf("no kind %q: want %s", name, strings.Join(kindNames(), ", "))
+			return nil, fmt.Errorf("no kind %q: want %s", termsafe.Value(name), strings.Join(kindNames(), ", "))
 		}
 		if k := format.Kinds[i]; !slices.Contains(kinds, k) {
 			kinds = append(kinds, k)
@@ -487,7 +487,7 @@ func (w *watcher) fetch(ctx context.Context, rows []change) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("read signature %q: %w", c.row.Key, err)
+			return fmt.Errorf("read signature %q: %w", termsafe.Value(c.row.Key), err)
 		}
 		c.meta = listed{key: c.row.Key, size: int64(len(data)), mod: mod}
 		if mod.IsZero() && c.check {
