@@ -29,11 +29,13 @@ type CheckReport struct {
 	Layout          string   `json:"layout"`
 	Folded          bool     `json:"folded"` // a live complete list, and every live list decodes
 	LiveLists       []string `json:"live_lists"`
-	ListEntries     int      `json:"list_entries"` // distinct keys across the live lists
-	Entries         int      `json:"entries"`      // per-object keys listed
-	JournalLines    int      `json:"journal_lines"`
-	JournalUnfolded int      `json:"journal_unfolded"`
-	RetiredLines    int      `json:"retired_lines"`
+	ListEntries     int      `json:"list_entries"`      // distinct keys across the live lists
+	Entries         int      `json:"entries"`           // per-object keys listed
+	JournalLines    int      `json:"journal_lines"`     // every line, the JournalBadLines included
+	JournalBadLines int      `json:"journal_bad_lines"` // lines that do not parse
+	JournalUnfolded int      `json:"journal_unfolded"`  // unfolded lines of those that parse
+	RetiredLines    int      `json:"retired_lines"`     // every line, the RetiredBadLines included
+	RetiredBadLines int      `json:"retired_bad_lines"` // lines that do not parse
 	// EmptySignatures counts the 0-byte signature keys (each a problem).
 	EmptySignatures int `json:"empty_signatures"`
 	// Unnamed counts the per-object keys of a folded store that no live
@@ -148,7 +150,9 @@ func (c *checking) snapshot() error {
 	}
 	c.sn = sn
 	c.rep.Folded = sn.Folded()
-	c.rep.JournalLines, c.rep.JournalUnfolded, c.rep.RetiredLines = len(sn.Journal), sn.UnfoldedLines(), len(sn.Retired)
+	c.rep.JournalLines, c.rep.JournalBadLines = len(sn.Journal)+sn.JournalBad.Count, sn.JournalBad.Count
+	c.rep.RetiredLines, c.rep.RetiredBadLines = len(sn.Retired)+sn.RetiredBad.Count, sn.RetiredBad.Count
+	c.rep.JournalUnfolded = sn.UnfoldedLines()
 	return nil
 }
 
@@ -159,12 +163,12 @@ func (c *checking) records() error {
 	sn, f := c.sn, c.f
 	if sn.JournalBad.Count > 0 {
 		f.add(Problem{Code: CodeJournalMalformedLine, Keys: []string{format.JournalKey}, Count: 1, Details: sn.JournalBad.Messages(),
-			Message: fmt.Sprintf("journal %s has %d lines that do not parse: readers and folds skip them (the entries they meant to name are found by a fold's listing), and every rewrite keeps them", format.JournalKey, sn.JournalBad.Count),
+			Message: fmt.Sprintf("journal %s has %s not parse: readers and folds skip them (the entries they meant to name are found by a fold's listing), and every rewrite keeps them", format.JournalKey, linesThatDo(sn.JournalBad.Count)),
 			Fix:     f.dropMalformedFix()})
 	}
 	if sn.RetiredBad.Count > 0 {
 		f.add(Problem{Code: CodeRetiredMalformedLine, Keys: []string{format.RetiredKey}, Count: 1, Details: sn.RetiredBad.Messages(),
-			Message: fmt.Sprintf("retired record %s has %d lines that do not parse: a collection never deletes what they meant to retire, a reader does not trust a live list one names (it lists prefixes instead), and every rewrite keeps them", format.RetiredKey, sn.RetiredBad.Count),
+			Message: fmt.Sprintf("retired record %s has %s not parse: a collection never deletes what they meant to retire, a reader does not trust a live list one names (it lists prefixes instead), and every rewrite keeps them", format.RetiredKey, linesThatDo(sn.RetiredBad.Count)),
 			Fix:     f.dropMalformedFix()})
 	}
 	if len(sn.Irregular) > 0 {

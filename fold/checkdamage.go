@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"slices"
 	"strings"
 	"time"
@@ -138,7 +139,7 @@ func checkDamage(ctx context.Context, st *store.Store, sn *store.Snapshot, sc *s
 		d.journalCut = true
 		last := string(data[strings.LastIndexByte(string(data), '\n')+1:])
 		f.add(Problem{Code: CodeJournalCut, Keys: []string{format.JournalKey}, Count: 1,
-			Message: fmt.Sprintf("journal %s is cut: its %d bytes end in the middle of a line (%q; every line a writer adds ends in a newline), so a write that failed left part of it and the lines after the cut are lost; entries whose line was lost are missing from readers of a folded store until a complete fold", format.JournalKey, n, clipText(last, 80)),
+			Message: fmt.Sprintf("journal %s is cut: its %d bytes end in the middle of a line (%s; every line a writer adds ends in a newline), so a write that failed left part of it and the lines after the cut are lost; entries whose line was lost are missing from readers of a folded store until a complete fold", format.JournalKey, n, quoteText(last, 80)),
 			Fix:     f.dropMalformedFix() + "; it ends the cut line, and its fold lists every entry prefix"})
 	}
 
@@ -290,3 +291,8 @@ func clipText(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// quoteText is s clipped to n bytes (clipText) and quoted as every output
+// of oxyfs quotes a value: a control byte as \xHH (termsafe.DoubleQuote;
+// %q writes BEL as \a).
+func quoteText(s string, n int) string { return termsafe.DoubleQuote(clipText(s, n)) }

@@ -87,7 +87,7 @@ func checkList(ctx context.Context, st *store.Store, name string, keys []string,
 		k := string(key)
 		if _, err := format.ParseKey(k); err != nil {
 			if f.malformed < max {
-				f.malformedEx = append(f.malformedEx, fmt.Sprintf("%q: %v", clipText(k, 120), err))
+				f.malformedEx = append(f.malformedEx, fmt.Sprintf("%s: %v", quoteText(k, 120), err))
 			}
 			f.malformed++
 			return nil

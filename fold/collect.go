@@ -3,6 +3,7 @@ package fold
 import (
 	"context"
 	"fmt"
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"slices"
 	"strings"
 
@@ -30,7 +31,7 @@ func ParseForgetObject(s string) (ForgetObject, error) {
 		for _, k := range strings.Split(kinds, ",") {
 			kind, found := format.ParseKind(k)
 			if !found {
-				return f, fmt.Errorf("forget %q: unknown kind %q", s, k)
+				return f, fmt.Errorf("forget %s: unknown kind %s", termsafe.DoubleQuote(s), termsafe.DoubleQuote(k))
 			}
 			f.Kinds = append(f.Kinds, kind)
 		}

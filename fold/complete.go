@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"slices"
 
 	"github.com/oxyfs/oxyfs/store"
@@ -233,7 +234,7 @@ func (f *folding) listing() (bool, error) {
 	}
 	f.rep.Listed, f.rep.Malformed = sc.listedReport(), sc.malformed
 	for _, k := range sc.malformed {
-		f.w.warn("malformed entry key %q: left out of the list", k)
+		f.w.warn("malformed entry key %s: left out of the list", termsafe.DoubleQuote(k))
 	}
 	f.rep.EmptySignatures = sc.emptySigs
 	for _, k := range sc.emptySigs {

@@ -335,7 +335,7 @@ func TestFoldProgressAndReportReadWell(t *testing.T) {
 		}
 	}
 	s := rep.String()
-	for _, want := range []string{"journal: 1 lines read", "sig=1", "wrote pack-", "marked folded: 1", "requests:"} {
+	for _, want := range []string{"journal: 1 line read", "sig=1", "wrote pack-", "marked folded: 1", "requests:"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("report lacks %q:\n%s", want, s)
 		}

@@ -53,7 +53,7 @@ func dropMalformed(ctx context.Context, st *store.Store, dry bool, save SaveLine
 			}
 			_, *r.out, _ = r.split(old)
 			for _, l := range *r.out {
-				w.warn("%s: line %q does not parse: to drop", r.key, clipText(l, 80))
+				w.warn("%s: line %s does not parse: to drop", r.key, quoteText(l, 80))
 			}
 			continue
 		}
@@ -97,7 +97,7 @@ func dropMalformed(ctx context.Context, st *store.Store, dry bool, save SaveLine
 			d.Rewritten = append(d.Rewritten, r.key)
 		}
 		for _, l := range *r.out {
-			w.warn("%s: line %q does not parse: saved and dropped", r.key, clipText(l, 80))
+			w.warn("%s: line %s does not parse: saved and dropped", r.key, quoteText(l, 80))
 		}
 	}
 	return d, nil

@@ -108,7 +108,7 @@ func (g *guard) readList(ctx context.Context, i int) error {
 	defer g.mu.Unlock()
 	g.malformed = append(g.malformed, bad...)
 	for _, k := range bad {
-		g.w.warn("live list %s holds the malformed key %q (not an entry key): left out of the new list", name, clipText(k, 120))
+		g.w.warn("live list %s holds the malformed key %s (not an entry key): left out of the new list", name, quoteText(k, 120))
 	}
 	for _, k := range mine {
 		if !g.seen[k] {

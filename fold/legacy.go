@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"sync"
 	"sync/atomic"
 
@@ -102,7 +103,7 @@ func (l *legacyFold) listOlder() error {
 	}
 	rep.Lists = len(l.lists)
 	for _, k := range rep.Malformed {
-		l.w.warn("older list %q: not <prefix><hh>/<rest>; left alone", k)
+		l.w.warn("older list %s: not <prefix><hh>/<rest>; left alone", termsafe.DoubleQuote(k))
 	}
 	return nil
 }

@@ -30,7 +30,7 @@ func (r Report) String() string {
 			b.WriteString("records: no line to drop\n")
 		}
 	}
-	fmt.Fprintf(&b, "journal: %d lines read, %d unfolded\n", r.JournalLines, r.JournalUnfolded)
+	fmt.Fprintf(&b, "journal: %s read, %d unfolded\n", english.Count(r.JournalLines, "line", "lines"), r.JournalUnfolded)
 	writeKinds(&b, "listed", r.Listed)
 	switch {
 	case r.Legacy.Skipped:
@@ -146,6 +146,21 @@ func (r CollectReport) String() string {
 	return b.String()
 }
 
+// recordLines is a record's count of lines in words, and of those that do
+// not parse when there are: "2 lines (1 line that does not parse)".
+func recordLines(n, bad int) string {
+	s := english.Count(n, "line", "lines")
+	if bad > 0 {
+		s += " (" + linesThatDo(bad) + " not parse)"
+	}
+	return s
+}
+
+// linesThatDo is "1 line that does" or "N lines that do", for "… not parse".
+func linesThatDo(n int) string {
+	return english.Count(n, "line that does", "lines that do")
+}
+
 func dropVerb(dry bool) string {
 	if dry {
 		return "to drop"
@@ -162,7 +177,7 @@ func (r CheckReport) String() string {
 	}
 	fmt.Fprintf(&b, "store: %s (%s layout), folded: %s\n", r.Store, r.Layout, folded)
 	fmt.Fprintf(&b, "live lists: %d, %s%s\n", len(r.LiveLists), english.Count(r.ListEntries, "entry", "entries"), listSuffix(r.LiveLists))
-	fmt.Fprintf(&b, "journal: %d lines, %d unfolded; retired record: %d lines\n", r.JournalLines, r.JournalUnfolded, r.RetiredLines)
+	fmt.Fprintf(&b, "journal: %s, %d unfolded; retired record: %s\n", recordLines(r.JournalLines, r.JournalBadLines), r.JournalUnfolded, recordLines(r.RetiredLines, r.RetiredBadLines))
 	fmt.Fprintf(&b, "per-object entries: %d\n", r.Entries)
 	if r.Unnamed > 0 || r.EmptySignatures > 0 {
 		fmt.Fprintf(&b, "named by no list or journal line: %d (%d may be acknowledged entries readers miss); 0-byte signatures: %d\n", r.Unnamed, r.UnnamedLost, r.EmptySignatures)
@@ -198,7 +213,7 @@ func writeProblems(b *strings.Builder, title string, ps []Problem) {
 func quoted(lines []string) []string {
 	out := make([]string, len(lines))
 	for i, l := range lines {
-		out[i] = fmt.Sprintf("%q", clipText(l, 120))
+		out[i] = quoteText(l, 120)
 	}
 	return out
 }

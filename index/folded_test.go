@@ -196,7 +196,7 @@ func TestCorruptListFallsBackToPrefixListing(t *testing.T) {
 			if err := ix.Load(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if s := ix.Status(); s.Mode != ModePrefixListing || !s.Folded {
+			if s := ix.Status(); s.Mode != ModePrefixListing || s.Folded {
 				t.Fatalf("mode %q folded %v", s.Mode, s.Folded)
 			}
 			ws := w.all()

@@ -150,7 +150,6 @@ type view struct {
 	modTime       time.Time // the snapshot's ModTime
 	journalText   bool      // rec holds the journal's text (JournalText)
 	mode          string
-	folded        bool // the snapshot had a live complete list
 	legacy        bool // the older one-list keys are read (no marker)
 	base          *entrySet
 	journal       *journalView // which entries have journal lines (journalmarks.go)
@@ -263,7 +262,7 @@ type Status struct {
 	URL             string           `json:"url"`
 	Layout          string           `json:"layout"`
 	Loaded          bool             `json:"loaded"`
-	Folded          bool             `json:"folded"`
+	Folded          bool             `json:"folded"` // the entries are a folded set (Mode ModeFolded)
 	Mode            string           `json:"mode"`
 	LiveLists       []store.ListInfo `json:"live_lists"`
 	RetiredLists    []store.ListInfo `json:"retired_lists"`
@@ -372,7 +371,12 @@ func (ix *Index) Status() Status {
 		s.Mode = "not loaded"
 		return s
 	}
-	s.Loaded, s.Folded, s.Mode = true, v.folded, v.mode
+	// Folded is what the mode says (ModeFolded: the entries are the set
+	// of the lists and the journal), not whether the store has a live
+	// complete list: a folded store whose lists are not trusted (a
+	// retired line that may retire one) or cannot be read is read by
+	// listing prefixes.
+	s.Loaded, s.Folded, s.Mode = true, v.mode == ModeFolded, v.mode
 	s.EntriesCounted = v.pc == nil
 	s.LiveLists, s.RetiredLists = slices.Clone(v.live), slices.Clone(v.retired)
 	s.JournalLines, s.JournalFolded, s.JournalUnfolded = v.journal.lines, v.journal.folded, v.journal.lines-v.journal.folded

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 )
 
 // A KeyStream yields entry keys in ascending byte order, one at a time: an
@@ -81,7 +83,7 @@ func (u *unionKeys) advance(i int) {
 		return
 	}
 	if u.head[i] != nil && bytes.Compare(k, u.head[i]) <= 0 && u.err == nil {
-		u.err = fmt.Errorf("%w: %q after %q", ErrKeyOrder, k, u.head[i])
+		u.err = fmt.Errorf("%w: %q after %q", ErrKeyOrder, termsafe.Value(string(k)), termsafe.Value(string(u.head[i])))
 	}
 	u.head[i] = append(u.head[i][:0], k...)
 	if len(u.head[i]) == 0 {
@@ -156,7 +158,7 @@ func DiffKeys(old, new KeyStream, same bool, fn func(op DiffOp, key []byte) erro
 			return nil, false, nil
 		}
 		if *prev != nil && bytes.Compare(k, *prev) <= 0 {
-			return nil, false, fmt.Errorf("%s: %w: %q after %q", side, ErrKeyOrder, k, *prev)
+			return nil, false, fmt.Errorf("%s: %w: %q after %q", side, ErrKeyOrder, termsafe.Value(k), termsafe.Value(*prev))
 		}
 		*prev = append((*prev)[:0], k...)
 		if *prev == nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"github.com/oxyfs/oxyfs/store/format"
 )
 
@@ -231,7 +232,7 @@ func (d *listDecode) build(c *keyChunk) {
 		}
 		if !k.add(ob, d.b.internOf(kind, val), d.src) {
 			key := append(format.AppendObjectPrefix(nil, kind, ob), val...)
-			d.buildErr = fmt.Errorf("%w: %w at %q", format.ErrCorrupt, errUnsorted, key)
+			d.buildErr = fmt.Errorf("%w: %w at %q", format.ErrCorrupt, errUnsorted, termsafe.Value(string(key)))
 			close(d.stop)
 		}
 	}

@@ -114,7 +114,7 @@ func (ix *Index) retireCached(sn *store.Snapshot) {
 // keeps the journal's text for JournalText when it is at most
 // keep long (an unchanged journal: when prev kept it).
 func snapshotView(sn *store.Snapshot, prev *view, keep int) *view {
-	v := &view{rec: records(sn), modTime: sn.ModTime, folded: sn.Folded()}
+	v := &view{rec: records(sn), modTime: sn.ModTime}
 	if sameJournal(sn, prev) {
 		v.journalText = prev.journalText
 	} else {

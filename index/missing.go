@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"github.com/oxyfs/oxyfs/store/format"
 )
 
@@ -75,7 +76,7 @@ func (ix *Index) listedMissing(v *view, e format.Entry) (source string, ok bool)
 		ix.warnOnce("missing:more", fmt.Sprintf("more than %d signatures are listed but missing from the store; no more are named (oxyfs check lists them)", maxMissingNamed))
 	default:
 		m.count.Add(1)
-		ix.warn(fmt.Sprintf("signature %q is listed but missing from the store: %s names it, its key is gone; reads of it fail with \"no such file\" (ENOENT, 404). It heals when nothing names it any more — a journal line leaves after its hour and a collection (oxyfs gc), a list when a fold writes one without it (oxyfs check names what to run) — or at once when the signature is put again", key, source))
+		ix.warn(fmt.Sprintf("signature %q is listed but missing from the store: %s names it, its key is gone; reads of it fail with \"no such file\" (ENOENT, 404). It heals when nothing names it any more — a journal line leaves after its hour and a collection (oxyfs gc), a list when a fold writes one without it (oxyfs check names what to run) — or at once when the signature is put again", termsafe.Value(key), source))
 	}
 	return source, true
 }

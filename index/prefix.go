@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/oxyfs/oxyfs/internal/lib/par"
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 )
@@ -216,9 +217,9 @@ func (m *malformed) addItem(it store.ListItem) {
 	m.n++
 	if m.n == 1 {
 		if it.Irregular != "" {
-			m.first = fmt.Sprintf("%q: a %s, not followed", it.Key, it.Irregular)
+			m.first = fmt.Sprintf("%q: a %s, not followed", termsafe.Value(it.Key), it.Irregular)
 		} else {
-			m.first = fmt.Sprintf("%q: not a valid entry path", it.Key)
+			m.first = fmt.Sprintf("%q: not a valid entry path", termsafe.Value(it.Key))
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"github.com/oxyfs/oxyfs/store/format"
 )
 
@@ -141,7 +142,7 @@ func (ix *Index) OpenSig(ctx context.Context, e format.Entry) (*SigHandle, error
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("open signature %q: %w", key, err)
+			return nil, fmt.Errorf("open signature %q: %w", termsafe.Value(key), err)
 		}
 		return h, nil
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 )
@@ -59,7 +60,7 @@ func (ix *Index) readSig(ctx context.Context, e format.Entry, key string, open b
 	if v.legacy && !ix.own.has(e) {
 		se, ok, err := ix.entry(ctx, v, e)
 		if err != nil {
-			return fetched{}, fmt.Errorf("read signature %q: %w", key, err)
+			return fetched{}, fmt.Errorf("read signature %q: %w", termsafe.Value(key), err)
 		}
 		if ok && se.sig != nil {
 			return ix.sigs.legacyBytes(key, se.sig), nil // no time of its own
@@ -94,11 +95,11 @@ func (ix *Index) readSigErr(v *view, e format.Entry, err error) error {
 	key := e.Key()
 	if errors.Is(err, store.ErrNotFound) {
 		if src, ok := ix.listedMissing(v, e); ok {
-			return fmt.Errorf("read signature %q: %w (named by %s): %w: %w", key, ErrListedMissing, src, fs.ErrNotExist, err)
+			return fmt.Errorf("read signature %q: %w (named by %s): %w: %w", termsafe.Value(key), ErrListedMissing, src, fs.ErrNotExist, err)
 		}
-		return fmt.Errorf("read signature %q: %w: %w", key, fs.ErrNotExist, err)
+		return fmt.Errorf("read signature %q: %w: %w", termsafe.Value(key), fs.ErrNotExist, err)
 	}
-	return fmt.Errorf("read signature %q: %w", key, err)
+	return fmt.Errorf("read signature %q: %w", termsafe.Value(key), err)
 }
 
 // The shared GET: fetch makes one GET of a key however many readers ask

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/oxyfs/oxyfs/internal/lib/par"
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/journal"
@@ -57,7 +58,7 @@ func (ix *Index) Put(ctx context.Context, e format.Entry, data []byte) error {
 func (ix *Index) PutBatch(ctx context.Context, ws []Write) error {
 	for _, w := range ws {
 		if err := checkWrite(w); err != nil {
-			return fmt.Errorf("put %q: %w", w.Entry.Key(), err)
+			return fmt.Errorf("put %q: %w", termsafe.Value(w.Entry.Key()), err)
 		}
 	}
 	if ix.commit.isClosed() {
@@ -93,7 +94,7 @@ func (ix *Index) PutBatch(ctx context.Context, ws []Write) error {
 		if !written[i] && errs[i] == nil {
 			// Not tried: ForEach stopped before it, and says why (ctx's
 			// error); every key not written has its error.
-			errs[i] = fmt.Errorf("put %q: not sent: %w", w.Entry.Key(), cmp.Or(perr, ctx.Err(), errNotSent))
+			errs[i] = fmt.Errorf("put %q: not sent: %w", termsafe.Value(w.Entry.Key()), cmp.Or(perr, ctx.Err(), errNotSent))
 		}
 		if written[i] {
 			keys = append(keys, w.Entry.Key())
@@ -106,9 +107,9 @@ func (ix *Index) PutBatch(ctx context.Context, ws []Write) error {
 	}
 	if len(keys) > 0 && ix.st.Layout() == store.LayoutBucket {
 		if err := ix.commit.add(ctx, keys); err != nil {
-			what := fmt.Sprintf("%q", keys[0])
+			what := fmt.Sprintf("%q", termsafe.Value(keys[0]))
 			if len(keys) > 1 {
-				what = fmt.Sprintf("%d entries (first %q)", len(keys), keys[0])
+				what = fmt.Sprintf("%d entries (first %q)", len(keys), termsafe.Value(keys[0]))
 			}
 			return errors.Join(failed, fmt.Errorf("put %s: the per-object keys were written but their journal lines were not, so a folded reader does not see them until the next complete fold; put them again (oxyfs put --force): %w", what, err))
 		}

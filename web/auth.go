@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 )
 
 // Realm is the realm of serve's WWW-Authenticate.
@@ -54,8 +56,8 @@ func (l *authFailLog) note(logf func(string, ...any), user, client string) {
 	l.last, l.since = now, 0
 	l.mu.Unlock()
 	if more > 0 {
-		logf("oxyfs: warning: authentication failed for user %q from %s (and %d more failure(s) in the last %s, not logged)", user, client, more, authFailEvery)
+		logf("oxyfs: warning: authentication failed for user %q from %s (and %d more failure(s) in the last %s, not logged)", termsafe.Value(user), client, more, authFailEvery)
 		return
 	}
-	logf("oxyfs: warning: authentication failed for user %q from %s", user, client)
+	logf("oxyfs: warning: authentication failed for user %q from %s", termsafe.Value(user), client)
 }

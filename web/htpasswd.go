@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 )
 
 // Htpasswd is a password file as Apache's htpasswd writes it: one
@@ -160,10 +162,10 @@ func parseHtpasswd(data []byte) (map[string]string, error) {
 		case !ok || user == "":
 			return nil, fmt.Errorf("line %d: not user:hash", n)
 		case !knownHash(hash):
-			return nil, fmt.Errorf("line %d (user %q): the hash is not bcrypt ($2y$, htpasswd -B) nor Apache MD5 ($apr1$, htpasswd -m)", n, user)
+			return nil, fmt.Errorf("line %d (user %q): the hash is not bcrypt ($2y$, htpasswd -B) nor Apache MD5 ($apr1$, htpasswd -m)", n, termsafe.Value(user))
 		}
 		if _, dup := users[user]; dup {
-			return nil, fmt.Errorf("line %d: user %q named twice", n, user)
+			return nil, fmt.Errorf("line %d: user %q named twice", n, termsafe.Value(user))
 		}
 		users[user] = hash
 	}

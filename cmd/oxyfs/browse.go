@@ -15,6 +15,7 @@ import (
 
 	"github.com/oxyfs/oxyfs/fold"
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/lib/english"
 	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
@@ -175,7 +176,7 @@ func runLs(ctx context.Context, e *env, args []string) error {
 			return emit(p, n)
 		}, func(p string) { skipped = append(skipped, p) })
 		if len(skipped) > 0 {
-			fmt.Fprintf(e.stderr, "oxyfs: warning: skipped %d object(s) that hold no valid entry (first: %s); oxyfs check names what their keys hold (on a directory-layout store: oxyfs check --layout bucket)\n", len(skipped), termsafe.Quote(skipped[0]))
+			fmt.Fprintf(e.stderr, "oxyfs: warning: skipped %s no valid entry (first: %s); oxyfs check names what their keys hold (on a directory-layout store: oxyfs check --layout bucket)\n", english.Count(len(skipped), "object that holds", "objects that hold"), termsafe.Quote(skipped[0]))
 		}
 	default:
 		nodes, err := ix.ReadDir(ctx, dir)

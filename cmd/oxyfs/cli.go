@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -118,9 +119,9 @@ func (s *cli) newRoot(ctx context.Context) *cobra.Command {
 			}
 			shells := []string{"bash", "zsh", "fish", "powershell"}
 			if near := nearest(args[0], shells); near != "" {
-				return usagef("completion: no shell %q; did you mean %q?", args[0], near)
+				return usagef("completion: no shell %q; did you mean %q?", termsafe.Value(args[0]), near)
 			}
-			return usagef("completion: no shell %q: bash, zsh, fish or powershell", args[0])
+			return usagef("completion: no shell %q: bash, zsh, fish or powershell", termsafe.Value(args[0]))
 		}
 	}
 	return root
@@ -197,10 +198,10 @@ func (s *cli) runRoot(args []string) error {
 		return s.runVersion(args)
 	}
 	if near := nearestCommand(args[0]); near != "" {
-		fmt.Fprintf(s.stderr, "oxyfs: unknown command %q; did you mean %q? (oxyfs help lists them)\n", args[0], near)
+		fmt.Fprintf(s.stderr, "oxyfs: unknown command %q; did you mean %q? (oxyfs help lists them)\n", termsafe.Value(args[0]), near)
 		return exitCode(2)
 	}
-	fmt.Fprintf(s.stderr, "oxyfs: unknown command %q\n\n", args[0])
+	fmt.Fprintf(s.stderr, "oxyfs: unknown command %q\n\n", termsafe.Value(args[0]))
 	printUsage(s.stderr)
 	return exitCode(2)
 }
@@ -263,8 +264,24 @@ func (s *cli) runCommand(ctx context.Context, root *cobra.Command, c *command, a
 // path or key the user typed, a name the store holds) is escaped as
 // every other control character is, so no text after it can pass for a
 // line of oxyfs's own (user trial 50: "oxyfs put: sig/aa/0001/a" then
-// "FAKE: wrote 1 entry"). No error of oxyfs's own spans lines.
-func errorLine(err error) string { return termsafe.Escape(err.Error()) }
+// "FAKE: wrote 1 entry"). No error of oxyfs's own spans lines. Its
+// backslashes stay as they are (termsafe.EscapeControls): a name an error
+// quotes for a shell ($'…\xff…', termsafe.Quote) or in Go's syntax
+// ("…\x07…", termsafe.Value) reads back as written (user trial 52: put's
+// $'…\\xff…' was pasted as a backslash and "xff").
+// A path an io/fs error names as it is ("stat sig/…/x<BEL>y: file does
+// not exist") is quoted as ls quotes a name (termsafe.Quote), so it reads
+// back too, and two paths never show the same.
+func errorLine(err error) string {
+	msg := err.Error()
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		if q := termsafe.Quote(pe.Path); q != pe.Path {
+			msg = strings.Replace(msg, pe.Op+" "+pe.Path+": ", pe.Op+" "+q+": ", 1)
+		}
+	}
+	return termsafe.EscapeControls(msg)
+}
 
 // exitStatus is the exit code of what the root command returned: its
 // exitCode, 0 for none; any other error is cobra's own or completion's (a

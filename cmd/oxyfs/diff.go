@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/lib/english"
 	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
@@ -219,7 +220,7 @@ func diffStore(ctx context.Context, e *env, pos []string, lastFold, stat bool) (
 // warnMalformed says what a listing skipped.
 func warnMalformed(e *env, l *index.Listing) {
 	if n, first := l.Malformed(); n > 0 {
-		fmt.Fprintf(e.stderr, "oxyfs diff: warning: skipped %d key(s) under the entry prefixes that are not entry keys (first: %s); oxyfs check names them\n", n, termsafe.Quote(first))
+		fmt.Fprintf(e.stderr, "oxyfs diff: warning: skipped %s under the entry prefixes that are not entry keys (first: %s); oxyfs check names them\n", english.Count(n, "key", "keys"), termsafe.Quote(first))
 	}
 }
 

@@ -54,7 +54,7 @@ func parseLevel(s string) (slog.Level, error) {
 	case "error":
 		return slog.LevelError, nil
 	}
-	return 0, usagef("--log-level %q: want debug, info, warn or error", s)
+	return 0, usagef("--log-level %q: want debug, info, warn or error", termsafe.Value(s))
 }
 
 // syslogSocket is where a detached mount looks for syslog (the journal
@@ -278,7 +278,7 @@ func newLog(stderr io.Writer, lf logFlags, detaching bool) (*oxyLog, error) {
 	case "json":
 		asJSON = true
 	default:
-		return nil, usagef("--log-format %q: want text or json", lf.format)
+		return nil, usagef("--log-format %q: want text or json", termsafe.Value(lf.format))
 	}
 	sink := &logSink{w: stderr, name: "stderr"}
 	if lf.file != "" {

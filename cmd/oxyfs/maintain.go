@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/fold"
+	"github.com/oxyfs/oxyfs/internal/lib/english"
 	"github.com/oxyfs/oxyfs/store"
 )
 
@@ -72,7 +73,7 @@ func saveLinesTo(name string) fold.SaveLines {
 			return err
 		}
 		var b strings.Builder
-		fmt.Fprintf(&b, "# %s: %d lines that do not parse, removed at %s\n", record, len(lines), time.Now().UTC().Format(time.RFC3339))
+		fmt.Fprintf(&b, "# %s: %s not parse, removed at %s\n", record, english.Count(len(lines), "line that does", "lines that do"), time.Now().UTC().Format(time.RFC3339))
 		for _, l := range lines {
 			b.WriteString(l + "\n")
 		}
@@ -151,7 +152,7 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 		return fold.Check(ctx, st, fold.CheckOptions{Progress: progress, Warn: e.warnFunc()})
 	})
 	if err == nil && !rep.OK() {
-		return fmt.Errorf("%d problem(s) found", len(rep.Problems))
+		return fmt.Errorf("%s found", english.Count(len(rep.Problems), "problem", "problems"))
 	}
 	return err
 }

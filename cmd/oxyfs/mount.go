@@ -18,6 +18,7 @@ import (
 	"github.com/oxyfs/oxyfs/fs"
 	"github.com/oxyfs/oxyfs/index"
 	"github.com/oxyfs/oxyfs/internal/lib/holders"
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/storegen"
@@ -60,7 +61,7 @@ func runMount(ctx context.Context, e *env, args []string) (err error) {
 		return err
 	}
 	for _, o := range unknown {
-		fmt.Fprintf(e.stderr, "oxyfs: mount option %q is neither oxyfs's nor mount(8)'s; ignored\n", o)
+		fmt.Fprintf(e.stderr, "oxyfs: mount option %q is neither oxyfs's nor mount(8)'s; ignored\n", termsafe.Value(o))
 	}
 	if err := mf.checkMetricsAddr(); err != nil {
 		return err

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 )
 
 // The flags and -o options of `oxyfs mount`, on every OS (the mount itself
@@ -33,7 +35,7 @@ func parseMode(s string) (os.FileMode, error) {
 	}
 	n, err := strconv.ParseUint(s, 8, 32)
 	if err != nil || n > 0o7777 {
-		return 0, usagef("bad mode %q: want octal permission bits such as 0644", s)
+		return 0, usagef("bad mode %q: want octal permission bits such as 0644", termsafe.Value(s))
 	}
 	return os.FileMode(n), nil
 }
@@ -84,7 +86,7 @@ func applyMountOptions(mf *mountFlags, c *commonFlags, opts string) (unknown []s
 			}
 		}
 		if err != nil {
-			return nil, usagef("mount option %q: %v", o, err)
+			return nil, usagef("mount option %q: %v", termsafe.Value(o), err)
 		}
 	}
 	return unknown, nil

@@ -164,7 +164,7 @@ func (e *env) printStatus(st *store.Store, s storeStatus) error {
 		folded = "yes: lookups are answered from the live lists and the journal"
 	}
 	fmt.Fprintf(w, "folded\t%s\n", folded)
-	fmt.Fprintf(w, "journal\t%d lines: %d folded, %d unfolded\n", s.JournalLines, s.JournalFolded, s.JournalUnfolded)
+	fmt.Fprintf(w, "journal\t%s: %d folded, %d unfolded\n", english.Count(s.JournalLines, "line", "lines"), s.JournalFolded, s.JournalUnfolded)
 	for _, b := range s.JournalBad {
 		fmt.Fprintf(w, "\twarning: journal %s\n", b)
 	}
@@ -182,7 +182,7 @@ func (e *env) printStatus(st *store.Store, s storeStatus) error {
 	for _, u := range s.UnreadableLists {
 		fmt.Fprintf(w, "\tunreadable: %s\n", u)
 	}
-	fmt.Fprintf(w, "retired\t%d keys in the retired record\n", s.RetiredKeys)
+	fmt.Fprintf(w, "retired\t%s in the retired record\n", english.Count(s.RetiredKeys, "key", "keys"))
 	if s.ForgetRecords > 0 {
 		fmt.Fprintf(w, "\t%s of them: a collection forgot objects within the hour; readers read their signatures again until it goes\n", english.Count(s.ForgetRecords, "forget record", "forget records"))
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/lib/english"
 	"github.com/oxyfs/oxyfs/internal/lib/par"
 	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"github.com/oxyfs/oxyfs/store"
@@ -98,7 +99,7 @@ func parseKinds(s string) ([]format.Kind, error) {
 	for _, name := range strings.Split(s, ",") {
 		i := slices.IndexFunc(format.Kinds[:], func(k format.Kind) bool { return k.String() == strings.TrimSpace(name) })
 		if i < 0 {
-			return nil, fmt.Errorf("no kind %q: want %s", name, strings.Join(kindNames(), ", "))
+			return nil, fmt.Errorf("no kind %q: want %s", termsafe.Value(name), strings.Join(kindNames(), ", "))
 		}
 		if k := format.Kinds[i]; !slices.Contains(kinds, k) {
 			kinds = append(kinds, k)
@@ -261,7 +262,7 @@ func (w *watcher) read(ctx context.Context) (watchState, error) {
 	}
 	if n, first := l.Malformed(); n > 0 && !w.saidMalformed {
 		w.saidMalformed = true
-		fmt.Fprintf(w.e.stderr, "oxyfs watch: warning: skipped %d key(s) under the entry prefixes that are not entry keys (first: %s); oxyfs check names them\n", n, termsafe.Quote(first))
+		fmt.Fprintf(w.e.stderr, "oxyfs watch: warning: skipped %s under the entry prefixes that are not entry keys (first: %s); oxyfs check names them\n", english.Count(n, "key", "keys"), termsafe.Quote(first))
 	}
 	return s, nil
 }
@@ -486,7 +487,7 @@ func (w *watcher) fetch(ctx context.Context, rows []change) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("read signature %q: %w", c.row.Key, err)
+			return fmt.Errorf("read signature %q: %w", termsafe.Value(c.row.Key), err)
 		}
 		c.meta = listed{key: c.row.Key, size: int64(len(data)), mod: mod}
 		if mod.IsZero() && c.check {

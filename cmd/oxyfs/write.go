@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 	"github.com/oxyfs/oxyfs/store"
 	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/storegen"
@@ -58,13 +59,13 @@ func openData(e *env, file string) ([]byte, error) {
 // checkData: a signature needs bytes, an index entry has none.
 func checkData(en format.Entry, data []byte, haveFile bool) error {
 	if en.Kind == format.KindSig && !haveFile {
-		return usagef("%s: a signature needs its bytes (FILE or -)", en.Key())
+		return usagef("%s: a signature needs its bytes (FILE or -)", termsafe.Quote(en.Key()))
 	}
 	if en.Kind == format.KindSig && len(data) == 0 {
-		return usagef("%s: a signature needs its bytes, and the file given is empty", en.Key())
+		return usagef("%s: a signature needs its bytes, and the file given is empty", termsafe.Quote(en.Key()))
 	}
 	if en.Kind != format.KindSig && len(data) > 0 {
-		return usagef("%s: %s entries are empty keys; the value is in the key", en.Key(), en.Kind)
+		return usagef("%s: %s entries are empty keys; the value is in the key", termsafe.Quote(en.Key()), en.Kind)
 	}
 	return nil
 }
@@ -248,7 +249,7 @@ func refuseExisting(ctx context.Context, ix *index.Index, ws []index.Write) erro
 			return err
 		}
 		if ok {
-			return fmt.Errorf("%s exists: pass --force to replace the signature", w.Entry.Key())
+			return fmt.Errorf("%s exists: pass --force to replace the signature", termsafe.Quote(w.Entry.Key()))
 		}
 	}
 	return nil

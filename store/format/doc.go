@@ -1,6 +1,8 @@
 // Package format is every on-store format of oxyfs (spec §13.7, DESIGN §3):
 // bytes in, values out. It never sends a request and imports nothing of
-// oxyfs; store reads and writes the bytes, and store, store/journal, index
+// oxyfs but a leaf helper (internal/lib/termsafe, which quotes a key or a
+// line in an error message as every output of oxyfs quotes it: a control
+// byte as \xHH); store reads and writes the bytes, and store, store/journal, index
 // and fold call this package to make sense of them.
 //
 // # Model

@@ -195,7 +195,7 @@ func TestDecodeEntryListRefusesCorruptLists(t *testing.T) {
 		{"no data", nil, `line 1 "": no header line`},
 		{"empty text", zstdText(t, ""), `line 1 "": no header line`},
 		{"wrong header", zstdText(t, "oxy-entries 2\nsig/ab/cd/a\n"), `line 1 "oxy-entries 2": first line is not the header`},
-		{"header with CR", zstdText(t, "oxy-entries 1\r\n"), `line 1 "oxy-entries 1\r": first line is not the header`},
+		{"header with CR", zstdText(t, "oxy-entries 1\r\n"), `line 1 "oxy-entries 1\x0d": first line is not the header`},
 		{"header without newline", zstdText(t, EntryListHeader), `line 1 "oxy-entries 1": last line does not end in "\n"`},
 		{"last line without newline", zstdText(t, h+"sig/ab/cd/a\nsig/ab/cd/b"), `line 3 "sig/ab/cd/b": last line does not end in "\n"`},
 		{"empty line", zstdText(t, h+"sig/ab/cd/a\n\nsig/ab/cd/b\n"), `line 3 "": empty line`},

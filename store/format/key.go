@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/oxyfs/oxyfs/internal/lib/termsafe"
 )
 
 // Kind is the kind of an entry: the first segment of its key (spec §13.7).
@@ -128,7 +130,7 @@ func ValidateObject(obj string) error {
 	for i := 0; i < len(obj); i++ {
 		c := obj[i]
 		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return fmt.Errorf("%w: object id %q: character %q at %d is not lowercase hex", ErrBadKey, clip(obj), c, i)
+			return fmt.Errorf("%w: object id %q: character %s at %d is not lowercase hex", ErrBadKey, clip(obj), termsafe.QuoteByte(c), i)
 		}
 	}
 	return nil
@@ -143,12 +145,12 @@ func ValidateValue(v string) error {
 	case len(v) > MaxValueLen:
 		return fmt.Errorf("%w: value is %d bytes, longer than %d", ErrBadKey, len(v), MaxValueLen)
 	case v == "." || v == "..":
-		return fmt.Errorf("%w: value %q is not allowed", ErrBadKey, v)
+		return fmt.Errorf("%w: value %q is not allowed", ErrBadKey, shown(v))
 	case !utf8.ValidString(v):
 		return fmt.Errorf("%w: value %q is not valid UTF-8", ErrBadKey, clip(v))
 	}
 	if i := strings.IndexAny(v, "/\x00\r\n"); i >= 0 {
-		return fmt.Errorf("%w: value %q contains %q at %d", ErrBadKey, clip(v), v[i], i)
+		return fmt.Errorf("%w: value %q contains %s at %d", ErrBadKey, clip(v), termsafe.QuoteByte(v[i]), i)
 	}
 	return nil
 }
@@ -179,10 +181,16 @@ func ParseKey(key string) (Entry, error) {
 	return Entry{}, fmt.Errorf("parse key %q: %w", clip(key), err)
 }
 
-// clip shortens a string for an error message.
-func clip(s string) string {
+// clip shortens a string for an error message, which quotes it with %q
+// (shown).
+func clip(s string) shown {
 	if len(s) > 80 {
-		return s[:80] + "…"
+		return shown(s[:80] + "…")
 	}
-	return s
+	return shown(s)
 }
+
+// shown is text of a store (a key, a record's line) as a message quotes it
+// with %q: every control byte as \xHH, as all of oxyfs's output writes it
+// (%q of a string writes BEL as \a).
+type shown = termsafe.Value

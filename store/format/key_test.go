@@ -59,8 +59,8 @@ func TestParseKeyRefusesEachRule(t *testing.T) {
 		{"value dot dot", "sig/ab/cd/..", `value ".." is not allowed`},
 		{"value slash", "sig/ab/cd/a/b", `contains '/'`},
 		{"value NUL", "sig/ab/cd/a\x00b", `contains '\x00'`},
-		{"value CR", "sig/ab/cd/a\rb", `contains '\r'`},
-		{"value LF", "sig/ab/cd/a\nb", `contains '\n'`},
+		{"value CR", "sig/ab/cd/a\rb", `contains '\x0d'`},
+		{"value LF", "sig/ab/cd/a\nb", `contains '\x0a'`},
 		{"value not UTF-8", "sig/ab/cd/a\xffb", "not valid UTF-8"},
 	} {
 		_, err := ParseKey(tc.key)
@@ -109,4 +109,28 @@ func FuzzParseKey(f *testing.F) {
 			t.Fatalf("ParseKey(%q) accepted an entry that does not validate: %v", s, err)
 		}
 	})
+}
+
+// TestMessagesWriteControlBytesAsEveryOutputDoes (user trial 52): a line
+// or key quoted in an error (%q) showed BEL as \a, where ls, cat and every
+// other output show \x07; every control byte a message quotes is \xHH.
+func TestMessagesWriteControlBytesAsEveryOutputDoes(t *testing.T) {
+	const ctl = "\a\b\t\v\f\x1b"
+	_, bad := ParseJournal([]byte("0 sig/ab/cd/" + ctl + "/x\n"))
+	_, keyErr := ParseKey("seal/ab/cd/" + ctl + "/x")
+	_, rbad := ParseRetired([]byte("x" + ctl + " pack-a\n"))
+	_, objErr := ParseKey("sig/ab/c\a/v")
+	if bad.Count != 1 || keyErr == nil || rbad.Count != 1 || objErr == nil {
+		t.Fatalf("want every one refused: %v, %v, %v, %v", bad.Messages(), keyErr, rbad.Messages(), objErr)
+	}
+	for _, msg := range []string{bad.First[0].Error(), keyErr.Error(), rbad.First[0].Error(), objErr.Error()} {
+		if !strings.Contains(msg, `\x07`) {
+			t.Errorf("%q does not show BEL as \\x07", msg)
+		}
+		for _, letter := range []string{`\a`, `\b`, `\t`, `\v`, `\f`} {
+			if strings.Contains(strings.ReplaceAll(msg, `\\`, ""), letter) {
+				t.Errorf("%q shows a control byte as %s", msg, letter)
+			}
+		}
+	}
 }

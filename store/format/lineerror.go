@@ -23,7 +23,7 @@ type LineError struct {
 
 // Error reads like `line 3 "garbage": folded-at is not a number`.
 func (e *LineError) Error() string {
-	return fmt.Sprintf("line %d %q: %v", e.Line, e.Text, e.Err)
+	return fmt.Sprintf("line %d %q: %v", e.Line, shown(e.Text), e.Err)
 }
 
 // Unwrap returns the rule the line broke.
@@ -35,7 +35,7 @@ func (e *LineError) Is(target error) bool { return target == ErrCorrupt }
 // lineError keeps a copy of the line's text (clipped): a line is a piece
 // of its record's text, which a kept error must not hold alive.
 func lineError(num int, line string, err error) *LineError {
-	return &LineError{Line: num, Text: strings.Clone(clip(line)), Err: err}
+	return &LineError{Line: num, Text: strings.Clone(string(clip(line))), Err: err}
 }
 
 // MaxBadLineSamples is how many of a record's bad lines a parser keeps as

@@ -66,9 +66,17 @@ func ParseJournalRecord(data []byte) JournalRecord {
 }
 
 // ParseRetiredRecord is ParseJournalRecord for the retired record, whose
-// lines follow ParseRetiredLine's rules.
+// lines follow ParseRetiredLine's rules, and whose last line is bad when it
+// does not end in "\n" (ErrCutLine), as ParseRetired reads it: kept
+// verbatim, it is written back ended (AppendText) unless dropped.
 func ParseRetiredRecord(data []byte) RetiredRecord {
-	return parseRecord(string(data), ParseRetiredLine)
+	body, tail, n := cutTail(string(data))
+	r := parseRecord(body, ParseRetiredLine)
+	if tail != "" {
+		r.Bad.Add(n+1, tail, ErrCutLine)
+		r.Lines = append(r.Lines, RecordLine[RetiredLine]{Raw: tail})
+	}
+	return r
 }
 
 // AppendText appends the record to dst: each parsed line through
@@ -76,7 +84,8 @@ func ParseRetiredRecord(data []byte) RetiredRecord {
 // data, ParseJournalRecord(data).AppendText(nil) is data but for three
 // normalisations (and likewise for the retired record): blank lines are
 // dropped, a final line gets its "\n", and a parsed line's time loses its
-// leading zeros ("007 k" is written "7 k").
+// leading zeros ("007 k" is written "7 k"; the retired record's cut last
+// line is not parsed, so is written as read).
 func (r Record[L]) AppendText(dst []byte) []byte { return appendLines(dst, r.Lines) }
 
 // Text is AppendText into a new slice of the right size.

@@ -4,8 +4,10 @@
 // BEL retitles a terminal, ESC [ 2 J clears it, U+009B is an 8-bit CSI — so
 // every output of oxyfs that is not the store's own bytes (cat, a mount's
 // files) goes through this package: Escape for one value, Quote for a name
-// a script must read back (ls), JSON for encoded JSON, and Writer for a
-// stream of log lines and messages (which it also redacts, Redact).
+// a script must read back (ls), DoubleQuote for a value quoted in a message
+// (where %q would write BEL as \a), JSON for encoded JSON, and Writer for a
+// stream of log lines and messages (which it also redacts, Redact). Every
+// one of them writes a control byte as \xHH.
 //
 // A name must also read as what it is: a signer "signer-00" followed by
 // U+202E (RIGHT-TO-LEFT OVERRIDE) or U+200B (ZERO WIDTH SPACE) shows as
@@ -90,6 +92,14 @@ func Safe(s string) bool {
 // doubled: no two strings escape the same, so two names never show as one.
 // Escape is for reading, Quote for reading back in a shell.
 func Escape(s string) string { return escape(s, "", true) }
+
+// EscapeControls is Escape but for its backslashes, which it leaves as
+// they are: for a message whose values are quoted already (Quote,
+// DoubleQuote, Value), where Escape would double the backslash of each of
+// their escapes ($'a\xff' would read $'a\\xff', which a shell reads back
+// as a backslash and "xff"). A line break, a tab and every other control
+// byte of the message are escaped all the same, so it stays one line.
+func EscapeControls(s string) string { return escape(s, "", false) }
 
 // EscapeSpaces is Escape for a name on an HTML page, where a leading or
 // trailing space and a run of spaces collapse (HTML's white space): such
@@ -220,6 +230,66 @@ func Quote(name string) string {
 		i += w
 	}
 	b.WriteByte('\'')
+	return b.String()
+}
+
+// DoubleQuote returns s as a message quotes a value: in double quotes,
+// Go's syntax (what %q writes, and strconv.Unquote reads back), but with
+// every byte and code point Escape escapes in Escape's one form — \xHH for a
+// C0 control, DEL or a byte that is not UTF-8, \uHHHH (\UHHHHHHHH) for any
+// other — where %q writes BEL as \a and a tab as \t, and leaves some
+// invisible code points (U+115F) raw. A quote and a backslash are escaped
+// (\" and \\), so it is injective.
+func DoubleQuote(s string) string { return quoteIn(s, '"') }
+
+// Value is a value a message quotes with %q, which it then writes
+// through DoubleQuote (a control byte as \xHH, where %q of a string writes
+// BEL as \a); %s and %v write it as it is:
+//
+//	fmt.Errorf("read signature %q: %w", termsafe.Value(key), err)
+type Value string
+
+// Format writes v for verb: DoubleQuote for %q, as it is otherwise.
+func (v Value) Format(f fmt.State, verb rune) {
+	if verb == 'q' {
+		_, _ = io.WriteString(f, DoubleQuote(string(v)))
+		return
+	}
+	_, _ = io.WriteString(f, string(v))
+}
+
+// QuoteByte is DoubleQuote for one byte, in single quotes (what %q writes
+// of a byte): a CR is '\x0d', a quote and a backslash are escaped.
+func QuoteByte(c byte) string {
+	if c >= utf8.RuneSelf {
+		return fmt.Sprintf(`'\x%02x'`, c)
+	}
+	return quoteIn(string(rune(c)), '\'')
+}
+
+// quoteIn quotes s in q with Escape's escapes, q and the backslash escaped.
+func quoteIn(s string, q byte) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte(q)
+	for i := 0; i < len(s); {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case w == 1 && (s[i] == q || s[i] == '\\'):
+			b.WriteByte('\\')
+			b.WriteByte(s[i])
+		case !unsafeRune(r, w):
+			b.WriteString(s[i : i+w])
+		case w == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r > 0xffff:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+		i += w
+	}
+	b.WriteByte(q)
 	return b.String()
 }
 

@@ -3,6 +3,7 @@ package termsafe
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -136,4 +137,59 @@ func unquote(t *testing.T, q string) string {
 		}
 	}
 	return string(b)
+}
+
+// TestDoubleQuoteWritesControlsAsEscapeDoes (user trial 52): a message
+// quoting a value with %q wrote BEL as \a where every other output wrote
+// \x07. DoubleQuote writes each byte Escape escapes in Escape's form, and
+// is Go syntax: strconv.Unquote gives the value back.
+func TestDoubleQuoteWritesControlsAsEscapeDoes(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"alice", `"alice"`},
+		{hostile, `"a\x1b]0;pwned\x07b\x7fc\u009bd\xffe"`},
+		{"tab\tnl\ncr\r bs\b ff\f vt\v", `"tab\x09nl\x0acr\x0d bs\x08 ff\x0c vt\x0b"`},
+		{`say "hi" \x07`, `"say \"hi\" \\x07"`},
+		{"signer-00\u202e\u115f", `"signer-00\u202e\u115f"`},
+		{"\U000e0001", `"\U000e0001"`},
+	} {
+		got := DoubleQuote(c.in)
+		if got != c.want {
+			t.Errorf("DoubleQuote(%q) = %s, want %s", c.in, got, c.want)
+		}
+		if back, err := strconv.Unquote(got); err != nil || back != c.in {
+			t.Errorf("strconv.Unquote(%s) = %q, %v; want %q", got, back, err, c.in)
+		}
+		// Every escape of a control byte is Escape's.
+		for _, ctl := range []string{`\a`, `\b`, `\f`, `\n`, `\r`, `\t`, `\v`} {
+			if strings.Contains(strings.ReplaceAll(got, `\\`, ""), ctl) {
+				t.Errorf("DoubleQuote(%q) = %s holds %s", c.in, got, ctl)
+			}
+		}
+	}
+	for c, want := range map[byte]string{' ': `' '`, '\r': `'\x0d'`, 0: `'\x00'`, '\a': `'\x07'`, '\'': `'\''`, '\\': `'\\'`, 0xff: `'\xff'`} {
+		if got := QuoteByte(c); got != want {
+			t.Errorf("QuoteByte(%q) = %s, want %s", c, got, want)
+		}
+	}
+}
+
+func FuzzDoubleQuoteReadsBack(f *testing.F) {
+	f.Add(hostile)
+	f.Add("\"\\\a\u202e")
+	f.Fuzz(func(t *testing.T, s string) {
+		got := DoubleQuote(s)
+		if back, err := strconv.Unquote(got); err != nil || back != s {
+			t.Fatalf("strconv.Unquote(%s) = %q, %v; want %q", got, back, err, s)
+		}
+		if strings.ContainsFunc(got, func(r rune) bool { return r < 0x20 || r == 0x7f }) || !utf8.ValidString(got) {
+			t.Fatalf("DoubleQuote(%q) = %q holds a control or invalid UTF-8", s, got)
+		}
+	})
+}
+
+func TestValueIsQuotedByDoubleQuote(t *testing.T) {
+	v := Value("a\ab")
+	if got, want := fmt.Sprintf("%q %s %v", v, v, v), `"a\x07b" a`+"\ab a\ab"; got != want {
+		t.Errorf("Sprintf = %q, want %q", got, want)
+	}
 }
