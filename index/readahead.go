@@ -82,7 +82,8 @@ func readAheadWorkers(workers, storeCap int) int {
 type readAhead struct {
 	ix     *Index             // read-only after init
 	n      int                // read-only after init
-	cwnd   *congestionWindow  // how many workers may run: adapted from their round trips; read-only after init, locks itself
+	cwnd   *congestionWindow  // how many workers (batches) may be in flight: adapted from their round trips; read-only after init, locks itself
+	most   int                // the most GETs in flight (readAheadWorkers); read-only after init
 	ctx    context.Context    // read-only after init
 	cancel context.CancelFunc // read-only after init
 
@@ -116,6 +117,7 @@ func (ra *readAhead) init(ix *Index, n, workers int) {
 	}
 	ra.ix, ra.n = ix, n
 	ra.cwnd = newCongestionWindow(readAheadMinWorkers, readAheadMinWorkers, workers)
+	ra.most = workers
 	ra.ctx, ra.cancel = context.WithCancel(context.WithValue(context.Background(), readAheadKey{}, true))
 	ra.queued = make(map[string]bool)
 }
@@ -184,14 +186,10 @@ func (ra *readAhead) trigger(v *view, e format.Entry) {
 	ra.spawnLocked()
 }
 
-// spawnLocked starts workers while the queue has keys and fewer GETs are
-// in flight than the limit allows, each with its first batch: a whole one
-// while any worker runs (a worker that finishes takes the next batch
-// itself), so the GETs go in batches as deep as the store pipelines, not
-// in slivers of what the limit leaves.
+// spawnLocked starts workers while the queue has keys and fewer run than
+// the limit allows, each with its first batch.
 func (ra *readAhead) spawnLocked() {
-	for !ra.closed && len(ra.queue) > 0 && ra.flying < ra.cwnd.allowed() &&
-		(ra.running == 0 || ra.cwnd.allowed()-ra.flying >= min(ra.batch(), len(ra.queue))) {
+	for !ra.closed && len(ra.queue) > 0 && ra.running < ra.cwnd.allowed() {
 		keys := ra.takeLocked()
 		if len(keys) == 0 {
 			return
@@ -203,12 +201,19 @@ func (ra *readAhead) spawnLocked() {
 	}
 }
 
-// takeLocked takes the next batch off the queue: as many keys as the
-// store writes on one connection ahead of their answers
-// (store.Pipeline's depth; 1 where it does not pipeline), within what the
-// limit leaves in flight. Keys the reader passed are dropped.
+// takeLocked takes a worker's next batch off the queue: as many keys as
+// the store writes on one connection ahead of their answers
+// (store.Pipeline's depth; 1 where it does not pipeline), and no more than
+// leave the GETs in flight within the most (readAheadWorkers). Keys the
+// reader passed are dropped.
+//
+// The limit (congestionWindow) counts workers, each one batch in flight
+// on its own connection, and learns from each batch's first answer: with
+// batches of one, as before, it counts GETs; pipelined, what queues in
+// the server is the batches, and a batch's first answer comes about when
+// one GET's would (the server answers a connection's requests in turn).
 func (ra *readAhead) takeLocked() []string {
-	n := min(ra.batch(), ra.cwnd.allowed()-ra.flying)
+	n := min(ra.batch(), ra.most-ra.flying)
 	var keys []string
 	for len(ra.queue) > 0 && len(keys) < n {
 		key := ra.queue[0]
@@ -260,12 +265,10 @@ func (ra *readAhead) work(keys []string) {
 		}
 		if sent > 0 {
 			ra.sent += int64(sent)
-			for range sent {
-				ra.cwnd.done(rtt, failed, len(ra.queue) > 0)
-			}
+			ra.cwnd.done(rtt, failed, len(ra.queue) > 0)
 		}
 		keys = nil
-		if !ra.closed {
+		if !ra.closed && ra.running <= ra.cwnd.allowed() {
 			keys = ra.takeLocked()
 		}
 		if len(keys) == 0 {
@@ -322,8 +325,8 @@ func (ra *readAhead) fetch(keys []string) (rtt time.Duration, sent int, failed b
 // ReadAheadStats is read-ahead's depth (Status.ReadAhead).
 type ReadAheadStats struct {
 	Max   int   `json:"max"`   // the most GETs in flight it may send (readAheadWorkers)
-	Limit int   `json:"limit"` // how many it may send now, adapted (congestionWindow)
-	Peak  int   `json:"peak"`  // the most it sent at once
+	Limit int   `json:"limit"` // how many workers (each a batch of GETs in flight: store.Pipeline's depth, or 1) may run now, adapted (congestionWindow)
+	Peak  int   `json:"peak"`  // the most GETs it had in flight at once
 	Depth int   `json:"depth"` // the window: signatures fetched ahead at most
 	Sent  int64 `json:"sent"`  // GETs it sent since the index opened
 	// Queued: signatures waiting to be fetched or being fetched now.
@@ -344,7 +347,7 @@ type ReadAheadStats struct {
 func (ra *readAhead) stats() ReadAheadStats {
 	ra.mu.Lock()
 	defer ra.mu.Unlock()
-	st := ReadAheadStats{Max: ra.cwnd.max, Limit: ra.cwnd.allowed(), Peak: ra.peak, Depth: ra.n, Sent: ra.sent, Queued: len(ra.queued), Listings: ra.lp.listings.Load(), ReadPath: ra.ix.st.ReadPath()}
+	st := ReadAheadStats{Max: ra.most, Limit: ra.cwnd.allowed(), Peak: ra.peak, Depth: ra.n, Sent: ra.sent, Queued: len(ra.queued), Listings: ra.lp.listings.Load(), ReadPath: ra.ix.st.ReadPath()}
 	if ps, ok := ra.ix.st.Pipeline(); ok {
 		st.Pipeline = &ps
 	}

@@ -63,6 +63,41 @@ func BenchmarkGetPath(b *testing.B) {
 					}
 				})
 			}
+			// Read-ahead's way: GetAdmittedBatch of the store's pipeline
+			// depth (pipeline.go), a batch's GETs written at once.
+			b.Run("pipelined", func(b *testing.B) {
+				ps, ok := lean.Pipeline()
+				if !ok {
+					b.Fatalf("%s: no pipeline", lean.ReadPath())
+				}
+				keys := make([]string, ps.MaxDepth)
+				for i := range keys {
+					keys[i] = key
+				}
+				admit := func(int64) (func(), error) { return func() {}, nil }
+				batch := func(n int) {
+					lean.GetAdmittedBatch(ctx, keys[:n], admit, func(_ int, data []byte, _ time.Time, err error) {
+						if err != nil || len(data) != len(sig) {
+							b.Fatalf("%s: %d bytes, %v", lean.ReadPath(), len(data), err)
+						}
+					})
+				}
+				batch(len(keys))
+				before, cut := lean.Counts(), ps.Cut
+				b.ReportAllocs()
+				t0 := cpuTime(b)
+				b.ResetTimer()
+				for left := b.N; left > 0; left -= len(keys) {
+					batch(min(left, len(keys)))
+				}
+				b.StopTimer()
+				used := cpuTime(b) - t0
+				b.ReportMetric(float64(used.Microseconds())/float64(b.N), "cpu-µs/GET")
+				ps, _ = lean.Pipeline()
+				if d := lean.Counts().Sub(before); d.Get != int64(b.N) || ps.Cut != cut {
+					b.Fatalf("%s: %v for %d GETs, %+v", lean.ReadPath(), d, b.N, ps)
+				}
+			})
 		})
 	}
 }
