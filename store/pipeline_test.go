@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -394,5 +396,50 @@ func TestBatchSendsOwedGETsAgain(t *testing.T) {
 	}
 	if d := st.Counts().Sub(before); d.Get != 10 || st.Retries()-retries != 4 {
 		t.Errorf("sent %v with %d retries, want 10 GETs (6 + the 4 owed again), 4 retries", d, st.Retries()-retries)
+	}
+}
+
+// TestPipelineOverTLS: https goes through TLS with the transport's
+// configuration (its roots: a test server's own certificate), ALPN
+// http/1.1; a batch is answered in order on one connection, and an https
+// origin the roots do not trust fails the handshake.
+func TestPipelineOverTLS(t *testing.T) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, strings.TrimPrefix(r.URL.Path, "/"))
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the untrusted handshake's error
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.StartTLS()
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "https://")
+	tr := srv.Client().Transport.(*http.Transport).Clone()
+	p, why := newPipeline("https", host, tr, 2, 8)
+	if p == nil {
+		t.Fatal(why)
+	}
+	defer p.close()
+	var reqs []*http.Request
+	for _, n := range []string{"a", "b", "c", "d"} {
+		r, _ := http.NewRequest(http.MethodGet, srv.URL+"/"+n, nil)
+		reqs = append(reqs, r)
+	}
+	for range 2 {
+		got, _, err := sendAll(context.Background(), p, reqs, time.Minute)
+		if err != nil || strings.Join(got, ",") != "a,b,c,d" {
+			t.Fatalf("over TLS: %q, %v", got, err)
+		}
+	}
+	if conns.Load() != 1 {
+		t.Errorf("%d connections for two batches, want 1", conns.Load())
+	}
+	untrusted, _ := newPipeline("https", host, &http.Transport{}, 2, 8)
+	defer untrusted.close()
+	if _, _, err := sendAll(context.Background(), untrusted, reqs[:1], time.Minute); err == nil || !strings.Contains(err.Error(), "TLS handshake") {
+		t.Errorf("an untrusted server: %v, want a TLS handshake error", err)
 	}
 }
