@@ -3,6 +3,7 @@ package fs
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -110,6 +111,9 @@ func (c *reqContext) Done() <-chan struct{} {
 		} else {
 			c.stop = make(chan struct{})
 			go c.watch(c.done, c.stop)
+			if hook := testHookReqWaits.Load(); hook != nil {
+				(*hook)()
+			}
 		}
 	}
 	return c.done
@@ -159,3 +163,8 @@ func (c *reqContext) cause() error {
 }
 
 var _ context.Context = (*reqContext)(nil)
+
+// testHookReqWaits, when set (tests), runs when a request's context is
+// first asked for Done while neither cause has come: the index waits on a
+// store read for it (a shared GET's waiter).
+var testHookReqWaits atomic.Pointer[func()]
