@@ -245,3 +245,37 @@ func TestACanceledReadIsEINTR(t *testing.T) {
 		t.Errorf("errno %v (%d logged), want EINTR, nothing logged", e, logged)
 	}
 }
+
+// TestAWarmReadWaitsOnNothing: a cat of a signature whose bytes the index
+// holds asks its context for nothing (no Done: no channel, no goroutine;
+// BenchmarkReqCtx) — the context's cost stays one object a request.
+func TestAWarmReadWaitsOnNothing(t *testing.T) {
+	f, _, srv, _ := mountFixture(t, Options{})
+	var e format.Entry
+	for _, x := range f.listed {
+		if x.Kind == format.KindSig {
+			e = x
+			break
+		}
+	}
+	p := srv.path(e)
+	if out, err := exec.Command("cat", p).Output(); err != nil || !bytes.Equal(out, f.sigs[e.Key()]) {
+		t.Fatalf("cold cat: %v, %d bytes", err, len(out))
+	}
+	waits := countWaits(t)
+	opens := srv.Requests()["OPEN"]
+	for range 3 {
+		if out, err := exec.Command("cat", p).Output(); err != nil || !bytes.Equal(out, f.sigs[e.Key()]) {
+			t.Fatalf("warm cat: %v, %d bytes", err, len(out))
+		}
+		if out, err := exec.Command("stat", "-c", "%s", p).Output(); err != nil {
+			t.Fatalf("warm stat: %v (%s)", err, out)
+		}
+	}
+	if n := srv.Requests()["OPEN"] - opens; n < 3 {
+		t.Fatalf("%d OPENs for 3 cats: the warm reads never reached the mount", n)
+	}
+	if n := waits.Load(); n != 0 {
+		t.Errorf("%d requests of warm reads asked for Done, want 0", n)
+	}
+}
