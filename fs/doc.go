@@ -416,8 +416,10 @@
 // the entry's key and the errno as attributes (errno.go failed), else as a
 // line of Options.Logf ending in the errno's name, "(ENOSPC)". A request's
 // store reads ask under reqCtx (reqctx.go): done when the kernel
-// interrupts the request (a signal to the caller: Ctrl-C on a cat of a
-// hung store) or when Unmount cuts the reads in flight (cutReads, so that
+// interrupts the request of a dying caller (a fatal signal pending:
+// Ctrl-C on a cat of a hung store, kill; a signal the caller handles, as
+// Go programs' SIGURG, leaves the read to go on: callerDying) or when
+// Unmount cuts the reads in flight (cutReads, so that
 // a hung GET does not hold the mount busy until the store's timeout); the
 // request is then EINTR, not logged (index.ClassCanceled). The index
 // shares a key's GET among its readers and cancels it only when the last
@@ -451,7 +453,7 @@
 //	  because the store's filesystem is full            ENOSPC (EDQUOT: its quota spent; logged once)
 //	open of a signature past the readers' budget        EAGAIN (logged; retry once readers closed)
 //	a stat or open waiting on the store when its caller  EINTR (not logged; the GET goes on for
-//	  is interrupted, or when Unmount begins              other readers of the key)
+//	  is killed (Ctrl-C), or when Unmount begins          other readers of the key)
 //	stat or open by name of a replaced version's node   ESTALE (the kernel looks the name up again)
 //	stat or open of a signature listed but missing       ENOENT (a journal line or list names it, its
 //	  from the store (index.ErrListedMissing)             key is gone; the index warns once per key)

@@ -279,3 +279,63 @@ func TestAWarmReadWaitsOnNothing(t *testing.T) {
 		t.Errorf("%d requests of warm reads asked for Done, want 0", n)
 	}
 }
+
+// TestASignalTheCallerHandlesLetsItsReadGoOn: a shell whose redirection
+// opens a signature of a hung GET takes SIGUSR1, which it traps: the
+// kernel interrupts the request, but the caller is not dying, so the GET
+// goes on (not canceled, not sent again) and the shell reads the bytes
+// once the store answers — as a Go program's SIGURG, or git's SIGALRM,
+// must not fail a read with EINTR.
+func TestASignalTheCallerHandlesLetsItsReadGoOn(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	_, p, data, h, _ := mountHung(t)
+	waits := countWaits(t)
+	judged := make(chan bool, 4)
+	fn := func(dying bool) { judged <- dying }
+	testHookInterrupted.Store(&fn)
+	t.Cleanup(func() { testHookInterrupted.Store(nil) })
+	cmd, out, exited, werr := startChild(t, h, bash, "-c", `trap 'echo USR1 >&2' USR1; IFS= read -r line < "$1"; printf '%s\n' "$line"`, "sh", p)
+	waitFor(t, h.started, "the shell's GET")
+	waitCount(t, waits, 1, "the shell's request to wait on its GET")
+	if err := cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case dying := <-judged:
+		if dying {
+			t.Fatal("a caller that traps SIGUSR1 was judged dying")
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("no interrupt judged a minute after SIGUSR1")
+	}
+	if h.wasCanceled() {
+		t.Fatal("the GET was canceled by a signal its caller handles")
+	}
+	h.free()
+	waitFor(t, exited, "the shell")
+	if *werr != nil || !strings.Contains(out.String(), string(data)) || !strings.Contains(out.String(), "USR1") {
+		t.Errorf("shell: %v, output %q; want %q and its trap's USR1", *werr, out, data)
+	}
+	if n := h.gets.Load(); n != 1 {
+		t.Errorf("%d GETs of the signature, want 1", n)
+	}
+}
+
+func TestSigKillPending(t *testing.T) {
+	for _, c := range []struct {
+		status string
+		want   bool
+	}{
+		{"Name:\tcat\nSigPnd:\t0000000000000100\nShdPnd:\t0000000000000000\n", true},
+		{"Name:\tcat\nSigPnd:\t0000000000000000\nShdPnd:\t0000000000000100\n", true},
+		{"Name:\tsh\nSigPnd:\t0000000000000200\nShdPnd:\t0000000000000002\n", false},
+		{"Name:\tsh\n", false},
+	} {
+		if got := sigKillPending([]byte(c.status)); got != c.want {
+			t.Errorf("sigKillPending(%q) = %v, want %v", c.status, got, c.want)
+		}
+	}
+}

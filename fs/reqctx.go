@@ -12,28 +12,35 @@ import (
 // A request that asks the index for what it may have to read from the
 // store (a signature's bytes at GETATTR or OPEN, a name's node on a store
 // that is not folded) asks under reqCtx: a context done when the kernel
-// interrupts the request (FUSE_INTERRUPT: go-fuse closes the request's
-// cancel channel, the Done of the context it passes) or when an unmount
-// cuts short the reads in flight (Server.cutReads), whichever comes first.
+// interrupts the request of a dying caller (FUSE_INTERRUPT: go-fuse
+// closes the request's cancel channel, the Done of the context it passes;
+// below) or when an unmount cuts short the reads in flight
+// (Server.cutReads), whichever comes first.
 // The index shares one GET among the readers of a key (index's doc,
 // "Shared reads"): a reader whose context is done leaves it, and the GET is
 // canceled only once every reader has left, so one reader's interrupt
 // fails no other. A request whose context was done answers EINTR
 // (errno.go: index.ClassCanceled).
 //
-// An interrupt comes from any signal the caller takes with a handler (a
-// fatal one too: the kernel then waits for the answer, the caller stuck in
-// D state, which is why `cat` on a hung store did not die of Ctrl-C until
-// the store's timeout). A Go caller blocked in a system call is seldom
-// signaled (SIGURG preempts running goroutines, not blocked ones), and
-// its os package retries EINTR; the retry joins the GET still in flight
-// when another reader holds it, or sends it again.
-//
+// The kernel sends an interrupt for any signal the caller takes while it
+// waits, handled or not (fs/fuse/dev.c request_wait_answer), and Go
+// programs take SIGURG all the time (preemption), git its progress timer's
+// SIGALRM: gcsfuse, which cut a request at each interrupt, failed their
+// reads with EINTR ("interrupted system call" in git clone) and came to
+// ignore interrupts by default (jacobsa/fuse#122, gcsfuse#1016). So an
+// interrupt cuts the request's reads only when its caller is dying
+// (callerDying: a fatal signal pending — Ctrl-C on cat, kill): such a
+// caller cannot run again before the answer, and used to sit in D state
+// until the store's timeout (the kernel waits for an answer to a request
+// it sent, even for SIGKILL). A signal the caller handles leaves the read
+// to go on, as before; its handler runs once the answer came.
+
 // Cost: reqCtx makes one object, as the context.WithoutCancel it replaces
 // did, and nothing else until something asks for Done — which a read
 // answered from memory never does; the index's wait for a GET does, and
 // then one channel and one goroutine (watch) merge the two causes until
-// the request ends (end). BenchmarkReqCtx measures both.
+// the request ends (end). An interrupt reads the caller's /proc status
+// once. BenchmarkReqCtx measures the first two.
 
 // lifetime is what an unmount cuts short: Done once Server.cutReads ran
 // after the request took it (Server.life).
@@ -64,6 +71,9 @@ type reqContext struct {
 	parent context.Context
 	cancel <-chan struct{} // parent.Done(), taken once
 	life   *lifetime       // the lifetime when the request began
+
+	verdict sync.Once // judges an interrupt once: dying
+	dying   bool      // written by verdict: the interrupted caller is dying (callerDying)
 
 	mu    sync.Mutex    // guards the following
 	done  chan struct{} // made by the first Done; closed when either cause came
@@ -119,16 +129,25 @@ func (c *reqContext) Done() <-chan struct{} {
 	return c.done
 }
 
-// watch closes done when the request is interrupted or the reads cut,
-// and returns without closing it when the request ended first.
+// watch closes done when the request's caller is interrupted and dying,
+// or the reads are cut, and returns without closing it when the request
+// ended first.
 func (c *reqContext) watch(done, stop chan struct{}) {
-	select {
-	case <-c.cancel:
-	case <-c.life.ctx.Done():
-	case <-stop:
+	cancel := c.cancel
+	for {
+		select {
+		case <-cancel:
+			if !c.interrupted() {
+				cancel = nil // a signal the caller handles: the read goes on
+				continue
+			}
+		case <-c.life.ctx.Done():
+		case <-stop:
+			return
+		}
+		close(done)
 		return
 	}
-	close(done)
 }
 
 // Err is context.Canceled once Done is closed (or, before anyone asked
@@ -151,15 +170,30 @@ func (c *reqContext) Err() error {
 	}
 }
 
-// cause is context.Canceled when the request was interrupted or its reads
-// cut, else nil.
+// cause is context.Canceled when the request's caller was interrupted
+// and is dying, or its reads were cut, else nil.
 func (c *reqContext) cause() error {
-	select {
-	case <-c.cancel:
+	if c.interrupted() {
 		return context.Canceled
-	default:
 	}
 	return c.life.ctx.Err()
+}
+
+// interrupted reports whether the kernel interrupted the request and its
+// caller is dying; judged once, at the first look after the interrupt.
+func (c *reqContext) interrupted() bool {
+	select {
+	case <-c.cancel:
+	default:
+		return false
+	}
+	c.verdict.Do(func() {
+		c.dying = callerDying(c.parent)
+		if hook := testHookInterrupted.Load(); hook != nil {
+			(*hook)(c.dying)
+		}
+	})
+	return c.dying
 }
 
 var _ context.Context = (*reqContext)(nil)
@@ -168,3 +202,7 @@ var _ context.Context = (*reqContext)(nil)
 // first asked for Done while neither cause has come: the index waits on a
 // store read for it (a shared GET's waiter).
 var testHookReqWaits atomic.Pointer[func()]
+
+// testHookInterrupted, when set (tests), runs when an interrupted
+// request's caller has been judged: dying or not.
+var testHookInterrupted atomic.Pointer[func(dying bool)]
