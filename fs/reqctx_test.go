@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"errors"
 	"os"
 	"testing"
 	"time"
@@ -44,7 +45,7 @@ func TestReqCtxCutAndEnd(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("Done not closed by cutReads")
 	}
-	if err := rc.Err(); err != context.Canceled {
+	if err := rc.Err(); !errors.Is(err, context.Canceled) {
 		t.Errorf("Err after cutReads: %v", err)
 	}
 	later := m.reqCtx(context.Background()) // no interrupt: Done is the lifetime's
