@@ -11,7 +11,10 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/hanwen/go-fuse/v2/fuse"
+
 	"github.com/oxyfs/oxyfs/index"
+	"github.com/oxyfs/oxyfs/store/format"
 	"github.com/oxyfs/oxyfs/store/storegen"
 	"github.com/oxyfs/oxyfs/testkit/storefixture"
 	"github.com/oxyfs/oxyfs/testkit/testwatch"
@@ -194,4 +197,66 @@ func BenchmarkReaddir(b *testing.B) {
 		names += len(des)
 	}
 	b.ReportMetric(float64(names)/float64(b.N), "names/op")
+}
+
+// BenchmarkReqCtx is the context a FUSE request's store reads ask under
+// (reqctx.go), on the hot path of every GETATTR and OPEN of a signature
+// whose bytes are cached: a go-fuse request's context, then the index's
+// answer (SigStat; OpenSig and Release), as entryNode asks. "detached"
+// is how they asked before (context.WithoutCancel, which no interrupt or
+// unmount reached); "reqCtx" how they ask now; "reqCtx+Done" adds what a
+// request that waits on a GET pays on top (a channel and a goroutine,
+// merged lazily). allocs/op is the figure to watch: the first two must
+// agree.
+func BenchmarkReqCtx(b *testing.B) {
+	st := storefixture.NewMem(b)
+	e := storefixture.Ent(format.KindSig, "ab12cd34", "alice")
+	if err := st.Put(context.Background(), e.Key(), []byte("# sig\n")); err != nil {
+		b.Fatal(err)
+	}
+	storefixture.WriteEntryList(b, st, true, e)
+	ix := openIndex(b, st)
+	if err := ix.Load(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	m := newMount(b.TempDir(), ix, Options{})
+	cancel := make(chan struct{})
+	ask := func(ctx context.Context) {
+		if _, _, err := ix.SigStat(ctx, e); err != nil {
+			b.Fatal(err)
+		}
+		sh, err := ix.OpenSig(ctx, e)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sh.Release()
+	}
+	ask(context.Background()) // cached from here on
+	b.Run("detached", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			ask(context.WithoutCancel(&fuse.Context{Cancel: cancel}))
+		}
+	})
+	b.Run("reqCtx", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			rc := m.reqCtx(&fuse.Context{Cancel: cancel})
+			ask(rc)
+			rc.end()
+		}
+	})
+	b.Run("reqCtx+Done", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			rc := m.reqCtx(&fuse.Context{Cancel: cancel})
+			ask(rc)
+			select { // as the index's wait on a GET asks
+			case <-rc.Done():
+				b.Fatal("done")
+			default:
+			}
+			rc.end()
+		}
+	})
 }

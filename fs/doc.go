@@ -43,6 +43,7 @@
 //	sidefiles.go    editors' side files (refused unless AllowAnyName)
 //	oxy.go, oxyfile.go, oxylists.go   the .oxy/ debug view
 //	errno.go        the errno of each class of error (index.Classify)
+//	reqctx.go       the context of a request's store reads: its interrupt, and an unmount's cut (reqCtx, cutReads)
 //	opcounts.go, kernelreqs.go, rawfs.go   FUSE operation and request counters
 //	viewids.go      view ids: the node ids of the kind, <hh> and object directories, from their path
 //	viewfs.go       viewFS: every request on a view id, answered without a go-fuse node
@@ -389,10 +390,13 @@
 //     virtualDirs.mu, pendingWrites.mu (a handle's size is read
 //     atomically under it, never its lock), oxyLists.mu (a list is read
 //     outside it; dropping an idle text closes it under it), sideFiles.mu
-//     (logf is called under it), and the index's locks.
+//     (logf is called under it), reqContext.mu (a request context's
+//     lazily made Done channel: nothing is taken under it), and the
+//     index's locks.
 //
 // Counters (opCounters, writeBudget, the pending writes' and virtual
-// directories' versions, a directory's listed hash) are atomics.
+// directories' versions, a directory's listed hash) and Server.life (the
+// lifetime cutReads swaps) are atomics.
 //
 // # Error handling
 //
@@ -410,9 +414,18 @@
 // once (close does not retry, so each failure is logged once): through
 // Options.Log when set, at ERROR for EIO and WARN for any other errno, with
 // the entry's key and the errno as attributes (errno.go failed), else as a
-// line of Options.Logf ending in the errno's name, "(ENOSPC)". Store requests run to completion: the FUSE request's context is
-// cancelled by any signal to the caller (Go programs get SIGURG all the
-// time), so it is not passed on. Refused operations send nothing:
+// line of Options.Logf ending in the errno's name, "(ENOSPC)". A request's
+// store reads ask under reqCtx (reqctx.go): done when the kernel
+// interrupts the request of a dying caller (a fatal signal pending:
+// Ctrl-C on a cat of a hung store, kill; a signal the caller handles, as
+// Go programs' SIGURG, leaves the read to go on: callerDying) or when
+// Unmount cuts the reads in flight (cutReads, so that
+// a hung GET does not hold the mount busy until the store's timeout); the
+// request is then EINTR, not logged (index.ClassCanceled). The index
+// shares a key's GET among its readers and cancels it only when the last
+// has left, so an interrupt fails no other reader. Writes (ix.Put), an
+// .oxy text's rendering and an .oxy/lists text, which other opens share,
+// run to completion (bg). Refused operations send nothing:
 //
 //	operation                                           errno (read-only mount: EROFS for all)
 //	rm, rmdir, rename, link, symlink, mknod             EPERM
@@ -439,6 +452,8 @@
 //	close when the key or the journal line failed       EIO (cause logged once)
 //	  because the store's filesystem is full            ENOSPC (EDQUOT: its quota spent; logged once)
 //	open of a signature past the readers' budget        EAGAIN (logged; retry once readers closed)
+//	a stat or open waiting on the store when its caller  EINTR (not logged; the GET goes on for
+//	  is killed (Ctrl-C), or when Unmount begins          other readers of the key)
 //	stat or open by name of a replaced version's node   ESTALE (the kernel looks the name up again)
 //	stat or open of a signature listed but missing       ENOENT (a journal line or list names it, its
 //	  from the store (index.ErrListedMissing)             key is gone; the index warns once per key)

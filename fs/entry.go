@@ -109,7 +109,9 @@ func (n *entryNode) pendingLook() (w *writeHandle, open bool) {
 // node and the signature's state under one lock, and the pending writes'.
 func (n *entryNode) lookStat(ctx context.Context) look {
 	w, open := n.pendingLook()
-	node, st, err := n.m.ix.StatSig(bg(ctx), n.path)
+	rc := n.m.reqCtx(ctx)
+	defer rc.end()
+	node, st, err := n.m.ix.StatSig(rc, n.path)
 	if n.e.Kind != format.KindSig {
 		st = index.SigState{}
 	}
@@ -162,7 +164,9 @@ func (n *entryNode) size(ctx context.Context, q look) (sized, syscall.Errno) {
 	if node.Size >= 0 {
 		return sized{size: node.Size, mod: node.ModTime, known: true}, 0
 	}
-	sz, mod, err := m.ix.SigStat(bg(ctx), n.e)
+	rc := m.reqCtx(ctx)
+	defer rc.end()
+	sz, mod, err := m.ix.SigStat(rc, n.e)
 	if err != nil {
 		return sized{missing: errors.Is(err, index.ErrListedMissing)}, m.errno("stat", n.path, err)
 	}
@@ -175,7 +179,9 @@ func (q look) stat(ctx context.Context, n *entryNode) (index.Node, error) {
 	if q.node != nil {
 		return *q.node, q.nodeErr
 	}
-	return n.m.ix.Stat(bg(ctx), n.path)
+	rc := n.m.reqCtx(ctx)
+	defer rc.end()
+	return n.m.ix.Stat(rc, n.path)
 }
 
 // Getattr answers from one look at the signature (look; one more after a
@@ -273,7 +279,9 @@ func (n *entryNode) getattr(ctx context.Context, q look, out *fuse.AttrOut) (loo
 	sz, errno := n.size(ctx, q)
 	if errno == syscall.ENOENT && !sz.missing {
 		if n.retried() {
-			if _, err := n.m.ix.Stat(bg(ctx), n.path); err == nil {
+			rc := n.m.reqCtx(ctx)
+			defer rc.end()
+			if _, err := n.m.ix.Stat(rc, n.path); err == nil {
 				// The view lists the name, and a lookup returned the
 				// node just now, but its key is gone from the store (a
 				// collection forgot it; the next refresh drops the
@@ -405,7 +413,9 @@ func (n *entryNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	if n.staleAt(q) && n.ident.Load() == nil && !n.retried() {
 		return nil, 0, syscall.ESTALE
 	}
-	sh, err := m.ix.OpenSig(bg(ctx), n.e)
+	rc := m.reqCtx(ctx)
+	defer rc.end()
+	sh, err := m.ix.OpenSig(rc, n.e)
 	if err != nil {
 		return n.openFailed(q, err)
 	}

@@ -80,6 +80,10 @@ var classErrno = map[index.Class]syscall.Errno{
 	index.ClassNotDir:   syscall.ENOTDIR,
 	index.ClassTooLarge: syscall.EFBIG,
 	index.ClassBusy:     syscall.EAGAIN,
+	// The request's context was done: the kernel interrupted it, or an
+	// unmount cut its store reads short (reqctx.go). EINTR tells the
+	// caller its call was interrupted, nothing failed (not logged).
+	index.ClassCanceled: syscall.EINTR,
 }
 
 // storeFull is ENOSPC or EDQUOT if err wraps it (the store's filesystem
@@ -108,6 +112,7 @@ var errnoName = map[syscall.Errno]string{
 	syscall.ENOSPC: "ENOSPC", syscall.EDQUOT: "EDQUOT", syscall.EROFS: "EROFS",
 	syscall.EPERM: "EPERM", syscall.EINVAL: "EINVAL", syscall.EEXIST: "EEXIST",
 	syscall.ENOENT: "ENOENT", syscall.ENOTDIR: "ENOTDIR", syscall.ESTALE: "ESTALE",
+	syscall.EINTR: "EINTR",
 }
 
 // refused is the errno of a write the mount never does: EROFS on a read-only

@@ -24,14 +24,16 @@ import (
 func (r *viewFS) leafLookup(ctx context.Context, dir, name string, out *fuse.EntryOut) (fuse.Status, bool) {
 	m := r.m
 	p := index.JoinPath(dir, name)
-	n, st, err := m.ix.StatSig(bg(ctx), p)
+	rc := m.reqCtx(ctx)
+	defer rc.end()
+	n, st, err := m.ix.StatSig(rc, p)
 	if err != nil || n.Type != index.NodeFile || m.standsFor(ctx, p) != nil {
 		return 0, false
 	}
 	if n.Entry.Kind != format.KindSig {
 		st = index.SigState{}
 	}
-	id, ok := m.leafs.idOf(bg(ctx), p, n.Entry, st.Version)
+	id, ok := m.leafs.idOf(rc, p, n.Entry, st.Version)
 	if !ok {
 		return 0, false
 	}

@@ -145,12 +145,14 @@ func (r *viewFS) linkLookup(ctx context.Context, parent uint64, name string, out
 		return 0, false
 	}
 	p := index.JoinPath(index.JoinPath(index.BySigner, signer), name)
-	n, err := m.ix.Stat(bg(ctx), p)
+	rc := m.reqCtx(ctx)
+	defer rc.end()
+	n, err := m.ix.Stat(rc, p)
 	if err != nil || n.Type != index.NodeSymlink {
 		return 0, false
 	}
 	e := format.Entry{Kind: format.KindSig, Object: name, Value: signer}
-	id, ok := m.leafs.idOf(bg(ctx), e.Key(), e, 0)
+	id, ok := m.leafs.idOf(rc, e.Key(), e, 0)
 	if !ok {
 		return 0, false
 	}

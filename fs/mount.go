@@ -147,6 +147,10 @@ type Server struct {
 	links    linkDirs
 	partials viewPartials
 
+	// life is the lifetime of the store reads of the requests in flight
+	// (reqctx.go): cutReads swaps it for a new one and cancels it. Atomic.
+	life atomic.Pointer[lifetime]
+
 	quiet     atomic.Bool // atomic: an unmount is under way or done: the index's watcher tells the kernel nothing
 	unmountMu sync.Mutex  // serializes Unmount
 	unmounted bool        // guarded by unmountMu: Unmount succeeded
@@ -260,6 +264,7 @@ func Mount(dir string, ix *index.Index, opts Options) (*Server, error) {
 func newMount(dir string, ix *index.Index, opts Options) *Server {
 	m := &Server{dir: dir, ix: ix, ro: opts.ReadOnly, overwrite: opts.AllowOverwrite, debug: opts.Debug, mtime: time.Now(), logf: opts.Logf, log: opts.Log, served: make(chan struct{}), helper: unmountHelper}
 	m.ops.observe = opts.Observe
+	m.life.Store(newLifetime())
 	m.sides.allow = opts.AllowAnyName
 	if m.logf == nil {
 		m.logf = log.Printf
@@ -325,7 +330,9 @@ func (m *Server) Dir() string { return m.dir }
 func (m *Server) Debug() bool { return m.debug }
 
 // Unmount waits for the writes in flight (a close waiting for its journal
-// line), then unmounts. Closing the index is the caller's part.
+// line), cuts short the store reads of the requests in flight (their
+// callers get EINTR: cutReads), then unmounts. Closing the index is the
+// caller's part.
 //
 // Root unmounts with umount(2) itself, as it mounts: go-fuse would fall back
 // to a fusermount helper, which a fresh machine lacks and whose failure
@@ -343,6 +350,10 @@ func (m *Server) Unmount() error {
 	// unmount (busy) serves on, and pushes again.
 	m.quiet.Store(true)
 	defer func() { m.quiet.Store(m.unmounted) }()
+	// A request waiting on a hung store holds the mount busy: its store
+	// reads are cut short (EINTR), here and before each retry
+	// (reqctx.go). Reads that come after are not.
+	m.cutReads()
 	// In a helper process, not waited for past the connection's close
 	// (unmount.go): the kernel's freeing of what it cached of the mount
 	// is not the mount's exit time.
@@ -387,8 +398,9 @@ func (m *Server) Unmount() error {
 // Wait blocks until the file system is unmounted.
 func (m *Server) Wait() { m.server.Wait() }
 
-// bg is the context of store requests: a FUSE request's context is
-// cancelled by any signal the caller receives (Go programs get SIGURG all the
-// time), and a store request is never left half done, so requests run to
-// completion.
+// bg is the context of the store reads that outlive the request that
+// starts them or that other requests share (an .oxy text's rendering, an
+// .oxy/lists text): they run to completion, as one caller's interrupt must
+// not fail the others. Every other store read of a request asks under
+// reqCtx (reqctx.go).
 func bg(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }

@@ -125,7 +125,9 @@ func (f *oxyFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.Att
 func (f *oxyFile) stat(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
 	m := f.m
 	if f.what == "list" {
-		n, err := m.ix.ListTextSize(bg(ctx), f.key)
+		rc := m.reqCtx(ctx)
+		defer rc.end()
+		n, err := m.ix.ListTextSize(rc, f.key)
 		if err != nil {
 			return m.errno("stat", f.path, err)
 		}

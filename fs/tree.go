@@ -300,7 +300,9 @@ func (m *Server) lookupIn(ctx context.Context, parent *gofs.Inode, dir, name str
 	p := index.JoinPath(dir, name)
 	// One question of the index (StatSig): the name's node and, for a
 	// signature, its state (index.SigState) under one lock.
-	n, st, err := m.ix.StatSig(bg(ctx), p)
+	rc := m.reqCtx(ctx)
+	defer rc.end()
+	n, st, err := m.ix.StatSig(rc, p)
 	if err != nil {
 		if !isNotExist(err) {
 			return nil, m.errno("lookup", p, err)
@@ -369,7 +371,9 @@ func (m *Server) listDir(ctx context.Context, path string, level index.Level) ([
 		*scratch = (*scratch)[:0]
 		dirNamesPool.Put(scratch)
 	}()
-	names, err := m.ix.ReadDirNames(bg(ctx), path, (*scratch)[:0])
+	rc := m.reqCtx(ctx)
+	defer rc.end()
+	names, err := m.ix.ReadDirNames(rc, path, (*scratch)[:0])
 	*scratch = names
 	if err != nil && !(isNotExist(err) && m.virt.has(path)) {
 		return nil, m.errno("readdir", path, err)
@@ -453,7 +457,9 @@ func (m *Server) exists(ctx context.Context, p string) (bool, syscall.Errno) {
 	if m.virt.has(p) {
 		return true, 0
 	}
-	_, err := m.ix.Stat(bg(ctx), p)
+	rc := m.reqCtx(ctx)
+	defer rc.end()
+	_, err := m.ix.Stat(rc, p)
 	switch {
 	case err == nil:
 		return true, 0

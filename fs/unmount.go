@@ -93,5 +93,6 @@ func (m *Server) unmountByHelper() (ok bool, err error) {
 		}
 		time.Sleep(delay)
 		delay *= 2
+		m.cutReads() // the requests that came meanwhile hold the mount too
 	}
 }

@@ -151,7 +151,9 @@ func (r *viewFS) lookupDir(ctx context.Context, dir string, at index.Path, name 
 		return fuse.ENOENT
 	}
 	p := index.JoinPath(dir, name)
-	n, err := m.ix.Stat(bg(ctx), p)
+	rc := m.reqCtx(ctx)
+	defer rc.end()
+	n, err := m.ix.Stat(rc, p)
 	switch {
 	case err == nil && n.Type == index.NodeDir:
 		return r.dirEntry(ctx, p, child, n.Ino, out)

@@ -195,7 +195,9 @@ func (h *writeHandle) loadLocked(ctx context.Context) syscall.Errno {
 	if h.loaded {
 		return 0
 	}
-	data, err := h.m.ix.ReadSig(bg(ctx), h.e)
+	rc := h.m.reqCtx(ctx)
+	defer rc.end()
+	data, err := h.m.ix.ReadSig(rc, h.e)
 	if err != nil && !isNotExist(err) {
 		return h.m.errno("read", h.path, err)
 	}

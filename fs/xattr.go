@@ -15,7 +15,9 @@ const (
 const xattrList = xattrKey + "\x00" + xattrSource + "\x00"
 
 func (n *entryNode) source(ctx context.Context) (string, syscall.Errno) {
-	node, err := n.m.ix.Stat(bg(ctx), n.path)
+	rc := n.m.reqCtx(ctx)
+	defer rc.end()
+	node, err := n.m.ix.Stat(rc, n.path)
 	if err != nil {
 		if isNotExist(err) && n.m.pending.get(n.path) != nil {
 			return "own write (not closed yet)", 0
