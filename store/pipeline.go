@@ -100,7 +100,8 @@ type pipeline struct {
 	owed    atomic.Int64 // GETs written whose answers did not come (the caller sent them again)
 	stale   atomic.Int64 // idle connections closed when taken: something had arrived on them
 	batches atomic.Int64 // writes of more than one GET
-	good    atomic.Int64 // batches answered whole since the last cut (deeper)
+	good    atomic.Int64 // batches answered whole and in time since the depth last fell (deeper)
+	spread  atomic.Int64 // batches whose answers came spread out: the depth halved (paced)
 	pinned  atomic.Bool  // the depth stays 1: a cut at depth 2 (shallower)
 
 	mu    sync.Mutex  // protects the following; a leaf
@@ -174,10 +175,11 @@ type PipelineStats struct {
 	Cut      int64 `json:"cut"`       // connections the server closed with GETs owed
 	Owed     int64 `json:"owed"`      // GETs whose answers did not come, sent again
 	Stale    int64 `json:"stale"`     // idle connections closed when taken
+	Spread   int64 `json:"spread"`    // batches answered one after another, slowly: the depth halved
 }
 
 func (p *pipeline) stats() PipelineStats {
-	return PipelineStats{MaxDepth: p.maxDepth, Depth: int(p.depth.Load()), Batches: p.batches.Load(), Cut: p.cut.Load(), Owed: p.owed.Load(), Stale: p.stale.Load()}
+	return PipelineStats{MaxDepth: p.maxDepth, Depth: int(p.depth.Load()), Batches: p.batches.Load(), Cut: p.cut.Load(), Owed: p.owed.Load(), Stale: p.stale.Load(), Spread: p.spread.Load()}
 }
 
 // errPipeStale marks a pooled connection the server had closed: it failed
@@ -247,7 +249,7 @@ func (p *pipeline) exchange(ctx context.Context, pc *pipeConn, reqs []*http.Requ
 		return 0, err
 	}
 	stop := context.AfterFunc(ctx, func() { pc.nc.SetDeadline(time.Unix(1, 0)) })
-	n, keep, err := p.roundTrips(pc, reqs, deadline, wrote, answer)
+	n, keep, pace, err := p.roundTrips(pc, reqs, deadline, wrote, answer)
 	if !stop() || ctx.Err() != nil {
 		keep = false // the context ended: its past deadline is on the connection
 	}
@@ -255,17 +257,21 @@ func (p *pipeline) exchange(ctx context.Context, pc *pipeConn, reqs []*http.Requ
 		pc.nc.Close()
 		return n, err
 	}
-	p.deeper()
+	p.paced(n, pace)
 	p.put(pc)
 	return n, nil
 }
 
+// pace is when a batch's first and last answers came, after its write.
+type pace struct{ first, last time.Duration }
+
 // roundTrips writes reqs and reads their answers; keep says the
-// connection may carry more.
-func (p *pipeline) roundTrips(pc *pipeConn, reqs []*http.Request, deadline func() time.Time, wrote func(int), answer pipeAnswer) (int, bool, error) {
+// connection may carry more, pa when the first and last answers came.
+func (p *pipeline) roundTrips(pc *pipeConn, reqs []*http.Request, deadline func() time.Time, wrote func(int), answer pipeAnswer) (int, bool, pace, error) {
+	var pa pace
 	for _, r := range reqs {
 		if err := r.Write(pc.bw); err != nil {
-			return 0, false, staleConn(pc, err)
+			return 0, false, pa, staleConn(pc, err)
 		}
 	}
 	sent := time.Now()
@@ -274,15 +280,15 @@ func (p *pipeline) roundTrips(pc *pipeConn, reqs []*http.Request, deadline func(
 		p.batches.Add(1)
 	}
 	if err := pc.bw.Flush(); err != nil {
-		return 0, false, staleConn(pc, err)
+		return 0, false, pa, staleConn(pc, err)
 	}
 	if _, err := pc.br.Peek(1); err != nil {
-		return 0, false, staleConn(pc, err)
+		return 0, false, pa, staleConn(pc, err)
 	}
 	for i, r := range reqs {
 		if i > 0 {
 			if err := pc.nc.SetReadDeadline(deadline()); err != nil {
-				return i, false, err
+				return i, false, pa, err
 			}
 		}
 		resp, err := readAnswer(pc.br, r)
@@ -292,13 +298,13 @@ func (p *pipeline) roundTrips(pc *pipeConn, reqs []*http.Request, deadline func(
 			// GETs from here on are owed; on a reused connection with
 			// none answered, sent again on a fresh one.
 			err = staleConn(pc, fmt.Errorf("%w: 408 Request Timeout", io.EOF))
-			return i, false, err
+			return i, false, pa, err
 		}
 		if err != nil {
 			if i > 0 && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, os.ErrDeadlineExceeded)) {
 				p.shallower() // dropped, or silent, with pipelined GETs owed
 			}
-			return i, false, err
+			return i, false, pa, err
 		}
 		chunked := len(resp.TransferEncoding) == 1 && resp.TransferEncoding[0] == "chunked"
 		keep := !resp.Close && resp.ProtoAtLeast(1, 1) && (resp.ContentLength >= 0 || chunked)
@@ -308,15 +314,19 @@ func (p *pipeline) roundTrips(pc *pipeConn, reqs []*http.Request, deadline func(
 			st := tc.ConnectionState()
 			resp.TLS = &st
 		}
+		if i == 0 {
+			pa.first = time.Since(sent)
+		}
+		pa.last = time.Since(sent)
 		answer(i, resp, sent)
 		if !body.eof && !body.drain(resp.ContentLength, pc.br) {
-			return i + 1, false, nil
+			return i + 1, false, pa, nil
 		}
 		if !keep {
-			return i + 1, false, nil
+			return i + 1, false, pa, nil
 		}
 	}
-	return len(reqs), pc.br.Buffered() == 0, nil
+	return len(reqs), pc.br.Buffered() == 0, pa, nil
 }
 
 // readAnswer reads the answer to r, past informational ones.
@@ -393,8 +403,37 @@ func (p *pipeline) shallower() {
 	}
 }
 
-// deeper is told of a batch answered whole: every pipeDeeper of them in a
-// row deepen by one, back up to maxDepth, unless the depth is pinned at 1.
+// paced is told of a batch of n answered whole, and when its first and
+// last answers came. A server that takes a connection's GETs one after
+// another, each costing it more than a round trip's share (a slow disk
+// behind it, or a test's latency added per request), answers a deep batch
+// far later than its first GET: the batch's last answer after more than
+// twice its first's wait (and pipeSlack) says the depth only queues GETs
+// behind each other, so it halves (not pinned: this is no cut). A server
+// that reads a batch and answers it at once, or whose answers come within
+// that, lets the depth grow back (deeper).
+func (p *pipeline) paced(n int, pa pace) {
+	if n >= 2 && pa.last > 2*pa.first+pipeSlack {
+		p.spread.Add(1)
+		p.good.Store(0)
+		for {
+			d := p.depth.Load()
+			if d <= 1 || p.depth.CompareAndSwap(d, d/2) {
+				return
+			}
+		}
+	}
+	p.deeper()
+}
+
+// pipeSlack is what a batch's last answer may come after twice its
+// first's without the depth being halved (paced): the time a server takes
+// to answer a batch of small GETs it reads at once.
+const pipeSlack = time.Millisecond
+
+// deeper is told of a batch answered whole, in time: every pipeDeeper of
+// them in a row deepen by one, back up to maxDepth, unless the depth is
+// pinned at 1.
 func (p *pipeline) deeper() {
 	if p.pinned.Load() || int(p.depth.Load()) >= p.maxDepth {
 		return
@@ -406,9 +445,9 @@ func (p *pipeline) deeper() {
 	}
 }
 
-// pipeDeeper is how many batches answered whole in a row deepen the
-// pipeline by one after it was made shallower.
-const pipeDeeper = 64
+// pipeDeeper is how many batches answered whole and in time in a row
+// deepen the pipeline by one after it was made shallower.
+const pipeDeeper = 8
 
 // staleConn marks err as a pooled connection's that the server had closed
 // (EOF, reset or a broken pipe before a byte of the first answer).

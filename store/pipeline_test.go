@@ -443,3 +443,52 @@ func TestPipelineOverTLS(t *testing.T) {
 		t.Errorf("an untrusted server: %v, want a TLS handshake error", err)
 	}
 }
+
+// TestPipelineDepthFollowsHowTheServerAnswers: a server that takes a
+// connection's GETs one after another, 20 ms each (as a test's latency
+// added per request), answers a batch's last GET far later than its first:
+// the depth halves (no cut), so deep batches do not queue GETs behind each
+// other; a server that answers a whole batch at once keeps the depth.
+func TestPipelineDepthFollowsHowTheServerAnswers(t *testing.T) {
+	for _, slow := range []bool{true, false} {
+		t.Run(fmt.Sprint("slow=", slow), func(t *testing.T) {
+			s := startScripted(t, func(c *scriptConn) {
+				var reqs []*http.Request
+				for {
+					r, err := c.next()
+					if err != nil {
+						return
+					}
+					if slow {
+						time.Sleep(20 * time.Millisecond)
+						if c.answer(r, "") != nil {
+							return
+						}
+						continue
+					}
+					if reqs = append(reqs, r); len(reqs) < 8 {
+						continue
+					}
+					for _, r := range reqs {
+						if c.answer(r, "") != nil {
+							return
+						}
+					}
+					reqs = nil
+				}
+			})
+			p := testPipeline(t, s, 8)
+			got, _, err := sendAll(context.Background(), p, getReqs(t, p, "a", "b", "c", "d", "e", "f", "g", "h"), time.Minute)
+			if err != nil || len(got) != 8 {
+				t.Fatalf("%q, %v", got, err)
+			}
+			st := p.stats()
+			switch {
+			case slow && (st.Depth != 4 || st.Spread != 1 || st.Cut != 0):
+				t.Errorf("answers 20 ms apart: %+v, want depth 4, one spread batch, no cut", st)
+			case !slow && (st.Depth != 8 || st.Spread != 0):
+				t.Errorf("answers at once: %+v, want depth 8", st)
+			}
+		})
+	}
+}
