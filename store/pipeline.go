@@ -585,5 +585,7 @@ func (p *pipeline) connect(ctx context.Context) (*pipeConn, error) {
 		}
 		nc = tc
 	}
-	return &pipeConn{nc: nc, br: bufio.NewReaderSize(nc, 32<<10), bw: bufio.NewWriterSize(nc, 16<<10)}, nil
+	// A batch of 16 signed GETs is about 11 KiB (one write); 16 KiB of
+	// answers a read (design.md §6 counts them).
+	return &pipeConn{nc: nc, br: bufio.NewReaderSize(nc, 16<<10), bw: bufio.NewWriterSize(nc, 16<<10)}, nil
 }
