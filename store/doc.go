@@ -311,7 +311,7 @@
 // would escape. Records, entry lists and conditional reads always take
 // the SDK path. BenchmarkGetPath measures both (docs/performance.md).
 //
-// # Pipelined GETs (pipeline.go, getbatch.go)
+// # Pipelined GETs (pipeline.go, pipeline_conn.go, getbatch.go)
 //
 // Read-ahead reads signatures in batches (GetAdmittedBatch): on the lean
 // path, where the driver's transport dials itself and no proxy serves the
