@@ -433,7 +433,7 @@ func (p *pipeline) deeper() {
 
 // pipeDeeper is how many batches answered whole and in time in a row
 // deepen the pipeline by one after it was made shallower.
-const pipeDeeper = 8
+const pipeDeeper = 2
 
 // staleConn marks err as a pooled connection's that the server had closed
 // (EOF, reset or a broken pipe before a byte of the first answer).
