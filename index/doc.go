@@ -117,7 +117,13 @@
 // store's cap; Status.ReadAhead reports the cap, the limit and the peak),
 // with a probe at the floor every 2048 GETs to re-learn the unqueued round
 // trip. Far from the server the depth grows until the wire is no longer
-// the bound, or to that cap; next to it, a handful. ReadDir and
+// the bound, or to that cap; next to it, a handful. Each worker sends a
+// batch: as many keys as the store pipelines on one connection
+// (store.Pipeline's depth, store.GetAdmittedBatch; 1 where it does not),
+// and the window then counts workers, each a batch in flight, learning
+// from each batch's first answer, with the GETs in flight still within
+// the cap (prefetchBatch registers a batch's keys as read, so readers
+// wait on its GETs rather than send their own). ReadDir and
 // Stat do not trigger it, but listings do when stats follow them
 // (statprefetch.go): SigsListed, told by the mount of a listing of
 // sig/<hh>/<rest>/, schedules that directory's signatures and the window
