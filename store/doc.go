@@ -322,9 +322,10 @@
 // GetAdmitted's: a request slot, one GET in Counts and on the wire, the
 // Date to the store clock, the observer, the cap, the admission, the
 // checksum, ErrNotFound. What a server does not take is survived, not
-// assumed: GETs owed when it closes the connection or falls silent are
-// sent again one at a time (counted as retries); such a cut halves the
-// depth, and from 2 pins it at 1; an answer that came unasked on an idle
+// assumed: the depth starts at 2 and grows as batches come back whole;
+// GETs owed when it closes the connection or falls silent are sent again
+// one at a time (counted as retries); such a cut halves the depth, and
+// from 2 pins it at 1; an error answer other than 404 ends its batch; an answer that came unasked on an idle
 // connection (the peek) or a 408 first on a reused one is never read as
 // a GET's. Pipeline reports the depth, the batches and the cuts
 // (`.oxy/status`: read_ahead.pipeline).

@@ -45,9 +45,20 @@ func (s *Store) GetAdmittedBatch(ctx context.Context, keys []string, admit func(
 		}
 	}
 	for len(piped) > 0 {
-		n := min(len(piped), max(1, int(lp.pipe.depth.Load())))
-		again := s.pipelined(ctx, keys, piped[:n], admit, each)
-		piped = piped[n:]
+		// A batch is as deep as the pipeline and as the request slots
+		// free now allow: the first slot is waited for, the others taken
+		// only if free, so a batch never holds slots while it waits for
+		// more (with a small --max-requests, workers holding some each
+		// and waiting for the rest would wait for ever).
+		held, err := s.takeSlots(ctx, min(len(piped), max(1, int(lp.pipe.depth.Load()))))
+		if err != nil {
+			for _, i := range piped {
+				each(i, nil, time.Time{}, fmt.Errorf("get %q: %w", keys[i], err))
+			}
+			return
+		}
+		again := s.pipelined(ctx, keys, piped[:held], held, admit, each)
+		piped = piped[held:]
 		for _, i := range again {
 			s.retries.Add(1)
 			one(i)
@@ -56,21 +67,12 @@ func (s *Store) GetAdmittedBatch(ctx context.Context, keys []string, admit func(
 }
 
 // pipelined sends the GETs of keys[idx...] on one connection of the
-// pipeline and hands their results to each; it returns the indexes to
-// send again one at a time (owed, or failed transiently).
-func (s *Store) pipelined(ctx context.Context, keys []string, idx []int, admit func(size int64) (release func(), err error), each func(i int, data []byte, mod time.Time, err error)) (again []int) {
+// pipeline, holding held request slots (one a GET, each given back as its
+// answer is read), and hands their results to each; it returns the
+// indexes to send again one at a time (owed, or failed transiently).
+func (s *Store) pipelined(ctx context.Context, keys []string, idx []int, held int, admit func(size int64) (release func(), err error), each func(i int, data []byte, mod time.Time, err error)) (again []int) {
 	lp := s.lean
-	fail := func(err error) {
-		for _, i := range idx {
-			each(i, nil, time.Time{}, fmt.Errorf("get %q: %w", keys[i], err))
-		}
-	}
-	held, err := s.takeSlots(ctx, len(idx))
 	defer func() { s.giveSlots(held) }()
-	if err != nil {
-		fail(err)
-		return nil
-	}
 	reqs := make([]*http.Request, len(idx))
 	for j, i := range idx {
 		r, err := lp.be.request(ctx, lp.prefix+keys[i])
@@ -146,24 +148,33 @@ func (s *Store) pipelined(ctx context.Context, keys []string, idx []int, admit f
 // without framing, a body left unread).
 var errOwed = errors.New("answer owed when the connection ended")
 
-// takeSlots takes n of the store's MaxRequests slots (none when it has no
-// cap), waiting no longer than ctx allows; it returns how many it holds.
+// takeSlots takes up to n (at least 1) of the store's MaxRequests slots
+// (n when it has no cap): the first waited for as long as ctx allows, the
+// others only while free. It returns how many it holds (0 with ctx's
+// error).
 func (s *Store) takeSlots(ctx context.Context, n int) (int, error) {
 	if s.inFlight == nil {
 		return n, nil
 	}
-	for held := 0; held < n; held++ {
+	select {
+	case s.inFlight <- struct{}{}:
+	default:
 		select {
 		case s.inFlight <- struct{}{}:
-		default:
-			select {
-			case s.inFlight <- struct{}{}:
-			case <-ctx.Done():
-				return held, ctx.Err()
-			}
+		case <-ctx.Done():
+			return 0, ctx.Err()
 		}
 	}
-	return n, nil
+	held := 1
+	for held < n {
+		select {
+		case s.inFlight <- struct{}{}:
+			held++
+		default:
+			return held, nil
+		}
+	}
+	return held, nil
 }
 
 // giveSlots gives n slots back.

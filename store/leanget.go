@@ -114,7 +114,7 @@ type leanDriver interface {
 func (s *Store) ReadPath() string {
 	if s.lean != nil {
 		if s.lean.pipe != nil {
-			return fmt.Sprintf("lean (%s; pipelined, depth %d)", s.lean.label, s.lean.pipe.maxDepth)
+			return fmt.Sprintf("lean (%s; pipelined, depth %d of %d)", s.lean.label, s.lean.pipe.depth.Load(), s.lean.pipe.maxDepth)
 		}
 		return "lean (" + s.lean.label + "; not pipelined: " + s.lean.pipeWhy + ")"
 	}

@@ -22,13 +22,18 @@ package store
 //	owed       GETs written whose answers did not come (the server closed
 //	           the connection, a timeout) are returned to the caller
 //	           unanswered: it sends them again one at a time (getbatch.go)
-//	verified   HTTP/1.1 lets a server close a connection with requests
-//	           unanswered; one that does so with pipelined GETs owed
-//	           (after answering at least one) halves the depth, down to 1
-//	           — GETs one at a time on the same connections — and says so
-//	           in PipelineStats, so a server or a proxy that does not take
-//	           pipelined requests costs a few re-sent GETs, never a wrong
-//	           or lost answer
+//	verified   a pipeline starts at depth 2 and deepens by one every
+//	           pipeDeeper batches answered whole and in time. HTTP/1.1
+//	           lets a server close a connection with requests unanswered;
+//	           one that does so, or lets the timeout pass, with pipelined
+//	           GETs owed (after some answers, or before any on a fresh
+//	           connection) halves the depth, from 2 to 1 for good — GETs
+//	           one at a time on the same connections — and says so in
+//	           PipelineStats: a server or a proxy that does not take
+//	           pipelined requests costs a timeout and a few re-sent GETs,
+//	           never a wrong or lost answer. An error answer other than
+//	           404 ends its batch (one sent unasked would make every
+//	           answer after it one GET late)
 //	stale      an idle connection is peeked (non-blocking) when taken:
 //	           one on which anything arrived while it was idle (an unasked
 //	           408, EOF) is closed, never read as the next answer; one the
@@ -150,7 +155,7 @@ func newPipeline(scheme, host string, tr *http.Transport, idle, depth int) (*pip
 		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second} // net/http's default
 		p.dial = d.DialContext
 	}
-	p.depth.Store(int32(depth))
+	p.depth.Store(int32(min(depth, pipeStart)))
 	return p, ""
 }
 
@@ -232,7 +237,7 @@ func (p *pipeline) exchange(ctx context.Context, pc *pipeConn, reqs []*http.Requ
 		return 0, err
 	}
 	stop := context.AfterFunc(ctx, func() { pc.nc.SetDeadline(time.Unix(1, 0)) })
-	n, keep, pace, err := p.roundTrips(pc, reqs, deadline, wrote, answer)
+	n, keep, pace, err := p.roundTrips(ctx, pc, reqs, deadline, wrote, answer)
 	if !stop() || ctx.Err() != nil {
 		keep = false // the context ended: its past deadline is on the connection
 	}
@@ -250,7 +255,7 @@ type pace struct{ first, last time.Duration }
 
 // roundTrips writes reqs and reads their answers; keep says the
 // connection may carry more, pa when the first and last answers came.
-func (p *pipeline) roundTrips(pc *pipeConn, reqs []*http.Request, deadline func() time.Time, wrote func(int), answer pipeAnswer) (int, bool, pace, error) {
+func (p *pipeline) roundTrips(ctx context.Context, pc *pipeConn, reqs []*http.Request, deadline func() time.Time, wrote func(int), answer pipeAnswer) (int, bool, pace, error) {
 	var pa pace
 	for _, r := range reqs {
 		if err := r.Write(pc.bw); err != nil {
@@ -265,7 +270,18 @@ func (p *pipeline) roundTrips(pc *pipeConn, reqs []*http.Request, deadline func(
 	if err := pc.bw.Flush(); err != nil {
 		return 0, false, pa, staleConn(pc, err)
 	}
+	// A batch the server dropped, or left unanswered within the timeout,
+	// with GETs owed — after some answers, or before any on a fresh
+	// connection (a stale pooled one is retried first) — is what a server
+	// or a proxy that does not take pipelined requests does: a cut.
+	cut := func(i int, err error) {
+		if ctx.Err() == nil && (i > 0 || (!pc.reused && len(reqs) > 1)) && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+			errors.Is(err, syscall.ECONNRESET) || errors.Is(err, os.ErrDeadlineExceeded)) {
+			p.shallower()
+		}
+	}
 	if _, err := pc.br.Peek(1); err != nil {
+		cut(0, err)
 		return 0, false, pa, staleConn(pc, err)
 	}
 	for i, r := range reqs {
@@ -284,9 +300,7 @@ func (p *pipeline) roundTrips(pc *pipeConn, reqs []*http.Request, deadline func(
 			return i, false, pa, err
 		}
 		if err != nil {
-			if i > 0 && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, os.ErrDeadlineExceeded)) {
-				p.shallower() // dropped, or silent, with pipelined GETs owed
-			}
+			cut(i, err)
 			return i, false, pa, err
 		}
 		chunked := len(resp.TransferEncoding) == 1 && resp.TransferEncoding[0] == "chunked"
@@ -305,7 +319,11 @@ func (p *pipeline) roundTrips(pc *pipeConn, reqs []*http.Request, deadline func(
 		if !body.eof && !body.drain(resp.ContentLength, pc.br) {
 			return i + 1, false, pa, nil
 		}
-		if !keep {
+		if !keep || (resp.StatusCode/100 != 2 && resp.StatusCode != http.StatusNotFound) {
+			// An error answer other than a missing key ends the batch:
+			// one a server sent unasked (a 503 racing the write) would
+			// put every answer after it one GET late, so the GETs after
+			// it are owed, sent again one at a time.
 			return i + 1, false, pa, nil
 		}
 	}
@@ -431,8 +449,14 @@ func (p *pipeline) deeper() {
 	}
 }
 
+// pipeStart is a pipeline's first depth: it grows to maxDepth as batches
+// are answered whole and in time (deeper), so a server that never answers
+// pipelined GETs costs one request timeout, at depth 2, before the depth
+// is pinned at 1 — not one a batch at the full depth.
+const pipeStart = 2
+
 // pipeDeeper is how many batches answered whole and in time in a row
-// deepen the pipeline by one after it was made shallower.
+// deepen the pipeline by one.
 const pipeDeeper = 2
 
 // staleConn marks err as a pooled connection's that the server had closed

@@ -92,6 +92,7 @@ func testPipeline(t *testing.T, s *scripted, depth int) *pipeline {
 		t.Fatalf("no pipeline: %s", why)
 	}
 	t.Cleanup(p.close)
+	p.depth.Store(int32(depth)) // past the slow start (TestPipelineStartsShallow)
 	return p
 }
 
@@ -373,9 +374,10 @@ func TestBatchSendsOwedGETsAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if !strings.Contains(st.ReadPath(), "pipelined, depth 8") {
-		t.Fatalf("read path %q", st.ReadPath())
+	if !strings.Contains(st.ReadPath(), "pipelined, depth 2 of 8") {
+		t.Fatalf("read path %q, want pipelined from depth 2 (the slow start)", st.ReadPath())
 	}
+	st.lean.pipe.depth.Store(8) // past the slow start
 	keys := []string{"sig/aa/1/x", "sig/aa/2/x", "sig/aa/3/x", "sig/aa/4/x", "sig/aa/5/x", "sig/aa/6/x"}
 	before, retries := st.Counts(), st.Retries()
 	got := map[string]int{}
@@ -490,5 +492,94 @@ func TestPipelineDepthFollowsHowTheServerAnswers(t *testing.T) {
 				t.Errorf("answers at once: %+v, want depth 8", st)
 			}
 		})
+	}
+}
+
+// TestPipelineStartsShallow: a pipeline starts at depth 2 and grows by one
+// every pipeDeeper batches answered whole and in time; a server that
+// never answers pipelined GETs (it reads them and stays silent, as some
+// proxies do) costs one timeout at depth 2 on a fresh connection — a cut,
+// and the depth pinned at 1 — not one a batch at the full depth.
+func TestPipelineStartsShallow(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	var mute atomic.Bool
+	s := startScripted(t, func(c *scriptConn) {
+		var reqs []*http.Request
+		for {
+			r, err := c.next()
+			if err != nil {
+				return
+			}
+			if mute.Load() && c.br.Buffered() > 0 {
+				<-release // more than one request at once: never answered
+				return
+			}
+			if c.answer(r, "") != nil {
+				return
+			}
+			reqs = append(reqs, r)
+		}
+	})
+	p, why := newPipeline("http", s.ln.Addr().String(), &http.Transport{}, 4, 8)
+	if p == nil {
+		t.Fatal(why)
+	}
+	defer p.close()
+	if d := p.depth.Load(); d != pipeStart {
+		t.Fatalf("depth %d at the start, want %d", d, pipeStart)
+	}
+	for range 2 * pipeDeeper {
+		if _, _, err := sendAll(context.Background(), p, getReqs(t, p, "a", "b"), time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := p.depth.Load(); d != pipeStart+2 {
+		t.Fatalf("depth %d after %d whole batches, want %d", d, 2*pipeDeeper, pipeStart+2)
+	}
+	p.close()
+	p2, _ := newPipeline("http", s.ln.Addr().String(), &http.Transport{}, 4, 8)
+	defer p2.close()
+	mute.Store(true)
+	got, _, err := sendAll(context.Background(), p2, getReqs(t, p2, "a", "b"), 200*time.Millisecond)
+	if len(got) != 0 || err == nil {
+		t.Fatalf("a server mute to pipelined GETs: %q, %v; want nothing, an error", got, err)
+	}
+	if st := p2.stats(); st.Depth != 1 || st.Cut != 1 || !p2.pinned.Load() {
+		t.Errorf("after a mute batch at depth 2: %+v, want depth 1 (pinned), one cut", st)
+	}
+}
+
+// TestPipelineEndsABatchAtAnErrorAnswer: an error answer other than 404 (a
+// 503 a server sent unasked would put every answer after it one GET late)
+// ends the batch: the GETs after it are owed, never read from that
+// connection; a 404 does not.
+func TestPipelineEndsABatchAtAnErrorAnswer(t *testing.T) {
+	s := startScripted(t, func(c *scriptConn) {
+		for {
+			r, err := c.next()
+			if err != nil {
+				return
+			}
+			switch r.URL.Path {
+			case "/gone":
+				_, err = fmt.Fprintf(c.nc, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+			case "/busy":
+				_, err = fmt.Fprintf(c.nc, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy")
+			default:
+				err = c.answer(r, "")
+			}
+			if err != nil {
+				return
+			}
+		}
+	})
+	p := testPipeline(t, s, 8)
+	got, _, err := sendAll(context.Background(), p, getReqs(t, p, "a", "gone", "b", "busy", "c", "d"), time.Minute)
+	if err != nil || strings.Join(got, ",") != "a,,b,busy" {
+		t.Fatalf("answers %q, %v; want a, the 404's, b, the 503's, then none", got, err)
+	}
+	if st := p.stats(); st.Owed != 2 || st.Cut != 0 || st.Depth != 8 {
+		t.Errorf("stats %+v, want 2 owed, no cut, depth 8", st)
 	}
 }

@@ -50,7 +50,7 @@ func runMount(ctx context.Context, e *env, args []string) (err error) {
 	mf.indexFlags.register(f)
 	e.registerCreate()
 	mf.logFlags.register(f)
-	f.StringVarP(&mf.options, "options", "o", "", "mount options as in fstab: ro, rw, allow_other, allow_overwrite, allow_any_name, noleaf_ids, uid=N, gid=N, refresh=DURATION (0: only on SIGHUP), timeout=DURATION, layout=L, create, log_file=PATH, log_level=L, log_format=F, credentials_file=PATH, debug (others are ignored)")
+	f.StringVarP(&mf.options, "options", "o", "", "mount options as in fstab: ro, rw, allow_other, allow_overwrite, allow_any_name, noleaf_ids, uid=N, gid=N, refresh=DURATION (0: only on SIGHUP), timeout=DURATION, pipeline_depth=N, layout=L, create, log_file=PATH, log_level=L, log_format=F, credentials_file=PATH, debug (others are ignored)")
 	f.StringVar(&mf.credFile, "credentials-file", "", "read the store's credentials from this file of NAME=VALUE lines (AWS_SECRET_ACCESS_KEY=..., mode 0600, yours or root's) into the environment (fstab: credentials_file=PATH): a password in the store URL is in /etc/fstab and in every process's command line that local users read")
 	pos, err := e.parse(args, 0, 2)
 	if err != nil {
