@@ -45,10 +45,12 @@ func readAheadWorkers(workers, storeCap int) int {
 	case workers <= 0:
 		workers = readAheadUncapped
 	}
+	floor := readAheadMinWorkers
 	if storeCap > 0 {
 		workers = min(workers, storeCap)
+		floor = min(floor, storeCap) // never past the store's cap (--max-requests 1 to 3)
 	}
-	return max(workers, readAheadMinWorkers)
+	return max(workers, floor)
 }
 
 // readAhead fetches the signatures that follow, in key order, the one a
@@ -116,7 +118,8 @@ func (ra *readAhead) init(ix *Index, n, workers int) {
 		n = max(DefaultReadAhead, 4*workers)
 	}
 	ra.ix, ra.n = ix, n
-	ra.cwnd = newCongestionWindow(readAheadMinWorkers, readAheadMinWorkers, workers)
+	lo := min(readAheadMinWorkers, workers)
+	ra.cwnd = newCongestionWindow(lo, lo, workers)
 	ra.most = workers
 	ra.ctx, ra.cancel = context.WithCancel(context.WithValue(context.Background(), readAheadKey{}, true))
 	ra.queued = make(map[string]bool)

@@ -583,3 +583,54 @@ func TestPipelineEndsABatchAtAnErrorAnswer(t *testing.T) {
 		t.Errorf("stats %+v, want 2 owed, no cut, depth 8", st)
 	}
 }
+
+// TestBatchesNeverWaitHoldingSlots: with fewer request slots than a batch
+// is deep (--max-requests 3, depth 8), batches sent at once each take the
+// slots that are free and go: none holds slots while it waits for more,
+// so all of them end (they waited on each other for ever before).
+func TestBatchesNeverWaitHoldingSlots(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "k")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secretsecret")
+	s := startScripted(t, func(c *scriptConn) {
+		for {
+			r, err := c.next()
+			if err != nil {
+				return
+			}
+			key := strings.TrimPrefix(r.URL.Path, "/bkt/")
+			if c.answer(&http.Request{URL: &url.URL{Path: "/" + key}}, "") != nil {
+				return
+			}
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, err := Open(ctx, "s3://bkt?endpoint=http://"+s.ln.Addr().String()+"&use_path_style=true&region=us-east-1", Options{PipelineDepth: 8, MaxRequests: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	st.lean.pipe.depth.Store(8)
+	var wg sync.WaitGroup
+	var answered atomic.Int64
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var keys []string
+			for i := range 8 {
+				keys = append(keys, fmt.Sprintf("sig/%02x/%d/x", w, i))
+			}
+			st.GetAdmittedBatch(ctx, keys, nil, func(i int, data []byte, _ time.Time, err error) {
+				if err != nil || string(data) != keys[i] {
+					t.Errorf("%q: %q, %v", keys[i], data, err)
+				}
+				answered.Add(1)
+			})
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil || answered.Load() != 32 {
+		t.Fatalf("%d of 32 answered, %v: the batches waited on each other's slots", answered.Load(), ctx.Err())
+	}
+}
