@@ -260,7 +260,7 @@ func TestReadAheadGrowsInFlightWhenTheWireIsTheBound(t *testing.T) {
 // readAheadUncapped.
 func TestReadAheadWorkersStayWithinTheStoresCap(t *testing.T) {
 	for _, tc := range []struct{ workers, storeCap, want int }{
-		{0, 256, 224}, {0, 64, 56}, {0, 8, readAheadMinWorkers}, {0, 2, 2}, {0, 1, 1}, {0, 0, readAheadUncapped},
+		{0, 256, 224}, {0, 64, 56}, {0, 8, 7}, {0, 4, readAheadMinWorkers}, {0, 2, 2}, {0, 1, 1}, {0, 0, readAheadUncapped},
 		{500, 128, 128}, {32, 128, 32}, {500, 0, 500},
 	} {
 		if got := readAheadWorkers(tc.workers, tc.storeCap); got != tc.want {
