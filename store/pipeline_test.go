@@ -505,7 +505,6 @@ func TestPipelineStartsShallow(t *testing.T) {
 	defer close(release)
 	var mute atomic.Bool
 	s := startScripted(t, func(c *scriptConn) {
-		var reqs []*http.Request
 		for {
 			r, err := c.next()
 			if err != nil {
@@ -518,7 +517,6 @@ func TestPipelineStartsShallow(t *testing.T) {
 			if c.answer(r, "") != nil {
 				return
 			}
-			reqs = append(reqs, r)
 		}
 	})
 	p, why := newPipeline("http", s.ln.Addr().String(), &http.Transport{}, 4, 8)
