@@ -28,10 +28,13 @@
 //	POST /reset             zero the counts
 //	POST /delay?ms=20       delay every request by 20 ms from now on (before it is forwarded)
 //
-// The delay is added before the request reaches the server, so a client
-// that sends requests one after another sees it on every one, and a client
-// that sends them in parallel sees it once per wave, as with a real
-// round trip.
+// The delay is on the wire (delayconn.go): every byte a client sends
+// reaches the proxy the delay after it arrived, so a client that sends
+// requests one after another sees it on every one, a client that sends
+// them in parallel sees it once per wave, and one that pipelines them on
+// a connection once per batch, as with a real round trip. -delay-model
+// request sleeps it inside each request instead, as the proxy first did
+// (a connection's pipelined requests then see it one after another).
 package main
 
 import (
@@ -155,6 +158,7 @@ func main() {
 	control := flag.String("control", "", "address to serve /counts, /reset and /delay on (default: none)")
 	target := flag.String("target", "", "the S3 server, e.g. http://127.0.0.1:9000")
 	delay := flag.Duration("delay", 0, "delay added to every request")
+	model := flag.String("delay-model", "wire", "where the delay is added: wire (to the bytes a client sends, as a link's latency) or request (slept inside each request)")
 	flag.Parse()
 	u, err := url.Parse(*target)
 	if err != nil || u.Host == "" {
@@ -198,7 +202,7 @@ func main() {
 		if kind == "PUT" && (key == journalKey || strings.HasSuffix(key, "/"+journalKey)) {
 			c.add("JOURNAL_PUT")
 		}
-		if dl := time.Duration(d.Load()); dl > 0 {
+		if dl := time.Duration(d.Load()); dl > 0 && *model == "request" {
 			time.Sleep(dl)
 		}
 		rp.ServeHTTP(w, r)
@@ -209,6 +213,14 @@ func main() {
 		log.Fatalf("countproxy: %v", err)
 	}
 	fmt.Printf("countproxy: listening on %s, forwarding to %s\n", ln.Addr(), u)
+	switch *model {
+	case "wire":
+		ln = &delayListener{Listener: ln, d: &d}
+	case "request":
+	default:
+		fmt.Fprintln(os.Stderr, "countproxy: -delay-model must be wire or request")
+		os.Exit(2)
+	}
 	go func() { log.Fatal(http.Serve(ln, proxy)) }()
 
 	if *control != "" {
