@@ -267,7 +267,7 @@ func (r *results) browseSection(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	lats := r.latencies()
 	p("### Browsing the same bucket\n\n")
-	p("Wall time (median of the runs where there were several) and the requests that reached the server, by kind, counted by `scripts/countproxy` on the server side of the wire, with each latency added to every request. ")
+	p("Wall time (median of the runs where there were several) and the requests that reached the server, by kind, counted by `scripts/countproxy` on the server side of the wire, with each latency added on the wire (each byte a client sends reaches the proxy that much later: requests sent one after another see it each, parallel ones once a wave, pipelined ones once a batch). ")
 	p("oxyfs and tmpfs hold the mount's tree (`sig/ seal/ receipt/ approval/ cert/ accepted/ by-signer/`; oxyfs also `.oxy/`); rclone and s3fs show the bucket (the same entry keys, and the store's `pack-` records instead of `by-signer/`). ")
 	p("Each step is capped at %s s; a capped step stops the rest of that system's steps at that latency. ", m["cap"])
 	p("Cold is a fresh mount (the kernel holds nothing of it); tmpfs has no cold state (its tree is the dentry cache), so its two find rows measure the same thing, and no latency reaches it. ")
