@@ -142,6 +142,20 @@ func escapeOne(s string, i, w int) string {
 	return fmt.Sprintf(`\u%04x`, r)
 }
 
+// writeEscape writes Escape's escape of an unsafe code point r of w bytes
+// whose first byte is c: \xNN for a byte that is not UTF-8 or a control
+// byte, else \uNNNN or \UNNNNNNNN.
+func writeEscape(b *strings.Builder, c byte, r rune, w int) {
+	switch {
+	case w == 1:
+		fmt.Fprintf(b, `\x%02x`, c)
+	case r > 0xffff:
+		fmt.Fprintf(b, `\U%08x`, r)
+	default:
+		fmt.Fprintf(b, `\u%04x`, r)
+	}
+}
+
 // escape is Escape keeping the bytes of keep; with injective, a backslash
 // that would begin what reads as an escape is doubled. A stream of text (a
 // log, a command's output) is not doubled: Quote's $'\x1b' must stay as it
@@ -158,12 +172,8 @@ func escape(s, keep string, injective bool) string {
 			b.WriteString(`\\`)
 		case !unsafeRune(r, w) || w == 1 && strings.IndexByte(keep, s[i]) >= 0:
 			b.WriteString(s[i : i+w])
-		case w == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r > 0xffff:
-			fmt.Fprintf(&b, `\U%08x`, r)
 		default:
-			fmt.Fprintf(&b, `\u%04x`, r)
+			writeEscape(&b, s[i], r, w)
 		}
 		i += w
 	}
@@ -280,12 +290,8 @@ func quoteIn(s string, q byte) string {
 			b.WriteByte(s[i])
 		case !unsafeRune(r, w):
 			b.WriteString(s[i : i+w])
-		case w == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r > 0xffff:
-			fmt.Fprintf(&b, `\U%08x`, r)
 		default:
-			fmt.Fprintf(&b, `\u%04x`, r)
+			writeEscape(&b, s[i], r, w)
 		}
 		i += w
 	}
