@@ -57,10 +57,13 @@ func (s *Store) GetAdmittedBatch(ctx context.Context, keys []string, admit func(
 			}
 			return
 		}
-		again := s.pipelined(ctx, keys, piped[:held], held, admit, each)
+		again, unsent := s.pipelined(ctx, keys, piped[:held], held, admit, each)
 		piped = piped[held:]
 		for _, i := range again {
 			s.retries.Add(1)
+			one(i)
+		}
+		for _, i := range unsent {
 			one(i)
 		}
 	}
@@ -69,8 +72,10 @@ func (s *Store) GetAdmittedBatch(ctx context.Context, keys []string, admit func(
 // pipelined sends the GETs of keys[idx...] on one connection of the
 // pipeline, holding held request slots (one a GET, each given back as its
 // answer is read), and hands their results to each; it returns the
-// indexes to send again one at a time (owed, or failed transiently).
-func (s *Store) pipelined(ctx context.Context, keys []string, idx []int, held int, admit func(size int64) (release func(), err error), each func(i int, data []byte, mod time.Time, err error)) (again []int) {
+// indexes to send again one at a time (owed, or failed transiently), and
+// those never sent (a request that could not be made: sent one at a time,
+// where the error is the GET's own, and not counted as retries).
+func (s *Store) pipelined(ctx context.Context, keys []string, idx []int, held int, admit func(size int64) (release func(), err error), each func(i int, data []byte, mod time.Time, err error)) (again, unsent []int) {
 	lp := s.lean
 	defer func() { s.giveSlots(held) }()
 	reqs := make([]*http.Request, len(idx))
@@ -80,8 +85,7 @@ func (s *Store) pipelined(ctx context.Context, keys []string, idx []int, held in
 			err = lp.authorize(r)
 		}
 		if err != nil {
-			// Not sent: one at a time, where the error is the GET's own.
-			return idx
+			return nil, idx
 		}
 		reqs[j] = r
 	}
@@ -123,7 +127,7 @@ func (s *Store) pipelined(ctx context.Context, keys []string, idx []int, held in
 	}
 	n, err := lp.pipe.send(ctx, reqs, s.timeout, wrote, answer)
 	if n == len(idx) {
-		return again
+		return again, nil
 	}
 	owed := idx[n:]
 	if err == nil {
@@ -138,9 +142,9 @@ func (s *Store) pipelined(ctx context.Context, keys []string, idx []int, held in
 		for _, i := range owed {
 			each(i, nil, time.Time{}, fmt.Errorf("get %q: %w", keys[i], ctx.Err()))
 		}
-		return again
+		return again, nil
 	}
-	return append(again, owed...)
+	return append(again, owed...), nil
 }
 
 // errOwed is the error of a pipelined GET whose answer did not come because

@@ -632,3 +632,46 @@ func TestBatchesNeverWaitHoldingSlots(t *testing.T) {
 		t.Fatalf("%d of 32 answered, %v: the batches waited on each other's slots", answered.Load(), ctx.Err())
 	}
 }
+
+// TestBatchNotSentIsNoRetry: a batch whose requests cannot be made (the
+// token for them fails) is sent one at a time, where each GET's error is
+// its own; nothing was sent before, so nothing is counted as a retry.
+func TestBatchNotSentIsNoRetry(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "k")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secretsecret")
+	s := startScripted(t, func(c *scriptConn) {
+		for {
+			r, err := c.next()
+			if err != nil {
+				return
+			}
+			key := strings.TrimPrefix(r.URL.Path, "/bkt/")
+			if c.answer(&http.Request{URL: &url.URL{Path: "/" + key}}, "") != nil {
+				return
+			}
+		}
+	})
+	ctx := context.Background()
+	st, err := Open(ctx, "s3://bkt?endpoint=http://"+s.ln.Addr().String()+"&use_path_style=true&region=us-east-1", Options{PipelineDepth: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	st.lean.pipe.depth.Store(4)
+	st.lean.authorize = func(*http.Request) error { return errors.New("no token") }
+	keys := []string{"sig/aa/1/x", "sig/aa/2/x", "sig/aa/3/x"}
+	before, retries := st.Counts(), st.Retries()
+	n := 0
+	st.GetAdmittedBatch(ctx, keys, nil, func(i int, data []byte, _ time.Time, err error) {
+		if err != nil || string(data) != keys[i] {
+			t.Errorf("%q: %q, %v", keys[i], data, err)
+		}
+		n++
+	})
+	if d := st.Counts().Sub(before); n != len(keys) || d.Get != int64(len(keys)) || st.Retries() != retries {
+		t.Errorf("%d results, sent %v, %d retries; want %d, one GET each, no retry", n, d, st.Retries()-retries, len(keys))
+	}
+	if ps, _ := st.Pipeline(); ps.Batches != 0 {
+		t.Errorf("pipeline %+v: nothing should have been written pipelined", ps)
+	}
+}
